@@ -1,0 +1,56 @@
+import { z } from 'zod';
+
+/**
+ * A service's configuration is a zod object whose keys are the environment variables it
+ * reads. The same schema validates the environment at start-up and tells the deployment
+ * checks which variables exist.
+ */
+export type EnvSchema = z.ZodObject<Record<string, z.ZodType>>;
+
+export class ConfigError extends Error {
+  constructor(
+    readonly service: string,
+    readonly problems: string[],
+  ) {
+    super(`${service}: invalid configuration\n${problems.map((problem) => `  - ${problem}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Parses the environment; every problem is reported at once, each naming its variable. */
+export function loadConfig<S extends EnvSchema>(service: string, schema: S, env: NodeJS.ProcessEnv = process.env): z.infer<S> {
+  const present: Record<string, string> = {};
+  for (const key of Object.keys(schema.shape)) {
+    const value = env[key];
+    if (value !== undefined && value !== '') present[key] = value;
+  }
+  const result = schema.safeParse(present);
+  if (result.success) return result.data;
+  throw new ConfigError(
+    service,
+    result.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`),
+  );
+}
+
+/** The environment variable names a schema reads. */
+export function envVariables(schema: EnvSchema): string[] {
+  return Object.keys(schema.shape).sort();
+}
+
+// Small building blocks so that every service reads ports, URLs and durations the same way.
+export const env = {
+  port: (fallback: number) => z.coerce.number().int().min(0).max(65_535).default(fallback),
+  positiveInt: (fallback: number) => z.coerce.number().int().positive().default(fallback),
+  number: (fallback: number) => z.coerce.number().finite().default(fallback),
+  url: () => z.string().url(),
+  string: (fallback: string) => z.string().min(1).default(fallback),
+  boolean: (fallback: boolean) =>
+    z
+      .enum(['true', 'false', '1', '0'])
+      .default(fallback ? 'true' : 'false')
+      .transform((value) => value === 'true' || value === '1'),
+  list: () =>
+    z
+      .string()
+      .transform((value) => value.split(',').map((item) => item.trim()).filter((item) => item.length > 0)),
+} as const;

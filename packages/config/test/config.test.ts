@@ -1,0 +1,35 @@
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { ConfigError, env, envVariables, loadConfig } from '../src/index.js';
+
+const schema = z.object({
+  HTTP_PORT: env.port(8080),
+  NATS_URL: env.url().optional(),
+  DEBUG: env.boolean(false),
+  KB_IDS: env.list().optional(),
+});
+
+describe('config', () => {
+  it('config - defaults apply when variables are absent or empty', () => {
+    expect(loadConfig('svc', schema, { NATS_URL: '' })).toEqual({ HTTP_PORT: 8080, DEBUG: false });
+  });
+
+  it('config - values are coerced from strings', () => {
+    const config = loadConfig('svc', schema, { HTTP_PORT: '9000', DEBUG: 'true', KB_IDS: 'a, b,,c', NATS_URL: 'nats://127.0.0.1:4222' });
+    expect(config).toEqual({ HTTP_PORT: 9000, DEBUG: true, KB_IDS: ['a', 'b', 'c'], NATS_URL: 'nats://127.0.0.1:4222' });
+  });
+
+  it('config - every invalid variable is named in one error', () => {
+    try {
+      loadConfig('svc', schema, { HTTP_PORT: 'eighty', NATS_URL: 'not a url' });
+      expect.unreachable();
+    } catch (error) {
+      expect(error).toBeInstanceOf(ConfigError);
+      expect((error as ConfigError).problems.join('\n')).toMatch(/HTTP_PORT[\s\S]*NATS_URL/);
+    }
+  });
+
+  it('config - the schema lists the variables it reads', () => {
+    expect(envVariables(schema)).toEqual(['DEBUG', 'HTTP_PORT', 'KB_IDS', 'NATS_URL']);
+  });
+});

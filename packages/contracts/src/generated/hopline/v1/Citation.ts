@@ -1,0 +1,27 @@
+// Original file: proto/hopline/v1/qa.proto
+
+import type { TextSpan as _hopline_v1_TextSpan, TextSpan__Output as _hopline_v1_TextSpan__Output } from '../../hopline/v1/TextSpan.js';
+
+export interface Citation {
+  'index'?: (number);
+  'chunkId'?: (string);
+  'docId'?: (string);
+  'kbId'?: (string);
+  'title'?: (string);
+  'span'?: (_hopline_v1_TextSpan | null);
+  'snippet'?: (string);
+  'hop'?: (number);
+  'bridgeEntity'?: (string);
+}
+
+export interface Citation__Output {
+  'index': (number);
+  'chunkId': (string);
+  'docId': (string);
+  'kbId': (string);
+  'title': (string);
+  'span': (_hopline_v1_TextSpan__Output | null);
+  'snippet': (string);
+  'hop': (number);
+  'bridgeEntity': (string);
+}

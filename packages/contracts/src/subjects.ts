@@ -1,0 +1,72 @@
+import { ValidationError } from './errors.js';
+
+// Question ids, tenant ids and kb ids become subject tokens: anything but these characters
+// could add a token or a wildcard and reach another question's or tenant's subject.
+const TOKEN = /^[A-Za-z0-9_-]{1,128}$/;
+
+export function subjectToken(value: string, what: string): string {
+  if (!TOKEN.test(value)) {
+    throw new ValidationError(`${what} must be 1-128 characters of letters, digits, "_" or "-"`);
+  }
+  return value;
+}
+
+/** Every NATS subject Hopline uses. Services never write a subject literal of their own. */
+export const subjects = {
+  /** AskCommand, gateway → hop-reasoner queue group. */
+  ask: 'hopline.qa.ask',
+  /** QaEvent stream of one question, hop-reasoner → gateway. */
+  events: (questionId: string) => `hopline.qa.${subjectToken(questionId, 'question id')}.events`,
+  /** CancelCommand for one question, gateway → the hop-reasoner running it. */
+  cancel: (questionId: string) => `hopline.qa.${subjectToken(questionId, 'question id')}.cancel`,
+  /** RetrieveRequest → RetrieveResponse, served by the retrieval-worker queue group. */
+  retrieve: 'hopline.retrieve',
+  /** IngestCommand into the durable ingest stream. */
+  ingest: (tenantId: string, kbId: string) =>
+    `hopline.kb.${subjectToken(tenantId, 'tenant id')}.${subjectToken(kbId, 'kb id')}.ingest`,
+  ingestAll: 'hopline.kb.*.*.ingest',
+  /** DeadLetter for ingest commands that failed permanently. */
+  deadLetter: 'hopline.kb.deadletter',
+  /** KbChanged after a worker applied an ingest command. */
+  kbChanged: (tenantId: string, kbId: string) =>
+    `hopline.kb.${subjectToken(tenantId, 'tenant id')}.${subjectToken(kbId, 'kb id')}.changed`,
+  kbChangedAll: 'hopline.kb.*.*.changed',
+} as const;
+
+/**
+ * The subject with its per-question or per-kb tokens replaced by placeholders: span names
+ * and metric labels use it so that they do not grow with every question.
+ */
+export function subjectTemplate(subject: string): string {
+  const parts = subject.split('.');
+  if (parts[0] !== 'hopline') return subject;
+  if (parts[1] === 'qa' && parts.length === 4) return `hopline.qa.{question}.${parts[3]}`;
+  if (parts[1] === 'kb' && parts.length === 5) return `hopline.kb.{tenant}.{kb}.${parts[4]}`;
+  return subject;
+}
+
+export const queueGroups = {
+  hopReasoner: 'hop-reasoner',
+  retrievalWorker: 'retrieval-worker',
+} as const;
+
+/** JetStream resources. */
+export const jetstream = {
+  ingestStream: 'HOPLINE_INGEST',
+  deadLetterStream: 'HOPLINE_DEADLETTER',
+  ingestConsumer: 'retrieval-worker',
+  traceBucket: 'hopline_traces',
+} as const;
+
+/** NATS micro-service names, answered on $SRV.PING / $SRV.INFO / $SRV.STATS. */
+export const natsServices = {
+  retrievalWorker: 'retrieval-worker',
+  hopReasoner: 'hop-reasoner',
+} as const;
+
+/** Header names that carry Hopline's envelope beside the W3C trace context. */
+export const headers = {
+  errorCode: 'Hopline-Error-Code',
+  errorMessage: 'Hopline-Error-Message',
+  msgId: 'Nats-Msg-Id',
+} as const;

@@ -1,0 +1,47 @@
+import { describe, expect, it } from 'vitest';
+import { codecs, loadHoplineGrpc, subjects, subjectTemplate, ValidationError } from '../src/index.js';
+
+describe('contracts', () => {
+  it('codec - a QaEvent round-trips with the oneof name and enum strings gRPC would give', () => {
+    const bytes = codecs.qaEvent.encode({
+      questionId: 'q1',
+      seq: 3,
+      atUnixMs: 1_700_000_000_000,
+      done: { answer: 'Paris [1]', stopReason: 'SUFFICIENT', hops: 2, citations: [{ index: 1, chunkId: 'c1' }] },
+    });
+    const event = codecs.qaEvent.decode(new Uint8Array(bytes));
+    expect(event.event).toBe('done');
+    expect(event.atUnixMs).toBe(1_700_000_000_000);
+    expect(event.done?.stopReason).toBe('SUFFICIENT');
+    expect(event.done?.citations[0]?.chunkId).toBe('c1');
+    expect(event.done?.degradedReasons).toEqual([]);
+  });
+
+  it('codec - unset optional scores stay absent, set ones survive', () => {
+    const bytes = codecs.retrieveResponse.encode({ chunks: [{ chunkId: 'a', scores: { bm25: 0, rrf: 0.5 } }] });
+    const scores = codecs.retrieveResponse.decode(bytes).chunks[0]?.scores;
+    expect(scores?.bm25).toBe(0);
+    expect(scores?.rrf).toBe(0.5);
+    expect(scores?.vector).toBeUndefined();
+  });
+
+  it('codec - malformed bytes fail with a validation error naming the type', () => {
+    expect(() => codecs.askCommand.decode(Uint8Array.from([0xff, 0xff, 0xff]))).toThrow(ValidationError);
+    expect(() => codecs.askCommand.decode(Uint8Array.from([0xff, 0xff, 0xff]))).toThrow(/AskCommand/);
+  });
+
+  it('grpc - the three services load from the same protos', () => {
+    const pkg = loadHoplineGrpc();
+    expect(pkg.hopline.v1.QueryUnderstanding.service.Analyze.path).toBe('/hopline.v1.QueryUnderstanding/Analyze');
+    expect(pkg.hopline.v1.Reranker.service.Rerank.path).toBe('/hopline.v1.Reranker/Rerank');
+    expect(pkg.hopline.v1.AnswerGateway.service.Ask.responseStream).toBe(true);
+  });
+
+  it('subjects - ids that could add tokens or wildcards are refused', () => {
+    expect(subjects.events('q-1')).toBe('hopline.qa.q-1.events');
+    expect(() => subjects.events('q.>')).toThrow(ValidationError);
+    expect(() => subjects.ingest('tenant-a', '*')).toThrow(ValidationError);
+    expect(subjectTemplate(subjects.cancel('abc'))).toBe('hopline.qa.{question}.cancel');
+    expect(subjectTemplate(subjects.ingest('t', 'kb'))).toBe('hopline.kb.{tenant}.{kb}.ingest');
+  });
+});

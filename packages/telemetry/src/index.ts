@@ -1,0 +1,2 @@
+export * from './instrument.js';
+export * from './propagation.js';
