@@ -54,3 +54,22 @@ export const env = {
       .string()
       .transform((value) => value.split(',').map((item) => item.trim()).filter((item) => item.length > 0)),
 } as const;
+
+/** Variables the OpenTelemetry SDK reads; declared so that deployments can be checked against them. */
+export const telemetryEnv = {
+  OTEL_SERVICE_NAME: z.string().min(1).optional(),
+  OTEL_SDK_DISABLED: z.enum(['true', 'false']).optional(),
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z.string().url().optional(),
+  OTEL_EXPORTER_OTLP_PROTOCOL: z.enum(['grpc', 'http/protobuf', 'http/json']).optional(),
+  OTEL_BSP_SCHEDULE_DELAY: z.coerce.number().int().nonnegative().optional(),
+  OTEL_RESOURCE_ATTRIBUTES: z.string().optional(),
+} as const;
+
+/** What every service process reads besides its own settings. */
+export const serviceEnv = {
+  ...telemetryEnv,
+  LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
+  /** Port of the Prometheus /metrics and /healthz server; 0 picks a free one. */
+  METRICS_PORT: env.port(0),
+} as const;

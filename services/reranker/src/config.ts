@@ -1,0 +1,18 @@
+import { env, serviceEnv } from '@hopline/config';
+import { z } from 'zod';
+
+export const configSchema = z.object({
+  ...serviceEnv,
+  GRPC_HOST: env.string('0.0.0.0'),
+  GRPC_PORT: env.port(50062),
+  /** TEI/Cohere-style cross-encoder /rerank endpoint; without it the lexical scorer ranks. */
+  RERANK_URL: env.url().optional(),
+  RERANK_API_KEY: z.string().optional(),
+  RERANK_MODEL: z.string().optional(),
+  RERANK_KEEP: env.positiveInt(8),
+  MMR_KEEP: env.positiveInt(6),
+  MMR_LAMBDA: z.coerce.number().min(0).max(1).default(0.7),
+  TOKEN_BUDGET: env.positiveInt(3000),
+});
+
+export type Config = z.infer<typeof configSchema>;

@@ -1,0 +1,31 @@
+import { env, serviceEnv } from '@hopline/config';
+import { z } from 'zod';
+
+export const configSchema = z.object({
+  ...serviceEnv,
+  NATS_URL: env.url().default('nats://127.0.0.1:4222'),
+  /** Names this worker in responses and logs; defaults to host name and pid. */
+  WORKER_ID: z.string().min(1).optional(),
+  /** Where the embedded indexes persist. */
+  DATA_DIR: env.string('.data/retrieval'),
+  /** Switches BM25 to Elasticsearch. */
+  ELASTICSEARCH_URL: env.url().optional(),
+  /** Switches vector search to Milvus (host:port). */
+  MILVUS_ADDRESS: z.string().min(1).optional(),
+  /** OpenAI-compatible /embeddings endpoint; without it a hashing embedder runs offline. */
+  OPENAI_BASE_URL: env.url().optional(),
+  OPENAI_API_KEY: z.string().optional(),
+  EMBEDDING_MODEL: env.string('text-embedding-3-small'),
+  BM25_K1: z.coerce.number().positive().default(1.5),
+  BM25_B: z.coerce.number().min(0).max(1).default(0.75),
+  RRF_K: env.positiveInt(60),
+  RRF_WEIGHT_BM25: z.coerce.number().nonnegative().default(1),
+  RRF_WEIGHT_VECTOR: z.coerce.number().nonnegative().default(1),
+  BM25_CANDIDATES: env.positiveInt(50),
+  VECTOR_CANDIDATES: env.positiveInt(50),
+  FUSED_KEEP: env.positiveInt(30),
+  /** Loads the bundled demo corpus into an empty knowledge base at start. */
+  LOAD_DEMO_CORPUS: env.boolean(false),
+});
+
+export type Config = z.infer<typeof configSchema>;
