@@ -24,8 +24,6 @@ export const configSchema = z.object({
   BM25_CANDIDATES: env.positiveInt(50),
   VECTOR_CANDIDATES: env.positiveInt(50),
   FUSED_KEEP: env.positiveInt(30),
-  /** Loads the bundled demo corpus into an empty knowledge base at start. */
-  LOAD_DEMO_CORPUS: env.boolean(false),
 });
 
 export type Config = z.infer<typeof configSchema>;
