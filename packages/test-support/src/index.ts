@@ -1,0 +1,3 @@
+export * from './nats.js';
+export * from './port.js';
+export * from './wait.js';
