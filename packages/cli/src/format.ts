@@ -1,0 +1,41 @@
+// Renders gateway events for a terminal: one line per step, tokens inline as they stream.
+type Fields = Record<string, unknown>;
+
+const str = (value: unknown): string => (typeof value === 'string' ? value : value === undefined ? '' : JSON.stringify(value));
+const num = (value: unknown): number => (typeof value === 'number' ? value : 0);
+const list = (value: unknown): Fields[] => (Array.isArray(value) ? (value as Fields[]) : []);
+
+export function formatEvent(name: string, data: Fields): string {
+  switch (name) {
+    case 'route': {
+      const subQuestions = list(data.subQuestions).map((sub) => `\n    · ${str(sub.text)}`).join('');
+      return `route    ${str(data.route)} (decided by ${str(data.decidedBy).toLowerCase()}, complexity ${num(data.complexity)})${subQuestions}\n`;
+    }
+    case 'hop_started':
+      return `hop ${num(data.hop)}/${num(data.maxHops)}  ${str(data.subQuestion)}\n`;
+    case 'retrieval': {
+      const degraded = data.degraded ? ` · degraded: ${list(data.degradedReasons).join(', ') || str(data.degradedReasons)}` : '';
+      return `         retrieved ${num(data.hits)} chunks, graded ${str(data.grade).toLowerCase()}${degraded}\n`;
+    }
+    case 'hop_answer': {
+      const answer = data.unknown ? 'UNKNOWN — not in the evidence' : str(data.answer);
+      const next = data.nextQuery ? `\n         next: ${str(data.nextQuery)}` : '';
+      return `         answer: ${answer} (confidence ${num(data.confidence).toFixed(2)})${next}\n`;
+    }
+    case 'token':
+      return str(data.text);
+    case 'citations':
+      return '';
+    case 'done': {
+      const citations = list(data.citations)
+        .map((c) => `[${num(c.index)}] ${str(c.title)} — ${str(c.docId)} (hop ${num(c.hop)}${c.bridgeEntity ? `, via ${str(c.bridgeEntity)}` : ''})`)
+        .join('\n');
+      const timings = (data.timings ?? {}) as Fields;
+      return `\n\n${citations}${citations ? '\n' : ''}stop: ${str(data.stopReason).toLowerCase()} · hops ${num(data.hops)} · ${Math.round(num(timings.totalMs))} ms · question ${str(data.questionId)}\n`;
+    }
+    case 'error':
+      return `\nerror: ${str(data.code)}: ${str(data.message)}\n`;
+    default:
+      return '';
+  }
+}
