@@ -1,2 +1,6 @@
 export * from './instrument.js';
+export * from './logger.js';
+export * from './metrics.js';
+export * from './ops-server.js';
 export * from './propagation.js';
+export * from './sdk.js';

@@ -1,0 +1,134 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/** `hopline_breaker_state` values. */
+export const BREAKER_STATE_VALUE = { closed: 0, halfOpen: 1, open: 2 } as const;
+
+const LATENCY_BUCKETS_SECONDS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+const HOP_BUCKETS = [1, 2, 3, 4, 5];
+
+/**
+ * The instruments the architecture names. Label values must come from small closed sets
+ * (subject templates, method names, codes), never from question ids or text.
+ */
+export interface HoplineMetrics {
+  readonly registry: Registry;
+  /** One hop of the loop, retrieve → rerank → grade → extract; `hop` is 1..5. */
+  readonly hopDuration: Histogram<'hop'>;
+  readonly hopsPerQuestion: Histogram<'route'>;
+  readonly stopReasons: Counter<'reason'>;
+  /** 0 closed, 1 half-open, 2 open (`BREAKER_STATE_VALUE`). */
+  readonly breakerState: Gauge<'downstream'>;
+  readonly breakerTransitions: Counter<'downstream' | 'to'>;
+  /** `path` is the retrieval path that was lost (bm25, vector) or the stage that fell back (rerank). */
+  readonly degradedRetrievals: Counter<'path' | 'reason'>;
+  /** `result` is hit or miss. */
+  readonly cacheLookups: Counter<'cache' | 'result'>;
+  readonly llmCalls: Counter<'model' | 'purpose' | 'outcome'>;
+  /** `kind` is prompt or completion. */
+  readonly llmTokens: Counter<'model' | 'kind'>;
+  /** `subject` is a subject template; `role` is client or server; `outcome` is ok or an error code. */
+  readonly natsRequests: Counter<'subject' | 'role' | 'outcome'>;
+  readonly natsRequestDuration: Histogram<'subject' | 'role' | 'outcome'>;
+  /** `method` is `package.Service/Method`; `role` is client or server; `code` is the gRPC status name. */
+  readonly grpcRequests: Counter<'method' | 'role' | 'code'>;
+  readonly grpcRequestDuration: Histogram<'method' | 'role' | 'code'>;
+}
+
+export interface MetricsOptions {
+  /** Process metrics (CPU, memory, event loop lag, GC). Default true. */
+  defaultMetrics?: boolean;
+}
+
+/** A fresh registry for one service, labelled `service`, with every Hopline instrument on it. */
+export function createMetrics(service: string, options: MetricsOptions = {}): HoplineMetrics {
+  const registry = new Registry();
+  registry.setDefaultLabels({ service });
+  if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry });
+  const registers = [registry];
+
+  return {
+    registry,
+    hopDuration: new Histogram({
+      name: 'hopline_hop_duration_seconds',
+      help: 'Duration of one hop of the reasoning loop',
+      labelNames: ['hop'],
+      buckets: LATENCY_BUCKETS_SECONDS,
+      registers,
+    }),
+    hopsPerQuestion: new Histogram({
+      name: 'hopline_hops_per_question',
+      help: 'Hops a question used before it stopped',
+      labelNames: ['route'],
+      buckets: HOP_BUCKETS,
+      registers,
+    }),
+    stopReasons: new Counter({
+      name: 'hopline_stop_reasons_total',
+      help: 'Why the reasoning loop stopped',
+      labelNames: ['reason'],
+      registers,
+    }),
+    breakerState: new Gauge({
+      name: 'hopline_breaker_state',
+      help: 'Circuit breaker state per downstream: 0 closed, 1 half-open, 2 open',
+      labelNames: ['downstream'],
+      registers,
+    }),
+    breakerTransitions: new Counter({
+      name: 'hopline_breaker_transitions_total',
+      help: 'Circuit breaker state changes per downstream and target state',
+      labelNames: ['downstream', 'to'],
+      registers,
+    }),
+    degradedRetrievals: new Counter({
+      name: 'hopline_degraded_retrievals_total',
+      help: 'Retrievals or stages that answered with a degraded result',
+      labelNames: ['path', 'reason'],
+      registers,
+    }),
+    cacheLookups: new Counter({
+      name: 'hopline_cache_lookups_total',
+      help: 'Cache lookups by cache and result (hit or miss)',
+      labelNames: ['cache', 'result'],
+      registers,
+    }),
+    llmCalls: new Counter({
+      name: 'hopline_llm_calls_total',
+      help: 'Calls to a language model by model, purpose and outcome',
+      labelNames: ['model', 'purpose', 'outcome'],
+      registers,
+    }),
+    llmTokens: new Counter({
+      name: 'hopline_llm_tokens_total',
+      help: 'Tokens used by model and kind (prompt or completion)',
+      labelNames: ['model', 'kind'],
+      registers,
+    }),
+    natsRequests: new Counter({
+      name: 'hopline_nats_requests_total',
+      help: 'NATS requests by subject template, role and outcome',
+      labelNames: ['subject', 'role', 'outcome'],
+      registers,
+    }),
+    natsRequestDuration: new Histogram({
+      name: 'hopline_nats_request_duration_seconds',
+      help: 'NATS request duration by subject template, role and outcome',
+      labelNames: ['subject', 'role', 'outcome'],
+      buckets: LATENCY_BUCKETS_SECONDS,
+      registers,
+    }),
+    grpcRequests: new Counter({
+      name: 'hopline_grpc_requests_total',
+      help: 'gRPC calls by method, role and status code',
+      labelNames: ['method', 'role', 'code'],
+      registers,
+    }),
+    grpcRequestDuration: new Histogram({
+      name: 'hopline_grpc_request_duration_seconds',
+      help: 'gRPC call duration by method, role and status code',
+      labelNames: ['method', 'role', 'code'],
+      buckets: LATENCY_BUCKETS_SECONDS,
+      registers,
+    }),
+  };
+}

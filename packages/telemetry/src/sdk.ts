@@ -1,0 +1,154 @@
+import { context, diag, propagation, trace } from '@opentelemetry/api';
+import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } from '@opentelemetry/core';
+import { OTLPTraceExporter as OtlpGrpcTraceExporter } from '@opentelemetry/exporter-trace-otlp-grpc';
+import { OTLPTraceExporter as OtlpJsonTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { OTLPTraceExporter as OtlpProtobufTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
+import { NodeSDK } from '@opentelemetry/sdk-node';
+import { BatchSpanProcessor, NoopSpanProcessor, type SpanExporter, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
+
+export interface TelemetryOptions {
+  /** The service's `service.name`; `OTEL_SERVICE_NAME` overrides it. */
+  serviceName: string;
+  /**
+   * Replaces the export chosen from the environment. Tests pass a SimpleSpanProcessor over an
+   * InMemorySpanExporter; services leave it unset.
+   */
+  spanProcessors?: SpanProcessor[];
+  /**
+   * Host, process and OTEL_RESOURCE_ATTRIBUTES detection. Default true. Host detection
+   * resolves asynchronously and holds back the first exports until it does, so tests that
+   * read spans as they end turn it off.
+   */
+  detectResources?: boolean;
+}
+
+export interface Telemetry {
+  readonly serviceName: string;
+  /** Flushes pending spans and unregisters the SDK. Safe to call more than once. */
+  shutdown(): Promise<void>;
+}
+
+export const OTLP_PROTOCOLS = ['http/json', 'http/protobuf', 'grpc'] as const;
+export type OtlpProtocol = (typeof OTLP_PROTOCOLS)[number];
+
+/** What the environment asks for: an OTLP exporter over one protocol, or no export at all. */
+export type TraceExport = { kind: 'none'; reason: string } | { kind: 'otlp'; protocol: OtlpProtocol };
+
+/** Longest a shutdown waits for the exporter: a dead collector must not keep a stopping service alive. */
+const SHUTDOWN_TIMEOUT_MS = 5_000;
+
+const nonEmpty = (value: string | undefined): string | undefined => (value?.trim() ? value.trim() : undefined);
+
+/**
+ * Reads the standard OTEL_* variables. Without an endpoint nothing is exported: the embedded
+ * mode runs with no collector, and the OTLP default (localhost:4318) would only log refused
+ * connections. Spans are still recorded so that logs carry real trace ids.
+ */
+export function traceExportFromEnv(env: NodeJS.ProcessEnv = process.env): TraceExport {
+  const exporters = (nonEmpty(env.OTEL_TRACES_EXPORTER) ?? 'otlp').split(',').map((name) => name.trim());
+  if (!exporters.includes('otlp')) {
+    return { kind: 'none', reason: `OTEL_TRACES_EXPORTER=${env.OTEL_TRACES_EXPORTER ?? ''} names no otlp exporter` };
+  }
+  if (!nonEmpty(env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) && !nonEmpty(env.OTEL_EXPORTER_OTLP_ENDPOINT)) {
+    return { kind: 'none', reason: 'no OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set' };
+  }
+  const protocol = nonEmpty(env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL) ?? nonEmpty(env.OTEL_EXPORTER_OTLP_PROTOCOL) ?? 'http/protobuf';
+  if (!(OTLP_PROTOCOLS as readonly string[]).includes(protocol)) {
+    throw new Error(`OTEL_EXPORTER_OTLP_PROTOCOL must be one of ${OTLP_PROTOCOLS.join(', ')}, got "${protocol}"`);
+  }
+  return { kind: 'otlp', protocol: protocol as OtlpProtocol };
+}
+
+// The exporters read their endpoint, headers, timeout and compression from the same variables.
+function otlpExporter(protocol: OtlpProtocol): SpanExporter {
+  switch (protocol) {
+    case 'http/json':
+      return new OtlpJsonTraceExporter();
+    case 'http/protobuf':
+      return new OtlpProtobufTraceExporter();
+    case 'grpc':
+      return new OtlpGrpcTraceExporter();
+  }
+}
+
+function spanProcessorsFromEnv(env: NodeJS.ProcessEnv): SpanProcessor[] {
+  const plan = traceExportFromEnv(env);
+  // BatchSpanProcessor reads OTEL_BSP_SCHEDULE_DELAY and the other OTEL_BSP_* limits itself.
+  return plan.kind === 'otlp' ? [new BatchSpanProcessor(otlpExporter(plan.protocol))] : [new NoopSpanProcessor()];
+}
+
+let active: Telemetry | undefined;
+
+/**
+ * Starts the OpenTelemetry SDK for this process: the service's resource, W3C trace-context and
+ * baggage propagation, and OTLP trace export as the OTEL_* variables configure it. No
+ * auto-instrumentation: Hopline opens its NATS, gRPC and HTTP spans by hand. `OTEL_SDK_DISABLED`
+ * leaves the no-op API in place. One SDK per process; a second start before shutdown throws.
+ */
+export function startTelemetry(options: TelemetryOptions): Telemetry {
+  if (active) {
+    throw new Error(`telemetry is already started in this process for ${active.serviceName}; shut it down first`);
+  }
+  const serviceName = nonEmpty(process.env.OTEL_SERVICE_NAME) ?? options.serviceName;
+  const sdk = new NodeSDK({
+    serviceName,
+    spanProcessors: options.spanProcessors ?? spanProcessorsFromEnv(process.env),
+    textMapPropagator: new CompositePropagator({
+      propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()],
+    }),
+    instrumentations: [],
+    autoDetectResources: options.detectResources ?? true,
+    // Logs and metrics do not go through OpenTelemetry (JSON lines and prom-client do); an
+    // empty list keeps the SDK from building a default OTLP log exporter.
+    logRecordProcessors: [],
+  });
+  sdk.start();
+
+  let stopping: Promise<void> | undefined;
+  const telemetry: Telemetry = {
+    serviceName,
+    shutdown() {
+      stopping ??= (async () => {
+        let timer: NodeJS.Timeout | undefined;
+        const timeout = new Promise<void>((resolve) => {
+          timer = setTimeout(() => {
+            diag.warn(`telemetry shutdown gave up after ${SHUTDOWN_TIMEOUT_MS} ms; unexported spans are lost`);
+            resolve();
+          }, SHUTDOWN_TIMEOUT_MS);
+          timer.unref();
+        });
+        try {
+          await Promise.race([sdk.shutdown(), timeout]);
+        } finally {
+          clearTimeout(timer);
+          // Unregister so that a later start in the same process (tests, embedded mode) can register again.
+          trace.disable();
+          propagation.disable();
+          context.disable();
+          if (active === telemetry) active = undefined;
+        }
+      })();
+      return stopping;
+    },
+  };
+  active = telemetry;
+  return telemetry;
+}
+
+/**
+ * What a service's `src/instrumentation.ts` (loaded with `node --import`) calls: starts the SDK
+ * and flushes it when the event loop drains. The service's own graceful shutdown calls
+ * `shutdownTelemetry()` in its `finally`, which makes a signal-driven exit flush too.
+ */
+export function bootTelemetry(serviceName: string): Telemetry {
+  const telemetry = startTelemetry({ serviceName });
+  process.once('beforeExit', () => {
+    void telemetry.shutdown();
+  });
+  return telemetry;
+}
+
+/** Flushes and stops the SDK this process started, if any. */
+export async function shutdownTelemetry(): Promise<void> {
+  await active?.shutdown();
+}

@@ -1,0 +1,125 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { isSpanContextValid } from '@opentelemetry/api';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { instrument, startTelemetry, traceExportFromEnv } from '../src/index.js';
+
+interface Received {
+  path: string;
+  contentType: string;
+  body: Buffer;
+}
+
+let receiver: Server;
+let endpoint: string;
+const received: Received[] = [];
+
+beforeAll(async () => {
+  receiver = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      received.push({ path: request.url ?? '', contentType: request.headers['content-type'] ?? '', body: Buffer.concat(chunks) });
+      response.writeHead(200, { 'content-type': request.headers['content-type'] ?? 'application/json' });
+      response.end(request.headers['content-type'] === 'application/json' ? '{}' : '');
+    });
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  endpoint = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+});
+afterAll(() => new Promise<void>((resolve) => receiver.close(() => resolve())));
+
+const OTEL_KEYS = [
+  'OTEL_EXPORTER_OTLP_ENDPOINT',
+  'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT',
+  'OTEL_EXPORTER_OTLP_PROTOCOL',
+  'OTEL_SERVICE_NAME',
+  'OTEL_SDK_DISABLED',
+  'OTEL_TRACES_EXPORTER',
+];
+afterEach(() => {
+  for (const key of OTEL_KEYS) delete process.env[key];
+  received.length = 0;
+});
+
+async function oneSpan(): Promise<{ traceId: string; valid: boolean }> {
+  return instrument('probe', {}, async (span) => ({ traceId: span.spanContext().traceId, valid: isSpanContextValid(span.spanContext()) }));
+}
+
+describe('startTelemetry', () => {
+  it('sdk - OTEL_EXPORTER_OTLP_PROTOCOL=http/json exports JSON with the service name on shutdown', async () => {
+    process.env.OTEL_EXPORTER_OTLP_ENDPOINT = endpoint;
+    process.env.OTEL_EXPORTER_OTLP_PROTOCOL = 'http/json';
+    const telemetry = startTelemetry({ serviceName: 'reranker', detectResources: false });
+    const { traceId } = await oneSpan();
+    await telemetry.shutdown();
+
+    expect(received).toHaveLength(1);
+    expect(received[0]?.path).toBe('/v1/traces');
+    expect(received[0]?.contentType).toBe('application/json');
+    const body = JSON.parse(received[0]?.body.toString('utf8') ?? '{}') as {
+      resourceSpans: Array<{ resource: { attributes: Array<{ key: string; value: { stringValue?: string } }> }; scopeSpans: Array<{ spans: Array<{ name: string; traceId: string }> }> }>;
+    };
+    const resourceSpans = body.resourceSpans[0];
+    expect(resourceSpans?.resource.attributes).toContainEqual({ key: 'service.name', value: { stringValue: 'reranker' } });
+    expect(resourceSpans?.scopeSpans[0]?.spans[0]).toMatchObject({ name: 'probe', traceId });
+  });
+
+  it('sdk - http/protobuf to a traces endpoint, with OTEL_SERVICE_NAME overriding the given name', async () => {
+    process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT = `${endpoint}/custom/traces`;
+    process.env.OTEL_EXPORTER_OTLP_PROTOCOL = 'http/protobuf';
+    process.env.OTEL_SERVICE_NAME = 'reranker-canary';
+    const telemetry = startTelemetry({ serviceName: 'reranker', detectResources: false });
+    expect(telemetry.serviceName).toBe('reranker-canary');
+    await oneSpan();
+    await telemetry.shutdown();
+
+    expect(received.map((request) => [request.path, request.contentType])).toEqual([['/custom/traces', 'application/x-protobuf']]);
+    expect(received[0]?.body.includes(Buffer.from('reranker-canary'))).toBe(true);
+  });
+
+  it('sdk - without an endpoint nothing is sent, but spans are real so logs carry trace ids', async () => {
+    const telemetry = startTelemetry({ serviceName: 'hop-reasoner', detectResources: false });
+    const { valid } = await oneSpan();
+    await telemetry.shutdown();
+    expect(valid).toBe(true);
+    expect(received).toHaveLength(0);
+  });
+
+  it('sdk - OTEL_SDK_DISABLED leaves the no-op API: spans have no ids and nothing is exported', async () => {
+    process.env.OTEL_SDK_DISABLED = 'true';
+    process.env.OTEL_EXPORTER_OTLP_ENDPOINT = endpoint;
+    const telemetry = startTelemetry({ serviceName: 'hop-reasoner', detectResources: false });
+    const { valid } = await oneSpan();
+    await telemetry.shutdown();
+    expect(valid).toBe(false);
+    expect(received).toHaveLength(0);
+  });
+
+  it('sdk - a second start before shutdown throws, and shutdown allows a fresh start', async () => {
+    const first = startTelemetry({ serviceName: 'a', detectResources: false });
+    expect(() => startTelemetry({ serviceName: 'b', detectResources: false })).toThrow(/already started .* for a/);
+    await first.shutdown();
+    await first.shutdown();
+    const second = startTelemetry({ serviceName: 'b', detectResources: false });
+    expect((await oneSpan()).valid).toBe(true);
+    await second.shutdown();
+  });
+
+  it('sdk - an unknown OTLP protocol fails the start with the accepted values', () => {
+    process.env.OTEL_EXPORTER_OTLP_ENDPOINT = endpoint;
+    process.env.OTEL_EXPORTER_OTLP_PROTOCOL = 'thrift';
+    expect(() => startTelemetry({ serviceName: 'x' })).toThrow('OTEL_EXPORTER_OTLP_PROTOCOL must be one of http/json, http/protobuf, grpc, got "thrift"');
+  });
+});
+
+describe('traceExportFromEnv', () => {
+  it('sdk - chooses export from the standard variables', () => {
+    expect(traceExportFromEnv({})).toMatchObject({ kind: 'none' });
+    expect(traceExportFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: '  ' })).toMatchObject({ kind: 'none' });
+    expect(traceExportFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' })).toEqual({ kind: 'otlp', protocol: 'http/protobuf' });
+    expect(traceExportFromEnv({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://collector:4317', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' })).toEqual({ kind: 'otlp', protocol: 'grpc' });
+    expect(traceExportFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc', OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/json' })).toEqual({ kind: 'otlp', protocol: 'http/json' });
+    expect(traceExportFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_TRACES_EXPORTER: 'none' })).toMatchObject({ kind: 'none' });
+  });
+});
