@@ -1,0 +1,200 @@
+import CircuitBreaker from 'opossum';
+import {
+  BreakerOpenError,
+  CancelledError,
+  DeadlineExceededError,
+  HoplineError,
+  isInfrastructureError,
+  toHoplineError,
+} from '@hopline/contracts';
+import { BREAKER_STATE_VALUE, type HoplineMetrics, type Logger } from '@hopline/telemetry';
+import { hopTimeoutMs, MAX_TIMER_MS } from './deadline.js';
+import { abortable, abortReason } from './signals.js';
+
+export type BreakerState = 'closed' | 'open' | 'halfOpen';
+
+export interface BreakerOptions {
+  /** Share of failed calls in the rolling window above which the breaker opens. */
+  errorThresholdPercentage: number;
+  /** Calls the window must hold before the share is judged at all. */
+  volumeThreshold: number;
+  /** How long an open breaker rejects before it lets one trial call through. */
+  resetTimeoutMs: number;
+  /** Length of the rolling window. */
+  rollingCountTimeoutMs: number;
+  /** Buckets the window is counted in. Default 10. */
+  rollingCountBuckets?: number;
+}
+
+export interface GuardOptions {
+  /** The dependency this guard protects: a breaker name, a metric label, a log field. */
+  downstream: string;
+  breaker: BreakerOptions;
+  /** Bulkhead: calls allowed in flight at once; further calls are rejected. Default unbounded. */
+  maxConcurrent?: number;
+  logger?: Pick<Logger, 'info' | 'warn'>;
+  metrics?: Pick<HoplineMetrics, 'breakerState' | 'breakerTransitions'>;
+}
+
+export interface GuardCallOptions {
+  /** The question's absolute deadline (ms since the Unix epoch). */
+  deadlineUnixMs: number;
+  /** This call's own limit; the call gets min(cap, what is left of the deadline). */
+  capMs?: number;
+  /** The caller's signal: aborting it cancels the call. */
+  signal?: AbortSignal;
+}
+
+export interface GuardStats {
+  downstream: string;
+  state: BreakerState;
+  /** Every call made, including those that never reached the downstream. */
+  calls: number;
+  successes: number;
+  /** Infrastructure failures: the ones that count towards opening (timeouts included). */
+  failures: number;
+  /** Timeouts of this guard's own per-call timer. */
+  timeouts: number;
+  /** Errors about the request or relayed from further down: passed on, not counted. */
+  ignoredErrors: number;
+  /** Calls the caller cancelled. */
+  cancelled: number;
+  /** Calls rejected at once: breaker open or bulkhead full. */
+  rejected: number;
+  /** Calls that never started: no time left, or already cancelled. */
+  skipped: number;
+}
+
+export type StateListener = (state: BreakerState, downstream: string) => void;
+
+export interface Guard {
+  readonly downstream: string;
+  readonly state: BreakerState;
+  /**
+   * Runs `work` under the breaker with its own AbortSignal, which aborts on this call's
+   * timeout (DeadlineExceededError), on the caller's signal (CancelledError) or on breaker
+   * rejection (BreakerOpenError); the call rejects with the same error.
+   */
+  call<T>(work: (signal: AbortSignal) => Promise<T>, options: GuardCallOptions): Promise<T>;
+  stats(): GuardStats;
+  /** Calls `listener` on every state change; returns the unsubscribe function. */
+  onStateChange(listener: StateListener): () => void;
+  /** Stops the breaker's timers; later calls are rejected. */
+  shutdown(): void;
+}
+
+type Work = (signal: AbortSignal) => Promise<unknown>;
+
+const OPOSSUM_OPEN = 'EOPENBREAKER';
+const OPOSSUM_SHUTDOWN = 'ESHUTDOWN';
+
+/** The breaker's action: the work, settled early by its signal, with every failure a HoplineError. */
+async function runAttempt(work: Work, signal: AbortSignal): Promise<unknown> {
+  try {
+    return await abortable(new Promise<unknown>((resolve) => resolve(work(signal))), signal);
+  } catch (error) {
+    // Work that gave up because its signal aborted reports its own AbortError; the reason is the truth.
+    throw signal.aborted ? abortReason(signal) : toHoplineError(error);
+  }
+}
+
+/**
+ * One circuit breaker for one downstream, with a per-call deadline and AbortSignal. Opossum's
+ * shared timeout and abortController are off: each call's timeout derives from its own
+ * question's deadline, and aborting one call must not abort its neighbours.
+ */
+export function createGuard(options: GuardOptions): Guard {
+  const { downstream, logger, metrics } = options;
+  const breaker = new CircuitBreaker<[Work, AbortSignal], unknown>(runAttempt, {
+    name: downstream,
+    timeout: false,
+    errorThresholdPercentage: options.breaker.errorThresholdPercentage,
+    volumeThreshold: options.breaker.volumeThreshold,
+    resetTimeout: options.breaker.resetTimeoutMs,
+    rollingCountTimeout: options.breaker.rollingCountTimeoutMs,
+    rollingCountBuckets: options.breaker.rollingCountBuckets ?? 10,
+    // Only failures that say something about the downstream's health count towards opening.
+    errorFilter: (error: unknown) => !isInfrastructureError(error),
+  });
+
+  const counts = { calls: 0, successes: 0, failures: 0, timeouts: 0, ignoredErrors: 0, cancelled: 0, rejected: 0, skipped: 0 };
+  const listeners = new Set<StateListener>();
+  let inFlight = 0;
+
+  const currentState = (): BreakerState => (breaker.opened ? 'open' : breaker.halfOpen ? 'halfOpen' : 'closed');
+
+  metrics?.breakerState.set({ downstream }, BREAKER_STATE_VALUE.closed);
+  const transition = (state: BreakerState) => {
+    metrics?.breakerState.set({ downstream }, BREAKER_STATE_VALUE[state]);
+    metrics?.breakerTransitions.inc({ downstream, to: state });
+    if (state === 'open') logger?.warn('circuit breaker opened', { downstream, ...breaker.stats });
+    else logger?.info(state === 'halfOpen' ? 'circuit breaker half-open: letting one trial call through' : 'circuit breaker closed', { downstream });
+    for (const listener of listeners) listener(state, downstream);
+  };
+  breaker.on('open', () => transition('open'));
+  breaker.on('halfOpen', () => transition('halfOpen'));
+  breaker.on('close', () => transition('closed'));
+
+  const call = async <T>(work: (signal: AbortSignal) => Promise<T>, callOptions: GuardCallOptions): Promise<T> => {
+    counts.calls += 1;
+    const callerSignal = callOptions.signal;
+    let timeoutMs: number;
+    try {
+      if (callerSignal?.aborted) throw abortReason(callerSignal);
+      timeoutMs = hopTimeoutMs(callOptions.deadlineUnixMs, callOptions.capMs ?? Number.POSITIVE_INFINITY);
+    } catch (error) {
+      counts.skipped += 1;
+      throw error;
+    }
+    if (options.maxConcurrent !== undefined && inFlight >= options.maxConcurrent) {
+      counts.rejected += 1;
+      throw new HoplineError('resource_exhausted', `${downstream} already has ${inFlight} calls in flight`);
+    }
+
+    const controller = new AbortController();
+    const timer =
+      timeoutMs <= MAX_TIMER_MS
+        ? setTimeout(() => controller.abort(new DeadlineExceededError(`${downstream} did not answer within ${Math.round(timeoutMs)} ms`)), timeoutMs)
+        : undefined;
+    const onCallerAbort = () => controller.abort(new CancelledError(`the call to ${downstream} was cancelled`, { cause: callerSignal?.reason }));
+    callerSignal?.addEventListener('abort', onCallerAbort, { once: true });
+    inFlight += 1;
+    try {
+      const result = (await breaker.fire(work, controller.signal)) as T;
+      counts.successes += 1;
+      return result;
+    } catch (error) {
+      const code = (error as { code?: unknown }).code;
+      if (CircuitBreaker.isOurError(error as Error) && (code === OPOSSUM_OPEN || code === OPOSSUM_SHUTDOWN)) {
+        counts.rejected += 1;
+        const rejection = new BreakerOpenError(downstream, { cause: error });
+        controller.abort(rejection);
+        throw rejection;
+      }
+      const failure = toHoplineError(error);
+      if (failure.code === 'cancelled') counts.cancelled += 1;
+      else if (isInfrastructureError(failure)) counts.failures += 1;
+      else counts.ignoredErrors += 1;
+      if (failure.code === 'deadline_exceeded' && controller.signal.aborted && controller.signal.reason === failure) counts.timeouts += 1;
+      throw failure;
+    } finally {
+      inFlight -= 1;
+      clearTimeout(timer);
+      callerSignal?.removeEventListener('abort', onCallerAbort);
+    }
+  };
+
+  return {
+    downstream,
+    get state() {
+      return currentState();
+    },
+    call,
+    stats: () => ({ downstream, state: currentState(), ...counts }),
+    onStateChange(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    shutdown: () => breaker.shutdown(),
+  };
+}
