@@ -1,0 +1,13 @@
+export { loadDataset, paragraphText, parseDataset } from './dataset.js';
+export type { DatasetName, MultihopQuestion, Paragraph } from './dataset.js';
+export { buildKnowledgeBase, ingestKnowledgeBase, paragraphDocId } from './knowledge-base.js';
+export type { KnowledgeBase } from './knowledge-base.js';
+export { percentile, scoreQuestion, summarizeByDataset, summarizeOutcomes } from './metrics.js';
+export type { QuestionOutcome, QuestionScore, RecallSummary } from './metrics.js';
+export { openEvalRetrievalStack } from './retrieval-stack.js';
+export type { EvalRetrievalStack } from './retrieval-stack.js';
+export type { EvalContext, EvalMode } from './modes/mode.js';
+export { singleMode } from './modes/single.js';
+export { evalModes } from './modes/index.js';
+export { formatReport, runEval } from './run-eval.js';
+export type { EvalReport, RunEvalOptions } from './run-eval.js';

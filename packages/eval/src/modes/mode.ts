@@ -1,0 +1,20 @@
+import type { MultihopQuestion } from '../dataset.js';
+import type { KnowledgeBase } from '../knowledge-base.js';
+import type { QuestionOutcome } from '../metrics.js';
+import type { EvalRetrievalStack } from '../retrieval-stack.js';
+
+/** What every eval mode gets: the questions, the pooled kb (already ingested) and the stack. */
+export interface EvalContext {
+  questions: readonly MultihopQuestion[];
+  kb: KnowledgeBase;
+  stack: EvalRetrievalStack;
+  k: number;
+  /** Per-question time limit. */
+  questionTimeoutMs: number;
+}
+
+/** One way of answering the questions, e.g. a single retrieval or the hop loop. */
+export interface EvalMode {
+  readonly name: string;
+  run(context: EvalContext): Promise<QuestionOutcome[]>;
+}

@@ -1,0 +1,76 @@
+import type { Embedder, HybridRetrieverOptions } from '@hopline/retrieval';
+import type { MultihopQuestion } from './dataset.js';
+import { buildKnowledgeBase, ingestKnowledgeBase } from './knowledge-base.js';
+import type { QuestionOutcome, RecallSummary } from './metrics.js';
+import { summarizeByDataset } from './metrics.js';
+import type { EvalMode } from './modes/mode.js';
+import { openEvalRetrievalStack } from './retrieval-stack.js';
+
+export interface EvalReport extends RecallSummary {
+  mode: string;
+  k: number;
+  byDataset: Record<string, RecallSummary>;
+  kb: { documents: number; chunks: number; ingestMs: number };
+  embedder: string;
+}
+
+export interface RunEvalOptions {
+  mode: EvalMode;
+  k: number;
+  questionTimeoutMs?: number;
+  embedder?: Embedder;
+  hybrid?: Partial<HybridRetrieverOptions>;
+  /** Called with every question's outcome, e.g. to print failures. */
+  onOutcomes?: (outcomes: readonly QuestionOutcome[]) => void;
+}
+
+/**
+ * Builds the pooled knowledge base from every paragraph of the questions given, ingests it
+ * through the indexer into fresh embedded indexes, runs the mode and summarises.
+ */
+export async function runEval(questions: readonly MultihopQuestion[], options: RunEvalOptions): Promise<EvalReport> {
+  const kb = buildKnowledgeBase(questions);
+  const stack = await openEvalRetrievalStack({
+    ...(options.embedder ? { embedder: options.embedder } : {}),
+    ...(options.hybrid ? { hybrid: options.hybrid } : {}),
+  });
+  try {
+    const ingest = await ingestKnowledgeBase(kb, stack.indexer);
+    const consistency = await stack.indexer.checkConsistency();
+    if (!consistency.consistent) throw new Error(`indexes disagree after ingest: ${consistency.messages.join(' ')}`);
+    const outcomes = await options.mode.run({
+      questions,
+      kb,
+      stack,
+      k: options.k,
+      questionTimeoutMs: options.questionTimeoutMs ?? 10_000,
+    });
+    options.onOutcomes?.(outcomes);
+    const { overall, byDataset } = summarizeByDataset(outcomes, options.k);
+    return {
+      mode: options.mode.name,
+      k: options.k,
+      ...overall,
+      byDataset,
+      kb: { documents: ingest.documents, chunks: ingest.chunks, ingestMs: Math.round(ingest.ms) },
+      embedder: stack.embedder.model,
+    };
+  } finally {
+    await stack.close();
+  }
+}
+
+/** A table for people; `--json` prints the report object instead. */
+export function formatReport(report: EvalReport): string {
+  const row = (name: string, s: RecallSummary): string =>
+    `${name.padEnd(18)}${String(s.questions).padStart(6)}${s.chainRecall.toFixed(1).padStart(10)}${s.supportRecall.toFixed(1).padStart(10)}` +
+    `${s.p50Ms.toFixed(2).padStart(10)}${s.p95Ms.toFixed(2).padStart(10)}`;
+  const lines = [
+    `mode ${report.mode}, k = ${report.k}, embedder ${report.embedder}; kb of ${report.kb.documents} paragraphs ` +
+      `(${report.kb.chunks} chunks) ingested in ${report.kb.ingestMs} ms`,
+    `${'dataset'.padEnd(18)}${'n'.padStart(6)}${`chain@${report.k}`.padStart(10)}${`supp@${report.k}`.padStart(10)}${'p50 ms'.padStart(10)}${'p95 ms'.padStart(10)}`,
+    ...Object.entries(report.byDataset).map(([name, summary]) => row(name, summary)),
+    row('all', report),
+  ];
+  return lines.join('\n');
+}

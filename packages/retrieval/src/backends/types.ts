@@ -1,0 +1,118 @@
+/**
+ * The ports the hybrid retriever and the indexer talk to. The embedded indexes implement them
+ * in-process; Elasticsearch and Milvus adapters implement the same contracts remotely.
+ */
+
+/** What a caller may read: one tenant and some of its knowledge bases, applied as a hard filter. */
+export interface SearchScope {
+  tenantId: string;
+  kbIds: readonly string[];
+}
+
+export interface DocumentKey {
+  tenantId: string;
+  kbId: string;
+  docId: string;
+}
+
+export interface VersionedDocumentKey extends DocumentKey {
+  version: number;
+}
+
+export interface TextRange {
+  start: number;
+  end: number;
+}
+
+/** A chunk as the indexes store it: everything a retrieved `Chunk` needs, and nothing per-query. */
+export interface IndexedChunk {
+  chunkId: string;
+  tenantId: string;
+  kbId: string;
+  docId: string;
+  docVersion: number;
+  title: string;
+  text: string;
+  /** Offsets [start, end) of `text` in the document. */
+  span: TextRange;
+  dedupeKey: string;
+  /** ISO-8601 date from which the document applies; empty when unknown. */
+  effectiveDate: string;
+  sourceUri: string;
+  /**
+   * The longer window the lexical index reads for this chunk (see `chunking/chunker.ts`);
+   * absent when it is the chunk's own text.
+   */
+  lexicalText?: string;
+}
+
+export interface ScoredChunk {
+  chunk: IndexedChunk;
+  score: number;
+}
+
+export interface EmbeddedChunk {
+  chunk: IndexedChunk;
+  vector: Float32Array;
+}
+
+/**
+ * How a versioned write ended: `applied` changed the index, `unchanged` found that exact version
+ * already there (a redelivery), `stale` lost to a newer version or a newer delete.
+ */
+export type WriteOutcome = 'applied' | 'unchanged' | 'stale';
+
+export interface DocumentState {
+  version: number;
+  /** A tombstone: deleted up to and including `version`, so older upserts stay out. */
+  deleted: boolean;
+  chunks: number;
+}
+
+export interface KbChunkCount {
+  tenantId: string;
+  kbId: string;
+  chunks: number;
+}
+
+interface VersionedBackend<Item> {
+  /** Names the backend in degraded reasons, logs and consistency reports. */
+  readonly name: string;
+  /** Replaces every chunk of the document unless a newer version (or delete) is already there. */
+  upsertDocument(doc: VersionedDocumentKey, items: readonly Item[], signal?: AbortSignal): Promise<WriteOutcome>;
+  /** Deletes every version up to and including `ref.version`. */
+  deleteDocument(ref: VersionedDocumentKey, signal?: AbortSignal): Promise<WriteOutcome>;
+  documentState(key: DocumentKey, signal?: AbortSignal): Promise<DocumentState | undefined>;
+  countChunks(signal?: AbortSignal): Promise<KbChunkCount[]>;
+  close(): Promise<void>;
+}
+
+export interface LexicalSearchRequest {
+  scope: SearchScope;
+  query: string;
+  limit: number;
+}
+
+export interface LexicalBackend extends VersionedBackend<IndexedChunk> {
+  search(request: LexicalSearchRequest, signal: AbortSignal): Promise<ScoredChunk[]>;
+}
+
+export interface VectorSearchRequest {
+  scope: SearchScope;
+  vector: Float32Array;
+  limit: number;
+}
+
+export interface VectorBackend extends VersionedBackend<EmbeddedChunk> {
+  readonly dimensions: number;
+  search(request: VectorSearchRequest, signal: AbortSignal): Promise<ScoredChunk[]>;
+}
+
+/** The partition key of one tenant's knowledge base inside an embedded index. */
+export function partitionKey(tenantId: string, kbId: string): string {
+  return `${tenantId}\u0000${kbId}`;
+}
+
+export function scopePartitions(scope: SearchScope): string[] {
+  return scope.kbIds.map((kbId) => partitionKey(scope.tenantId, kbId));
+}

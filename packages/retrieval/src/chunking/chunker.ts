@@ -1,0 +1,158 @@
+import type { IndexedChunk, TextRange } from '../backends/types.js';
+import { approximateTokens } from '../text/token-count.js';
+import { dedupeKeyFor } from './dedupe-key.js';
+
+/**
+ * Chunking, and how the two search paths share chunks.
+ *
+ * Vectors want short chunks (one topic per vector; ≈256–512 tokens) and BM25 wants longer
+ * windows (≈800 tokens, so the terms of a question spread over neighbouring sentences meet in
+ * one document). RRF can only fuse what both paths name the same way, so both paths index the
+ * SAME chunks, with the same ids and spans: the vector side embeds the chunk's own text, the
+ * lexical side indexes the chunk under a window of ≈800 tokens centred on it (the chunk plus
+ * its neighbours, `lexicalText`). A BM25 hit is therefore still one short chunk, fusion needs
+ * no span arithmetic, every chunk found by both paths is one candidate (HYBRID), and the
+ * consistency check can compare chunk counts per knowledge base one to one. The price is that
+ * each token is indexed about twice on the lexical side, and that neighbours share part of
+ * their BM25 score; the vector score then tells them apart.
+ */
+
+export interface ChunkerOptions {
+  /** Largest vector chunk, in approximate tokens (default 384). */
+  chunkTokens?: number;
+  /** Length of the lexical window around a chunk (default 800). */
+  lexicalWindowTokens?: number;
+}
+
+/** The parts of a document a chunk carries. */
+export interface ChunkableDocument {
+  tenantId: string;
+  kbId: string;
+  docId: string;
+  version: number;
+  title: string;
+  text: string;
+  effectiveDate: string;
+  sourceUri: string;
+}
+
+interface Piece extends TextRange {
+  tokens: number;
+}
+
+// A sentence ends at terminal punctuation (and any closing quotes) followed by space, or at a
+// line break; Chinese terminators need no following space.
+const SENTENCE_END = /[.!?](?:["'”’)\]]*)(?=\s)|[。！？；]["'”’）]*|\n+/g;
+const WORD = /[\u3400-\u9fff\uf900-\ufaff]|[\p{L}\p{N}]+/gu;
+
+export function chunkDocument(doc: ChunkableDocument, options: ChunkerOptions = {}): IndexedChunk[] {
+  const maxTokens = options.chunkTokens ?? 384;
+  const windowTokens = options.lexicalWindowTokens ?? 800;
+  const ranges = packPieces(splitPieces(doc.text, maxTokens), maxTokens);
+  const trimmed = ranges.map((range) => trimRange(doc.text, range)).filter((range) => range.end > range.start);
+  if (trimmed.length === 0) trimmed.push({ start: 0, end: doc.text.length, tokens: approximateTokens(doc.text) });
+
+  return trimmed.map((range, index) => {
+    const chunkId = `${doc.docId}#${index}`;
+    const text = doc.text.slice(range.start, range.end);
+    const window = lexicalWindow(trimmed, index, windowTokens);
+    const chunk: IndexedChunk = {
+      chunkId,
+      tenantId: doc.tenantId,
+      kbId: doc.kbId,
+      docId: doc.docId,
+      docVersion: doc.version,
+      title: doc.title,
+      text,
+      span: { start: range.start, end: range.end },
+      dedupeKey: dedupeKeyFor(chunkId, text),
+      effectiveDate: doc.effectiveDate,
+      sourceUri: doc.sourceUri,
+    };
+    if (window.start < range.start || window.end > range.end) chunk.lexicalText = doc.text.slice(window.start, window.end);
+    return chunk;
+  });
+}
+
+/** Sentences, each no longer than `maxTokens` (an over-long sentence is cut at word edges). */
+function splitPieces(text: string, maxTokens: number): Piece[] {
+  const pieces: Piece[] = [];
+  let start = 0;
+  const push = (end: number): void => {
+    if (end <= start) return;
+    const tokens = approximateTokens(text.slice(start, end));
+    if (tokens <= maxTokens) pieces.push({ start, end, tokens });
+    else pieces.push(...cutByWords(text, start, end, maxTokens));
+    start = end;
+  };
+  for (const match of text.matchAll(SENTENCE_END)) push(match.index + match[0].length);
+  push(text.length);
+  return pieces;
+}
+
+function cutByWords(text: string, from: number, to: number, maxTokens: number): Piece[] {
+  const pieces: Piece[] = [];
+  let start = from;
+  let tokens = 0;
+  const segment = text.slice(from, to);
+  for (const match of segment.matchAll(WORD)) {
+    if (tokens === maxTokens) {
+      const end = from + match.index;
+      pieces.push({ start, end, tokens });
+      start = end;
+      tokens = 0;
+    }
+    tokens++;
+  }
+  pieces.push({ start, end: to, tokens });
+  return pieces;
+}
+
+/** Greedily packs consecutive sentences into chunks of at most `maxTokens`. */
+function packPieces(pieces: Piece[], maxTokens: number): Piece[] {
+  const chunks: Piece[] = [];
+  let current: Piece | undefined;
+  for (const piece of pieces) {
+    if (current && current.tokens + piece.tokens <= maxTokens) {
+      current.end = piece.end;
+      current.tokens += piece.tokens;
+      continue;
+    }
+    if (current) chunks.push(current);
+    current = { ...piece };
+  }
+  if (current) chunks.push(current);
+  return chunks;
+}
+
+function trimRange(text: string, range: Piece): Piece {
+  let { start, end } = range;
+  while (start < end && /\s/.test(text[start] as string)) start++;
+  while (end > start && /\s/.test(text[end - 1] as string)) end--;
+  return { start, end, tokens: range.tokens };
+}
+
+/** The chunk grown by whole neighbours, alternating after/before, up to `windowTokens`. */
+function lexicalWindow(chunks: Piece[], index: number, windowTokens: number): TextRange {
+  const self = chunks[index] as Piece;
+  let first = index;
+  let last = index;
+  let tokens = self.tokens;
+  let preferNext = true;
+  for (;;) {
+    const next = chunks[last + 1];
+    const previous = chunks[first - 1];
+    const canGrowAfter = next !== undefined && tokens + next.tokens <= windowTokens;
+    const canGrowBefore = previous !== undefined && tokens + previous.tokens <= windowTokens;
+    if (!canGrowAfter && !canGrowBefore) break;
+    if (canGrowAfter && (preferNext || !canGrowBefore)) {
+      last++;
+      tokens += (next as Piece).tokens;
+    } else {
+      first--;
+      tokens += (previous as Piece).tokens;
+    }
+    preferNext = !preferNext;
+  }
+  return { start: (chunks[first] as Piece).start, end: (chunks[last] as Piece).end };
+}

@@ -1,0 +1,57 @@
+import { CancelledError, DeadlineExceededError } from '@hopline/contracts';
+
+export interface GuardCallOptions {
+  /** Absolute deadline, milliseconds since the Unix epoch. */
+  deadlineUnixMs: number;
+  /** The caller's cancellation (client gone, question cancelled). */
+  signal?: AbortSignal;
+}
+
+/**
+ * Runs one call to a dependency under that dependency's protection (deadline, breaker,
+ * bulkhead...). `@hopline/resilience`'s `createGuard(...)` has this shape; the retriever only
+ * needs the shape, so it takes one guard per search path and never builds its own.
+ */
+export interface Guard {
+  call<T>(work: (signal: AbortSignal) => Promise<T>, options: GuardCallOptions): Promise<T>;
+}
+
+/**
+ * The minimal guard: enforces the deadline and the caller's cancellation, nothing else. For
+ * in-process use (the eval harness, the embedded indexes), where there is no remote dependency
+ * whose health a breaker would track. A call that outlives its deadline is abandoned: the
+ * caller gets `DeadlineExceededError` at the deadline whether or not the work heeds the signal.
+ */
+export function createDeadlineGuard(now: () => number = Date.now): Guard {
+  return {
+    call<T>(work: (signal: AbortSignal) => Promise<T>, options: GuardCallOptions): Promise<T> {
+      const remaining = options.deadlineUnixMs - now();
+      if (options.signal?.aborted) return Promise.reject(new CancelledError('call cancelled before it started'));
+      if (remaining <= 0) return Promise.reject(new DeadlineExceededError('deadline passed before the call started'));
+      const controller = new AbortController();
+      return new Promise<T>((resolve, reject) => {
+        const fail = (error: Error): void => {
+          controller.abort(error);
+          reject(error);
+        };
+        const timer = setTimeout(() => fail(new DeadlineExceededError(`call exceeded its deadline (${remaining} ms)`)), remaining);
+        const onCancel = (): void => fail(new CancelledError('call cancelled by the caller'));
+        options.signal?.addEventListener('abort', onCancel, { once: true });
+        const settle = (): void => {
+          clearTimeout(timer);
+          options.signal?.removeEventListener('abort', onCancel);
+        };
+        work(controller.signal).then(
+          (value) => {
+            settle();
+            resolve(value);
+          },
+          (error: unknown) => {
+            settle();
+            reject(error);
+          },
+        );
+      });
+    },
+  };
+}

@@ -1,0 +1,171 @@
+import { z } from 'zod';
+import type { DocumentKey, DocumentState, KbChunkCount, VersionedDocumentKey, WriteOutcome } from '../backends/types.js';
+import { partitionKey } from '../backends/types.js';
+import { OperationLog } from './operation-log.js';
+import { decideDelete, decideUpsert } from './versioning.js';
+
+export interface ItemCodec<Item> {
+  encode(item: Item): unknown;
+  /** Throws on a value that is not a valid item. */
+  decode(value: unknown): Item;
+}
+
+/** Told about every change, in order, so an index can follow the store. */
+export interface StoreListener<Item> {
+  added(doc: DocumentKey, items: readonly Item[]): void;
+  removed(doc: DocumentKey, items: readonly Item[]): void;
+}
+
+interface Entry<Item> extends DocumentState {
+  key: VersionedDocumentKey;
+  items: readonly Item[];
+}
+
+const documentKeySchema = z.object({
+  tenantId: z.string().min(1),
+  kbId: z.string().min(1),
+  docId: z.string().min(1),
+  version: z.number().int().nonnegative(),
+});
+
+const logEntrySchema = z.discriminatedUnion('op', [
+  z.object({ op: z.literal('upsert'), doc: documentKeySchema, items: z.array(z.unknown()) }),
+  z.object({ op: z.literal('delete'), doc: documentKeySchema }),
+]);
+type LogEntry = z.infer<typeof logEntrySchema>;
+
+const COMPACT_MIN_ENTRIES = 1_000;
+
+function documentId(key: DocumentKey): string {
+  return `${key.tenantId}\u0000${key.kbId}\u0000${key.docId}`;
+}
+
+/**
+ * Documents, their versions (tombstones included) and their items, with the version rules
+ * applied and every write logged before it is acknowledged. Writes run one at a time, so the
+ * log order is the order in which they were decided, and a replay decides them the same way.
+ */
+export class VersionedDocumentStore<Item> {
+  private readonly documents = new Map<string, Entry<Item>>();
+  private readonly perKb = new Map<string, KbChunkCount>();
+  private writes: Promise<unknown> = Promise.resolve();
+
+  private constructor(
+    private readonly codec: ItemCodec<Item>,
+    private readonly listener: StoreListener<Item>,
+    private readonly log: OperationLog | undefined,
+  ) {}
+
+  /** Without `file` the store lives in memory only. */
+  static async open<Item>(options: {
+    file?: string;
+    durable?: boolean;
+    codec: ItemCodec<Item>;
+    listener: StoreListener<Item>;
+  }): Promise<VersionedDocumentStore<Item>> {
+    if (options.file === undefined) return new VersionedDocumentStore(options.codec, options.listener, undefined);
+    const { log, entries } = await OperationLog.open(options.file, { durable: options.durable ?? true });
+    const store = new VersionedDocumentStore(options.codec, options.listener, log);
+    entries.forEach((raw, index) => {
+      const parsed = logEntrySchema.safeParse(raw);
+      if (!parsed.success) throw new Error(`${options.file}: entry ${index + 1} is not a valid write: ${parsed.error.message}`);
+      store.applyEntry(parsed.data);
+    });
+    return store;
+  }
+
+  upsert(doc: VersionedDocumentKey, items: readonly Item[]): Promise<WriteOutcome> {
+    return this.serialise(async () => {
+      const outcome = decideUpsert(this.documents.get(documentId(doc)), doc.version);
+      if (outcome !== 'applied') return outcome;
+      const entry: LogEntry = { op: 'upsert', doc: pickKey(doc), items: items.map((item) => this.codec.encode(item)) };
+      await this.log?.append(entry);
+      this.replace(doc, items, false);
+      await this.compactIfLarge();
+      return outcome;
+    });
+  }
+
+  delete(ref: VersionedDocumentKey): Promise<WriteOutcome> {
+    return this.serialise(async () => {
+      const outcome = decideDelete(this.documents.get(documentId(ref)), ref.version);
+      if (outcome !== 'applied') return outcome;
+      await this.log?.append({ op: 'delete', doc: pickKey(ref) } satisfies LogEntry);
+      const current = this.documents.get(documentId(ref));
+      this.replace({ ...ref, version: Math.max(ref.version, current?.version ?? 0) }, [], true);
+      await this.compactIfLarge();
+      return outcome;
+    });
+  }
+
+  state(key: DocumentKey): DocumentState | undefined {
+    const entry = this.documents.get(documentId(key));
+    return entry ? { version: entry.version, deleted: entry.deleted, chunks: entry.chunks } : undefined;
+  }
+
+  counts(): KbChunkCount[] {
+    return [...this.perKb.values()].map((count) => ({ ...count }));
+  }
+
+  async close(): Promise<void> {
+    await this.writes.catch(() => undefined);
+    await this.log?.close();
+  }
+
+  private applyEntry(entry: LogEntry): void {
+    if (entry.op === 'upsert') {
+      if (decideUpsert(this.documents.get(documentId(entry.doc)), entry.doc.version) !== 'applied') return;
+      this.replace(entry.doc, entry.items.map((item) => this.codec.decode(item)), false);
+      return;
+    }
+    const current = this.documents.get(documentId(entry.doc));
+    if (decideDelete(current, entry.doc.version) !== 'applied') return;
+    this.replace({ ...entry.doc, version: Math.max(entry.doc.version, current?.version ?? 0) }, [], true);
+  }
+
+  private replace(doc: VersionedDocumentKey, items: readonly Item[], deleted: boolean): void {
+    const id = documentId(doc);
+    const previous = this.documents.get(id);
+    if (previous && previous.items.length > 0) {
+      this.listener.removed(previous.key, previous.items);
+      this.countChunks(doc, -previous.items.length);
+    }
+    this.documents.set(id, { key: pickKey(doc), version: doc.version, deleted, chunks: items.length, items });
+    if (items.length > 0) {
+      this.listener.added(doc, items);
+      this.countChunks(doc, items.length);
+    }
+  }
+
+  private countChunks(doc: DocumentKey, delta: number): void {
+    const kb = partitionKey(doc.tenantId, doc.kbId);
+    const count = this.perKb.get(kb) ?? { tenantId: doc.tenantId, kbId: doc.kbId, chunks: 0 };
+    count.chunks += delta;
+    this.perKb.set(kb, count);
+  }
+
+  private async compactIfLarge(): Promise<void> {
+    if (!this.log || this.log.entries < COMPACT_MIN_ENTRIES || this.log.entries < this.documents.size * 2) return;
+    const live = this.documents;
+    const codec = this.codec;
+    await this.log.rewrite(
+      (function* (): Generator<LogEntry> {
+        for (const entry of live.values()) {
+          yield entry.deleted
+            ? { op: 'delete', doc: pickKey(entry.key) }
+            : { op: 'upsert', doc: pickKey(entry.key), items: entry.items.map((item) => codec.encode(item)) };
+        }
+      })(),
+    );
+  }
+
+  private serialise<T>(write: () => Promise<T>): Promise<T> {
+    const result = this.writes.then(write, write);
+    this.writes = result.catch(() => undefined);
+    return result;
+  }
+}
+
+function pickKey(doc: VersionedDocumentKey): VersionedDocumentKey {
+  return { tenantId: doc.tenantId, kbId: doc.kbId, docId: doc.docId, version: doc.version };
+}

@@ -1,0 +1,51 @@
+/**
+ * English term normalisation: a stop-word list and a light stemmer. "Light" on purpose: it
+ * folds inflections (plural, -ing, -ed, possessive) that make a question miss its paragraph,
+ * and leaves derivations alone (Porter's "university" → "univers" merges too much).
+ */
+
+export const ENGLISH_STOP_WORDS: ReadonlySet<string> = new Set(
+  (
+    'a about above after again against all am an and any are as at be because been before being below ' +
+    'between both but by can could did do does doing down during each few for from further had has have ' +
+    'having he her here hers herself him himself his how i if in into is it its itself just me more most my ' +
+    'myself no nor not now of off on once only or other our ours ourselves out over own same she should so ' +
+    'some such than that the their theirs them themselves then there these they this those through to too ' +
+    'under until up very was we were what when where which while who whom why will with would you your ' +
+    'yours yourself yourselves also whose'
+  ).split(' '),
+);
+
+const VOWEL = /[aeiouy]/;
+
+function hasVowel(stem: string): boolean {
+  return VOWEL.test(stem);
+}
+
+function undouble(stem: string): string {
+  const last = stem.charCodeAt(stem.length - 1);
+  if (stem.length > 2 && last === stem.charCodeAt(stem.length - 2) && !'lsz'.includes(stem[stem.length - 1] ?? '')) {
+    return stem.slice(0, -1);
+  }
+  return stem;
+}
+
+/**
+ * Stems one lower-case alphabetic word. A final silent "e" is dropped after suffix removal so
+ * that "create", "creates" and "created" share "creat".
+ */
+export function lightStem(word: string): string {
+  if (word.length <= 3) return word;
+  let stem = word;
+  if (stem.endsWith('ies') && stem.length > 4) stem = stem.slice(0, -3) + 'y';
+  else if (stem.endsWith('sses')) stem = stem.slice(0, -2);
+  else if (/(?:ches|shes|xes|zzes)$/.test(stem)) stem = stem.slice(0, -2);
+  else if (stem.endsWith('s') && !/(?:ss|us|is|'s)$/.test(stem)) stem = stem.slice(0, -1);
+
+  if (stem.endsWith('ing') && stem.length > 5 && hasVowel(stem.slice(0, -3))) stem = undouble(stem.slice(0, -3));
+  else if (stem.endsWith('ed') && stem.length > 4 && hasVowel(stem.slice(0, -2))) {
+    stem = stem.endsWith('ied') ? stem.slice(0, -3) + 'y' : undouble(stem.slice(0, -2));
+  }
+  if (stem.length > 4 && stem.endsWith('e') && !stem.endsWith('ee')) stem = stem.slice(0, -1);
+  return stem;
+}

@@ -1,0 +1,125 @@
+import { join } from 'node:path';
+import { z } from 'zod';
+import { indexedChunkSchema } from '../backends/chunk-schema.js';
+import { assertScope } from '../backends/scope.js';
+import type {
+  DocumentKey,
+  DocumentState,
+  EmbeddedChunk,
+  IndexedChunk,
+  KbChunkCount,
+  ScoredChunk,
+  VectorBackend,
+  VectorSearchRequest,
+  VersionedDocumentKey,
+  WriteOutcome,
+} from '../backends/types.js';
+import { partitionKey, scopePartitions } from '../backends/types.js';
+import type { ItemCodec } from '../storage/versioned-document-store.js';
+import { VersionedDocumentStore } from '../storage/versioned-document-store.js';
+import { checkDimensions, FlatVectorIndex } from './flat-vector-index.js';
+import type { VectorIndex } from './vector-index.js';
+
+export interface EmbeddedVectorBackendOptions {
+  dimensions: number;
+  /** Folder the index persists to; without it the index lives in memory only. */
+  dataDir?: string;
+  /** Flush every write to disk before acknowledging it (default true). */
+  durable?: boolean;
+  /** Builds the nearest-neighbour index (default: exact flat scan). */
+  createIndex?: (dimensions: number) => VectorIndex;
+}
+
+export const VECTOR_LOG_FILE = 'vector.log.jsonl';
+
+const storedSchema = z.object({ chunk: indexedChunkSchema, vector: z.string() });
+
+function vectorCodec(dimensions: number): ItemCodec<EmbeddedChunk> {
+  return {
+    encode: ({ chunk, vector }) => ({
+      chunk,
+      vector: Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength).toString('base64'),
+    }),
+    decode(value) {
+      const stored = storedSchema.parse(value);
+      const bytes = Buffer.from(stored.vector, 'base64');
+      // Copy into an aligned buffer: a Float32Array view needs a 4-byte aligned offset.
+      const vector = new Float32Array(bytes.byteLength / 4);
+      new Uint8Array(vector.buffer).set(bytes);
+      checkDimensions(vector, dimensions);
+      return { chunk: stored.chunk, vector };
+    },
+  };
+}
+
+/** Vector search over an in-process index, persisted as a replayable write log in `dataDir`. */
+export class EmbeddedVectorBackend implements VectorBackend {
+  readonly name = 'vector';
+
+  private constructor(
+    readonly dimensions: number,
+    private readonly index: VectorIndex,
+    private readonly chunks: Map<string, IndexedChunk>,
+    private readonly store: VersionedDocumentStore<EmbeddedChunk>,
+  ) {}
+
+  static async open(options: EmbeddedVectorBackendOptions): Promise<EmbeddedVectorBackend> {
+    const { dimensions } = options;
+    const index = (options.createIndex ?? ((dims) => new FlatVectorIndex(dims)))(dimensions);
+    const chunks = new Map<string, IndexedChunk>();
+    const store = await VersionedDocumentStore.open<EmbeddedChunk>({
+      ...(options.dataDir === undefined ? {} : { file: join(options.dataDir, VECTOR_LOG_FILE) }),
+      durable: options.durable ?? true,
+      codec: vectorCodec(dimensions),
+      listener: {
+        added(doc, items) {
+          const partition = partitionKey(doc.tenantId, doc.kbId);
+          for (const { chunk, vector } of items) {
+            index.add(partition, chunk.chunkId, vector);
+            chunks.set(chunkKey(partition, chunk.chunkId), chunk);
+          }
+        },
+        removed(doc, items) {
+          const partition = partitionKey(doc.tenantId, doc.kbId);
+          for (const { chunk } of items) {
+            index.remove(partition, chunk.chunkId);
+            chunks.delete(chunkKey(partition, chunk.chunkId));
+          }
+        },
+      },
+    });
+    return new EmbeddedVectorBackend(dimensions, index, chunks, store);
+  }
+
+  async search(request: VectorSearchRequest, signal: AbortSignal): Promise<ScoredChunk[]> {
+    assertScope(request.scope);
+    signal.throwIfAborted();
+    const hits = this.index.search(scopePartitions(request.scope), request.vector, request.limit);
+    return hits.map((hit) => ({ chunk: this.chunks.get(chunkKey(hit.partition, hit.key)) as IndexedChunk, score: hit.score }));
+  }
+
+  upsertDocument(doc: VersionedDocumentKey, items: readonly EmbeddedChunk[]): Promise<WriteOutcome> {
+    for (const { vector } of items) checkDimensions(vector, this.dimensions);
+    return this.store.upsert(doc, items);
+  }
+
+  deleteDocument(ref: VersionedDocumentKey): Promise<WriteOutcome> {
+    return this.store.delete(ref);
+  }
+
+  async documentState(key: DocumentKey): Promise<DocumentState | undefined> {
+    return this.store.state(key);
+  }
+
+  async countChunks(): Promise<KbChunkCount[]> {
+    return this.store.counts();
+  }
+
+  close(): Promise<void> {
+    return this.store.close();
+  }
+}
+
+function chunkKey(partition: string, chunkId: string): string {
+  return `${partition}\u0000${chunkId}`;
+}

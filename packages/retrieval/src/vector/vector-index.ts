@@ -1,0 +1,16 @@
+/** A nearest-neighbour index over unit vectors, partitioned like the BM25 index (tenant + kb). */
+export interface VectorIndex {
+  readonly dimensions: number;
+  /** Adds a vector, replacing any vector with the same key in that partition. */
+  add(partition: string, key: string, vector: Float32Array): void;
+  remove(partition: string, key: string): boolean;
+  size(partition?: string): number;
+  /** Inner-product (cosine, for unit vectors) search over the named partitions only. */
+  search(partitions: readonly string[], query: Float32Array, limit: number): VectorHit[];
+}
+
+export interface VectorHit {
+  partition: string;
+  key: string;
+  score: number;
+}
