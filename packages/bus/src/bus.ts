@@ -2,14 +2,20 @@
  * The bus port: everything services need from NATS, so that the same code runs over a real
  * NATS server or, in the embedded mode and in tests, over the in-memory adapter. Payloads are
  * bytes produced by the @hopline/contracts codecs; both adapters carry them and their headers
- * unchanged.
+ * unchanged, and both pass the one scenario suite in `test/scenarios.ts`.
+ *
+ * Failures are the named errors of @hopline/contracts: DeadlineExceededError (timeout),
+ * NoRespondersError (nobody listens), CancelledError (the caller's signal aborted),
+ * UnavailableError (the connection is closed or draining), ValidationError (a subject, header,
+ * key or payload the server would refuse) and RemoteError (the responder's error envelope).
  */
 
-/** Message headers. Names are case-sensitive, as in NATS. */
+/** Message headers. Names are case-sensitive, as in NATS; values are trimmed, as NATS does. */
 export type BusHeaders = Record<string, string>;
 
 export interface BusMessage {
   readonly subject: string;
+  /** The payload; may be a plain Uint8Array (as nats.js hands it), which the codecs accept. */
   readonly data: Uint8Array;
   readonly headers: Readonly<BusHeaders>;
 }
@@ -60,6 +66,7 @@ export interface Endpoint {
 export interface ServiceDefinition {
   /** Answers $SRV.PING, $SRV.INFO and $SRV.STATS under this name. */
   name: string;
+  /** Semantic version, as the NATS services protocol requires. */
   version: string;
   description?: string;
   endpoints: Endpoint[];
@@ -67,9 +74,27 @@ export interface ServiceDefinition {
 
 export interface ServiceHandle {
   readonly name: string;
+  /** Instance id, as in $SRV.PING.<name>.<id>. */
   readonly id: string;
   /** Stops taking requests and waits for those in flight. */
   stop(): Promise<void>;
+}
+
+/** How long a stream remembers a msgId when the options do not say (JetStream's default). */
+export const DEFAULT_DUPLICATE_WINDOW_MS = 120_000;
+
+export interface DurableStreamOptions {
+  /** Stream name; defaults to `jetstream.ingestStream`. */
+  name?: string;
+  /** Subjects the stream stores; defaults to `[subjects.ingestAll]`. */
+  subjects?: string[];
+  /** How long a msgId is remembered for deduplication; defaults to two minutes. */
+  duplicateWindowMs?: number;
+}
+
+export interface KeyValueOptions {
+  /** Bucket name; defaults to `jetstream.traceBucket`. */
+  bucket?: string;
 }
 
 export interface Bus {
@@ -81,15 +106,34 @@ export interface Bus {
    * and RemoteError when the responder replied with an error envelope.
    */
   request(subject: string, data: Uint8Array, options: RequestOptions): Promise<BusMessage>;
+  /** Fire and forget; throws at once on a closed bus or a payload over the server's limit. */
   publish(subject: string, data: Uint8Array, options?: PublishOptions): void;
+  /**
+   * Delivers every message on `subject` (NATS wildcards `*` and `>` allowed). A handler that
+   * throws is reported to the bus's onError; the message is not redelivered. Messages other
+   * connections publish reach it once the server knows it: after `flush()`.
+   */
   subscribe(subject: string, options: SubscribeOptions, handler: (message: BusMessage) => void | Promise<void>): Subscription;
-  /** Registers a request/reply service with its endpoints and its discovery answers. */
+  /**
+   * Registers a request/reply service with its endpoints and its discovery answers; resolves
+   * once the server knows it, so that a request sent afterwards from anywhere reaches it.
+   */
   serve(definition: ServiceDefinition): Promise<ServiceHandle>;
   /** Resolves once everything published so far has reached the server. */
   flush(): Promise<void>;
-  /** Graceful close: drains subscriptions, flushes, disconnects. */
+  /**
+   * Graceful close: stops subscriptions and services from taking new messages, waits for the
+   * handlers in flight (which may still publish and request), then flushes and disconnects.
+   */
   drain(): Promise<void>;
+  /** The durable stream (created or updated to match the options) on this bus's server. */
+  durableStream(options?: DurableStreamOptions): Promise<DurableStream>;
+  /** A key-value bucket (created when missing) on this bus's server. */
+  keyValue(options?: KeyValueOptions): Promise<KeyValueStore>;
 }
+
+/** Reports failures that have no caller to reject: a subscriber that threw, a reply that could not be sent. */
+export type BusErrorReporter = (error: unknown, where: { operation: string; subject: string }) => void;
 
 /** How a durable consumer settles one delivery. */
 export type Settlement = { kind: 'ack' } | { kind: 'retry'; delayMs: number } | { kind: 'terminate'; reason: string };
@@ -101,7 +145,7 @@ export interface StreamMessage extends BusMessage {
 
 export interface DurablePublishOptions {
   headers?: BusHeaders;
-  /** Deduplication id (Nats-Msg-Id): a second publish with the same id is dropped. */
+  /** Deduplication id (Nats-Msg-Id): a second publish with the same id within the window is dropped. */
   msgId: string;
 }
 
@@ -110,26 +154,44 @@ export interface DurableConsumerOptions {
   durable: string;
   /** Subjects this consumer takes from the stream. */
   filterSubject: string;
-  /** Deliveries after which a message that keeps failing is terminated. */
+  /**
+   * Deliveries after which the stream stops redelivering a message that was not acked. A
+   * handler that sees `deliveryCount === maxDeliver` should dead-letter and terminate it.
+   */
   maxDeliver: number;
-  /** How long a delivery may stay unsettled before it is redelivered. */
+  /**
+   * How long one delivery may stay unsettled before it is redelivered: the bound on a
+   * handler's work, and what brings back the messages of a consumer that died.
+   */
   ackWaitMs: number;
 }
 
 export interface DurableConsumer {
+  /** Stops taking deliveries and waits for the handler in flight. */
   stop(): Promise<void>;
 }
 
 /**
  * The durable stream behind ingestion (JetStream in production): a publish resolves once the
- * stream stored the message, and a message is redelivered until a consumer settles it.
+ * stream stored the message, and a message is redelivered until a consumer settles it. Each
+ * consumer handles one delivery at a time. A handler that throws leaves its delivery unsettled
+ * (it comes back after ackWaitMs) and the error goes to `onError`.
  */
 export interface DurableStream {
+  /** Rejects with NoRespondersError when the subject is not one of the stream's subjects. */
   publish(subject: string, data: Uint8Array, options: DurablePublishOptions): Promise<{ duplicate: boolean; seq: number }>;
-  consume(options: DurableConsumerOptions, handler: (message: StreamMessage) => Promise<Settlement>): Promise<DurableConsumer>;
+  consume(
+    options: DurableConsumerOptions,
+    handler: (message: StreamMessage) => Promise<Settlement>,
+    onError?: BusErrorReporter,
+  ): Promise<DurableConsumer>;
 }
 
-/** A small key-value store (JetStream KV in production) for reasoning traces. */
+/**
+ * A small key-value store (JetStream KV in production) for reasoning traces. Keys follow the
+ * JetStream KV rules (letters, digits, `-_/=.`, not starting or ending with `.`) in every
+ * adapter, so that a key accepted by one is accepted by all.
+ */
 export interface KeyValueStore {
   put(key: string, value: Uint8Array): Promise<void>;
   get(key: string): Promise<Uint8Array | undefined>;

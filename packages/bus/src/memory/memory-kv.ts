@@ -1,0 +1,31 @@
+import { jetstream } from '@hopline/contracts';
+import type { KeyValueOptions, KeyValueStore } from '../bus.js';
+import { assertValidKey, assertValidName } from '../names.js';
+
+/** A key-value bucket held by a memory broker; values are copied in and out, as over a wire. */
+export class MemoryKeyValueStore implements KeyValueStore {
+  private readonly values = new Map<string, Uint8Array>();
+
+  /** The broker-wide bucket with this name, created when missing. */
+  static open(buckets: Map<string, MemoryKeyValueStore>, options: KeyValueOptions): MemoryKeyValueStore {
+    const bucket = options.bucket ?? jetstream.traceBucket;
+    assertValidName(bucket, 'bucket name');
+    let store = buckets.get(bucket);
+    if (store === undefined) {
+      store = new MemoryKeyValueStore();
+      buckets.set(bucket, store);
+    }
+    return store;
+  }
+
+  async put(key: string, value: Uint8Array): Promise<void> {
+    assertValidKey(key);
+    this.values.set(key, new Uint8Array(value));
+  }
+
+  async get(key: string): Promise<Uint8Array | undefined> {
+    assertValidKey(key);
+    const value = this.values.get(key);
+    return value === undefined ? undefined : new Uint8Array(value);
+  }
+}

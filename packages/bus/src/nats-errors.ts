@@ -1,0 +1,47 @@
+import {
+  CancelledError,
+  DeadlineExceededError,
+  HoplineError,
+  NoRespondersError,
+  toHoplineError,
+  UnavailableError,
+  ValidationError,
+} from '@hopline/contracts';
+import { ErrorCode, NatsError } from 'nats';
+
+export interface NatsErrorContext {
+  operation: string;
+  subject?: string;
+  timeoutMs?: number;
+}
+
+/** A nats.js failure as the Hopline error a caller can act on. */
+export function fromNatsError(error: unknown, context: NatsErrorContext): HoplineError {
+  if (error instanceof HoplineError) return error;
+  if (!(error instanceof NatsError)) return toHoplineError(error);
+  const where = context.subject === undefined ? context.operation : `${context.operation} ${context.subject}`;
+  const options = { cause: error };
+  switch (error.code) {
+    case ErrorCode.Timeout:
+      return new DeadlineExceededError(`${where}: no answer within ${context.timeoutMs ?? '?'} ms`, options);
+    case ErrorCode.NoResponders:
+      return new NoRespondersError(context.subject ?? context.operation, options);
+    case ErrorCode.Cancelled:
+      return new CancelledError(`${where}: cancelled`, options);
+    case ErrorCode.ConnectionClosed:
+    case ErrorCode.ConnectionDraining:
+    case ErrorCode.ConnectionRefused:
+    case ErrorCode.ConnectionTimeout:
+    case ErrorCode.Disconnect:
+      return new UnavailableError(`${where}: NATS connection unavailable (${error.message})`, options);
+    case ErrorCode.MaxPayloadExceeded:
+      return new ValidationError(`${where}: message exceeds the server's max payload`, options);
+    case ErrorCode.BadSubject:
+    case ErrorCode.BadHeader:
+    case ErrorCode.BadPayload:
+    case ErrorCode.InvalidOption:
+      return new ValidationError(`${where}: ${error.message}`, options);
+    default:
+      return new HoplineError('internal', `${where}: ${error.message}`, options);
+  }
+}

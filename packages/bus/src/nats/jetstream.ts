@@ -1,0 +1,220 @@
+import { jetstream, subjects, ValidationError } from '@hopline/contracts';
+import {
+  AckPolicy,
+  DeliverPolicy,
+  NatsError,
+  nanos,
+  type ConsumerInfo,
+  type JetStreamManager,
+  type JsMsg,
+  type KV,
+  type NatsConnection,
+  type StreamInfo,
+} from 'nats';
+import {
+  DEFAULT_DUPLICATE_WINDOW_MS,
+  type BusErrorReporter,
+  type DurableConsumer,
+  type DurableConsumerOptions,
+  type DurableStream,
+  type DurableStreamOptions,
+  type KeyValueOptions,
+  type KeyValueStore,
+  type Settlement,
+  type StreamMessage,
+} from '../bus.js';
+import { assertValidKey, assertValidName } from '../names.js';
+import { fromNatsError } from '../nats-errors.js';
+import { assertValidSubject } from '../subjects.js';
+import { fromMsgHdrs, toMsgHdrs } from '../wire-headers.js';
+
+// Older servers take "+TERM <reason>" for an unknown ack and redeliver the message; the
+// reason is only informational (it goes into the server's advisory), so it is left out there.
+// 2.10.x releases are not all known to accept it, hence the conservative bound.
+const TERM_REASON_SINCE = [2, 11, 0] as const;
+
+function serverAtLeast(version: string | undefined, wanted: readonly [number, number, number]): boolean {
+  const parts = (version ?? '0.0.0').split(/[.-]/).slice(0, 3).map(Number);
+  for (let i = 0; i < 3; i++) {
+    const have = parts[i] ?? 0;
+    const need = wanted[i] ?? 0;
+    if (have !== need) return have > need;
+  }
+  return true;
+}
+
+function isNotFound(error: unknown): boolean {
+  return error instanceof NatsError && error.code === '404';
+}
+
+async function orUndefinedWhenMissing<T>(lookup: Promise<T>): Promise<T | undefined> {
+  try {
+    return await lookup;
+  } catch (error) {
+    if (isNotFound(error)) return undefined;
+    throw error;
+  }
+}
+
+/**
+ * Creates the stream, or updates it to these subjects and this duplicate window, and returns
+ * the DurableStream over it. Consumers it starts join `consumers`, so that the bus's drain
+ * stops them.
+ */
+export async function openJetStreamDurableStream(
+  nc: NatsConnection,
+  options: DurableStreamOptions,
+  consumers: Set<DurableConsumer>,
+): Promise<DurableStream> {
+  const name = options.name ?? jetstream.ingestStream;
+  const streamSubjects = options.subjects ?? [subjects.ingestAll];
+  assertValidName(name, 'stream name');
+  streamSubjects.forEach((subject) => assertValidSubject(subject, 'subscribe'));
+  const duplicateWindow = nanos(options.duplicateWindowMs ?? DEFAULT_DUPLICATE_WINDOW_MS);
+  let jsm: JetStreamManager;
+  try {
+    jsm = await nc.jetstreamManager();
+    const existing: StreamInfo | undefined = await orUndefinedWhenMissing(jsm.streams.info(name));
+    if (existing === undefined) {
+      await jsm.streams.add({ name, subjects: streamSubjects, duplicate_window: duplicateWindow });
+    } else {
+      await jsm.streams.update(name, { ...existing.config, subjects: streamSubjects, duplicate_window: duplicateWindow });
+    }
+  } catch (error) {
+    throw fromNatsError(error, { operation: 'create stream', subject: name });
+  }
+  const js = nc.jetstream();
+
+  return {
+    async publish(subject, data, publishOptions) {
+      assertValidSubject(subject, 'publish');
+      try {
+        const ack = await js.publish(subject, data, { msgID: publishOptions.msgId, headers: toMsgHdrs(publishOptions.headers) });
+        return { duplicate: ack.duplicate, seq: ack.seq };
+      } catch (error) {
+        // JetStream answers "no responders" when no stream stores the subject.
+        throw fromNatsError(error, { operation: 'stream publish', subject });
+      }
+    },
+
+    async consume(consumerOptions, handler, onError) {
+      await ensureConsumer(jsm, name, consumerOptions);
+      const termWithReason = serverAtLeast(nc.info?.version, TERM_REASON_SINCE);
+      const report: BusErrorReporter = onError ?? (() => undefined);
+      let messages;
+      try {
+        const consumer = await js.consumers.get(name, consumerOptions.durable);
+        // One message at a time: a buffered message's ack wait would run while it waits.
+        messages = await consumer.consume({ max_messages: 1 });
+      } catch (error) {
+        throw fromNatsError(error, { operation: 'consume', subject: name });
+      }
+      const loop = (async () => {
+        for await (const delivery of messages) await settleOne(delivery, handler, report, termWithReason);
+      })().catch((error: unknown) => report(fromNatsError(error, { operation: 'consume', subject: name }), { operation: 'consume', subject: name }));
+      const durableConsumer: DurableConsumer = {
+        stop: async () => {
+          consumers.delete(durableConsumer);
+          await messages.close();
+          await loop;
+        },
+      };
+      consumers.add(durableConsumer);
+      return durableConsumer;
+    },
+  };
+}
+
+async function ensureConsumer(jsm: JetStreamManager, stream: string, options: DurableConsumerOptions): Promise<void> {
+  assertValidName(options.durable, 'durable consumer name');
+  assertValidSubject(options.filterSubject, 'subscribe');
+  const ackWait = nanos(options.ackWaitMs);
+  try {
+    const existing: ConsumerInfo | undefined = await orUndefinedWhenMissing(jsm.consumers.info(stream, options.durable));
+    if (existing === undefined) {
+      await jsm.consumers.add(stream, {
+        durable_name: options.durable,
+        ack_policy: AckPolicy.Explicit,
+        deliver_policy: DeliverPolicy.All,
+        filter_subject: options.filterSubject,
+        max_deliver: options.maxDeliver,
+        ack_wait: ackWait,
+      });
+      return;
+    }
+    if (existing.config.filter_subject !== options.filterSubject) {
+      throw new ValidationError(
+        `durable consumer ${options.durable} of ${stream} filters ${existing.config.filter_subject ?? '(all)'}, not ${options.filterSubject}`,
+      );
+    }
+    if (existing.config.max_deliver !== options.maxDeliver || existing.config.ack_wait !== ackWait) {
+      await jsm.consumers.update(stream, options.durable, { max_deliver: options.maxDeliver, ack_wait: ackWait });
+    }
+  } catch (error) {
+    throw fromNatsError(error, { operation: 'create consumer', subject: `${stream}/${options.durable}` });
+  }
+}
+
+async function settleOne(
+  delivery: JsMsg,
+  handler: (message: StreamMessage) => Promise<Settlement>,
+  report: BusErrorReporter,
+  termWithReason: boolean,
+): Promise<void> {
+  const message: StreamMessage = {
+    subject: delivery.subject,
+    data: delivery.data,
+    headers: fromMsgHdrs(delivery.headers),
+    deliveryCount: delivery.info.redeliveryCount,
+  };
+  let settlement: Settlement;
+  try {
+    settlement = await handler(message);
+  } catch (error) {
+    // Left unsettled: JetStream redelivers it once the ack wait runs out.
+    report(error, { operation: 'consume', subject: message.subject });
+    return;
+  }
+  switch (settlement.kind) {
+    case 'ack':
+      delivery.ack();
+      return;
+    case 'retry':
+      delivery.nak(settlement.delayMs);
+      return;
+    case 'terminate':
+      delivery.term(termWithReason ? settlement.reason : undefined);
+      return;
+  }
+}
+
+/** The JetStream KV bucket (created with history 1 when missing) as a KeyValueStore. */
+export async function openJetStreamKeyValue(nc: NatsConnection, options: KeyValueOptions): Promise<KeyValueStore> {
+  const bucket = options.bucket ?? jetstream.traceBucket;
+  assertValidName(bucket, 'bucket name');
+  let kv: KV;
+  try {
+    kv = await nc.jetstream().views.kv(bucket, { history: 1 });
+  } catch (error) {
+    throw fromNatsError(error, { operation: 'open bucket', subject: bucket });
+  }
+  return {
+    async put(key, value) {
+      assertValidKey(key);
+      try {
+        await kv.put(key, value);
+      } catch (error) {
+        throw fromNatsError(error, { operation: 'kv put', subject: `${bucket}/${key}` });
+      }
+    },
+    async get(key) {
+      assertValidKey(key);
+      try {
+        const entry = await kv.get(key);
+        return entry !== null && entry.operation === 'PUT' ? entry.value : undefined;
+      } catch (error) {
+        throw fromNatsError(error, { operation: 'kv get', subject: `${bucket}/${key}` });
+      }
+    },
+  };
+}

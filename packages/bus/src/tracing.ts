@@ -1,0 +1,123 @@
+import { isCancelled, subjectTemplate } from '@hopline/contracts';
+import { extractContext, injectContext, instrument } from '@hopline/telemetry';
+import { context, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Span } from '@opentelemetry/api';
+import type { Bus, BusHeaders, BusMessage, DurableStream, Endpoint, PublishOptions, RequestOptions } from './bus.js';
+
+/**
+ * Adds the messaging spans of one trace per question to any bus: a PRODUCER (publish) or
+ * CLIENT (request) span whose context travels in the W3C headers, and on delivery a CONSUMER
+ * (subscription, durable stream) or SERVER (endpoint) span that continues the sender's trace
+ * and is active while the handler runs, so that the handler's own calls are its children.
+ * Span names and attributes use the subject template, never per-question tokens or payloads.
+ * Both adapters return buses wrapped in it.
+ */
+export function withTracing(bus: Bus): Bus {
+  return {
+    kind: bus.kind,
+    request: (subject: string, data: Uint8Array, options: RequestOptions) =>
+      instrument(
+        `${subjectTemplate(subject)} request`,
+        { kind: SpanKind.CLIENT, attributes: messagingAttributes(subject, 'request', data), acceptableErrors: isCancelled },
+        () => bus.request(subject, data, { ...options, headers: injectContext({ ...options.headers }) }),
+      ),
+    publish: (subject: string, data: Uint8Array, options?: PublishOptions) =>
+      publishInProducerSpan(subject, data, options?.headers, (headers) => bus.publish(subject, data, { ...options, headers })),
+    subscribe: (subject, options, handler) =>
+      bus.subscribe(subject, options, (message) =>
+        processInSpan(message, SpanKind.CONSUMER, options.queue, async () => {
+          await handler(message);
+        }),
+      ),
+    serve: (definition) =>
+      bus.serve({
+        ...definition,
+        endpoints: definition.endpoints.map(
+          (endpoint): Endpoint => ({
+            ...endpoint,
+            handle: (request) => processInSpan(request, SpanKind.SERVER, endpoint.queue ?? definition.name, () => endpoint.handle(request)),
+          }),
+        ),
+      }),
+    flush: () => bus.flush(),
+    drain: () => bus.drain(),
+    durableStream: async (options) => traceDurableStream(await bus.durableStream(options)),
+    keyValue: (options) => bus.keyValue(options),
+  };
+}
+
+function traceDurableStream(stream: DurableStream): DurableStream {
+  return {
+    publish: (subject, data, options) =>
+      instrument(`${subjectTemplate(subject)} publish`, { kind: SpanKind.PRODUCER, attributes: messagingAttributes(subject, 'publish', data) }, () =>
+        stream.publish(subject, data, { ...options, headers: injectContext({ ...options.headers }) }),
+      ),
+    consume: (options, handler, onError) =>
+      stream.consume(
+        options,
+        (message) =>
+          processInSpan(message, SpanKind.CONSUMER, options.durable, async (span) => {
+            span.setAttribute('messaging.message.delivery_count', message.deliveryCount);
+            const settlement = await handler(message);
+            span.setAttribute('hopline.settlement', settlement.kind);
+            return settlement;
+          }),
+        onError,
+      ),
+  };
+}
+
+type MessagingOperation = 'publish' | 'request' | 'process';
+
+function messagingAttributes(subject: string, operation: MessagingOperation, data: Uint8Array, queue?: string): Attributes {
+  const attributes: Attributes = {
+    'messaging.system': 'nats',
+    'messaging.destination.name': subjectTemplate(subject),
+    'messaging.operation.name': operation,
+    'messaging.operation.type': operation === 'process' ? 'process' : 'send',
+    'messaging.message.body.size': data.byteLength,
+  };
+  if (queue !== undefined) attributes['messaging.consumer.group.name'] = queue;
+  return attributes;
+}
+
+/**
+ * The delivered message's own trace context is the parent, on top of the root context: a
+ * delivery never inherits whatever context happened to be active in the adapter.
+ */
+function processInSpan<T>(
+  message: BusMessage,
+  kind: SpanKind,
+  queue: string | undefined,
+  work: (span: Span) => Promise<T>,
+): Promise<T> {
+  return instrument(
+    `${subjectTemplate(message.subject)} process`,
+    {
+      kind,
+      parent: extractContext(message.headers, ROOT_CONTEXT),
+      attributes: messagingAttributes(message.subject, 'process', message.data, queue),
+      acceptableErrors: isCancelled,
+    },
+    work,
+  );
+}
+
+/**
+ * publish() is synchronous, so its span cannot go through the async instrument(): it is
+ * opened, injected into the headers and ended around the one call here.
+ */
+function publishInProducerSpan(subject: string, data: Uint8Array, headers: BusHeaders | undefined, send: (headers: BusHeaders) => void): void {
+  const span = trace.getTracer('hopline').startSpan(`${subjectTemplate(subject)} publish`, {
+    kind: SpanKind.PRODUCER,
+    attributes: messagingAttributes(subject, 'publish', data),
+  });
+  try {
+    send(injectContext({ ...headers }, trace.setSpan(context.active(), span)));
+  } catch (error) {
+    span.recordException(error instanceof Error ? error : new Error(String(error)));
+    span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
+    throw error;
+  } finally {
+    span.end();
+  }
+}

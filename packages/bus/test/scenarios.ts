@@ -1,0 +1,606 @@
+import { randomUUID } from 'node:crypto';
+import {
+  CancelledError,
+  codecs,
+  DeadlineExceededError,
+  headers as headerNames,
+  NoRespondersError,
+  RemoteError,
+  UnavailableError,
+  ValidationError,
+} from '@hopline/contracts';
+import { waitFor } from '@hopline/test-support';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Bus, BusErrorReporter, BusMessage, Endpoint, Settlement, StreamMessage } from '../src/index.js';
+
+const text = (value: string) => new TextEncoder().encode(value);
+const read = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
+const VERSION = '1.0.0';
+// NATS's default max_payload is 1 MiB; both adapters must refuse more.
+const OVERSIZED = new Uint8Array(1024 * 1024 + 1);
+
+/** Every test gets subjects and names of its own, so that runs sharing one server never meet. */
+function unique() {
+  const id = randomUUID().replaceAll('-', '').slice(0, 12);
+  return { subject: (suffix = 'x') => `test.${id}.${suffix}`, name: (what: string) => `${what}-${id}`, id };
+}
+
+function gate() {
+  let open = () => {};
+  const opened = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  return { open, opened };
+}
+
+function endpoint(subject: string, handle: Endpoint['handle'], name = 'main'): Endpoint {
+  return { name, subject, handle };
+}
+
+async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (error) {
+    return error;
+  }
+  throw new Error('expected the promise to reject');
+}
+
+export type ConnectBus = (options: { onError?: BusErrorReporter }) => Promise<Bus>;
+
+/**
+ * The one behaviour suite of the bus port. `connect` opens a new connection to the same
+ * server (or broker) as every other connection of the test file.
+ */
+export function busScenarios(adapter: string, connect: ConnectBus): void {
+  describe(`bus scenarios (${adapter})`, () => {
+    let opened: Bus[] = [];
+    const bus = async (onError?: BusErrorReporter) => {
+      const connection = await connect({ onError });
+      opened.push(connection);
+      return connection;
+    };
+    afterEach(async () => {
+      await Promise.allSettled(opened.map((connection) => connection.drain()));
+      opened = [];
+    });
+
+    describe('request/reply', () => {
+      it('request/reply - a protobuf request reaches the endpoint and its reply comes back decoded', async () => {
+        const t = unique();
+        const [responder, requester] = [await bus(), await bus()];
+        await responder.serve({
+          name: t.name('retrieve'),
+          version: VERSION,
+          endpoints: [
+            endpoint(t.subject(), async (request) => {
+              const query = codecs.retrieveRequest.decode(request.data).query;
+              return { data: codecs.retrieveResponse.encode({ chunks: [{ chunkId: 'c1', text: `answer to ${query}` }], workerId: 'w1' }) };
+            }),
+          ],
+        });
+        const reply = await requester.request(t.subject(), codecs.retrieveRequest.encode({ query: 'who?', topK: 3 }), { timeoutMs: 2_000 });
+        const response = codecs.retrieveResponse.decode(reply.data);
+        expect(response.chunks[0]?.text).toBe('answer to who?');
+        expect(response.workerId).toBe('w1');
+      });
+
+      it('headers - request and reply headers round-trip, names as sent and values trimmed as NATS does', async () => {
+        const t = unique();
+        const [responder, requester] = [await bus(), await bus()];
+        let seen: BusMessage['headers'] = {};
+        await responder.serve({
+          name: t.name('echo'),
+          version: VERSION,
+          endpoints: [
+            endpoint(t.subject(), async (request) => {
+              seen = request.headers;
+              return { data: text('ok'), headers: { 'Reply-Header': 'from responder' } };
+            }),
+          ],
+        });
+        const reply = await requester.request(t.subject(), text('hi'), { timeoutMs: 2_000, headers: { 'X-Question-Id': 'q-1', traceparent: '  padded  ' } });
+        expect(seen).toMatchObject({ 'X-Question-Id': 'q-1', traceparent: 'padded' });
+        expect(reply.headers).toEqual({ 'Reply-Header': 'from responder' });
+      });
+
+      it('headers - a header name NATS cannot carry is refused before sending', async () => {
+        const t = unique();
+        const requester = await bus();
+        const error = await rejection(requester.request(t.subject(), text(''), { timeoutMs: 1_000, headers: { 'bad name': 'x' } }));
+        expect(error).toBeInstanceOf(ValidationError);
+      });
+
+      it('request/reply - receivers get their own copy of the payload', async () => {
+        const t = unique();
+        const [responder, requester] = [await bus(), await bus()];
+        await responder.serve({
+          name: t.name('mutate'),
+          version: VERSION,
+          endpoints: [
+            endpoint(t.subject(), async (request) => {
+              request.data.fill(0);
+              return { data: request.data };
+            }),
+          ],
+        });
+        const sent = text('keep me');
+        const reply = await requester.request(t.subject(), sent, { timeoutMs: 2_000 });
+        expect(read(sent)).toBe('keep me');
+        expect([...reply.data].every((byte) => byte === 0)).toBe(true);
+      });
+
+      it('queue group - replicas of one service split the requests between them', async () => {
+        const t = unique();
+        const [first, second, requester] = [await bus(), await bus(), await bus()];
+        for (const [replica, id] of [
+          [first, 'first'],
+          [second, 'second'],
+        ] as const) {
+          await replica.serve({ name: t.name('worker'), version: VERSION, endpoints: [endpoint(t.subject(), async () => ({ data: text(id) }))] });
+        }
+        const answeredBy = new Set<string>();
+        for (let i = 0; i < 30; i++) answeredBy.add(read((await requester.request(t.subject(), text(''), { timeoutMs: 2_000 })).data));
+        expect(answeredBy).toEqual(new Set(['first', 'second']));
+      });
+
+      it('no responders - a request nobody listens to fails at once with NoRespondersError', async () => {
+        const t = unique();
+        const requester = await bus();
+        const error = await rejection(requester.request(t.subject(), text(''), { timeoutMs: 10_000 }));
+        expect(error).toBeInstanceOf(NoRespondersError);
+      });
+
+      it('timeout - a responder slower than the timeout gives DeadlineExceededError', async () => {
+        const t = unique();
+        const [responder, requester] = [await bus(), await bus()];
+        const slow = gate();
+        await responder.serve({
+          name: t.name('slow'),
+          version: VERSION,
+          endpoints: [
+            endpoint(t.subject(), async () => {
+              await slow.opened;
+              return { data: text('late') };
+            }),
+          ],
+        });
+        const error = await rejection(requester.request(t.subject(), text(''), { timeoutMs: 100 }));
+        slow.open();
+        expect(error).toBeInstanceOf(DeadlineExceededError);
+      });
+
+      it('timeout - a deadline that already passed fails without sending', async () => {
+        const t = unique();
+        const requester = await bus();
+        await expect(requester.request(t.subject(), text(''), { timeoutMs: 0 })).rejects.toBeInstanceOf(DeadlineExceededError);
+      });
+
+      it('abort - aborting the signal rejects the waiting request at once with CancelledError', async () => {
+        const t = unique();
+        const [responder, requester] = [await bus(), await bus()];
+        const slow = gate();
+        let started = false;
+        await responder.serve({
+          name: t.name('abortable'),
+          version: VERSION,
+          endpoints: [
+            endpoint(t.subject(), async () => {
+              started = true;
+              await slow.opened;
+              return { data: text('late') };
+            }),
+          ],
+        });
+        const controller = new AbortController();
+        const pending = requester.request(t.subject(), text(''), { timeoutMs: 10_000, signal: controller.signal });
+        await waitFor(() => started);
+        controller.abort();
+        const error = await rejection(pending);
+        slow.open();
+        expect(error).toBeInstanceOf(CancelledError);
+      });
+
+      it('abort - an already aborted signal fails without sending', async () => {
+        const t = unique();
+        const requester = await bus();
+        await expect(requester.request(t.subject(), text(''), { timeoutMs: 1_000, signal: AbortSignal.abort() })).rejects.toBeInstanceOf(
+          CancelledError,
+        );
+      });
+
+      it('error envelope - a Hopline error thrown by the handler arrives as a RemoteError with its code and message', async () => {
+        const t = unique();
+        const [responder, requester] = [await bus(), await bus()];
+        await responder.serve({
+          name: t.name('strict'),
+          version: VERSION,
+          endpoints: [
+            endpoint(t.subject(), async () => {
+              throw new ValidationError('topK must be positive');
+            }),
+          ],
+        });
+        const error = await rejection(requester.request(t.subject(), text(''), { timeoutMs: 2_000 }));
+        expect(error).toBeInstanceOf(RemoteError);
+        expect(error).toMatchObject({ code: 'invalid_argument', message: 'topK must be positive', remote: true });
+      });
+
+      it('error envelope - an unknown error becomes internal, its message kept on one line', async () => {
+        const t = unique();
+        const [responder, requester] = [await bus(), await bus()];
+        await responder.serve({
+          name: t.name('buggy'),
+          version: VERSION,
+          endpoints: [
+            endpoint(t.subject(), async () => {
+              throw new TypeError('cannot read x\nof undefined');
+            }),
+          ],
+        });
+        const error = await rejection(requester.request(t.subject(), text(''), { timeoutMs: 2_000 }));
+        expect(error).toBeInstanceOf(RemoteError);
+        expect(error).toMatchObject({ code: 'internal', message: 'cannot read x of undefined' });
+      });
+
+      it('error envelope - a reply the server refuses ends the request with a RemoteError, not a timeout', async () => {
+        const t = unique();
+        const reported: string[] = [];
+        const [responder, requester] = [await bus((error, where) => reported.push(`${where.operation}: ${String(error)}`)), await bus()];
+        await responder.serve({ name: t.name('huge'), version: VERSION, endpoints: [endpoint(t.subject(), async () => ({ data: OVERSIZED }))] });
+        const error = await rejection(requester.request(t.subject(), text(''), { timeoutMs: 10_000 }));
+        expect(error).toBeInstanceOf(RemoteError);
+        expect(error).toMatchObject({ code: 'internal' });
+        expect(reported).toEqual([expect.stringMatching(/^reply: .*max payload/)]);
+      });
+
+      it('error envelope - an envelope with a code outside the taxonomy becomes internal and names the code', async () => {
+        const t = unique();
+        const [responder, requester] = [await bus(), await bus()];
+        await responder.serve({
+          name: t.name('foreign'),
+          version: VERSION,
+          endpoints: [
+            endpoint(t.subject(), async () => ({
+              data: new Uint8Array(0),
+              headers: { [headerNames.errorCode]: 'teapot', [headerNames.errorMessage]: 'short and stout' },
+            })),
+          ],
+        });
+        const error = await rejection(requester.request(t.subject(), text(''), { timeoutMs: 2_000 }));
+        expect(error).toMatchObject({ code: 'internal', message: 'short and stout (unknown error code "teapot")' });
+      });
+    });
+
+    describe('publish/subscribe', () => {
+      it('fan-out - every plain subscriber gets every message, wildcards included, in order', async () => {
+        const t = unique();
+        const [publisher, listener, other] = [await bus(), await bus(), await bus()];
+        const exact: string[] = [];
+        const wildcard: string[] = [];
+        listener.subscribe(t.subject('events.q1'), {}, (message) => {
+          exact.push(read(message.data));
+        });
+        other.subscribe(t.subject('events.*'), {}, (message) => {
+          wildcard.push(`${message.subject.split('.').pop() ?? ''}:${read(message.data)}`);
+        });
+        await Promise.all([listener.flush(), other.flush()]);
+        for (let i = 0; i < 5; i++) publisher.publish(t.subject('events.q1'), text(String(i)));
+        publisher.publish(t.subject('events.q2'), text('other question'));
+        await waitFor(() => exact.length === 5 && wildcard.length === 6);
+        expect(exact).toEqual(['0', '1', '2', '3', '4']);
+        expect(wildcard).toContain('q2:other question');
+      });
+
+      it('queue group - subscribers in one queue share the messages while a plain subscriber sees all', async () => {
+        const t = unique();
+        const [publisher, a, b, watcher] = [await bus(), await bus(), await bus(), await bus()];
+        const counts = { a: 0, b: 0, watcher: 0 };
+        a.subscribe(t.subject(), { queue: 'workers' }, () => void counts.a++);
+        b.subscribe(t.subject(), { queue: 'workers' }, () => void counts.b++);
+        watcher.subscribe(t.subject(), {}, () => void counts.watcher++);
+        await Promise.all([a.flush(), b.flush(), watcher.flush()]);
+        for (let i = 0; i < 30; i++) publisher.publish(t.subject(), text(String(i)));
+        await waitFor(() => counts.watcher === 30 && counts.a + counts.b === 30);
+        expect(counts.a).toBeGreaterThan(0);
+        expect(counts.b).toBeGreaterThan(0);
+      });
+
+      it('subscribe - a handler that throws is reported and the subscription keeps delivering', async () => {
+        const t = unique();
+        const reported: unknown[] = [];
+        const [publisher, listener] = [await bus(), await bus((error) => reported.push(error))];
+        const received: string[] = [];
+        listener.subscribe(t.subject(), {}, (message) => {
+          received.push(read(message.data));
+          if (read(message.data) === 'bad') throw new Error('handler bug');
+        });
+        await listener.flush();
+        publisher.publish(t.subject(), text('bad'));
+        publisher.publish(t.subject(), text('good'));
+        await waitFor(() => received.includes('good'));
+        expect(reported).toEqual([new Error('handler bug')]);
+      });
+
+      it('unsubscribe - no message is delivered after unsubscribe', async () => {
+        const t = unique();
+        const [publisher, listener] = [await bus(), await bus()];
+        const received: string[] = [];
+        const subscription = listener.subscribe(t.subject(), {}, (message) => void received.push(read(message.data)));
+        const fence: string[] = [];
+        listener.subscribe(t.subject('fence'), {}, (message) => void fence.push(read(message.data)));
+        await listener.flush();
+        publisher.publish(t.subject(), text('before'));
+        await waitFor(() => received.length === 1);
+        subscription.unsubscribe();
+        await listener.flush();
+        publisher.publish(t.subject(), text('after'));
+        publisher.publish(t.subject('fence'), text('done'));
+        await waitFor(() => fence.length === 1);
+        expect(received).toEqual(['before']);
+      });
+
+      it('validation - malformed subjects and wildcard publishes are refused', async () => {
+        const connection = await bus();
+        expect(() => connection.publish('test..double-dot', text(''))).toThrow(ValidationError);
+        expect(() => connection.publish('test.has space', text(''))).toThrow(ValidationError);
+        expect(() => connection.publish('test.*', text(''))).toThrow(ValidationError);
+        expect(() => connection.subscribe('test.>.x', {}, () => {})).toThrow(ValidationError);
+      });
+
+      it('max payload - a message over the server limit is refused at publish', async () => {
+        const t = unique();
+        const connection = await bus();
+        expect(() => connection.publish(t.subject(), OVERSIZED)).toThrow(ValidationError);
+      });
+    });
+
+    describe('lifecycle', () => {
+      it('drain - stops taking requests, lets the handler in flight reply, then closes', async () => {
+        const t = unique();
+        const [responder, requester] = [await bus(), await bus()];
+        const slow = gate();
+        const events: string[] = [];
+        let started = 0;
+        await responder.serve({
+          name: t.name('draining'),
+          version: VERSION,
+          endpoints: [
+            endpoint(t.subject(), async () => {
+              started++;
+              await slow.opened;
+              events.push('handler finished');
+              return { data: text('done') };
+            }),
+          ],
+        });
+        const reply = requester.request(t.subject(), text(''), { timeoutMs: 10_000 });
+        await waitFor(() => started === 1);
+        const drained = responder.drain().then(() => events.push('drained'));
+        // New requests stop reaching the draining service (requests that raced the drain time out).
+        await waitFor(
+          async () => (await rejection(requester.request(t.subject(), text(''), { timeoutMs: 200 }))) instanceof NoRespondersError,
+          { timeoutMs: 5_000 },
+        );
+        expect(events).toEqual([]);
+        slow.open();
+        expect(read((await reply).data)).toBe('done');
+        await drained;
+        // Requests that raced the drain were taken too; all of them finished before the drain did.
+        expect(events.at(-1)).toBe('drained');
+        expect(events.slice(0, -1)).toContain('handler finished');
+        expect(events.slice(0, -1).every((event) => event === 'handler finished')).toBe(true);
+        expect(() => responder.publish(t.subject(), text(''))).toThrow(UnavailableError);
+        await expect(responder.request(t.subject(), text(''), { timeoutMs: 1_000 })).rejects.toBeInstanceOf(UnavailableError);
+      });
+
+      it('drain - a subscription drain waits for its running handler', async () => {
+        const t = unique();
+        const [publisher, listener] = [await bus(), await bus()];
+        const slow = gate();
+        const events: string[] = [];
+        const subscription = listener.subscribe(t.subject(), {}, async () => {
+          events.push('started');
+          await slow.opened;
+          events.push('finished');
+        });
+        await listener.flush();
+        publisher.publish(t.subject(), text(''));
+        await waitFor(() => events.length === 1);
+        const drained = subscription.drain().then(() => events.push('drained'));
+        slow.open();
+        await drained;
+        expect(events).toEqual(['started', 'finished', 'drained']);
+      });
+
+      it('discovery - a service answers $SRV.PING, $SRV.INFO and $SRV.STATS like a NATS micro-service', async () => {
+        const t = unique();
+        const [responder, requester] = [await bus(), await bus()];
+        const name = t.name('discoverable');
+        const service = await responder.serve({
+          name,
+          version: '2.1.0',
+          description: 'answers questions',
+          endpoints: [endpoint(t.subject(), async () => ({ data: text('pong') }), 'ask')],
+        });
+        await requester.request(t.subject(), text(''), { timeoutMs: 2_000 });
+        const ask = async (subject: string) => JSON.parse(read((await requester.request(subject, new Uint8Array(0), { timeoutMs: 2_000 })).data)) as Record<string, unknown>;
+
+        expect(await ask(`$SRV.PING.${name}`)).toMatchObject({ type: 'io.nats.micro.v1.ping_response', name, id: service.id, version: '2.1.0' });
+        expect(await ask(`$SRV.PING.${name}.${service.id}`)).toMatchObject({ id: service.id });
+        expect(await ask(`$SRV.INFO.${name}`)).toMatchObject({
+          type: 'io.nats.micro.v1.info_response',
+          description: 'answers questions',
+          endpoints: [{ name: 'ask', subject: t.subject(), queue_group: name }],
+        });
+        const stats = await ask(`$SRV.STATS.${name}`);
+        expect(stats).toMatchObject({ type: 'io.nats.micro.v1.stats_response', name });
+        expect((stats.endpoints as Array<{ num_requests: number }>)[0]?.num_requests).toBe(1);
+      });
+
+      it('service - an invalid name or version is refused before anything is registered', async () => {
+        const t = unique();
+        const connection = await bus();
+        await expect(connection.serve({ name: 'has space', version: VERSION, endpoints: [] })).rejects.toBeInstanceOf(ValidationError);
+        await expect(connection.serve({ name: t.name('svc'), version: 'latest', endpoints: [] })).rejects.toBeInstanceOf(ValidationError);
+      });
+
+      it('service - stop() removes the endpoints, so later requests find no responders', async () => {
+        const t = unique();
+        const [responder, requester] = [await bus(), await bus()];
+        const service = await responder.serve({ name: t.name('stoppable'), version: VERSION, endpoints: [endpoint(t.subject(), async () => ({ data: text('') }))] });
+        await requester.request(t.subject(), text(''), { timeoutMs: 2_000 });
+        await service.stop();
+        await responder.flush();
+        await expect(requester.request(t.subject(), text(''), { timeoutMs: 2_000 })).rejects.toBeInstanceOf(NoRespondersError);
+      });
+    });
+
+    describe('durable stream', () => {
+      const streamFor = (t: ReturnType<typeof unique>) => ({
+        name: `TEST_${t.id}`,
+        subjects: [`test.${t.id}.kb.*.*.ingest`],
+        duplicateWindowMs: 60_000,
+      });
+      const consumerFor = (t: ReturnType<typeof unique>, overrides: { maxDeliver?: number; ackWaitMs?: number } = {}) => ({
+        durable: t.name('indexer'),
+        filterSubject: `test.${t.id}.kb.*.*.ingest`,
+        maxDeliver: overrides.maxDeliver ?? 5,
+        ackWaitMs: overrides.ackWaitMs ?? 30_000,
+      });
+
+      it('durable - a second publish with the same msgId is a duplicate and is delivered once', async () => {
+        const t = unique();
+        const connection = await bus();
+        const stream = await connection.durableStream(streamFor(t));
+        const subject = `test.${t.id}.kb.tenant1.kb1.ingest`;
+        const first = await stream.publish(subject, text('doc-1 v1'), { msgId: 'doc-1:1' });
+        const again = await stream.publish(subject, text('doc-1 v1'), { msgId: 'doc-1:1' });
+        const next = await stream.publish(subject, text('doc-2 v1'), { msgId: 'doc-2:1' });
+        expect(first.duplicate).toBe(false);
+        expect(again).toEqual({ duplicate: true, seq: first.seq });
+        expect(next.seq).toBe(first.seq + 1);
+
+        const received: StreamMessage[] = [];
+        await stream.consume(consumerFor(t), async (message) => {
+          received.push(message);
+          return { kind: 'ack' };
+        });
+        await waitFor(() => received.length === 2);
+        expect(received.map((message) => read(message.data))).toEqual(['doc-1 v1', 'doc-2 v1']);
+        expect(received[0]?.headers[headerNames.msgId]).toBe('doc-1:1');
+        expect(received[0]?.deliveryCount).toBe(1);
+      });
+
+      it('durable - retry redelivers after the delay with a growing delivery count', async () => {
+        const t = unique();
+        const connection = await bus();
+        const stream = await connection.durableStream(streamFor(t));
+        await stream.publish(`test.${t.id}.kb.t.k.ingest`, text('flaky'), { msgId: 'flaky:1' });
+        const counts: number[] = [];
+        await stream.consume(consumerFor(t), async (message): Promise<Settlement> => {
+          counts.push(message.deliveryCount);
+          return message.deliveryCount < 3 ? { kind: 'retry', delayMs: 20 } : { kind: 'ack' };
+        });
+        await waitFor(() => counts.length === 3);
+        expect(counts).toEqual([1, 2, 3]);
+      });
+
+      it('durable - a terminated message is never redelivered, a thrown one comes back after the ack wait', async () => {
+        const t = unique();
+        const connection = await bus();
+        const stream = await connection.durableStream(streamFor(t));
+        await stream.publish(`test.${t.id}.kb.t.k.ingest`, text('poison'), { msgId: 'poison:1' });
+        await stream.publish(`test.${t.id}.kb.t.k.ingest`, text('crashes once'), { msgId: 'crash:1' });
+        const deliveries: string[] = [];
+        const reported: unknown[] = [];
+        await stream.consume(
+          consumerFor(t, { ackWaitMs: 300 }),
+          async (message): Promise<Settlement> => {
+            const body = read(message.data);
+            deliveries.push(`${body}#${message.deliveryCount}`);
+            if (body === 'poison') return { kind: 'terminate', reason: 'cannot parse' };
+            if (message.deliveryCount === 1) throw new Error('worker crashed');
+            return { kind: 'ack' };
+          },
+          (error) => reported.push(error),
+        );
+        // Redeliveries come in stream order, so a redelivered poison message would arrive first.
+        await waitFor(() => deliveries.includes('crashes once#2'), { timeoutMs: 10_000 });
+        expect(deliveries).toEqual(['poison#1', 'crashes once#1', 'crashes once#2']);
+        expect(reported).toHaveLength(1);
+      });
+
+      it('durable - after maxDeliver deliveries the stream stops redelivering', async () => {
+        const t = unique();
+        const connection = await bus();
+        const stream = await connection.durableStream(streamFor(t));
+        await stream.publish(`test.${t.id}.kb.t.k.ingest`, text('always fails'), { msgId: 'fails:1' });
+        const deliveries: string[] = [];
+        await stream.consume(consumerFor(t, { maxDeliver: 3 }), async (message): Promise<Settlement> => {
+          deliveries.push(`${read(message.data)}#${message.deliveryCount}`);
+          return read(message.data) === 'fence' ? { kind: 'ack' } : { kind: 'retry', delayMs: 0 };
+        });
+        await waitFor(() => deliveries.length === 3);
+        // Redeliveries go before new messages: a fourth delivery would come before the fence.
+        await stream.publish(`test.${t.id}.kb.t.k.ingest`, text('fence'), { msgId: 'fence:1' });
+        await waitFor(() => deliveries.includes('fence#1'));
+        expect(deliveries).toEqual(['always fails#1', 'always fails#2', 'always fails#3', 'fence#1']);
+      });
+
+      // A stopped JetStream consumer may leave a pull request behind that swallows the next
+      // message until its ack wait ends: the short ack wait bounds that in this test.
+      it('durable - a restarted consumer with the same durable name resumes after what was acked', async () => {
+        const t = unique();
+        const [producer, worker] = [await bus(), await bus()];
+        const stream = await producer.durableStream(streamFor(t));
+        const subject = `test.${t.id}.kb.t.k.ingest`;
+        await stream.publish(subject, text('one'), { msgId: 'one' });
+        const firstRun: string[] = [];
+        const workerStream = await worker.durableStream(streamFor(t));
+        const consumer = await workerStream.consume(consumerFor(t, { ackWaitMs: 300 }), async (message) => {
+          firstRun.push(read(message.data));
+          return { kind: 'ack' };
+        });
+        await waitFor(() => firstRun.length === 1);
+        await consumer.stop();
+        await stream.publish(subject, text('two'), { msgId: 'two' });
+        const secondRun: string[] = [];
+        await workerStream.consume(consumerFor(t, { ackWaitMs: 300 }), async (message) => {
+          secondRun.push(read(message.data));
+          return { kind: 'ack' };
+        });
+        await waitFor(() => secondRun.length === 1);
+        expect(secondRun).toEqual(['two']);
+      });
+
+      it('durable - publishing to a subject outside the stream fails with NoRespondersError', async () => {
+        const t = unique();
+        const connection = await bus();
+        const stream = await connection.durableStream(streamFor(t));
+        await expect(stream.publish(`test.${t.id}.elsewhere`, text(''), { msgId: 'x' })).rejects.toBeInstanceOf(NoRespondersError);
+      });
+    });
+
+    describe('key-value', () => {
+      it('kv - a value put by one connection is read by another; missing keys are undefined', async () => {
+        const t = unique();
+        const [writer, reader] = [await bus(), await bus()];
+        const bucket = `test_${t.id}`;
+        const written = await writer.keyValue({ bucket });
+        await written.put('q-1', text('trace v1'));
+        await written.put('q-1', text('trace v2'));
+        const store = await reader.keyValue({ bucket });
+        expect(read((await store.get('q-1')) ?? new Uint8Array(0))).toBe('trace v2');
+        expect(await store.get('q-unknown')).toBeUndefined();
+      });
+
+      it('kv - keys JetStream would refuse are refused with a ValidationError', async () => {
+        const t = unique();
+        const store = await (await bus()).keyValue({ bucket: `test_${t.id}` });
+        await expect(store.put('has space', text(''))).rejects.toBeInstanceOf(ValidationError);
+        await expect(store.get('.hidden')).rejects.toBeInstanceOf(ValidationError);
+      });
+    });
+  });
+}
