@@ -1,0 +1,5 @@
+export * from './client.js';
+export * from './metadata.js';
+export * from './server.js';
+export * from './status.js';
+export * from './types.js';

@@ -1,0 +1,265 @@
+import * as grpc from '@grpc/grpc-js';
+import { CancelledError, DeadlineExceededError, toHoplineError, type HoplineError } from '@hopline/contracts';
+import { abortReason } from '@hopline/resilience';
+import { instrument, type HoplineMetrics, type Logger } from '@hopline/telemetry';
+import { SpanKind, type Span } from '@opentelemetry/api';
+import { HealthImplementation } from 'grpc-health-check';
+import { extractMetadata } from './metadata.js';
+import { grpcStatusName, toGrpcStatus } from './status.js';
+import type { CallContext, HandlersOf, ServerStreamHandler, ServiceConstructor, StreamWriter, UnaryHandler } from './types.js';
+
+export interface GrpcServerOptions {
+  logger?: Pick<Logger, 'error' | 'warn' | 'info'>;
+  metrics?: Pick<HoplineMetrics, 'grpcRequests' | 'grpcRequestDuration'>;
+  /** Merged over the defaults (keepalive). */
+  channelOptions?: grpc.ChannelOptions;
+}
+
+export interface ShutdownOptions {
+  /**
+   * How long to keep answering after health turns NOT_SERVING, so that load balancers and
+   * probes stop routing here before the listener closes. Default 0.
+   */
+  drainMs?: number;
+  /** How long in-flight calls may take to finish before they are cancelled. Default 5 000. */
+  graceMs?: number;
+}
+
+export interface GrpcServer {
+  /** Serves a generated service; its health status is SERVING until `setServing` or shutdown says otherwise. */
+  addService<S extends ServiceConstructor>(service: S, implementation: HandlersOf<S>): void;
+  /** A service's health status (its full name, e.g. `hopline.v1.Reranker`; '' is the whole server). */
+  setServing(serviceName: string, serving: boolean): void;
+  /** Binds and starts; returns the bound port (useful with port 0). */
+  listen(host: string, port: number): Promise<number>;
+  /** NOT_SERVING first, then a graceful close, then a forced one after `graceMs`. Safe to call more than once. */
+  shutdown(options?: ShutdownOptions): Promise<void>;
+}
+
+export const DEFAULT_SERVER_OPTIONS: grpc.ChannelOptions = {
+  'grpc.keepalive_time_ms': 60_000,
+  'grpc.keepalive_timeout_ms': 20_000,
+};
+
+const WHOLE_SERVER = '';
+
+/** Statuses that say the server failed, not the request (OpenTelemetry's rule for gRPC server spans). */
+const SERVER_FAULT_STATUSES: ReadonlySet<grpc.status> = new Set([
+  grpc.status.UNKNOWN,
+  grpc.status.DEADLINE_EXCEEDED,
+  grpc.status.UNIMPLEMENTED,
+  grpc.status.INTERNAL,
+  grpc.status.UNAVAILABLE,
+  grpc.status.DATA_LOSS,
+]);
+
+type AnyCall = grpc.ServerUnaryCall<unknown, unknown> | grpc.ServerWritableStream<unknown, unknown>;
+
+function deadlineOf(call: AnyCall): number {
+  const deadline = call.getDeadline();
+  return deadline instanceof Date ? deadline.getTime() : deadline;
+}
+
+/** A signal that aborts when the call ends early; `dispose` detaches it once the handler is done. */
+function callSignal(call: AnyCall, deadlineUnixMs: number): { signal: AbortSignal; dispose: () => void } {
+  const controller = new AbortController();
+  const onCancelled = () => {
+    controller.abort(
+      Date.now() >= deadlineUnixMs
+        ? new DeadlineExceededError("the caller's deadline passed")
+        : new CancelledError('the client cancelled the call'),
+    );
+  };
+  if (call.cancelled) onCancelled();
+  else call.once('cancelled', onCancelled);
+  return { signal: controller.signal, dispose: () => call.off('cancelled', onCancelled) };
+}
+
+function serviceNameOf(definition: grpc.ServiceDefinition): string {
+  const path = Object.values(definition)[0]?.path;
+  const name = path?.split('/')[1];
+  if (!name) throw new Error('the service definition has no methods');
+  return name;
+}
+
+function writer<Response>(call: grpc.ServerWritableStream<unknown, Response>, context: CallContext): StreamWriter<Response> {
+  const { signal } = context;
+  const write = (message: Response) =>
+    new Promise<void>((resolve, reject) => {
+      if (signal.aborted) {
+        reject(abortReason(signal));
+        return;
+      }
+      if (call.write(message)) {
+        resolve();
+        return;
+      }
+      const onDrain = () => {
+        signal.removeEventListener('abort', onAbort);
+        resolve();
+      };
+      const onAbort = () => {
+        call.off('drain', onDrain);
+        reject(abortReason(signal));
+      };
+      call.once('drain', onDrain);
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
+  return { ...context, write };
+}
+
+/**
+ * A gRPC server whose handlers are async functions of (request, call context): each call runs
+ * in a SERVER span continuing the client's trace, with an AbortSignal for cancellation, and a
+ * thrown HoplineError becomes the matching gRPC status with the Hopline code in the
+ * `hopline-error-code` trailer. Serves the standard health protocol (grpc.health.v1.Health).
+ */
+export function createGrpcServer(options: GrpcServerOptions = {}): GrpcServer {
+  const { logger, metrics } = options;
+  const server = new grpc.Server({ ...DEFAULT_SERVER_OPTIONS, ...options.channelOptions });
+  const health = new HealthImplementation({ [WHOLE_SERVER]: 'SERVING' });
+  health.addToServer(server);
+  const serviceNames = new Set<string>([WHOLE_SERVER]);
+  let stopping: Promise<void> | undefined;
+
+  const record = (method: string, code: grpc.status, startedAt: number) => {
+    const labels = { method, role: 'server', code: grpcStatusName(code) };
+    metrics?.grpcRequests.inc(labels);
+    metrics?.grpcRequestDuration.observe(labels, (performance.now() - startedAt) / 1000);
+  };
+
+  // `thrown` is what the handler threw: for a bug, its own stack is the one worth reading.
+  const report = (method: string, failure: HoplineError, thrown: unknown) => {
+    if (failure.code === 'internal') logger?.error('gRPC handler failed', { method, error: thrown });
+    else if (failure.code === 'unavailable' || failure.code === 'deadline_exceeded') logger?.warn('gRPC handler could not answer', { method, error: failure });
+  };
+
+  /** Runs one call's handler in its SERVER span; resolves with the status it ended with. */
+  const serve = async <T>(
+    method: string,
+    call: AnyCall,
+    context: CallContext,
+    run: () => Promise<T>,
+  ): Promise<{ ok: true; value: T } | { ok: false; error: HoplineError; status: ReturnType<typeof toGrpcStatus> }> => {
+    const [service, rpcMethod] = method.split('/');
+    try {
+      const value = await instrument(
+        method,
+        {
+          kind: SpanKind.SERVER,
+          parent: extractMetadata(call.metadata),
+          attributes: { 'rpc.system': 'grpc', 'rpc.service': service, 'rpc.method': rpcMethod },
+          acceptableErrors: (error) => !SERVER_FAULT_STATUSES.has(toGrpcStatus(error).code),
+        },
+        async (span: Span) => {
+          try {
+            const result = await run();
+            span.setAttribute('rpc.grpc.status_code', grpc.status.OK);
+            return result;
+          } catch (error) {
+            span.setAttribute('rpc.grpc.status_code', toGrpcStatus(error).code);
+            throw error;
+          }
+        },
+      );
+      return { ok: true, value };
+    } catch (error) {
+      const failure = toHoplineError(error);
+      report(method, failure, error);
+      return { ok: false, error: failure, status: toGrpcStatus(failure) };
+    }
+  };
+
+  const contextOf = (call: AnyCall) => {
+    const deadlineUnixMs = deadlineOf(call);
+    const { signal, dispose } = callSignal(call, deadlineUnixMs);
+    const context: CallContext = { signal, deadlineUnixMs, metadata: call.metadata, peer: call.getPeer() };
+    return { context, dispose };
+  };
+
+  const unary =
+    (method: string, handler: UnaryHandler<unknown, unknown>): grpc.handleUnaryCall<unknown, unknown> =>
+    (call, callback) => {
+      const startedAt = performance.now();
+      const { context, dispose } = contextOf(call);
+      void serve(method, call, context, () => handler(call.request, context)).then((outcome) => {
+        dispose();
+        if (outcome.ok) {
+          record(method, grpc.status.OK, startedAt);
+          callback(null, outcome.value);
+        } else {
+          record(method, outcome.status.code, startedAt);
+          callback(outcome.status);
+        }
+      });
+    };
+
+  const serverStream =
+    (method: string, handler: ServerStreamHandler<unknown, unknown>): grpc.handleServerStreamingCall<unknown, unknown> =>
+    (call) => {
+      const startedAt = performance.now();
+      const { context, dispose } = contextOf(call);
+      void serve(method, call, context, () => handler(call.request, writer(call, context))).then((outcome) => {
+        dispose();
+        if (outcome.ok) {
+          record(method, grpc.status.OK, startedAt);
+          call.end();
+        } else {
+          record(method, outcome.status.code, startedAt);
+          // The stream's own error listener turns this into the call's final status.
+          call.emit('error', outcome.status);
+        }
+      });
+    };
+
+  return {
+    addService(service, implementation) {
+      const definition = service.service;
+      const handlers: grpc.UntypedServiceImplementation = {};
+      for (const [name, method] of Object.entries(definition)) {
+        const handler = (implementation as Record<string, unknown>)[name];
+        if (typeof handler !== 'function') throw new Error(`no handler for ${method.path}`);
+        if (method.requestStream) throw new Error(`${method.path} streams requests, which Hopline does not serve`);
+        const path = method.path.replace(/^\//, '');
+        handlers[name] = method.responseStream
+          ? serverStream(path, handler as ServerStreamHandler<unknown, unknown>)
+          : unary(path, handler as UnaryHandler<unknown, unknown>);
+      }
+      server.addService(definition, handlers);
+      const name = serviceNameOf(definition);
+      serviceNames.add(name);
+      health.setStatus(name, 'SERVING');
+    },
+
+    setServing(serviceName, serving) {
+      serviceNames.add(serviceName);
+      health.setStatus(serviceName, serving ? 'SERVING' : 'NOT_SERVING');
+    },
+
+    listen(host, port) {
+      const address = host.includes(':') && !host.startsWith('[') ? `[${host}]:${port}` : `${host}:${port}`;
+      return new Promise<number>((resolve, reject) => {
+        server.bindAsync(address, grpc.ServerCredentials.createInsecure(), (error, boundPort) => (error ? reject(error) : resolve(boundPort)));
+      });
+    },
+
+    shutdown({ drainMs = 0, graceMs = 5_000 } = {}) {
+      stopping ??= (async () => {
+        for (const name of serviceNames) health.setStatus(name, 'NOT_SERVING');
+        if (drainMs > 0) await new Promise((resolve) => setTimeout(resolve, drainMs));
+        await new Promise<void>((resolve) => {
+          const force = setTimeout(() => {
+            logger?.warn('gRPC calls still running after the grace period; cancelling them', { graceMs });
+            server.forceShutdown();
+            resolve();
+          }, graceMs);
+          server.tryShutdown(() => {
+            clearTimeout(force);
+            resolve();
+          });
+        });
+      })();
+      return stopping;
+    },
+  };
+}

@@ -1,0 +1,82 @@
+import { status as GrpcStatus, Metadata, type ServiceError, type StatusObject } from '@grpc/grpc-js';
+import {
+  CancelledError,
+  DeadlineExceededError,
+  isErrorCode,
+  RemoteError,
+  toHoplineError,
+  UnavailableError,
+  type ErrorCode,
+  type HoplineError,
+} from '@hopline/contracts';
+
+/** Trailing metadata key that carries the Hopline error code beside the gRPC status. */
+export const ERROR_CODE_METADATA_KEY = 'hopline-error-code';
+
+const STATUS_BY_CODE: Record<ErrorCode, GrpcStatus> = {
+  invalid_argument: GrpcStatus.INVALID_ARGUMENT,
+  unauthenticated: GrpcStatus.UNAUTHENTICATED,
+  permission_denied: GrpcStatus.PERMISSION_DENIED,
+  not_found: GrpcStatus.NOT_FOUND,
+  resource_exhausted: GrpcStatus.RESOURCE_EXHAUSTED,
+  deadline_exceeded: GrpcStatus.DEADLINE_EXCEEDED,
+  cancelled: GrpcStatus.CANCELLED,
+  unavailable: GrpcStatus.UNAVAILABLE,
+  no_responders: GrpcStatus.UNAVAILABLE,
+  breaker_open: GrpcStatus.UNAVAILABLE,
+  internal: GrpcStatus.INTERNAL,
+};
+
+// For a status that came without a Hopline code: the nearest code in the taxonomy.
+const CODE_BY_STATUS: Partial<Record<GrpcStatus, ErrorCode>> = {
+  [GrpcStatus.INVALID_ARGUMENT]: 'invalid_argument',
+  [GrpcStatus.OUT_OF_RANGE]: 'invalid_argument',
+  [GrpcStatus.FAILED_PRECONDITION]: 'invalid_argument',
+  [GrpcStatus.UNAUTHENTICATED]: 'unauthenticated',
+  [GrpcStatus.PERMISSION_DENIED]: 'permission_denied',
+  [GrpcStatus.NOT_FOUND]: 'not_found',
+  [GrpcStatus.RESOURCE_EXHAUSTED]: 'resource_exhausted',
+  [GrpcStatus.DEADLINE_EXCEEDED]: 'deadline_exceeded',
+  [GrpcStatus.CANCELLED]: 'cancelled',
+  [GrpcStatus.UNAVAILABLE]: 'unavailable',
+};
+
+export function grpcStatusFor(code: ErrorCode): GrpcStatus {
+  return STATUS_BY_CODE[code];
+}
+
+/** `OK`, `DEADLINE_EXCEEDED`...: the status name metrics and span attributes use. */
+export function grpcStatusName(code: GrpcStatus): string {
+  return GrpcStatus[code] ?? `STATUS_${code}`;
+}
+
+/** What a server sends for a failed call: the mapped status, with the Hopline code in the trailers. */
+export function toGrpcStatus(error: unknown): Partial<StatusObject> & { code: GrpcStatus; details: string; metadata: Metadata } {
+  const failure = toHoplineError(error);
+  const metadata = new Metadata();
+  metadata.set(ERROR_CODE_METADATA_KEY, failure.code);
+  return { code: grpcStatusFor(failure.code), details: failure.message, metadata };
+}
+
+/**
+ * A failed call as a HoplineError. A status the remote handler raised carries its Hopline
+ * code in the trailers and becomes a RemoteError with that code, so a failure relayed from
+ * further down does not count against the callee's breaker. A status without one was made by
+ * the transport (the deadline passed, the server is unreachable, the call was cancelled) and
+ * becomes the matching local error.
+ */
+export function fromGrpcError(error: Partial<ServiceError> & { code?: number }): HoplineError {
+  const details = error.details ?? error.message ?? 'gRPC call failed';
+  const relayed = error.metadata?.get(ERROR_CODE_METADATA_KEY)[0];
+  if (typeof relayed === 'string' && isErrorCode(relayed)) return new RemoteError(relayed, details, { cause: error });
+  switch (error.code) {
+    case GrpcStatus.DEADLINE_EXCEEDED:
+      return new DeadlineExceededError(details, { cause: error });
+    case GrpcStatus.UNAVAILABLE:
+      return new UnavailableError(details, { cause: error });
+    case GrpcStatus.CANCELLED:
+      return new CancelledError(details, { cause: error });
+    default:
+      return new RemoteError((error.code === undefined ? undefined : CODE_BY_STATUS[error.code as GrpcStatus]) ?? 'internal', details, { cause: error });
+  }
+}
