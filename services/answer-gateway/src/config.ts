@@ -14,9 +14,33 @@ export const configSchema = z.object({
   API_KEYS: z.string().min(1).optional(),
   /** Answer cache in Redis; an in-memory LRU without it. */
   REDIS_URL: env.url().optional(),
+  /** Lifetime of a cached answer; ingestion invalidates earlier through the kb version. */
+  CACHE_TTL_SECONDS: env.positiveInt(3_600),
+  /** Entries of the in-memory LRU (unused with Redis). */
+  CACHE_MAX_ENTRIES: env.positiveInt(1_000),
   QUESTION_TIMEOUT_MS: env.positiveInt(30_000),
+  /** How long a hop-reasoner may take to acknowledge a question before the ask fails. */
+  ACCEPT_TIMEOUT_MS: env.positiveInt(2_000),
+  DEFAULT_MAX_HOPS: z.coerce.number().int().min(1).max(5).default(3),
   MAX_QUESTION_CHARS: env.positiveInt(2_000),
   MAX_BODY_BYTES: env.positiveInt(65_536),
+  /** A comment line on an SSE stream idle this long keeps proxies from closing it. */
+  SSE_HEARTBEAT_MS: env.positiveInt(15_000),
+  /**
+   * How long a question outlives its last client: a reconnect within it resumes the stream,
+   * and a question without clients for longer is cancelled.
+   */
+  RESUME_GRACE_MS: env.positiveInt(10_000),
+  /** Events kept per question for resumption; older ones cannot be resumed from. */
+  REPLAY_BUFFER_EVENTS: env.positiveInt(20_000),
+  /** Questions this instance runs at once; beyond it, 429. */
+  MAX_IN_FLIGHT: env.positiveInt(64),
+  /** Questions per second each API key may ask on this instance (token bucket refill). */
+  RATE_PER_KEY_PER_SECOND: z.coerce.number().positive().default(5),
+  /** Questions a key may ask in a burst (token bucket size). */
+  RATE_BURST_PER_KEY: env.positiveInt(20),
+  /** On SIGTERM, how long running streams may take to finish before they end with an error. */
+  SHUTDOWN_GRACE_MS: env.positiveInt(10_000),
 });
 
 export type Config = z.infer<typeof configSchema>;

@@ -1,0 +1,108 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { subjectToken } from '@hopline/contracts';
+import { z } from 'zod';
+
+/** What a verified API key may do. */
+export interface Principal {
+  /** A short, non-secret id of the key (a prefix of its hash): rate limits and logs use it. */
+  keyId: string;
+  tenantId: string;
+  userId: string;
+  /** Knowledge bases the key may read; requests may narrow this, never widen it. */
+  kbIds: readonly string[];
+  canIngest: boolean;
+}
+
+const token = (what: string) =>
+  z.string().refine((value) => {
+    try {
+      subjectToken(value, what);
+      return true;
+    } catch {
+      return false;
+    }
+  }, `${what} must be 1-128 letters, digits, "_" or "-"`);
+
+// Keys are stored as SHA-256 hashes: a leaked key file does not leak usable keys.
+const keyEntrySchema = z
+  .object({
+    keyHash: z.string().regex(/^sha256:[0-9a-f]{64}$/, 'keyHash must be "sha256:" followed by 64 hex digits'),
+    tenantId: token('tenantId'),
+    userId: z.string().min(1),
+    kbIds: z.array(token('kb id')).min(1),
+    canIngest: z.boolean().default(false),
+  })
+  .strict();
+
+export const apiKeysFileSchema = z.object({ keys: z.array(keyEntrySchema) }).strict();
+export type ApiKeysFile = z.infer<typeof apiKeysFileSchema>;
+
+export function hashApiKey(key: string): string {
+  return `sha256:${createHash('sha256').update(key, 'utf8').digest('hex')}`;
+}
+
+export function generateApiKey(): string {
+  return `hl_${randomBytes(24).toString('base64url')}`;
+}
+
+export class ApiKeyStore {
+  private readonly byHash: ReadonlyMap<string, Principal>;
+
+  constructor(file: ApiKeysFile) {
+    this.byHash = new Map(
+      file.keys.map((entry) => [
+        entry.keyHash,
+        {
+          keyId: entry.keyHash.slice('sha256:'.length, 'sha256:'.length + 12),
+          tenantId: entry.tenantId,
+          userId: entry.userId,
+          kbIds: entry.kbIds,
+          canIngest: entry.canIngest,
+        },
+      ]),
+    );
+  }
+
+  /** Parses and validates a keys document, naming the first problem. */
+  static parse(json: string, source: string): ApiKeyStore {
+    let raw: unknown;
+    try {
+      raw = JSON.parse(json);
+    } catch (error) {
+      throw new Error(`${source}: not valid JSON (${(error as Error).message})`);
+    }
+    const result = apiKeysFileSchema.safeParse(raw);
+    if (!result.success) {
+      const issue = result.error.issues[0];
+      throw new Error(`${source}: ${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}`);
+    }
+    return new ApiKeyStore(result.data);
+  }
+
+  static fromFile(path: string): ApiKeyStore {
+    return ApiKeyStore.parse(readFileSync(path, 'utf8'), path);
+  }
+
+  /** The keys named by API_KEYS_FILE or, failing that, API_KEYS; a gateway without keys refuses to start. */
+  static fromConfig(config: { API_KEYS_FILE?: string | undefined; API_KEYS?: string | undefined }): ApiKeyStore {
+    if (config.API_KEYS_FILE) return ApiKeyStore.fromFile(config.API_KEYS_FILE);
+    if (config.API_KEYS) return ApiKeyStore.parse(config.API_KEYS, 'API_KEYS');
+    throw new Error('no API keys: set API_KEYS_FILE to a keys file or API_KEYS to its JSON');
+  }
+
+  get size(): number {
+    return this.byHash.size;
+  }
+
+  /** The principal of a presented key, or undefined when the key is unknown. */
+  verify(presentedKey: string): Principal | undefined {
+    return this.byHash.get(hashApiKey(presentedKey));
+  }
+}
+
+/** Reads `Authorization: Bearer <key>`; undefined when absent or not a bearer token. */
+export function bearerToken(authorization: string | undefined): string | undefined {
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '');
+  return match?.[1];
+}

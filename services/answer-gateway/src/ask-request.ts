@@ -1,0 +1,42 @@
+import { z } from 'zod';
+import type { Principal } from './api-keys.js';
+import { problems } from './problem.js';
+
+export const HARD_MAX_HOPS = 5;
+
+export interface AskLimits {
+  maxQuestionChars: number;
+}
+
+/** The body of POST /v1/ask. Unknown fields are refused so that typos do not pass silently. */
+export function askBodySchema(limits: AskLimits) {
+  return z
+    .object({
+      question: z
+        .string()
+        .transform((value) => value.trim())
+        .pipe(z.string().min(1, 'question is empty').max(limits.maxQuestionChars, `question is longer than ${limits.maxQuestionChars} characters`)),
+      kbIds: z.array(z.string().min(1)).min(1).optional(),
+      maxHops: z.number().int().min(1).max(HARD_MAX_HOPS).optional(),
+    })
+    .strict();
+}
+
+export type AskBody = z.infer<ReturnType<typeof askBodySchema>>;
+
+export function parseAskBody(raw: unknown, limits: AskLimits): AskBody {
+  const result = askBodySchema(limits).safeParse(raw);
+  if (result.success) return result.data;
+  const detail = result.error.issues
+    .map((issue) => (issue.path.length > 0 ? `${issue.path.join('.')}: ${issue.message}` : issue.message))
+    .join('; ');
+  throw problems.invalidRequest(detail);
+}
+
+/** The kbs a question reads: the requested ones, each of which the key must allow. */
+export function resolveKbScope(principal: Principal, requested: readonly string[] | undefined): string[] {
+  if (!requested) return [...principal.kbIds];
+  const outside = requested.filter((kbId) => !principal.kbIds.includes(kbId));
+  if (outside.length > 0) throw problems.forbidden(`this key may not read ${outside.map((kb) => `"${kb}"`).join(', ')}`);
+  return [...new Set(requested)];
+}

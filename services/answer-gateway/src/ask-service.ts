@@ -1,0 +1,119 @@
+import { randomUUID } from 'node:crypto';
+import { trace } from '@opentelemetry/api';
+import { subjectToken, type QaEvent__Output } from '@hopline/contracts';
+import type { Admission } from './admission.js';
+import type { Principal } from './api-keys.js';
+import { parseAskBody, resolveKbScope } from './ask-request.js';
+import type { AnswerCache } from './cache/answer-cache.js';
+import { problems } from './problem.js';
+import type { QuestionRegistry } from './question-registry.js';
+
+/** What both transports read: a question's events after a given seq, ending with its terminal one. */
+export interface QuestionStream {
+  readonly questionId: string;
+  readonly cached: boolean;
+  read(afterSeq: number, signal: AbortSignal): AsyncGenerator<QaEvent__Output>;
+}
+
+export interface AskSettings {
+  questionTimeoutMs: number;
+  maxQuestionChars: number;
+  defaultMaxHops: number;
+}
+
+export interface AskServiceDeps {
+  registry: QuestionRegistry;
+  cache: AnswerCache;
+  admission: Admission;
+  settings: AskSettings;
+  onResume?: (transport: 'sse' | 'grpc') => void;
+}
+
+/**
+ * The gateway's behaviour behind both transports: admission, scope, the answer cache, and
+ * starting, resuming and cancelling questions. Failures are Problems, which each transport
+ * maps to its own status codes.
+ */
+export class AskService {
+  private draining = false;
+
+  constructor(private readonly deps: AskServiceDeps) {}
+
+  /** After this, new questions are refused; running ones continue. */
+  stopAccepting(): void {
+    this.draining = true;
+  }
+
+  /** Validates the request against the key's scope and starts the question, or replays its cached answer. */
+  async ask(principal: Principal, rawBody: unknown): Promise<QuestionStream> {
+    if (this.draining) throw problems.shuttingDown();
+    const { settings, cache, admission, registry } = this.deps;
+    const body = parseAskBody(rawBody, settings);
+    const kbIds = resolveKbScope(principal, body.kbIds);
+    admission.chargeKey(principal.keyId);
+    const maxHops = body.maxHops ?? settings.defaultMaxHops;
+    const scope = { tenantId: principal.tenantId, userId: principal.userId, kbIds };
+    const questionId = randomUUID();
+    const span = trace.getActiveSpan();
+    span?.setAttributes({ 'hopline.question_id': questionId, 'hopline.tenant_id': principal.tenantId, 'hopline.max_hops': maxHops });
+
+    const cacheKey = await cache.keyFor(scope, body.question, maxHops);
+    const cachedDone = cacheKey === undefined ? undefined : await cache.get(cacheKey);
+    span?.setAttribute('hopline.cache_hit', cachedDone !== undefined);
+    if (cachedDone) {
+      return replayOf({ questionId, seq: 1, atUnixMs: Date.now(), event: 'done', done: cachedDone });
+    }
+
+    // No await between the capacity check and the registration: concurrent asks cannot both slip in.
+    admission.checkCapacity();
+    const run = await registry.start({ questionId, question: body.question, scope, maxHops, deadlineUnixMs: Date.now() + settings.questionTimeoutMs });
+    if (cacheKey !== undefined) {
+      void run.finished.then(async (terminal) => {
+        if (terminal.event === 'done' && terminal.done) await cache.put(cacheKey, terminal.done);
+      });
+    }
+    return { questionId, cached: false, read: (afterSeq, signal) => run.read(afterSeq, signal) };
+  }
+
+  /** The caller's own question, readable after `lastEventId`; 404 for unknown or other callers' questions. */
+  resume(principal: Principal, questionId: string, lastEventId: number, transport: 'sse' | 'grpc'): QuestionStream {
+    const run = this.find(principal, questionId);
+    if (lastEventId > run.latestSeq) {
+      throw problems.invalidRequest(`the last event id ${lastEventId} is ahead of the question's events (latest ${run.latestSeq})`);
+    }
+    if (run.terminal && lastEventId >= run.terminal.seq) throw problems.resumeUnavailable('the stream already ended with its terminal event');
+    this.deps.onResume?.(transport);
+    return { questionId, cached: false, read: (afterSeq, signal) => run.read(afterSeq, signal) };
+  }
+
+  /** Cancels the caller's own running question at once. */
+  cancel(principal: Principal, questionId: string): { cancelled: boolean } {
+    const run = this.find(principal, questionId);
+    const running = run.terminal === undefined;
+    run.cancel('client_request');
+    return { cancelled: running };
+  }
+
+  private find(principal: Principal, questionId: string) {
+    let id: string;
+    try {
+      id = subjectToken(questionId, 'question id');
+    } catch {
+      throw problems.notFound('no such question');
+    }
+    const run = this.deps.registry.find(id, principal);
+    if (!run) throw problems.notFound('no such question, or it ended longer ago than the resume window');
+    return run;
+  }
+}
+
+/** A stream of events known up front (a cached answer). */
+function replayOf(event: QaEvent__Output): QuestionStream {
+  return {
+    questionId: event.questionId,
+    cached: true,
+    async *read(afterSeq) {
+      if (event.seq > afterSeq) yield event;
+    },
+  };
+}

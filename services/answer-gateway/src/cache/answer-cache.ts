@@ -1,0 +1,138 @@
+import { createHash } from 'node:crypto';
+import { loadProtobufRoot, PROTO_LOADER_OPTIONS, ValidationError, type Done, type Done__Output } from '@hopline/contracts';
+
+/**
+ * Where cached answers and kb versions live: Redis (shared by every gateway instance) or an
+ * in-process LRU. Values are opaque bytes; the AnswerCache above it owns keys and encoding.
+ */
+export interface AnswerCacheStore {
+  readonly kind: 'redis' | 'memory';
+  get(key: string): Promise<Uint8Array | undefined>;
+  set(key: string, value: Uint8Array, ttlMs: number): Promise<void>;
+  /** The current version token of each kb, in the order given. */
+  kbVersions(tenantId: string, kbIds: readonly string[]): Promise<string[]>;
+  /** Gives the kb a version token it never had, so every answer cached before no longer matches. */
+  bumpKbVersion(tenantId: string, kbId: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface CacheScope {
+  tenantId: string;
+  userId: string;
+  kbIds: readonly string[];
+}
+
+export interface CacheLookupMetrics {
+  inc(labels: { cache: string; result: 'hit' | 'miss' | 'error' }): void;
+}
+
+export interface AnswerCacheOptions {
+  ttlMs: number;
+  /** Counts lookups by result; failures of the store are counted as `error` and treated as misses. */
+  lookups?: CacheLookupMetrics;
+  onError?: (message: string, error: unknown) => void;
+}
+
+/** The question as the cache compares it: case, width, spacing and closing punctuation do not matter. */
+export function normaliseQuestion(question: string): string {
+  return question
+    .normalize('NFKC')
+    .toLowerCase()
+    .replace(/\s+/g, ' ')
+    .replace(/[\s?!.。？！]+$/u, '')
+    .trim();
+}
+
+const doneType = () => loadProtobufRoot().lookupType('hopline.v1.Done');
+
+function encodeDone(done: Done): Uint8Array {
+  const type = doneType();
+  return type.encode(type.fromObject(done as Record<string, unknown>)).finish();
+}
+
+function decodeDone(bytes: Uint8Array): Done__Output {
+  const type = doneType();
+  try {
+    return type.toObject(type.decode(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)), PROTO_LOADER_OPTIONS) as Done__Output;
+  } catch (error) {
+    throw new ValidationError(`malformed cached answer: ${(error as Error).message}`, { cause: error });
+  }
+}
+
+/**
+ * Finished answers keyed by tenant, user, kb scope, the kbs' versions, hop budget and the
+ * normalised question. Ingestion bumps a kb's version, so an answer computed before it is
+ * never served again. A lookup without a user never matches, and the store failing only
+ * costs the cache: the question is answered as if nothing were cached.
+ */
+export class AnswerCache {
+  constructor(
+    private readonly store: AnswerCacheStore,
+    private readonly options: AnswerCacheOptions,
+  ) {}
+
+  get kind(): AnswerCacheStore['kind'] {
+    return this.store.kind;
+  }
+
+  /** The key an answer to this question in this scope is cached under now; undefined when it must not be cached. */
+  async keyFor(scope: CacheScope, question: string, maxHops: number): Promise<string | undefined> {
+    if (!scope.tenantId || !scope.userId || scope.kbIds.length === 0) return undefined;
+    const kbIds = [...new Set(scope.kbIds)].sort();
+    let versions: string[];
+    try {
+      versions = await this.store.kbVersions(scope.tenantId, kbIds);
+    } catch (error) {
+      this.options.onError?.('answer cache: could not read kb versions', error);
+      this.options.lookups?.inc({ cache: 'answer', result: 'error' });
+      return undefined;
+    }
+    const identity = JSON.stringify(['v1', scope.tenantId, scope.userId, kbIds, versions, maxHops, normaliseQuestion(question)]);
+    return `hopline:answer:${createHash('sha256').update(identity).digest('hex')}`;
+  }
+
+  async get(key: string): Promise<Done__Output | undefined> {
+    let bytes: Uint8Array | undefined;
+    try {
+      bytes = await this.store.get(key);
+    } catch (error) {
+      this.options.onError?.('answer cache: lookup failed', error);
+      this.options.lookups?.inc({ cache: 'answer', result: 'error' });
+      return undefined;
+    }
+    this.options.lookups?.inc({ cache: 'answer', result: bytes ? 'hit' : 'miss' });
+    if (!bytes) return undefined;
+    try {
+      return { ...decodeDone(bytes), cached: true };
+    } catch (error) {
+      this.options.onError?.('answer cache: dropped an entry that does not decode', error);
+      return undefined;
+    }
+  }
+
+  /** Stores a finished answer unless it is not worth reusing (degraded, cut short). */
+  async put(key: string, done: Done__Output): Promise<boolean> {
+    if (!isReusable(done)) return false;
+    try {
+      await this.store.set(key, encodeDone({ ...done, cached: false }), this.options.ttlMs);
+      return true;
+    } catch (error) {
+      this.options.onError?.('answer cache: store failed', error);
+      return false;
+    }
+  }
+
+  async kbChanged(tenantId: string, kbId: string): Promise<void> {
+    await this.store.bumpKbVersion(tenantId, kbId);
+  }
+
+  close(): Promise<void> {
+    return this.store.close();
+  }
+}
+
+// A degraded answer would outlive the outage that degraded it; an answer cut short by the
+// deadline or a cancel is not the answer to the question.
+function isReusable(done: Done__Output): boolean {
+  return !done.degraded && !done.cached && done.stopReason !== 'DEADLINE' && done.stopReason !== 'CANCELLED' && done.stopReason !== 'BUDGET';
+}

@@ -1,0 +1,24 @@
+import { EVENT_NAMES, eventKind, type QaEvent__Output } from '@hopline/contracts';
+
+/**
+ * The version of the event contract both transports carry: gRPC streams this message as is,
+ * SSE sends its JSON form and names the version in the `Hopline-Event-Schema` header.
+ */
+export const EVENT_SCHEMA = 'hopline.v1.QaEvent';
+
+export interface RenderedEvent {
+  /** The SSE event id and the resume point: the event's seq. */
+  id: number;
+  name: string;
+  data: Record<string, unknown>;
+}
+
+/**
+ * One QaEvent as the HTTP API shows it: the variant's own fields plus the question id, seq
+ * and time, under the variant's snake_case name.
+ */
+export function renderEvent(event: QaEvent__Output): RenderedEvent {
+  const kind = eventKind(event);
+  const payload = event[kind] ?? {};
+  return { id: event.seq, name: EVENT_NAMES[kind], data: { questionId: event.questionId, seq: event.seq, atUnixMs: event.atUnixMs, ...payload } };
+}

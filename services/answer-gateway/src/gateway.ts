@@ -1,0 +1,207 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Bus, DurableStream, KeyValueStore } from '@hopline/bus';
+import { codecs, loadHoplineGrpc, subjects } from '@hopline/contracts';
+import { createGrpcServer } from '@hopline/grpc';
+import type { HealthReport, HoplineMetrics, Logger } from '@hopline/telemetry';
+import { Admission } from './admission.js';
+import type { ApiKeyStore } from './api-keys.js';
+import { AskService } from './ask-service.js';
+import { AnswerCache } from './cache/answer-cache.js';
+import { MemoryCacheStore } from './cache/memory-store.js';
+import { RedisCacheStore } from './cache/redis-store.js';
+import type { Config } from './config.js';
+import { createGatewayMetrics } from './gateway-metrics.js';
+import { answerGatewayHandlers } from './grpc-service.js';
+import { createHttpApp } from './http-app.js';
+import { QuestionRegistry } from './question-registry.js';
+import { loadStaticSite } from './static-site.js';
+
+/** The gateway's settings: its config schema's values (the embedded mode passes its own). */
+export type GatewayConfig = Pick<
+  Config,
+  | 'HTTP_HOST'
+  | 'HTTP_PORT'
+  | 'GRPC_HOST'
+  | 'GRPC_PORT'
+  | 'REDIS_URL'
+  | 'CACHE_TTL_SECONDS'
+  | 'CACHE_MAX_ENTRIES'
+  | 'QUESTION_TIMEOUT_MS'
+  | 'ACCEPT_TIMEOUT_MS'
+  | 'DEFAULT_MAX_HOPS'
+  | 'MAX_QUESTION_CHARS'
+  | 'MAX_BODY_BYTES'
+  | 'SSE_HEARTBEAT_MS'
+  | 'RESUME_GRACE_MS'
+  | 'REPLAY_BUFFER_EVENTS'
+  | 'MAX_IN_FLIGHT'
+  | 'RATE_PER_KEY_PER_SECOND'
+  | 'RATE_BURST_PER_KEY'
+  | 'SHUTDOWN_GRACE_MS'
+>;
+
+export interface AnswerGatewayOptions {
+  config: GatewayConfig;
+  bus: Bus;
+  /** The durable stream documents are ingested through. */
+  ingest: DurableStream;
+  /** Where the hop-reasoner stores reasoning traces, by question id. */
+  traces: KeyValueStore;
+  keys: ApiKeyStore;
+  logger: Logger;
+  metrics: HoplineMetrics;
+  /** The answer cache; without one the gateway builds it from the config and closes it on stop. */
+  cache?: AnswerCache;
+}
+
+export interface StopOptions {
+  /** How long running questions may take to finish before they end with an error event. Default SHUTDOWN_GRACE_MS. */
+  graceMs?: number;
+}
+
+export interface AnswerGateway {
+  readonly httpPort: number;
+  readonly grpcPort: number;
+  /** For the ops server's /healthz. */
+  health(): HealthReport;
+  /**
+   * Stops taking questions, lets running ones finish within the grace period, ends the rest
+   * with a retryable `unavailable` error event (cancelling them downstream), then closes the
+   * servers. The bus is the caller's to drain.
+   */
+  stop(options?: StopOptions): Promise<void>;
+}
+
+/** Time past a question's deadline left to the hop-reasoner's own terminal event. */
+const DEADLINE_SLACK_MS = 1_000;
+/** How long finished streams may take to flush their last bytes once every question ended. */
+const CLOSE_FLUSH_MS = 1_000;
+
+/** The answer cache the config asks for: Redis when REDIS_URL is set, else an in-process LRU. */
+export async function createAnswerCache(config: Pick<Config, 'REDIS_URL' | 'CACHE_TTL_SECONDS' | 'CACHE_MAX_ENTRIES'>, logger: Logger, metrics: HoplineMetrics): Promise<AnswerCache> {
+  const store = config.REDIS_URL
+    ? await RedisCacheStore.connect(config.REDIS_URL, { onConnectionError: (error) => logger.warn('answer cache: Redis connection error', { error }) })
+    : new MemoryCacheStore(config.CACHE_MAX_ENTRIES);
+  return new AnswerCache(store, {
+    ttlMs: config.CACHE_TTL_SECONDS * 1000,
+    lookups: metrics.cacheLookups,
+    onError: (message, error) => logger.warn(message, { error }),
+  });
+}
+
+/** Starts the HTTP and gRPC servers of the gateway over the given bus. */
+export async function startAnswerGateway(options: AnswerGatewayOptions): Promise<AnswerGateway> {
+  const { config, bus, logger, metrics } = options;
+  const ownsCache = options.cache === undefined;
+  const cache = options.cache ?? (await createAnswerCache(config, logger, metrics));
+  const onError = (message: string, error: unknown) => logger.warn(message, { error });
+
+  const counters = createGatewayMetrics(metrics.registry, () => registry.inFlight);
+  const registry = new QuestionRegistry({
+    bus,
+    acceptTimeoutMs: config.ACCEPT_TIMEOUT_MS,
+    graceMs: config.RESUME_GRACE_MS,
+    replayLimit: config.REPLAY_BUFFER_EVENTS,
+    deadlineSlackMs: DEADLINE_SLACK_MS,
+    onError,
+    onFinished: (run) => {
+      if (run.cancelReason) counters.cancellations.inc({ reason: run.cancelReason });
+    },
+  });
+  const admission = new Admission({
+    ratePerSecond: config.RATE_PER_KEY_PER_SECOND,
+    burst: config.RATE_BURST_PER_KEY,
+    maxInFlight: config.MAX_IN_FLIGHT,
+    inFlight: () => registry.inFlight,
+    onRejected: (reason) => counters.admissionRejections.inc({ reason }),
+  });
+  const asks = new AskService({
+    registry,
+    cache,
+    admission,
+    settings: { questionTimeoutMs: config.QUESTION_TIMEOUT_MS, maxQuestionChars: config.MAX_QUESTION_CHARS, defaultMaxHops: config.DEFAULT_MAX_HOPS },
+    onResume: (transport) => counters.resumes.inc({ transport }),
+  });
+
+  const bumpKb = async (tenantId: string, kbId: string) => {
+    try {
+      await cache.kbChanged(tenantId, kbId);
+    } catch (error) {
+      logger.warn('answer cache: could not bump a kb version; cached answers of it may be served until it changes again', { tenantId, kbId, error });
+    }
+  };
+  // Every instance hears every change (no queue group): each must stop serving stale answers.
+  const kbChanges = bus.subscribe(subjects.kbChangedAll, {}, async (message) => {
+    const change = codecs.kbChanged.decode(message.data);
+    await bumpKb(change.tenantId, change.kbId);
+  });
+
+  const httpServer = createServer(
+    createHttpApp({
+      asks,
+      keys: options.keys,
+      traces: options.traces,
+      ingest: options.ingest,
+      site: loadStaticSite(),
+      logger,
+      settings: { maxBodyBytes: config.MAX_BODY_BYTES, sseHeartbeatMs: config.SSE_HEARTBEAT_MS, sseRetryMs: 1_000 },
+      kbWritten: bumpKb,
+    }),
+  );
+  const grpcServer = createGrpcServer({ logger, metrics });
+  grpcServer.addService(loadHoplineGrpc().hopline.v1.AnswerGateway, answerGatewayHandlers({ asks, keys: options.keys }));
+
+  let httpPort: number;
+  let grpcPort: number;
+  try {
+    httpPort = await listen(httpServer, config.HTTP_HOST, config.HTTP_PORT);
+    grpcPort = await grpcServer.listen(config.GRPC_HOST, config.GRPC_PORT);
+  } catch (error) {
+    kbChanges.unsubscribe();
+    httpServer.close();
+    await grpcServer.shutdown({ graceMs: 0 });
+    if (ownsCache) await cache.close();
+    throw error;
+  }
+
+  let stopping: Promise<void> | undefined;
+  return {
+    httpPort,
+    grpcPort,
+    health: () => ({
+      ok: stopping === undefined,
+      details: { inFlight: registry.inFlight, cache: cache.kind, bus: bus.kind, ...(stopping ? { stopping: true } : {}) },
+    }),
+    stop({ graceMs = config.SHUTDOWN_GRACE_MS } = {}) {
+      stopping ??= (async () => {
+        asks.stopAccepting();
+        const httpClosed = new Promise<void>((resolve) => httpServer.close(() => resolve()));
+        httpServer.closeIdleConnections();
+        // The gRPC server's own grace outlasts ours, so its streams get their terminal event before it forces them down.
+        const grpcClosed = grpcServer.shutdown({ graceMs: graceMs + CLOSE_FLUSH_MS });
+        if (!(await registry.whenIdle(graceMs))) {
+          logger.warn('questions still running after the shutdown grace period; ending them', { inFlight: registry.inFlight, graceMs });
+          registry.cancelAll('shutdown');
+        }
+        kbChanges.unsubscribe();
+        const flushTimer = setTimeout(() => httpServer.closeAllConnections(), CLOSE_FLUSH_MS);
+        await Promise.all([httpClosed, grpcClosed]);
+        clearTimeout(flushTimer);
+        registry.clear();
+        if (ownsCache) await cache.close();
+      })();
+      return stopping;
+    },
+  };
+}
+
+function listen(server: Server, host: string, port: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve((server.address() as AddressInfo).port);
+    });
+  });
+}

@@ -1,0 +1,68 @@
+import { HoplineError, type AskRequest__Output, type ErrorCode, type QaEvent } from '@hopline/contracts';
+import type { StreamWriter } from '@hopline/grpc';
+import { bearerToken, type ApiKeyStore, type Principal } from './api-keys.js';
+import type { AskService } from './ask-service.js';
+import { Problem, problems } from './problem.js';
+
+export interface AnswerGatewayHandlerDeps {
+  asks: AskService;
+  keys: ApiKeyStore;
+}
+
+// gRPC clients branch on the status code; the problem's slug stays readable in the details.
+const CODE_BY_STATUS: Record<number, ErrorCode> = {
+  400: 'invalid_argument',
+  401: 'unauthenticated',
+  403: 'permission_denied',
+  404: 'not_found',
+  409: 'cancelled',
+  410: 'invalid_argument',
+  413: 'invalid_argument',
+  415: 'invalid_argument',
+  429: 'resource_exhausted',
+  503: 'unavailable',
+  504: 'deadline_exceeded',
+};
+
+/** A Problem as the taxonomy error the gRPC server helper maps to a status. */
+export function problemToGrpcError(problem: Problem): HoplineError {
+  const retryAfter = problem.headers['Retry-After'];
+  const detail = `${problem.slug}: ${problem.detail ?? problem.title}${retryAfter ? ` (retry after ${retryAfter} s)` : ''}`;
+  return new HoplineError(CODE_BY_STATUS[problem.status] ?? 'internal', detail, { cause: problem });
+}
+
+function authenticate(keys: ApiKeyStore, stream: StreamWriter<QaEvent>): Principal {
+  const value = stream.metadata.get('authorization')[0];
+  const key = bearerToken(typeof value === 'string' ? value : undefined);
+  if (!key) throw problems.unauthenticated('send the metadata entry "authorization: Bearer <api key>"');
+  const principal = keys.verify(key);
+  if (!principal) throw problems.unauthenticated('the API key is not known');
+  return principal;
+}
+
+/**
+ * `AnswerGateway.Ask`: the same questions and the same events as the SSE stream. A request
+ * with `resume_question_id` continues that question after `last_event_id` instead of asking a
+ * new one. Each write waits for the transport to drain, so a slow client slows only itself.
+ */
+export function answerGatewayHandlers(deps: AnswerGatewayHandlerDeps) {
+  return {
+    async Ask(request: AskRequest__Output, stream: StreamWriter<QaEvent>): Promise<void> {
+      try {
+        const principal = authenticate(deps.keys, stream);
+        const question = request.resumeQuestionId
+          ? deps.asks.resume(principal, request.resumeQuestionId, request.lastEventId, 'grpc')
+          : await deps.asks.ask(principal, {
+              question: request.question,
+              // proto3 cannot tell "unset" from empty: no kbs means all the key's, 0 hops the default.
+              ...(request.kbIds.length > 0 ? { kbIds: request.kbIds } : {}),
+              ...(request.maxHops !== 0 ? { maxHops: request.maxHops } : {}),
+            });
+        const afterSeq = request.resumeQuestionId ? request.lastEventId : 0;
+        for await (const event of question.read(afterSeq, stream.signal)) await stream.write(event);
+      } catch (error) {
+        throw error instanceof Problem ? problemToGrpcError(error) : error;
+      }
+    },
+  };
+}

@@ -1,0 +1,249 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { SpanKind } from '@opentelemetry/api';
+import type { DurableStream, KeyValueStore } from '@hopline/bus';
+import { codecs, subjects, subjectToken, type QaEvent__Output } from '@hopline/contracts';
+import { instrument } from '@hopline/telemetry';
+import { z } from 'zod';
+import { bearerToken, type ApiKeyStore, type Principal } from './api-keys.js';
+import type { AskService, QuestionStream } from './ask-service.js';
+import { EVENT_SCHEMA, renderEvent } from './event-json.js';
+import { readJsonBody } from './http-body.js';
+import { problemFromErrorEvent, problems, sendProblem, toProblem } from './problem.js';
+import { SseWriter } from './sse.js';
+import type { StaticSite } from './static-site.js';
+
+export interface GatewayLogger {
+  info(message: string, fields?: Record<string, unknown>): void;
+  warn(message: string, fields?: Record<string, unknown>): void;
+  error(message: string, fields?: Record<string, unknown>): void;
+}
+
+export interface HttpSettings {
+  maxBodyBytes: number;
+  sseHeartbeatMs: number;
+  /** Suggested to EventSource clients as their reconnect delay. */
+  sseRetryMs: number;
+}
+
+export interface HttpAppDeps {
+  asks: AskService;
+  keys: ApiKeyStore;
+  traces: KeyValueStore;
+  ingest: DurableStream;
+  site: StaticSite;
+  logger: GatewayLogger;
+  settings: HttpSettings;
+  /** Called after the gateway itself wrote to a kb, so answers cached before are not served. */
+  kbWritten: (tenantId: string, kbId: string) => Promise<void>;
+}
+
+type Route = (request: IncomingMessage, response: ServerResponse, params: string[]) => Promise<void>;
+
+/** The gateway's HTTP API and web page as one request listener. */
+export function createHttpApp(deps: HttpAppDeps): (request: IncomingMessage, response: ServerResponse) => void {
+  const routes: Array<{ method: string; pattern: RegExp; name: string; handle: Route }> = [
+    { method: 'GET', pattern: /^\/(index\.html|app\.js|style\.css)?$/, name: 'GET /', handle: (req, res, [file]) => serveSite(deps, res, file) },
+    { method: 'POST', pattern: /^\/v1\/ask$/, name: 'POST /v1/ask', handle: (req, res) => ask(deps, req, res) },
+    { method: 'GET', pattern: /^\/v1\/questions\/([^/]+)\/events$/, name: 'GET /v1/questions/{id}/events', handle: (req, res, p) => resume(deps, req, res, p) },
+    { method: 'DELETE', pattern: /^\/v1\/questions\/([^/]+)$/, name: 'DELETE /v1/questions/{id}', handle: (req, res, p) => cancel(deps, req, res, p) },
+    { method: 'GET', pattern: /^\/v1\/questions\/([^/]+)\/trace$/, name: 'GET /v1/questions/{id}/trace', handle: (req, res, p) => getTrace(deps, req, res, p) },
+    { method: 'POST', pattern: /^\/v1\/kbs\/([^/]+)\/documents$/, name: 'POST /v1/kbs/{kb}/documents', handle: (req, res, p) => ingestDocuments(deps, req, res, p) },
+    { method: 'DELETE', pattern: /^\/v1\/kbs\/([^/]+)\/documents\/([^/]+)$/, name: 'DELETE /v1/kbs/{kb}/documents/{doc}', handle: (req, res, p) => deleteDocument(deps, req, res, p) },
+  ];
+
+  return (request, response) => {
+    const path = new URL(request.url ?? '/', 'http://gateway').pathname;
+    const matches = routes.filter((route) => route.pattern.test(path));
+    const route = matches.find((candidate) => candidate.method === request.method || (candidate.method === 'GET' && request.method === 'HEAD'));
+    if (!route) {
+      sendProblem(response, matches.length > 0 ? problems.methodNotAllowed(matches.map((m) => m.method).join(', ')) : problems.notFound(`no route for ${path}`));
+      return;
+    }
+    let params: string[];
+    try {
+      params = (route.pattern.exec(path) ?? []).slice(1).map((value) => (value === undefined ? '' : decodeURIComponent(value)));
+    } catch {
+      sendProblem(response, problems.notFound(`no route for ${path}`));
+      return;
+    }
+    void instrument(route.name, { kind: SpanKind.SERVER, attributes: { 'http.request.method': request.method ?? '', 'http.route': route.name } }, async (span) => {
+      try {
+        await route.handle(request, response, params);
+        span.setAttribute('http.response.status_code', response.statusCode);
+      } catch (error) {
+        const problem = toProblem(error);
+        if (problem.status >= 500) deps.logger.error('request failed', { route: route.name, error });
+        span.setAttribute('http.response.status_code', problem.status);
+        sendProblem(response, problem);
+      }
+    });
+  };
+}
+
+function authenticate(deps: HttpAppDeps, request: IncomingMessage): Principal {
+  const key = bearerToken(request.headers.authorization);
+  if (!key) throw problems.unauthenticated('send Authorization: Bearer <api key>');
+  const principal = deps.keys.verify(key);
+  if (!principal) throw problems.unauthenticated('the API key is not known');
+  return principal;
+}
+
+const wantsEventStream = (request: IncomingMessage) => /\btext\/event-stream\b/.test(request.headers.accept ?? '');
+
+async function ask(deps: HttpAppDeps, request: IncomingMessage, response: ServerResponse): Promise<void> {
+  const principal = authenticate(deps, request);
+  const stream = await deps.asks.ask(principal, await readJsonBody(request, deps.settings.maxBodyBytes));
+  if (wantsEventStream(request)) await streamAsSse(deps, stream, 0, response);
+  else await respondWithDone(stream, response);
+}
+
+/** `GET /v1/questions/{id}/events` with `Last-Event-ID` (or `?lastEventId=`): the rest of a question's stream. */
+async function resume(deps: HttpAppDeps, request: IncomingMessage, response: ServerResponse, [questionId = '']: string[]): Promise<void> {
+  const principal = authenticate(deps, request);
+  const raw = request.headers['last-event-id'] ?? new URL(request.url ?? '/', 'http://gateway').searchParams.get('lastEventId') ?? '0';
+  const lastEventId = Number(Array.isArray(raw) ? raw[0] : raw);
+  if (!Number.isSafeInteger(lastEventId) || lastEventId < 0) throw problems.invalidRequest('Last-Event-ID must be a non-negative integer (an event id)');
+  await streamAsSse(deps, deps.asks.resume(principal, questionId, lastEventId, 'sse'), lastEventId, response);
+}
+
+async function cancel(deps: HttpAppDeps, request: IncomingMessage, response: ServerResponse, [questionId = '']: string[]): Promise<void> {
+  const principal = authenticate(deps, request);
+  sendJson(response, 200, { questionId, ...deps.asks.cancel(principal, questionId) });
+}
+
+/** An AbortSignal that fires when the client closes the connection before the response ended. */
+function disconnectSignal(response: ServerResponse): AbortSignal {
+  const disconnected = new AbortController();
+  response.once('close', () => {
+    if (!response.writableFinished) disconnected.abort();
+  });
+  return disconnected.signal;
+}
+
+async function streamAsSse(deps: HttpAppDeps, stream: QuestionStream, afterSeq: number, response: ServerResponse): Promise<void> {
+  const signal = disconnectSignal(response);
+  const sse = new SseWriter(response, {
+    heartbeatMs: deps.settings.sseHeartbeatMs,
+    retryMs: deps.settings.sseRetryMs,
+    headers: { 'Hopline-Question-Id': stream.questionId, 'Hopline-Event-Schema': EVENT_SCHEMA },
+  });
+  try {
+    for await (const event of stream.read(afterSeq, signal)) {
+      await sse.send(renderEvent(event));
+      if (signal.aborted) break;
+    }
+  } catch (error) {
+    // A reader that went away is the normal end of a dropped stream: the question waits for a resume.
+    if (!signal.aborted) throw error;
+  } finally {
+    sse.end();
+  }
+}
+
+async function respondWithDone(stream: QuestionStream, response: ServerResponse): Promise<void> {
+  const signal = disconnectSignal(response);
+  let terminal: QaEvent__Output | undefined;
+  try {
+    for await (const event of stream.read(0, signal)) terminal = event;
+  } catch (error) {
+    if (signal.aborted) return;
+    throw error;
+  }
+  response.setHeader('Hopline-Question-Id', stream.questionId);
+  if (terminal?.event === 'done') {
+    sendJson(response, 200, renderEvent(terminal).data);
+    return;
+  }
+  sendProblem(response, problemFromErrorEvent(terminal?.error));
+}
+
+function serveSite(deps: HttpAppDeps, response: ServerResponse, file: string | undefined): Promise<void> {
+  const asset = deps.site.get(file || 'index.html');
+  if (!asset) throw problems.notFound('no such page');
+  response.writeHead(200, {
+    'Content-Type': asset.contentType,
+    'Content-Length': asset.body.length,
+    'Cache-Control': 'no-cache',
+    // The page renders answers and document text: nothing it shows may run as script.
+    'Content-Security-Policy': "default-src 'self'; script-src 'self'; style-src 'self'; connect-src 'self'; object-src 'none'; base-uri 'none'",
+    'X-Content-Type-Options': 'nosniff',
+  });
+  response.end(asset.body);
+  return Promise.resolve();
+}
+
+async function getTrace(deps: HttpAppDeps, request: IncomingMessage, response: ServerResponse, [questionId = '']: string[]): Promise<void> {
+  const principal = authenticate(deps, request);
+  let key: string;
+  try {
+    key = subjectToken(questionId, 'question id');
+  } catch {
+    throw problems.notFound('no such question');
+  }
+  const stored = await deps.traces.get(key);
+  const reasoning = stored ? codecs.reasoningTrace.decode(stored) : undefined;
+  // Another tenant's or user's question is reported as absent, so ids leak nothing.
+  if (!reasoning || reasoning.scope?.tenantId !== principal.tenantId || reasoning.scope.userId !== principal.userId) {
+    throw problems.notFound('no such question');
+  }
+  sendJson(response, 200, reasoning);
+}
+
+const docIdSchema = z.string().regex(/^[A-Za-z0-9_.:-]{1,200}$/, 'docId must be 1-200 letters, digits, "_", ".", ":" or "-"');
+const documentSchema = z
+  .object({
+    docId: docIdSchema,
+    title: z.string().max(1_000).default(''),
+    text: z.string().min(1, 'text is empty'),
+    version: z.number().int().positive().optional(),
+    effectiveDate: z.string().date().optional(),
+    sourceUri: z.string().max(2_000).optional(),
+    metadata: z.record(z.string(), z.string()).optional(),
+  })
+  .strict();
+const ingestBodySchema = z.union([documentSchema, z.object({ documents: z.array(documentSchema).min(1).max(1_000) }).strict()]);
+
+function requireIngestScope(principal: Principal, kbId: string): void {
+  if (!principal.canIngest) throw problems.forbidden('this key may not ingest documents');
+  if (!principal.kbIds.includes(kbId)) throw problems.forbidden(`this key may not write to "${kbId}"`);
+}
+
+async function ingestDocuments(deps: HttpAppDeps, request: IncomingMessage, response: ServerResponse, [kbId = '']: string[]): Promise<void> {
+  const principal = authenticate(deps, request);
+  requireIngestScope(principal, kbId);
+  const parsed = ingestBodySchema.safeParse(await readJsonBody(request, deps.settings.maxBodyBytes));
+  if (!parsed.success) throw problems.invalidRequest(parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));
+  const documents = 'documents' in parsed.data ? parsed.data.documents : [parsed.data];
+  const accepted = [];
+  for (const document of documents) {
+    const version = document.version ?? Date.now();
+    const result = await deps.ingest.publish(
+      subjects.ingest(principal.tenantId, kbId),
+      codecs.ingestCommand.encode({ upsert: { ...document, tenantId: principal.tenantId, kbId, version } }),
+      { msgId: `${document.docId}:${version}` },
+    );
+    accepted.push({ docId: document.docId, version, duplicate: result.duplicate });
+  }
+  await deps.kbWritten(principal.tenantId, kbId);
+  sendJson(response, 202, { kbId, accepted });
+}
+
+async function deleteDocument(deps: HttpAppDeps, request: IncomingMessage, response: ServerResponse, [kbId = '', docId = '']: string[]): Promise<void> {
+  const principal = authenticate(deps, request);
+  requireIngestScope(principal, kbId);
+  if (!docIdSchema.safeParse(docId).success) throw problems.invalidRequest('docId must be 1-200 letters, digits, "_", ".", ":" or "-"');
+  const version = Date.now();
+  await deps.ingest.publish(
+    subjects.ingest(principal.tenantId, kbId),
+    codecs.ingestCommand.encode({ delete: { tenantId: principal.tenantId, kbId, docId, version } }),
+    { msgId: `${docId}:delete:${version}` },
+  );
+  await deps.kbWritten(principal.tenantId, kbId);
+  sendJson(response, 202, { kbId, docId, deleted: true, version });
+}
+
+function sendJson(response: ServerResponse, status: number, body: unknown): void {
+  const json = JSON.stringify(body);
+  response.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(json) });
+  response.end(json);
+}

@@ -1,0 +1,52 @@
+// The answer-gateway as its own process: config → logger → bus → keys → cache → gateway →
+// ops server → graceful shutdown. Telemetry was booted by instrumentation.ts (node --import).
+import { connectNatsBus } from '@hopline/bus';
+import { loadConfig } from '@hopline/config';
+import { createLogger, createMetrics, shutdownTelemetry, startOpsServer } from '@hopline/telemetry';
+import { ApiKeyStore } from './api-keys.js';
+import { configSchema } from './config.js';
+import { createAnswerCache, startAnswerGateway } from './gateway.js';
+
+const SERVICE = 'answer-gateway';
+const config = loadConfig(SERVICE, configSchema);
+const logger = createLogger(SERVICE, { level: config.LOG_LEVEL });
+const metrics = createMetrics(SERVICE);
+
+const bus = await connectNatsBus({
+  url: config.NATS_URL,
+  name: SERVICE,
+  onError: (error, where) => logger.warn('bus message failed', { ...where, error }),
+});
+const ingest = await bus.durableStream();
+const traces = await bus.keyValue();
+const keys = ApiKeyStore.fromConfig(config);
+const cache = await createAnswerCache(config, logger, metrics);
+const gateway = await startAnswerGateway({ config, bus, ingest, traces, keys, logger, metrics, cache });
+const ops = await startOpsServer({ port: config.METRICS_PORT, registry: metrics.registry, health: async () => gateway.health(), logger });
+logger.info('answer-gateway listening', {
+  http: `${config.HTTP_HOST}:${gateway.httpPort}`,
+  grpc: `${config.GRPC_HOST}:${gateway.grpcPort}`,
+  opsPort: ops.port,
+  apiKeys: keys.size,
+  cache: cache.kind,
+});
+
+let shuttingDown = false;
+async function shutdown(signal: string): Promise<void> {
+  if (shuttingDown) return;
+  shuttingDown = true;
+  logger.info('shutting down', { signal, graceMs: config.SHUTDOWN_GRACE_MS });
+  try {
+    await gateway.stop();
+    await cache.close();
+    await bus.drain();
+    await ops.close();
+  } catch (error) {
+    logger.error('shutdown failed', { error });
+    process.exitCode = 1;
+  } finally {
+    await shutdownTelemetry();
+  }
+}
+process.once('SIGTERM', () => void shutdown('SIGTERM'));
+process.once('SIGINT', () => void shutdown('SIGINT'));

@@ -1,0 +1,84 @@
+import type { ServerResponse } from 'node:http';
+import { isHoplineError, type ErrorCode } from '@hopline/contracts';
+
+/**
+ * Errors at the HTTP edge are RFC 9457 problem documents with a stable `type`, so clients
+ * branch on the type, never on the wording of `detail`.
+ */
+export class Problem extends Error {
+  constructor(
+    readonly status: number,
+    readonly slug: string,
+    readonly title: string,
+    readonly detail?: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(detail ?? title);
+    this.name = 'Problem';
+  }
+
+  get type(): string {
+    return `urn:hopline:problem:${this.slug}`;
+  }
+}
+
+export const problems = {
+  unauthenticated: (detail: string) =>
+    new Problem(401, 'unauthenticated', 'Missing or unknown API key', detail, { 'WWW-Authenticate': 'Bearer' }),
+  forbidden: (detail: string) => new Problem(403, 'forbidden', 'Outside the API key\'s scope', detail),
+  notFound: (detail: string) => new Problem(404, 'not-found', 'Not found', detail),
+  methodNotAllowed: (allowed: string) =>
+    new Problem(405, 'method-not-allowed', 'Method not allowed', `use ${allowed}`, { Allow: allowed }),
+  payloadTooLarge: (limit: number) =>
+    new Problem(413, 'payload-too-large', 'Request body too large', `the body exceeds ${limit} bytes`),
+  unsupportedMediaType: () =>
+    new Problem(415, 'unsupported-media-type', 'Unsupported media type', 'send Content-Type: application/json'),
+  malformedJson: (detail: string) => new Problem(400, 'malformed-json', 'Malformed JSON', detail),
+  invalidRequest: (detail: string) => new Problem(400, 'invalid-request', 'Invalid request', detail),
+  tooManyRequests: (detail: string, retryAfterMs: number) =>
+    new Problem(429, 'too-many-requests', 'Too many requests', detail, { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterMs / 1000))) }),
+  resumeUnavailable: (detail: string) => new Problem(410, 'resume-unavailable', 'The stream cannot be resumed from there', detail),
+  unavailable: (detail: string) => new Problem(503, 'unavailable', 'Service unavailable', detail),
+  shuttingDown: () =>
+    new Problem(503, 'shutting-down', 'The gateway is shutting down', 'retry on another instance', { 'Retry-After': '1' }),
+  timeout: (detail: string) => new Problem(504, 'timeout', 'The question ran out of time', detail),
+  internal: () => new Problem(500, 'internal', 'Internal error', 'the error was logged with the request\'s trace id'),
+} as const;
+
+const STATUS_BY_CODE: Partial<Record<ErrorCode, () => Problem>> = {
+  invalid_argument: () => problems.invalidRequest('the request was rejected downstream'),
+  deadline_exceeded: () => problems.timeout('no answer before the deadline'),
+  unavailable: () => problems.unavailable('a dependency is unavailable'),
+  no_responders: () => problems.unavailable('no hop-reasoner is running'),
+  breaker_open: () => problems.unavailable('a dependency is failing; retry later'),
+};
+
+/** A question that ended with an error event, as the problem a JSON client receives. */
+export function problemFromErrorEvent(error: { code: string; message: string } | null | undefined): Problem {
+  const code = error?.code ?? 'internal';
+  const detail = error?.message || 'the question failed';
+  if (code === 'deadline_exceeded') return problems.timeout(detail);
+  if (code === 'unavailable' || code === 'no_responders' || code === 'breaker_open') return problems.unavailable(detail);
+  if (code === 'cancelled') return new Problem(409, 'cancelled', 'The question was cancelled', detail);
+  return new Problem(502, 'question-failed', 'The question failed', `${code}: ${detail}`);
+}
+
+export function toProblem(error: unknown): Problem {
+  if (error instanceof Problem) return error;
+  if (isHoplineError(error)) return STATUS_BY_CODE[error.code]?.() ?? problems.internal();
+  return problems.internal();
+}
+
+export function sendProblem(response: ServerResponse, problem: Problem): void {
+  if (response.headersSent) {
+    response.end();
+    return;
+  }
+  const body = JSON.stringify({ type: problem.type, title: problem.title, status: problem.status, detail: problem.detail });
+  response.writeHead(problem.status, {
+    ...problem.headers,
+    'Content-Type': 'application/problem+json',
+    'Content-Length': Buffer.byteLength(body),
+  });
+  response.end(body);
+}

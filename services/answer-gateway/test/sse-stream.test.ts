@@ -1,0 +1,136 @@
+import { waitFor } from '@hopline/test-support';
+import { describe, expect, it } from 'vitest';
+import { twoHopScript } from './support/fake-reasoner.js';
+import { askJson, askSse, startTestGateway } from './support/harness.js';
+
+const EXPECTED_SEQUENCE = ['route', 'hop_started', 'retrieval', 'hop_answer', 'hop_started', 'retrieval', 'hop_answer'];
+
+describe('answer-gateway SSE stream', () => {
+  it('streams route, hops, tokens, citations and one done, each with its seq as the event id', async () => {
+    await using t = await startTestGateway();
+    const stream = await askSse(t.baseUrl, t.keys.alice, { question: 'Which department does the owner of project Atlas belong to?', maxHops: 3 });
+    expect(stream.response.status).toBe(200);
+    expect(stream.response.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    expect(stream.response.headers.get('hopline-event-schema')).toBe('hopline.v1.QaEvent');
+    await stream.ended;
+
+    const names = stream.events.map((event) => event.name);
+    expect(names.slice(0, EXPECTED_SEQUENCE.length)).toEqual(EXPECTED_SEQUENCE);
+    expect(names.filter((name) => name === 'token').length).toBeGreaterThan(3);
+    expect(names.slice(-2)).toEqual(['citations', 'done']);
+    expect(names.filter((name) => name === 'done' || name === 'error')).toEqual(['done']);
+    expect(stream.events.map((event) => event.id)).toEqual(stream.events.map((_, index) => index + 1));
+
+    const questionId = stream.response.headers.get('hopline-question-id');
+    expect(stream.events.every((event) => event.data.questionId === questionId)).toBe(true);
+    const hopStarted = stream.events.find((event) => event.name === 'hop_started');
+    expect(hopStarted?.data).toMatchObject({ hop: 1, maxHops: 3, subQuestion: 'Who owns project Atlas?' });
+    const done = stream.events.at(-1)?.data;
+    expect(done).toMatchObject({ stopReason: 'SUFFICIENT', hops: 2, cached: false });
+    expect(done?.citations).toEqual(expect.arrayContaining([expect.objectContaining({ index: 1, docId: 'tenant-a-atlas', title: 'Project Atlas (tenant-a)' })]));
+    expect(done?.timings).toMatchObject({ totalMs: 25 });
+  });
+
+  it('sends the ask with the question, the hop budget, a deadline and the key scope', async () => {
+    await using t = await startTestGateway({ config: { QUESTION_TIMEOUT_MS: 20_000 } });
+    const before = Date.now();
+    const stream = await askSse(t.baseUrl, t.keys.alice, { question: '  Who owns Atlas?  ', maxHops: 2 });
+    await stream.ended;
+    const [ask] = t.reasoner.asks;
+    expect(ask?.question).toBe('Who owns Atlas?');
+    expect(ask?.maxHops).toBe(2);
+    expect(ask?.ctx?.scope).toEqual({ tenantId: 'tenant-a', userId: 'alice', kbIds: ['handbook', 'projects'] });
+    expect(ask?.ctx?.deadlineUnixMs).toBeGreaterThanOrEqual(before + 20_000);
+    expect(ask?.ctx?.deadlineUnixMs).toBeLessThanOrEqual(Date.now() + 20_000);
+  });
+
+  it('uses the configured default hop budget when the body names none', async () => {
+    await using t = await startTestGateway({ config: { DEFAULT_MAX_HOPS: 4 } });
+    await (await askSse(t.baseUrl, t.keys.alice, { question: 'Who owns Atlas?' })).ended;
+    expect(t.reasoner.asks[0]?.maxHops).toBe(4);
+  });
+
+  it('without Accept: text/event-stream returns the done payload as JSON', async () => {
+    await using t = await startTestGateway();
+    const response = await askJson(t.baseUrl, t.keys.alice, { question: 'Who owns Atlas?' });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe('application/json');
+    const body = (await response.json()) as Record<string, unknown>;
+    expect(body).toMatchObject({ answer: expect.stringContaining('[1]') as unknown, stopReason: 'SUFFICIENT', hops: 2, cached: false });
+    expect(body.questionId).toBe(response.headers.get('hopline-question-id'));
+  });
+
+  it('a question that ends in an error streams exactly one error event, and JSON clients get a problem', async () => {
+    await using t = await startTestGateway({
+      script: async (q) => {
+        q.emit({ event: 'route', route: { route: 'SINGLE' } });
+        q.emit({ event: 'error', error: { code: 'unavailable', message: 'retrieval is down', retryable: true } });
+        // Anything after the terminal event must not reach clients.
+        q.emit({ event: 'token', token: { text: 'late' } });
+        q.emit({ event: 'done', done: { answer: 'late' } });
+        return Promise.resolve();
+      },
+    });
+    const stream = await askSse(t.baseUrl, t.keys.alice, { question: 'Who owns Atlas?' });
+    await stream.ended;
+    expect(stream.events.map((event) => event.name)).toEqual(['route', 'error']);
+    expect(stream.events[1]?.data).toMatchObject({ code: 'unavailable', message: 'retrieval is down', retryable: true });
+
+    const response = await askJson(t.baseUrl, t.keys.alice, { question: 'Who owns Atlas?' });
+    expect(response.status).toBe(503);
+    expect(response.headers.get('content-type')).toBe('application/problem+json');
+    expect(await response.json()).toMatchObject({ type: 'urn:hopline:problem:unavailable', detail: 'retrieval is down' });
+  });
+
+  it('drops redelivered events so that no client sees a seq twice', async () => {
+    await using t = await startTestGateway({
+      script: async (q) => {
+        q.emit({ event: 'route', route: { route: 'SINGLE' } });
+        q.emitRaw({ questionId: q.ask.ctx?.questionId ?? '', seq: 1, event: 'route', route: { route: 'SINGLE' } });
+        q.emit({ event: 'token', token: { text: 'Dana' } });
+        q.emitRaw({ questionId: q.ask.ctx?.questionId ?? '', seq: 2, event: 'token', token: { text: 'Dana' } });
+        q.emit({ event: 'done', done: { answer: 'Dana', stopReason: 'SUFFICIENT' } });
+        return Promise.resolve();
+      },
+    });
+    const stream = await askSse(t.baseUrl, t.keys.alice, { question: 'Who owns Atlas?' });
+    await stream.ended;
+    expect(stream.events.map((event) => `${event.id}:${event.name}`)).toEqual(['1:route', '2:token', '3:done']);
+  });
+
+  it('writes heartbeat comments while the stream is idle', async () => {
+    await using t = await startTestGateway({ config: { SSE_HEARTBEAT_MS: 50 }, script: twoHopScript({ gated: true }) });
+    const stream = await askSse(t.baseUrl, t.keys.alice, { question: 'Who owns Atlas?' });
+    await waitFor(() => stream.events.length === 1 && stream.comments >= 2, { description: 'two heartbeats on the idle stream' });
+    await waitFor(
+      () => {
+        t.reasoner.releaseAll();
+        return stream.events.some((event) => event.name === 'done');
+      },
+      { description: 'the gated answer to finish' },
+    );
+    await stream.ended;
+    expect(stream.events.at(-1)?.name).toBe('done');
+  });
+
+  it('ends the stream with a deadline error when the reasoner never finishes, and cancels the question', async () => {
+    await using t = await startTestGateway({ config: { QUESTION_TIMEOUT_MS: 200 }, script: twoHopScript({ gated: true }) });
+    const stream = await askSse(t.baseUrl, t.keys.alice, { question: 'Who owns Atlas?' });
+    await stream.ended;
+    expect(stream.events.map((event) => event.name)).toEqual(['route', 'error']);
+    expect(stream.events[1]?.data).toMatchObject({ code: 'deadline_exceeded', retryable: true });
+    const questionId = String(stream.events[0]?.data.questionId);
+    await waitFor(() => t.reasoner.record(questionId)?.cancel, { description: 'the cancel at the reasoner' });
+    expect(t.reasoner.record(questionId)?.cancel?.reason).toBe('deadline');
+  });
+
+  it('answers 503 with a problem, fast, when no hop-reasoner is running', async () => {
+    // An accept timeout far beyond the test's own: only an immediate "no responders" passes.
+    await using t = await startTestGateway({ config: { ACCEPT_TIMEOUT_MS: 600_000 } });
+    await t.reasoner.stop();
+    const response = await askJson(t.baseUrl, t.keys.alice, { question: 'Who owns Atlas?' }, { Accept: 'text/event-stream' });
+    expect(response.status).toBe(503);
+    expect(response.headers.get('content-type')).toBe('application/problem+json');
+    expect(await response.json()).toMatchObject({ type: 'urn:hopline:problem:unavailable', detail: 'no hop-reasoner is running' });
+  });
+});

@@ -1,0 +1,164 @@
+import { createMemoryBroker, type Bus, type KeyValueStore } from '@hopline/bus';
+import { createLogger, createMetrics, type HoplineMetrics } from '@hopline/telemetry';
+import { ApiKeyStore, generateApiKey, hashApiKey } from '../../src/api-keys.js';
+import type { AnswerCache } from '../../src/cache/answer-cache.js';
+import { configSchema } from '../../src/config.js';
+import { startAnswerGateway, type AnswerGateway, type GatewayConfig } from '../../src/gateway.js';
+import { FakeReasoner, twoHopScript, type Script } from './fake-reasoner.js';
+
+export interface TestKey {
+  key: string;
+  tenantId: string;
+  userId: string;
+  kbIds: string[];
+  canIngest: boolean;
+}
+
+/** Tenant A has two users; tenant B one. Only alice may ingest. */
+export function testKeys(): Record<'alice' | 'bob' | 'carol', TestKey> {
+  return {
+    alice: { key: generateApiKey(), tenantId: 'tenant-a', userId: 'alice', kbIds: ['handbook', 'projects'], canIngest: true },
+    bob: { key: generateApiKey(), tenantId: 'tenant-a', userId: 'bob', kbIds: ['handbook'], canIngest: false },
+    carol: { key: generateApiKey(), tenantId: 'tenant-b', userId: 'carol', kbIds: ['handbook'], canIngest: true },
+  };
+}
+
+export function keyStoreOf(keys: Record<string, TestKey>): ApiKeyStore {
+  return new ApiKeyStore({
+    keys: Object.values(keys).map(({ key, ...entry }) => ({ keyHash: hashApiKey(key), ...entry })),
+  });
+}
+
+export interface TestGateway extends AsyncDisposable {
+  gateway: AnswerGateway;
+  /** The bus the gateway is connected to. */
+  bus: Bus;
+  /** Another connection to the same broker: what the other services would use. */
+  peerBus: Bus;
+  reasoner: FakeReasoner;
+  traces: KeyValueStore;
+  keys: ReturnType<typeof testKeys>;
+  metrics: HoplineMetrics;
+  baseUrl: string;
+  grpcAddress: string;
+}
+
+export interface TestGatewayOptions {
+  config?: Partial<GatewayConfig>;
+  script?: Script;
+  cache?: AnswerCache;
+}
+
+/** A gateway on the memory bus with a fake hop-reasoner, on free ports, stopped on dispose. */
+export async function startTestGateway(options: TestGatewayOptions = {}): Promise<TestGateway> {
+  const broker = createMemoryBroker();
+  const bus = broker.connect();
+  const peerBus = broker.connect();
+  const keys = testKeys();
+  const config: GatewayConfig = {
+    ...configSchema.parse({}),
+    HTTP_HOST: '127.0.0.1',
+    HTTP_PORT: 0,
+    GRPC_HOST: '127.0.0.1',
+    GRPC_PORT: 0,
+    REDIS_URL: undefined,
+    ...options.config,
+  };
+  const reasoner = await FakeReasoner.start(peerBus, options.script ?? twoHopScript());
+  const traces = await peerBus.keyValue();
+  const metrics = createMetrics('answer-gateway', { defaultMetrics: false });
+  const gateway = await startAnswerGateway({
+    config,
+    bus,
+    ingest: await bus.durableStream(),
+    traces: await bus.keyValue(),
+    keys: keyStoreOf(keys),
+    logger: createLogger('answer-gateway', { level: 'silent' }),
+    metrics,
+    ...(options.cache ? { cache: options.cache } : {}),
+  });
+  return {
+    gateway,
+    bus,
+    peerBus,
+    reasoner,
+    traces,
+    keys,
+    metrics,
+    baseUrl: `http://127.0.0.1:${gateway.httpPort}`,
+    grpcAddress: `127.0.0.1:${gateway.grpcPort}`,
+    async [Symbol.asyncDispose]() {
+      reasoner.releaseAll();
+      await gateway.stop({ graceMs: 0 });
+      await reasoner.stop();
+      await bus.drain();
+      await peerBus.drain();
+    },
+  };
+}
+
+export interface SseEvent {
+  id: number;
+  name: string;
+  data: Record<string, unknown>;
+}
+
+export interface SseConnection {
+  response: Response;
+  events: SseEvent[];
+  /** Comment lines (heartbeats) seen so far. */
+  comments: number;
+  /** Resolves when the server ends the stream (or the client aborted it). */
+  ended: Promise<void>;
+  abort(): void;
+}
+
+/** Opens an SSE request and collects its events as they arrive. */
+export async function openSse(url: string, init: RequestInit & { headers?: Record<string, string> }): Promise<SseConnection> {
+  const controller = new AbortController();
+  const response = await fetch(url, { ...init, headers: { Accept: 'text/event-stream', ...init.headers }, signal: controller.signal });
+  const connection: SseConnection = { response, events: [], comments: 0, ended: Promise.resolve(), abort: () => controller.abort() };
+  if (!response.ok || !response.body) return connection;
+  const body = response.body;
+  connection.ended = (async () => {
+    const decoder = new TextDecoder();
+    let buffer = '';
+    try {
+      for await (const bytes of body as unknown as AsyncIterable<Uint8Array>) {
+        buffer += decoder.decode(bytes, { stream: true });
+        let boundary: number;
+        while ((boundary = buffer.indexOf('\n\n')) >= 0) {
+          const frame = buffer.slice(0, boundary);
+          buffer = buffer.slice(boundary + 2);
+          const fields = new Map<string, string>();
+          for (const line of frame.split('\n')) {
+            if (line.startsWith(':')) connection.comments += 1;
+            const colon = line.indexOf(':');
+            if (colon > 0) fields.set(line.slice(0, colon), line.slice(colon + 1).trimStart());
+          }
+          const data = fields.get('data');
+          if (data !== undefined) {
+            connection.events.push({ id: Number(fields.get('id')), name: fields.get('event') ?? 'message', data: JSON.parse(data) as Record<string, unknown> });
+          }
+        }
+      }
+    } catch (error) {
+      if (!controller.signal.aborted) throw error;
+    }
+  })();
+  return connection;
+}
+
+export const bearer = (key: TestKey) => ({ Authorization: `Bearer ${key.key}` });
+
+export function askSse(baseUrl: string, key: TestKey, body: unknown): Promise<SseConnection> {
+  return openSse(`${baseUrl}/v1/ask`, { method: 'POST', headers: { ...bearer(key), 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+}
+
+export function askJson(baseUrl: string, key: TestKey | undefined, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
+  return fetch(`${baseUrl}/v1/ask`, {
+    method: 'POST',
+    headers: { ...(key ? bearer(key) : {}), 'Content-Type': 'application/json', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+}
