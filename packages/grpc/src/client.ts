@@ -114,7 +114,8 @@ export function unaryCall<C extends grpc.Client, K extends UnaryMethodName<C>>(
             statusCode = error.code;
             span.setAttribute('rpc.grpc.status_code', error.code);
             // A cancellation we asked for reports our reason (a guard's timeout, the caller's cancel).
-            reject(signal?.aborted && error.code === grpc.status.CANCELLED ? abortReason(signal) : fromGrpcError(error));
+            const cancelledHere = signal?.aborted === true;
+            reject(cancelledHere && error.code === grpc.status.CANCELLED ? abortReason(signal) : fromGrpcError(error, { cancelledHere }));
           } else {
             statusCode = grpc.status.OK;
             span.setAttribute('rpc.grpc.status_code', grpc.status.OK);

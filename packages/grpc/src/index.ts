@@ -1,4 +1,5 @@
 export * from './client.js';
+export * from './health.js';
 export * from './metadata.js';
 export * from './server.js';
 export * from './status.js';

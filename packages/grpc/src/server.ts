@@ -3,7 +3,7 @@ import { CancelledError, DeadlineExceededError, toHoplineError, type HoplineErro
 import { abortReason } from '@hopline/resilience';
 import { instrument, type HoplineMetrics, type Logger } from '@hopline/telemetry';
 import { SpanKind, type Span } from '@opentelemetry/api';
-import { HealthImplementation } from 'grpc-health-check';
+import { HealthService } from './health.js';
 import { extractMetadata } from './metadata.js';
 import { grpcStatusName, toGrpcStatus } from './status.js';
 import type { CallContext, HandlersOf, ServerStreamHandler, ServiceConstructor, StreamWriter, UnaryHandler } from './types.js';
@@ -117,9 +117,9 @@ function writer<Response>(call: grpc.ServerWritableStream<unknown, Response>, co
 export function createGrpcServer(options: GrpcServerOptions = {}): GrpcServer {
   const { logger, metrics } = options;
   const server = new grpc.Server({ ...DEFAULT_SERVER_OPTIONS, ...options.channelOptions });
-  const health = new HealthImplementation({ [WHOLE_SERVER]: 'SERVING' });
+  const health = new HealthService();
+  health.setStatus(WHOLE_SERVER, 'SERVING');
   health.addToServer(server);
-  const serviceNames = new Set<string>([WHOLE_SERVER]);
   let stopping: Promise<void> | undefined;
 
   const record = (method: string, code: grpc.status, startedAt: number) => {
@@ -226,13 +226,10 @@ export function createGrpcServer(options: GrpcServerOptions = {}): GrpcServer {
           : unary(path, handler as UnaryHandler<unknown, unknown>);
       }
       server.addService(definition, handlers);
-      const name = serviceNameOf(definition);
-      serviceNames.add(name);
-      health.setStatus(name, 'SERVING');
+      health.setStatus(serviceNameOf(definition), 'SERVING');
     },
 
     setServing(serviceName, serving) {
-      serviceNames.add(serviceName);
       health.setStatus(serviceName, serving ? 'SERVING' : 'NOT_SERVING');
     },
 
@@ -245,8 +242,10 @@ export function createGrpcServer(options: GrpcServerOptions = {}): GrpcServer {
 
     shutdown({ drainMs = 0, graceMs = 5_000 } = {}) {
       stopping ??= (async () => {
-        for (const name of serviceNames) health.setStatus(name, 'NOT_SERVING');
+        for (const name of health.services()) health.setStatus(name, 'NOT_SERVING');
         if (drainMs > 0) await new Promise((resolve) => setTimeout(resolve, drainMs));
+        // Watchers have seen NOT_SERVING; their open streams must not hold the graceful close.
+        health.endWatches();
         await new Promise<void>((resolve) => {
           const force = setTimeout(() => {
             logger?.warn('gRPC calls still running after the grace period; cancelling them', { graceMs });

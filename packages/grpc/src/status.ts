@@ -63,9 +63,11 @@ export function toGrpcStatus(error: unknown): Partial<StatusObject> & { code: Gr
  * code in the trailers and becomes a RemoteError with that code, so a failure relayed from
  * further down does not count against the callee's breaker. A status without one was made by
  * the transport (the deadline passed, the server is unreachable, the call was cancelled) and
- * becomes the matching local error.
+ * becomes the matching local error. CANCELLED is a cancellation only when this side asked for
+ * it (`cancelledHere`); otherwise the server dropped the call (a forced shutdown) and the
+ * dependency is, for this call, unavailable.
  */
-export function fromGrpcError(error: Partial<ServiceError> & { code?: number }): HoplineError {
+export function fromGrpcError(error: Partial<ServiceError> & { code?: number }, options: { cancelledHere?: boolean } = {}): HoplineError {
   const details = error.details ?? error.message ?? 'gRPC call failed';
   const relayed = error.metadata?.get(ERROR_CODE_METADATA_KEY)[0];
   if (typeof relayed === 'string' && isErrorCode(relayed)) return new RemoteError(relayed, details, { cause: error });
@@ -75,7 +77,9 @@ export function fromGrpcError(error: Partial<ServiceError> & { code?: number }):
     case GrpcStatus.UNAVAILABLE:
       return new UnavailableError(details, { cause: error });
     case GrpcStatus.CANCELLED:
-      return new CancelledError(details, { cause: error });
+      return options.cancelledHere
+        ? new CancelledError(details, { cause: error })
+        : new UnavailableError(`the server cancelled the call: ${details}`, { cause: error });
     default:
       return new RemoteError((error.code === undefined ? undefined : CODE_BY_STATUS[error.code as GrpcStatus]) ?? 'internal', details, { cause: error });
   }
