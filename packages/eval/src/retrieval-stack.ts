@@ -1,5 +1,6 @@
-import type { Embedder, HybridRetriever, HybridRetrieverOptions, Indexer } from '@hopline/retrieval';
+import type { EmbeddedLexicalBackendOptions, Embedder, HybridRetriever, HybridRetrieverOptions, Indexer } from '@hopline/retrieval';
 import {
+  DEFAULT_HYBRID_OPTIONS,
   EmbeddedLexicalBackend,
   EmbeddedVectorBackend,
   HashingEmbedder,
@@ -14,6 +15,7 @@ export interface EvalRetrievalStack {
   embedder: Embedder;
   indexer: Indexer;
   retriever: HybridRetriever;
+  hybridOptions: HybridRetrieverOptions;
   close(): Promise<void>;
 }
 
@@ -23,27 +25,26 @@ export interface EvalRetrievalStack {
  * dependency whose health a breaker could track).
  */
 export async function openEvalRetrievalStack(
-  options: { embedder?: Embedder; hybrid?: Partial<HybridRetrieverOptions> } = {},
+  options: {
+    embedder?: Embedder;
+    hybrid?: Partial<HybridRetrieverOptions>;
+    lexical?: Pick<EmbeddedLexicalBackendOptions, 'bm25' | 'titleWeight' | 'tokenizer'>;
+  } = {},
 ): Promise<EvalRetrievalStack> {
   const embedder = options.embedder ?? new HashingEmbedder();
-  const lexical = await EmbeddedLexicalBackend.open({ durable: false });
+  const lexical = await EmbeddedLexicalBackend.open({ ...options.lexical, durable: false });
   const vector = await EmbeddedVectorBackend.open({ dimensions: embedder.dimensions, durable: false });
   const indexer = createIndexer({ lexical, vector, embedder });
   const guard = createDeadlineGuard();
-  const retriever = createHybridRetriever({
-    lexical,
-    vector,
-    embedder,
-    lexicalGuard: guard,
-    vectorGuard: guard,
-    ...(options.hybrid ? { options: options.hybrid } : {}),
-  });
+  const hybridOptions = { ...DEFAULT_HYBRID_OPTIONS, ...options.hybrid };
+  const retriever = createHybridRetriever({ lexical, vector, embedder, lexicalGuard: guard, vectorGuard: guard, options: hybridOptions });
   return {
     lexical,
     vector,
     embedder,
     indexer,
     retriever,
+    hybridOptions,
     async close() {
       await Promise.all([lexical.close(), vector.close()]);
     },

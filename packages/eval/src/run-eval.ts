@@ -1,4 +1,4 @@
-import type { Embedder, HybridRetrieverOptions } from '@hopline/retrieval';
+import type { EmbeddedLexicalBackendOptions, Embedder, HybridRetrieverOptions } from '@hopline/retrieval';
 import type { MultihopQuestion } from './dataset.js';
 import { buildKnowledgeBase, ingestKnowledgeBase } from './knowledge-base.js';
 import type { QuestionOutcome, RecallSummary } from './metrics.js';
@@ -12,6 +12,8 @@ export interface EvalReport extends RecallSummary {
   byDataset: Record<string, RecallSummary>;
   kb: { documents: number; chunks: number; ingestMs: number };
   embedder: string;
+  /** The RRF weights of the two paths. */
+  weights: { bm25: number; vector: number };
 }
 
 export interface RunEvalOptions {
@@ -20,6 +22,7 @@ export interface RunEvalOptions {
   questionTimeoutMs?: number;
   embedder?: Embedder;
   hybrid?: Partial<HybridRetrieverOptions>;
+  lexical?: Pick<EmbeddedLexicalBackendOptions, 'bm25' | 'titleWeight' | 'tokenizer'>;
   /** Called with every question's outcome, e.g. to print failures. */
   onOutcomes?: (outcomes: readonly QuestionOutcome[]) => void;
 }
@@ -33,6 +36,7 @@ export async function runEval(questions: readonly MultihopQuestion[], options: R
   const stack = await openEvalRetrievalStack({
     ...(options.embedder ? { embedder: options.embedder } : {}),
     ...(options.hybrid ? { hybrid: options.hybrid } : {}),
+    ...(options.lexical ? { lexical: options.lexical } : {}),
   });
   try {
     const ingest = await ingestKnowledgeBase(kb, stack.indexer);
@@ -54,6 +58,7 @@ export async function runEval(questions: readonly MultihopQuestion[], options: R
       byDataset,
       kb: { documents: ingest.documents, chunks: ingest.chunks, ingestMs: Math.round(ingest.ms) },
       embedder: stack.embedder.model,
+      weights: { bm25: stack.hybridOptions.bm25Weight, vector: stack.hybridOptions.vectorWeight },
     };
   } finally {
     await stack.close();
@@ -66,7 +71,8 @@ export function formatReport(report: EvalReport): string {
     `${name.padEnd(18)}${String(s.questions).padStart(6)}${s.chainRecall.toFixed(1).padStart(10)}${s.supportRecall.toFixed(1).padStart(10)}` +
     `${s.p50Ms.toFixed(2).padStart(10)}${s.p95Ms.toFixed(2).padStart(10)}`;
   const lines = [
-    `mode ${report.mode}, k = ${report.k}, embedder ${report.embedder}; kb of ${report.kb.documents} paragraphs ` +
+    `mode ${report.mode}, k = ${report.k}, embedder ${report.embedder}, RRF weights bm25 ${report.weights.bm25} ` +
+      `vector ${report.weights.vector}; kb of ${report.kb.documents} paragraphs ` +
       `(${report.kb.chunks} chunks) ingested in ${report.kb.ingestMs} ms`,
     `${'dataset'.padEnd(18)}${'n'.padStart(6)}${`chain@${report.k}`.padStart(10)}${`supp@${report.k}`.padStart(10)}${'p50 ms'.padStart(10)}${'p95 ms'.padStart(10)}`,
     ...Object.entries(report.byDataset).map(([name, summary]) => row(name, summary)),

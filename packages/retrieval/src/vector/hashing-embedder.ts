@@ -6,16 +6,17 @@ import { normalizeInPlace } from './embedder.js';
 export interface HashingEmbedderOptions {
   /** Vector length (default 384). */
   dimensions?: number;
-  wordWeight?: number;
-  trigramWeight?: number;
-  sublinear?: boolean;
 }
 
 const WORD = /[\p{L}\p{N}]+/gu;
 const HAN = /[\u3400-\u9fff\uf900-\ufaff]/u;
 const HAN_RUN = /[\u3400-\u9fff\uf900-\ufaff]+/gu;
+// Measured on the multi-hop dev set (vector path alone, chain recall@10): words + 3-grams
+// 44.3, words + 3- and 4-grams 45.3, words alone 37.7; 768 dimensions add ~4 points for
+// twice the memory and scan time.
 const WORD_WEIGHT = 1;
-const TRIGRAM_WEIGHT = 0.35;
+const GRAM_WEIGHT = 0.35;
+const GRAM_SIZES = [3, 4] as const;
 
 /** FNV-1a over UTF-16 code units, then a murmur finaliser so low bits are well mixed. */
 function hash(text: string): number {
@@ -33,23 +34,19 @@ function hash(text: string): number {
 }
 
 /**
- * A deterministic, offline embedder: features are words and character trigrams of Latin text,
- * and character unigrams and bigrams of Chinese (which has no spaces to find words by), hashed
- * with a sign bit into a fixed-length vector (the "hashing trick"). Word features carry the
- * exact matches; trigrams make "Athletics" and "athletic", or a misspelling, land close. It
- * knows no synonyms: it is the honest offline stand-in for a neural embedding model.
+ * A deterministic, offline embedder: features are words and character 3- and 4-grams of Latin
+ * text, and character unigrams and bigrams of Chinese (which has no spaces to find words by),
+ * hashed with a sign bit into a fixed-length vector (the "hashing trick"). Word features carry
+ * exact matches; n-grams make "Athletics" and "athletic", or a misspelling, land close.
+ *
+ * It knows no synonyms and no word rarity: it is a lexical signal, weaker than BM25 on the
+ * same text, and the honest offline stand-in for a neural embedding model, not a substitute.
  */
 export class HashingEmbedder implements Embedder {
   readonly dimensions: number;
   readonly model: string;
-  private readonly wordWeight: number;
-  private readonly trigramWeight: number;
-  private readonly sublinear: boolean;
 
   constructor(options: HashingEmbedderOptions = {}) {
-    this.wordWeight = options.wordWeight ?? WORD_WEIGHT;
-    this.trigramWeight = options.trigramWeight ?? TRIGRAM_WEIGHT;
-    this.sublinear = options.sublinear ?? false;
     this.dimensions = options.dimensions ?? 384;
     if (!Number.isInteger(this.dimensions) || this.dimensions < 8) {
       throw new RangeError(`hashing embedder dimensions must be an integer ≥ 8, got ${this.dimensions}`);
@@ -63,33 +60,26 @@ export class HashingEmbedder implements Embedder {
   }
 
   embedOne(text: string): Float32Array {
-    const features = new Map<string, number>();
+    const vector = new Float32Array(this.dimensions);
     const folded = foldText(text).toLowerCase();
-    for (const match of folded.matchAll(WORD)) {
+    const latin = HAN.test(folded) ? folded.replace(HAN_RUN, ' ') : folded;
+    for (const match of latin.matchAll(WORD)) {
       const word = match[0];
-      if (HAN.test(word)) continue;
       if (ENGLISH_STOP_WORDS.has(word)) continue;
-      this.count(features, `w:${word}`, this.wordWeight);
+      this.add(vector, `w:${word}`, WORD_WEIGHT);
       const padded = `#${word}#`;
-      for (let i = 0; i + 3 <= padded.length; i++) this.count(features, padded.slice(i, i + 3), this.trigramWeight);
+      for (const size of GRAM_SIZES) {
+        for (let i = 0; i + size <= padded.length; i++) this.add(vector, padded.slice(i, i + size), GRAM_WEIGHT);
+      }
     }
     for (const match of folded.matchAll(HAN_RUN)) {
       const run = match[0];
       for (let i = 0; i < run.length; i++) {
-        this.count(features, run[i] as string, this.trigramWeight);
-        if (i + 1 < run.length) this.count(features, run.slice(i, i + 2), this.wordWeight);
+        this.add(vector, run[i] as string, GRAM_WEIGHT);
+        if (i + 1 < run.length) this.add(vector, run.slice(i, i + 2), WORD_WEIGHT);
       }
     }
-    const vector = new Float32Array(this.dimensions);
-    for (const [feature, weight] of features) this.add(vector, feature, weight);
     return normalizeInPlace(vector);
-  }
-
-  private count(features: Map<string, number>, feature: string, weight: number): void {
-    const previous = features.get(feature);
-    if (previous === undefined) features.set(feature, weight);
-    else if (!this.sublinear) features.set(feature, previous + weight);
-    else features.set(feature, previous + weight / (1 + Math.log(1 + previous / weight)));
   }
 
   private add(vector: Float32Array, feature: string, weight: number): void {
