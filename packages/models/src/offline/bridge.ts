@@ -1,0 +1,98 @@
+import type { Chunk__Output } from '@hopline/contracts';
+import { expandRelations } from './relations.js';
+import { bareTitle, containsStem, entityKey, namedSpans, tokenize } from './text.js';
+
+/**
+ * Bridge entities: the names in a hop's cited evidence that the next hop should look up. A name
+ * scores by where it stands (next to the words of the relation the question asks about, early
+ * in the text) and by whether the knowledge base has a document titled with it.
+ */
+
+export interface BridgeCandidate {
+  name: string;
+  score: number;
+  /** The chunk the name was read from. */
+  chunkId: string;
+}
+
+export interface CandidateOptions {
+  /** The question's relation words, to score names by proximity to. */
+  relationTerms: readonly string[];
+  /** Names the chain already knows (anchors, earlier answers): never a new bridge. */
+  known: readonly string[];
+  /** Titles of every chunk this hop retrieved: a name that is a title is a real entity. */
+  retrievedTitles: readonly string[];
+  /** Whether the chunk is about what the hop was looking for (its weight is full). */
+  isAnchored: (chunk: Chunk__Output) => boolean;
+}
+
+const DATE_LIKE = /\b(January|February|March|April|May|June|July|August|September|October|November|December)\b|^\p{N}+$/u;
+const PROXIMITY_SCALE = 4;
+const TITLE_OF_RETRIEVED_BONUS = 0.5;
+const EARLY_MENTION_WEIGHT = 0.3;
+const OWN_TITLE_SCORE = 0.8;
+const NAMED_TITLE_SCORE = 1;
+const UNANCHORED_WEIGHT = 0.4;
+
+function isKnown(name: string, known: readonly string[]): boolean {
+  const key = entityKey(name);
+  if (!key) return true;
+  return known.some((entity) => {
+    const knownKey = entityKey(entity);
+    return knownKey === key || knownKey.includes(key);
+  });
+}
+
+/** Candidates from the cited chunks, best first, one entry per distinct name. */
+export function bridgeCandidates(cited: readonly Chunk__Output[], options: CandidateOptions): BridgeCandidate[] {
+  const relation = expandRelations(options.relationTerms);
+  const titleKeys = new Set(options.retrievedTitles.map((title) => entityKey(bareTitle(title))));
+  const best = new Map<string, BridgeCandidate>();
+  const offer = (name: string, score: number, chunkId: string) => {
+    const key = entityKey(name);
+    const current = best.get(key);
+    if (!current || current.score < score) best.set(key, { name, score, chunkId });
+  };
+
+  cited.forEach((chunk, rank) => {
+    const weight = options.isAnchored(chunk) ? 1 : UNANCHORED_WEIGHT / (1 + rank * 0.5);
+    const ownTitle = bareTitle(chunk.title);
+    const ownKey = entityKey(ownTitle);
+    if (!isKnown(ownTitle, options.known)) offer(ownTitle, OWN_TITLE_SCORE * weight, chunk.chunkId);
+
+    const tokens = tokenize(chunk.text);
+    const relationPositions: number[] = [];
+    tokens.forEach((token, index) => {
+      if (token.term && containsStem(relation, token.term)) relationPositions.push(index);
+    });
+    for (const span of namedSpans(chunk.text, tokens)) {
+      const key = entityKey(span.text);
+      if (key === ownKey || DATE_LIKE.test(span.text) || isKnown(span.text, options.known)) continue;
+      let proximity = 0;
+      if (span.firstToken >= 0) {
+        for (const position of relationPositions) {
+          const gap = position < span.firstToken ? span.firstToken - position : position >= span.lastToken ? position - span.lastToken + 1 : 0;
+          proximity = Math.max(proximity, 1 / (1 + gap / PROXIMITY_SCALE));
+        }
+      }
+      const titled = titleKeys.has(key) ? TITLE_OF_RETRIEVED_BONUS : 0;
+      const early = EARLY_MENTION_WEIGHT / (1 + span.start / 150);
+      offer(span.text, (proximity + titled + early) * weight, chunk.chunkId);
+    }
+    // A retrieved document's title written in this chunk is a link the text itself makes.
+    const lowerText = chunk.text.toLowerCase();
+    for (const title of options.retrievedTitles) {
+      const name = bareTitle(title);
+      if (name.length > 3 && entityKey(name) !== ownKey && lowerText.includes(name.toLowerCase()) && !isKnown(name, options.known)) {
+        offer(name, NAMED_TITLE_SCORE * weight, chunk.chunkId);
+      }
+    }
+  });
+  return [...best.values()].sort((a, b) => b.score - a.score);
+}
+
+/** Whether a chunk is the document about `entity`: its title names it (exactly, or bare). */
+export function isAbout(chunk: Chunk__Output, entity: string): boolean {
+  const key = entityKey(entity);
+  return key.length > 0 && (entityKey(chunk.title) === key || entityKey(bareTitle(chunk.title)) === key);
+}

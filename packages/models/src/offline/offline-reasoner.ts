@@ -1,0 +1,132 @@
+import type { Chunk__Output } from '@hopline/contracts';
+import { Grade } from '@hopline/contracts';
+import type { HopExtractionInput, HopFinding, Reasoner } from '../reasoner/reasoner.js';
+import { readTypedAnswer } from './answers.js';
+import { bridgeCandidates, isAbout } from './bridge.js';
+import { gradeEvidence } from './grade.js';
+import { answerType, questionAnchors, relationTerms } from './question.js';
+import { synthesizeOffline } from './synthesis.js';
+import { containsStem, contentTerms, entityKey } from './text.js';
+
+export interface OfflineReasonerOptions {
+  /** Chunks the first hop cites: the documents about the question's entities, then the best ranked. */
+  firstHopCitations?: number;
+  /** Chunks a later hop cites: the documents about the bridge entities it was sent to find. */
+  laterHopCitations?: number;
+  /** Bridge entities a next query names: more find the right one more often, fewer stay precise. */
+  entitiesPerQuery?: number;
+}
+
+const DEFAULTS: Required<OfflineReasonerOptions> = { firstHopCitations: 3, laterHopCitations: 2, entitiesPerQuery: 5 };
+const ABOUT_CITATIONS = 2;
+
+function unique(chunks: readonly Chunk__Output[]): Chunk__Output[] {
+  const seen = new Set<string>();
+  return chunks.filter((chunk) => !seen.has(chunk.chunkId) && seen.add(chunk.chunkId));
+}
+
+/** The chunks about `entities`, exact titles before disambiguated ones, in the entities' order. */
+function chunksAbout(chunks: readonly Chunk__Output[], entities: readonly string[]): Chunk__Output[] {
+  const exact = entities.flatMap((entity) => chunks.filter((chunk) => entityKey(chunk.title) === entityKey(entity)));
+  const bare = entities.flatMap((entity) => chunks.filter((chunk) => isAbout(chunk, entity)));
+  return unique([...exact, ...bare]);
+}
+
+function mentions(chunk: Chunk__Output, entity: string): boolean {
+  const terms = contentTerms(`${chunk.title} ${chunk.text}`);
+  const wanted = contentTerms(entity);
+  return wanted.length > 0 && wanted.every((term) => containsStem(terms, term));
+}
+
+const unknownFinding = (citedChunkIds: string[] = []): HopFinding => ({
+  answer: '',
+  unknown: true,
+  done: false,
+  nextQuery: '',
+  confidence: 0,
+  citedChunkIds,
+  bridgeEntities: [],
+});
+
+/**
+ * The reasoner that needs no network and no weights. Each hop cites the documents about what
+ * it was sent to find, reads bridge entities from them (names next to the question's relation
+ * words, names that are titles of retrieved documents), and sends the next hop to look those
+ * up together with the relation words still unresolved. The last hop reads a typed answer.
+ * When the evidence does not mention what a hop was looking for, it says UNKNOWN.
+ */
+export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Reasoner {
+  const settings = { ...DEFAULTS, ...options };
+
+  async function extractHopAnswer(input: HopExtractionInput): Promise<HopFinding> {
+    const { chunks, hop, previous } = input;
+    const anchors = questionAnchors(input.focus);
+    const relation = relationTerms(input.focus, anchors);
+    const last = previous.at(-1);
+    const sought = last ? last.finding.bridgeEntities : anchors;
+
+    if (chunks.length === 0 || gradeEvidence(input.query, chunks) === Grade.IRRELEVANT) return unknownFinding();
+    // A later hop whose evidence never mentions the entities it was sent for has found nothing.
+    if (last && !chunks.some((chunk) => sought.some((entity) => mentions(chunk, entity)))) return unknownFinding();
+
+    const about = chunksAbout(chunks, sought).slice(0, ABOUT_CITATIONS);
+    const cited = last
+      ? (about.length > 0 ? about : chunks.filter((chunk) => sought.some((entity) => mentions(chunk, entity))).slice(0, 1)).slice(0, settings.laterHopCitations)
+      : unique([...about, ...chunks]).slice(0, settings.firstHopCitations);
+
+    const known = [...anchors, ...previous.map((step) => step.finding.answer)];
+    const candidates = bridgeCandidates(cited, {
+      relationTerms: relation,
+      known,
+      retrievedTitles: chunks.map((chunk) => chunk.title),
+      isAnchored: (chunk) => about.includes(chunk),
+    });
+    const citedIds = cited.map((chunk) => chunk.chunkId);
+    const done = hop >= input.expectedHops;
+
+    if (done) {
+      const typed = readTypedAnswer(answerType(input.focus), cited, relation);
+      const answer = typed?.answer ?? candidates[0]?.name;
+      if (!answer) return unknownFinding(citedIds);
+      const sourceId = typed?.chunkId ?? candidates[0]?.chunkId;
+      return {
+        answer,
+        unknown: false,
+        done: true,
+        nextQuery: '',
+        confidence: confidenceOf(candidates.map((candidate) => candidate.score), typed !== undefined),
+        citedChunkIds: [...new Set([...(sourceId ? [sourceId] : []), ...citedIds])],
+        bridgeEntities: [answer],
+      };
+    }
+
+    // Never invent a bridge: with no name in the evidence the chain cannot go on.
+    if (candidates.length === 0) return unknownFinding(citedIds);
+    const bridges = candidates.slice(0, settings.entitiesPerQuery).map((candidate) => candidate.name);
+    const covered = [...previous.flatMap((step) => step.cited), ...cited].flatMap((chunk) => contentTerms(`${chunk.title} ${chunk.text}`));
+    const unresolved = relation.filter((term) => !containsStem(covered, term));
+    return {
+      answer: bridges[0] as string,
+      unknown: false,
+      done: false,
+      nextQuery: [...bridges, ...unresolved].join(' '),
+      confidence: confidenceOf(candidates.map((candidate) => candidate.score), false),
+      citedChunkIds: [...new Set([candidates[0]?.chunkId ?? '', ...citedIds].filter(Boolean))],
+      bridgeEntities: bridges,
+    };
+  }
+
+  return {
+    kind: 'offline',
+    extractHopAnswer: (input) => extractHopAnswer(input),
+    synthesize: (input) => synthesizeOffline(input),
+  };
+}
+
+/** How far the best candidate stands above the next, in 0..1; a typed answer read off a pattern scores high. */
+function confidenceOf(scores: readonly number[], typed: boolean): number {
+  if (typed) return 0.8;
+  const [best = 0, next = 0] = scores;
+  if (best <= 0) return 0;
+  return Math.round(Math.min(1, 0.3 + 0.7 * ((best - next) / best)) * 100) / 100;
+}

@@ -1,0 +1,94 @@
+import { containsStem, contentTerms, entityKey, namedSpans, QUESTION_WORDS, sameStem, tokenize } from './text.js';
+
+/**
+ * What the shape of a question says without any model: the entities it names (anchors), the
+ * options of a choice, the kind of answer it wants, and its relation words ordered from the
+ * innermost (next to an anchor) outwards.
+ */
+
+export type AnswerType = 'date' | 'number' | 'yesno' | 'choice' | 'entity';
+
+const AUXILIARY_OPENING = /^\s*(is|are|was|were|do|does|did|has|have|had|can|could|will|would|should)\b/i;
+const DATE_QUESTION = /\b(when|what year|which year|what date|in what year|on what date)\b|何时|哪一年|什么时候/i;
+const NUMBER_QUESTION = /\b(how many|how much|how long|how old|how tall|how far|what percentage|what number)\b|多少|几/i;
+
+/** Named entities the question mentions: capitalised runs and quoted titles. */
+export function questionAnchors(question: string): string[] {
+  const seen = new Set<string>();
+  const anchors: string[] = [];
+  for (const span of namedSpans(question)) {
+    const key = entityKey(span.text);
+    if (!key || seen.has(key)) continue;
+    if (contentTerms(span.text).every((term) => QUESTION_WORDS.has(term))) continue;
+    seen.add(key);
+    anchors.push(span.text);
+  }
+  // A quoted title contains capitalised runs of its own; the longer title is the entity.
+  return anchors.filter((anchor) => !anchors.some((other) => other !== anchor && entityKey(other).includes(entityKey(anchor)) && entityKey(other) !== entityKey(anchor)));
+}
+
+const CHOICE_TAIL = /,\s*(?:the\s+)?([^,?]+?)\s+or\s+(?:the\s+)?([^,?]+?)\s*\??\s*$/i;
+const CHOICE_BETWEEN = /\bbetween\s+(?:the\s+)?(.+?)\s+and\s+(?:the\s+)?(.+?)(?:,|\s+which\b|\s+who\b|\?|$)/i;
+const CHOICE_INLINE = /\b(?:which|who|what)\b[^,?]*?\b(?:is|was|are|were|has|had|came|come)?\s*[^,?]*?[,:]?\s+(?:the\s+)?([A-Z0-9"'“][^,?]*?)\s+or\s+(?:the\s+)?([A-Z0-9"'“][^,?]*?)\s*\??\s*$/;
+const CHINESE_CHOICE = /(?:对比|比较|区别)?\s*([^，,、和与跟及]+?)\s*(?:和|与|跟|及|还是|、)\s*([^，,的？?]+?)(?:的|，|,|？|\?|$)/;
+
+/** The options of a "which …, A or B?" question, or of "between A and B"; [] when there are none. */
+export function choiceOptions(question: string): string[] {
+  const match = CHOICE_TAIL.exec(question) ?? CHOICE_BETWEEN.exec(question) ?? CHOICE_INLINE.exec(question);
+  if (!match?.[1] || !match[2]) return [];
+  const clean = (option: string) => option.replace(/^["'“‘]|["'”’]$/g, '').trim();
+  const options = [clean(match[1]), clean(match[2])];
+  return options.every((option) => contentTerms(option).length > 0) ? options : [];
+}
+
+/** The options of a Chinese comparison ("对比 A 和 B 的…"); [] when there are none. */
+export function chineseComparisonOptions(question: string): string[] {
+  if (!/对比|比较|区别|分别|还是/.test(question)) return [];
+  const match = CHINESE_CHOICE.exec(question.replace(/^.*?(对比|比较)/, ''));
+  if (!match?.[1] || !match[2]) return [];
+  return [match[1].trim(), match[2].trim()].filter((option) => option.length > 0);
+}
+
+export function answerType(question: string): AnswerType {
+  if (choiceOptions(question).length === 2) return 'choice';
+  if (AUXILIARY_OPENING.test(question)) return 'yesno';
+  if (DATE_QUESTION.test(question)) return 'date';
+  if (NUMBER_QUESTION.test(question)) return 'number';
+  return 'entity';
+}
+
+/**
+ * The question's content terms that are neither anchors nor question words, nearest an anchor
+ * first: in "the castle in the city where the performer of X formed", "performer" and
+ * "formed" come before "city", and "castle" last — the order the hops resolve them in.
+ */
+export function relationTerms(question: string, anchors: readonly string[]): string[] {
+  const anchorTerms = anchors.flatMap((anchor) => contentTerms(anchor));
+  const tokens = tokenize(question);
+  const anchorPositions: number[] = [];
+  tokens.forEach((token, index) => {
+    if (token.term && containsStem(anchorTerms, token.term)) anchorPositions.push(index);
+  });
+  const distance = new Map<string, number>();
+  tokens.forEach((token, index) => {
+    const term = token.term;
+    if (!term || QUESTION_WORDS.has(term) || containsStem(anchorTerms, term)) return;
+    const nearest = anchorPositions.reduce((best, position) => Math.min(best, Math.abs(position - index)), Number.POSITIVE_INFINITY);
+    distance.set(term, Math.min(distance.get(term) ?? Number.POSITIVE_INFINITY, nearest));
+  });
+  for (const term of contentTerms(question)) {
+    if (!distance.has(term) && !QUESTION_WORDS.has(term) && !containsStem(anchorTerms, term)) distance.set(term, Number.POSITIVE_INFINITY);
+  }
+  return [...distance.entries()].sort((a, b) => a[1] - b[1]).map(([term]) => term);
+}
+
+/** Whether two entity names refer to the same thing by their content terms. */
+export function sameEntity(a: string, b: string): boolean {
+  const keyA = entityKey(a);
+  const keyB = entityKey(b);
+  if (!keyA || !keyB) return false;
+  if (keyA === keyB) return true;
+  const termsA = keyA.split(' ');
+  const termsB = keyB.split(' ');
+  return termsA.length === termsB.length && termsA.every((term, index) => sameStem(term, termsB[index] as string));
+}

@@ -1,0 +1,77 @@
+import { sameStem } from './text.js';
+
+/**
+ * How English text says a relation a question asks about: the question asks for a "husband",
+ * the evidence says "married"; it asks for the "director", the evidence says "directed by".
+ * General vocabulary, not tied to any corpus.
+ */
+const RELATION_WORDS: Readonly<Record<string, readonly string[]>> = {
+  husband: ['married', 'wife', 'spouse'],
+  wife: ['married', 'husband', 'spouse'],
+  spouse: ['married', 'wife', 'husband'],
+  married: ['wife', 'husband', 'spouse'],
+  father: ['son', 'daughter', 'child', 'father'],
+  mother: ['son', 'daughter', 'child', 'mother'],
+  grandfather: ['son', 'daughter', 'father'],
+  grandmother: ['son', 'daughter', 'mother'],
+  paternal: ['father', 'son', 'daughter'],
+  maternal: ['mother', 'son', 'daughter'],
+  child: ['son', 'daughter'],
+  children: ['son', 'daughter'],
+  son: ['father', 'mother'],
+  daughter: ['father', 'mother'],
+  sibling: ['brother', 'sister'],
+  director: ['directed'],
+  composer: ['composed', 'music'],
+  performer: ['performed', 'singer', 'band', 'artist', 'by'],
+  singer: ['sung', 'sang', 'vocal'],
+  author: ['written', 'wrote', 'novel'],
+  writer: ['written', 'wrote'],
+  producer: ['produced'],
+  star: ['starring', 'stars'],
+  actor: ['starring', 'stars', 'role'],
+  actress: ['starring', 'stars', 'role'],
+  born: ['birth'],
+  birth: ['born'],
+  birthplace: ['born'],
+  died: ['death'],
+  death: ['died'],
+  founded: ['founder', 'established'],
+  founder: ['founded'],
+  owner: ['owned'],
+  publisher: ['published'],
+  label: ['records'],
+  team: ['club', 'played'],
+  member: ['band', 'joined'],
+  headquarters: ['headquartered', 'based'],
+  located: ['location', 'situated', 'lies'],
+};
+
+/**
+ * Nouns that name a role another entity fills: a question that asks about "the director of X"
+ * must find the director first, then ask about them — a bridge. Category words ("film", "band",
+ * "city") are not roles: in "which band formed first" they describe the things compared.
+ */
+export const ROLE_NOUNS: readonly string[] = [
+  'director', 'author', 'writer', 'composer', 'performer', 'singer', 'producer', 'creator', 'founder', 'owner',
+  'father', 'mother', 'husband', 'wife', 'spouse', 'son', 'daughter', 'child', 'grandfather', 'grandmother',
+  'brother', 'sister', 'star', 'actor', 'actress', 'coach', 'manager', 'captain', 'publisher', 'manufacturer',
+  'developer', 'designer', 'architect', 'president', 'leader', 'chairman', 'ceo', 'host', 'member', 'winner',
+  'label', 'headquarters', 'birthplace',
+];
+
+/** The terms plus the words evidence uses to express the same relations. */
+export function expandRelations(terms: readonly string[]): string[] {
+  const expanded = new Set(terms);
+  for (const term of terms) {
+    for (const [word, related] of Object.entries(RELATION_WORDS)) {
+      if (sameStem(word, term)) for (const relatedWord of related) expanded.add(relatedWord);
+    }
+  }
+  return [...expanded];
+}
+
+export function isRoleNoun(term: string): boolean {
+  // Exact: a prefix match would make "started" a "star".
+  return ROLE_NOUNS.includes(term);
+}

@@ -1,0 +1,213 @@
+/**
+ * The text analysis the offline reasoner reads evidence with: content terms that match across
+ * inflections ("starring" ~ "star", "directed" ~ "director"), and named spans (capitalised runs,
+ * quoted titles) that are the candidate bridge entities of a hop. English and Chinese; Chinese
+ * has no capitals, so its spans come from quotes and titles only.
+ */
+
+const STOP_WORDS: ReadonlySet<string> = new Set(
+  (
+    'a an the of in on at to for from by with and or nor but if then than as is are was were be been being am ' +
+    'do does did doing done has have had having it its this that these those there here he she they them his her ' +
+    'hers their theirs him we us our you your i me my which who whom whose what when where why how also not no ' +
+    'yes both either neither each any all some such into onto about over under after before during while since ' +
+    'until upon can could would should will shall may might must one s'
+  ).split(' '),
+);
+
+/** Words that ask rather than tell: never part of what a hop must match. */
+export const QUESTION_WORDS: ReadonlySet<string> = new Set([
+  'what', 'which', 'who', 'whom', 'whose', 'when', 'where', 'why', 'how', 'many', 'much', 'name', 'named',
+  'type', 'kind', 'year', 'is', 'was', 'did', 'does',
+]);
+
+const COMBINING_MARKS = /[\u0300-\u036f]/g;
+const CJK = /[\u3400-\u9fff\uf900-\ufaff]/;
+const WORDS = /[\p{L}\p{N}]+/gu;
+
+/** Lower case without diacritics: "Mýa" and "Mya" read the same. */
+export function fold(text: string): string {
+  return text.normalize('NFKD').replace(COMBINING_MARKS, '').toLowerCase();
+}
+
+function trimPlural(word: string): string {
+  return word.length > 3 && word.endsWith('s') && !word.endsWith('ss') && !word.endsWith('us') ? word.slice(0, -1) : word;
+}
+
+/**
+ * Content terms in order: folded words without stop words and plural "s"; a run of Chinese
+ * characters becomes its character bigrams, the usual unit when there is no word segmenter.
+ */
+export function contentTerms(text: string): string[] {
+  const terms: string[] = [];
+  for (const match of fold(text).matchAll(WORDS)) {
+    const word = match[0];
+    if (CJK.test(word)) {
+      const chars = [...word].filter((char) => CJK.test(char));
+      if (chars.length === 1) terms.push(chars[0] as string);
+      for (let i = 0; i + 1 < chars.length; i += 1) terms.push(`${chars[i]}${chars[i + 1]}`);
+      continue;
+    }
+    if (STOP_WORDS.has(word)) continue;
+    terms.push(trimPlural(word));
+  }
+  return terms;
+}
+
+/** A comparable key for an entity name: "The Saturdays" and "saturdays" share it. */
+export function entityKey(name: string): string {
+  return contentTerms(name).join(' ');
+}
+
+/** A title without its disambiguating parenthesis: "No Escape (1936 film)" → "No Escape". */
+export function bareTitle(title: string): string {
+  return title.replace(/\s*\([^)]*\)\s*$/, '').trim();
+}
+
+/**
+ * Whether two content terms are forms of one word: equal, one a prefix of the other (at least
+ * four letters: "star"/"starring"), or sharing a long common prefix ("directed"/"director").
+ */
+export function sameStem(a: string, b: string): boolean {
+  if (a === b) return true;
+  const shorter = Math.min(a.length, b.length);
+  if (shorter < 4) return false;
+  let common = 0;
+  while (common < shorter && a.charCodeAt(common) === b.charCodeAt(common)) common += 1;
+  return common === shorter || (common >= 5 && common >= 0.7 * shorter);
+}
+
+export function containsStem(terms: readonly string[], term: string): boolean {
+  return terms.some((candidate) => sameStem(candidate, term));
+}
+
+export interface Token {
+  text: string;
+  /** Character offsets of the token in the source text. */
+  start: number;
+  end: number;
+  capitalised: boolean;
+  numeric: boolean;
+  /** The term this token contributes, or '' for stop words and punctuation. */
+  term: string;
+}
+
+const TOKEN = /[\p{L}\p{N}][\p{L}\p{N}'’\-.&]*[\p{L}\p{N}]|[\p{L}\p{N}]|[.!?;:,()"“”«»《》「」]/gu;
+const SENTENCE_END = /^[.!?;:]$/;
+// A full stop after these is an abbreviation, not the end of a sentence: "St. Louis", "C. S. Lewis".
+const ABBREVIATION = /^(?:\p{Lu}\.?)+$|^(?:St|Mt|Ft|Dr|Mr|Mrs|Ms|Jr|Sr|Gen|Col|Lt|Capt|Sgt|Rev|Prof|Co|Inc|Ltd|No|Vol)$/u;
+const POSSESSIVE = /['’]s$/;
+
+/** Words, numbers and the punctuation that bounds spans, with a possessive "'s" split off. */
+export function tokenize(text: string): Token[] {
+  const tokens: Token[] = [];
+  const push = (word: string, start: number) => {
+    tokens.push({
+      text: word,
+      start,
+      end: start + word.length,
+      capitalised: /^\p{Lu}/u.test(word),
+      numeric: /^\p{N}/u.test(word),
+      term: /^[\p{L}\p{N}]/u.test(word) ? (contentTerms(word)[0] ?? '') : '',
+    });
+  };
+  for (const match of text.matchAll(TOKEN)) {
+    const raw = match[0];
+    const start = match.index;
+    if (raw === '.' && ABBREVIATION.test(tokens.at(-1)?.text ?? '')) continue;
+    const word = raw.length > 1 ? raw.replace(/\.$/, '') : raw;
+    if (POSSESSIVE.test(word) && word.length > 3) {
+      push(word.slice(0, -2), start);
+      push(word.slice(-2), start + word.length - 2);
+      continue;
+    }
+    push(word, start);
+  }
+  return tokens;
+}
+
+export interface NamedSpan {
+  text: string;
+  start: number;
+  end: number;
+  /** Token index range [first, last) in `tokenize(text)`, or -1 for spans found by quotes. */
+  firstToken: number;
+  lastToken: number;
+}
+
+// Lower-case words that may sit inside a name between capitalised words: "Bank of England".
+const NAME_JOINERS: ReadonlySet<string> = new Set(['of', 'the', 'de', 'von', 'van', 'der', 'den', 'la', 'le', 'du', 'da', 'di', 'del', 'y', '&', 'al', 'bin', 'ibn', 'el']);
+// Capitalised only because they open a sentence: never the start of a name.
+const SENTENCE_OPENERS: ReadonlySet<string> = new Set(
+  (
+    'the a an he she it his her its they their this that these those in on at after before when while during ' +
+    'although however but and or for from by with as to of born was is one two some many most also later since ' +
+    'until there here we i you our according around today despite following formed owned'
+  ).split(' '),
+);
+const QUOTED = /"([^"]{2,120})"|“([^”]{2,120})”|``([^`']{2,120})''|《([^》]{1,60})》|「([^」]{1,60})」/g;
+
+/**
+ * Proper-name spans: runs of capitalised words (joined by "of", "de", "&"…; numbers may
+ * continue a run: "Game 6"), minus sentence openers, plus every quoted title.
+ */
+export function namedSpans(text: string, tokens: readonly Token[] = tokenize(text)): NamedSpan[] {
+  const spans: NamedSpan[] = [];
+  let i = 0;
+  while (i < tokens.length) {
+    if (!tokens[i]?.capitalised) {
+      i += 1;
+      continue;
+    }
+    let j = i + 1;
+    while (j < tokens.length) {
+      const token = tokens[j] as Token;
+      if (token.capitalised || token.numeric) {
+        j += 1;
+        continue;
+      }
+      const next = tokens[j + 1];
+      const afterNext = tokens[j + 2];
+      const joins =
+        NAME_JOINERS.has(token.text.toLowerCase()) &&
+        (next?.capitalised === true || (next !== undefined && NAME_JOINERS.has(next.text.toLowerCase()) && afterNext?.capitalised === true));
+      if (!joins) break;
+      j += 1;
+    }
+    let first = i;
+    while (first < j && SENTENCE_OPENERS.has((tokens[first] as Token).text.toLowerCase())) first += 1;
+    let last = j;
+    while (last > first && NAME_JOINERS.has((tokens[last - 1] as Token).text.toLowerCase())) last -= 1;
+    if (first < last) {
+      const start = (tokens[first] as Token).start;
+      const end = (tokens[last - 1] as Token).end;
+      spans.push({ text: text.slice(start, end), start, end, firstToken: first, lastToken: last });
+    }
+    i = Math.max(j, i + 1);
+  }
+  for (const match of text.matchAll(QUOTED)) {
+    const inner = match.slice(1).find((group) => group !== undefined);
+    if (!inner?.trim()) continue;
+    const start = match.index + match[0].indexOf(inner);
+    spans.push({ text: inner.trim(), start, end: start + inner.length, firstToken: -1, lastToken: -1 });
+  }
+  return spans;
+}
+
+/** Sentences with their offsets; a sentence ends at . ! ? 。！？ followed by space or the end. */
+export function sentences(text: string): { text: string; start: number; end: number }[] {
+  const result: { text: string; start: number; end: number }[] = [];
+  const boundary = /(?<![A-Z]\.[A-Z]|\b(?:St|Mt|Dr|Mr|Mrs|Ms|Jr|Sr|No|Co|Inc|Ltd|[A-Z]))[.!?](?=\s+|$)|[。！？]/g;
+  let start = 0;
+  for (const match of text.matchAll(boundary)) {
+    const end = match.index + match[0].length;
+    const piece = text.slice(start, end);
+    if (piece.trim()) result.push({ text: piece.trim(), start: start + (piece.length - piece.trimStart().length), end });
+    start = end;
+  }
+  const rest = text.slice(start);
+  if (rest.trim()) result.push({ text: rest.trim(), start: start + (rest.length - rest.trimStart().length), end: text.length });
+  return result;
+}
+
+export const isSentenceEnd = (token: Token): boolean => SENTENCE_END.test(token.text);
