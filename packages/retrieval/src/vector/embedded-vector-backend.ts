@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { ValidationError } from '@hopline/contracts';
 import { z } from 'zod';
 import { indexedChunkSchema } from '../backends/chunk-schema.js';
 import { assertScope } from '../backends/scope.js';
@@ -98,8 +99,12 @@ export class EmbeddedVectorBackend implements VectorBackend {
     return hits.map((hit) => ({ chunk: this.chunks.get(chunkKey(hit.partition, hit.key)) as IndexedChunk, score: hit.score }));
   }
 
-  upsertDocument(doc: VersionedDocumentKey, items: readonly EmbeddedChunk[]): Promise<WriteOutcome> {
-    for (const { vector } of items) checkDimensions(vector, this.dimensions);
+  async upsertDocument(doc: VersionedDocumentKey, items: readonly EmbeddedChunk[]): Promise<WriteOutcome> {
+    for (const { chunk, vector } of items) {
+      if (vector.length !== this.dimensions) {
+        throw new ValidationError(`chunk ${chunk.chunkId} has a ${vector.length}-dimension vector, the index holds ${this.dimensions}`);
+      }
+    }
     return this.store.upsert(doc, items);
   }
 

@@ -1,0 +1,140 @@
+import type { Document__Output } from '@hopline/contracts';
+import { UnavailableError, ValidationError } from '@hopline/contracts';
+import { describe, expect, it } from 'vitest';
+import type { Embedder, VectorBackend } from '../src/index.js';
+import { EmbeddedLexicalBackend, EmbeddedVectorBackend, HashingEmbedder, compareChunkCounts, createIndexer } from '../src/index.js';
+import { never } from './fixtures.js';
+
+const document = (overrides: Partial<Document__Output> = {}): Document__Output => ({
+  tenantId: 't1',
+  kbId: 'kb1',
+  docId: 'policy',
+  version: 1,
+  title: 'Travel policy',
+  text: 'Employees book economy class for flights under six hours.',
+  effectiveDate: '2024-03-01',
+  sourceUri: 'docs/travel.md',
+  metadata: {},
+  ...overrides,
+});
+
+async function setup(embedder: Embedder = new HashingEmbedder({ dimensions: 64 })) {
+  const lexical = await EmbeddedLexicalBackend.open();
+  const vector = await EmbeddedVectorBackend.open({ dimensions: 64 });
+  return { lexical, vector, embedder };
+}
+
+const countingEmbedder = (): Embedder & { texts: number } => {
+  const inner = new HashingEmbedder({ dimensions: 64 });
+  const spy = {
+    model: inner.model,
+    dimensions: 64,
+    texts: 0,
+    embed(texts: readonly string[], signal: AbortSignal) {
+      spy.texts += texts.length;
+      return inner.embed(texts, signal);
+    },
+  };
+  return spy;
+};
+
+describe('createIndexer', () => {
+  it('indexer - an upsert reaches both sides with the same chunks and reports the change', async () => {
+    const deps = await setup();
+    const indexer = createIndexer(deps);
+    const result = await indexer.apply({ op: 'upsert', upsert: document() });
+    expect(result).toMatchObject({ op: 'upsert', lexical: 'applied', vector: 'applied', chunks: 1, changed: true });
+    expect(await deps.lexical.countChunks()).toEqual([{ tenantId: 't1', kbId: 'kb1', chunks: 1 }]);
+    expect(await deps.vector.countChunks()).toEqual([{ tenantId: 't1', kbId: 'kb1', chunks: 1 }]);
+    const [hit] = await deps.lexical.search({ scope: { tenantId: 't1', kbIds: ['kb1'] }, query: 'economy flights', limit: 1 }, never);
+    expect(hit?.chunk).toMatchObject({ docId: 'policy', docVersion: 1, title: 'Travel policy', effectiveDate: '2024-03-01' });
+  });
+
+  it('indexer - redelivery of the same version is a no-op that embeds nothing', async () => {
+    const embedder = countingEmbedder();
+    const indexer = createIndexer(await setup(embedder));
+    await indexer.apply({ op: 'upsert', upsert: document() });
+    const embeddedBefore = embedder.texts;
+    const again = await indexer.apply({ op: 'upsert', upsert: document() });
+    expect(again).toMatchObject({ lexical: 'unchanged', vector: 'unchanged', chunks: 0, changed: false });
+    expect(embedder.texts).toBe(embeddedBefore);
+  });
+
+  it('indexer - an older version arriving late never overwrites the newer one', async () => {
+    const deps = await setup();
+    const indexer = createIndexer(deps);
+    await indexer.apply({ op: 'upsert', upsert: document({ version: 2, text: 'Business class is allowed from now on.' }) });
+    const late = await indexer.apply({ op: 'upsert', upsert: document({ version: 1 }) });
+    expect(late).toMatchObject({ lexical: 'stale', vector: 'stale', changed: false });
+    const hits = await deps.lexical.search({ scope: { tenantId: 't1', kbIds: ['kb1'] }, query: 'economy business', limit: 5 }, never);
+    expect(hits.map((hit) => hit.chunk.docVersion)).toEqual([2]);
+  });
+
+  it('indexer - a delete removes the document from both sides and keeps it out', async () => {
+    const deps = await setup();
+    const indexer = createIndexer(deps);
+    await indexer.apply({ op: 'upsert', upsert: document() });
+    const removed = await indexer.apply({ op: 'delete', delete: { tenantId: 't1', kbId: 'kb1', docId: 'policy', version: 1 } });
+    expect(removed).toMatchObject({ op: 'delete', lexical: 'applied', vector: 'applied', changed: true });
+    expect(await indexer.apply({ op: 'upsert', upsert: document() })).toMatchObject({ lexical: 'stale', vector: 'stale' });
+    expect(await deps.lexical.countChunks()).toEqual([{ tenantId: 't1', kbId: 'kb1', chunks: 0 }]);
+    expect(await indexer.apply({ op: 'delete', delete: { tenantId: 't1', kbId: 'kb1', docId: 'policy', version: 1 } })).toMatchObject({ changed: false });
+  });
+
+  it('indexer - a write that failed on one side completes that side alone on redelivery', async () => {
+    const deps = await setup();
+    let failNext = true;
+    const flaky: VectorBackend = new Proxy(deps.vector, {
+      get: (target, key, receiver) =>
+        key === 'upsertDocument'
+          ? (...args: Parameters<VectorBackend['upsertDocument']>) => {
+              if (failNext) {
+                failNext = false;
+                return Promise.reject(new UnavailableError('vector store unreachable'));
+              }
+              return target.upsertDocument(...args);
+            }
+          : Reflect.get(target, key, receiver),
+    });
+    const indexer = createIndexer({ ...deps, vector: flaky });
+    await expect(indexer.apply({ op: 'upsert', upsert: document() })).rejects.toBeInstanceOf(UnavailableError);
+    const gap = await indexer.checkConsistency();
+    expect(gap.consistent).toBe(false);
+    const retry = await indexer.apply({ op: 'upsert', upsert: document() });
+    expect(retry).toMatchObject({ lexical: 'unchanged', vector: 'applied', changed: true });
+    expect((await indexer.checkConsistency()).consistent).toBe(true);
+  });
+
+  it('indexer - a command without an id, a version or an operation is a validation error', async () => {
+    const indexer = createIndexer(await setup());
+    await expect(indexer.apply({ op: 'upsert', upsert: document({ docId: '' }) })).rejects.toBeInstanceOf(ValidationError);
+    await expect(indexer.apply({ op: 'upsert', upsert: document({ tenantId: '' }) })).rejects.toBeInstanceOf(ValidationError);
+    await expect(indexer.apply({ op: 'upsert', upsert: document({ version: 0 }) })).rejects.toThrow(/versions are integers from 1/);
+    await expect(indexer.apply({})).rejects.toBeInstanceOf(ValidationError);
+  });
+
+  it('indexer - an embedder returning the wrong number of vectors fails the command', async () => {
+    const inner = new HashingEmbedder({ dimensions: 64 });
+    const short: Embedder = { model: 'short', dimensions: 64, embed: async () => [inner.embedOne('x'), inner.embedOne('y')] };
+    const indexer = createIndexer(await setup(short));
+    await expect(indexer.apply({ op: 'upsert', upsert: document() })).rejects.toThrow(/returned 2 vectors for 1 texts/);
+  });
+});
+
+describe('compareChunkCounts', () => {
+  it('consistency - equal counts per knowledge base are consistent', () => {
+    const counts = [{ tenantId: 't', kbId: 'k', chunks: 3 }];
+    expect(compareChunkCounts({ name: 'bm25', counts }, { name: 'vector', counts })).toMatchObject({ consistent: true, gaps: [], messages: [] });
+  });
+
+  it('consistency - a gap names the knowledge base, the side behind and how to reindex', () => {
+    const report = compareChunkCounts(
+      { name: 'bm25', counts: [{ tenantId: 't', kbId: 'k', chunks: 10 }] },
+      { name: 'vector', counts: [{ tenantId: 't', kbId: 'k', chunks: 7 }, { tenantId: 't', kbId: 'only-vector', chunks: 2 }] },
+    );
+    expect(report.consistent).toBe(false);
+    expect(report.gaps.map((gap) => gap.kbId)).toEqual(['k', 'only-vector']);
+    expect(report.messages[0]).toMatch(/t\/k: bm25 holds 10 chunks, vector holds 7 \(vector is 3 behind\).*pnpm ingest/);
+    expect(report.messages[1]).toMatch(/bm25 is 2 behind/);
+  });
+});

@@ -1,0 +1,72 @@
+import { describe, expect, it } from 'vitest';
+import { createTokenizer, lightStem } from '../src/index.js';
+
+const tokenizer = createTokenizer();
+
+describe('tokenizer', () => {
+  it('tokenizer - English is lower-cased, stop words dropped and inflections stemmed', () => {
+    expect(tokenizer.tokenize('The Players were playing in the Stadiums')).toEqual(['player', 'play', 'stadium']);
+  });
+
+  it('tokenizer - "RFC 7231", "rfc7231" and "rfc-7231" share the joined term', () => {
+    const spaced = tokenizer.tokenize('RFC 7231');
+    expect(spaced).toEqual(expect.arrayContaining(['rfc', '7231', 'rfc7231']));
+    expect(tokenizer.tokenize('rfc7231')).toEqual(expect.arrayContaining(['rfc7231', 'rfc', '7231']));
+    expect(tokenizer.tokenize('rfc-7231')).toEqual(expect.arrayContaining(['rfc-7231', 'rfc7231']));
+  });
+
+  it('tokenizer - identifiers like top_p stay whole and also split', () => {
+    expect(tokenizer.tokenize('set top_p to 0.9')).toEqual(expect.arrayContaining(['top_p', 'top', '0.9']));
+  });
+
+  it('tokenizer - a stop word before a number is not joined to it', () => {
+    expect(tokenizer.tokenize('in 1999')).toEqual(['1999']);
+  });
+
+  it('tokenizer - Chinese is segmented by jieba and "第十二条" stays one term', () => {
+    const tokens = tokenizer.tokenize('根据《民法典》第十二条规定');
+    expect(tokens).toEqual(expect.arrayContaining(['民法典', '第十二条', '规定']));
+    expect(tokens.filter((token) => token === '第十二条')).toHaveLength(1);
+    expect(tokens).not.toContain('《');
+  });
+
+  it('tokenizer - a numbered article written with digits and spaces is one term', () => {
+    expect(tokenizer.tokenize('见第 12 条')).toContain('第12条');
+  });
+
+  it('tokenizer - Chinese function words are dropped', () => {
+    expect(tokenizer.tokenize('北京大学的研究生')).not.toContain('的');
+  });
+
+  it('tokenizer - mixed text keeps both languages', () => {
+    const tokens = tokenizer.tokenize('我们使用RFC 7231协议');
+    expect(tokens).toEqual(expect.arrayContaining(['我们', 'rfc7231', '协议']));
+  });
+
+  it('tokenizer - diacritics and full-width forms fold so plain spellings match', () => {
+    expect(tokenizer.tokenize('Mýa')).toEqual(tokenizer.tokenize('Mya'));
+    expect(tokenizer.tokenize('ＲＦＣ１２')).toEqual(tokenizer.tokenize('rfc12'));
+  });
+
+  it('tokenizer - possessives fold onto the name', () => {
+    expect(tokenizer.tokenize("Obama's")).toEqual(['obama']);
+  });
+
+  it('tokenizer - options can keep stop words and skip stemming', () => {
+    expect(createTokenizer({ stopWords: false, stem: false }).tokenize('the players')).toEqual(['the', 'players']);
+  });
+});
+
+describe('lightStem', () => {
+  it.each([
+    ['universities', 'university'],
+    ['classes', 'class'],
+    ['running', 'run'],
+    ['created', 'creat'],
+    ['create', 'creat'],
+    ['bus', 'bus'],
+    ['is', 'is'],
+  ])('lightStem - %s → %s', (word, stem) => {
+    expect(lightStem(word)).toBe(stem);
+  });
+});
