@@ -87,12 +87,12 @@ describe('createIndexer', () => {
     const flaky: VectorBackend = new Proxy(deps.vector, {
       get: (target, key, receiver) =>
         key === 'upsertDocument'
-          ? (...args: Parameters<VectorBackend['upsertDocument']>) => {
+          ? (doc: Parameters<VectorBackend['upsertDocument']>[0], items: Parameters<VectorBackend['upsertDocument']>[1]) => {
               if (failNext) {
                 failNext = false;
                 return Promise.reject(new UnavailableError('vector store unreachable'));
               }
-              return target.upsertDocument(...args);
+              return target.upsertDocument(doc, items);
             }
           : Reflect.get(target, key, receiver),
     });
