@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Bus, DurableStream, KeyValueStore } from '@hopline/bus';
 import { codecs, loadHoplineGrpc, subjects } from '@hopline/contracts';
@@ -149,6 +149,21 @@ export async function startAnswerGateway(options: AnswerGatewayOptions): Promise
       kbWritten: bumpKb,
     }),
   );
+  let stopping: Promise<void> | undefined;
+  // While stopping, connections are closed as soon as no response is in flight, rather than
+  // left open in keep-alive (or opened by a client and never used) until the flush bound.
+  let activeResponses = 0;
+  const closeConnectionsWhenQuiet = () => {
+    if (activeResponses === 0) httpServer.closeAllConnections();
+    else httpServer.closeIdleConnections();
+  };
+  httpServer.on('request', (_request, response: ServerResponse) => {
+    activeResponses += 1;
+    response.once('close', () => {
+      activeResponses -= 1;
+      if (stopping) setImmediate(closeConnectionsWhenQuiet);
+    });
+  });
   const grpcServer = createGrpcServer({ logger, metrics });
   grpcServer.addService(loadHoplineGrpc().hopline.v1.AnswerGateway, answerGatewayHandlers({ asks, keys: options.keys }));
 
@@ -165,7 +180,6 @@ export async function startAnswerGateway(options: AnswerGatewayOptions): Promise
     throw error;
   }
 
-  let stopping: Promise<void> | undefined;
   return {
     httpPort,
     grpcPort,
@@ -177,7 +191,7 @@ export async function startAnswerGateway(options: AnswerGatewayOptions): Promise
       stopping ??= (async () => {
         asks.stopAccepting();
         const httpClosed = new Promise<void>((resolve) => httpServer.close(() => resolve()));
-        httpServer.closeIdleConnections();
+        closeConnectionsWhenQuiet();
         // The gRPC server's own grace outlasts ours, so its streams get their terminal event before it forces them down.
         const grpcClosed = grpcServer.shutdown({ graceMs: graceMs + CLOSE_FLUSH_MS });
         if (!(await registry.whenIdle(graceMs))) {
@@ -185,6 +199,7 @@ export async function startAnswerGateway(options: AnswerGatewayOptions): Promise
           registry.cancelAll('shutdown');
         }
         kbChanges.unsubscribe();
+        closeConnectionsWhenQuiet();
         const flushTimer = setTimeout(() => httpServer.closeAllConnections(), CLOSE_FLUSH_MS);
         await Promise.all([httpClosed, grpcClosed]);
         clearTimeout(flushTimer);

@@ -27,7 +27,7 @@ describe('answer-gateway SSE stream', () => {
     expect(hopStarted?.data).toMatchObject({ hop: 1, maxHops: 3, subQuestion: 'Who owns project Atlas?' });
     const done = stream.events.at(-1)?.data;
     expect(done).toMatchObject({ stopReason: 'SUFFICIENT', hops: 2, cached: false });
-    expect(done?.citations).toEqual(expect.arrayContaining([expect.objectContaining({ index: 1, docId: 'tenant-a-atlas', title: 'Project Atlas (tenant-a)' })]));
+    expect(done?.citations).toEqual(expect.arrayContaining([expect.objectContaining({ index: 1, docId: `${t.keys.alice.tenantId}-atlas`, title: `Project Atlas (${t.keys.alice.tenantId})` })]));
     expect(done?.timings).toMatchObject({ totalMs: 25 });
   });
 
@@ -39,7 +39,7 @@ describe('answer-gateway SSE stream', () => {
     const [ask] = t.reasoner.asks;
     expect(ask?.question).toBe('Who owns Atlas?');
     expect(ask?.maxHops).toBe(2);
-    expect(ask?.ctx?.scope).toEqual({ tenantId: 'tenant-a', userId: 'alice', kbIds: ['handbook', 'projects'] });
+    expect(ask?.ctx?.scope).toEqual({ tenantId: t.keys.alice.tenantId, userId: 'alice', kbIds: ['handbook', 'projects'] });
     expect(ask?.ctx?.deadlineUnixMs).toBeGreaterThanOrEqual(before + 20_000);
     expect(ask?.ctx?.deadlineUnixMs).toBeLessThanOrEqual(Date.now() + 20_000);
   });

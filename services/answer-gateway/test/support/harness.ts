@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { createMemoryBroker, type Bus, type KeyValueStore } from '@hopline/bus';
 import { createLogger, createMetrics, type HoplineMetrics } from '@hopline/telemetry';
 import { ApiKeyStore, generateApiKey, hashApiKey } from '../../src/api-keys.js';
@@ -14,12 +15,17 @@ export interface TestKey {
   canIngest: boolean;
 }
 
-/** Tenant A has two users; tenant B one. Only alice may ingest. */
+/**
+ * Tenant A has two users; tenant B one; both tenants have a kb named "handbook". Only alice
+ * and carol may ingest. Tenant ids are fresh per call, so that state a shared Redis keeps
+ * from earlier runs can never match.
+ */
 export function testKeys(): Record<'alice' | 'bob' | 'carol', TestKey> {
+  const run = randomBytes(4).toString('hex');
   return {
-    alice: { key: generateApiKey(), tenantId: 'tenant-a', userId: 'alice', kbIds: ['handbook', 'projects'], canIngest: true },
-    bob: { key: generateApiKey(), tenantId: 'tenant-a', userId: 'bob', kbIds: ['handbook'], canIngest: false },
-    carol: { key: generateApiKey(), tenantId: 'tenant-b', userId: 'carol', kbIds: ['handbook'], canIngest: true },
+    alice: { key: generateApiKey(), tenantId: `tenant-a-${run}`, userId: 'alice', kbIds: ['handbook', 'projects'], canIngest: true },
+    bob: { key: generateApiKey(), tenantId: `tenant-a-${run}`, userId: 'bob', kbIds: ['handbook'], canIngest: false },
+    carol: { key: generateApiKey(), tenantId: `tenant-b-${run}`, userId: 'carol', kbIds: ['handbook'], canIngest: true },
   };
 }
 
@@ -161,4 +167,13 @@ export function askJson(baseUrl: string, key: TestKey | undefined, body: unknown
     headers: { ...(key ? bearer(key) : {}), 'Content-Type': 'application/json', ...headers },
     body: typeof body === 'string' ? body : JSON.stringify(body),
   });
+}
+
+/** The value of one labelled series of a counter or gauge. */
+export async function metricValue(metrics: HoplineMetrics, name: string, labels: Record<string, string> = {}): Promise<number> {
+  const metric = metrics.registry.getSingleMetric(name);
+  if (!metric) throw new Error(`no metric ${name}`);
+  const { values } = await metric.get();
+  const series = values.find((value) => Object.entries(labels).every(([key, expected]) => value.labels[key] === expected));
+  return series?.value ?? 0;
 }

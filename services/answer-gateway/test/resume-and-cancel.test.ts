@@ -1,0 +1,189 @@
+import { setTimeout as delay } from 'node:timers/promises';
+import { waitFor } from '@hopline/test-support';
+import { describe, expect, it } from 'vitest';
+import { twoHopScript, type Script } from './support/fake-reasoner.js';
+import { askSse, bearer, metricValue, openSse, startTestGateway, type SseEvent, type TestGateway, type TestKey } from './support/harness.js';
+
+/** Streams tokens at its own pace until cancelled or `limit` is reached, then finishes. */
+const freeRunningScript =
+  (limit = 10_000): Script =>
+  async (q) => {
+    q.emit({ event: 'route', route: { route: 'SINGLE' } });
+    for (let i = 0; i < limit && !q.cancelled.aborted; i++) {
+      q.emit({ event: 'token', token: { text: `t${i} ` } });
+      await delay(5);
+    }
+    q.emit({ event: 'done', done: { answer: 'finished', stopReason: 'SUFFICIENT' } });
+  };
+
+function resumeSse(t: TestGateway, key: TestKey, questionId: string, lastEventId: number): ReturnType<typeof openSse> {
+  return openSse(`${t.baseUrl}/v1/questions/${questionId}/events`, { headers: { ...bearer(key), 'Last-Event-ID': String(lastEventId) } });
+}
+
+const ids = (events: SseEvent[]) => events.map((event) => event.id);
+
+describe('answer-gateway resumption and cancellation', () => {
+  it('a stream dropped mid-question and resumed with Last-Event-ID within the grace window is complete and in order, no event repeated', async () => {
+    await using t = await startTestGateway({ config: { RESUME_GRACE_MS: 5_000 }, script: twoHopScript({ gated: true, tokens: 24 }) });
+    const first = await askSse(t.baseUrl, t.keys.alice, { question: 'Which department does the owner of project Atlas belong to?' });
+    const questionId = first.response.headers.get('hopline-question-id') ?? '';
+    t.reasoner.release(questionId);
+    await waitFor(() => first.events.length >= 4, { description: 'the first hop on the first connection' });
+    first.abort();
+    await first.ended;
+    const seenBeforeDrop = first.events.length;
+
+    // The question keeps running while nobody is connected; its events wait in the replay buffer.
+    const emittedAtDrop = t.reasoner.record(questionId)?.emitted ?? 0;
+    t.reasoner.release(questionId);
+    await waitFor(() => (t.reasoner.record(questionId)?.emitted ?? 0) > emittedAtDrop, { description: 'events while disconnected' });
+
+    const lastEventId = first.events.at(-1)?.id ?? 0;
+    const second = await resumeSse(t, t.keys.alice, questionId, lastEventId);
+    expect(second.response.status).toBe(200);
+    await waitFor(
+      () => {
+        t.reasoner.release(questionId);
+        return second.events.some((event) => event.name === 'done');
+      },
+      { description: 'the rest of the answer on the resumed connection' },
+    );
+    await second.ended;
+
+    const all = [...first.events, ...second.events];
+    const emitted = t.reasoner.record(questionId)?.emitted ?? 0;
+    expect(ids(all)).toEqual(Array.from({ length: emitted }, (_, index) => index + 1));
+    expect(second.events[0]?.id).toBe(lastEventId + 1);
+    expect(seenBeforeDrop).toBeGreaterThanOrEqual(4);
+    expect(all.filter((event) => event.name === 'done' || event.name === 'error').map((event) => event.name)).toEqual(['done']);
+    expect(t.reasoner.record(questionId)?.cancel).toBeUndefined();
+    expect(await metricValue(t.metrics, 'hopline_gateway_stream_resumes_total', { transport: 'sse' })).toBe(1);
+  });
+
+  it('resumes from a lastEventId query parameter as well as from the header', async () => {
+    await using t = await startTestGateway({ script: twoHopScript({ gated: true }) });
+    const first = await askSse(t.baseUrl, t.keys.alice, { question: 'Who owns Atlas?' });
+    const questionId = first.response.headers.get('hopline-question-id') ?? '';
+    await waitFor(() => first.events.length >= 1);
+    first.abort();
+    const second = await openSse(`${t.baseUrl}/v1/questions/${questionId}/events?lastEventId=1`, { headers: bearer(t.keys.alice) });
+    await waitFor(() => {
+      t.reasoner.release(questionId);
+      return second.events.some((event) => event.name === 'done');
+    });
+    expect(second.events[0]?.id).toBe(2);
+  });
+
+  it('a client gone longer than the grace window cancels the question: the reasoner sees the cancel and generates nothing more', async () => {
+    const graceMs = 300;
+    await using t = await startTestGateway({ config: { RESUME_GRACE_MS: graceMs }, script: freeRunningScript() });
+    const stream = await askSse(t.baseUrl, t.keys.alice, { question: 'Who owns Atlas?' });
+    const questionId = stream.response.headers.get('hopline-question-id') ?? '';
+    await waitFor(() => stream.events.length >= 3);
+    const droppedAt = Date.now();
+    stream.abort();
+    const emittedAtDrop = t.reasoner.record(questionId)?.emitted ?? 0;
+
+    const cancel = await waitFor(() => t.reasoner.record(questionId)?.cancel, { timeoutMs: 10_000, description: 'the cancel at the reasoner' });
+    expect(cancel.reason).toBe('client_gone');
+    expect(cancel.atMs - droppedAt).toBeGreaterThanOrEqual(graceMs);
+    const record = t.reasoner.record(questionId);
+    // Within the window the question was still running...
+    expect(record?.emitted ?? 0).toBeGreaterThan(emittedAtDrop);
+    // ...and after the cancel the reasoner stopped: its script tried and was refused.
+    await waitFor(() => (record?.suppressedAfterCancel ?? 0) > 0, { description: 'the script noticing the cancel' });
+    const emittedAtCancel = record?.emitted ?? 0;
+    await record?.done;
+    expect(record?.emitted).toBe(emittedAtCancel);
+
+    // A client coming back now reads the question's end: a cancelled error, nothing after.
+    const late = await resumeSse(t, t.keys.alice, questionId, 0);
+    await late.ended;
+    const terminal = late.events.at(-1);
+    expect(terminal?.name).toBe('error');
+    expect(terminal?.data).toMatchObject({ code: 'cancelled' });
+    expect(late.events.filter((event) => event.name === 'error' || event.name === 'done')).toHaveLength(1);
+    expect(await metricValue(t.metrics, 'hopline_gateway_cancellations_total', { reason: 'client_gone' })).toBe(1);
+  });
+
+  it('a JSON client that disconnects is cancelled after the grace window too', async () => {
+    await using t = await startTestGateway({ config: { RESUME_GRACE_MS: 100 }, script: twoHopScript({ gated: true }) });
+    const controller = new AbortController();
+    const pending = fetch(`${t.baseUrl}/v1/ask`, {
+      method: 'POST',
+      headers: { ...bearer(t.keys.alice), 'Content-Type': 'application/json' },
+      body: JSON.stringify({ question: 'Who owns Atlas?' }),
+      signal: controller.signal,
+    }).catch(() => undefined);
+    const ask = await waitFor(() => t.reasoner.asks[0]);
+    controller.abort();
+    await pending;
+    const cancel = await waitFor(() => t.reasoner.record(ask.ctx?.questionId ?? '')?.cancel);
+    expect(cancel.reason).toBe('client_gone');
+  });
+
+  it('DELETE /v1/questions/{id} cancels at once: the stream ends with a cancelled error and the reasoner sees the cancel', async () => {
+    await using t = await startTestGateway({ config: { RESUME_GRACE_MS: 60_000 }, script: twoHopScript({ gated: true }) });
+    const stream = await askSse(t.baseUrl, t.keys.alice, { question: 'Who owns Atlas?' });
+    const questionId = stream.response.headers.get('hopline-question-id') ?? '';
+    await waitFor(() => stream.events.length >= 1);
+
+    const byOtherUser = await fetch(`${t.baseUrl}/v1/questions/${questionId}`, { method: 'DELETE', headers: bearer(t.keys.bob) });
+    expect(byOtherUser.status).toBe(404);
+
+    const response = await fetch(`${t.baseUrl}/v1/questions/${questionId}`, { method: 'DELETE', headers: bearer(t.keys.alice) });
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({ questionId, cancelled: true });
+    await stream.ended;
+    expect(stream.events.at(-1)).toMatchObject({ name: 'error', data: { code: 'cancelled' } });
+    expect((await waitFor(() => t.reasoner.record(questionId)?.cancel)).reason).toBe('client_request');
+  });
+
+  it('only the asking user can resume a question: other users and tenants get 404, like an unknown id', async () => {
+    await using t = await startTestGateway({ script: twoHopScript({ gated: true }) });
+    const stream = await askSse(t.baseUrl, t.keys.alice, { question: 'Who owns Atlas?' });
+    const questionId = stream.response.headers.get('hopline-question-id') ?? '';
+    await waitFor(() => stream.events.length >= 1);
+    for (const key of [t.keys.bob, t.keys.carol]) {
+      const response = await fetch(`${t.baseUrl}/v1/questions/${questionId}/events`, { headers: { ...bearer(key), 'Last-Event-ID': '0' } });
+      expect(response.status).toBe(404);
+      expect(await response.json()).toMatchObject({ type: 'urn:hopline:problem:not-found' });
+    }
+    const unknown = await fetch(`${t.baseUrl}/v1/questions/6b1d0f4e-0000-4000-8000-000000000000/events`, { headers: bearer(t.keys.alice) });
+    expect(unknown.status).toBe(404);
+    const unauthenticated = await fetch(`${t.baseUrl}/v1/questions/${questionId}/events`);
+    expect(unauthenticated.status).toBe(401);
+  });
+
+  it('refuses a Last-Event-ID that is malformed or ahead of the question, and one past its end', async () => {
+    await using t = await startTestGateway();
+    const stream = await askSse(t.baseUrl, t.keys.alice, { question: 'Who owns Atlas?' });
+    await stream.ended;
+    const questionId = stream.response.headers.get('hopline-question-id') ?? '';
+    const lastId = stream.events.at(-1)?.id ?? 0;
+    const resumeWith = (value: string) => fetch(`${t.baseUrl}/v1/questions/${questionId}/events`, { headers: { ...bearer(t.keys.alice), 'Last-Event-ID': value } });
+
+    const malformed = await resumeWith('abc');
+    expect(malformed.status).toBe(400);
+    const ahead = await resumeWith(String(lastId + 5));
+    expect(ahead.status).toBe(400);
+    const ended = await resumeWith(String(lastId));
+    expect(ended.status).toBe(410);
+    expect(await ended.json()).toMatchObject({ type: 'urn:hopline:problem:resume-unavailable' });
+
+    // Within the window after the end, the tail can still be fetched once more.
+    const tail = await resumeSse(t, t.keys.alice, questionId, lastId - 1);
+    await tail.ended;
+    expect(tail.events.map((event) => event.name)).toEqual(['done']);
+  });
+
+  it('a finished question is forgotten once the grace window after its end has passed', async () => {
+    await using t = await startTestGateway({ config: { RESUME_GRACE_MS: 100 } });
+    const stream = await askSse(t.baseUrl, t.keys.alice, { question: 'Who owns Atlas?' });
+    await stream.ended;
+    const questionId = stream.response.headers.get('hopline-question-id') ?? '';
+    await waitFor(async () => (await fetch(`${t.baseUrl}/v1/questions/${questionId}/events`, { headers: bearer(t.keys.alice) })).status === 404, {
+      description: 'the question to be evicted',
+    });
+  });
+});
