@@ -1,2 +1,3 @@
 export * from './api-key.js';
 export * from './sse-client.js';
+export * from './documents.js';

@@ -1,0 +1,58 @@
+import { shutdownTelemetry, type Logger } from '@hopline/telemetry';
+
+export interface RunningService {
+  /** Stops taking work, finishes or cancels what is in flight, closes servers and connections. */
+  stop(): Promise<void>;
+}
+
+export interface ShutdownOptions {
+  logger: Pick<Logger, 'info' | 'error'>;
+  /** A stop that takes longer than this is abandoned and the process exits with status 1. */
+  timeoutMs?: number;
+  signals?: readonly NodeJS.Signals[];
+}
+
+/**
+ * Graceful shutdown for a service process: on SIGTERM or SIGINT, stop the service once,
+ * flush telemetry last (in `finally`, so a failed stop still exports its spans), then exit.
+ */
+export function stopOnSignals(service: RunningService, options: ShutdownOptions): void {
+  const timeoutMs = options.timeoutMs ?? 15_000;
+  let stopping = false;
+  const stop = async (signal: NodeJS.Signals): Promise<void> => {
+    if (stopping) return;
+    stopping = true;
+    options.logger.info('shutting down', { signal });
+    const watchdog = setTimeout(() => {
+      options.logger.error('shutdown took too long; exiting', { timeoutMs });
+      process.exit(1);
+    }, timeoutMs);
+    watchdog.unref();
+    let status = 0;
+    try {
+      await service.stop();
+      options.logger.info('stopped');
+    } catch (error) {
+      status = 1;
+      options.logger.error('shutdown failed', { error });
+    } finally {
+      await shutdownTelemetry();
+      clearTimeout(watchdog);
+      process.exit(status);
+    }
+  };
+  for (const signal of options.signals ?? ['SIGTERM', 'SIGINT']) process.once(signal, (received) => void stop(received));
+}
+
+/** Stops services in the given order, continuing past failures, and rethrows the first. */
+export async function stopAll(services: ReadonlyArray<RunningService | undefined>): Promise<void> {
+  let firstError: unknown;
+  for (const service of services) {
+    try {
+      await service?.stop();
+    } catch (error) {
+      firstError ??= error;
+    }
+  }
+  if (firstError !== undefined) throw firstError;
+}

@@ -1,0 +1,67 @@
+import type { Bus, DurableConsumer, DurableStream, Settlement, StreamMessage } from '@hopline/bus';
+import { codecs, headers, jetstream, subjects, toHoplineError, type IngestCommand__Output } from '@hopline/contracts';
+import type { Indexer } from '@hopline/retrieval';
+import type { Logger } from '@hopline/telemetry';
+
+export interface IngestConsumerDeps {
+  bus: Bus;
+  stream: DurableStream;
+  /** Where permanently failed commands are kept, with the reason. */
+  deadLetters: DurableStream;
+  indexer: Indexer;
+  logger: Pick<Logger, 'info' | 'warn' | 'error'>;
+  maxDeliver?: number;
+  ackWaitMs?: number;
+}
+
+const BASE_RETRY_MS = 500;
+const MAX_RETRY_MS = 30_000;
+
+/**
+ * Applies the durable ingest stream to the indexes. A command is acked only after both
+ * indexes took it; a transient failure is retried with exponential backoff; a permanent one
+ * (a malformed or invalid command, or one that exhausted its deliveries) is terminated and
+ * published on the dead-letter subject with the reason, so nothing is dropped silently.
+ */
+export async function startIngestConsumer(deps: IngestConsumerDeps): Promise<DurableConsumer> {
+  const maxDeliver = deps.maxDeliver ?? 8;
+  const deadLetter = async (message: StreamMessage, command: IngestCommand__Output | null, reason: string): Promise<Settlement> => {
+    await deps.deadLetters.publish(
+      subjects.deadLetter,
+      codecs.deadLetter.encode({ ...(command ? { command } : {}), reason, originalSubject: message.subject, deliveries: message.deliveryCount }),
+      { msgId: `dead:${message.headers[headers.msgId] ?? `${message.subject}:${Date.now()}`}` },
+    );
+    deps.logger.error('ingest command dead-lettered', { subject: message.subject, reason, deliveries: message.deliveryCount });
+    return { kind: 'terminate', reason };
+  };
+
+  return deps.stream.consume(
+    { durable: jetstream.ingestConsumer, filterSubject: subjects.ingestAll, maxDeliver, ackWaitMs: deps.ackWaitMs ?? 60_000 },
+    async (message) => {
+      let command: IngestCommand__Output;
+      try {
+        command = codecs.ingestCommand.decode(message.data);
+      } catch (error) {
+        return deadLetter(message, null, (error as Error).message);
+      }
+      try {
+        const result = await deps.indexer.apply(command);
+        if (result.changed) {
+          deps.bus.publish(
+            subjects.kbChanged(result.doc.tenantId, result.doc.kbId),
+            codecs.kbChanged.encode({ tenantId: result.doc.tenantId, kbId: result.doc.kbId, docId: result.doc.docId, docVersion: result.doc.version }),
+          );
+        }
+        deps.logger.info('ingest command applied', { op: result.op, docId: result.doc.docId, kbId: result.doc.kbId, version: result.doc.version, chunks: result.chunks, changed: result.changed });
+        return { kind: 'ack' };
+      } catch (thrown) {
+        const error = toHoplineError(thrown);
+        if (error.code === 'invalid_argument') return deadLetter(message, command, error.message);
+        if (message.deliveryCount >= maxDeliver) return deadLetter(message, command, `gave up after ${message.deliveryCount} deliveries: ${error.message}`);
+        const delayMs = Math.min(MAX_RETRY_MS, BASE_RETRY_MS * 2 ** (message.deliveryCount - 1));
+        deps.logger.warn('ingest command failed; retrying', { subject: message.subject, deliveries: message.deliveryCount, delayMs, error });
+        return { kind: 'retry', delayMs };
+      }
+    },
+  );
+}

@@ -1,0 +1,90 @@
+import { hostname } from 'node:os';
+import type { Bus, ServiceHandle } from '@hopline/bus';
+import { jetstream, natsServices, subjects } from '@hopline/contracts';
+import { createGuard, type Guard } from '@hopline/resilience';
+import { createHybridRetriever, createIndexer, type Embedder, type LexicalBackend, type VectorBackend } from '@hopline/retrieval';
+import type { HealthReport, HoplineMetrics, Logger } from '@hopline/telemetry';
+import type { Config } from './config.js';
+import { startIngestConsumer } from './ingest-consumer.js';
+import { retrieveEndpoint } from './retrieve-endpoint.js';
+
+export interface RetrievalWorkerDeps {
+  config: Pick<Config, 'WORKER_ID' | 'RRF_K' | 'RRF_WEIGHT_BM25' | 'RRF_WEIGHT_VECTOR' | 'BM25_CANDIDATES' | 'VECTOR_CANDIDATES' | 'FUSED_KEEP'>;
+  bus: Bus;
+  lexical: LexicalBackend;
+  vector: VectorBackend;
+  embedder: Embedder;
+  logger: Logger;
+  metrics: HoplineMetrics;
+}
+
+export interface RetrievalWorker {
+  readonly workerId: string;
+  health(): Promise<HealthReport>;
+  stop(): Promise<void>;
+}
+
+const BREAKER = { errorThresholdPercentage: 50, volumeThreshold: 5, resetTimeoutMs: 10_000, rollingCountTimeoutMs: 10_000 };
+
+/**
+ * One retrieval worker: answers retrieve requests in the shared queue group (so more workers
+ * means more capacity) and applies the durable ingest stream to its indexes.
+ */
+export async function startRetrievalWorker(deps: RetrievalWorkerDeps): Promise<RetrievalWorker> {
+  const { config, bus, lexical, vector, embedder, logger, metrics } = deps;
+  const workerId = config.WORKER_ID ?? `${hostname()}-${process.pid}`;
+  const guard = (downstream: string): Guard => createGuard({ downstream, breaker: BREAKER, logger, metrics });
+  const lexicalGuard = guard(lexical.name);
+  const vectorGuard = guard(vector.name);
+  const retriever = createHybridRetriever({
+    lexical,
+    vector,
+    embedder,
+    lexicalGuard,
+    vectorGuard,
+    options: {
+      rrfK: config.RRF_K,
+      bm25Weight: config.RRF_WEIGHT_BM25,
+      vectorWeight: config.RRF_WEIGHT_VECTOR,
+      bm25Candidates: config.BM25_CANDIDATES,
+      vectorCandidates: config.VECTOR_CANDIDATES,
+      keep: config.FUSED_KEEP,
+    },
+  });
+  const indexer = createIndexer({ lexical, vector, embedder });
+
+  const consistency = await indexer.checkConsistency();
+  if (!consistency.consistent) {
+    for (const message of consistency.messages) logger.error(message, { check: 'index-consistency' });
+  }
+
+  const [stream, deadLetters] = await Promise.all([
+    bus.durableStream(),
+    bus.durableStream({ name: jetstream.deadLetterStream, subjects: [subjects.deadLetter] }),
+  ]);
+  const service: ServiceHandle = await bus.serve({
+    name: natsServices.retrievalWorker,
+    version: '0.1.0',
+    description: 'Hybrid BM25 + vector retrieval, scoped to the caller',
+    endpoints: [retrieveEndpoint({ retriever, workerId, metrics })],
+  });
+  const consumer = await startIngestConsumer({ bus, stream, deadLetters, indexer, logger });
+  logger.info('retrieval worker ready', { workerId, lexical: lexical.name, vector: vector.name, embedder: embedder.model });
+
+  return {
+    workerId,
+    async health() {
+      const report = await indexer.checkConsistency();
+      return {
+        ok: lexicalGuard.state !== 'open' || vectorGuard.state !== 'open',
+        details: { workerId, breakers: { [lexical.name]: lexicalGuard.state, [vector.name]: vectorGuard.state }, kbs: report.kbs, gaps: report.messages },
+      };
+    },
+    async stop() {
+      await service.stop();
+      await consumer.stop();
+      lexicalGuard.shutdown();
+      vectorGuard.shutdown();
+    },
+  };
+}
