@@ -18,7 +18,8 @@ import type {
 import { partitionKey, scopePartitions } from '../backends/types.js';
 import type { ItemCodec } from '../storage/versioned-document-store.js';
 import { VersionedDocumentStore } from '../storage/versioned-document-store.js';
-import { checkDimensions, FlatVectorIndex } from './flat-vector-index.js';
+import { AdaptiveVectorIndex } from './adaptive-vector-index.js';
+import { checkDimensions } from './flat-vector-index.js';
 import type { VectorIndex } from './vector-index.js';
 
 export interface EmbeddedVectorBackendOptions {
@@ -27,7 +28,7 @@ export interface EmbeddedVectorBackendOptions {
   dataDir?: string;
   /** Flush every write to disk before acknowledging it (default true). */
   durable?: boolean;
-  /** Builds the nearest-neighbour index (default: exact flat scan). */
+  /** Builds the nearest-neighbour index (default: flat scan, then HNSW per large partition). */
   createIndex?: (dimensions: number) => VectorIndex;
 }
 
@@ -66,7 +67,7 @@ export class EmbeddedVectorBackend implements VectorBackend {
 
   static async open(options: EmbeddedVectorBackendOptions): Promise<EmbeddedVectorBackend> {
     const { dimensions } = options;
-    const index = (options.createIndex ?? ((dims) => new FlatVectorIndex(dims)))(dimensions);
+    const index = (options.createIndex ?? ((dims) => new AdaptiveVectorIndex(dims)))(dimensions);
     const chunks = new Map<string, IndexedChunk>();
     const store = await VersionedDocumentStore.open<EmbeddedChunk>({
       ...(options.dataDir === undefined ? {} : { file: join(options.dataDir, VECTOR_LOG_FILE) }),

@@ -43,7 +43,7 @@ class FlatPartition {
 /**
  * Exact search: one dot product per stored vector, rows packed in one Float32Array per
  * partition. It is the reference the approximate index is measured against, and the faster
- * choice for small knowledge bases (see `choosing-vector-index.ts`).
+ * choice for small knowledge bases (see `adaptive-vector-index.ts`).
  */
 export class FlatVectorIndex implements VectorIndex {
   private readonly partitions = new Map<string, FlatPartition>();

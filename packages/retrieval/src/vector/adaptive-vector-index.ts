@@ -1,0 +1,79 @@
+import { TopK } from '../util/top-k.js';
+import { FlatVectorIndex } from './flat-vector-index.js';
+import type { HnswParameters } from './hnsw-vector-index.js';
+import { HnswVectorIndex } from './hnsw-vector-index.js';
+import type { VectorHit, VectorIndex } from './vector-index.js';
+
+/**
+ * Choosing the vector index, by measurement (`bench/retrieval.ts`, results in
+ * `bench/results/retrieval.md`): a flat scan is exact and takes writes instantly, but its
+ * query cost grows with the partition (≈1 µs per 384-dimension vector here: ~3 ms at the 3,337
+ * dev paragraphs, ~100 ms at 100k); HNSW answers in ~0.1–0.3 ms at both sizes with recall@10
+ * ≈ 0.98, but costs ~0.3 ms per insert. So each partition (one tenant's kb) starts flat and
+ * moves to an HNSW graph once it holds `flatLimit` vectors, where a scan would pass ~1 ms.
+ */
+export const DEFAULT_FLAT_LIMIT = 1_000;
+
+export class AdaptiveVectorIndex implements VectorIndex {
+  private readonly flat: FlatVectorIndex;
+  private readonly hnsw: HnswVectorIndex;
+  private readonly graphed = new Set<string>();
+  private readonly flatRows = new Map<string, Map<string, Float32Array>>();
+
+  constructor(
+    readonly dimensions: number,
+    private readonly options: { flatLimit?: number; hnsw?: Partial<HnswParameters> } = {},
+  ) {
+    this.flat = new FlatVectorIndex(dimensions);
+    this.hnsw = new HnswVectorIndex(dimensions, options.hnsw);
+  }
+
+  /** Whether a partition has moved to the HNSW graph. */
+  usesGraph(partition: string): boolean {
+    return this.graphed.has(partition);
+  }
+
+  add(partition: string, key: string, vector: Float32Array): void {
+    if (this.graphed.has(partition)) {
+      this.hnsw.add(partition, key, vector);
+      return;
+    }
+    this.flat.add(partition, key, vector);
+    let rows = this.flatRows.get(partition);
+    if (!rows) {
+      rows = new Map();
+      this.flatRows.set(partition, rows);
+    }
+    rows.set(key, vector);
+    if (rows.size >= (this.options.flatLimit ?? DEFAULT_FLAT_LIMIT)) this.promote(partition, rows);
+  }
+
+  remove(partition: string, key: string): boolean {
+    if (this.graphed.has(partition)) return this.hnsw.remove(partition, key);
+    this.flatRows.get(partition)?.delete(key);
+    return this.flat.remove(partition, key);
+  }
+
+  size(partition?: string): number {
+    return this.flat.size(partition) + this.hnsw.size(partition);
+  }
+
+  search(partitions: readonly string[], query: Float32Array, limit: number): VectorHit[] {
+    const graphed = partitions.filter((partition) => this.graphed.has(partition));
+    const flat = partitions.filter((partition) => !this.graphed.has(partition));
+    if (graphed.length === 0) return this.flat.search(flat, query, limit);
+    if (flat.length === 0) return this.hnsw.search(graphed, query, limit);
+    const best = new TopK<VectorHit>(limit);
+    for (const hit of [...this.flat.search(flat, query, limit), ...this.hnsw.search(graphed, query, limit)]) best.push(hit.score, hit);
+    return best.drain().map(({ item }) => item);
+  }
+
+  private promote(partition: string, rows: Map<string, Float32Array>): void {
+    for (const [key, vector] of rows) {
+      this.hnsw.add(partition, key, vector);
+      this.flat.remove(partition, key);
+    }
+    this.flatRows.delete(partition);
+    this.graphed.add(partition);
+  }
+}

@@ -1,0 +1,127 @@
+import { createRequire } from 'node:module';
+import type * as HnswLib from 'hnswlib-node';
+import { TopK } from '../util/top-k.js';
+import { checkDimensions } from './flat-vector-index.js';
+import type { VectorHit, VectorIndex } from './vector-index.js';
+
+// hnswlib-node is a CommonJS native addon.
+const { HierarchicalNSW } = createRequire(import.meta.url)('hnswlib-node') as typeof HnswLib;
+
+export interface HnswParameters {
+  /** Graph degree (default 16). */
+  m: number;
+  /** Candidate list while building (default 200). */
+  efConstruction: number;
+  /** Candidate list while searching (default 64); raised to k when k is larger. */
+  ef: number;
+}
+
+/** The parameters the Milvus adapter uses too, so both vector stores trade recall the same way. */
+export const DEFAULT_HNSW_PARAMETERS: HnswParameters = { m: 16, efConstruction: 200, ef: 64 };
+
+const INITIAL_CAPACITY = 1_024;
+
+class HnswPartition {
+  private readonly graph: HnswLib.HierarchicalNSW;
+  private capacity = INITIAL_CAPACITY;
+  readonly labels = new Map<string, number>();
+  readonly keys: Array<string | undefined> = [];
+  private readonly freeLabels: number[] = [];
+
+  constructor(
+    dimensions: number,
+    private readonly parameters: HnswParameters,
+  ) {
+    this.graph = new HierarchicalNSW('ip', dimensions);
+    // allowReplaceDeleted: a deleted label's slot is reused, so churn does not grow the graph.
+    this.graph.initIndex(this.capacity, parameters.m, parameters.efConstruction, 100, true);
+  }
+
+  add(key: string, vector: Float32Array): void {
+    const point = Array.from(vector);
+    const existing = this.labels.get(key);
+    if (existing !== undefined) {
+      // Re-adding a live label updates its vector in place.
+      this.graph.addPoint(point, existing);
+      return;
+    }
+    const reused = this.freeLabels.pop();
+    const label = reused ?? this.keys.length;
+    if (reused === undefined) {
+      this.keys.push(undefined);
+      if (this.keys.length > this.capacity) {
+        this.capacity *= 2;
+        this.graph.resizeIndex(this.capacity);
+      }
+    }
+    this.graph.addPoint(point, label, reused !== undefined);
+    this.keys[label] = key;
+    this.labels.set(key, label);
+  }
+
+  remove(key: string): boolean {
+    const label = this.labels.get(key);
+    if (label === undefined) return false;
+    this.graph.markDelete(label);
+    this.labels.delete(key);
+    this.keys[label] = undefined;
+    this.freeLabels.push(label);
+    return true;
+  }
+
+  search(query: number[], limit: number): Array<{ key: string; score: number }> {
+    const k = Math.min(limit, this.labels.size);
+    if (k === 0) return [];
+    this.graph.setEf(Math.max(this.parameters.ef, k));
+    const { neighbors, distances } = this.graph.searchKnn(query, k);
+    return neighbors.map((label, i) => ({ key: this.keys[label] as string, score: 1 - (distances[i] as number) }));
+  }
+}
+
+/**
+ * Approximate search on an HNSW graph (hnswlib), one graph per partition so the scope filter
+ * is which graph is searched, never a filter callback that could leave a tenant with fewer
+ * than k results. Inner product on unit vectors = cosine.
+ */
+export class HnswVectorIndex implements VectorIndex {
+  private readonly partitions = new Map<string, HnswPartition>();
+  readonly parameters: HnswParameters;
+
+  constructor(
+    readonly dimensions: number,
+    parameters: Partial<HnswParameters> = {},
+  ) {
+    this.parameters = { ...DEFAULT_HNSW_PARAMETERS, ...parameters };
+  }
+
+  add(partition: string, key: string, vector: Float32Array): void {
+    checkDimensions(vector, this.dimensions);
+    let target = this.partitions.get(partition);
+    if (!target) {
+      target = new HnswPartition(this.dimensions, this.parameters);
+      this.partitions.set(partition, target);
+    }
+    target.add(key, vector);
+  }
+
+  remove(partition: string, key: string): boolean {
+    return this.partitions.get(partition)?.remove(key) ?? false;
+  }
+
+  size(partition?: string): number {
+    if (partition !== undefined) return this.partitions.get(partition)?.labels.size ?? 0;
+    let total = 0;
+    for (const target of this.partitions.values()) total += target.labels.size;
+    return total;
+  }
+
+  search(partitions: readonly string[], query: Float32Array, limit: number): VectorHit[] {
+    checkDimensions(query, this.dimensions);
+    const point = Array.from(query);
+    const best = new TopK<{ partition: string; key: string }>(limit);
+    for (const name of new Set(partitions)) {
+      for (const hit of this.partitions.get(name)?.search(point, limit) ?? []) best.push(hit.score, { partition: name, key: hit.key });
+    }
+    return best.drain().map(({ score, item }) => ({ partition: item.partition, key: item.key, score }));
+  }
+}
