@@ -1,0 +1,92 @@
+import type { Chunk__Output } from '@hopline/contracts';
+import { contentTerms } from '@hopline/models';
+import { approximateTokens } from '@hopline/retrieval';
+
+const RRF_K = 60;
+
+const keyOf = (chunk: Chunk__Output) => chunk.dedupeKey || chunk.chunkId;
+
+/**
+ * The key evidence of several hops, most important first: every hop's first citation, then
+ * every hop's second, and so on, so no hop's best evidence waits behind another's weaker ones.
+ */
+export function interleaveCitations(citedPerHop: readonly (readonly Chunk__Output[])[]): Chunk__Output[] {
+  const ordered: Chunk__Output[] = [];
+  const longest = Math.max(0, ...citedPerHop.map((cited) => cited.length));
+  for (let rank = 0; rank < longest; rank += 1) {
+    for (const cited of citedPerHop) {
+      const chunk = cited[rank];
+      if (chunk) ordered.push(chunk);
+    }
+  }
+  return ordered;
+}
+
+/** Reciprocal-rank fusion of ranked lists (k = 60), merged by dedupe key. */
+export function fuseRankedLists(lists: readonly (readonly Chunk__Output[])[]): Chunk__Output[] {
+  const fused = new Map<string, { chunk: Chunk__Output; score: number }>();
+  for (const list of lists) {
+    list.forEach((chunk, index) => {
+      const entry = fused.get(keyOf(chunk)) ?? { chunk, score: 0 };
+      entry.score += 1 / (RRF_K + index + 1);
+      fused.set(keyOf(chunk), entry);
+    });
+  }
+  return [...fused.values()].sort((a, b) => b.score - a.score).map((entry) => entry.chunk);
+}
+
+export interface EvidenceBudget {
+  maxChunks: number;
+  /** Approximate tokens of chunk text the list may hold. */
+  tokenBudget: number;
+}
+
+/** A long chunk cut to the sentences that share most words with the question, in text order. */
+function compressChunk(chunk: Chunk__Output, question: string, tokens: number): Chunk__Output {
+  const wanted = new Set(contentTerms(question));
+  const sentences = chunk.text.split(/(?<=[.!?。！？])\s+/).map((text, order) => ({
+    text,
+    order,
+    overlap: contentTerms(text).filter((term) => wanted.has(term)).length,
+    tokens: approximateTokens(text),
+  }));
+  const kept = new Set<number>();
+  let used = 0;
+  for (const sentence of [...sentences].sort((a, b) => b.overlap - a.overlap || a.order - b.order)) {
+    if (used + sentence.tokens > tokens && kept.size > 0) continue;
+    kept.add(sentence.order);
+    used += sentence.tokens;
+  }
+  const text = sentences.filter((sentence) => kept.has(sentence.order)).map((sentence) => sentence.text).join(' … ');
+  // A chunk is a value: the compressed one is a copy.
+  return { ...chunk, text };
+}
+
+/**
+ * The evidence synthesis reads: the key evidence of the hops first, then the last hop's
+ * ranked chunks; deduped; at most `maxChunks`, and chunks past the token budget compressed to
+ * their most relevant sentences (an even share of what is left each) rather than dropped.
+ */
+export function selectEvidence(
+  keyEvidence: readonly Chunk__Output[],
+  ranked: readonly Chunk__Output[],
+  question: string,
+  budget: EvidenceBudget,
+): Chunk__Output[] {
+  const seen = new Set<string>();
+  const picked: Chunk__Output[] = [];
+  for (const chunk of [...keyEvidence, ...ranked]) {
+    if (picked.length >= budget.maxChunks) break;
+    if (seen.has(keyOf(chunk))) continue;
+    seen.add(keyOf(chunk));
+    picked.push(chunk);
+  }
+  let left = budget.tokenBudget;
+  return picked.map((chunk, index) => {
+    const share = Math.max(1, Math.floor(left / (picked.length - index)));
+    const tokens = approximateTokens(chunk.text);
+    const kept = tokens <= share ? chunk : compressChunk(chunk, question, share);
+    left = Math.max(0, left - approximateTokens(kept.text));
+    return kept;
+  });
+}

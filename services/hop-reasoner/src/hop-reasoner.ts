@@ -1,0 +1,282 @@
+import type {
+  Analysis__Output,
+  AskCommand__Output,
+  Chunk__Output,
+  Citation__Output,
+  Done__Output,
+  ReasoningTrace__Output,
+  StopReason__Output,
+} from '@hopline/contracts';
+import { DecidedBy, requireRequestContext, Route, StopReason, toHoplineError, ValidationError } from '@hopline/contracts';
+import type { ChatModel, EvidenceItem, Reasoner, SynthesisHop } from '@hopline/models';
+import { createModelReasoner, createOfflineReasoner, UsageMeter } from '@hopline/models';
+import { deadlineSignal } from '@hopline/resilience';
+import type { Logger } from '@hopline/telemetry';
+import { instrument } from '@hopline/telemetry';
+import { writeAnswer } from './answer-writer.js';
+import type { ChainResult } from './chain.js';
+import { runChain } from './chain.js';
+import { EventStream } from './events.js';
+import { fuseRankedLists, interleaveCitations, selectEvidence } from './evidence.js';
+import type { HopOutcome } from './hop.js';
+import type { PlanResult } from './plan.js';
+import { runPlan } from './plan.js';
+import type { AnalyzerPort, Clock, EventSink, RerankerPort, RetrieverPort } from './ports.js';
+import { systemClock } from './ports.js';
+import { QuestionRun } from './question-run.js';
+import type { HopReasonerConfig } from './settings.js';
+import { hopsFor, resolveSettings } from './settings.js';
+
+export interface HopReasonerDependencies {
+  analyzer: AnalyzerPort;
+  retriever: RetrieverPort;
+  reranker: RerankerPort;
+  /** An OpenAI-compatible chat model; without one the offline reasoner does all the reasoning. */
+  chat?: ChatModel;
+  logger?: Pick<Logger, 'debug' | 'info' | 'warn'>;
+  config?: HopReasonerConfig;
+  clock?: Clock;
+}
+
+export interface AnswerOptions {
+  /** Aborts when the asker is gone: no further hops, no further tokens. */
+  signal?: AbortSignal;
+  emit: EventSink;
+}
+
+export interface AnswerOutcome {
+  done: Done__Output;
+  /** What to store for replaying the question: route, hops, evidence, stop reason, spend. */
+  trace: ReasoningTrace__Output;
+}
+
+export interface HopReasoner {
+  answer(ask: AskCommand__Output, options: AnswerOptions): Promise<AnswerOutcome>;
+}
+
+/** What the route produced, in the shape evidence selection and synthesis need. */
+interface Outcome {
+  stopReason: StopReason__Output;
+  complete: boolean;
+  missing: string;
+  hops: SynthesisHop[];
+  keyEvidence: Chunk__Output[];
+  ranked: Chunk__Output[];
+}
+
+// When the analyzer cannot answer, the question still gets the loop: one hop that may extend.
+const fallbackAnalysis = (reason: string): Analysis__Output => ({
+  route: Route.SINGLE,
+  subQuestions: [],
+  complexity: 1,
+  signals: [],
+  hydeText: '',
+  decidedBy: DecidedBy.FALLBACK,
+  fallbackReason: reason,
+});
+
+function fromChain(chain: ChainResult, focus: string): Outcome {
+  return {
+    stopReason: chain.stopReason,
+    complete: chain.complete,
+    missing: chain.missing,
+    hops: chain.hops.map((hop) => toSynthesisHop(hop, focus)),
+    keyEvidence: interleaveCitations(chain.hops.map((hop) => hop.cited)),
+    ranked: chain.lastRanked,
+  };
+}
+
+function fromPlan(plan: PlanResult): Outcome {
+  const hops = plan.steps.flatMap((step) => (step.chain?.hops ?? []).map((hop) => ({ hop, focus: step.text })));
+  return {
+    stopReason: plan.stopReason,
+    complete: plan.complete,
+    missing: plan.missing,
+    hops: hops.map(({ hop, focus }) => toSynthesisHop(hop, focus)),
+    keyEvidence: interleaveCitations(hops.map(({ hop }) => hop.cited)),
+    ranked: fuseRankedLists(plan.steps.map((step) => step.chain?.lastRanked ?? [])),
+  };
+}
+
+const toSynthesisHop = (hop: HopOutcome, focus: string): SynthesisHop => ({ hop: hop.hop, focus, query: hop.query, finding: hop.finding });
+
+/**
+ * The hop-reasoner's core, against ports: analyze → the loop (or the parallel plan) → final
+ * evidence → grounded synthesis, streamed. Events go out in order: route, then per hop
+ * hop_started, retrieval, hop_answer, then token…, citations, done. Returns the Done payload
+ * and the reasoning trace to store.
+ */
+export function createHopReasoner(deps: HopReasonerDependencies): HopReasoner {
+  const settings = resolveSettings(deps.config);
+  const clock = deps.clock ?? systemClock;
+  const fallback = createOfflineReasoner();
+  const reasoner: Reasoner = deps.chat ? createModelReasoner({ chat: deps.chat }) : fallback;
+
+  async function answer(ask: AskCommand__Output, options: AnswerOptions): Promise<AnswerOutcome> {
+    const request = requireRequestContext(ask.ctx);
+    const question = ask.question.trim();
+    if (!question) throw new ValidationError('the question is empty');
+    const callerSignal = options.signal ?? new AbortController().signal;
+    const run = new QuestionRun(
+      { analyzer: deps.analyzer, retriever: deps.retriever, reranker: deps.reranker, reasoner, fallback, clock, ...(deps.logger ? { logger: deps.logger } : {}) },
+      settings,
+      request,
+      question,
+      hopsFor(ask.maxHops, settings),
+      deadlineSignal(request.deadlineUnixMs, callerSignal),
+      callerSignal,
+      new UsageMeter({ maxLlmCalls: settings.maxLlmCalls, maxTokens: settings.maxTokens }),
+      new EventStream(request.questionId, options.emit, clock),
+      clock.now(),
+    );
+    return instrument('answer question', { attributes: { 'hopline.question_id': request.questionId } }, async (span) => {
+      const analysis = await analyze(run);
+      await run.events.send({ event: 'route', route: analysis });
+      const outcome = await follow(run, analysis);
+      const { done, evidence } = await conclude(run, analysis, outcome);
+      span.setAttributes({ 'hopline.route': analysis.route, 'hopline.stop_reason': done.stopReason, 'hopline.hops': done.hops });
+      await run.events.flush();
+      return { done, trace: traceOf(run, analysis, done, evidence) };
+    });
+  }
+
+  async function analyze(run: QuestionRun): Promise<Analysis__Output> {
+    const started = run.now;
+    try {
+      return await deps.analyzer.analyze(run.question, run.callContext());
+    } catch (error) {
+      const failure = toHoplineError(error);
+      run.degrade(`analysis failed (${failure.code}: ${failure.message}); the question runs as one hop that may extend`);
+      return fallbackAnalysis(failure.message);
+    } finally {
+      run.timings.analyzeMs = run.now - started;
+    }
+  }
+
+  async function follow(run: QuestionRun, analysis: Analysis__Output): Promise<Outcome> {
+    if (analysis.route === Route.PARALLEL && analysis.subQuestions.length > 0) {
+      return fromPlan(await runPlan(run, analysis.subQuestions, analysis.hydeText));
+    }
+    const first = analysis.subQuestions[0]?.text ?? run.question;
+    // The analysis's complexity is the hops the question's shape suggests; the loop may not exceed its limit.
+    const expectedHops = analysis.route === Route.ITERATIVE ? Math.min(Math.max(2, analysis.complexity), run.maxHops) : 1;
+    const chain = await runChain(run, {
+      focus: run.question,
+      firstQuery: first,
+      expectedHops,
+      maxHops: run.maxHops,
+      hydeText: analysis.hydeText,
+    });
+    return fromChain(chain, run.question);
+  }
+
+  async function conclude(run: QuestionRun, analysis: Analysis__Output, outcome: Outcome) {
+    const evidenceChunks = selectEvidence(outcome.keyEvidence, outcome.ranked, run.question, {
+      maxChunks: settings.maxEvidenceChunks,
+      tokenBudget: settings.evidenceTokenBudget,
+    });
+    const evidence: EvidenceItem[] = evidenceChunks.map((chunk, position) => {
+      const found = run.provenance.get(chunk.chunkId);
+      return { index: position + 1, chunk, hop: found?.hop ?? chunk.hop, bridgeEntity: found?.bridgeEntity ?? '' };
+    });
+
+    const cancelled = outcome.stopReason === StopReason.CANCELLED;
+    const complete = outcome.complete && evidence.length > 0;
+    let text = '';
+    let cited: number[] = [];
+    if (!cancelled) {
+      const started = run.now;
+      const written = await synthesize(run, { question: run.question, hops: outcome.hops, evidence, complete, missing: outcome.missing });
+      run.timings.synthesizeMs = run.now - started;
+      text = written.text;
+      cited = written.cited;
+    }
+    const citations = cited.map((index) => citationOf(evidence[index - 1] as EvidenceItem));
+    if (!cancelled) await run.events.send({ event: 'citations', citations: { citations } });
+
+    run.timings.totalMs = run.now - run.startedMs;
+    const done: Done__Output = {
+      answer: text,
+      citations,
+      stopReason: outcome.stopReason,
+      hops: run.hopCount,
+      timings: { ...run.timings },
+      route: analysis.route,
+      abstained: !cancelled && !complete,
+      degraded: run.degradedReasons.length > 0,
+      degradedReasons: [...run.degradedReasons],
+      llmCalls: run.usage.llmCalls,
+      tokens: run.usage.tokens,
+      cached: false,
+    };
+    await run.events.send({ event: 'done', done });
+    return { done, evidence };
+  }
+
+  /**
+   * The configured reasoner writes the answer; when it cannot start (failed, out of budget,
+   * past the deadline) the offline reasoner writes it instead. Either way every sentence passes
+   * the citation check before it is sent as a token event.
+   */
+  async function synthesize(run: QuestionRun, input: Parameters<Reasoner['synthesize']>[0]) {
+    const numbers = new Set(input.evidence.map((item) => item.index));
+    const send = (text: string) => run.events.send({ event: 'token', token: { text } });
+    const useModel = reasoner !== fallback && !run.usage.exhausted && run.now < run.request.deadlineUnixMs;
+    if (useModel) {
+      let sentAny = false;
+      try {
+        const written = await writeAnswer(reasoner.synthesize(input, run.modelCall()), numbers, (text) => {
+          sentAny = true;
+          return send(text);
+        });
+        if (written.rejected.length > 0) {
+          run.degrade(`synthesis cited [${written.rejected.join('], [')}], which name no evidence; ${written.droppedSentences} sentence(s) dropped`);
+        }
+        if (written.text.trim() !== '') return written;
+        run.degrade('the model wrote no answer that survived the citation check; the offline reasoner answered');
+      } catch (error) {
+        if (run.callerSignal.aborted) return { text: '', cited: [], rejected: [], droppedSentences: 0 };
+        const failure = toHoplineError(error);
+        if (sentAny) {
+          run.degrade(`synthesis broke off (${failure.code}: ${failure.message})`);
+          return { text: '', cited: [], rejected: [], droppedSentences: 0 };
+        }
+        run.degrade(`synthesis by the model failed (${failure.code}: ${failure.message}); the offline reasoner answered`);
+      }
+    }
+    return writeAnswer(fallback.synthesize(input, run.modelCall()), numbers, send);
+  }
+
+  return { answer };
+}
+
+function citationOf(item: EvidenceItem): Citation__Output {
+  const { chunk } = item;
+  return {
+    index: item.index,
+    chunkId: chunk.chunkId,
+    docId: chunk.docId,
+    kbId: chunk.kbId,
+    title: chunk.title,
+    span: chunk.span,
+    snippet: chunk.text.length > 280 ? `${chunk.text.slice(0, 277)}...` : chunk.text,
+    hop: item.hop,
+    bridgeEntity: item.bridgeEntity,
+  };
+}
+
+function traceOf(run: QuestionRun, analysis: Analysis__Output, done: Done__Output, evidence: readonly EvidenceItem[]): ReasoningTrace__Output {
+  return {
+    questionId: run.request.questionId,
+    scope: run.request.scope,
+    question: run.question,
+    analysis,
+    hops: run.hops,
+    stopReason: done.stopReason,
+    timings: done.timings,
+    llmCalls: done.llmCalls,
+    tokens: done.tokens,
+    finalEvidenceChunkIds: evidence.map((item) => item.chunk.chunkId),
+    createdUnixMs: run.startedMs,
+  };
+}

@@ -1,0 +1,116 @@
+import type { StopReason__Output, SubQuestion__Output } from '@hopline/contracts';
+import { StopReason } from '@hopline/contracts';
+import type { PreviousHop } from '@hopline/models';
+import { deadlineSignal } from '@hopline/resilience';
+import type { ChainResult } from './chain.js';
+import { runChain } from './chain.js';
+import type { QuestionRun } from './question-run.js';
+
+export interface PlannedStep {
+  sub: SubQuestion__Output;
+  /** The sub-question with its dependencies' answers filled in. */
+  text: string;
+  chain: ChainResult | undefined;
+  /** Why the step has no answer, when it has none. */
+  failure: string;
+  /** The hops of this step's dependencies and its own, in order. */
+  path: PreviousHop[];
+}
+
+export interface PlanResult {
+  steps: PlannedStep[];
+  stopReason: StopReason__Output;
+  /** At least one final step answered. */
+  complete: boolean;
+  missing: string;
+}
+
+/** Sub-questions in topological layers; a cycle or a dangling id puts the rest in one last layer. */
+export function planLayers(subQuestions: readonly SubQuestion__Output[]): SubQuestion__Output[][] {
+  const ids = new Set(subQuestions.map((sub) => sub.id));
+  const done = new Set<string>();
+  const layers: SubQuestion__Output[][] = [];
+  let remaining = [...subQuestions];
+  while (remaining.length > 0) {
+    const ready = remaining.filter((sub) => sub.dependsOn.every((id) => done.has(id) || !ids.has(id)));
+    const layer = ready.length > 0 ? ready : remaining;
+    layers.push(layer);
+    for (const sub of layer) done.add(sub.id);
+    remaining = remaining.filter((sub) => !layer.includes(sub));
+  }
+  return layers;
+}
+
+/** What a finished step contributes to a dependent sub-question: its bridge entities. */
+function answerText(step: PlannedStep | undefined): string | undefined {
+  const last = step?.chain?.hops.at(-1)?.finding;
+  if (!last || last.unknown || !last.answer) return undefined;
+  return (last.bridgeEntities.length > 0 ? last.bridgeEntities.slice(0, 3) : [last.answer]).join(' ');
+}
+
+/**
+ * The PARALLEL route: each layer's sub-questions at once, each a one-hop chain under the
+ * layer's own deadline and signal; a dependent sub-question runs with its dependencies' answers
+ * filled in for "#id" and continues their chain. A step that fails or runs out of time
+ * degrades the answer; the others go on.
+ */
+export async function runPlan(run: QuestionRun, subQuestions: readonly SubQuestion__Output[], hydeText: string): Promise<PlanResult> {
+  const steps = new Map<string, PlannedStep>();
+  const layers = planLayers(subQuestions);
+
+  for (const layer of layers) {
+    if (run.stopBeforeHop()) break;
+    const left = Math.max(0, run.request.deadlineUnixMs - run.now);
+    const layerDeadline = run.now + Math.floor(left * run.settings.layerDeadlineShare);
+    const layerSignal = deadlineSignal(layerDeadline, run.signal);
+
+    await Promise.all(
+      layer.map(async (sub) => {
+        const dependencies = sub.dependsOn.map((id) => steps.get(id)).filter((step): step is PlannedStep => step !== undefined);
+        const missing = sub.dependsOn.filter((id) => answerText(steps.get(id)) === undefined && steps.has(id));
+        const text = sub.text.replace(/#(q?\d+)\b/g, (match, id: string) => answerText(steps.get(id)) ?? answerText(steps.get(`q${id}`)) ?? match);
+        const path = dependencies.flatMap((step) => step.path);
+        const step: PlannedStep = { sub, text, chain: undefined, failure: '', path };
+        steps.set(sub.id, step);
+        if (missing.length > 0) {
+          step.failure = `it needs ${missing.join(', ')}, which found nothing`;
+          return;
+        }
+        try {
+          step.chain = await runChain(run, {
+            focus: text,
+            firstQuery: text,
+            expectedHops: path.length + 1,
+            previous: path,
+            maxHops: 1,
+            hydeText: dependencies.length === 0 ? hydeText : '',
+            bridgeEntity: dependencies.map((dependency) => answerText(dependency) ?? '').join(' '),
+            deadlineUnixMs: layerDeadline,
+            signal: layerSignal,
+          });
+          const hop = step.chain.hops.at(-1);
+          if (hop && !hop.finding.unknown) step.path = [...path, { query: hop.query, finding: hop.finding, cited: hop.cited }];
+          else step.failure = `${step.chain.stopReason.toLowerCase()}: ${step.chain.missing || text}`;
+        } catch (error) {
+          step.failure = error instanceof Error ? error.message : String(error);
+        }
+        if (step.failure) run.degrade(`sub-question ${sub.id} ("${text}") has no answer: ${step.failure}`);
+      }),
+    );
+  }
+
+  const ordered = subQuestions.map((sub) => steps.get(sub.id)).filter((step): step is PlannedStep => step !== undefined);
+  const dependedOn = new Set(subQuestions.flatMap((sub) => sub.dependsOn));
+  const finals = ordered.filter((step) => !dependedOn.has(step.sub.id));
+  const answered = finals.filter((step) => step.failure === '' && step.chain !== undefined);
+  const interrupted = run.stopBeforeHop();
+  const budget = ordered.some((step) => step.chain?.stopReason === StopReason.BUDGET);
+  const stopReason = interrupted === StopReason.CANCELLED || interrupted === StopReason.DEADLINE ? interrupted : budget ? StopReason.BUDGET : StopReason.NOT_ITERATIVE;
+  const unanswered = subQuestions.filter((sub) => !steps.has(sub.id) || steps.get(sub.id)?.failure);
+  return {
+    steps: ordered,
+    stopReason,
+    complete: answered.length > 0,
+    missing: unanswered.map((sub) => steps.get(sub.id)?.text ?? sub.text).join('; '),
+  };
+}

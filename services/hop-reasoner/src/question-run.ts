@@ -1,0 +1,93 @@
+import type { Analysis__Output, Chunk__Output, HopRecord__Output, StageTimings__Output, StopReason__Output, ValidRequestContext } from '@hopline/contracts';
+import { StopReason } from '@hopline/contracts';
+import type { ModelCallContext, Reasoner, UsageMeter } from '@hopline/models';
+import type { Logger } from '@hopline/telemetry';
+import type { EventStream } from './events.js';
+import type { AnalyzerPort, CallContext, Clock, RerankerPort, RetrieverPort } from './ports.js';
+import type { HopReasonerSettings } from './settings.js';
+
+export interface ReasonerDependencies {
+  analyzer: AnalyzerPort;
+  retriever: RetrieverPort;
+  reranker: RerankerPort;
+  /** The reasoner hops and synthesis ask first (the chat-model one when configured). */
+  reasoner: Reasoner;
+  /** Always offline: answers when the first reasoner fails or is not trusted. */
+  fallback: Reasoner;
+  clock: Clock;
+  logger?: Pick<Logger, 'debug' | 'info' | 'warn'>;
+}
+
+/** Where a chunk entered the question: the hop that found it and the bridge that led there. */
+export interface Provenance {
+  hop: number;
+  bridgeEntity: string;
+}
+
+/**
+ * One question in flight: its request, limits, clock, events, spend, and what the hops have
+ * recorded so far. Every stage of the loop reads and writes it; nothing outlives the question.
+ */
+export class QuestionRun {
+  readonly hops: HopRecord__Output[] = [];
+  readonly degradedReasons: string[] = [];
+  readonly timings: StageTimings__Output = { analyzeMs: 0, retrieveMs: 0, rerankMs: 0, reasonMs: 0, synthesizeMs: 0, totalMs: 0 };
+  readonly provenance = new Map<string, Provenance>();
+  private hopCounter = 0;
+
+  constructor(
+    readonly deps: ReasonerDependencies,
+    readonly settings: HopReasonerSettings,
+    readonly request: ValidRequestContext,
+    readonly question: string,
+    readonly maxHops: number,
+    /** Aborts on the caller's cancel or at the question's deadline. */
+    readonly signal: AbortSignal,
+    /** The caller's own signal: its abort is a cancellation, not a deadline. */
+    readonly callerSignal: AbortSignal,
+    readonly usage: UsageMeter,
+    readonly events: EventStream,
+    readonly startedMs: number,
+  ) {}
+
+  analysis: Analysis__Output | undefined;
+
+  get now(): number {
+    return this.deps.clock.now();
+  }
+
+  nextHopNumber(): number {
+    this.hopCounter += 1;
+    return this.hopCounter;
+  }
+
+  get hopCount(): number {
+    return this.hopCounter;
+  }
+
+  /** Why no further hop may start, or undefined when one may. Checked before every hop. */
+  stopBeforeHop(deadlineUnixMs: number = this.request.deadlineUnixMs): StopReason__Output | undefined {
+    if (this.callerSignal.aborted) return StopReason.CANCELLED;
+    if (this.now >= Math.min(deadlineUnixMs, this.request.deadlineUnixMs)) return StopReason.DEADLINE;
+    if (this.usage.exhausted) return StopReason.BUDGET;
+    return undefined;
+  }
+
+  callContext(deadlineUnixMs: number = this.request.deadlineUnixMs, signal: AbortSignal = this.signal): CallContext {
+    return { request: this.request, deadlineUnixMs: Math.min(deadlineUnixMs, this.request.deadlineUnixMs), signal };
+  }
+
+  modelCall(deadlineUnixMs: number = this.request.deadlineUnixMs, signal: AbortSignal = this.signal): ModelCallContext {
+    return { deadlineUnixMs: Math.min(deadlineUnixMs, this.request.deadlineUnixMs), signal, usage: this.usage };
+  }
+
+  /** Remembers where each chunk was first found, for the citations. */
+  noteFound(chunks: readonly Chunk__Output[], provenance: Provenance): void {
+    for (const chunk of chunks) if (!this.provenance.has(chunk.chunkId)) this.provenance.set(chunk.chunkId, provenance);
+  }
+
+  degrade(reason: string): void {
+    this.degradedReasons.push(reason);
+    this.deps.logger?.warn('answer degraded', { questionId: this.request.questionId, reason });
+  }
+}

@@ -1,0 +1,87 @@
+import type { Analysis__Output } from '@hopline/contracts';
+import { DecidedBy, Route, toHoplineError } from '@hopline/contracts';
+import type { ChatModel } from '@hopline/models';
+import type { Logger } from '@hopline/telemetry';
+import { instrument } from '@hopline/telemetry';
+import { planWithModel, writeHypotheticalAnswer } from './model-plan.js';
+import type { RuleAnalysis } from './rules/rule-analysis.js';
+import { analyzeByRules } from './rules/rule-analysis.js';
+
+export interface AnalyzerDependencies {
+  /** A chat model for what rules cannot decide; without one the rules decide alone. */
+  chat?: ChatModel;
+  logger?: Pick<Logger, 'debug' | 'warn'>;
+}
+
+export interface AnalyzeOptions {
+  /** The question's absolute deadline (ms since the Unix epoch). */
+  deadlineUnixMs: number;
+  signal?: AbortSignal;
+}
+
+export interface Analyzer {
+  analyze(question: string, options: AnalyzeOptions): Promise<Analysis__Output>;
+}
+
+function fromRules(rules: RuleAnalysis, decidedBy: typeof DecidedBy.RULES | typeof DecidedBy.FALLBACK, fallbackReason = ''): Analysis__Output {
+  return {
+    route: rules.route,
+    subQuestions: rules.subQuestions,
+    complexity: rules.complexity,
+    signals: rules.signals,
+    hydeText: '',
+    decidedBy,
+    fallbackReason,
+  };
+}
+
+/**
+ * Query understanding: the rules decide first (microseconds); a chat model, when configured,
+ * plans only the questions the rules leave open, and writes a hypothetical answer for fuzzy
+ * ones. Any model failure leaves the rules' answer standing, marked FALLBACK with the reason.
+ */
+export function createAnalyzer(deps: AnalyzerDependencies = {}): Analyzer {
+  async function analyze(question: string, options: AnalyzeOptions): Promise<Analysis__Output> {
+    const rules = analyzeByRules(question);
+    const chat = deps.chat;
+    if (!chat || (rules.decided && !rules.fuzzy)) return fromRules(rules, DecidedBy.RULES);
+
+    let analysis = fromRules(rules, DecidedBy.RULES);
+    if (!rules.decided) {
+      try {
+        const plan = await instrument('plan question', { attributes: { 'hopline.rules_route': rules.route } }, () =>
+          planWithModel(chat, question, rules, options),
+        );
+        analysis = {
+          route: Route[plan.route],
+          subQuestions: plan.subQuestions,
+          // Multi-focus signals raise the complexity; the model never lowers what the rules saw.
+          complexity: Math.max(plan.complexity, rules.complexity),
+          signals: rules.signals,
+          hydeText: '',
+          decidedBy: DecidedBy.MODEL,
+          fallbackReason: '',
+        };
+      } catch (error) {
+        if (options.signal?.aborted) throw toHoplineError(error);
+        const failure = toHoplineError(error);
+        deps.logger?.warn('planning by the model failed; the rules decide', { code: failure.code, error: failure.message });
+        analysis = fromRules(rules, DecidedBy.FALLBACK, `${failure.code}: ${failure.message}`);
+      }
+    }
+    if (rules.fuzzy) {
+      try {
+        analysis = { ...analysis, hydeText: await writeHypotheticalAnswer(chat, question, options) };
+      } catch (error) {
+        if (options.signal?.aborted) throw toHoplineError(error);
+        const failure = toHoplineError(error);
+        deps.logger?.debug('no hypothetical answer: the model failed', { code: failure.code });
+        const reason = `hypothetical answer failed (${failure.code})`;
+        analysis = { ...analysis, fallbackReason: analysis.fallbackReason ? `${analysis.fallbackReason}; ${reason}` : reason };
+      }
+    }
+    return analysis;
+  }
+
+  return { analyze };
+}

@@ -1,0 +1,105 @@
+import type { Route__Output, SubQuestion__Output } from '@hopline/contracts';
+import { Route } from '@hopline/contracts';
+import { contentTerms, questionAnchors } from '@hopline/models';
+import type { QuestionSignals } from './signals.js';
+import { detectSignals } from './signals.js';
+
+export interface RuleAnalysis {
+  route: Route__Output;
+  subQuestions: SubQuestion__Output[];
+  /** 1..5; for ITERATIVE, the hops the question's nesting suggests. */
+  complexity: number;
+  signals: string[];
+  /** False when the wording leaves the route open: a model, when there is one, should plan. */
+  decided: boolean;
+  /** No entity to anchor a keyword search: a hypothetical answer would help the vector path. */
+  fuzzy: boolean;
+}
+
+const MAX_COMPLEXITY = 5;
+// Questions this long with no signal at all are where rules most often miss a bridge.
+const LONG_QUESTION_TERMS = 12;
+
+/** Hops a bridge question needs: two, more when it nests relation upon relation. */
+function bridgeHops(signals: QuestionSignals): number {
+  if (signals.nesting >= 4 && signals.relationWords >= 9) return 4;
+  if (signals.nesting >= 3 && signals.relationWords >= 6) return 3;
+  return 2;
+}
+
+/** The question with one focus kept where the list of foci stood: "Which came out first, A?" */
+function focusQuestion(question: string, focus: string, foci: readonly string[]): string {
+  const others = foci.filter((other) => other !== focus);
+  let text = question;
+  for (const other of others) {
+    text = text.replace(new RegExp(`\\s*(?:\\bor\\b|\\band\\b|和|与|跟|及|、|,)?\\s*(?:the\\s+)?${escapeRegExp(other)}`, 'i'), '');
+  }
+  if (text === question || contentTerms(text).length === 0) {
+    const relation = contentTerms(question).filter((term) => !others.some((other) => contentTerms(other).includes(term)));
+    return `${focus}: ${relation.join(' ')}`;
+  }
+  return text.replace(/\s+([,?？])/g, '$1').replace(/,\s*\?/, '?').trim();
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/**
+ * One sub-question per focus; when the foci's documents only name a role ("which film has the
+ * director born later, A or B?"), two layers: find each focus's role-holder, then ask about them.
+ */
+function parallelPlan(question: string, signals: QuestionSignals): SubQuestion__Output[] {
+  const foci = signals.foci;
+  if (!signals.roleNoun) {
+    return foci.map((focus, index) => ({ id: `q${index + 1}`, text: focusQuestion(question, focus, foci), dependsOn: [] }));
+  }
+  const role = signals.roleNoun;
+  const rest = contentTerms(question).filter((term) => term !== role && !foci.some((focus) => contentTerms(focus).includes(term)));
+  const finders = foci.map((focus, index) => ({ id: `q${index + 1}`, text: `${role} of ${focus}`, dependsOn: [] }));
+  const askers = foci.map((_focus, index) => ({
+    id: `q${foci.length + index + 1}`,
+    text: `#q${index + 1} ${rest.join(' ')}`.trim(),
+    dependsOn: [`q${index + 1}`],
+  }));
+  return [...finders, ...askers];
+}
+
+export function analyzeByRules(question: string): RuleAnalysis {
+  const signals = detectSignals(question);
+  const fuzzy = questionAnchors(question).length === 0 && !/\d/.test(question);
+
+  if (signals.multiFocus && signals.foci.length >= 2) {
+    const subQuestions = parallelPlan(question, signals);
+    const layers = subQuestions.some((sub) => sub.dependsOn.length > 0) ? 2 : 1;
+    return {
+      route: Route.PARALLEL,
+      subQuestions,
+      complexity: Math.min(MAX_COMPLEXITY, signals.foci.length + layers - 1 + (signals.bridge ? 1 : 0)),
+      signals: signals.fired,
+      decided: true,
+      fuzzy,
+    };
+  }
+  if (signals.bridge) {
+    // Several foci without a list to split them on raise the complexity; they never lower it.
+    const extra = signals.multiFocus ? 1 : 0;
+    return {
+      route: Route.ITERATIVE,
+      subQuestions: [],
+      complexity: Math.min(MAX_COMPLEXITY, bridgeHops(signals) + extra),
+      signals: signals.fired,
+      decided: true,
+      fuzzy,
+    };
+  }
+  const undecided = signals.multiFocus || contentTerms(question).length >= LONG_QUESTION_TERMS;
+  return {
+    route: Route.SINGLE,
+    subQuestions: [],
+    complexity: signals.multiFocus ? 2 : 1,
+    signals: signals.fired,
+    decided: !undecided,
+    fuzzy,
+  };
+}

@@ -1,0 +1,92 @@
+import { choiceOptions, chineseComparisonOptions, contentTerms, isRoleNoun, questionAnchors, relationTerms } from '@hopline/models';
+
+/**
+ * The rule signals a question's wording carries. Each detector is a regular expression or a
+ * word-list lookup: the whole set runs in microseconds, so every question gets it.
+ */
+
+export interface QuestionSignals {
+  /** Names of the signals that fired, e.g. "compare", "bridge:relative-clause". */
+  fired: string[];
+  /** The independent things the question asks about (choice options, compared entities). */
+  foci: string[];
+  /** The question is about several independent foci. */
+  multiFocus: boolean;
+  /** One part's answer is needed to ask the next. */
+  bridge: boolean;
+  /** A role noun ("director", "负责人") the foci's documents name, not the foci themselves. */
+  roleNoun: string | undefined;
+  /** Nested relation markers ("of the", "'s", "where", "that"…): more means more hops. */
+  nesting: number;
+  /** Content words that are neither entities nor question words. */
+  relationWords: number;
+  anchors: string[];
+}
+
+const COMPARE = /\b(compare|comparison|versus|vs\.?|difference between|differ(?:ence)?s?)\b|对比|比较|区别|异同/i;
+const SEPARATELY = /\b(respectively|each of)\b|分别|各自/i;
+const SHARED = /\b(both|same|in common|alike|also)\b|都|共同/i;
+const COMPARATIVE = /\b(first|earlier|later|older|younger|longer|shorter|taller|larger|bigger|smaller|more|less|fewer|further|higher|lower|closer|farther)\b/i;
+const WHICH = /\b(which|who|what)\b|哪/i;
+const QUESTION_MARKS = /[?？]/g;
+
+// "the team that won …", "the film which …", "the actor who …", "a city where …"
+const RELATIVE_CLAUSE = /\b(?:the|a|an)\s+(?:[\w'-]+\s+){0,3}?[\w'-]+\s+(?:that|which|who|whose|whom|where|when)\b/i;
+// "the coach of the team", "the director of film X"
+const ROLE_OF = /\bthe\s+(?:[\w-]+\s+){0,2}?([\w-]+)\s+(?:of|for|behind)\s+/gi;
+// "X's father", "Kentucky Tavern's manufacturer"
+const POSSESSIVE_ROLE = /['’]s\s+(?:[\w-]+\s+)?([\w-]+)/gi;
+// "a sitcom created by", "the album released by"
+const PARTICIPLE_BY = /\b(?:created|directed|written|founded|owned|produced|performed|composed|published|released|designed|developed|built|coached|managed|hosted|sung|played|voiced|invented|discovered|named)\s+(?:by|after)\b/i;
+// "X 的负责人属于哪个部门", "X 的 Y 的 Z"
+const CHINESE_BRIDGE = /的[^的？?]{0,6}(?:负责人|创始人|作者|导演|主管|经理|母公司|所属|上级|法人|老板|领导)|的[^的？?]+的/;
+const NESTING = /\b(?:of the|of|where|that|which|who|whose|whom|in the|by the|for the)\b|['’]s\b|的/gi;
+
+function roleNounIn(pattern: RegExp, question: string): string | undefined {
+  pattern.lastIndex = 0;
+  for (const match of question.matchAll(pattern)) {
+    const noun = match[1] && contentTerms(match[1])[0];
+    if (noun && isRoleNoun(noun)) return noun;
+  }
+  return undefined;
+}
+
+export function detectSignals(question: string): QuestionSignals {
+  const fired: string[] = [];
+  const anchors = questionAnchors(question);
+  const options = choiceOptions(question);
+  const chineseOptions = options.length === 0 ? chineseComparisonOptions(question) : [];
+  const questionMarks = question.match(QUESTION_MARKS)?.length ?? 0;
+
+  if (COMPARE.test(question)) fired.push('compare');
+  if (SEPARATELY.test(question)) fired.push('separately');
+  if (options.length === 2) fired.push(COMPARATIVE.test(question) ? 'choice:comparative' : 'choice:or');
+  if (chineseOptions.length >= 2) fired.push('compare:zh');
+  if (questionMarks >= 2) fired.push(`questions:${questionMarks}`);
+  if (anchors.length >= 2 && SHARED.test(question) && /\band\b|和|与/.test(question)) fired.push('shared:both');
+  if (anchors.length >= 2 && WHICH.test(question) && COMPARATIVE.test(question) && /\bor\b/.test(question)) fired.push('which:comparative');
+
+  const foci = options.length === 2 ? options : chineseOptions.length >= 2 ? chineseOptions : fired.length > 0 && anchors.length >= 2 ? anchors : [];
+  const multiFocus = foci.length >= 2 || questionMarks >= 2;
+
+  const ofRole = roleNounIn(ROLE_OF, question);
+  const possessiveRole = roleNounIn(POSSESSIVE_ROLE, question);
+  if (RELATIVE_CLAUSE.test(question)) fired.push('bridge:relative-clause');
+  if (ofRole) fired.push('bridge:role-of');
+  if (possessiveRole) fired.push('bridge:possessive');
+  if (PARTICIPLE_BY.test(question)) fired.push('bridge:participle');
+  if (CHINESE_BRIDGE.test(question)) fired.push('bridge:zh-de');
+  const bridge = fired.some((signal) => signal.startsWith('bridge:'));
+
+  const nesting = question.match(NESTING)?.length ?? 0;
+  return {
+    fired,
+    foci,
+    multiFocus,
+    bridge,
+    roleNoun: ofRole ?? possessiveRole ?? relationTerms(question, anchors).find((term) => isRoleNoun(term)),
+    nesting,
+    relationWords: relationTerms(question, anchors).length,
+    anchors,
+  };
+}
