@@ -2,7 +2,7 @@ import * as grpc from '@grpc/grpc-js';
 import { toHoplineError, UnavailableError } from '@hopline/contracts';
 import { abortReason, hopTimeoutMs, MAX_TIMER_MS } from '@hopline/resilience';
 import { instrument, type HoplineMetrics } from '@hopline/telemetry';
-import { SpanKind } from '@opentelemetry/api';
+import { SpanKind, type Attributes } from '@opentelemetry/api';
 import { injectMetadata } from './metadata.js';
 import { fromGrpcError, grpcStatusFor, grpcStatusName } from './status.js';
 import type { ServiceConstructor, UnaryMethodName, UnaryRequest, UnaryResponse } from './types.js';
@@ -62,13 +62,32 @@ type UntypedUnaryMethod = (
   callback: grpc.requestCallback<unknown>,
 ) => grpc.ClientUnaryCall;
 
-/** `hopline.v1.Reranker/Rerank` for a client and either spelling of its method name. */
-function methodPath(client: grpc.Client, method: string): string {
-  const definition = (client.constructor as Partial<ServiceConstructor>).service;
-  const found = definition && Object.entries(definition).find(([name, entry]) => name === method || entry.originalName === method);
-  if (!found) throw new TypeError(`${client.constructor.name} has no method ${method}`);
-  return found[1].path.replace(/^\//, '');
+interface MethodInfo {
+  /** `hopline.v1.Reranker/Rerank`: span name and metric label. */
+  path: string;
+  attributes: Attributes;
 }
+
+// Per client constructor and method name (either spelling): looked up once, not on every call.
+const methodInfoCache = new WeakMap<object, Map<string, MethodInfo>>();
+
+function methodInfo(client: grpc.Client, method: string): MethodInfo {
+  const byName = methodInfoCache.get(client.constructor) ?? new Map<string, MethodInfo>();
+  methodInfoCache.set(client.constructor, byName);
+  let info = byName.get(method);
+  if (!info) {
+    const definition = (client.constructor as Partial<ServiceConstructor>).service;
+    const found = definition && Object.entries(definition).find(([name, entry]) => name === method || entry.originalName === method);
+    if (!found) throw new TypeError(`${client.constructor.name} has no method ${method}`);
+    const path = found[1].path.replace(/^\//, '');
+    const [service, rpcMethod] = path.split('/');
+    info = { path, attributes: { 'rpc.system': 'grpc', 'rpc.service': service, 'rpc.method': rpcMethod } };
+    byName.set(method, info);
+  }
+  return info;
+}
+
+const isCancellation = (error: unknown): boolean => (error as { code?: unknown }).code === 'cancelled';
 
 /**
  * One unary call as a promise: a gRPC deadline from the question's absolute deadline, trace
@@ -82,18 +101,13 @@ export function unaryCall<C extends grpc.Client, K extends UnaryMethodName<C>>(
   request: UnaryRequest<C, K>,
   options: UnaryCallOptions,
 ): Promise<UnaryResponse<C, K>> {
-  const path = methodPath(client, method);
-  const [service, rpcMethod] = path.split('/');
-  const startedAt = performance.now();
+  const { path, attributes } = methodInfo(client, method);
+  const startedAt = options.metrics ? performance.now() : 0;
   // The status the call ended with; unset when it failed before reaching the transport.
   let statusCode: grpc.status | undefined;
   const call = instrument(
     path,
-    {
-      kind: SpanKind.CLIENT,
-      attributes: { 'rpc.system': 'grpc', 'rpc.service': service, 'rpc.method': rpcMethod },
-      acceptableErrors: (error) => (error as { code?: unknown }).code === 'cancelled',
-    },
+    { kind: SpanKind.CLIENT, attributes, acceptableErrors: isCancellation },
     (span) =>
       new Promise<UnaryResponse<C, K>>((resolve, reject) => {
         const { signal } = options;
@@ -102,7 +116,7 @@ export function unaryCall<C extends grpc.Client, K extends UnaryMethodName<C>>(
           return;
         }
         const timeoutMs = hopTimeoutMs(options.deadlineUnixMs, options.capMs ?? Number.POSITIVE_INFINITY);
-        const metadata = new grpc.Metadata({ waitForReady: options.waitForReady ?? false });
+        const metadata = options.waitForReady ? new grpc.Metadata({ waitForReady: true }) : new grpc.Metadata();
         if (options.metadata) metadata.merge(options.metadata);
         injectMetadata(metadata);
         const callOptions: grpc.CallOptions = timeoutMs <= MAX_TIMER_MS ? { deadline: Date.now() + timeoutMs } : {};

@@ -1,23 +1,27 @@
 import type { Metadata } from '@grpc/grpc-js';
-import { extractContext, injectContext, type HeaderCarrier } from '@hopline/telemetry';
-import type { Context } from '@opentelemetry/api';
+import { context, propagation, type Context, type TextMapGetter, type TextMapSetter } from '@opentelemetry/api';
 
-/** The metadata's text entries as a header carrier (binary `-bin` entries are skipped). */
-function carrierOf(metadata: Metadata): HeaderCarrier {
-  const carrier: HeaderCarrier = {};
-  for (const [key, value] of Object.entries(metadata.getMap())) {
-    if (typeof value === 'string') carrier[key] = value;
-  }
-  return carrier;
-}
+// Straight onto the Metadata, without copying it into a header object first: every call pays this.
+const setter: TextMapSetter<Metadata> = {
+  set: (metadata, key, value) => metadata.set(key, value),
+};
+
+const getter: TextMapGetter<Metadata> = {
+  keys: (metadata) => Object.keys(metadata.getMap()),
+  get: (metadata, key) => {
+    const [value] = metadata.get(key);
+    // Binary (`-bin`) entries never carry W3C context.
+    return typeof value === 'string' ? value : undefined;
+  },
+};
 
 /** Writes the active trace context (`traceparent`, `tracestate`, `baggage`) into the metadata. */
-export function injectMetadata(metadata: Metadata): Metadata {
-  for (const [key, value] of Object.entries(injectContext({}))) metadata.set(key, value);
+export function injectMetadata(metadata: Metadata, from: Context = context.active()): Metadata {
+  propagation.inject(from, metadata, setter);
   return metadata;
 }
 
-/** The trace context a call's metadata carries. */
-export function extractMetadata(metadata: Metadata): Context {
-  return extractContext(carrierOf(metadata));
+/** The trace context a call's metadata carries, on top of the active one. */
+export function extractMetadata(metadata: Metadata, into: Context = context.active()): Context {
+  return propagation.extract(into, metadata, getter);
 }

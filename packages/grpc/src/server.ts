@@ -2,7 +2,7 @@ import * as grpc from '@grpc/grpc-js';
 import { CancelledError, DeadlineExceededError, toHoplineError, type HoplineError } from '@hopline/contracts';
 import { abortReason } from '@hopline/resilience';
 import { instrument, type HoplineMetrics, type Logger } from '@hopline/telemetry';
-import { SpanKind, type Span } from '@opentelemetry/api';
+import { SpanKind, type Attributes, type Span } from '@opentelemetry/api';
 import { HealthService } from './health.js';
 import { extractMetadata } from './metadata.js';
 import { grpcStatusName, toGrpcStatus } from './status.js';
@@ -55,24 +55,75 @@ const SERVER_FAULT_STATUSES: ReadonlySet<grpc.status> = new Set([
 
 type AnyCall = grpc.ServerUnaryCall<unknown, unknown> | grpc.ServerWritableStream<unknown, unknown>;
 
-function deadlineOf(call: AnyCall): number {
-  const deadline = call.getDeadline();
-  return deadline instanceof Date ? deadline.getTime() : deadline;
+/**
+ * What a handler sees of its call. The AbortController and the peer string are made only if the
+ * handler asks for them: most handlers never do, and every call pays for what is built here.
+ */
+class HandlerCallContext implements CallContext {
+  readonly deadlineUnixMs: number;
+  readonly metadata: grpc.Metadata;
+  private controller: AbortController | undefined;
+  private endedEarly: HoplineError | undefined;
+  private readonly onCancelled = () => {
+    this.endedEarly =
+      Date.now() >= this.deadlineUnixMs ? new DeadlineExceededError("the caller's deadline passed") : new CancelledError('the client cancelled the call');
+    this.controller?.abort(this.endedEarly);
+  };
+
+  constructor(protected readonly call: AnyCall) {
+    const deadline = call.getDeadline();
+    this.deadlineUnixMs = deadline instanceof Date ? deadline.getTime() : deadline;
+    this.metadata = call.metadata;
+    if (call.cancelled) this.onCancelled();
+    else call.once('cancelled', this.onCancelled);
+  }
+
+  get signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.endedEarly) this.controller.abort(this.endedEarly);
+    }
+    return this.controller.signal;
+  }
+
+  get peer(): string {
+    return this.call.getPeer();
+  }
+
+  /** Detaches from the call once the handler is done. */
+  dispose(): void {
+    this.call.off('cancelled', this.onCancelled);
+  }
 }
 
-/** A signal that aborts when the call ends early; `dispose` detaches it once the handler is done. */
-function callSignal(call: AnyCall, deadlineUnixMs: number): { signal: AbortSignal; dispose: () => void } {
-  const controller = new AbortController();
-  const onCancelled = () => {
-    controller.abort(
-      Date.now() >= deadlineUnixMs
-        ? new DeadlineExceededError("the caller's deadline passed")
-        : new CancelledError('the client cancelled the call'),
-    );
-  };
-  if (call.cancelled) onCancelled();
-  else call.once('cancelled', onCancelled);
-  return { signal: controller.signal, dispose: () => call.off('cancelled', onCancelled) };
+class StreamCallContext<Response> extends HandlerCallContext implements StreamWriter<Response> {
+  constructor(private readonly stream: grpc.ServerWritableStream<unknown, Response>) {
+    super(stream);
+  }
+
+  write(message: Response): Promise<void> {
+    const { signal, stream } = this;
+    return new Promise<void>((resolve, reject) => {
+      if (signal.aborted) {
+        reject(abortReason(signal));
+        return;
+      }
+      if (stream.write(message)) {
+        resolve();
+        return;
+      }
+      const onDrain = () => {
+        signal.removeEventListener('abort', onAbort);
+        resolve();
+      };
+      const onAbort = () => {
+        stream.off('drain', onDrain);
+        reject(abortReason(signal));
+      };
+      stream.once('drain', onDrain);
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
+  }
 }
 
 function serviceNameOf(definition: grpc.ServiceDefinition): string {
@@ -82,31 +133,7 @@ function serviceNameOf(definition: grpc.ServiceDefinition): string {
   return name;
 }
 
-function writer<Response>(call: grpc.ServerWritableStream<unknown, Response>, context: CallContext): StreamWriter<Response> {
-  const { signal } = context;
-  const write = (message: Response) =>
-    new Promise<void>((resolve, reject) => {
-      if (signal.aborted) {
-        reject(abortReason(signal));
-        return;
-      }
-      if (call.write(message)) {
-        resolve();
-        return;
-      }
-      const onDrain = () => {
-        signal.removeEventListener('abort', onAbort);
-        resolve();
-      };
-      const onAbort = () => {
-        call.off('drain', onDrain);
-        reject(abortReason(signal));
-      };
-      call.once('drain', onDrain);
-      signal.addEventListener('abort', onAbort, { once: true });
-    });
-  return { ...context, write };
-}
+const isRequestFault = (error: unknown): boolean => !SERVER_FAULT_STATUSES.has(toGrpcStatus(error).code);
 
 /**
  * A gRPC server whose handlers are async functions of (request, call context): each call runs
@@ -123,9 +150,10 @@ export function createGrpcServer(options: GrpcServerOptions = {}): GrpcServer {
   let stopping: Promise<void> | undefined;
 
   const record = (method: string, code: grpc.status, startedAt: number) => {
+    if (!metrics) return;
     const labels = { method, role: 'server', code: grpcStatusName(code) };
-    metrics?.grpcRequests.inc(labels);
-    metrics?.grpcRequestDuration.observe(labels, (performance.now() - startedAt) / 1000);
+    metrics.grpcRequests.inc(labels);
+    metrics.grpcRequestDuration.observe(labels, (performance.now() - startedAt) / 1000);
   };
 
   // `thrown` is what the handler threw: for a bug, its own stack is the one worth reading.
@@ -134,83 +162,71 @@ export function createGrpcServer(options: GrpcServerOptions = {}): GrpcServer {
     else if (failure.code === 'unavailable' || failure.code === 'deadline_exceeded') logger?.warn('gRPC handler could not answer', { method, error: failure });
   };
 
-  /** Runs one call's handler in its SERVER span; resolves with the status it ended with. */
-  const serve = async <T>(
-    method: string,
-    call: AnyCall,
-    context: CallContext,
-    run: () => Promise<T>,
-  ): Promise<{ ok: true; value: T } | { ok: false; error: HoplineError; status: ReturnType<typeof toGrpcStatus> }> => {
+  /** Runs one call's handler in a SERVER span that continues the client's trace. */
+  const serve = <T>(method: string, attributes: Attributes, call: AnyCall, run: () => Promise<T>): Promise<T> =>
+    instrument(method, { kind: SpanKind.SERVER, parent: extractMetadata(call.metadata), attributes, acceptableErrors: isRequestFault }, async (span: Span) => {
+      try {
+        const result = await run();
+        span.setAttribute('rpc.grpc.status_code', grpc.status.OK);
+        return result;
+      } catch (error) {
+        span.setAttribute('rpc.grpc.status_code', toGrpcStatus(error).code);
+        throw error;
+      }
+    });
+
+  /** The status a failed handler ends its call with, reported and counted. */
+  const failed = (method: string, error: unknown, startedAt: number) => {
+    const failure = toHoplineError(error);
+    report(method, failure, error);
+    const status = toGrpcStatus(failure);
+    record(method, status.code, startedAt);
+    return status;
+  };
+
+  const spanAttributes = (method: string): Attributes => {
     const [service, rpcMethod] = method.split('/');
-    try {
-      const value = await instrument(
-        method,
-        {
-          kind: SpanKind.SERVER,
-          parent: extractMetadata(call.metadata),
-          attributes: { 'rpc.system': 'grpc', 'rpc.service': service, 'rpc.method': rpcMethod },
-          acceptableErrors: (error) => !SERVER_FAULT_STATUSES.has(toGrpcStatus(error).code),
+    return { 'rpc.system': 'grpc', 'rpc.service': service, 'rpc.method': rpcMethod };
+  };
+
+  const unary = (method: string, handler: UnaryHandler<unknown, unknown>): grpc.handleUnaryCall<unknown, unknown> => {
+    const attributes = spanAttributes(method);
+    return (call, callback) => {
+      const startedAt = metrics ? performance.now() : 0;
+      const context = new HandlerCallContext(call);
+      serve(method, attributes, call, () => handler(call.request, context)).then(
+        (response) => {
+          context.dispose();
+          record(method, grpc.status.OK, startedAt);
+          callback(null, response);
         },
-        async (span: Span) => {
-          try {
-            const result = await run();
-            span.setAttribute('rpc.grpc.status_code', grpc.status.OK);
-            return result;
-          } catch (error) {
-            span.setAttribute('rpc.grpc.status_code', toGrpcStatus(error).code);
-            throw error;
-          }
+        (error: unknown) => {
+          context.dispose();
+          callback(failed(method, error, startedAt));
         },
       );
-      return { ok: true, value };
-    } catch (error) {
-      const failure = toHoplineError(error);
-      report(method, failure, error);
-      return { ok: false, error: failure, status: toGrpcStatus(failure) };
-    }
-  };
-
-  const contextOf = (call: AnyCall) => {
-    const deadlineUnixMs = deadlineOf(call);
-    const { signal, dispose } = callSignal(call, deadlineUnixMs);
-    const context: CallContext = { signal, deadlineUnixMs, metadata: call.metadata, peer: call.getPeer() };
-    return { context, dispose };
-  };
-
-  const unary =
-    (method: string, handler: UnaryHandler<unknown, unknown>): grpc.handleUnaryCall<unknown, unknown> =>
-    (call, callback) => {
-      const startedAt = performance.now();
-      const { context, dispose } = contextOf(call);
-      void serve(method, call, context, () => handler(call.request, context)).then((outcome) => {
-        dispose();
-        if (outcome.ok) {
-          record(method, grpc.status.OK, startedAt);
-          callback(null, outcome.value);
-        } else {
-          record(method, outcome.status.code, startedAt);
-          callback(outcome.status);
-        }
-      });
     };
+  };
 
-  const serverStream =
-    (method: string, handler: ServerStreamHandler<unknown, unknown>): grpc.handleServerStreamingCall<unknown, unknown> =>
-    (call) => {
-      const startedAt = performance.now();
-      const { context, dispose } = contextOf(call);
-      void serve(method, call, context, () => handler(call.request, writer(call, context))).then((outcome) => {
-        dispose();
-        if (outcome.ok) {
+  const serverStream = (method: string, handler: ServerStreamHandler<unknown, unknown>): grpc.handleServerStreamingCall<unknown, unknown> => {
+    const attributes = spanAttributes(method);
+    return (call) => {
+      const startedAt = metrics ? performance.now() : 0;
+      const context = new StreamCallContext(call);
+      serve(method, attributes, call, () => handler(call.request, context)).then(
+        () => {
+          context.dispose();
           record(method, grpc.status.OK, startedAt);
           call.end();
-        } else {
-          record(method, outcome.status.code, startedAt);
+        },
+        (error: unknown) => {
+          context.dispose();
           // The stream's own error listener turns this into the call's final status.
-          call.emit('error', outcome.status);
-        }
-      });
+          call.emit('error', failed(method, error, startedAt));
+        },
+      );
     };
+  };
 
   return {
     addService(service, implementation) {
