@@ -4,6 +4,8 @@
 import { join } from 'node:path';
 import { parse, parseAllDocuments } from 'yaml';
 import { beforeAll, describe, expect, test } from 'vitest';
+import { z } from 'zod';
+import { parseDotEnv } from './support/compose.js';
 import { unpinnedReason } from './support/images.js';
 import { renderKustomization, type Resource } from './support/kustomize.js';
 import {
@@ -203,6 +205,15 @@ describe('kubernetes', () => {
         expect(unpinnedReason(container.image), container.image).toBeUndefined();
         expect(container.image.split(':')[0]?.endsWith(`hopline/${deployment.metadata.name}`), container.image).toBe(true);
       }
+    }
+  });
+
+  test("kubernetes - the base deploys each service at its package's version, the tag compose builds", () => {
+    const composeVersion = parseDotEnv(readRepoFile('.env')).get('HOPLINE_VERSION');
+    for (const service of services) {
+      const { version } = z.object({ version: z.string() }).parse(JSON.parse(readRepoFile(`services/${service.name}/package.json`)));
+      expect(containerOf(BASE, service.name).image, service.name).toBe(`hopline/${service.name}:${version}`);
+      expect(composeVersion, service.name).toBe(version);
     }
   });
 
