@@ -1,8 +1,10 @@
+import { spawn } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import * as grpc from '@grpc/grpc-js';
 import { isSpanContextValid } from '@opentelemetry/api';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { instrument, startTelemetry, traceExportFromEnv } from '../src/index.js';
+import { instrument, shutdownTelemetry, startTelemetry, traceExportFromEnv } from '../src/index.js';
 
 interface Received {
   path: string;
@@ -110,6 +112,75 @@ describe('startTelemetry', () => {
     process.env.OTEL_EXPORTER_OTLP_ENDPOINT = endpoint;
     process.env.OTEL_EXPORTER_OTLP_PROTOCOL = 'thrift';
     expect(() => startTelemetry({ serviceName: 'x' })).toThrow('OTEL_EXPORTER_OTLP_PROTOCOL must be one of http/json, http/protobuf, grpc, got "thrift"');
+  });
+});
+
+describe('OTLP over gRPC and the service boot', () => {
+  it('sdk - OTEL_EXPORTER_OTLP_PROTOCOL=grpc exports to a gRPC collector', async () => {
+    const exports: Buffer[] = [];
+    const collector = new grpc.Server();
+    // The collector's one method, with the request kept as bytes: an empty reply is a valid
+    // ExportTraceServiceResponse.
+    collector.addService(
+      {
+        Export: {
+          path: '/opentelemetry.proto.collector.trace.v1.TraceService/Export',
+          requestStream: false,
+          responseStream: false,
+          requestSerialize: (bytes: Buffer) => bytes,
+          requestDeserialize: (bytes: Buffer) => bytes,
+          responseSerialize: () => Buffer.alloc(0),
+          responseDeserialize: (bytes: Buffer) => bytes,
+        },
+      },
+      {
+        Export: (call: grpc.ServerUnaryCall<Buffer, Buffer>, callback: grpc.sendUnaryData<Buffer>) => {
+          exports.push(call.request);
+          callback(null, Buffer.alloc(0));
+        },
+      },
+    );
+    const port = await new Promise<number>((resolve, reject) =>
+      collector.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, bound) => (error ? reject(error) : resolve(bound))),
+    );
+    try {
+      process.env.OTEL_EXPORTER_OTLP_ENDPOINT = `http://127.0.0.1:${port}`;
+      process.env.OTEL_EXPORTER_OTLP_PROTOCOL = 'grpc';
+      const telemetry = startTelemetry({ serviceName: 'query-understanding', detectResources: false });
+      await oneSpan();
+      await telemetry.shutdown();
+      expect(exports).toHaveLength(1);
+      expect(exports[0]?.includes(Buffer.from('query-understanding'))).toBe(true);
+      expect(exports[0]?.includes(Buffer.from('probe'))).toBe(true);
+    } finally {
+      collector.forceShutdown();
+    }
+  });
+
+  it('sdk - shutdownTelemetry flushes what this process started', async () => {
+    process.env.OTEL_EXPORTER_OTLP_ENDPOINT = endpoint;
+    process.env.OTEL_EXPORTER_OTLP_PROTOCOL = 'http/json';
+    startTelemetry({ serviceName: 'answer-gateway', detectResources: false });
+    await oneSpan();
+    await shutdownTelemetry();
+    expect(received).toHaveLength(1);
+    await shutdownTelemetry();
+  });
+
+  it('sdk - a booted service flushes its spans when its event loop drains', async () => {
+    const child = spawn(process.execPath, ['--conditions=@hopline/source', '--import', 'tsx', new URL('./fixtures/booted-service.ts', import.meta.url).pathname], {
+      env: { ...process.env, OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '60000' },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+    // The 60 s batch delay means only the beforeExit flush can have sent it.
+    const body = received.map((request) => request.body.toString('utf8')).join('\n');
+    expect(body).toContain('"stringValue":"booted-service"');
+    expect(body).toContain('"name":"boot probe"');
   });
 });
 
