@@ -175,7 +175,7 @@ export interface DurableConsumer {
  * The durable stream behind ingestion (JetStream in production): a publish resolves once the
  * stream stored the message, and a message is redelivered until a consumer settles it. Each
  * consumer handles one delivery at a time. A handler that throws leaves its delivery unsettled
- * (it comes back after ackWaitMs) and the error goes to `onError`.
+ * (it comes back after ackWaitMs) and the error goes to `onError`, or to the bus's reporter.
  */
 export interface DurableStream {
   /** Rejects with NoRespondersError when the subject is not one of the stream's subjects. */

@@ -2,10 +2,6 @@
 export class InFlight {
   private readonly running = new Set<Promise<unknown>>();
 
-  get size(): number {
-    return this.running.size;
-  }
-
   track<T>(work: Promise<T>): Promise<T> {
     this.running.add(work);
     const forget = () => this.running.delete(work);

@@ -5,8 +5,13 @@ import type { RequestOptions } from './bus.js';
  * What both adapters check before a request leaves: a caller whose deadline already passed,
  * or whose signal already aborted, gets its answer without a message being sent.
  */
+// Node fires a timer longer than this at once, which would turn a generous timeout into none.
+const MAX_TIMEOUT_MS = 2_147_483_647;
+
 export function assertRequestCanStart(subject: string, options: RequestOptions): void {
-  if (Number.isNaN(options.timeoutMs)) throw new ValidationError(`request ${subject}: timeoutMs must be a number`);
+  if (!Number.isFinite(options.timeoutMs) || options.timeoutMs > MAX_TIMEOUT_MS) {
+    throw new ValidationError(`request ${subject}: timeoutMs must be a finite number of at most ${MAX_TIMEOUT_MS}, not ${options.timeoutMs}`);
+  }
   if (options.signal?.aborted) throw new CancelledError(`request ${subject}: cancelled before it was sent`);
   if (options.timeoutMs <= 0) throw new DeadlineExceededError(`request ${subject}: the deadline passed before it was sent`);
 }

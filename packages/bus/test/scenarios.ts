@@ -104,11 +104,12 @@ export function busScenarios(adapter: string, connect: ConnectBus): void {
         expect(reply.headers).toEqual({ 'Reply-Header': 'from responder' });
       });
 
-      it('headers - a header name NATS cannot carry is refused before sending', async () => {
+      it('headers - a header name or value NATS cannot carry is refused before sending', async () => {
         const t = unique();
         const requester = await bus();
-        const error = await rejection(requester.request(t.subject(), text(''), { timeoutMs: 1_000, headers: { 'bad name': 'x' } }));
-        expect(error).toBeInstanceOf(ValidationError);
+        const badName = await rejection(requester.request(t.subject(), text(''), { timeoutMs: 1_000, headers: { 'bad name': 'x' } }));
+        expect(badName).toBeInstanceOf(ValidationError);
+        expect(() => requester.publish(t.subject(), text(''), { headers: { 'X-Injected': 'a\r\nX-Other: b' } })).toThrow(ValidationError);
       });
 
       it('request/reply - receivers get their own copy of the payload', async () => {
@@ -174,6 +175,13 @@ export function busScenarios(adapter: string, connect: ConnectBus): void {
         const t = unique();
         const requester = await bus();
         await expect(requester.request(t.subject(), text(''), { timeoutMs: 0 })).rejects.toBeInstanceOf(DeadlineExceededError);
+      });
+
+      it('timeout - a timeout that is not a finite number of milliseconds is refused', async () => {
+        const t = unique();
+        const requester = await bus();
+        await expect(requester.request(t.subject(), text(''), { timeoutMs: Number.POSITIVE_INFINITY })).rejects.toBeInstanceOf(ValidationError);
+        await expect(requester.request(t.subject(), text(''), { timeoutMs: Number.NaN })).rejects.toBeInstanceOf(ValidationError);
       });
 
       it('abort - aborting the signal rejects the waiting request at once with CancelledError', async () => {
@@ -528,7 +536,7 @@ export function busScenarios(adapter: string, connect: ConnectBus): void {
         // Redeliveries come in stream order, so a redelivered poison message would arrive first.
         await waitFor(() => deliveries.includes('crashes once#2'), { timeoutMs: 10_000 });
         expect(deliveries).toEqual(['poison#1', 'crashes once#1', 'crashes once#2']);
-        expect(reported).toHaveLength(1);
+        expect(reported).toEqual([new Error('worker crashed')]);
       });
 
       it('durable - after maxDeliver deliveries the stream stops redelivering', async () => {
@@ -572,6 +580,19 @@ export function busScenarios(adapter: string, connect: ConnectBus): void {
         });
         await waitFor(() => secondRun.length === 1);
         expect(secondRun).toEqual(['two']);
+      });
+
+      it('durable - a consumer without its own reporter reports a throwing handler to the bus reporter', async () => {
+        const t = unique();
+        const reported: Array<{ operation: string; subject: string }> = [];
+        const connection = await bus((_error, where) => reported.push(where));
+        const stream = await connection.durableStream(streamFor(t));
+        await stream.publish(`test.${t.id}.kb.t.k.ingest`, text('boom'), { msgId: 'boom:1' });
+        await stream.consume(consumerFor(t), async () => {
+          throw new Error('indexer bug');
+        });
+        await waitFor(() => reported.length === 1);
+        expect(reported[0]).toEqual({ operation: 'consume', subject: `test.${t.id}.kb.t.k.ingest` });
       });
 
       it('durable - publishing to a subject outside the stream fails with NoRespondersError', async () => {

@@ -236,7 +236,7 @@ class MemoryBus implements Bus {
 
   async durableStream(options: DurableStreamOptions = {}): Promise<DurableStream> {
     this.assertOpen('durable stream');
-    return openMemoryDurableStream(this.server.streams, options, this.consumers);
+    return openMemoryDurableStream(this.server.streams, options, this.consumers, this.onError);
   }
 
   async keyValue(options: KeyValueOptions = {}): Promise<KeyValueStore> {

@@ -202,6 +202,7 @@ export function openMemoryDurableStream(
   streams: Map<string, MemoryStream>,
   options: DurableStreamOptions,
   consumers: Set<DurableConsumer>,
+  busReporter: BusErrorReporter,
 ): DurableStream {
   const name = options.name ?? jetstream.ingestStream;
   const config: StreamConfig = {
@@ -229,7 +230,7 @@ export function openMemoryDurableStream(
       assertValidName(consumerOptions.durable, 'durable consumer name');
       assertValidSubject(consumerOptions.filterSubject, 'subscribe');
       const durable = opened.durable(consumerOptions);
-      const report: BusErrorReporter = onError ?? (() => undefined);
+      const report: BusErrorReporter = onError ?? busReporter;
       const inFlight = new InFlight();
       let stopped = false;
       const member: Member = {

@@ -59,12 +59,13 @@ async function orUndefinedWhenMissing<T>(lookup: Promise<T>): Promise<T | undefi
 /**
  * Creates the stream, or updates it to these subjects and this duplicate window, and returns
  * the DurableStream over it. Consumers it starts join `consumers`, so that the bus's drain
- * stops them.
+ * stops them; their failures go to the bus's reporter unless a consumer brings its own.
  */
 export async function openJetStreamDurableStream(
   nc: NatsConnection,
   options: DurableStreamOptions,
   consumers: Set<DurableConsumer>,
+  busReporter: BusErrorReporter,
 ): Promise<DurableStream> {
   const name = options.name ?? jetstream.ingestStream;
   const streamSubjects = options.subjects ?? [subjects.ingestAll];
@@ -100,7 +101,7 @@ export async function openJetStreamDurableStream(
     async consume(consumerOptions, handler, onError) {
       await ensureConsumer(jsm, name, consumerOptions);
       const termWithReason = serverAtLeast(nc.info?.version, TERM_REASON_SINCE);
-      const report: BusErrorReporter = onError ?? (() => undefined);
+      const report: BusErrorReporter = onError ?? busReporter;
       let messages;
       try {
         const consumer = await js.consumers.get(name, consumerOptions.durable);

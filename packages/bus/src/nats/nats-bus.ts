@@ -213,7 +213,7 @@ class NatsBus implements Bus {
   }
 
   durableStream(options: DurableStreamOptions = {}): Promise<DurableStream> {
-    return openJetStreamDurableStream(this.nc, options, this.consumers);
+    return openJetStreamDurableStream(this.nc, options, this.consumers, this.onError);
   }
 
   keyValue(options: KeyValueOptions = {}): Promise<KeyValueStore> {
