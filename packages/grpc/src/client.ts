@@ -14,6 +14,9 @@ export const DEFAULT_CLIENT_OPTIONS: grpc.ClientOptions = {
   // A restarted dependency is found again quickly.
   'grpc.initial_reconnect_backoff_ms': 200,
   'grpc.max_reconnect_backoff_ms': 5_000,
+  // Spread calls over every address the name resolves to (a headless Kubernetes Service lists
+  // each pod); with the default pick_first, all calls of one client would go to one pod.
+  'grpc.service_config': JSON.stringify({ loadBalancingConfig: [{ round_robin: {} }] }),
 };
 
 export interface CreateClientOptions {

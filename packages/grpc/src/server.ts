@@ -39,6 +39,11 @@ export interface GrpcServer {
 export const DEFAULT_SERVER_OPTIONS: grpc.ChannelOptions = {
   'grpc.keepalive_time_ms': 60_000,
   'grpc.keepalive_timeout_ms': 20_000,
+  // Clients reconnect, and so resolve the server's name again, at least every five minutes:
+  // pods that an autoscaler added get calls without waiting for a connection to break. Calls
+  // in flight get as long again to finish.
+  'grpc.max_connection_age_ms': 300_000,
+  'grpc.max_connection_age_grace_ms': 300_000,
 };
 
 const WHOLE_SERVER = '';
