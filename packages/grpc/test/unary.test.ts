@@ -10,6 +10,7 @@ import {
   type RerankRequest__Output,
   type RerankResponse,
 } from '@hopline/contracts';
+import { createGuard } from '@hopline/resilience';
 import { createMetrics, instrument } from '@hopline/telemetry';
 import { startTestTelemetry } from '@hopline/telemetry/testing';
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
@@ -194,6 +195,48 @@ describe('gRPC error mapping', () => {
       await expect(unaryCall(nowhere, 'Rerank', request, { deadlineUnixMs: Date.now() + 300, waitForReady: true })).rejects.toBeInstanceOf(DeadlineExceededError);
     } finally {
       nowhere.close();
+    }
+  });
+});
+
+describe('gRPC under a guard', () => {
+  const breaker = { errorThresholdPercentage: 50, volumeThreshold: 2, resetTimeoutMs: 60_000, rollingCountTimeoutMs: 10_000 };
+
+  it('guard - the guard\'s timeout cancels the gRPC call and the handler\'s signal, as DeadlineExceededError', async () => {
+    behaviour = waitForAbort;
+    const guard = createGuard({ downstream: 'reranker', breaker });
+    try {
+      const error = await guard
+        .call((signal) => unaryCall(client, 'Rerank', request, { deadlineUnixMs: Date.now() + 60_000, signal }), { deadlineUnixMs: Date.now() + 60_000, capMs: 50 })
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(DeadlineExceededError);
+      await vi.waitFor(() => expect(seenCalls[0]?.signal.aborted).toBe(true));
+      expect(guard.stats()).toMatchObject({ timeouts: 1, failures: 1 });
+    } finally {
+      guard.shutdown();
+    }
+  });
+
+  it('guard - an unreachable server opens the breaker; a handler\'s validation errors never do', async () => {
+    const nowhere = createClient(hopline.Reranker, '127.0.0.1:1');
+    const down = createGuard({ downstream: 'reranker-down', breaker });
+    const picky = createGuard({ downstream: 'reranker-picky', breaker });
+    behaviour = async () => {
+      throw new ValidationError('query is empty');
+    };
+    try {
+      for (let i = 0; i < 3; i += 1) {
+        await down.call((signal) => unaryCall(nowhere, 'Rerank', request, { ...inFiveSeconds(), signal }), inFiveSeconds()).catch(() => undefined);
+        await picky.call((signal) => unaryCall(client, 'Rerank', request, { ...inFiveSeconds(), signal }), inFiveSeconds()).catch(() => undefined);
+      }
+      expect(down.state).toBe('open');
+      expect(down.stats()).toMatchObject({ failures: 2, rejected: 1 });
+      expect(picky.state).toBe('closed');
+      expect(picky.stats()).toMatchObject({ ignoredErrors: 3, failures: 0 });
+    } finally {
+      nowhere.close();
+      down.shutdown();
+      picky.shutdown();
     }
   });
 });
