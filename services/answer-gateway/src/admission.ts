@@ -25,6 +25,11 @@ export class KeyRateLimiter {
     this.now = options.now ?? Date.now;
   }
 
+  /** Keys with a bucket in memory. */
+  get trackedKeys(): number {
+    return this.buckets.size;
+  }
+
   /** Takes one token; when the bucket is empty, returns how long until one is back. */
   take(keyId: string): { allowed: true } | { allowed: false; retryAfterMs: number } {
     const now = this.now();

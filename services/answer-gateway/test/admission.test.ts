@@ -1,0 +1,91 @@
+import { waitFor } from '@hopline/test-support';
+import { describe, expect, it } from 'vitest';
+import { KeyRateLimiter } from '../src/admission.js';
+import { twoHopScript } from './support/fake-reasoner.js';
+import { askJson, askSse, metricValue, startTestGateway } from './support/harness.js';
+
+describe('answer-gateway admission control', () => {
+  it('beyond the in-flight bound answers 429 with Retry-After at once, and the running questions finish complete', async () => {
+    await using t = await startTestGateway({ config: { MAX_IN_FLIGHT: 2, RATE_BURST_PER_KEY: 1_000 }, script: twoHopScript({ gated: true }) });
+    const running = [await askSse(t.baseUrl, t.keys.alice, { question: 'Who owns Atlas?' }), await askSse(t.baseUrl, t.keys.carol, { question: 'Who owns Atlas?' })];
+    await waitFor(() => running.every((stream) => stream.events.length >= 1), { description: 'both questions running' });
+
+    // Both running questions are held at a gate: a refusal that waited for a slot could not arrive.
+    const refused = await Promise.all(Array.from({ length: 40 }, (_, i) => askJson(t.baseUrl, i % 2 ? t.keys.alice : t.keys.bob, { question: `question ${i}` })));
+    for (const response of refused) {
+      expect(response.status).toBe(429);
+      expect(response.headers.get('retry-after')).toBe('1');
+      expect(response.headers.get('content-type')).toBe('application/problem+json');
+    }
+    expect(await refused[0]?.json()).toMatchObject({ type: 'urn:hopline:problem:too-many-requests' });
+    expect(t.reasoner.asks).toHaveLength(2);
+    expect(await metricValue(t.metrics, 'hopline_gateway_admission_rejections_total', { reason: 'in_flight' })).toBe(40);
+    expect(await metricValue(t.metrics, 'hopline_gateway_questions_in_flight')).toBe(2);
+
+    await waitFor(() => {
+      t.reasoner.releaseAll();
+      return running.every((stream) => stream.events.at(-1)?.name === 'done');
+    });
+    for (const stream of running) {
+      await stream.ended;
+      expect(stream.events.map((event) => event.id)).toEqual(stream.events.map((_, index) => index + 1));
+      expect(stream.events.filter((event) => event.name === 'done')).toHaveLength(1);
+    }
+    // Their slots are free again.
+    t.reasoner.script = twoHopScript();
+    await waitFor(async () => (await askJson(t.baseUrl, t.keys.bob, { question: 'And now?' })).status === 200);
+  });
+
+  it('a key over its rate gets 429 with Retry-After while other keys are served, and is served again once tokens come back', async () => {
+    await using t = await startTestGateway({ config: { RATE_BURST_PER_KEY: 3, RATE_PER_KEY_PER_SECOND: 1 } });
+    for (let i = 0; i < 3; i++) expect((await askJson(t.baseUrl, t.keys.alice, { question: `Who owns Atlas ${i}?` })).status).toBe(200);
+    const limited = await askJson(t.baseUrl, t.keys.alice, { question: 'One more?' });
+    expect(limited.status).toBe(429);
+    expect(limited.headers.get('retry-after')).toBe('1');
+    expect(await limited.json()).toMatchObject({ type: 'urn:hopline:problem:too-many-requests', detail: expect.stringContaining('1 questions per second') as unknown });
+    expect((await askJson(t.baseUrl, t.keys.carol, { question: 'Who owns Atlas?' })).status).toBe(200);
+    expect(await metricValue(t.metrics, 'hopline_gateway_admission_rejections_total', { reason: 'rate' })).toBe(1);
+    await waitFor(async () => (await askJson(t.baseUrl, t.keys.alice, { question: 'One more?' })).status === 200, { description: 'a token to come back' });
+  });
+
+  it('cached answers count against the rate too', async () => {
+    await using t = await startTestGateway({ config: { RATE_BURST_PER_KEY: 2, RATE_PER_KEY_PER_SECOND: 0.001 } });
+    expect((await askJson(t.baseUrl, t.keys.alice, { question: 'Who owns Atlas?' })).status).toBe(200);
+    expect((await askJson(t.baseUrl, t.keys.alice, { question: 'Who owns Atlas?' })).status).toBe(200);
+    const third = await askJson(t.baseUrl, t.keys.alice, { question: 'Who owns Atlas?' });
+    expect(third.status).toBe(429);
+    // One token per 1000 s: the client is told to come back in 1000 s, not 1.
+    expect(third.headers.get('retry-after')).toBe('1000');
+  });
+});
+
+describe('KeyRateLimiter', () => {
+  it('allows a burst, then refills at the rate, never above the burst', () => {
+    let now = 0;
+    const limiter = new KeyRateLimiter({ ratePerSecond: 2, burst: 3, now: () => now });
+    expect([1, 2, 3].map(() => limiter.take('k').allowed)).toEqual([true, true, true]);
+    expect(limiter.take('k')).toEqual({ allowed: false, retryAfterMs: 500 });
+    now = 250;
+    expect(limiter.take('k')).toEqual({ allowed: false, retryAfterMs: 250 });
+    now = 500;
+    expect(limiter.take('k').allowed).toBe(true);
+    now = 100_000;
+    expect([1, 2, 3, 4].map(() => limiter.take('k').allowed)).toEqual([true, true, true, false]);
+    expect(limiter.take('other').allowed).toBe(true);
+  });
+
+  it('forgets buckets that have refilled, so that many keys do not grow memory without bound', () => {
+    let now = 0;
+    const limiter = new KeyRateLimiter({ ratePerSecond: 1, burst: 1, now: () => now });
+    for (let i = 0; i < 10_000; i++) limiter.take(`key-${i}`);
+    expect(limiter.trackedKeys).toBe(10_000);
+    now = 500;
+    limiter.take('early');
+    // Half a token back is not a full bucket: every empty one is still remembered.
+    expect(limiter.trackedKeys).toBe(10_001);
+    now = 2_000;
+    limiter.take('late');
+    // Everything but the newcomer had refilled by then, "early" included.
+    expect(limiter.trackedKeys).toBe(1);
+  });
+});

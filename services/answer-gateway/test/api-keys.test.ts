@@ -1,0 +1,46 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ApiKeyStore, bearerToken, generateApiKey, hashApiKey } from '../src/api-keys.js';
+
+const entry = (key: string) => ({ keyHash: hashApiKey(key), tenantId: 'acme', userId: 'ana', kbIds: ['handbook'] });
+
+describe('api keys', () => {
+  it('verifies a presented key against its stored SHA-256 hash and yields its principal', () => {
+    const key = generateApiKey();
+    const store = ApiKeyStore.parse(JSON.stringify({ keys: [entry(key)] }), 'test');
+    expect(store.verify(key)).toMatchObject({ tenantId: 'acme', userId: 'ana', kbIds: ['handbook'], canIngest: false });
+    expect(store.verify(key)?.keyId).toBe(hashApiKey(key).slice(7, 19));
+    expect(store.verify(`${key}x`)).toBeUndefined();
+    expect(store.verify(hashApiKey(key))).toBeUndefined();
+  });
+
+  it('reads keys from API_KEYS_FILE before API_KEYS, and refuses to start without either', () => {
+    const fileKey = generateApiKey();
+    const envKey = generateApiKey();
+    const path = join(mkdtempSync(join(tmpdir(), 'hopline-keys-')), 'keys.json');
+    writeFileSync(path, JSON.stringify({ keys: [entry(fileKey)] }));
+    const fromFile = ApiKeyStore.fromConfig({ API_KEYS_FILE: path, API_KEYS: JSON.stringify({ keys: [entry(envKey)] }) });
+    expect(fromFile.verify(fileKey)).toBeDefined();
+    expect(fromFile.verify(envKey)).toBeUndefined();
+    expect(ApiKeyStore.fromConfig({ API_KEYS: JSON.stringify({ keys: [entry(envKey)] }) }).verify(envKey)).toBeDefined();
+    expect(() => ApiKeyStore.fromConfig({})).toThrow(/no API keys/);
+  });
+
+  it('names the first problem of an invalid keys document', () => {
+    expect(() => ApiKeyStore.parse('{', 'keys.json')).toThrow(/keys.json: not valid JSON/);
+    expect(() => ApiKeyStore.parse(JSON.stringify({ keys: [{ ...entry('k'), keyHash: 'plain-text-key' }] }), 'keys.json')).toThrow(/keys.0.keyHash/);
+    expect(() => ApiKeyStore.parse(JSON.stringify({ keys: [{ ...entry('k'), tenantId: 'a.b' }] }), 'keys.json')).toThrow(/keys.0.tenantId/);
+    expect(() => ApiKeyStore.parse(JSON.stringify({ keys: [{ ...entry('k'), kbIds: [] }] }), 'keys.json')).toThrow(/keys.0.kbIds/);
+    expect(() => ApiKeyStore.parse(JSON.stringify({ keys: [{ ...entry('k'), admin: true }] }), 'keys.json')).toThrow(/admin/);
+  });
+
+  it('reads only well-formed bearer tokens', () => {
+    expect(bearerToken('Bearer abc')).toBe('abc');
+    expect(bearerToken('bearer   abc  ')).toBe('abc');
+    expect(bearerToken('Basic abc')).toBeUndefined();
+    expect(bearerToken('Bearer a b')).toBeUndefined();
+    expect(bearerToken(undefined)).toBeUndefined();
+  });
+});

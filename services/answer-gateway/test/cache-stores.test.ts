@@ -1,0 +1,144 @@
+import { spawn } from 'node:child_process';
+import type { Done__Output } from '@hopline/contracts';
+import { freePort, waitFor } from '@hopline/test-support';
+import { Redis } from 'ioredis';
+import { describe, expect, it } from 'vitest';
+import { AnswerCache, normaliseQuestion } from '../src/cache/answer-cache.js';
+import { MemoryCacheStore } from '../src/cache/memory-store.js';
+import { RedisCacheStore } from '../src/cache/redis-store.js';
+import { findRedis } from './support/redis.js';
+
+const redis = await findRedis();
+
+const done = (answer: string, overrides: Partial<Done__Output> = {}): Done__Output => ({
+  answer,
+  citations: [{ index: 1, chunkId: 'c1', docId: 'd1', kbId: 'handbook', title: 'Handbook', span: { start: 0, end: 9 }, snippet: 'text', hop: 1, bridgeEntity: '' }],
+  stopReason: 'SUFFICIENT',
+  hops: 1,
+  timings: { analyzeMs: 1, retrieveMs: 2, rerankMs: 3, reasonMs: 4, synthesizeMs: 5, totalMs: 15 },
+  route: 'SINGLE',
+  abstained: false,
+  degraded: false,
+  degradedReasons: [],
+  llmCalls: 0,
+  tokens: 0,
+  cached: false,
+  ...overrides,
+});
+
+const scope = { tenantId: 'acme', userId: 'ana', kbIds: ['handbook'] };
+
+describe('answer cache keys', () => {
+  it('normalises case, width, spacing and closing punctuation of a question', () => {
+    expect(normaliseQuestion('  Who  OWNS\tAtlas？ ')).toBe('who owns atlas');
+    expect(normaliseQuestion('ＡＢＣ 部门是什么。')).toBe('abc 部门是什么');
+    expect(normaliseQuestion('Who owns Atlas')).not.toBe(normaliseQuestion('Who owns Atlantis'));
+  });
+
+  it('has no key for a scope without a user, a tenant or a kb: such entries never match', async () => {
+    const cache = new AnswerCache(new MemoryCacheStore(10), { ttlMs: 60_000 });
+    expect(await cache.keyFor({ ...scope, userId: '' }, 'q', 3)).toBeUndefined();
+    expect(await cache.keyFor({ ...scope, tenantId: '' }, 'q', 3)).toBeUndefined();
+    expect(await cache.keyFor({ ...scope, kbIds: [] }, 'q', 3)).toBeUndefined();
+    expect(await cache.keyFor(scope, 'q', 3)).toMatch(/^hopline:answer:[0-9a-f]{64}$/);
+  });
+
+  it('round-trips an answer, marking the copy it serves as cached', async () => {
+    const cache = new AnswerCache(new MemoryCacheStore(10), { ttlMs: 60_000 });
+    const key = (await cache.keyFor(scope, 'Who owns Atlas?', 3)) ?? '';
+    expect(await cache.put(key, done('Dana Reyes [1]'))).toBe(true);
+    expect(await cache.get(key)).toEqual({ ...done('Dana Reyes [1]'), cached: true });
+    expect(await cache.put(key, done('again', { cached: true }))).toBe(false);
+  });
+});
+
+describe('MemoryCacheStore', () => {
+  it('evicts the least recently used entry beyond its size', async () => {
+    const store = new MemoryCacheStore(2);
+    const bytes = (text: string) => new TextEncoder().encode(text);
+    await store.set('a', bytes('a'), 60_000);
+    await store.set('b', bytes('b'), 60_000);
+    await store.get('a');
+    await store.set('c', bytes('c'), 60_000);
+    expect(await store.get('b')).toBeUndefined();
+    expect(await store.get('a')).toBeDefined();
+    expect(await store.get('c')).toBeDefined();
+    expect(store.size).toBe(2);
+  });
+
+  it('expires entries after their time to live', async () => {
+    let now = 0;
+    const store = new MemoryCacheStore(10, () => now);
+    await store.set('a', new Uint8Array([1]), 1_000);
+    now = 999;
+    expect(await store.get('a')).toBeDefined();
+    now = 1_000;
+    expect(await store.get('a')).toBeUndefined();
+  });
+});
+
+describe.skipIf(redis.url === undefined)('RedisCacheStore', () => {
+  const tenant = () => `t-${Math.random().toString(36).slice(2)}`;
+
+  it('gives a kb a version token on first sight and a new one on every bump', async () => {
+    const store = await RedisCacheStore.connect(redis.url ?? '');
+    const tenantId = tenant();
+    const [first] = await store.kbVersions(tenantId, ['handbook']);
+    expect(await store.kbVersions(tenantId, ['handbook'])).toEqual([first]);
+    await store.bumpKbVersion(tenantId, 'handbook');
+    const [second] = await store.kbVersions(tenantId, ['handbook']);
+    expect(second).not.toBe(first);
+    await store.close();
+  });
+
+  it('a version key Redis lost comes back as a token no earlier entry was stored under', async () => {
+    const store = await RedisCacheStore.connect(redis.url ?? '');
+    const admin = new Redis(redis.url ?? '');
+    const tenantId = tenant();
+    const cache = new AnswerCache(store, { ttlMs: 60_000 });
+    const scoped = { ...scope, tenantId };
+    const before = (await cache.keyFor(scoped, 'Who owns Atlas?', 3)) ?? '';
+    await cache.put(before, done('Dana Reyes [1]'));
+    await admin.del(`hopline:kbversion:${tenantId}:handbook`);
+    const after = (await cache.keyFor(scoped, 'Who owns Atlas?', 3)) ?? '';
+    expect(after).not.toBe(before);
+    expect(await cache.get(after)).toBeUndefined();
+    await admin.quit();
+    await store.close();
+  });
+
+  it('shares answers and kb versions between two gateway instances', async () => {
+    const [one, two] = [await RedisCacheStore.connect(redis.url ?? ''), await RedisCacheStore.connect(redis.url ?? '')];
+    const scoped = { ...scope, tenantId: tenant() };
+    const [cacheOne, cacheTwo] = [new AnswerCache(one, { ttlMs: 60_000 }), new AnswerCache(two, { ttlMs: 60_000 })];
+    await cacheOne.put((await cacheOne.keyFor(scoped, 'q', 3)) ?? '', done('shared'));
+    expect((await cacheTwo.get((await cacheTwo.keyFor(scoped, 'q', 3)) ?? ''))?.answer).toBe('shared');
+    await cacheOne.kbChanged(scoped.tenantId, 'handbook');
+    expect(await cacheTwo.get((await cacheTwo.keyFor(scoped, 'q', 3)) ?? '')).toBeUndefined();
+    await one.close();
+    await two.close();
+  });
+
+  it('a Redis that goes away costs only the cache: lookups miss fast and report the failure', async () => {
+    const port = await freePort();
+    const server = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+    try {
+      const url = `redis://127.0.0.1:${port}`;
+      const store = await waitFor(() => RedisCacheStore.connect(url).catch(() => undefined), { description: 'the spawned redis-server' });
+      const failures: string[] = [];
+      const cache = new AnswerCache(store, { ttlMs: 60_000, onError: (message) => failures.push(message) });
+      const key = (await cache.keyFor(scope, 'q', 3)) ?? '';
+      await cache.put(key, done('before the outage'));
+      expect((await cache.get(key))?.answer).toBe('before the outage');
+
+      server.kill('SIGKILL');
+      await waitFor(async () => (await cache.keyFor(scope, 'q', 3)) === undefined, { description: 'lookups to fail' });
+      expect(await cache.get(key)).toBeUndefined();
+      expect(await cache.put(key, done('during the outage'))).toBe(false);
+      expect(failures).toEqual(expect.arrayContaining(['answer cache: could not read kb versions', 'answer cache: lookup failed', 'answer cache: store failed']));
+      await store.close();
+    } finally {
+      server.kill('SIGKILL');
+    }
+  });
+});
