@@ -74,6 +74,8 @@ describe('.dockerignore', () => {
       'services/reranker/dist/main.js',
       'services/reranker/test/reranker.test.ts',
       'test/deploy/compose.test.ts',
+      'deploy/compose/api-keys.dev.json',
+      'deploy/kubernetes/base/kustomization.yaml',
       '.git/HEAD',
       '.env',
     ]) {
