@@ -16,3 +16,5 @@ export type {
 export { systemClock } from './ports.js';
 export { HARD_MAX_HOPS, resolveSettings } from './settings.js';
 export type { HopReasonerConfig, HopReasonerSettings } from './settings.js';
+export { configSchema, type Config } from './config.js';
+export { startHopReasonerService, type HopReasonerService, type HopReasonerServiceDeps } from './service.js';

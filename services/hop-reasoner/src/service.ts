@@ -1,0 +1,89 @@
+import type { Bus, KeyValueStore, ServiceHandle } from '@hopline/bus';
+import { loadHoplineGrpc, natsServices } from '@hopline/contracts';
+import { createClient } from '@hopline/grpc';
+import { createOpenAiChatModel, type ChatModel } from '@hopline/models';
+import { createGuard, type Guard } from '@hopline/resilience';
+import type { HealthReport, HoplineMetrics, Logger } from '@hopline/telemetry';
+import { createAnalyzerClient } from './clients/analyzer-client.js';
+import { createQuestionService } from './clients/question-service.js';
+import { createRerankerClient } from './clients/reranker-client.js';
+import { createRetrieverClient } from './clients/retriever-client.js';
+import type { Config } from './config.js';
+import { createHopReasoner } from './hop-reasoner.js';
+
+export interface HopReasonerServiceDeps {
+  config: Pick<
+    Config,
+    | 'QUERY_UNDERSTANDING_ADDRESS'
+    | 'RERANKER_ADDRESS'
+    | 'OPENAI_BASE_URL'
+    | 'OPENAI_API_KEY'
+    | 'CHAT_MODEL'
+    | 'MAX_HOPS'
+    | 'TOP_K'
+    | 'LLM_CALL_BUDGET'
+    | 'LLM_TOKEN_BUDGET'
+    | 'MAX_CONCURRENT_QUESTIONS'
+  >;
+  bus: Bus;
+  /** Where reasoning traces are kept for GET /v1/questions/{id}/trace. */
+  traces: KeyValueStore;
+  logger: Logger;
+  metrics: HoplineMetrics;
+}
+
+export interface HopReasonerService {
+  health(): Promise<HealthReport>;
+  stop(): Promise<void>;
+}
+
+const BREAKER = { errorThresholdPercentage: 50, volumeThreshold: 5, resetTimeoutMs: 10_000, rollingCountTimeoutMs: 10_000 };
+
+/**
+ * The hop-reasoner: takes questions from the ask queue group and runs the bounded loop,
+ * calling query-understanding and the reranker over gRPC and the retrieval workers over NATS,
+ * each through its own breaker, with deadlines derived from the question's.
+ */
+export async function startHopReasonerService(deps: HopReasonerServiceDeps): Promise<HopReasonerService> {
+  const { config, bus, traces, logger, metrics } = deps;
+  const grpc = loadHoplineGrpc().hopline.v1;
+  const guard = (downstream: string): Guard => createGuard({ downstream, breaker: BREAKER, logger, metrics });
+  const guards = { analyze: guard('query-understanding'), retrieve: guard('retrieval-worker'), rerank: guard('reranker'), chat: guard('chat-model') };
+
+  const analyzerClient = createClient(grpc.QueryUnderstanding, config.QUERY_UNDERSTANDING_ADDRESS);
+  const rerankerClient = createClient(grpc.Reranker, config.RERANKER_ADDRESS);
+  const chat: ChatModel | undefined = config.OPENAI_BASE_URL
+    ? createOpenAiChatModel({ baseURL: config.OPENAI_BASE_URL, apiKey: config.OPENAI_API_KEY, model: config.CHAT_MODEL, guard: guards.chat })
+    : undefined;
+
+  const reasoner = createHopReasoner({
+    analyzer: createAnalyzerClient(analyzerClient, guards.analyze, metrics),
+    retriever: createRetrieverClient(bus, guards.retrieve),
+    reranker: createRerankerClient(rerankerClient, guards.rerank, metrics),
+    ...(chat ? { chat } : {}),
+    logger,
+    config: { maxHops: config.MAX_HOPS, topK: config.TOP_K, maxLlmCalls: config.LLM_CALL_BUDGET, maxTokens: config.LLM_TOKEN_BUDGET },
+  });
+  const questions = createQuestionService({ bus, reasoner, traces, logger, metrics, maxConcurrent: config.MAX_CONCURRENT_QUESTIONS });
+  const service: ServiceHandle = await bus.serve({
+    name: natsServices.hopReasoner,
+    version: '0.1.0',
+    description: 'Runs the bounded retrieve → reason loop and streams grounded answers',
+    endpoints: [questions.endpoint],
+  });
+  logger.info('hop-reasoner ready', { reasoner: chat ? `model ${chat.model}` : 'offline', maxHops: config.MAX_HOPS });
+
+  return {
+    async health() {
+      const breakers = Object.fromEntries(Object.values(guards).map((g) => [g.downstream, g.state]));
+      return { ok: guards.retrieve.state !== 'open', details: { inFlight: questions.inFlight, breakers } };
+    },
+    async stop() {
+      await service.stop();
+      await questions.stop();
+      for (const g of Object.values(guards)) g.shutdown();
+      analyzerClient.close();
+      rerankerClient.close();
+    },
+  };
+}

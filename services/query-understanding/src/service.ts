@@ -1,0 +1,61 @@
+import { loadHoplineGrpc, requireRequestContext } from '@hopline/contracts';
+import { createGrpcServer } from '@hopline/grpc';
+import { createOpenAiChatModel } from '@hopline/models';
+import { createGuard } from '@hopline/resilience';
+import type { HealthReport, HoplineMetrics, Logger } from '@hopline/telemetry';
+import { trace } from '@opentelemetry/api';
+import { createAnalyzer } from './analyzer.js';
+import type { Config } from './config.js';
+
+export interface QueryUnderstandingDeps {
+  config: Pick<Config, 'GRPC_HOST' | 'GRPC_PORT' | 'OPENAI_BASE_URL' | 'OPENAI_API_KEY' | 'PLANNER_MODEL'>;
+  logger: Logger;
+  metrics: HoplineMetrics;
+}
+
+export interface QueryUnderstandingService {
+  readonly port: number;
+  health(): Promise<HealthReport>;
+  stop(): Promise<void>;
+}
+
+/** Serves gRPC Analyze: rules first, the planner model only where the rules cannot decide. */
+export async function startQueryUnderstandingService({ config, logger, metrics }: QueryUnderstandingDeps): Promise<QueryUnderstandingService> {
+  const guard = createGuard({
+    downstream: 'planner-model',
+    breaker: { errorThresholdPercentage: 50, volumeThreshold: 5, resetTimeoutMs: 10_000, rollingCountTimeoutMs: 10_000 },
+    logger,
+    metrics,
+  });
+  const chat = config.OPENAI_BASE_URL
+    ? createOpenAiChatModel({ baseURL: config.OPENAI_BASE_URL, apiKey: config.OPENAI_API_KEY, model: config.PLANNER_MODEL, guard })
+    : undefined;
+  const analyzer = createAnalyzer({ ...(chat ? { chat } : {}), logger });
+
+  const server = createGrpcServer({ logger, metrics });
+  server.addService(loadHoplineGrpc().hopline.v1.QueryUnderstanding, {
+    async Analyze(request, call) {
+      const ctx = requireRequestContext(request.ctx);
+      const analysis = await analyzer.analyze(request.question, { deadlineUnixMs: Math.min(ctx.deadlineUnixMs, call.deadlineUnixMs), signal: call.signal });
+      trace.getActiveSpan()?.setAttributes({
+        'hopline.question_id': ctx.questionId,
+        'hopline.route': analysis.route,
+        'hopline.decided_by': analysis.decidedBy,
+      });
+      return analysis;
+    },
+  });
+  const port = await server.listen(config.GRPC_HOST, config.GRPC_PORT);
+  logger.info('query-understanding ready', { planner: chat ? chat.model : 'rules only' });
+
+  return {
+    port,
+    async health() {
+      return { ok: true, details: { port, plannerBreaker: guard.state } };
+    },
+    async stop() {
+      await server.shutdown();
+      guard.shutdown();
+    },
+  };
+}

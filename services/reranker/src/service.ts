@@ -1,0 +1,81 @@
+import { loadHoplineGrpc, requireRequestContext } from '@hopline/contracts';
+import { createGrpcServer } from '@hopline/grpc';
+import { createGuard } from '@hopline/resilience';
+import { createCrossEncoderClient, createLexicalScorer, createReranker } from '@hopline/retrieval';
+import type { HealthReport, HoplineMetrics, Logger } from '@hopline/telemetry';
+import { trace } from '@opentelemetry/api';
+import type { Config } from './config.js';
+
+export interface RerankerServiceDeps {
+  config: Pick<
+    Config,
+    'GRPC_HOST' | 'GRPC_PORT' | 'RERANK_URL' | 'RERANK_API' | 'RERANK_API_KEY' | 'RERANK_MODEL' | 'RERANK_KEEP' | 'MMR_KEEP' | 'MMR_LAMBDA' | 'TOKEN_BUDGET'
+  >;
+  logger: Logger;
+  metrics: HoplineMetrics;
+}
+
+export interface RerankerService {
+  readonly port: number;
+  health(): Promise<HealthReport>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Serves gRPC Rerank: the cross-encoder behind RERANK_URL when there is one (under its own
+ * deadline and breaker, with the lexical scorer taking over when it fails), else the lexical
+ * scorer alone; then MMR for diversity and compression to the token budget.
+ */
+export async function startRerankerService({ config, logger, metrics }: RerankerServiceDeps): Promise<RerankerService> {
+  const guard = createGuard({
+    downstream: 'cross-encoder',
+    breaker: { errorThresholdPercentage: 50, volumeThreshold: 5, resetTimeoutMs: 10_000, rollingCountTimeoutMs: 10_000 },
+    logger,
+    metrics,
+  });
+  const lexical = createLexicalScorer();
+  const reranker = createReranker({
+    scorer: config.RERANK_URL
+      ? createCrossEncoderClient({ url: config.RERANK_URL, api: config.RERANK_API, ...(config.RERANK_API_KEY ? { apiKey: config.RERANK_API_KEY } : {}), ...(config.RERANK_MODEL ? { model: config.RERANK_MODEL } : {}) })
+      : lexical,
+    guard,
+    ...(config.RERANK_URL ? { fallback: lexical } : {}),
+    defaults: { keep: config.RERANK_KEEP, mmrKeep: config.MMR_KEEP, lambda: config.MMR_LAMBDA, tokenBudget: config.TOKEN_BUDGET },
+  });
+
+  const server = createGrpcServer({ logger, metrics });
+  server.addService(loadHoplineGrpc().hopline.v1.Reranker, {
+    async Rerank(request, call) {
+      const ctx = requireRequestContext(request.ctx);
+      const result = await reranker.rerank({
+        query: request.query,
+        chunks: request.chunks,
+        topN: request.topN,
+        tokenBudget: request.tokenBudget,
+        deadlineUnixMs: Math.min(ctx.deadlineUnixMs, call.deadlineUnixMs),
+        signal: call.signal,
+      });
+      if (result.fallback) metrics.degradedRetrievals.inc({ path: 'rerank', reason: 'cross_encoder_unavailable' });
+      trace.getActiveSpan()?.setAttributes({
+        'hopline.question_id': ctx.questionId,
+        'hopline.rerank.scorer': result.scorer,
+        'hopline.rerank.fallback': result.fallback,
+        'hopline.rerank.kept': result.chunks.length,
+      });
+      return result;
+    },
+  });
+  const port = await server.listen(config.GRPC_HOST, config.GRPC_PORT);
+  logger.info('reranker ready', { scorer: config.RERANK_URL ? `cross-encoder at ${config.RERANK_URL}` : 'lexical' });
+
+  return {
+    port,
+    async health() {
+      return { ok: true, details: { port, crossEncoderBreaker: guard.state } };
+    },
+    async stop() {
+      await server.shutdown();
+      guard.shutdown();
+    },
+  };
+}
