@@ -36,3 +36,15 @@ export type { IndexResult, Indexer, IndexerDependencies } from './indexing/index
 export { compareChunkCounts } from './indexing/consistency.js';
 export type { ConsistencyReport, KbCountComparison } from './indexing/consistency.js';
 export { decideDelete, decideUpsert } from './storage/versioning.js';
+export { rerankText } from './rerank/relevance-scorer.js';
+export type { RelevanceScorer } from './rerank/relevance-scorer.js';
+export { createLexicalScorer } from './rerank/lexical-scorer.js';
+export type { LexicalScorerOptions } from './rerank/lexical-scorer.js';
+export { createCrossEncoderClient } from './rerank/cross-encoder-client.js';
+export type { CrossEncoderClientOptions, RerankApi } from './rerank/cross-encoder-client.js';
+export { jaccard, minMaxScale, selectByMmr } from './rerank/mmr.js';
+export type { MmrOptions } from './rerank/mmr.js';
+export { compressToBudget } from './rerank/compress.js';
+export type { CompressionResult } from './rerank/compress.js';
+export { createReranker, DEFAULT_RERANK } from './rerank/reranker.js';
+export type { RerankDefaults, RerankerDependencies, RerankInput, RerankOutput, Reranker } from './rerank/reranker.js';

@@ -1,0 +1,103 @@
+import { CancelledError, DeadlineExceededError, HoplineError, UnavailableError, ValidationError } from '@hopline/contracts';
+import { z } from 'zod';
+import type { RelevanceScorer } from './relevance-scorer.js';
+
+/**
+ * `tei`: Hugging Face text-embeddings-inference (`{query, texts}` → `[{index, score}]`).
+ * `cohere`: Cohere and the servers that copy it, Jina, vLLM, Infinity
+ * (`{model, query, documents}` → `{results: [{index, relevance_score}]}`).
+ */
+export type RerankApi = 'tei' | 'cohere';
+
+export interface CrossEncoderClientOptions {
+  /** Base URL; the client POSTs to `<url>/rerank`. */
+  url: string;
+  api: RerankApi;
+  apiKey?: string;
+  model?: string;
+  /** Injected for tests; defaults to the global fetch. */
+  fetch?: typeof fetch;
+}
+
+const teiResponse = z.array(z.object({ index: z.number().int().nonnegative(), score: z.number() }));
+const cohereResponse = z.object({
+  results: z.array(z.object({ index: z.number().int().nonnegative(), relevance_score: z.number() })),
+});
+
+/** A cross-encoder behind an HTTP rerank API; failures carry the taxonomy a breaker reads. */
+export function createCrossEncoderClient(options: CrossEncoderClientOptions): RelevanceScorer {
+  const endpoint = `${options.url.replace(/\/+$/, '')}/rerank`;
+  const doFetch = options.fetch ?? fetch;
+  return {
+    name: `cross-encoder:${options.model ?? options.api}`,
+    async score(query, texts, signal) {
+      if (texts.length === 0) return [];
+      const body =
+        options.api === 'tei'
+          ? { query, texts, truncate: true, raw_scores: false }
+          : { query, documents: texts, top_n: texts.length, ...(options.model ? { model: options.model } : {}) };
+      let response: Response;
+      try {
+        response = await doFetch(endpoint, {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            ...(options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {}),
+          },
+          body: JSON.stringify(body),
+          signal,
+        });
+      } catch (error) {
+        throw transportError(error, signal, endpoint);
+      }
+      if (!response.ok) throw await statusError(response, endpoint);
+      let payload: unknown;
+      try {
+        payload = await response.json();
+      } catch (error) {
+        throw transportError(error, signal, endpoint);
+      }
+      const pairs = parsePairs(options.api, payload, endpoint);
+      const scores: Array<number | undefined> = texts.map(() => undefined);
+      for (const { index, score } of pairs) {
+        if (index >= texts.length) throw new UnavailableError(`rerank API ${endpoint} scored index ${index} of ${texts.length} texts`);
+        scores[index] = score;
+      }
+      const missing = scores.findIndex((score) => score === undefined);
+      if (missing >= 0) throw new UnavailableError(`rerank API ${endpoint} returned no score for text ${missing}`);
+      return scores as number[];
+    },
+  };
+}
+
+function parsePairs(api: RerankApi, payload: unknown, endpoint: string): Array<{ index: number; score: number }> {
+  if (api === 'tei') {
+    const parsed = teiResponse.safeParse(payload);
+    if (parsed.success) return parsed.data;
+    throw new UnavailableError(`rerank API ${endpoint} sent an unexpected body: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
+  }
+  const parsed = cohereResponse.safeParse(payload);
+  if (parsed.success) return parsed.data.results.map((result) => ({ index: result.index, score: result.relevance_score }));
+  throw new UnavailableError(`rerank API ${endpoint} sent an unexpected body: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
+}
+
+function transportError(error: unknown, signal: AbortSignal, endpoint: string): Error {
+  if (signal.aborted) {
+    const reason: unknown = signal.reason;
+    if (reason instanceof HoplineError) return reason;
+    return new CancelledError(`rerank call to ${endpoint} was aborted`, { cause: reason });
+  }
+  if (error instanceof Error && error.name === 'TimeoutError') return new DeadlineExceededError(`rerank call to ${endpoint} timed out`, { cause: error });
+  return new UnavailableError(`rerank API ${endpoint} unreachable: ${(error as Error).message}`, { cause: error });
+}
+
+/** Server trouble and rate limits count against the dependency; a rejected request does not. */
+async function statusError(response: Response, endpoint: string): Promise<HoplineError> {
+  const detail = (await response.text().catch(() => '')).slice(0, 200);
+  const message = `rerank API ${endpoint} answered ${response.status}${detail ? `: ${detail}` : ''}`;
+  if (response.status === 429) return new HoplineError('resource_exhausted', message);
+  if (response.status === 401) return new HoplineError('unauthenticated', message);
+  if (response.status === 403) return new HoplineError('permission_denied', message);
+  if (response.status >= 500) return new UnavailableError(message);
+  return new ValidationError(message);
+}

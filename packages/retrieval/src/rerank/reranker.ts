@@ -1,0 +1,120 @@
+import type { Chunk__Output } from '@hopline/contracts';
+import { CancelledError, ValidationError, toHoplineError } from '@hopline/contracts';
+import type { Guard } from '../hybrid/guard.js';
+import type { Tokenizer } from '../text/tokenizer.js';
+import { createTokenizer } from '../text/tokenizer.js';
+import { compressToBudget } from './compress.js';
+import { jaccard, minMaxScale, selectByMmr } from './mmr.js';
+import type { RelevanceScorer } from './relevance-scorer.js';
+import { rerankText } from './relevance-scorer.js';
+
+export interface RerankDefaults {
+  /** Chunks kept after scoring (default 8). */
+  keep: number;
+  /** Chunks kept after MMR (default 6). */
+  mmrKeep: number;
+  /** MMR trade-off, 1 = relevance only (default 0.7). */
+  lambda: number;
+  /** Token budget of what is returned (default 3000). */
+  tokenBudget: number;
+}
+
+export const DEFAULT_RERANK: RerankDefaults = { keep: 8, mmrKeep: 6, lambda: 0.7, tokenBudget: 3000 };
+
+export interface RerankerDependencies {
+  /** The primary scorer, typically a cross-encoder client. */
+  scorer: RelevanceScorer;
+  /** Protects calls to the primary scorer (deadline, breaker). */
+  guard: Guard;
+  /** Ranks when the primary fails; runs locally, unguarded. Absent: the failure propagates. */
+  fallback?: RelevanceScorer;
+  defaults?: Partial<RerankDefaults>;
+  /** Terms for MMR's similarity (default: the retrieval tokenizer). */
+  tokenizer?: Tokenizer;
+}
+
+export interface RerankInput {
+  query: string;
+  chunks: readonly Chunk__Output[];
+  /** Chunks kept after scoring; 0 or absent takes the default. */
+  topN?: number;
+  /** 0 or absent takes the default. */
+  tokenBudget?: number;
+  deadlineUnixMs: number;
+  signal?: AbortSignal;
+}
+
+export interface RerankOutput {
+  chunks: Chunk__Output[];
+  /** True when the primary scorer did not answer and the fallback ranked instead. */
+  fallback: boolean;
+  fallbackReason: string;
+  /** The scorer that produced the `rerank` scores. */
+  scorer: string;
+}
+
+export interface Reranker {
+  rerank(input: RerankInput): Promise<RerankOutput>;
+}
+
+/**
+ * Score → keep the best `keep` → MMR down to `mmrKeep` → compress to the token budget.
+ * Each chunk comes back as a copy with `scores.rerank` set; earlier stage scores are kept.
+ */
+export function createReranker(dependencies: RerankerDependencies): Reranker {
+  const defaults = { ...DEFAULT_RERANK, ...dependencies.defaults };
+  const tokenizer = dependencies.tokenizer ?? createTokenizer();
+
+  async function score(input: RerankInput, texts: string[]): Promise<{ scores: number[]; scorer: string; fallbackReason: string }> {
+    const guardOptions = { deadlineUnixMs: input.deadlineUnixMs, ...(input.signal ? { signal: input.signal } : {}) };
+    try {
+      const scores = await dependencies.guard.call((signal) => dependencies.scorer.score(input.query, texts, signal), guardOptions);
+      return { scores, scorer: dependencies.scorer.name, fallbackReason: '' };
+    } catch (error) {
+      if (input.signal?.aborted) throw new CancelledError('rerank cancelled by the caller', { cause: error });
+      if (!dependencies.fallback) throw error;
+      const failure = toHoplineError(error);
+      const scores = await dependencies.fallback.score(input.query, texts, input.signal ?? new AbortController().signal);
+      return { scores, scorer: dependencies.fallback.name, fallbackReason: `${dependencies.scorer.name} failed (${failure.code}): ${failure.message}` };
+    }
+  }
+
+  return {
+    async rerank(input) {
+      if (!input.query.trim()) throw new ValidationError('rerank query is empty');
+      if (input.chunks.length === 0) return { chunks: [], fallback: false, fallbackReason: '', scorer: dependencies.scorer.name };
+      const texts = input.chunks.map(rerankText);
+      const scored = await score(input, texts);
+      if (scored.scores.length !== texts.length) {
+        throw new ValidationError(`scorer ${scored.scorer} returned ${scored.scores.length} scores for ${texts.length} texts`);
+      }
+      const keep = input.topN && input.topN > 0 ? input.topN : defaults.keep;
+      const relevance = minMaxScale(scored.scores);
+      const ranked = input.chunks
+        .map((chunk, index) => ({
+          chunk: { ...chunk, scores: { ...chunk.scores, rerank: scored.scores[index] as number } },
+          text: texts[index] as string,
+          relevance: relevance[index] as number,
+        }))
+        .sort((a, b) => b.relevance - a.relevance)
+        .slice(0, keep);
+      const terms = new Map(ranked.map(({ chunk, text }) => [chunk, new Set(tokenizer.tokenize(text))]));
+      const diverse = selectByMmr(
+        ranked.map(({ chunk, relevance: scaled }) => ({ item: chunk, relevance: scaled })),
+        {
+          lambda: defaults.lambda,
+          keep: Math.min(defaults.mmrKeep, keep),
+          similarity: (a, b) => jaccard(terms.get(a) as Set<string>, terms.get(b) as Set<string>),
+        },
+      );
+      const budget = input.tokenBudget && input.tokenBudget > 0 ? input.tokenBudget : defaults.tokenBudget;
+      const compressed = compressToBudget(diverse, budget);
+      return {
+        chunks: compressed.chunks,
+        fallback: scored.fallbackReason !== '',
+        fallbackReason: scored.fallbackReason,
+        scorer: scored.scorer,
+      };
+    },
+  };
+}
