@@ -1,4 +1,4 @@
-// The answer-gateway as its own process: config → logger → bus → keys → cache → gateway →
+// The answer-gateway as its own process: config → logger → keys → bus → cache → gateway →
 // ops server → graceful shutdown. Telemetry was booted by instrumentation.ts (node --import).
 import { connectNatsBus } from '@hopline/bus';
 import { loadConfig } from '@hopline/config';
@@ -11,6 +11,8 @@ const SERVICE = 'answer-gateway';
 const config = loadConfig(SERVICE, configSchema);
 const logger = createLogger(SERVICE, { level: config.LOG_LEVEL });
 const metrics = createMetrics(SERVICE);
+// Before any connection: a gateway without keys could only refuse every request.
+const keys = ApiKeyStore.fromConfig(config);
 
 const bus = await connectNatsBus({
   url: config.NATS_URL,
@@ -19,7 +21,6 @@ const bus = await connectNatsBus({
 });
 const ingest = await bus.durableStream();
 const traces = await bus.keyValue();
-const keys = ApiKeyStore.fromConfig(config);
 const cache = await createAnswerCache(config, logger, metrics);
 const gateway = await startAnswerGateway({ config, bus, ingest, traces, keys, logger, metrics, cache });
 const ops = await startOpsServer({ port: config.METRICS_PORT, registry: metrics.registry, health: async () => gateway.health(), logger });

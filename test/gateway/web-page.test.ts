@@ -1,0 +1,118 @@
+import { mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { waitFor } from '@hopline/test-support';
+import { chromium, type Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { twoHopScript } from '../../services/answer-gateway/test/support/fake-reasoner.js';
+import { startTestGateway } from '../../services/answer-gateway/test/support/harness.js';
+import { CHROMIUM, hasChromium, requireTool } from './support.js';
+
+const enabled = requireTool('chromium', hasChromium(), 'apt-get install -y chromium');
+
+/** Where the screenshot goes: HOPLINE_SCREENSHOT_DIR, else the system temp folder. */
+const SCREENSHOT_DIR = process.env.HOPLINE_SCREENSHOT_DIR ?? join(tmpdir(), 'hopline-screenshots');
+
+describe.skipIf(!enabled)('the web page at / in headless Chromium', () => {
+  let browser: Browser;
+
+  beforeAll(async () => {
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  it('renders each hop live, then the cited answer with clickable citations, the stop reason and timings', async () => {
+    await using t = await startTestGateway({ script: twoHopScript({ gated: true }) });
+    const page = await browser.newPage({ viewport: { width: 1100, height: 900 } });
+    const pageErrors: string[] = [];
+    page.on('pageerror', (error) => pageErrors.push(error.message));
+    await page.goto(`${t.baseUrl}/`);
+    await page.fill('#api-key', t.keys.alice.key);
+    await page.fill('#question', 'Which department does the owner of project Atlas belong to?');
+    await page.selectOption('#max-hops', '3');
+    await page.click('#ask');
+
+    // The script waits at a gate before each hop: the first hop shows while the second has not started.
+    await page.waitForSelector('#route:not([hidden])');
+    const questionId = (await waitFor(() => t.reasoner.asks[0]?.ctx?.questionId)) ?? '';
+    t.reasoner.release(questionId);
+    await page.waitForSelector('#hop-1 .hop-answer:has-text("Dana Reyes")');
+    expect(await page.textContent('#hop-1 .hop-title')).toBe('hop 1/3 — Who owns project Atlas?');
+    expect(await page.textContent('#hop-1 .hop-answer')).toContain('confidence 0.90');
+    expect(await page.textContent('#hop-1 .hop-retrieval')).toContain('retrieved 8 chunks');
+    expect(await page.locator('#hop-2').count()).toBe(0);
+
+    await waitFor(async () => {
+      t.reasoner.release(questionId);
+      return (await page.textContent('#status')) === 'Answered.';
+    }, { timeoutMs: 15_000, description: 'the answer to render' });
+    expect(await page.textContent('#hop-2 .hop-title')).toBe('hop 2/3 — Which department does Dana Reyes belong to?');
+    expect(await page.textContent('#answer')).toBe('Project Atlas is owned by Dana Reyes [1], who works in the Materials Science department [2].');
+    expect(await page.locator('#answer a.cite').count()).toBe(2);
+    const summary = (await page.textContent('#summary')) ?? '';
+    expect(summary).toContain('stop: sufficient');
+    expect(summary).toContain('hops: 2');
+    expect(summary).toContain('total 25 ms');
+    expect(summary).toContain('retrieve 12 ms');
+
+    await page.click('#answer a.cite[data-index="2"]');
+    await page.waitForSelector('#citation-detail:not([hidden])');
+    expect(await page.textContent('#detail-snippet')).toBe('Dana Reyes works in the Materials Science department.');
+    const meta = (await page.textContent('#detail-meta')) ?? '';
+    expect(meta).toContain(`document ${t.keys.alice.tenantId}-people`);
+    expect(meta).toContain('found in hop 2 via “Dana Reyes”');
+    expect(await page.textContent('#detail-title')).toBe('[2] People directory');
+
+    mkdirSync(SCREENSHOT_DIR, { recursive: true });
+    const screenshot = join(SCREENSHOT_DIR, 'hopline-web-page.png');
+    await page.screenshot({ path: screenshot, fullPage: true });
+    console.log(`web page screenshot: ${screenshot}`);
+    expect(pageErrors).toEqual([]);
+    await page.close();
+  });
+
+  it('keeps the API key in localStorage and shows the problem of a refused question', async () => {
+    await using t = await startTestGateway();
+    const page = await browser.newPage();
+    await page.goto(`${t.baseUrl}/`);
+    await page.fill('#api-key', 'hl_not-a-key');
+    await page.fill('#question', 'Who owns Atlas?');
+    await page.click('#ask');
+    await page.waitForSelector('#status.error');
+    expect(await page.textContent('#status')).toBe('Missing or unknown API key: the API key is not known');
+
+    await page.reload();
+    expect(await page.inputValue('#api-key')).toBe('hl_not-a-key');
+    await page.fill('#api-key', t.keys.alice.key);
+    await page.fill('#question', 'Who owns Atlas?');
+    await page.click('#ask');
+    await page.waitForSelector('#status:has-text("Answered.")');
+    // The callback runs in the page; the test's own TypeScript has no DOM types.
+    expect(await page.evaluate(() => (globalThis as unknown as { localStorage: { getItem(key: string): string | null } }).localStorage.getItem('hopline.apiKey'))).toBe(
+      t.keys.alice.key,
+    );
+    await page.close();
+  });
+
+  it('the Stop button cancels the running question', async () => {
+    await using t = await startTestGateway({ script: twoHopScript({ gated: true }) });
+    const page = await browser.newPage();
+    await page.goto(`${t.baseUrl}/`);
+    await page.fill('#api-key', t.keys.alice.key);
+    await page.fill('#question', 'Who owns Atlas?');
+    await page.click('#ask');
+    await page.waitForSelector('#route:not([hidden])');
+    await page.click('#stop');
+    await page.waitForSelector('#status.error');
+    expect(await page.textContent('#status')).toBe('Error (cancelled): the client cancelled the question');
+    const questionId = t.reasoner.asks[0]?.ctx?.questionId ?? '';
+    expect((await waitFor(() => t.reasoner.record(questionId)?.cancel)).reason).toBe('client_request');
+    await page.close();
+  });
+});
