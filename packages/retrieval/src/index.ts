@@ -48,3 +48,5 @@ export { compressToBudget } from './rerank/compress.js';
 export type { CompressionResult } from './rerank/compress.js';
 export { createReranker, DEFAULT_RERANK } from './rerank/reranker.js';
 export type { RerankDefaults, RerankerDependencies, RerankInput, RerankOutput, Reranker } from './rerank/reranker.js';
+export { OpenAiEmbedder } from './vector/openai-embedder.js';
+export type { OpenAiEmbedderOptions } from './vector/openai-embedder.js';

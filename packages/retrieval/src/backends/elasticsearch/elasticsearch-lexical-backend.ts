@@ -1,0 +1,370 @@
+import { Client } from '@elastic/elasticsearch';
+import type { estypes } from '@elastic/elasticsearch';
+import { HoplineError, ValidationError } from '@hopline/contracts';
+import { z } from 'zod';
+import { assertScope } from '../scope.js';
+import type {
+  DocumentKey,
+  DocumentState,
+  IndexedChunk,
+  KbChunkCount,
+  LexicalBackend,
+  LexicalSearchRequest,
+  ScoredChunk,
+  VersionedDocumentKey,
+  WriteOutcome,
+} from '../types.js';
+import type { Bm25Parameters } from '../../lexical/bm25-index.js';
+import { DEFAULT_BM25_PARAMETERS } from '../../lexical/bm25-index.js';
+import { decideDelete, decideUpsert } from '../../storage/versioning.js';
+import { elasticsearchError, statusError } from './errors.js';
+import type { ElasticsearchSetupLog, TextAnalyzer } from './index-setup.js';
+import { chunkIndexDefinition, detectAnalyzer, documentIndexDefinition, ensureIndex, warnOnDrift } from './index-setup.js';
+
+export interface ElasticsearchLexicalBackendOptions {
+  /** The cluster URL, e.g. `http://127.0.0.1:9200`; ignored when `client` is given. */
+  node?: string;
+  /** A configured client (tests pass one on a mock connection). */
+  client?: Client;
+  /** Index holding the chunks (default `hopline-chunks`). */
+  index?: string;
+  /** Index holding one version record per document (default `<index>-documents`). */
+  documentsIndex?: string;
+  /** k1 and b of the index's BM25 similarity (defaults 1.5 and 0.75). Fixed when the index is created. */
+  bm25?: Partial<Bm25Parameters>;
+  /** How much a title match counts against a body match (default 2, as in the embedded index). */
+  titleBoost?: number;
+  /** Per-request timeout of a client built from `node` (default 10 s); the caller's deadline still applies. */
+  requestTimeoutMs?: number;
+  log?: ElasticsearchSetupLog;
+}
+
+export const DEFAULT_ELASTICSEARCH_INDEX = 'hopline-chunks';
+
+const COUNT_PAGE = 1_000;
+
+const chunkSourceSchema = z.object({
+  chunk_id: z.string().min(1),
+  tenant_id: z.string().min(1),
+  kb_id: z.string().min(1),
+  doc_id: z.string().min(1),
+  doc_version: z.number().int().nonnegative(),
+  title: z.string(),
+  text: z.string(),
+  span_start: z.number().int().nonnegative(),
+  span_end: z.number().int().nonnegative(),
+  dedupe_key: z.string().min(1),
+  effective_date: z.string(),
+  source_uri: z.string(),
+});
+type ChunkSource = z.infer<typeof chunkSourceSchema> & { body: string };
+
+const documentSourceSchema = z.object({
+  tenant_id: z.string(),
+  kb_id: z.string(),
+  doc_id: z.string(),
+  doc_version: z.number().int().nonnegative(),
+  deleted: z.boolean(),
+  chunks: z.number().int().nonnegative(),
+});
+type DocumentSource = z.infer<typeof documentSourceSchema>;
+
+const countBucketKeySchema = z.object({ tenant: z.string(), kb: z.string() });
+
+const SEARCHED_SOURCE_FIELDS = Object.keys(chunkSourceSchema.shape);
+
+/**
+ * BM25 on Elasticsearch. Scope is a `filter` clause the query text never reaches; writes carry
+ * the document version as an external version, so an older write loses to a newer one inside
+ * Elasticsearch itself, whatever order redeliveries arrive in.
+ *
+ * Each document also has a record in `documentsIndex` whose external version ranks its state:
+ * 2v for version v, 2v + 1 for a delete at v. That encodes the shared version rules
+ * (`storage/versioning.ts`) — a delete at v beats version v, version v + 1 beats both — so the
+ * record never moves backwards, even when two workers write at once. After a record write,
+ * chunks older than the record are removed; a writer whose record lost removes its own.
+ */
+export class ElasticsearchLexicalBackend implements LexicalBackend {
+  readonly name = 'elasticsearch';
+
+  constructor(
+    private readonly client: Client,
+    private readonly index: string,
+    private readonly documentsIndex: string,
+    /** The analyzer the chunks are indexed with, as detected at start-up. */
+    readonly analyzer: TextAnalyzer,
+    private readonly titleBoost: number,
+    private readonly ownsClient: boolean,
+  ) {}
+
+  async search(request: LexicalSearchRequest, signal: AbortSignal): Promise<ScoredChunk[]> {
+    assertScope(request.scope);
+    const response = await this.call('searching', signal, (options) =>
+      this.client.search<ChunkSource>(
+        {
+          index: this.index,
+          size: request.limit,
+          track_total_hits: false,
+          _source: SEARCHED_SOURCE_FIELDS,
+          query: {
+            bool: {
+              // The verified scope, as filters: the query text is only ever a match value.
+              filter: [{ term: { tenant_id: request.scope.tenantId } }, { terms: { kb_id: [...request.scope.kbIds] } }],
+              must: [{ multi_match: { query: request.query, fields: [`title^${this.titleBoost}`, 'body'], type: 'most_fields' } }],
+            },
+          },
+        },
+        options,
+      ),
+    );
+    return response.hits.hits.map((hit) => ({ chunk: chunkFromSource(hit._source, hit._id), score: hit._score ?? 0 }));
+  }
+
+  async upsertDocument(doc: VersionedDocumentKey, items: readonly IndexedChunk[], signal?: AbortSignal): Promise<WriteOutcome> {
+    checkVersion(doc.version);
+    for (const chunk of items) checkBelongs(chunk, doc);
+    const outcome = decideUpsert(await this.documentState(doc, signal), doc.version);
+    if (outcome !== 'applied') return outcome;
+    if (items.length > 0) await this.writeChunks(doc, items, signal);
+    const record = await this.writeRecord(doc, { deleted: false, chunks: items.length }, signal);
+    if (record === 'created') return 'applied';
+    if (record === 'updated') {
+      await this.removeChunksBefore(doc, { version: doc.version, deleted: false }, signal);
+      return 'applied';
+    }
+    // A newer version or a delete got there first: take back what this write added.
+    await this.removeChunksBefore(doc, record, signal);
+    return decideUpsert(record, doc.version);
+  }
+
+  async deleteDocument(ref: VersionedDocumentKey, signal?: AbortSignal): Promise<WriteOutcome> {
+    checkVersion(ref.version);
+    const outcome = decideDelete(await this.documentState(ref, signal), ref.version);
+    if (outcome !== 'applied') return outcome;
+    const record = await this.writeRecord(ref, { deleted: true, chunks: 0 }, signal);
+    if (record === 'created' || record === 'updated') {
+      await this.removeChunksBefore(ref, { version: ref.version, deleted: true }, signal);
+      return 'applied';
+    }
+    await this.removeChunksBefore(ref, record, signal);
+    return decideDelete(record, ref.version);
+  }
+
+  async documentState(key: DocumentKey, signal?: AbortSignal): Promise<DocumentState | undefined> {
+    const response = await this.call('reading a document record', signal, (options) =>
+      this.client.get<DocumentSource>({ index: this.documentsIndex, id: documentRecordId(key) }, { ...options, ignore: [404] }),
+    );
+    // A missing record answers `found: false`; a missing index answers an error body instead.
+    if (response.found === undefined) throw new HoplineError('internal', `elasticsearch: index ${this.documentsIndex} is missing; restart the worker to create it`);
+    if (!response.found) return undefined;
+    const record = parseOrThrow(documentSourceSchema, response._source, `document record ${response._id}`);
+    return { version: record.doc_version, deleted: record.deleted, chunks: record.chunks };
+  }
+
+  async countChunks(signal?: AbortSignal): Promise<KbChunkCount[]> {
+    const counts: KbChunkCount[] = [];
+    let after: Record<string, estypes.FieldValue> | undefined;
+    for (;;) {
+      const response = await this.call('counting chunks', signal, (options) =>
+        this.client.search(
+          {
+            index: this.index,
+            size: 0,
+            aggs: {
+              kbs: {
+                composite: {
+                  size: COUNT_PAGE,
+                  sources: [{ tenant: { terms: { field: 'tenant_id' } } }, { kb: { terms: { field: 'kb_id' } } }],
+                  ...(after ? { after } : {}),
+                },
+              },
+            },
+          },
+          options,
+        ),
+      );
+      const aggregation = response.aggregations?.kbs as estypes.AggregationsCompositeAggregate | undefined;
+      const buckets = (aggregation?.buckets ?? []) as estypes.AggregationsCompositeBucket[];
+      for (const bucket of buckets) {
+        const key = parseOrThrow(countBucketKeySchema, bucket.key, 'chunk count bucket');
+        counts.push({ tenantId: key.tenant, kbId: key.kb, chunks: bucket.doc_count });
+      }
+      if (buckets.length < COUNT_PAGE || !aggregation?.after_key) return counts;
+      after = aggregation.after_key;
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.ownsClient) await this.client.close();
+  }
+
+  /** Indexes the chunks at the document's version; a chunk already at that version or newer stays as it is. */
+  private async writeChunks(doc: VersionedDocumentKey, items: readonly IndexedChunk[], signal?: AbortSignal): Promise<void> {
+    const operations: Array<estypes.BulkOperationContainer | ChunkSource> = [];
+    for (const chunk of items) {
+      operations.push(
+        { index: { _index: this.index, _id: chunkDocumentId(chunk), version: doc.version, version_type: 'external' } },
+        chunkSource(chunk),
+      );
+    }
+    const response = await this.call('indexing chunks', signal, (options) => this.client.bulk({ operations }, options));
+    if (!response.errors) return;
+    for (const item of response.items) {
+      const result = item.index;
+      if (!result?.error || result.status === 409) continue;
+      throw statusError(result.status, `indexing chunk ${result._id ?? '?'} of ${doc.docId}: ${result.error.type} (${result.error.reason ?? ''})`);
+    }
+  }
+
+  /**
+   * Writes the document's record at its rank. `created`/`updated`: this write is now the
+   * document's state. Otherwise the record that beat it, read back.
+   */
+  private async writeRecord(
+    doc: VersionedDocumentKey,
+    state: { deleted: boolean; chunks: number },
+    signal?: AbortSignal,
+  ): Promise<'created' | 'updated' | DocumentState> {
+    const record: DocumentSource = { tenant_id: doc.tenantId, kb_id: doc.kbId, doc_id: doc.docId, doc_version: doc.version, ...state };
+    const response = await this.call('writing a document record', signal, (options) =>
+      this.client.index(
+        { index: this.documentsIndex, id: documentRecordId(doc), document: record, version: rank(doc.version, state.deleted), version_type: 'external' },
+        { ...options, ignore: [409] },
+      ),
+    );
+    if (response.result === 'created' || response.result === 'updated') return response.result;
+    const winner = await this.documentState(doc, signal);
+    if (!winner) throw new HoplineError('internal', `document record of ${doc.docId} conflicted but cannot be read back`);
+    return winner;
+  }
+
+  /** Deletes the document's chunks older than `state` (a delete's own version included). */
+  private async removeChunksBefore(doc: DocumentKey, state: { version: number; deleted: boolean }, signal?: AbortSignal): Promise<void> {
+    const range = state.deleted ? { lte: state.version } : { lt: state.version };
+    // delete_by_query sees what a refresh has published; the chunks being replaced may be younger.
+    await this.call('refreshing the chunks index', signal, (options) => this.client.indices.refresh({ index: this.index }, options));
+    const response = await this.call('removing replaced chunks', signal, (options) =>
+      this.client.deleteByQuery(
+        {
+          index: this.index,
+          conflicts: 'proceed',
+          refresh: true,
+          query: {
+            bool: {
+              filter: [
+                { term: { tenant_id: doc.tenantId } },
+                { term: { kb_id: doc.kbId } },
+                { term: { doc_id: doc.docId } },
+                { range: { doc_version: range } },
+              ],
+            },
+          },
+        },
+        options,
+      ),
+    );
+    const failure = response.failures?.[0];
+    if (failure) throw statusError(failure.status, `removing replaced chunks of ${doc.docId}: ${failure.cause.type} (${failure.cause.reason ?? ''})`);
+  }
+
+  private async call<T>(what: string, signal: AbortSignal | undefined, request: (options: { signal?: AbortSignal }) => Promise<T>): Promise<T> {
+    try {
+      signal?.throwIfAborted();
+      return await request(signal ? { signal } : {});
+    } catch (error) {
+      throw elasticsearchError(error, what, signal);
+    }
+  }
+}
+
+/**
+ * Connects, picks the analyzer (smartcn when the cluster has it, else standard, logged), and
+ * creates the chunks and document-record indexes when they are missing.
+ */
+export async function createElasticsearchLexicalBackend(options: ElasticsearchLexicalBackendOptions): Promise<ElasticsearchLexicalBackend> {
+  const log = options.log ?? { info() {}, warn() {} };
+  const bm25 = { ...DEFAULT_BM25_PARAMETERS, ...options.bm25 };
+  const index = options.index ?? DEFAULT_ELASTICSEARCH_INDEX;
+  const documentsIndex = options.documentsIndex ?? `${index}-documents`;
+  if (!options.client && !options.node) throw new ValidationError('elasticsearch: neither a client nor a node URL was given');
+  const client = options.client ?? new Client({ node: options.node as string, requestTimeout: options.requestTimeoutMs ?? 10_000 });
+  try {
+    const analyzer = await detectAnalyzer(client, log);
+    if ((await ensureIndex(client, index, chunkIndexDefinition(analyzer, bm25), log)) === 'exists') {
+      await warnOnDrift(client, index, analyzer, bm25, log);
+    }
+    await ensureIndex(client, documentsIndex, documentIndexDefinition(), log);
+    return new ElasticsearchLexicalBackend(client, index, documentsIndex, analyzer, options.titleBoost ?? 2, !options.client);
+  } catch (error) {
+    if (!options.client) await client.close();
+    throw error;
+  }
+}
+
+/** Chunk ids are unique within a knowledge base; the document id scopes them to it. */
+export function chunkDocumentId(chunk: Pick<IndexedChunk, 'tenantId' | 'kbId' | 'chunkId'>): string {
+  return [chunk.tenantId, chunk.kbId, chunk.chunkId].map(encodeURIComponent).join('/');
+}
+
+export function documentRecordId(key: DocumentKey): string {
+  return [key.tenantId, key.kbId, key.docId].map(encodeURIComponent).join('/');
+}
+
+/** A record's external version: a delete at v outranks version v, version v + 1 outranks both. */
+export function rank(version: number, deleted: boolean): number {
+  return version * 2 + (deleted ? 1 : 0);
+}
+
+function checkVersion(version: number): void {
+  if (!Number.isSafeInteger(version) || version < 0 || !Number.isSafeInteger(rank(version, true))) {
+    throw new ValidationError(`document version ${version} is not an integer Elasticsearch can order (0 to 2^52)`);
+  }
+}
+
+function checkBelongs(chunk: IndexedChunk, doc: VersionedDocumentKey): void {
+  if (chunk.tenantId !== doc.tenantId || chunk.kbId !== doc.kbId || chunk.docId !== doc.docId || chunk.docVersion !== doc.version) {
+    throw new ValidationError(`chunk ${chunk.chunkId} does not belong to ${doc.tenantId}/${doc.kbId}/${doc.docId} version ${doc.version}`);
+  }
+}
+
+function chunkSource(chunk: IndexedChunk): ChunkSource {
+  return {
+    chunk_id: chunk.chunkId,
+    tenant_id: chunk.tenantId,
+    kb_id: chunk.kbId,
+    doc_id: chunk.docId,
+    doc_version: chunk.docVersion,
+    title: chunk.title,
+    body: chunk.lexicalText ?? chunk.text,
+    text: chunk.text,
+    span_start: chunk.span.start,
+    span_end: chunk.span.end,
+    dedupe_key: chunk.dedupeKey,
+    effective_date: chunk.effectiveDate,
+    source_uri: chunk.sourceUri,
+  };
+}
+
+/** A hit back as a chunk; search hits leave out the lexical window, which no reader of a hit needs. */
+function chunkFromSource(source: unknown, id: string | null | undefined): IndexedChunk {
+  const stored = parseOrThrow(chunkSourceSchema, source, `chunk ${id ?? '?'}`);
+  return {
+    chunkId: stored.chunk_id,
+    tenantId: stored.tenant_id,
+    kbId: stored.kb_id,
+    docId: stored.doc_id,
+    docVersion: stored.doc_version,
+    title: stored.title,
+    text: stored.text,
+    span: { start: stored.span_start, end: stored.span_end },
+    dedupeKey: stored.dedupe_key,
+    effectiveDate: stored.effective_date,
+    sourceUri: stored.source_uri,
+  };
+}
+
+function parseOrThrow<T>(schema: z.ZodType<T>, value: unknown, what: string): T {
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) throw new HoplineError('internal', `elasticsearch returned a malformed ${what}: ${parsed.error.message}`);
+  return parsed.data;
+}

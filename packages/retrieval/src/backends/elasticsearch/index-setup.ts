@@ -1,0 +1,127 @@
+import type { Client, estypes } from '@elastic/elasticsearch';
+import { errors } from '@elastic/elasticsearch';
+import type { Bm25Parameters } from '../../lexical/bm25-index.js';
+import { elasticsearchError } from './errors.js';
+
+/** Where the adapter reports its start-up choices; the service passes its JSON logger. */
+export interface ElasticsearchSetupLog {
+  info(message: string, fields?: Record<string, unknown>): void;
+  warn(message: string, fields?: Record<string, unknown>): void;
+}
+
+/** `smartcn` segments Chinese into words; `standard` splits it into single characters. */
+export type TextAnalyzer = 'smartcn' | 'standard';
+
+/** The BM25 similarity every searched field uses, so that k1 and b are the configured ones. */
+export const SIMILARITY = 'hopline_bm25';
+
+const ANALYZER_PROBE = '第十二条规定';
+
+/**
+ * Asks the cluster to run the smartcn analyzer: it answers when the analysis-smartcn plugin is
+ * installed (the compose image has it) and refuses with 400 when not, and then the standard
+ * analyzer, which every cluster has, is the fallback.
+ */
+export async function detectAnalyzer(client: Client, log: ElasticsearchSetupLog): Promise<TextAnalyzer> {
+  try {
+    await client.indices.analyze({ analyzer: 'smartcn', text: ANALYZER_PROBE });
+    log.info('elasticsearch: smartcn analyzer available; Chinese text is segmented into words', { analyzer: 'smartcn' });
+    return 'smartcn';
+  } catch (error) {
+    if (error instanceof errors.ResponseError && error.statusCode === 400) {
+      log.warn('elasticsearch: smartcn analyzer missing (install analysis-smartcn); falling back to the standard analyzer', {
+        analyzer: 'standard',
+      });
+      return 'standard';
+    }
+    throw elasticsearchError(error, 'detecting the Chinese analyzer');
+  }
+}
+
+/** The chunks index: scope fields as keywords, title and body analysed and scored by BM25(k1, b). */
+export function chunkIndexDefinition(analyzer: TextAnalyzer, bm25: Bm25Parameters): { settings: estypes.IndicesIndexSettings; mappings: estypes.MappingTypeMapping } {
+  const searched = { type: 'text', analyzer, similarity: SIMILARITY } as const;
+  return {
+    settings: { index: { similarity: { [SIMILARITY]: { type: 'BM25', k1: bm25.k1, b: bm25.b } } } },
+    mappings: {
+      dynamic: 'strict',
+      properties: {
+        chunk_id: { type: 'keyword' },
+        tenant_id: { type: 'keyword' },
+        kb_id: { type: 'keyword' },
+        doc_id: { type: 'keyword' },
+        // Versions are Unix milliseconds when the ingest API assigns them: past 2^31.
+        doc_version: { type: 'long' },
+        title: searched,
+        body: searched,
+        // Returned with a hit, never searched.
+        text: { type: 'text', index: false },
+        span_start: { type: 'integer', index: false },
+        span_end: { type: 'integer', index: false },
+        dedupe_key: { type: 'keyword', index: false },
+        effective_date: { type: 'keyword', index: false },
+        source_uri: { type: 'keyword', index: false },
+      },
+    },
+  };
+}
+
+/** One record per document: its newest version, whether that is a delete, and its chunk count. */
+export function documentIndexDefinition(): { mappings: estypes.MappingTypeMapping } {
+  return {
+    mappings: {
+      dynamic: 'strict',
+      properties: {
+        tenant_id: { type: 'keyword' },
+        kb_id: { type: 'keyword' },
+        doc_id: { type: 'keyword' },
+        doc_version: { type: 'long' },
+        deleted: { type: 'boolean' },
+        chunks: { type: 'integer' },
+      },
+    },
+  };
+}
+
+/** Creates the index unless it exists; two workers starting at once both succeed. */
+export async function ensureIndex(
+  client: Client,
+  index: string,
+  definition: { settings?: estypes.IndicesIndexSettings; mappings: estypes.MappingTypeMapping },
+  log: ElasticsearchSetupLog,
+): Promise<'created' | 'exists'> {
+  try {
+    if (await client.indices.exists({ index })) return 'exists';
+    await client.indices.create({ index, ...definition });
+    log.info('elasticsearch: index created', { index });
+    return 'created';
+  } catch (error) {
+    if (error instanceof errors.ResponseError && error.statusCode === 400 && error.message.includes('resource_already_exists_exception')) {
+      return 'exists';
+    }
+    throw elasticsearchError(error, `creating index ${index}`);
+  }
+}
+
+/**
+ * An index keeps the analyzer and similarity it was created with; when the configuration has
+ * changed since, say so, since only a reindex applies the new one.
+ */
+export async function warnOnDrift(client: Client, index: string, analyzer: TextAnalyzer, bm25: Bm25Parameters, log: ElasticsearchSetupLog): Promise<void> {
+  let description: estypes.IndicesIndexState | undefined;
+  try {
+    description = Object.values(await client.indices.get({ index }))[0];
+  } catch (error) {
+    throw elasticsearchError(error, `reading index ${index}`);
+  }
+  const body = description?.mappings?.properties?.body as { analyzer?: string } | undefined;
+  const similarity = description?.settings?.index?.similarity?.[SIMILARITY] as { k1?: unknown; b?: unknown } | undefined;
+  const actual = { analyzer: body?.analyzer, k1: Number(similarity?.k1), b: Number(similarity?.b) };
+  if (actual.analyzer !== analyzer || actual.k1 !== bm25.k1 || actual.b !== bm25.b) {
+    log.warn('elasticsearch: index was created with other analysis settings; reindex to apply the configured ones', {
+      index,
+      inIndex: actual,
+      configured: { analyzer, k1: bm25.k1, b: bm25.b },
+    });
+  }
+}
