@@ -1,5 +1,5 @@
-// Loaded with `node --import` before start.ts. The embedded mode is one process, so its spans
-// share one service.name; each span still names its component in `hopline.component`.
+// Loaded with `node --import` before start.ts. The embedded mode is one process, so its
+// spans share one service.name; the span names say which component made each.
 import { bootTelemetry } from '@hopline/telemetry';
 
 bootTelemetry('hopline-embedded');

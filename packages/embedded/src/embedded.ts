@@ -1,0 +1,132 @@
+import { join } from 'node:path';
+import { connectNatsBus, createFileKeyValueStore, createMemoryBroker, type Bus } from '@hopline/bus';
+import { loadConfig } from '@hopline/config';
+import * as gateway from '@hopline/answer-gateway';
+import * as hopReasoner from '@hopline/hop-reasoner';
+import * as queryUnderstanding from '@hopline/query-understanding';
+import * as reranker from '@hopline/reranker';
+import * as retrievalWorker from '@hopline/retrieval-worker';
+import { stopAll, type RunningService } from '@hopline/runtime';
+import { createLogger, createMetrics, startOpsServer } from '@hopline/telemetry';
+import type { EmbeddedConfig } from './config.js';
+import { loadDemoCorpus } from './demo-corpus.js';
+import { DEV_PRINCIPAL, loadOrCreateDevKey } from './dev-key.js';
+
+export interface Embedded {
+  httpUrl: string;
+  grpcAddress: string;
+  metricsUrl: string;
+  apiKey: string;
+  apiKeyFile: string;
+  busKind: 'memory' | 'nats';
+  demoCorpus: { loaded: boolean; documents: number };
+  stop(): Promise<void>;
+}
+
+/**
+ * All five services in one process, each built by the same start function its own main.ts
+ * uses, each with its own bus connection: over the in-memory broker (which encodes every
+ * message as NATS would) or, with NATS_URL, over a real server. The services reach each
+ * other exactly as in the distributed mode: NATS subjects and gRPC on loopback.
+ */
+export async function startEmbedded(config: EmbeddedConfig, env: NodeJS.ProcessEnv = process.env): Promise<Embedded> {
+  const metrics = createMetrics('hopline-embedded');
+  const logger = (service: string) => createLogger(service, { level: config.LOG_LEVEL });
+  const broker = config.NATS_URL ? undefined : createMemoryBroker();
+  const connect = async (service: string): Promise<Bus> => {
+    const onError = (error: unknown, where: { operation: string; subject: string }) => logger(service).warn('bus message failed', { ...where, error });
+    return broker ? broker.connect({ onError }) : connectNatsBus({ url: config.NATS_URL as string, name: service, onError });
+  };
+  const serviceConfig = <S extends Parameters<typeof loadConfig>[1]>(service: string, schema: S, overrides: Record<string, string>) =>
+    loadConfig(service, schema, { ...env, ...overrides, METRICS_PORT: '0' });
+  const loopback = { GRPC_HOST: '127.0.0.1', GRPC_PORT: '0' };
+  const running: RunningService[] = [];
+  const buses: Bus[] = [];
+  const stop = () => stopAll([...running].reverse().concat(buses.map((bus) => ({ stop: () => bus.drain() }))));
+
+  try {
+    const workerBus = await connect('retrieval-worker');
+    buses.push(workerBus);
+    const workerConfig = serviceConfig('retrieval-worker', retrievalWorker.configSchema, { DATA_DIR: join(config.DATA_DIR, 'retrieval') });
+    const backends = await retrievalWorker.openBackends(workerConfig);
+    running.push({ stop: () => backends.lexical.close() }, { stop: () => backends.vector.close() });
+    const worker = await retrievalWorker.startRetrievalWorker({ config: workerConfig, bus: workerBus, ...backends, logger: logger('retrieval-worker'), metrics });
+    running.push(worker);
+
+    const rerankerService = await reranker.startRerankerService({ config: serviceConfig('reranker', reranker.configSchema, loopback), logger: logger('reranker'), metrics });
+    running.push(rerankerService);
+    const quService = await queryUnderstanding.startQueryUnderstandingService({
+      config: serviceConfig('query-understanding', queryUnderstanding.configSchema, loopback),
+      logger: logger('query-understanding'),
+      metrics,
+    });
+    running.push(quService);
+
+    const reasonerBus = await connect('hop-reasoner');
+    buses.push(reasonerBus);
+    // Reasoning traces: JetStream KV over NATS, files under DATA_DIR otherwise, so they outlive a restart.
+    const traces = broker ? createFileKeyValueStore(join(config.DATA_DIR, 'traces')) : await reasonerBus.keyValue();
+    const reasoner = await hopReasoner.startHopReasonerService({
+      config: serviceConfig('hop-reasoner', hopReasoner.configSchema, {
+        QUERY_UNDERSTANDING_ADDRESS: `127.0.0.1:${quService.port}`,
+        RERANKER_ADDRESS: `127.0.0.1:${rerankerService.port}`,
+      }),
+      bus: reasonerBus,
+      traces,
+      logger: logger('hop-reasoner'),
+      metrics,
+    });
+    running.push(reasoner);
+
+    const gatewayBus = await connect('answer-gateway');
+    buses.push(gatewayBus);
+    const ingest = await gatewayBus.durableStream();
+    const apiKeyFile = join(config.DATA_DIR, 'dev-api-key');
+    const devKey = loadOrCreateDevKey(apiKeyFile);
+    const gatewayConfig = serviceConfig('answer-gateway', gateway.configSchema, {
+      HTTP_HOST: config.HTTP_HOST,
+      HTTP_PORT: String(config.HTTP_PORT),
+      GRPC_HOST: config.GRPC_HOST,
+      GRPC_PORT: String(config.GRPC_PORT),
+    });
+    const gatewayService = await gateway.startAnswerGateway({
+      config: gatewayConfig,
+      bus: gatewayBus,
+      ingest,
+      traces,
+      keys: devKey.store,
+      logger: logger('answer-gateway'),
+      metrics,
+    });
+    running.push(gatewayService);
+
+    const demoCorpus = config.LOAD_DEMO_CORPUS
+      ? await loadDemoCorpus({ ingest, workerHealth: () => worker.health(), tenantId: DEV_PRINCIPAL.tenantId, kbId: 'demo' })
+      : { loaded: false, documents: 0 };
+
+    const ops = await startOpsServer({
+      port: config.METRICS_PORT,
+      registry: metrics.registry,
+      health: async () => {
+        const reports = { gateway: gatewayService.health(), retrievalWorker: await worker.health(), hopReasoner: await reasoner.health() };
+        return { ok: Object.values(reports).every((report) => report.ok), details: reports };
+      },
+    });
+    running.push({ stop: () => ops.close() });
+
+    const host = config.HTTP_HOST === '0.0.0.0' ? '127.0.0.1' : config.HTTP_HOST;
+    return {
+      httpUrl: `http://${host}:${gatewayService.httpPort}`,
+      grpcAddress: `${config.GRPC_HOST === '0.0.0.0' ? '127.0.0.1' : config.GRPC_HOST}:${gatewayService.grpcPort}`,
+      metricsUrl: `http://127.0.0.1:${ops.port}/metrics`,
+      apiKey: devKey.key,
+      apiKeyFile,
+      busKind: broker ? 'memory' : 'nats',
+      demoCorpus,
+      stop,
+    };
+  } catch (error) {
+    await stop().catch(() => undefined);
+    throw error;
+  }
+}
