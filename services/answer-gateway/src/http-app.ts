@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { SpanKind } from '@opentelemetry/api';
 import type { DurableStream, KeyValueStore } from '@hopline/bus';
 import { codecs, subjects, subjectToken, type QaEvent__Output } from '@hopline/contracts';
-import { instrument } from '@hopline/telemetry';
+import { extractContext, instrument } from '@hopline/telemetry';
 import { z } from 'zod';
 import { bearerToken, type ApiKeyStore, type Principal } from './api-keys.js';
 import type { AskService, QuestionStream } from './ask-service.js';
@@ -66,7 +66,13 @@ export function createHttpApp(deps: HttpAppDeps): (request: IncomingMessage, res
       sendProblem(response, problems.notFound(`no route for ${path}`));
       return;
     }
-    void instrument(route.name, { kind: SpanKind.SERVER, attributes: { 'http.request.method': request.method ?? '', 'http.route': route.name } }, async (span) => {
+    const spanOptions = {
+      kind: SpanKind.SERVER,
+      // A client that sends `traceparent` gets the question in its own trace.
+      parent: extractContext(headerCarrier(request)),
+      attributes: { 'http.request.method': request.method ?? '', 'http.route': route.name },
+    };
+    void instrument(route.name, spanOptions, async (span) => {
       try {
         await route.handle(request, response, params);
         span.setAttribute('http.response.status_code', response.statusCode);
@@ -78,6 +84,14 @@ export function createHttpApp(deps: HttpAppDeps): (request: IncomingMessage, res
       }
     });
   };
+}
+
+function headerCarrier(request: IncomingMessage): Record<string, string> {
+  const carrier: Record<string, string> = {};
+  for (const [name, value] of Object.entries(request.headers)) {
+    if (typeof value === 'string') carrier[name] = value;
+  }
+  return carrier;
 }
 
 function authenticate(deps: HttpAppDeps, request: IncomingMessage): Principal {

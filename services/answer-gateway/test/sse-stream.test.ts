@@ -124,6 +124,23 @@ describe('answer-gateway SSE stream', () => {
     expect(t.reasoner.record(questionId)?.cancel?.reason).toBe('deadline');
   });
 
+  it('ends a question that produces more events than the replay buffer keeps, and cancels it', async () => {
+    await using t = await startTestGateway({
+      config: { REPLAY_BUFFER_EVENTS: 10 },
+      script: async (q) => {
+        for (let i = 0; i < 50; i++) q.emit({ event: 'token', token: { text: `t${i}` } });
+        q.emit({ event: 'done', done: { answer: 'too late' } });
+        return Promise.resolve();
+      },
+    });
+    const stream = await askSse(t.baseUrl, t.keys.alice, { question: 'Who owns Atlas?' });
+    await stream.ended;
+    expect(stream.events).toHaveLength(10);
+    expect(stream.events.at(-1)).toMatchObject({ id: 10, name: 'error', data: { code: 'resource_exhausted' } });
+    const questionId = String(stream.events[0]?.data.questionId);
+    expect((await waitFor(() => t.reasoner.record(questionId)?.cancel)).reason).toBe('too_many_events');
+  });
+
   it('answers 503 with a problem, fast, when no hop-reasoner is running', async () => {
     // An accept timeout far beyond the test's own: only an immediate "no responders" passes.
     await using t = await startTestGateway({ config: { ACCEPT_TIMEOUT_MS: 600_000 } });
