@@ -18,21 +18,66 @@ const HAN = /[\u3400-\u9fff\uf900-\ufaff]/;
 const HAN_RUN = /[\u3400-\u9fff\uf900-\ufaff]+/g;
 // A word, possibly joined by connectors into an identifier: top_p, gpt-4, v1.2, o'neill, c++.
 const WORD = /[\p{L}\p{N}]+(?:['._\-/][\p{L}\p{N}]+)*(?:\+\+|#)?/gu;
-const CONNECTOR = /['._\-/]/;
-const ALPHA = /^\p{L}+$/u;
-const DIGITS = /^\p{N}+$/u;
+const LETTER = /\p{L}/u;
+const DIGIT = /\p{N}/u;
 const LETTER_OR_DIGIT_RUN = /\p{L}+|\p{N}+/gu;
 // Numbered articles, chapters and clauses ("第十二条", "第 12 条") stay one term even when
 // digits split them across Han and non-Han runs.
 const NUMBERED_ARTICLE = /第\s*[0-9零〇一二两三四五六七八九十百千万]+\s*[条章节款项编部篇卷回集期届次]/g;
-// "RFC 7231" and "rfc-7231" also yield "rfc7231", so every spelling meets the others.
-const JOINABLE_GAP = /^[ -]$/;
+
+const HAS_LETTER = 1;
+const HAS_DIGIT = 2;
+const HAS_CONNECTOR = 4;
+// "+" and "#" end names like c++ and c#: such a word is kept whole, never stemmed.
+const HAS_SYMBOL = 8;
+
+/** Which kinds of characters a word holds: one pass over char codes, regexes only past ASCII. */
+function kindOf(word: string): number {
+  let kind = 0;
+  for (let i = 0; i < word.length; i++) {
+    const code = word.charCodeAt(i);
+    if (code >= 97 && code <= 122) kind |= HAS_LETTER;
+    else if (code >= 48 && code <= 57) kind |= HAS_DIGIT;
+    else if (code === 39 || code === 46 || code === 95 || code === 45 || code === 47) kind |= HAS_CONNECTOR;
+    else if (code >= 128) {
+      const char = word[i] as string;
+      if (LETTER.test(char)) kind |= HAS_LETTER;
+      else if (DIGIT.test(char)) kind |= HAS_DIGIT;
+    } else kind |= HAS_SYMBOL;
+  }
+  return kind;
+}
+
+const isAlpha = (word: string): boolean => kindOf(word) === HAS_LETTER;
+const isDigits = (word: string): boolean => kindOf(word) === HAS_DIGIT;
+
+/** A space or a hyphen between "RFC" and "7231" still yields "rfc7231": every spelling meets. */
+function joinableGap(text: string, from: number, to: number): boolean {
+  if (to !== from + 1) return false;
+  const code = text.charCodeAt(from);
+  return code === 32 || code === 45;
+}
 
 class MixedLanguageTokenizer implements Tokenizer {
   constructor(
     private readonly stopWords: boolean,
     private readonly stem: boolean,
   ) {}
+
+  // Stemming the same frequent words again and again dominated tokenisation; the cache is
+  // dropped whole when it grows past its bound, which keeps it simple and bounded.
+  private readonly stems = new Map<string, string>();
+
+  private stemmed(word: string): string {
+    if (!this.stem) return word;
+    let stem = this.stems.get(word);
+    if (stem === undefined) {
+      if (this.stems.size >= 200_000) this.stems.clear();
+      stem = lightStem(word);
+      this.stems.set(word, stem);
+    }
+    return stem;
+  }
 
   tokenize(text: string): string[] {
     const folded = foldText(text).toLowerCase();
@@ -62,19 +107,16 @@ class MixedLanguageTokenizer implements Tokenizer {
     for (const match of text.matchAll(WORD)) {
       let word = match[0];
       if (word.endsWith("'s")) word = word.slice(0, -2);
-      if (
-        previousWord !== undefined &&
-        DIGITS.test(word) &&
-        JOINABLE_GAP.test(text.slice(previousEnd, match.index))
-      ) {
+      const kind = kindOf(word);
+      if (previousWord !== undefined && kind === HAS_DIGIT && joinableGap(text, previousEnd, match.index)) {
         out.push(previousWord + word);
       }
       previousWord = undefined;
-      if (CONNECTOR.test(word)) {
+      if (kind & HAS_CONNECTOR) {
         this.compound(word, out);
       } else {
-        this.simple(word, out);
-        if (ALPHA.test(word) && !this.isStopWord(word)) previousWord = word;
+        this.simple(word, kind, out);
+        if (kind === HAS_LETTER && !this.isStopWord(word)) previousWord = word;
       }
       previousEnd = match.index + match[0].length;
     }
@@ -85,24 +127,25 @@ class MixedLanguageTokenizer implements Tokenizer {
     out.push(word);
     const parts = word.split(/['._\-/]+/).filter((part) => part.length > 0);
     for (const part of parts) {
-      if (part.length > 1 || DIGITS.test(part)) this.simple(part, out);
+      const kind = kindOf(part);
+      if (part.length > 1 || kind === HAS_DIGIT) this.simple(part, kind, out);
     }
-    if (parts.length === 2 && ALPHA.test(parts[0] ?? '') && DIGITS.test(parts[1] ?? '')) out.push(parts.join(''));
+    if (parts.length === 2 && isAlpha(parts[0] ?? '') && isDigits(parts[1] ?? '')) out.push(parts.join(''));
   }
 
-  private simple(word: string, out: string[]): void {
-    if (ALPHA.test(word)) {
+  private simple(word: string, kind: number, out: string[]): void {
+    if (kind === HAS_LETTER) {
       if (this.isStopWord(word)) return;
-      out.push(this.stem ? lightStem(word) : word);
+      out.push(this.stemmed(word));
       return;
     }
     out.push(word);
-    if (DIGITS.test(word)) return;
+    if (kind === HAS_DIGIT) return;
     // Letters and digits mixed ("rfc7231", "1990s"): the whole term, plus each run.
     for (const run of word.matchAll(LETTER_OR_DIGIT_RUN)) {
       const part = run[0];
-      if (DIGITS.test(part)) out.push(part);
-      else if (part.length > 1 && !this.isStopWord(part)) out.push(this.stem ? lightStem(part) : part);
+      if (isDigits(part)) out.push(part);
+      else if (part.length > 1 && !this.isStopWord(part)) out.push(this.stemmed(part));
     }
   }
 
