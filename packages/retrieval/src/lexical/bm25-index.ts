@@ -161,6 +161,8 @@ class Partition {
   buffer = new BufferSegment();
   readonly locations = new Map<string, Location>();
   liveLength = 0;
+  /** Set by every write; a search reorganises segments only after writes. */
+  private changed = false;
 
   get liveCount(): number {
     return this.locations.size;
@@ -168,6 +170,7 @@ class Partition {
 
   add(key: string, tokens: readonly string[]): void {
     this.remove(key);
+    this.changed = true;
     const doc = this.buffer.add(key, tokens);
     this.locations.set(key, { segment: this.buffer, doc, length: tokens.length });
     this.liveLength += tokens.length;
@@ -176,6 +179,7 @@ class Partition {
   remove(key: string): boolean {
     const location = this.locations.get(key);
     if (!location) return false;
+    this.changed = true;
     this.locations.delete(key);
     this.liveLength -= location.length;
     if (location.segment instanceof Segment) {
@@ -190,6 +194,8 @@ class Partition {
 
   /** Freezes the buffer and keeps the segment count logarithmic in the document count. */
   prepareForSearch(): void {
+    if (!this.changed) return;
+    this.changed = false;
     if (this.buffer.keys.length > 0) {
       const frozen = this.freezeBuffer();
       if (frozen) this.segments.push(frozen);
