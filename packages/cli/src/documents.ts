@@ -75,6 +75,10 @@ function fileDocuments(file: string, name: string): DocumentInput[] {
         };
       });
   }
-  const heading = /^#\s+(.+)$/m.exec(text);
-  return [{ docId: toDocId(name), title: heading?.[1]?.trim() ?? basename(file, extname(file)), text, version, sourceUri: name }];
+  // A leading "# Title" line is the document's title, not part of its text: kept in the text
+  // it would be repeated inside every answer sentence that quotes the first chunk.
+  const heading = /^\s*#\s+(.+)\r?\n/.exec(text);
+  const title = heading?.[1]?.trim() ?? basename(file, extname(file));
+  const body = heading ? text.slice(heading[0].length).trim() : text;
+  return [{ docId: toDocId(name), title, text: body, version, sourceUri: name }];
 }

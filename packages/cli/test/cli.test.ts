@@ -42,6 +42,7 @@ describe('cli', () => {
       ['b-c', ''],
     ]);
     expect(docs[2]?.version).toBe(7);
+    expect(docs[0]?.text).toBe('Owned by Mira.');
   });
 
   it('ingest - a malformed JSONL line is reported with its file and line number', () => {
