@@ -6,7 +6,7 @@ import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { twoHopScript } from '../../services/answer-gateway/test/support/fake-reasoner.js';
 import { startTestGateway } from '../../services/answer-gateway/test/support/harness.js';
-import { CHROMIUM, hasChromium, requireTool } from './support.js';
+import { CHROMIUM, hasChromium, requireTool, startDroppingProxy } from './support.js';
 
 const enabled = requireTool('chromium', hasChromium(), 'apt-get install -y chromium');
 
@@ -75,6 +75,48 @@ describe.skipIf(!enabled)('the web page at / in headless Chromium', () => {
     console.log(`web page screenshot: ${screenshot}`);
     expect(pageErrors).toEqual([]);
     await page.close();
+  });
+
+  it('resumes the same question after the network drops, without losing or repeating a token', async () => {
+    await using t = await startTestGateway({ config: { RESUME_GRACE_MS: 30_000 }, script: twoHopScript({ gated: true }) });
+    const proxy = await startDroppingProxy(t.gateway.httpPort);
+    const page = await browser.newPage();
+    await page.goto(`${proxy.url}/`);
+    await page.fill('#api-key', t.keys.alice.key);
+    await page.fill('#question', 'Which department does the owner of project Atlas belong to?');
+    await page.click('#ask');
+    await page.waitForSelector('#route:not([hidden])');
+    const questionId = (await waitFor(() => t.reasoner.asks[0]?.ctx?.questionId)) ?? '';
+    t.reasoner.release(questionId);
+    await page.waitForSelector('#hop-1 .hop-answer:has-text("Dana Reyes")');
+
+    proxy.dropAll();
+    await page.waitForSelector('#status:has-text("Connection lost")');
+    // The question goes on while the page is disconnected: hop 2 and every token wait in the
+    // replay buffer. The script is held before its citations, so the streamed text is all the
+    // page has to show, and a token lost or repeated would show in it.
+    const answer = 'Project Atlas is owned by Dana Reyes [1], who works in the Materials Science department [2].';
+    const beforeCitations = 1 + 3 + 3 + answer.split(/(?<= )/).length;
+    const record = t.reasoner.record(questionId);
+    await waitFor(
+      () => {
+        if ((record?.emitted ?? 0) >= beforeCitations) return true;
+        t.reasoner.release(questionId);
+        return false;
+      },
+      { description: 'hop 2 and every token emitted while disconnected' },
+    );
+    expect(record?.emitted).toBe(beforeCitations);
+
+    await page.waitForFunction((expected) => (globalThis as unknown as { document: { getElementById(id: string): { textContent: string } | null } }).document.getElementById('answer')?.textContent === expected, answer, { timeout: 15_000 });
+    t.reasoner.release(questionId);
+    await page.waitForSelector('#status:has-text("Answered.")');
+    expect(await page.textContent('#hop-2 .hop-answer')).toContain('Materials Science');
+    expect(await page.locator('.hop').count()).toBe(2);
+    expect(await page.textContent('#answer')).toBe(answer);
+    expect(record?.cancel).toBeUndefined();
+    await page.close();
+    await proxy.close();
   });
 
   it('keeps the API key in localStorage and shows the problem of a refused question', async () => {
