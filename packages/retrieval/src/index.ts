@@ -50,3 +50,6 @@ export { createReranker, DEFAULT_RERANK } from './rerank/reranker.js';
 export type { RerankDefaults, RerankerDependencies, RerankInput, RerankOutput, Reranker } from './rerank/reranker.js';
 export { OpenAiEmbedder } from './vector/openai-embedder.js';
 export type { OpenAiEmbedderOptions } from './vector/openai-embedder.js';
+export { createElasticsearchLexicalBackend, DEFAULT_ELASTICSEARCH_INDEX, ElasticsearchLexicalBackend } from './backends/elasticsearch/elasticsearch-lexical-backend.js';
+export type { ElasticsearchLexicalBackendOptions } from './backends/elasticsearch/elasticsearch-lexical-backend.js';
+export type { ElasticsearchSetupLog, TextAnalyzer } from './backends/elasticsearch/index-setup.js';

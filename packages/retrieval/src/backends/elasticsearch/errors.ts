@@ -15,12 +15,12 @@ import {
  * (invalid argument), and the ingest consumer retries the first and dead-letters the second.
  */
 export function elasticsearchError(error: unknown, what: string, signal?: AbortSignal): HoplineError {
-  if (isHoplineError(error)) return error;
-  if (error instanceof errors.RequestAbortedError) {
+  if (signal?.aborted || error instanceof errors.RequestAbortedError) {
     // The guard aborts with the reason it gave up (deadline or caller cancellation).
     const reason: unknown = signal?.reason;
     return isHoplineError(reason) ? reason : new CancelledError(`${what}: request aborted`, { cause: error });
   }
+  if (isHoplineError(error)) return error;
   if (error instanceof errors.TimeoutError) return new DeadlineExceededError(`${what}: Elasticsearch did not answer in time`, { cause: error });
   if (error instanceof errors.ConnectionError || error instanceof errors.NoLivingConnectionsError) {
     return new UnavailableError(`${what}: Elasticsearch is unreachable (${error.message})`, { cause: error });
