@@ -21,6 +21,8 @@ export const configSchema = z.object({
   QUESTION_TIMEOUT_MS: env.positiveInt(30_000),
   /** How long a hop-reasoner may take to acknowledge a question before the ask fails. */
   ACCEPT_TIMEOUT_MS: env.positiveInt(2_000),
+  /** How long the breaker in front of the hop-reasoners stays open before it lets one ask through. */
+  ASK_BREAKER_RESET_MS: env.positiveInt(5_000),
   DEFAULT_MAX_HOPS: z.coerce.number().int().min(1).max(5).default(3),
   MAX_QUESTION_CHARS: env.positiveInt(2_000),
   MAX_BODY_BYTES: env.positiveInt(65_536),

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { Bus, DurableStream, KeyValueStore } from '@hopline/bus';
 import { codecs, loadHoplineGrpc, subjects } from '@hopline/contracts';
 import { createGrpcServer } from '@hopline/grpc';
+import { createGuard } from '@hopline/resilience';
 import type { HealthReport, HoplineMetrics, Logger } from '@hopline/telemetry';
 import { Admission } from './admission.js';
 import type { ApiKeyStore } from './api-keys.js';
@@ -29,6 +30,7 @@ export type GatewayConfig = Pick<
   | 'CACHE_MAX_ENTRIES'
   | 'QUESTION_TIMEOUT_MS'
   | 'ACCEPT_TIMEOUT_MS'
+  | 'ASK_BREAKER_RESET_MS'
   | 'DEFAULT_MAX_HOPS'
   | 'MAX_QUESTION_CHARS'
   | 'MAX_BODY_BYTES'
@@ -75,6 +77,8 @@ export interface AnswerGateway {
 
 /** Time past a question's deadline left to the hop-reasoner's own terminal event. */
 const DEADLINE_SLACK_MS = 1_000;
+/** Opens when half of at least 5 asks in 10 s found no reasoner or no acknowledgement. */
+const ASK_BREAKER = { errorThresholdPercentage: 50, volumeThreshold: 5, rollingCountTimeoutMs: 10_000 };
 /** How long finished streams may take to flush their last bytes once every question ended. */
 const CLOSE_FLUSH_MS = 1_000;
 
@@ -97,10 +101,25 @@ export async function startAnswerGateway(options: AnswerGatewayOptions): Promise
   const cache = options.cache ?? (await createAnswerCache(config, logger, metrics));
   const onError = (message: string, error: unknown) => logger.warn(message, { error });
 
+  // The ask is the gateway's one call across the bus: a breaker keeps a dead or overloaded
+  // reasoner pool from costing every client the accept timeout.
+  const askGuard = createGuard({
+    downstream: 'hop-reasoner',
+    breaker: { ...ASK_BREAKER, resetTimeoutMs: config.ASK_BREAKER_RESET_MS },
+    logger,
+    metrics,
+  });
+  const sendAsk = async (command: Uint8Array, deadlineUnixMs: number) => {
+    await askGuard.call((signal) => bus.request(subjects.ask, command, { timeoutMs: config.ACCEPT_TIMEOUT_MS, signal }), {
+      deadlineUnixMs,
+      capMs: config.ACCEPT_TIMEOUT_MS,
+    });
+  };
+
   const counters = createGatewayMetrics(metrics.registry, () => registry.inFlight);
   const registry = new QuestionRegistry({
     bus,
-    acceptTimeoutMs: config.ACCEPT_TIMEOUT_MS,
+    sendAsk,
     graceMs: config.RESUME_GRACE_MS,
     replayLimit: config.REPLAY_BUFFER_EVENTS,
     deadlineSlackMs: DEADLINE_SLACK_MS,
@@ -174,6 +193,7 @@ export async function startAnswerGateway(options: AnswerGatewayOptions): Promise
     grpcPort = await grpcServer.listen(config.GRPC_HOST, config.GRPC_PORT);
   } catch (error) {
     kbChanges.unsubscribe();
+    askGuard.shutdown();
     httpServer.close();
     await grpcServer.shutdown({ graceMs: 0 });
     if (ownsCache) await cache.close();
@@ -204,6 +224,7 @@ export async function startAnswerGateway(options: AnswerGatewayOptions): Promise
         await Promise.all([httpClosed, grpcClosed]);
         clearTimeout(flushTimer);
         registry.clear();
+        askGuard.shutdown();
         if (ownsCache) await cache.close();
       })();
       return stopping;

@@ -38,7 +38,8 @@ export const problems = {
   tooManyRequests: (detail: string, retryAfterMs: number) =>
     new Problem(429, 'too-many-requests', 'Too many requests', detail, { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterMs / 1000))) }),
   resumeUnavailable: (detail: string) => new Problem(410, 'resume-unavailable', 'The stream cannot be resumed from there', detail),
-  unavailable: (detail: string) => new Problem(503, 'unavailable', 'Service unavailable', detail),
+  unavailable: (detail: string, retryAfterMs?: number) =>
+    new Problem(503, 'unavailable', 'Service unavailable', detail, retryAfterMs === undefined ? {} : { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterMs / 1000))) }),
   shuttingDown: () =>
     new Problem(503, 'shutting-down', 'The gateway is shutting down', 'retry on another instance', { 'Retry-After': '1' }),
   timeout: (detail: string) => new Problem(504, 'timeout', 'The question ran out of time', detail),
@@ -49,8 +50,8 @@ const STATUS_BY_CODE: Partial<Record<ErrorCode, () => Problem>> = {
   invalid_argument: () => problems.invalidRequest('the request was rejected downstream'),
   deadline_exceeded: () => problems.timeout('no answer before the deadline'),
   unavailable: () => problems.unavailable('a dependency is unavailable'),
-  no_responders: () => problems.unavailable('no hop-reasoner is running'),
-  breaker_open: () => problems.unavailable('a dependency is failing; retry later'),
+  no_responders: () => problems.unavailable('no hop-reasoner is running', 1_000),
+  breaker_open: () => problems.unavailable('the hop-reasoners are failing; retry later', 1_000),
 };
 
 /** A question that ended with an error event, as the problem a JSON client receives. */

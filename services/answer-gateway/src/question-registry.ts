@@ -4,7 +4,7 @@ import { QuestionRun, type CancelReason, type QuestionSpec } from './question-ru
 
 export interface QuestionRegistryOptions {
   bus: Bus;
-  acceptTimeoutMs: number;
+  sendAsk: (command: Uint8Array, deadlineUnixMs: number) => Promise<void>;
   graceMs: number;
   replayLimit: number;
   deadlineSlackMs: number;
@@ -39,7 +39,7 @@ export class QuestionRegistry {
     this.runs.set(spec.questionId, run);
     this.running += 1;
     try {
-      await run.start(this.options.acceptTimeoutMs);
+      await run.start();
     } catch (error) {
       this.runs.delete(spec.questionId);
       this.release();

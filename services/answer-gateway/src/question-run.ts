@@ -21,7 +21,10 @@ const TERMINAL_ERROR: Record<CancelReason, { code: ErrorCode; message: string }>
 };
 
 export interface QuestionRunOptions {
+  /** Carries the question's events in and its cancel out. */
   bus: Bus;
+  /** Sends the encoded AskCommand and resolves when a hop-reasoner acknowledged it. */
+  sendAsk: (command: Uint8Array, deadlineUnixMs: number) => Promise<void>;
   /** How long the question outlives its last reader before it is cancelled. */
   graceMs: number;
   /** Events kept for replay; a question producing more is ended. */
@@ -81,24 +84,23 @@ export class QuestionRun {
   }
 
   /**
-   * Subscribes to the question's events, then sends the ask as a request that a hop-reasoner
-   * acknowledges: "nobody is running" fails here, fast, instead of at the deadline. Rejects
-   * with the bus error when no hop-reasoner accepts; the run then holds no event.
+   * Subscribes to the question's events, then hands the ask to `sendAsk`, which resolves once
+   * a hop-reasoner acknowledged it: "nobody is running" fails here, fast, instead of at the
+   * deadline. Rejects with that error when no hop-reasoner accepts; the run then holds no event.
    */
-  async start(acceptTimeoutMs: number): Promise<void> {
+  async start(): Promise<void> {
     const { bus } = this.options;
     this.subscription = bus.subscribe(subjects.events(this.questionId), {}, (message) => {
       this.receive(codecs.qaEvent.decode(message.data));
     });
     try {
-      await bus.request(
-        subjects.ask,
+      await this.options.sendAsk(
         codecs.askCommand.encode({
           ctx: { questionId: this.questionId, scope: this.spec.scope, deadlineUnixMs: this.spec.deadlineUnixMs },
           question: this.spec.question,
           maxHops: this.spec.maxHops,
         }),
-        { timeoutMs: acceptTimeoutMs },
+        this.spec.deadlineUnixMs,
       );
     } catch (error) {
       this.subscription.unsubscribe();

@@ -1,7 +1,7 @@
 import { waitFor } from '@hopline/test-support';
 import { describe, expect, it } from 'vitest';
-import { twoHopScript } from './support/fake-reasoner.js';
-import { askJson, askSse, startTestGateway } from './support/harness.js';
+import { FakeReasoner, twoHopScript } from './support/fake-reasoner.js';
+import { askJson, askSse, metricValue, startTestGateway } from './support/harness.js';
 
 const EXPECTED_SEQUENCE = ['route', 'hop_started', 'retrieval', 'hop_answer', 'hop_started', 'retrieval', 'hop_answer'];
 
@@ -148,6 +148,26 @@ describe('answer-gateway SSE stream', () => {
     const response = await askJson(t.baseUrl, t.keys.alice, { question: 'Who owns Atlas?' }, { Accept: 'text/event-stream' });
     expect(response.status).toBe(503);
     expect(response.headers.get('content-type')).toBe('application/problem+json');
+    expect(response.headers.get('retry-after')).toBe('1');
     expect(await response.json()).toMatchObject({ type: 'urn:hopline:problem:unavailable', detail: 'no hop-reasoner is running' });
+  });
+
+  it('opens the breaker in front of the hop-reasoners after repeated failures, and closes it once one answers again', async () => {
+    await using t = await startTestGateway({ config: { ASK_BREAKER_RESET_MS: 300 } });
+    const script = t.reasoner.script;
+    await t.reasoner.stop();
+    const details: string[] = [];
+    for (let i = 0; i < 6; i++) {
+      const response = await askJson(t.baseUrl, t.keys.alice, { question: `Who owns Atlas ${i}?` });
+      expect(response.status).toBe(503);
+      details.push(((await response.json()) as { detail: string }).detail);
+    }
+    expect(details.at(-1)).toBe('the hop-reasoners are failing; retry later');
+    expect(await metricValue(t.metrics, 'hopline_breaker_state', { downstream: 'hop-reasoner' })).toBe(2);
+
+    const revived = await FakeReasoner.start(t.peerBus, script);
+    await waitFor(async () => (await askJson(t.baseUrl, t.keys.alice, { question: 'Who owns Atlas?' })).status === 200, { description: 'the breaker to close' });
+    expect(await metricValue(t.metrics, 'hopline_breaker_state', { downstream: 'hop-reasoner' })).toBe(0);
+    await revived.stop();
   });
 });
