@@ -124,9 +124,9 @@ export function unaryCall<C extends grpc.Client, K extends UnaryMethodName<C>>(
         injectMetadata(metadata);
         const callOptions: grpc.CallOptions = timeoutMs <= MAX_TIMER_MS ? { deadline: Date.now() + timeoutMs } : {};
 
-        const onAbort = () => inFlight.cancel();
+        let cancelOnAbort: (() => void) | undefined;
         const inFlight = (client[method] as unknown as UntypedUnaryMethod).call(client, request, metadata, callOptions, (error, response) => {
-          signal?.removeEventListener('abort', onAbort);
+          if (cancelOnAbort) signal?.removeEventListener('abort', cancelOnAbort);
           if (error) {
             statusCode = error.code;
             span.setAttribute('rpc.grpc.status_code', error.code);
@@ -139,7 +139,10 @@ export function unaryCall<C extends grpc.Client, K extends UnaryMethodName<C>>(
             resolve(response as UnaryResponse<C, K>);
           }
         });
-        signal?.addEventListener('abort', onAbort, { once: true });
+        if (signal) {
+          cancelOnAbort = () => inFlight.cancel();
+          signal.addEventListener('abort', cancelOnAbort, { once: true });
+        }
       }),
   );
   if (!options.metrics) return call;

@@ -68,25 +68,26 @@ class HandlerCallContext implements CallContext {
   readonly deadlineUnixMs: number;
   readonly metadata: grpc.Metadata;
   private controller: AbortController | undefined;
-  private endedEarly: HoplineError | undefined;
-  private readonly onCancelled = () => {
-    this.endedEarly =
-      Date.now() >= this.deadlineUnixMs ? new DeadlineExceededError("the caller's deadline passed") : new CancelledError('the client cancelled the call');
-    this.controller?.abort(this.endedEarly);
-  };
+  private onCancelled: (() => void) | undefined;
+  private finished = false;
 
   constructor(protected readonly call: AnyCall) {
     const deadline = call.getDeadline();
     this.deadlineUnixMs = deadline instanceof Date ? deadline.getTime() : deadline;
     this.metadata = call.metadata;
-    if (call.cancelled) this.onCancelled();
-    else call.once('cancelled', this.onCancelled);
   }
 
   get signal(): AbortSignal {
     if (!this.controller) {
-      this.controller = new AbortController();
-      if (this.endedEarly) this.controller.abort(this.endedEarly);
+      const controller = new AbortController();
+      this.controller = controller;
+      // Once the handler is done, the call's later fate is not its signal's business.
+      if (this.finished) return controller.signal;
+      if (this.call.cancelled) controller.abort(this.whyEnded());
+      else {
+        this.onCancelled = () => controller.abort(this.whyEnded());
+        this.call.once('cancelled', this.onCancelled);
+      }
     }
     return this.controller.signal;
   }
@@ -97,7 +98,12 @@ class HandlerCallContext implements CallContext {
 
   /** Detaches from the call once the handler is done. */
   dispose(): void {
-    this.call.off('cancelled', this.onCancelled);
+    this.finished = true;
+    if (this.onCancelled) this.call.off('cancelled', this.onCancelled);
+  }
+
+  private whyEnded(): HoplineError {
+    return Date.now() >= this.deadlineUnixMs ? new DeadlineExceededError("the caller's deadline passed") : new CancelledError('the client cancelled the call');
   }
 }
 

@@ -1,4 +1,4 @@
-import { SpanStatusCode, trace, type Attributes, type Span, type SpanKind, type Context } from '@opentelemetry/api';
+import { SpanStatusCode, context, trace, type Attributes, type Context, type Span, type SpanKind } from '@opentelemetry/api';
 
 export interface InstrumentOptions {
   kind?: SpanKind;
@@ -18,24 +18,26 @@ const tracer = () => trace.getTracer('hopline');
  * Runs `work` inside an active span: records an exception, sets the status, and always ends
  * the span. The one way Hopline code opens a span.
  */
-export async function instrument<T>(name: string, options: InstrumentOptions, work: (span: Span) => Promise<T>): Promise<T> {
-  const spanOptions = { kind: options.kind, attributes: options.attributes };
-  const run = async (span: Span): Promise<T> => {
-    try {
-      return await work(span);
-    } catch (error) {
-      if (options.acceptableErrors?.(error)) {
-        span.addEvent('expected_error', { 'error.message': error instanceof Error ? error.message : String(error) });
-      } else {
-        span.recordException(error instanceof Error ? error : new Error(String(error)));
-        span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
-      }
-      throw error;
-    } finally {
-      span.end();
+export function instrument<T>(name: string, options: InstrumentOptions, work: (span: Span) => Promise<T>): Promise<T> {
+  // Every cross-service call passes through here, so it creates no closure it can avoid.
+  return tracer().startActiveSpan(name, { kind: options.kind, attributes: options.attributes }, options.parent ?? context.active(), (span) =>
+    runInSpan(span, work, options.acceptableErrors),
+  );
+}
+
+async function runInSpan<T>(span: Span, work: (span: Span) => Promise<T>, acceptableErrors: ((error: unknown) => boolean) | undefined): Promise<T> {
+  try {
+    return await work(span);
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    if (acceptableErrors?.(error)) {
+      span.addEvent('expected_error', { 'error.message': message });
+    } else {
+      span.recordException(error instanceof Error ? error : new Error(message));
+      span.setStatus({ code: SpanStatusCode.ERROR, message });
     }
-  };
-  return options.parent === undefined
-    ? tracer().startActiveSpan(name, spanOptions, run)
-    : tracer().startActiveSpan(name, spanOptions, options.parent, run);
+    throw error;
+  } finally {
+    span.end();
+  }
 }
