@@ -6,6 +6,8 @@ export interface Backends {
   lexical: LexicalBackend;
   vector: VectorBackend;
   embedder: Embedder;
+  /** Both indexes are shared by every worker (remote); see RetrievalWorkerDeps.indexesShared. */
+  indexesShared: boolean;
 }
 
 /**
@@ -23,5 +25,5 @@ export async function openBackends(config: Config): Promise<Backends> {
     EmbeddedLexicalBackend.open({ dataDir: join(config.DATA_DIR, 'bm25'), bm25: { k1: config.BM25_K1, b: config.BM25_B } }),
     EmbeddedVectorBackend.open({ dataDir: join(config.DATA_DIR, 'vectors'), dimensions: embedder.dimensions }),
   ]);
-  return { lexical, vector, embedder };
+  return { lexical, vector, embedder, indexesShared: false };
 }

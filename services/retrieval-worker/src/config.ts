@@ -4,7 +4,10 @@ import { z } from 'zod';
 export const configSchema = z.object({
   ...serviceEnv,
   NATS_URL: env.url().default('nats://127.0.0.1:4222'),
-  /** Names this worker in responses and logs; defaults to host name and pid. */
+  /**
+   * Names this worker in responses and logs; defaults to the host name. With the embedded
+   * indexes it also names the worker's own ingest consumer, so keep it stable across restarts.
+   */
   WORKER_ID: z.string().min(1).optional(),
   /** Where the embedded indexes persist. */
   DATA_DIR: env.string('.data/retrieval'),

@@ -1,5 +1,5 @@
 import type { Bus, DurableConsumer, DurableStream, Settlement, StreamMessage } from '@hopline/bus';
-import { codecs, headers, jetstream, subjects, toHoplineError, type IngestCommand__Output } from '@hopline/contracts';
+import { codecs, headers, subjects, toHoplineError, type IngestCommand__Output } from '@hopline/contracts';
 import type { Indexer } from '@hopline/retrieval';
 import type { Logger } from '@hopline/telemetry';
 
@@ -10,6 +10,8 @@ export interface IngestConsumerDeps {
   deadLetters: DurableStream;
   indexer: Indexer;
   logger: Pick<Logger, 'info' | 'warn' | 'error'>;
+  /** The durable consumer's name: workers sharing it split the stream. */
+  durable: string;
   maxDeliver?: number;
   ackWaitMs?: number;
 }
@@ -36,7 +38,7 @@ export async function startIngestConsumer(deps: IngestConsumerDeps): Promise<Dur
   };
 
   return deps.stream.consume(
-    { durable: jetstream.ingestConsumer, filterSubject: subjects.ingestAll, maxDeliver, ackWaitMs: deps.ackWaitMs ?? 60_000 },
+    { durable: deps.durable, filterSubject: subjects.ingestAll, maxDeliver, ackWaitMs: deps.ackWaitMs ?? 60_000 },
     async (message) => {
       let command: IngestCommand__Output;
       try {

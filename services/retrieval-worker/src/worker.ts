@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import type { Bus, ServiceHandle } from '@hopline/bus';
-import { jetstream, natsServices, subjects } from '@hopline/contracts';
+import { jetstream, natsServices, subjects, subjectToken } from '@hopline/contracts';
 import { createGuard, type Guard } from '@hopline/resilience';
 import { createHybridRetriever, createIndexer, type Embedder, type LexicalBackend, type VectorBackend } from '@hopline/retrieval';
 import type { HealthReport, HoplineMetrics, Logger } from '@hopline/telemetry';
@@ -14,6 +14,12 @@ export interface RetrievalWorkerDeps {
   lexical: LexicalBackend;
   vector: VectorBackend;
   embedder: Embedder;
+  /**
+   * True when the indexes are shared by every worker (Elasticsearch and Milvus): the workers
+   * then split the ingest stream between them. Embedded indexes belong to one worker, so each
+   * worker reads the whole stream through a durable consumer of its own.
+   */
+  indexesShared: boolean;
   logger: Logger;
   metrics: HoplineMetrics;
 }
@@ -32,7 +38,7 @@ const BREAKER = { errorThresholdPercentage: 50, volumeThreshold: 5, resetTimeout
  */
 export async function startRetrievalWorker(deps: RetrievalWorkerDeps): Promise<RetrievalWorker> {
   const { config, bus, lexical, vector, embedder, logger, metrics } = deps;
-  const workerId = config.WORKER_ID ?? `${hostname()}-${process.pid}`;
+  const workerId = config.WORKER_ID ?? hostname();
   const guard = (downstream: string): Guard => createGuard({ downstream, breaker: BREAKER, logger, metrics });
   const lexicalGuard = guard(lexical.name);
   const vectorGuard = guard(vector.name);
@@ -68,8 +74,9 @@ export async function startRetrievalWorker(deps: RetrievalWorkerDeps): Promise<R
     description: 'Hybrid BM25 + vector retrieval, scoped to the caller',
     endpoints: [retrieveEndpoint({ retriever, workerId, metrics })],
   });
-  const consumer = await startIngestConsumer({ bus, stream, deadLetters, indexer, logger });
-  logger.info('retrieval worker ready', { workerId, lexical: lexical.name, vector: vector.name, embedder: embedder.model });
+  const durable = deps.indexesShared ? jetstream.ingestConsumer : `${jetstream.ingestConsumer}-${subjectToken(workerId, 'WORKER_ID')}`;
+  const consumer = await startIngestConsumer({ bus, stream, deadLetters, indexer, logger, durable });
+  logger.info('retrieval worker ready', { workerId, ingestConsumer: durable, lexical: lexical.name, vector: vector.name, embedder: embedder.model });
 
   return {
     workerId,
