@@ -3,7 +3,8 @@ import { context, propagation, type Context } from '@opentelemetry/api';
 /**
  * The two helpers that carry trace context across NATS: W3C `traceparent`/`tracestate`
  * (and baggage) go into message headers on the way out and come back into a Context on
- * the way in. gRPC metadata uses the same pair through `injectContext(metadataCarrier)`.
+ * the way in. gRPC metadata has its own pair in `@hopline/grpc` (`injectMetadata`,
+ * `extractMetadata`) over the same globally registered propagator.
  */
 export type HeaderCarrier = Record<string, string>;
 
