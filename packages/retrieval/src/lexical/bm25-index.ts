@@ -38,6 +38,9 @@ export interface Bm25SearchResult {
 }
 
 const MAX_TF = 0xffff;
+// A buffer is frozen into a segment once it holds this many documents even if nobody searches:
+// buffered postings are plain JS arrays, several times the size of a frozen segment's.
+const BUFFER_LIMIT = 4_096;
 const DEAD_FRACTION_TO_REWRITE = 0.25;
 
 /** Postings of the mutable buffer: per term a flat [doc, tf, doc, tf, ...] list. */
@@ -174,6 +177,7 @@ class Partition {
     const doc = this.buffer.add(key, tokens);
     this.locations.set(key, { segment: this.buffer, doc, length: tokens.length });
     this.liveLength += tokens.length;
+    if (this.buffer.keys.length >= BUFFER_LIMIT) this.prepareForSearch();
   }
 
   remove(key: string): boolean {

@@ -12,7 +12,7 @@ export interface HnswParameters {
   m: number;
   /** Candidate list while building (default 200). */
   efConstruction: number;
-  /** Candidate list while searching (default 64); raised to k when k is larger. */
+  /** Candidate list while searching; raised to k when k is larger. */
   ef: number;
 }
 
@@ -69,10 +69,10 @@ class HnswPartition {
     return true;
   }
 
-  search(query: number[], limit: number): Array<{ key: string; score: number }> {
+  search(query: number[], limit: number, ef: number): Array<{ key: string; score: number }> {
     const k = Math.min(limit, this.labels.size);
     if (k === 0) return [];
-    this.graph.setEf(Math.max(this.parameters.ef, k));
+    this.graph.setEf(Math.max(ef, k));
     const { neighbors, distances } = this.graph.searchKnn(query, k);
     return neighbors.map((label, i) => ({ key: this.keys[label] as string, score: 1 - (distances[i] as number) }));
   }
@@ -86,12 +86,15 @@ class HnswPartition {
 export class HnswVectorIndex implements VectorIndex {
   private readonly partitions = new Map<string, HnswPartition>();
   readonly parameters: HnswParameters;
+  /** The search-time candidate list; changing it needs no rebuild. */
+  ef: number;
 
   constructor(
     readonly dimensions: number,
     parameters: Partial<HnswParameters> = {},
   ) {
     this.parameters = { ...DEFAULT_HNSW_PARAMETERS, ...parameters };
+    this.ef = this.parameters.ef;
   }
 
   add(partition: string, key: string, vector: Float32Array): void {
@@ -120,7 +123,7 @@ export class HnswVectorIndex implements VectorIndex {
     const point = Array.from(query);
     const best = new TopK<{ partition: string; key: string }>(limit);
     for (const name of new Set(partitions)) {
-      for (const hit of this.partitions.get(name)?.search(point, limit) ?? []) best.push(hit.score, { partition: name, key: hit.key });
+      for (const hit of this.partitions.get(name)?.search(point, limit, this.ef) ?? []) best.push(hit.score, { partition: name, key: hit.key });
     }
     return best.drain().map(({ score, item }) => ({ partition: item.partition, key: item.key, score }));
   }
