@@ -80,6 +80,15 @@ describe('Bm25Index', () => {
     expect(index.search(['p'], ['shared'], 1000).hits).toHaveLength(241);
   });
 
+  it('bm25 - a partition written past its buffer limit without searches still answers exactly', () => {
+    const index = new Bm25Index();
+    for (let i = 0; i < 9_000; i++) index.add('p', `d${i}`, [`t${i}`, 'common']);
+    index.remove('p', 'd10');
+    expect(index.search(['p'], ['t8999'], 5).hits.map((hit) => hit.key)).toEqual(['d8999']);
+    expect(index.search(['p'], ['t10'], 5).hits).toEqual([]);
+    expect(index.search(['p'], ['common'], 10_000).hits).toHaveLength(8_999);
+  });
+
   it('bm25 - counts the postings a query reads', () => {
     const index = new Bm25Index();
     index.add('p', 'a', words('x y'));
