@@ -1,3 +1,5 @@
+import type { ReasoningOutcome } from './multihop/reasoning-summary.js';
+
 /** What one question's retrieval produced, in the terms the metrics need. */
 export interface QuestionOutcome {
   id: string;
@@ -7,6 +9,8 @@ export interface QuestionOutcome {
   /** Document id of each retrieved chunk, best first. */
   rankedDocIds: readonly string[];
   latencyMs: number;
+  /** What the hop loop did, for modes that run it. */
+  reasoning?: ReasoningOutcome;
 }
 
 export interface QuestionScore {

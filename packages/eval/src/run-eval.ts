@@ -4,9 +4,11 @@ import { buildKnowledgeBase, ingestKnowledgeBase } from './knowledge-base.js';
 import type { QuestionOutcome, RecallSummary } from './metrics.js';
 import { summarizeByDataset } from './metrics.js';
 import type { EvalMode } from './modes/mode.js';
+import type { ReasoningFigures } from './multihop/reasoning-summary.js';
+import { formatReasoning } from './multihop/reasoning-summary.js';
 import { openEvalRetrievalStack } from './retrieval-stack.js';
 
-export interface EvalReport extends RecallSummary {
+export interface EvalReport extends RecallSummary, Partial<ReasoningFigures> {
   mode: string;
   k: number;
   byDataset: Record<string, RecallSummary>;
@@ -59,6 +61,7 @@ export async function runEval(questions: readonly MultihopQuestion[], options: R
       kb: { documents: ingest.documents, chunks: ingest.chunks, ingestMs: Math.round(ingest.ms) },
       embedder: stack.embedder.model,
       weights: { bm25: stack.hybridOptions.bm25Weight, vector: stack.hybridOptions.vectorWeight },
+      ...options.mode.summarize?.(outcomes, options.k),
     };
   } finally {
     await stack.close();
@@ -78,5 +81,6 @@ export function formatReport(report: EvalReport): string {
     ...Object.entries(report.byDataset).map(([name, summary]) => row(name, summary)),
     row('all', report),
   ];
+  if (report.singleShot) lines.push(...formatReasoning(report as ReasoningFigures, report.byDataset, report.k));
   return lines.join('\n');
 }

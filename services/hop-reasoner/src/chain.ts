@@ -53,7 +53,8 @@ export async function runChain(run: QuestionRun, start: ChainStart): Promise<Cha
     return { hops, stopReason, lastRanked: last?.ranked ?? [], complete, missing: complete ? '' : missing };
   };
 
-  for (let hopInChain = previous.length + 1; hopInChain <= previous.length + start.maxHops; hopInChain += 1) {
+  const lastHopInChain = previous.length + start.maxHops;
+  for (let hopInChain = previous.length + 1; hopInChain <= lastHopInChain; hopInChain += 1) {
     const stop = run.stopBeforeHop(deadlineUnixMs);
     if (stop) return finish(stop, query);
     if (askedQueries.has(normalizeQuery(query))) return finish(StopReason.DUPLICATE, query);
@@ -66,6 +67,7 @@ export async function runChain(run: QuestionRun, start: ChainStart): Promise<Cha
         query,
         hopInChain,
         expectedHops: start.expectedHops,
+        hopsLeft: lastHopInChain - hopInChain,
         previous,
         hydeText: hopInChain === 1 ? (start.hydeText ?? '') : '',
         bridgeEntity,

@@ -5,6 +5,7 @@ import { BudgetExhaustedError, gradeEvidence } from '@hopline/models';
 import { abortable } from '@hopline/resilience';
 import { instrument } from '@hopline/telemetry';
 import type { QuestionRun } from './question-run.js';
+import { firstHopSearch } from './search-query.js';
 
 /** A hop could not finish because the question itself is over: cancelled, or out of time. */
 export class QuestionInterrupted extends Error {
@@ -20,6 +21,8 @@ export interface HopStep {
   /** 1-based position in its chain. */
   hopInChain: number;
   expectedHops: number;
+  /** Hops the chain may still take after this one. */
+  hopsLeft: number;
   previous: readonly PreviousHop[];
   hydeText: string;
   /** The entity whose answer led to this hop ('' for a chain's first hop). */
@@ -82,7 +85,8 @@ export async function runHop(run: QuestionRun, step: HopStep): Promise<HopOutcom
     const retrieved = await timed((ms) => (retrieveMs = ms), now, async () => {
       try {
         // A port that ignores its signal still cannot hold the hop past it.
-        return await abortable(deps.retriever.retrieve({ query: step.query, hydeText: step.hydeText, topK, hop }, ctx), ctx.signal);
+        const query = step.hopInChain === 1 ? firstHopSearch(step.query) : step.query;
+        return await abortable(deps.retriever.retrieve({ query, hydeText: step.hydeText, topK, hop }, ctx), ctx.signal);
       } catch (error) {
         const stop = interruption(run, error);
         if (stop) throw new QuestionInterrupted(stop);
@@ -133,6 +137,7 @@ export async function runHop(run: QuestionRun, step: HopStep): Promise<HopOutcom
       focus: step.focus,
       hop: step.hopInChain,
       expectedHops: step.expectedHops,
+      hopsLeft: step.hopsLeft,
       query: step.query,
       chunks: ranked,
       previous: step.previous,

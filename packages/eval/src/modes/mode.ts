@@ -1,6 +1,7 @@
 import type { MultihopQuestion } from '../dataset.js';
 import type { KnowledgeBase } from '../knowledge-base.js';
 import type { QuestionOutcome } from '../metrics.js';
+import type { ReasoningFigures } from '../multihop/reasoning-summary.js';
 import type { EvalRetrievalStack } from '../retrieval-stack.js';
 
 /** What every eval mode gets: the questions, the pooled kb (already ingested) and the stack. */
@@ -17,4 +18,6 @@ export interface EvalContext {
 export interface EvalMode {
   readonly name: string;
   run(context: EvalContext): Promise<QuestionOutcome[]>;
+  /** Figures beyond recall that the mode's outcomes carry (answers, hops, stop reasons). */
+  summarize?(outcomes: readonly QuestionOutcome[], k: number): ReasoningFigures;
 }

@@ -26,6 +26,10 @@ export interface CandidateOptions {
   isAnchored: (chunk: Chunk__Output) => boolean;
 }
 
+// "American", "Danish", "Chinese": a single word that names a people describes an entity rather
+// than being one, so it makes a poor bridge unless the question asks for a nationality.
+const DEMONYM = /^\p{Lu}\p{Ll}+(?:an|ian|ish|ese|i|ic)$/u;
+const DEMONYM_WEIGHT = 0.3;
 const DATE_LIKE = /\b(January|February|March|April|May|June|July|August|September|October|November|December)\b|^\p{N}+$/u;
 const PROXIMITY_SCALE = 4;
 const TITLE_OF_RETRIEVED_BONUS = 0.5;
@@ -34,18 +38,22 @@ const OWN_TITLE_SCORE = 0.8;
 const NAMED_TITLE_SCORE = 1;
 const UNANCHORED_WEIGHT = 0.4;
 
+const containsWords = (outer: string, inner: string) => ` ${outer} `.includes(` ${inner} `);
+
+/** A name the chain already has, a part of one ("Bibring"), or a longer form of one ("Sir X Y"). */
 function isKnown(name: string, known: readonly string[]): boolean {
   const key = entityKey(name);
   if (!key) return true;
   return known.some((entity) => {
     const knownKey = entityKey(entity);
-    return knownKey === key || knownKey.includes(key);
+    return knownKey !== '' && (containsWords(knownKey, key) || containsWords(key, knownKey));
   });
 }
 
 /** Candidates from the cited chunks, best first, one entry per distinct name. */
 export function bridgeCandidates(cited: readonly Chunk__Output[], options: CandidateOptions): BridgeCandidate[] {
   const relation = expandRelations(options.relationTerms);
+  const wantsNationality = options.relationTerms.some((term) => term === 'nationality' || term === 'citizenship');
   const titleKeys = new Set(options.retrievedTitles.map((title) => entityKey(bareTitle(title))));
   const best = new Map<string, BridgeCandidate>();
   const offer = (name: string, score: number, chunkId: string) => {
@@ -77,7 +85,8 @@ export function bridgeCandidates(cited: readonly Chunk__Output[], options: Candi
       }
       const titled = titleKeys.has(key) ? TITLE_OF_RETRIEVED_BONUS : 0;
       const early = EARLY_MENTION_WEIGHT / (1 + span.start / 150);
-      offer(span.text, (proximity + titled + early) * weight, chunk.chunkId);
+      const people = !wantsNationality && !titled && DEMONYM.test(span.text) ? DEMONYM_WEIGHT : 1;
+      offer(span.text, (proximity + titled + early) * weight * people, chunk.chunkId);
     }
     // A retrieved document's title written in this chunk is a link the text itself makes.
     const lowerText = chunk.text.toLowerCase();

@@ -4,7 +4,7 @@ import type { HopExtractionInput, HopFinding, Reasoner } from '../reasoner/reaso
 import { readTypedAnswer } from './answers.js';
 import { bridgeCandidates, isAbout } from './bridge.js';
 import { gradeEvidence } from './grade.js';
-import { answerType, questionAnchors, relationTerms } from './question.js';
+import { answerType, questionAnchors, questionWords, relationTerms } from './question.js';
 import { synthesizeOffline } from './synthesis.js';
 import { containsStem, contentTerms, entityKey } from './text.js';
 
@@ -82,20 +82,30 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
       isAnchored: (chunk) => about.includes(chunk),
     });
     const citedIds = cited.map((chunk) => chunk.chunkId);
-    const done = hop >= input.expectedHops;
+    // What the chain has read so far: the documents about what each hop looked for (or, with
+    // none, the hop's best one) — not every document cited around them.
+    const read = [...previous.flatMap((step) => step.cited.slice(0, 1)), ...(about.length > 0 ? about : cited.slice(0, 1))];
+    const covered = read.flatMap((chunk) => contentTerms(`${chunk.title} ${chunk.text}`));
+    const unresolved = relation.filter((term) => !containsStem(covered, term));
+    // A question read as one lookup whose evidence leaves relation words unexplained has a
+    // bridge the wording hid ("a 1935 film starring an actress born in what year"): one more hop.
+    const hiddenBridge = input.expectedHops === 1 && hop === 1 && unresolved.length > 0 && candidates.length > 0;
+    const done = hop >= input.expectedHops && !hiddenBridge;
 
     if (done) {
       const typed = readTypedAnswer(answerType(input.focus), cited, relation);
       const answer = typed?.answer ?? candidates[0]?.name;
       if (!answer) return unknownFinding(citedIds);
       const sourceId = typed?.chunkId ?? candidates[0]?.chunkId;
+      // A named answer's own document, when this hop retrieved it, is evidence that it is what was asked.
+      const own = typed ? [] : chunksAbout(chunks, [answer]).slice(0, 1).map((chunk) => chunk.chunkId);
       return {
         answer,
         unknown: false,
         done: true,
         nextQuery: '',
         confidence: confidenceOf(candidates.map((candidate) => candidate.score), typed !== undefined),
-        citedChunkIds: [...new Set([...(sourceId ? [sourceId] : []), ...citedIds])],
+        citedChunkIds: [...new Set([...(sourceId ? [sourceId] : []), ...own, ...citedIds])],
         bridgeEntities: [answer],
       };
     }
@@ -103,13 +113,11 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
     // Never invent a bridge: with no name in the evidence the chain cannot go on.
     if (candidates.length === 0) return unknownFinding(citedIds);
     const bridges = candidates.slice(0, settings.entitiesPerQuery).map((candidate) => candidate.name);
-    const covered = [...previous.flatMap((step) => step.cited), ...cited].flatMap((chunk) => contentTerms(`${chunk.title} ${chunk.text}`));
-    const unresolved = relation.filter((term) => !containsStem(covered, term));
     return {
       answer: bridges[0] as string,
       unknown: false,
       done: false,
-      nextQuery: [...bridges, ...unresolved].join(' '),
+      nextQuery: [...bridges, ...questionWords(input.focus, unresolved)].join(' '),
       confidence: confidenceOf(candidates.map((candidate) => candidate.score), false),
       citedChunkIds: [...new Set([candidates[0]?.chunkId ?? '', ...citedIds].filter(Boolean))],
       bridgeEntities: bridges,

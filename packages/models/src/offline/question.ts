@@ -28,13 +28,15 @@ export function questionAnchors(question: string): string[] {
 }
 
 const CHOICE_TAIL = /,\s*(?:the\s+)?([^,?]+?)\s+or\s+(?:the\s+)?([^,?]+?)\s*\??\s*$/i;
-const CHOICE_BETWEEN = /\bbetween\s+(?:the\s+)?(.+?)\s+and\s+(?:the\s+)?(.+?)(?:,|\s+which\b|\s+who\b|\?|$)/i;
+// "Between A and B, which …" asks to choose; "a collaboration between A and B" does not.
+const CHOICE_BETWEEN = /^\s*(?:in\s+)?between\s+(?:the\s+)?(.+?)\s+and\s+(?:the\s+)?(.+?)(?:,|\s+which\b|\s+who\b|\?|$)/i;
+const CHOICE_MIDDLE = /,\s*(?:the\s+)?([^,?]+?)\s+or\s+(?:the\s+)?([^,?]+?)\s*,/i;
 const CHOICE_INLINE = /\b(?:which|who|what)\b[^,?]*?\b(?:is|was|are|were|has|had|came|come)?\s*[^,?]*?[,:]?\s+(?:the\s+)?([A-Z0-9"'“][^,?]*?)\s+or\s+(?:the\s+)?([A-Z0-9"'“][^,?]*?)\s*\??\s*$/;
 const CHINESE_CHOICE = /(?:对比|比较|区别)?\s*([^，,、和与跟及]+?)\s*(?:和|与|跟|及|还是|、)\s*([^，,的？?]+?)(?:的|，|,|？|\?|$)/;
 
-/** The options of a "which …, A or B?" question, or of "between A and B"; [] when there are none. */
+/** The options of a "which …, A or B?" question ("which X, A or B, is…"), or of "between A and B"; [] when there are none. */
 export function choiceOptions(question: string): string[] {
-  const match = CHOICE_TAIL.exec(question) ?? CHOICE_BETWEEN.exec(question) ?? CHOICE_INLINE.exec(question);
+  const match = CHOICE_TAIL.exec(question) ?? CHOICE_MIDDLE.exec(question) ?? CHOICE_BETWEEN.exec(question) ?? CHOICE_INLINE.exec(question);
   if (!match?.[1] || !match[2]) return [];
   const clean = (option: string) => option.replace(/^["'“‘]|["'”’]$/g, '').trim();
   const options = [clean(match[1]), clean(match[2])];
@@ -80,6 +82,12 @@ export function relationTerms(question: string, anchors: readonly string[]): str
     if (!distance.has(term) && !QUESTION_WORDS.has(term) && !containsStem(anchorTerms, term)) distance.set(term, Number.POSITIVE_INFINITY);
   }
   return [...distance.entries()].sort((a, b) => a[1] - b[1]).map(([term]) => term);
+}
+
+/** The words of the question that the terms came from, as written: search engines stem their own way. */
+export function questionWords(question: string, terms: readonly string[]): string[] {
+  const tokens = tokenize(question);
+  return terms.map((term) => tokens.find((token) => token.term === term)?.text ?? term);
 }
 
 /** Whether two entity names refer to the same thing by their content terms. */

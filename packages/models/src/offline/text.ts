@@ -175,7 +175,9 @@ export function namedSpans(text: string, tokens: readonly Token[] = tokenize(tex
       j += 1;
     }
     let first = i;
-    while (first < j && SENTENCE_OPENERS.has((tokens[first] as Token).text.toLowerCase())) first += 1;
+    // "The", "In", "He" open sentences; mid-sentence ("We Sweat Blood") they belong to the name.
+    const atSentenceStart = i === 0 || /^[.!?;:"“(]$/.test((tokens[i - 1] as Token).text);
+    while (first < j && (atSentenceStart || first > i) && SENTENCE_OPENERS.has((tokens[first] as Token).text.toLowerCase())) first += 1;
     let last = j;
     while (last > first && NAME_JOINERS.has((tokens[last - 1] as Token).text.toLowerCase())) last -= 1;
     if (first < last) {

@@ -37,6 +37,8 @@ export interface HopExtractionInput {
   hop: number;
   /** Hops the question's structure suggests this chain needs (from the analysis). */
   expectedHops: number;
+  /** Hops this chain may still take after this one: 0 means this hop must conclude. */
+  hopsLeft: number;
   query: string;
   /** This hop's evidence, best first. */
   chunks: readonly Chunk__Output[];

@@ -34,6 +34,8 @@ const QUESTION_MARKS = /[?？]/g;
 const RELATIVE_CLAUSE = /\b(?:the|a|an)\s+(?:[\w'-]+\s+){0,3}?[\w'-]+\s+(?:that|which|who|whose|whom|where|when)\b/i;
 // "the coach of the team", "the director of film X"
 const ROLE_OF = /\bthe\s+(?:[\w-]+\s+){0,2}?([\w-]+)\s+(?:of|for|behind)\s+/gi;
+// "the director born later", "whose director is younger" — a role with a determiner, not "more members"
+const DETERMINED_ROLE = /\b(?:the|whose|their|its|his|her)\s+([\w-]+)(?:\s+([\w-]+))?/gi;
 // "X's father", "Kentucky Tavern's manufacturer"
 const POSSESSIVE_ROLE = /['’]s\s+(?:[\w-]+\s+)?([\w-]+)/gi;
 // "a sitcom created by", "the album released by"
@@ -45,11 +47,31 @@ const NESTING = /\b(?:of the|of|where|that|which|who|whose|whom|in the|by the|fo
 function roleNounIn(pattern: RegExp, question: string): string | undefined {
   pattern.lastIndex = 0;
   for (const match of question.matchAll(pattern)) {
-    const noun = match[1] && contentTerms(match[1])[0];
-    if (noun && isRoleNoun(noun)) return noun;
+    for (const word of match.slice(1)) {
+      const noun = word && contentTerms(word)[0];
+      if (noun && isRoleNoun(noun)) return noun;
+    }
   }
   return undefined;
 }
+
+/**
+ * Two named entities joined by "and" where the question is about both: as its subject
+ * ("A and B were both…"), after a copula ("what type of movies are A and B?") or "of" ("born
+ * first out of A and B"). "Received an Academy Award and Tony Awards" lists attributes instead.
+ */
+function conjoinedAnchors(question: string, anchors: readonly string[]): string[] {
+  for (const first of anchors) {
+    for (const second of anchors) {
+      if (first === second) continue;
+      const pair = `${escapeRegExp(first)}\\s+(?:and|&)\\s+(?:the\\s+)?${escapeRegExp(second)}`;
+      if (new RegExp(`(?:^\\s*|\\b(?:are|were|is|was|do|did|does|have|has|of|both)\\s+(?:the\\s+)?)${pair}`, 'i').test(question)) return [first, second];
+    }
+  }
+  return [];
+}
+
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 export function detectSignals(question: string): QuestionSignals {
   const fired: string[] = [];
@@ -66,7 +88,14 @@ export function detectSignals(question: string): QuestionSignals {
   if (anchors.length >= 2 && SHARED.test(question) && /\band\b|和|与/.test(question)) fired.push('shared:both');
   if (anchors.length >= 2 && WHICH.test(question) && COMPARATIVE.test(question) && /\bor\b/.test(question)) fired.push('which:comparative');
 
-  const foci = options.length === 2 ? options : chineseOptions.length >= 2 ? chineseOptions : fired.length > 0 && anchors.length >= 2 ? anchors : [];
+  const joined = conjoinedAnchors(question, anchors);
+  if (joined.length === 2) fired.push('conjunction');
+  const foci =
+    options.length === 2 ? options
+    : chineseOptions.length >= 2 ? chineseOptions
+    : joined.length === 2 ? joined
+    : fired.length > 0 && anchors.length >= 2 ? anchors
+    : [];
   const multiFocus = foci.length >= 2 || questionMarks >= 2;
 
   const ofRole = roleNounIn(ROLE_OF, question);
@@ -84,7 +113,7 @@ export function detectSignals(question: string): QuestionSignals {
     foci,
     multiFocus,
     bridge,
-    roleNoun: ofRole ?? possessiveRole ?? relationTerms(question, anchors).find((term) => isRoleNoun(term)),
+    roleNoun: ofRole ?? possessiveRole ?? roleNounIn(DETERMINED_ROLE, question),
     nesting,
     relationWords: relationTerms(question, anchors).length,
     anchors,
