@@ -156,6 +156,8 @@ export function createOpenAiChatModel(options: OpenAiChatModelOptions): ChatMode
         const delta = chunk.choices[0]?.delta.content;
         if (delta) yield delta;
       }
+      // An aborted body can end the iteration quietly; a cut-off answer must not pass as whole.
+      if (bodySignal.aborted) throw abortReason(bodySignal);
     } catch (error) {
       throw toModelError(error, bodySignal, options.baseURL);
     } finally {

@@ -24,6 +24,11 @@ export interface CandidateOptions {
   retrievedTitles: readonly string[];
   /** Whether the chunk is about what the hop was looking for (its weight is full). */
   isAnchored: (chunk: Chunk__Output) => boolean;
+  /**
+   * Reading the final answer rather than a bridge: the document's own title then counts for less
+   * than a name next to the relation words ("the son of John Profumo and his wife…").
+   */
+  concluding?: boolean;
 }
 
 // "American", "Danish", "Chinese": a single word that names a people describes an entity rather
@@ -35,6 +40,7 @@ const PROXIMITY_SCALE = 4;
 const TITLE_OF_RETRIEVED_BONUS = 0.5;
 const EARLY_MENTION_WEIGHT = 0.3;
 const OWN_TITLE_SCORE = 0.8;
+const OWN_TITLE_SCORE_CONCLUDING = 0.5;
 const NAMED_TITLE_SCORE = 1;
 const UNANCHORED_WEIGHT = 0.4;
 
@@ -66,7 +72,8 @@ export function bridgeCandidates(cited: readonly Chunk__Output[], options: Candi
     const weight = options.isAnchored(chunk) ? 1 : UNANCHORED_WEIGHT / (1 + rank * 0.5);
     const ownTitle = bareTitle(chunk.title);
     const ownKey = entityKey(ownTitle);
-    if (!isKnown(ownTitle, options.known)) offer(ownTitle, OWN_TITLE_SCORE * weight, chunk.chunkId);
+    const ownTitleScore = options.concluding ? OWN_TITLE_SCORE_CONCLUDING : OWN_TITLE_SCORE;
+    if (!isKnown(ownTitle, options.known)) offer(ownTitle, ownTitleScore * weight, chunk.chunkId);
 
     const tokens = tokenize(chunk.text);
     const relationPositions: number[] = [];

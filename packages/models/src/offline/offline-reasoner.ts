@@ -74,13 +74,13 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
       ? (about.length > 0 ? about : chunks.filter((chunk) => sought.some((entity) => mentions(chunk, entity))).slice(0, 1)).slice(0, settings.laterHopCitations)
       : unique([...about, ...chunks]).slice(0, settings.firstHopCitations);
 
-    const known = [...anchors, ...previous.map((step) => step.finding.answer)];
-    const candidates = bridgeCandidates(cited, {
+    const candidateOptions = {
       relationTerms: relation,
-      known,
+      known: [...anchors, ...previous.map((step) => step.finding.answer)],
       retrievedTitles: chunks.map((chunk) => chunk.title),
-      isAnchored: (chunk) => about.includes(chunk),
-    });
+      isAnchored: (chunk: Chunk__Output) => about.includes(chunk),
+    };
+    const candidates = bridgeCandidates(cited, candidateOptions);
     const citedIds = cited.map((chunk) => chunk.chunkId);
     // What the chain has read so far: the documents about what each hop looked for (or, with
     // none, the hop's best one) — not every document cited around them.
@@ -94,9 +94,10 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
 
     if (done) {
       const typed = readTypedAnswer(answerType(input.focus), cited, relation);
-      const answer = typed?.answer ?? candidates[0]?.name;
+      const named = typed ? undefined : bridgeCandidates(cited, { ...candidateOptions, concluding: true })[0];
+      const answer = typed?.answer ?? named?.name;
       if (!answer) return unknownFinding(citedIds);
-      const sourceId = typed?.chunkId ?? candidates[0]?.chunkId;
+      const sourceId = typed?.chunkId ?? named?.chunkId;
       // A named answer's own document, when this hop retrieved it, is evidence that it is what was asked.
       const own = typed ? [] : chunksAbout(chunks, [answer]).slice(0, 1).map((chunk) => chunk.chunkId);
       return {

@@ -155,7 +155,9 @@ export function namedSpans(text: string, tokens: readonly Token[] = tokenize(tex
   const spans: NamedSpan[] = [];
   let i = 0;
   while (i < tokens.length) {
-    if (!tokens[i]?.capitalised) {
+    // A name starts with a capital, or with a number that a capitalised word follows ("101 Dalmatians").
+    const opensName = tokens[i]?.capitalised === true || (tokens[i]?.numeric === true && tokens[i + 1]?.capitalised === true);
+    if (!opensName) {
       i += 1;
       continue;
     }

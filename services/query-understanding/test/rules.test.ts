@@ -1,0 +1,88 @@
+import { Route } from '@hopline/contracts';
+import { describe, expect, it } from 'vitest';
+import { analyzeByRules } from '../src/index.js';
+
+describe('query-understanding rules - routes', () => {
+  it.each([
+    ['When was Valerie Hobson born?'],
+    ['What is the capital of France?'],
+    ['公司的年假有几天？'],
+  ])('rules - a plain lookup is SINGLE with complexity 1: %s', (question) => {
+    const analysis = analyzeByRules(question);
+    expect(analysis.route).toBe(Route.SINGLE);
+    expect(analysis.complexity).toBe(1);
+    expect(analysis.decided).toBe(true);
+  });
+
+  it.each([
+    ['Which film came out first, How To Avoid Everything or Thai Mozhi?', ['How To Avoid Everything', 'Thai Mozhi']],
+    ['Who is older, Lucy Gichuhi or Bob Day?', ['Lucy Gichuhi', 'Bob Day']],
+    ['Which director, Chris O\'Dea or Lucky McKee, is a graduate of the UCLA School of Theater?', ['Chris O\'Dea', 'Lucky McKee']],
+    ['Are Stealing Harvard and Between Day And Night from the same country?', ['Stealing Harvard', 'Between Day And Night']],
+    ['What type of movies are 101 Dalmatians and G-Force?', ['101 Dalmatians', 'G-Force']],
+  ])('rules - independent foci are PARALLEL with one sub-question each: %s', (question, foci) => {
+    const analysis = analyzeByRules(question);
+    expect(analysis.route).toBe(Route.PARALLEL);
+    expect(analysis.subQuestions).toHaveLength(2);
+    analysis.subQuestions.forEach((sub, index) => {
+      expect(sub.text).toContain(foci[index]);
+      expect(sub.text).not.toContain(foci[1 - index]);
+      expect(sub.dependsOn).toEqual([]);
+    });
+  });
+
+  it.each([['Compare the leave policies of the Berlin and Paris offices.'], ['对比 北京办公室 和 上海办公室 的年假政策'], ['Who founded Acme? When was it founded?']])(
+    'rules - comparison words, 对比 and several question marks fire multi-focus signals: %s',
+    (question) => {
+      const analysis = analyzeByRules(question);
+      expect(analysis.signals.some((signal) => /^(compare|questions:|choice|conjunction)/.test(signal))).toBe(true);
+      expect(analysis.complexity).toBeGreaterThanOrEqual(2);
+    },
+  );
+
+  it.each([
+    ['Who is the coach of the team that won the 1990 World Cup?', 'bridge:relative-clause'],
+    ['Where was the director of film Adam and Eve born?', 'bridge:role-of'],
+    ["What is the place of birth of Jazmin Grace Grimaldi's father?", 'bridge:possessive'],
+    ['Who is the writer for an American teen sitcom created by Kim Bass?', 'bridge:participle'],
+    ['项目A 的负责人属于哪个部门？', 'bridge:zh-de'],
+  ])('rules - a bridge is ITERATIVE with at least two hops: %s', (question, signal) => {
+    const analysis = analyzeByRules(question);
+    expect(analysis.route).toBe(Route.ITERATIVE);
+    expect(analysis.signals).toContain(signal);
+    expect(analysis.complexity).toBeGreaterThanOrEqual(2);
+  });
+
+  it('rules - deeper nesting raises the hops a bridge question is expected to take', () => {
+    const two = analyzeByRules('Where was the director of film Adam and Eve born?');
+    const four = analyzeByRules(
+      'How many ethnic minorities were looked at differently in the city where the headquarters of the company that Study in Brown\'s record label is a part of?',
+    );
+    expect(four.complexity).toBeGreaterThan(two.complexity);
+  });
+
+  it('rules - foci whose documents only name a role are planned in two layers, the second depending on the first', () => {
+    const analysis = analyzeByRules('Which film has the director born later, Durango Valley Raiders or Black Feathers?');
+    expect(analysis.route).toBe(Route.PARALLEL);
+    expect(analysis.subQuestions.map((sub) => sub.dependsOn)).toEqual([[], [], ['q1'], ['q2']]);
+    expect(analysis.subQuestions[2]?.text).toMatch(/^#q1 /);
+  });
+
+  it('rules - a multi-focus signal never lowers the complexity of a bridge question', () => {
+    const plain = analyzeByRules('Who is the coach of the team that won the 1990 World Cup?');
+    const multi = analyzeByRules('Who is the coach of the team that won the 1990 World Cup? Who owns it?');
+    expect(multi.complexity).toBeGreaterThanOrEqual(plain.complexity);
+  });
+
+  it('rules - a long question with no signal is left undecided, for a model to plan when there is one', () => {
+    const vague = analyzeByRules(
+      'Why do some historians think the long economic decline of the late empire began well before its famous military defeats and territorial losses?',
+    );
+    expect(vague.decided).toBe(false);
+  });
+
+  it('rules - a question that names no entity is fuzzy: a hypothetical answer would help the vector path', () => {
+    expect(analyzeByRules('how do plants turn light into food?').fuzzy).toBe(true);
+    expect(analyzeByRules('When was Valerie Hobson born?').fuzzy).toBe(false);
+  });
+});
