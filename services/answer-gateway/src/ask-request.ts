@@ -24,8 +24,16 @@ export function askBodySchema(limits: AskLimits) {
 
 export type AskBody = z.infer<ReturnType<typeof askBodySchema>>;
 
+// Building a zod schema costs more than using it; one per question length limit is enough.
+const schemas = new Map<number, ReturnType<typeof askBodySchema>>();
+
 export function parseAskBody(raw: unknown, limits: AskLimits): AskBody {
-  const result = askBodySchema(limits).safeParse(raw);
+  let schema = schemas.get(limits.maxQuestionChars);
+  if (!schema) {
+    schema = askBodySchema(limits);
+    schemas.set(limits.maxQuestionChars, schema);
+  }
+  const result = schema.safeParse(raw);
   if (result.success) return result.data;
   const detail = result.error.issues
     .map((issue) => (issue.path.length > 0 ? `${issue.path.join('.')}: ${issue.message}` : issue.message))
