@@ -147,7 +147,7 @@ export async function startAnswerGateway(options: AnswerGatewayOptions): Promise
     try {
       await cache.kbChanged(tenantId, kbId);
     } catch (error) {
-      logger.warn('answer cache: could not bump a kb version; cached answers of it may be served until it changes again', { tenantId, kbId, error });
+      logger.warn('answer cache: could not bump a kb version; its answers bypass the cache until a bump succeeds', { tenantId, kbId, error });
     }
   };
   // Every instance hears every change (no queue group): each must stop serving stale answers.

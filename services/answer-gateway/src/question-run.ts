@@ -79,10 +79,6 @@ export class QuestionRun {
     return this.lastSeq;
   }
 
-  get readerCount(): number {
-    return this.readers;
-  }
-
   /**
    * Subscribes to the question's events, then hands the ask to `sendAsk`, which resolves once
    * a hop-reasoner acknowledged it: "nobody is running" fails here, fast, instead of at the

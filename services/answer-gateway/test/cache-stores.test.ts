@@ -142,3 +142,33 @@ describe.skipIf(redis.url === undefined)('RedisCacheStore', () => {
     }
   });
 });
+
+/** A memory store whose version bumps fail while `failing` is set: a store that missed a change. */
+class FlakyBumpStore extends MemoryCacheStore {
+  failing = false;
+
+  override bumpKbVersion(tenantId: string, kbId: string): Promise<void> {
+    return this.failing ? Promise.reject(new Error('store unavailable')) : super.bumpKbVersion(tenantId, kbId);
+  }
+}
+
+describe('answer cache and a kb change the store missed', () => {
+  it('serves no answer over a kb whose version bump failed, until a bump succeeds', async () => {
+    const store = new FlakyBumpStore(10);
+    const failures: string[] = [];
+    const cache = new AnswerCache(store, { ttlMs: 60_000, onError: (message) => failures.push(message) });
+    await cache.put((await cache.keyFor(scope, 'q', 3)) ?? '', done('before the change'));
+
+    store.failing = true;
+    await expect(cache.kbChanged(scope.tenantId, 'handbook')).rejects.toThrow('store unavailable');
+    // Still failing: no key, so nothing stale is served and nothing is stored.
+    expect(await cache.keyFor(scope, 'q', 3)).toBeUndefined();
+    expect(await cache.keyFor({ ...scope, kbIds: ['other'] }, 'q', 3)).toBeDefined();
+
+    store.failing = false;
+    const key = await cache.keyFor(scope, 'q', 3);
+    expect(key).toBeDefined();
+    expect(await cache.get(key ?? '')).toBeUndefined();
+    expect(failures).toContain('answer cache: could not read kb versions');
+  });
+});

@@ -66,6 +66,9 @@ function decodeDone(bytes: Uint8Array): Done__Output {
  * costs the cache: the question is answered as if nothing were cached.
  */
 export class AnswerCache {
+  /** Kbs whose version could not be bumped: no answer over them is cached or served until it is. */
+  private readonly unbumped = new Set<string>();
+
   constructor(
     private readonly store: AnswerCacheStore,
     private readonly options: AnswerCacheOptions,
@@ -81,6 +84,9 @@ export class AnswerCache {
     const kbIds = [...new Set(scope.kbIds)].sort();
     let versions: string[];
     try {
+      for (const kbId of kbIds) {
+        if (this.unbumped.has(unbumpedKey(scope.tenantId, kbId))) await this.kbChanged(scope.tenantId, kbId);
+      }
       versions = await this.store.kbVersions(scope.tenantId, kbIds);
     } catch (error) {
       this.options.onError?.('answer cache: could not read kb versions', error);
@@ -122,14 +128,27 @@ export class AnswerCache {
     }
   }
 
+  /**
+   * Bumps the kb's version. When the store refuses, the kb is remembered and its answers
+   * bypass the cache until a later bump succeeds, so a missed change never serves a stale answer.
+   */
   async kbChanged(tenantId: string, kbId: string): Promise<void> {
-    await this.store.bumpKbVersion(tenantId, kbId);
+    const key = unbumpedKey(tenantId, kbId);
+    try {
+      await this.store.bumpKbVersion(tenantId, kbId);
+    } catch (error) {
+      this.unbumped.add(key);
+      throw error;
+    }
+    this.unbumped.delete(key);
   }
 
   close(): Promise<void> {
     return this.store.close();
   }
 }
+
+const unbumpedKey = (tenantId: string, kbId: string) => `${tenantId}/${kbId}`;
 
 // A degraded answer would outlive the outage that degraded it; an answer cut short by the
 // deadline or a cancel is not the answer to the question.
