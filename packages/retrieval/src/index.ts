@@ -53,3 +53,7 @@ export type { OpenAiEmbedderOptions } from './vector/openai-embedder.js';
 export { createElasticsearchLexicalBackend, DEFAULT_ELASTICSEARCH_INDEX, ElasticsearchLexicalBackend } from './backends/elasticsearch/elasticsearch-lexical-backend.js';
 export type { ElasticsearchLexicalBackendOptions } from './backends/elasticsearch/elasticsearch-lexical-backend.js';
 export type { ElasticsearchSetupLog, TextAnalyzer } from './backends/elasticsearch/index-setup.js';
+export { createMilvusVectorBackend, DEFAULT_MILVUS_COLLECTION, MilvusVectorBackend } from './backends/milvus/milvus-vector-backend.js';
+export type { MilvusVectorBackendOptions } from './backends/milvus/milvus-vector-backend.js';
+export { DEFAULT_MILVUS_HNSW } from './backends/milvus/collections.js';
+export type { HnswParameters as MilvusHnswParameters, MilvusSetupLog } from './backends/milvus/collections.js';

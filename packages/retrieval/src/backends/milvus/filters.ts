@@ -1,0 +1,47 @@
+import type { DocumentKey, SearchScope } from '../types.js';
+
+/**
+ * Filters as Milvus expression templates: the expression text is fixed and every id travels
+ * as a typed template value (`expr_template_values`), so no tenant, kb or document id is ever
+ * parsed as expression syntax — a kb id like `x" || tenant_id != "` is just a string to match.
+ */
+export interface MilvusFilter {
+  filter: string;
+  exprValues: Record<string, string | number | string[]>;
+}
+
+/** The caller's verified scope. `tenant_id` is the partition key, so Milvus searches one partition. */
+export function scopeFilter(scope: SearchScope): MilvusFilter {
+  return { filter: 'tenant_id == {tenant_id} && kb_id in {kb_ids}', exprValues: { tenant_id: scope.tenantId, kb_ids: [...scope.kbIds] } };
+}
+
+export function kbFilter(tenantId: string, kbId: string): MilvusFilter {
+  return { filter: 'tenant_id == {tenant_id} && kb_id == {kb_id}', exprValues: { tenant_id: tenantId, kb_id: kbId } };
+}
+
+export function documentFilter(key: DocumentKey): MilvusFilter {
+  return {
+    filter: 'tenant_id == {tenant_id} && kb_id == {kb_id} && doc_id == {doc_id}',
+    exprValues: { tenant_id: key.tenantId, kb_id: key.kbId, doc_id: key.docId },
+  };
+}
+
+/** The document's rows below `version`, or up to it when `inclusive` (a delete at that version). */
+export function olderVersionsFilter(key: DocumentKey, version: number, inclusive: boolean): MilvusFilter {
+  const document = documentFilter(key);
+  return {
+    filter: `${document.filter} && doc_version ${inclusive ? '<=' : '<'} {doc_version}`,
+    exprValues: { ...document.exprValues, doc_version: version },
+  };
+}
+
+/** Like `olderVersionsFilter`, sparing the row `keep` (a document's current state record). */
+export function olderRecordsFilter(key: DocumentKey, version: number, inclusive: boolean, keep: string): MilvusFilter {
+  const older = olderVersionsFilter(key, version, inclusive);
+  return { filter: `${older.filter} && pk != {keep}`, exprValues: { ...older.exprValues, keep } };
+}
+
+/** One page of live document records after `afterPk`, for listing the knowledge bases. */
+export function liveRecordsAfter(afterPk: string): MilvusFilter {
+  return { filter: 'deleted == false && pk > {after}', exprValues: { after: afterPk } };
+}
