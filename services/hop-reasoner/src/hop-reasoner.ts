@@ -176,7 +176,7 @@ export function createHopReasoner(deps: HopReasonerDependencies): HopReasoner {
       tokenBudget: settings.evidenceTokenBudget,
     });
     const evidence: EvidenceItem[] = evidenceChunks.map((chunk, position) => {
-      const found = run.provenance.get(chunk.chunkId);
+      const found = run.provenanceOf(chunk.chunkId);
       return { index: position + 1, chunk, hop: found?.hop ?? chunk.hop, bridgeEntity: found?.bridgeEntity ?? '' };
     });
 

@@ -116,7 +116,7 @@ export async function runHop(run: QuestionRun, step: HopStep): Promise<HopOutcom
     run.timings.rerankMs += rerankMs;
 
     const grade = gradeEvidence(step.query, ranked);
-    const newChunks = ranked.filter((chunk) => !run.provenance.has(chunk.chunkId)).length;
+    const newChunks = ranked.filter((chunk) => !run.seen(chunk.chunkId)).length;
     run.noteFound(ranked, { hop, bridgeEntity: step.bridgeEntity });
     await run.events.send({
       event: 'retrieval',
@@ -147,6 +147,7 @@ export async function runHop(run: QuestionRun, step: HopStep): Promise<HopOutcom
 
     const byId = new Map(ranked.map((chunk) => [chunk.chunkId, chunk]));
     const cited = finding.citedChunkIds.map((id) => byId.get(id)).filter((chunk): chunk is Chunk__Output => chunk !== undefined);
+    run.noteCited(cited, { hop, bridgeEntity: step.bridgeEntity });
     const hopAnswer = { hop, query: step.query, ...pickAnswer(finding), grade };
     await run.events.send({ event: 'hopAnswer', hopAnswer });
     run.hops.push({

@@ -51,7 +51,7 @@ export interface RerankerPort {
   rerank(input: RerankInput, ctx: CallContext): Promise<RerankOutput>;
 }
 
-type Payload<K extends keyof QaEvent & string> = { event: K } & Required<Pick<QaEvent, K>>;
+type Payload<K extends keyof QaEvent & string> = { event: K } & { [P in K]-?: NonNullable<QaEvent[P]> };
 
 /** One event of a question's stream without its sequence number, which the publisher assigns. */
 export type QaEventDraft = { questionId: string; atUnixMs: number } & (

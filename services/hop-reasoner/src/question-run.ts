@@ -32,7 +32,8 @@ export class QuestionRun {
   readonly hops: HopRecord__Output[] = [];
   readonly degradedReasons: string[] = [];
   readonly timings: StageTimings__Output = { analyzeMs: 0, retrieveMs: 0, rerankMs: 0, reasonMs: 0, synthesizeMs: 0, totalMs: 0 };
-  readonly provenance = new Map<string, Provenance>();
+  private readonly foundIn = new Map<string, Provenance>();
+  private readonly citedIn = new Map<string, Provenance>();
   private hopCounter = 0;
 
   constructor(
@@ -81,9 +82,24 @@ export class QuestionRun {
     return { deadlineUnixMs: Math.min(deadlineUnixMs, this.request.deadlineUnixMs), signal, usage: this.usage };
   }
 
-  /** Remembers where each chunk was first found, for the citations. */
+  /** Whether an earlier hop of the question already retrieved the chunk. */
+  seen(chunkId: string): boolean {
+    return this.foundIn.has(chunkId);
+  }
+
+  /** Remembers where each chunk was first found. */
   noteFound(chunks: readonly Chunk__Output[], provenance: Provenance): void {
-    for (const chunk of chunks) if (!this.provenance.has(chunk.chunkId)) this.provenance.set(chunk.chunkId, provenance);
+    for (const chunk of chunks) if (!this.foundIn.has(chunk.chunkId)) this.foundIn.set(chunk.chunkId, provenance);
+  }
+
+  /** Remembers the first hop whose answer cited each chunk: that is the hop a citation names. */
+  noteCited(chunks: readonly Chunk__Output[], provenance: Provenance): void {
+    for (const chunk of chunks) if (!this.citedIn.has(chunk.chunkId)) this.citedIn.set(chunk.chunkId, provenance);
+  }
+
+  /** The hop a chunk serves as evidence for, and the bridge that led there. */
+  provenanceOf(chunkId: string): Provenance | undefined {
+    return this.citedIn.get(chunkId) ?? this.foundIn.get(chunkId);
   }
 
   degrade(reason: string): void {

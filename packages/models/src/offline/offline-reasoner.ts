@@ -2,11 +2,13 @@ import type { Chunk__Output } from '@hopline/contracts';
 import { Grade } from '@hopline/contracts';
 import type { HopExtractionInput, HopFinding, Reasoner } from '../reasoner/reasoner.js';
 import { readTypedAnswer } from './answers.js';
+import type { BridgeCandidate } from './bridge.js';
 import { bridgeCandidates, isAbout } from './bridge.js';
 import { gradeEvidence } from './grade.js';
 import { answerType, questionAnchors, questionWords, relationTerms } from './question.js';
+import { expandRelations } from './relations.js';
 import { synthesizeOffline } from './synthesis.js';
-import { containsStem, contentTerms, entityKey } from './text.js';
+import { bareTitle, containsStem, contentTerms, entityKey } from './text.js';
 
 export interface OfflineReasonerOptions {
   /** Chunks the first hop cites: the documents about the question's entities, then the best ranked. */
@@ -84,19 +86,27 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
     const citedIds = cited.map((chunk) => chunk.chunkId);
     // What the chain has read so far: the documents about what each hop looked for (or, with
     // none, the hop's best one) — not every document cited around them.
-    const read = [...previous.flatMap((step) => step.cited.slice(0, 1)), ...(about.length > 0 ? about : cited.slice(0, 1))];
-    const covered = read.flatMap((chunk) => contentTerms(`${chunk.title} ${chunk.text}`));
+    const readBefore = previous.flatMap((step) => step.cited.slice(0, 1));
+    const coveredBefore = readBefore.flatMap((chunk) => contentTerms(`${chunk.title} ${chunk.text}`));
+    const stillAsked = relation.filter((term) => !containsStem(coveredBefore, term));
+    const covered = [...coveredBefore, ...(about.length > 0 ? about : cited.slice(0, 1)).flatMap((chunk) => contentTerms(`${chunk.title} ${chunk.text}`))];
     const unresolved = relation.filter((term) => !containsStem(covered, term));
     // A question read as one lookup whose evidence leaves relation words unexplained has a
-    // bridge the wording hid ("a 1935 film starring an actress born in what year"): one more hop.
-    const hiddenBridge = input.expectedHops === 1 && hop === 1 && unresolved.length > 0 && candidates.length > 0;
+    // bridge the wording hid ("a 1935 film starring an actress born in what year"): one more
+    // hop, when the chain has one.
+    const hiddenBridge = input.expectedHops === 1 && hop === 1 && input.hopsLeft > 0 && unresolved.length > 0 && candidates.length > 0;
     const done = hop >= input.expectedHops && !hiddenBridge;
 
     if (done) {
       const typed = readTypedAnswer(answerType(input.focus), cited, relation);
-      const named = typed ? undefined : bridgeCandidates(cited, { ...candidateOptions, concluding: true })[0];
+      // The answer is read from the documents about what this hop looked for, when it found any.
+      const source = about.length > 0 ? about : cited;
+      const named = typed ? undefined : (bridgeCandidates(source, { ...candidateOptions, concluding: true })[0] ?? entityItself(about, hop));
       const answer = typed?.answer ?? named?.name;
       if (!answer) return unknownFinding(citedIds);
+      // A name is only an answer where the evidence states the relation the question asks for:
+      // a bridge followed to the wrong entity finds a document that never says "married".
+      if (named && stillAsked.length > 0 && !statesRelation(cited, stillAsked)) return unknownFinding(citedIds);
       const sourceId = typed?.chunkId ?? named?.chunkId;
       // A named answer's own document, when this hop retrieved it, is evidence that it is what was asked.
       const own = typed ? [] : chunksAbout(chunks, [answer]).slice(0, 1).map((chunk) => chunk.chunkId);
@@ -106,8 +116,9 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
         done: true,
         nextQuery: '',
         confidence: confidenceOf(candidates.map((candidate) => candidate.score), typed !== undefined),
-        citedChunkIds: [...new Set([...(sourceId ? [sourceId] : []), ...own, ...citedIds])],
-        bridgeEntities: [answer],
+        citedChunkIds: [...new Set([...about.map((chunk) => chunk.chunkId), ...(sourceId ? [sourceId] : []), ...own, ...citedIds])],
+        // A sub-question that others depend on hands them its answer and the runners-up.
+        bridgeEntities: [...new Set([answer, ...candidates.slice(0, settings.entitiesPerQuery - 1).map((candidate) => candidate.name)])],
       };
     }
 
@@ -120,7 +131,7 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
       done: false,
       nextQuery: [...bridges, ...questionWords(input.focus, unresolved)].join(' '),
       confidence: confidenceOf(candidates.map((candidate) => candidate.score), false),
-      citedChunkIds: [...new Set([candidates[0]?.chunkId ?? '', ...citedIds].filter(Boolean))],
+      citedChunkIds: [...new Set([...about.map((chunk) => chunk.chunkId), candidates[0]?.chunkId ?? '', ...citedIds].filter(Boolean))],
       bridgeEntities: bridges,
     };
   }
@@ -130,6 +141,21 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
     extractHopAnswer: (input) => extractHopAnswer(input),
     synthesize: (input) => synthesizeOffline(input),
   };
+}
+
+/**
+ * A first hop that found the document about the entity it was asked about, and no other name in
+ * it, answers with that entity: "which film came out first, X?" is answered by X's document.
+ */
+function entityItself(about: readonly Chunk__Output[], hop: number): BridgeCandidate | undefined {
+  const document = about[0];
+  return hop === 1 && document ? { name: bareTitle(document.title), score: 0, chunkId: document.chunkId } : undefined;
+}
+
+/** Whether any of the chunks says one of the relation words, in the words evidence uses for it. */
+function statesRelation(chunks: readonly Chunk__Output[], relation: readonly string[]): boolean {
+  const said = chunks.flatMap((chunk) => contentTerms(chunk.text));
+  return expandRelations(relation).some((term) => containsStem(said, term));
 }
 
 /** How far the best candidate stands above the next, in 0..1; a typed answer read off a pattern scores high. */

@@ -16,7 +16,7 @@ const NUMBER_QUESTION = /\b(how many|how much|how long|how old|how tall|how far|
 export function questionAnchors(question: string): string[] {
   const seen = new Set<string>();
   const anchors: string[] = [];
-  for (const span of namedSpans(question)) {
+  for (const span of namedSpans(question, tokenize(question), { numbersOpenNames: true })) {
     const key = entityKey(span.text);
     if (!key || seen.has(key)) continue;
     if (contentTerms(span.text).every((term) => QUESTION_WORDS.has(term))) continue;

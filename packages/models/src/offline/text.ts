@@ -151,12 +151,13 @@ const QUOTED = /"([^"]{2,120})"|“([^”]{2,120})”|``([^`']{2,120})''|《([^�
  * Proper-name spans: runs of capitalised words (joined by "of", "de", "&"…; numbers may
  * continue a run: "Game 6"), minus sentence openers, plus every quoted title.
  */
-export function namedSpans(text: string, tokens: readonly Token[] = tokenize(text)): NamedSpan[] {
+export function namedSpans(text: string, tokens: readonly Token[] = tokenize(text), options: { numbersOpenNames?: boolean } = {}): NamedSpan[] {
   const spans: NamedSpan[] = [];
   let i = 0;
   while (i < tokens.length) {
-    // A name starts with a capital, or with a number that a capitalised word follows ("101 Dalmatians").
-    const opensName = tokens[i]?.capitalised === true || (tokens[i]?.numeric === true && tokens[i + 1]?.capitalised === true);
+    // A name starts with a capital. In a question a number may start one ("101 Dalmatians");
+    // in prose it is mostly a year before an adjective ("a 1938 American Western").
+    const opensName = tokens[i]?.capitalised === true || (options.numbersOpenNames === true && tokens[i]?.numeric === true && tokens[i + 1]?.capitalised === true);
     if (!opensName) {
       i += 1;
       continue;

@@ -1,0 +1,191 @@
+import { Grade, Route, StopReason, ValidationError } from '@hopline/contracts';
+import { describe, expect, it } from 'vitest';
+import { createHopReasoner } from '../src/index.js';
+import { chunk } from '../../../packages/models/test/support/chunks.js';
+import { analysis, ask, BRIDGE_QUESTION, corpus, eventLog, fixedAnalyzer, keepOrder, overlapRetriever, shape } from './support/fixtures.js';
+
+function reasonerWith(overrides: Partial<Parameters<typeof createHopReasoner>[0]> = {}) {
+  return createHopReasoner({ analyzer: fixedAnalyzer(), retriever: overlapRetriever(), reranker: keepOrder, config: { topK: 4 }, ...overrides });
+}
+
+describe('hop loop (offline) - a complete chain', () => {
+  it('hop loop - follows the bridge entity to the answer and stops SUFFICIENT', async () => {
+    const log = eventLog();
+    const { done } = await reasonerWith().answer(ask(), { emit: log.emit });
+    expect(done).toMatchObject({ stopReason: StopReason.SUFFICIENT, hops: 2, abstained: false, route: Route.ITERATIVE, llmCalls: 0, tokens: 0 });
+    expect(done.answer).toMatch(/^John Profumo \[\d\]\./);
+    const [first, second] = log.of('hopAnswer').map((event) => event.hopAnswer);
+    expect(first).toMatchObject({ hop: 1, answer: 'Valerie Hobson', done: false });
+    expect(first?.nextQuery).toContain('Valerie Hobson');
+    expect(second).toMatchObject({ hop: 2, query: first?.nextQuery, answer: 'John Profumo', done: true, unknown: false });
+  });
+
+  it('hop loop - sends route, then hop_started, retrieval, hop_answer per hop, then tokens, citations and done', async () => {
+    const log = eventLog();
+    await reasonerWith().answer(ask(), { emit: log.emit });
+    expect(shape(log.kinds())).toEqual(['route', 'hopStarted', 'retrieval', 'hopAnswer', 'hopStarted', 'retrieval', 'hopAnswer', 'token', 'citations', 'done']);
+    expect(log.of('token').map((event) => event.token.text).join('')).toBe(log.of('done')[0]?.done.answer);
+    expect(new Set(log.events.map((event) => event.questionId))).toEqual(new Set(['q-1']));
+  });
+
+  it('hop loop - every [n] of the answer resolves to a citation of a retrieved chunk, which names its hop and the bridge that led there', async () => {
+    const { done } = await reasonerWith().answer(ask(), { emit: () => undefined });
+    const cited = [...done.answer.matchAll(/\[(\d+)\]/g)].map((match) => Number(match[1]));
+    expect(cited.length).toBeGreaterThan(0);
+    const byIndex = new Map(done.citations.map((citation) => [citation.index, citation]));
+    for (const index of cited) expect(byIndex.has(index)).toBe(true);
+    for (const citation of done.citations) expect(corpus.map((chunk) => chunk.chunkId)).toContain(citation.chunkId);
+    const star = done.citations.find((citation) => citation.chunkId === 'star');
+    expect(star).toMatchObject({ hop: 2, bridgeEntity: 'Valerie Hobson', title: 'Valerie Hobson', docId: 'doc-star' });
+    expect(done.citations.find((citation) => citation.chunkId === 'film')).toMatchObject({ hop: 1, bridgeEntity: '' });
+  });
+
+  it('hop loop - the first hop retrieves 1.5 × top-k, later hops top-k', async () => {
+    const retriever = overlapRetriever();
+    await reasonerWith({ retriever, config: { topK: 4 } }).answer(ask(), { emit: () => undefined });
+    expect(retriever.calls.map((call) => call.topK)).toEqual([6, 4]);
+    expect(retriever.calls.map((call) => call.hop)).toEqual([1, 2]);
+  });
+
+  it('hop loop - grades each hop\'s evidence on the retrieval and hop_answer events', async () => {
+    const log = eventLog();
+    await reasonerWith().answer(ask(), { emit: log.emit });
+    for (const event of log.of('retrieval')) expect([Grade.RELEVANT, Grade.AMBIGUOUS]).toContain(event.retrieval.grade);
+    expect(log.of('hopAnswer').map((event) => event.hopAnswer.grade)).toEqual(log.of('retrieval').map((event) => event.retrieval.grade));
+  });
+
+  it('hop loop - the trace records each hop\'s query, evidence and answer, the final evidence and the timings', async () => {
+    const { done, trace } = await reasonerWith().answer(ask(), { emit: () => undefined });
+    expect(trace).toMatchObject({ questionId: 'q-1', question: BRIDGE_QUESTION, stopReason: StopReason.SUFFICIENT, llmCalls: 0 });
+    expect(trace.hops.map((hop) => hop.hop)).toEqual([1, 2]);
+    expect(trace.hops[1]?.evidenceChunkIds).toContain('star');
+    expect(trace.hops[1]?.answer?.answer).toBe('John Profumo');
+    expect(trace.finalEvidenceChunkIds.slice(0, 2)).toEqual(['film', 'star']);
+    expect(trace.analysis?.route).toBe(Route.ITERATIVE);
+    expect(done.timings?.totalMs).toBeGreaterThanOrEqual(done.timings?.retrieveMs ?? 0);
+  });
+});
+
+describe('hop loop (offline) - every stop reason', () => {
+  it('hop loop - UNKNOWN: when no document mentions the bridge entity the chain stops and the answer abstains, saying what was found and what was not', async () => {
+    const withoutStar = corpus.filter((chunk) => chunk.chunkId !== 'star' && chunk.chunkId !== 'son');
+    const { done } = await reasonerWith({ retriever: overlapRetriever(withoutStar) }).answer(ask(), { emit: () => undefined });
+    expect(done).toMatchObject({ stopReason: StopReason.UNKNOWN, abstained: true, hops: 2 });
+    expect(done.answer).toMatch(/^I cannot answer/);
+    expect(done.answer).toMatch(/What was found: .*Valerie Hobson.*\[1\]/);
+    expect(done.answer).toMatch(/What was not found: .*Valerie Hobson/);
+  });
+
+  it('hop loop - NO_NEW_EVIDENCE: a hop that finds nothing the question had not seen ends the chain', async () => {
+    // The first hop already retrieves both documents there are, so the second cannot add one.
+    const married = chunk('star', 'Valerie Hobson', 'Valerie Hobson, the star of No Escape, married John Profumo in 1954.');
+    const small = [corpus.find((item) => item.chunkId === 'film')!, married];
+    // Three hops expected: after the second the chain would go on, but there is nothing new to find.
+    const reasoner = reasonerWith({ retriever: overlapRetriever(small), analyzer: fixedAnalyzer(analysis({ complexity: 3 })) });
+    const { done } = await reasoner.answer(ask(), { emit: () => undefined });
+    expect(done.stopReason).toBe(StopReason.NO_NEW_EVIDENCE);
+    expect(done.abstained).toBe(true);
+  });
+
+  it('hop loop - asks for more than five hops are held to the hard cap of five', async () => {
+    const log = eventLog();
+    await reasonerWith().answer(ask(BRIDGE_QUESTION, { maxHops: 9 }), { emit: log.emit });
+    expect(log.of('hopStarted')[0]?.hopStarted.maxHops).toBe(5);
+  });
+
+  it('hop loop - DEADLINE: a retrieval still running at the question\'s deadline ends the question, with an answer that abstains', async () => {
+    const started = Date.now();
+    const retriever = overlapRetriever(corpus, { slow: (query) => query.includes('Valerie Hobson') });
+    const { done } = await reasonerWith({ retriever }).answer(ask(BRIDGE_QUESTION, { deadlineMs: 300 }), { emit: () => undefined });
+    expect(done.stopReason).toBe(StopReason.DEADLINE);
+    expect(done.abstained).toBe(true);
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
+  it('hop loop - CANCELLED: once the asker is gone no further hop starts and no token is sent', async () => {
+    const controller = new AbortController();
+    const log = eventLog();
+    const emit = (event: Parameters<typeof log.emit>[0]) => {
+      log.emit(event);
+      if (event.event === 'hopAnswer') controller.abort();
+    };
+    const { done } = await reasonerWith().answer(ask(), { emit, signal: controller.signal });
+    expect(done).toMatchObject({ stopReason: StopReason.CANCELLED, hops: 1, answer: '', abstained: false });
+    expect(log.of('token')).toHaveLength(0);
+    expect(log.of('hopStarted')).toHaveLength(1);
+  });
+});
+
+describe('hop loop (offline) - parallel plans', () => {
+  const choice = 'Which film came out first, How To Avoid Everything or Thai Mozhi?';
+  const parallel = analysis({
+    route: Route.PARALLEL,
+    complexity: 2,
+    subQuestions: [
+      { id: 'q1', text: 'Which film came out first, How To Avoid Everything?', dependsOn: [] },
+      { id: 'q2', text: 'Which film came out first, Thai Mozhi?', dependsOn: [] },
+    ],
+  });
+
+  it('hop loop - sub-questions fan out at once and their evidence merges; stop reason NOT_ITERATIVE', async () => {
+    const { done, trace } = await reasonerWith({ analyzer: fixedAnalyzer(parallel) }).answer(ask(choice), { emit: () => undefined });
+    expect(done).toMatchObject({ stopReason: StopReason.NOT_ITERATIVE, route: Route.PARALLEL, hops: 2, abstained: false });
+    expect(trace.finalEvidenceChunkIds.slice(0, 2).sort()).toEqual(['avoid', 'mozhi']);
+    // The evidence dates them 1992 and 2009: the earlier one is the answer.
+    expect(done.answer).toMatch(/^Thai Mozhi \[\d\]\./);
+  });
+
+  it('hop loop - a sub-question that times out degrades the answer instead of failing the question', async () => {
+    const retriever = overlapRetriever(corpus, { slow: (query) => query.includes('Thai Mozhi') });
+    const started = Date.now();
+    const reasoner = reasonerWith({ analyzer: fixedAnalyzer(parallel), retriever, config: { topK: 4, layerDeadlineShare: 0.1 } });
+    const { done } = await reasoner.answer(ask(choice, { deadlineMs: 3_000 }), { emit: () => undefined });
+    expect(Date.now() - started).toBeLessThan(2_500);
+    expect(done.degraded).toBe(true);
+    expect(done.degradedReasons.join(' ')).toMatch(/q2/);
+    expect(done.abstained).toBe(false);
+    expect(done.citations.map((citation) => citation.chunkId)).toContain('avoid');
+  });
+
+  it('hop loop - a dependent sub-question runs after its dependency with the dependency\'s answer filled in', async () => {
+    const plan = analysis({
+      route: Route.PARALLEL,
+      complexity: 2,
+      subQuestions: [
+        { id: 'q1', text: 'the star of No Escape', dependsOn: [] },
+        { id: 'q2', text: '#q1 married', dependsOn: ['q1'] },
+      ],
+    });
+    const log = eventLog();
+    const { done } = await reasonerWith({ analyzer: fixedAnalyzer(plan) }).answer(ask(BRIDGE_QUESTION), { emit: log.emit });
+    const started = log.of('hopStarted').map((event) => event.hopStarted.subQuestion);
+    expect(started[0]).toBe('the star of No Escape');
+    expect(started[1]).toMatch(/^Valerie Hobson .*married$/);
+    expect(done.citations.map((citation) => citation.chunkId)).toContain('star');
+  });
+});
+
+describe('hop loop - input', () => {
+  it('hop loop - an ask without a request context or with an empty question is a ValidationError', async () => {
+    const reasoner = reasonerWith();
+    await expect(reasoner.answer({ ...ask(), ctx: null }, { emit: () => undefined })).rejects.toBeInstanceOf(ValidationError);
+    await expect(reasoner.answer(ask('   '), { emit: () => undefined })).rejects.toBeInstanceOf(ValidationError);
+  });
+
+  it('hop loop - an analyzer that fails degrades to one hop that may extend, marked FALLBACK', async () => {
+    const analyzer = { analyze: async () => Promise.reject(new Error('query-understanding is down')) };
+    const { done, trace } = await reasonerWith({ analyzer }).answer(ask(), { emit: () => undefined });
+    expect(trace.analysis).toMatchObject({ route: Route.SINGLE, decidedBy: 'FALLBACK' });
+    expect(done.degradedReasons[0]).toMatch(/analysis failed/);
+    expect(done.hops).toBeGreaterThanOrEqual(1);
+  });
+
+  it('hop loop - a reranker that fails leaves the fused order standing, flagged on the retrieval event', async () => {
+    const reranker = { rerank: async () => Promise.reject(new Error('reranker is down')) };
+    const log = eventLog();
+    const { done } = await reasonerWith({ reranker }).answer(ask(), { emit: log.emit });
+    expect(done.stopReason).toBe(StopReason.SUFFICIENT);
+    expect(log.of('retrieval').every((event) => event.retrieval.rerankFallback)).toBe(true);
+    expect(done.degraded).toBe(true);
+  });
+});
