@@ -1,5 +1,15 @@
 import { join } from 'node:path';
-import { EmbeddedLexicalBackend, EmbeddedVectorBackend, HashingEmbedder, type Embedder, type LexicalBackend, type VectorBackend } from '@hopline/retrieval';
+import {
+  EmbeddedLexicalBackend,
+  EmbeddedVectorBackend,
+  HashingEmbedder,
+  OpenAiEmbedder,
+  createElasticsearchLexicalBackend,
+  createMilvusVectorBackend,
+  type Embedder,
+  type LexicalBackend,
+  type VectorBackend,
+} from '@hopline/retrieval';
 import type { Config } from './config.js';
 
 export interface Backends {
@@ -10,20 +20,68 @@ export interface Backends {
   indexesShared: boolean;
 }
 
+/** Where the remote adapters report start-up choices (analyzer, collections created). */
+export interface BackendLog {
+  info(message: string, fields?: Record<string, unknown>): void;
+  warn(message: string, fields?: Record<string, unknown>): void;
+}
+
+type BackendConfig = Pick<
+  Config,
+  | 'DATA_DIR'
+  | 'ELASTICSEARCH_URL'
+  | 'ELASTICSEARCH_INDEX'
+  | 'MILVUS_ADDRESS'
+  | 'MILVUS_TOKEN'
+  | 'MILVUS_COLLECTION'
+  | 'OPENAI_BASE_URL'
+  | 'OPENAI_API_KEY'
+  | 'EMBEDDING_MODEL'
+  | 'EMBEDDING_DIMENSIONS'
+  | 'BM25_K1'
+  | 'BM25_B'
+>;
+
 /**
  * Chooses each backend from the configuration: the embedded indexes persisted under DATA_DIR
- * unless ELASTICSEARCH_URL / MILVUS_ADDRESS / OPENAI_BASE_URL name a real component.
+ * and the offline hashing embedder, unless ELASTICSEARCH_URL / MILVUS_ADDRESS / OPENAI_BASE_URL
+ * name a real component. Each switch is independent.
  */
-export async function openBackends(config: Config): Promise<Backends> {
-  if (config.ELASTICSEARCH_URL || config.MILVUS_ADDRESS || config.OPENAI_BASE_URL) {
-    throw new Error(
-      'ELASTICSEARCH_URL, MILVUS_ADDRESS and OPENAI_BASE_URL are not wired into the retrieval-worker yet; unset them to use the embedded indexes',
-    );
-  }
-  const embedder = new HashingEmbedder();
-  const [lexical, vector] = await Promise.all([
-    EmbeddedLexicalBackend.open({ dataDir: join(config.DATA_DIR, 'bm25'), bm25: { k1: config.BM25_K1, b: config.BM25_B } }),
-    EmbeddedVectorBackend.open({ dataDir: join(config.DATA_DIR, 'vectors'), dimensions: embedder.dimensions }),
-  ]);
-  return { lexical, vector, embedder, indexesShared: false };
+export async function openBackends(config: BackendConfig, log: BackendLog = { info() {}, warn() {} }): Promise<Backends> {
+  const embedder: Embedder = config.OPENAI_BASE_URL
+    ? new OpenAiEmbedder({
+        baseURL: config.OPENAI_BASE_URL,
+        ...(config.OPENAI_API_KEY ? { apiKey: config.OPENAI_API_KEY } : {}),
+        model: config.EMBEDDING_MODEL,
+        dimensions: config.EMBEDDING_DIMENSIONS,
+      })
+    : new HashingEmbedder();
+  const bm25 = { k1: config.BM25_K1, b: config.BM25_B };
+  const [lexical, vector] = await bothOrNeither(
+    config.ELASTICSEARCH_URL
+      ? createElasticsearchLexicalBackend({ node: config.ELASTICSEARCH_URL, index: config.ELASTICSEARCH_INDEX, bm25, log })
+      : EmbeddedLexicalBackend.open({ dataDir: join(config.DATA_DIR, 'bm25'), bm25 }),
+    config.MILVUS_ADDRESS
+      ? createMilvusVectorBackend({
+          address: config.MILVUS_ADDRESS,
+          ...(config.MILVUS_TOKEN ? { token: config.MILVUS_TOKEN } : {}),
+          collection: config.MILVUS_COLLECTION,
+          dimensions: embedder.dimensions,
+          log,
+        })
+      : EmbeddedVectorBackend.open({ dataDir: join(config.DATA_DIR, 'vectors'), dimensions: embedder.dimensions }),
+  );
+  // An embedded side is per worker, so every worker must see every ingest command.
+  return { lexical, vector, embedder, indexesShared: Boolean(config.ELASTICSEARCH_URL && config.MILVUS_ADDRESS) };
+}
+
+/** Opens both; when one fails, closes the other before failing, so nothing is left connected. */
+async function bothOrNeither(
+  lexical: Promise<LexicalBackend>,
+  vector: Promise<VectorBackend>,
+): Promise<[LexicalBackend, VectorBackend]> {
+  const [lexicalResult, vectorResult] = await Promise.allSettled([lexical, vector]);
+  if (lexicalResult.status === 'fulfilled' && vectorResult.status === 'fulfilled') return [lexicalResult.value, vectorResult.value];
+  await Promise.allSettled([lexicalResult, vectorResult].flatMap((result) => (result.status === 'fulfilled' ? [result.value.close()] : [])));
+  throw lexicalResult.status === 'rejected' ? lexicalResult.reason : (vectorResult as PromiseRejectedResult).reason;
 }

@@ -13,12 +13,20 @@ export const configSchema = z.object({
   DATA_DIR: env.string('.data/retrieval'),
   /** Switches BM25 to Elasticsearch. */
   ELASTICSEARCH_URL: env.url().optional(),
+  /** The chunks index (its document records go to `<index>-documents`); created at start-up. */
+  ELASTICSEARCH_INDEX: env.string('hopline-chunks'),
   /** Switches vector search to Milvus (host:port). */
   MILVUS_ADDRESS: z.string().min(1).optional(),
+  /** `user:password` or an API key, when Milvus has authentication on. */
+  MILVUS_TOKEN: z.string().min(1).optional(),
+  /** The vectors collection (document records go to `<collection>_documents`); created at start-up. */
+  MILVUS_COLLECTION: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'letters, digits and underscores, not starting with a digit').default('hopline_chunks'),
   /** OpenAI-compatible /embeddings endpoint; without it a hashing embedder runs offline. */
   OPENAI_BASE_URL: env.url().optional(),
   OPENAI_API_KEY: z.string().optional(),
   EMBEDDING_MODEL: env.string('text-embedding-3-small'),
+  /** Vector length EMBEDDING_MODEL returns (1536 for text-embedding-3-small); indexes are sized by it. */
+  EMBEDDING_DIMENSIONS: env.positiveInt(1536),
   BM25_K1: z.coerce.number().positive().default(1.5),
   BM25_B: z.coerce.number().min(0).max(1).default(0.75),
   RRF_K: env.positiveInt(60),

@@ -13,7 +13,7 @@ const logger = createLogger(SERVICE, { level: config.LOG_LEVEL });
 const metrics = createMetrics(SERVICE);
 
 const bus = await connectNatsBus({ url: config.NATS_URL, name: SERVICE });
-const backends = await openBackends(config);
+const backends = await openBackends(config, logger);
 const worker = await startRetrievalWorker({ config, bus, ...backends, logger, metrics });
 const ops = await startOpsServer({ port: config.METRICS_PORT, registry: metrics.registry, health: () => worker.health(), logger });
 logger.info('listening', { metricsPort: ops.port, nats: config.NATS_URL });

@@ -287,7 +287,8 @@ export async function createElasticsearchLexicalBackend(options: ElasticsearchLe
   const index = options.index ?? DEFAULT_ELASTICSEARCH_INDEX;
   const documentsIndex = options.documentsIndex ?? `${index}-documents`;
   if (!options.client && !options.node) throw new ValidationError('elasticsearch: neither a client nor a node URL was given');
-  const client = options.client ?? new Client({ node: options.node as string, requestTimeout: options.requestTimeoutMs ?? 10_000 });
+  // Retries are the caller's to decide (the guard's deadline, the ingest consumer's backoff).
+  const client = options.client ?? new Client({ node: options.node as string, requestTimeout: options.requestTimeoutMs ?? 10_000, maxRetries: 0 });
   try {
     const analyzer = await detectAnalyzer(client, log);
     if ((await ensureIndex(client, index, chunkIndexDefinition(analyzer, bm25), log)) === 'exists') {

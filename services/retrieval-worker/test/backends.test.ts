@@ -1,0 +1,96 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { UnavailableError } from '@hopline/contracts';
+import { EmbeddedLexicalBackend, EmbeddedVectorBackend, HashingEmbedder, OpenAiEmbedder } from '@hopline/retrieval';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startFakeMilvus } from '../../../packages/retrieval/test/milvus/fake-milvus.js';
+import { openBackends, type Backends } from '../src/backends.js';
+import { configSchema } from '../src/config.js';
+
+const cleanups: Array<() => Promise<unknown>> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function config(env: Record<string, string>) {
+  const dataDir = await mkdtemp(join(tmpdir(), 'hopline-backends-'));
+  cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
+  return configSchema.parse({ DATA_DIR: dataDir, ...env });
+}
+
+async function opened(backends: Promise<Backends>): Promise<Backends> {
+  const result = await backends;
+  cleanups.push(() => result.vector.close(), () => result.lexical.close());
+  return result;
+}
+
+/** Just enough of Elasticsearch for start-up: smartcn present, no index yet; records what it was asked. */
+async function elasticsearchStub(): Promise<{ url: string; requests: Array<{ method: string; url: string; body: string }> }> {
+  const requests: Array<{ method: string; url: string; body: string }> = [];
+  const server: Server = createServer((request, response) => {
+    let body = '';
+    request.on('data', (chunk: Buffer) => (body += chunk.toString()));
+    request.on('end', () => {
+      requests.push({ method: request.method ?? '', url: request.url ?? '', body });
+      const status = request.method === 'HEAD' ? 404 : 200;
+      response.writeHead(status, { 'content-type': 'application/json', 'x-elastic-product': 'Elasticsearch' });
+      response.end(request.method === 'HEAD' ? undefined : JSON.stringify({ acknowledged: true, tokens: [] }));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  cleanups.push(() => new Promise((resolve) => server.close(resolve)));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, requests };
+}
+
+describe('openBackends', () => {
+  it('backends - with no remote component configured, the embedded indexes and the hashing embedder run, one ingest consumer per worker', async () => {
+    const backends = await opened(openBackends(await config({})));
+    expect(backends.lexical).toBeInstanceOf(EmbeddedLexicalBackend);
+    expect(backends.vector).toBeInstanceOf(EmbeddedVectorBackend);
+    expect(backends.embedder).toBeInstanceOf(HashingEmbedder);
+    expect(backends.indexesShared).toBe(false);
+  });
+
+  it('backends - OPENAI_BASE_URL switches to the OpenAI-compatible embedder, and the vector index is sized by EMBEDDING_DIMENSIONS', async () => {
+    const backends = await opened(openBackends(await config({ OPENAI_BASE_URL: 'http://127.0.0.1:9/v1', EMBEDDING_MODEL: 'bge-m3', EMBEDDING_DIMENSIONS: '1024' })));
+    expect(backends.embedder).toBeInstanceOf(OpenAiEmbedder);
+    expect(backends.embedder).toMatchObject({ model: 'bge-m3', dimensions: 1024 });
+    expect(backends.vector.dimensions).toBe(1024);
+  });
+
+  it('backends - ELASTICSEARCH_URL and MILVUS_ADDRESS switch both sides to the shared remote indexes, named by config', async () => {
+    const elasticsearch = await elasticsearchStub();
+    const milvus = await startFakeMilvus();
+    cleanups.push(() => milvus.close());
+    const backends = await opened(
+      openBackends(
+        await config({
+          ELASTICSEARCH_URL: elasticsearch.url,
+          ELASTICSEARCH_INDEX: 'kb-chunks',
+          MILVUS_ADDRESS: milvus.address,
+          MILVUS_COLLECTION: 'kb_vectors',
+          BM25_K1: '1.2',
+        }),
+      ),
+    );
+    expect([backends.lexical.name, backends.vector.name]).toEqual(['elasticsearch', 'milvus']);
+    expect(backends.indexesShared).toBe(true);
+    expect(backends.vector.dimensions).toBe(new HashingEmbedder().dimensions);
+    const created = elasticsearch.requests.find((r) => r.method === 'PUT' && r.url.startsWith('/kb-chunks'));
+    expect(JSON.parse(created?.body ?? '{}')).toMatchObject({ settings: { index: { similarity: { hopline_bm25: { k1: 1.2, b: 0.75 } } } } });
+    expect([...milvus.collections.keys()]).toEqual(['kb_vectors', 'kb_vectors_documents']);
+  });
+
+  it('backends - an unreachable Elasticsearch fails start-up with UnavailableError', async () => {
+    const elasticsearch = await elasticsearchStub();
+    await cleanups.pop()?.();
+    await expect(openBackends(await config({ ELASTICSEARCH_URL: elasticsearch.url }))).rejects.toBeInstanceOf(UnavailableError);
+  });
+
+  it('backends - a Milvus collection name that Milvus would refuse fails config validation', async () => {
+    await expect(config({ MILVUS_COLLECTION: 'hopline-chunks' })).rejects.toThrow(/letters, digits and underscores/);
+  });
+});
