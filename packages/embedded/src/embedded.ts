@@ -48,7 +48,7 @@ export async function startEmbedded(config: EmbeddedConfig, env: NodeJS.ProcessE
     const workerBus = await connect('retrieval-worker');
     buses.push(workerBus);
     const workerConfig = serviceConfig('retrieval-worker', retrievalWorker.configSchema, { DATA_DIR: join(config.DATA_DIR, 'retrieval') });
-    const backends = await retrievalWorker.openBackends(workerConfig);
+    const backends = await retrievalWorker.openBackends(workerConfig, logger('retrieval-worker'));
     running.push({ stop: () => backends.lexical.close() }, { stop: () => backends.vector.close() });
     const worker = await retrievalWorker.startRetrievalWorker({ config: workerConfig, bus: workerBus, ...backends, logger: logger('retrieval-worker'), metrics });
     running.push(worker);
