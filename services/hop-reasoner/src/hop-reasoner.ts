@@ -180,17 +180,18 @@ export function createHopReasoner(deps: HopReasonerDependencies): HopReasoner {
       return { index: position + 1, chunk, hop: found?.hop ?? chunk.hop, bridgeEntity: found?.bridgeEntity ?? '' };
     });
 
-    const cancelled = outcome.stopReason === StopReason.CANCELLED;
     const complete = outcome.complete && evidence.length > 0;
     let text = '';
     let cited: number[] = [];
-    if (!cancelled) {
+    if (!run.callerSignal.aborted) {
       const started = run.now;
       const written = await synthesize(run, { question: run.question, hops: outcome.hops, evidence, complete, missing: outcome.missing });
       run.timings.synthesizeMs = run.now - started;
       text = written.text;
       cited = written.cited;
     }
+    // An asker gone during synthesis gets no more: its question ends CANCELLED whatever the loop found.
+    const cancelled = run.callerSignal.aborted;
     const citations = cited.map((index) => citationOf(evidence[index - 1] as EvidenceItem));
     if (!cancelled) await run.events.send({ event: 'citations', citations: { citations } });
 
@@ -198,7 +199,7 @@ export function createHopReasoner(deps: HopReasonerDependencies): HopReasoner {
     const done: Done__Output = {
       answer: text,
       citations,
-      stopReason: outcome.stopReason,
+      stopReason: cancelled ? StopReason.CANCELLED : outcome.stopReason,
       hops: run.hopCount,
       timings: { ...run.timings },
       route: analysis.route,

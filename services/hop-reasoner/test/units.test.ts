@@ -1,0 +1,101 @@
+import { describe, expect, it } from 'vitest';
+import { chunk } from '../../../packages/models/test/support/chunks.js';
+import { writeAnswer } from '../src/answer-writer.js';
+import { fuseRankedLists, interleaveCitations, selectEvidence } from '../src/evidence.js';
+import { planLayers } from '../src/plan.js';
+import { firstHopSearch } from '../src/search-query.js';
+
+async function* deltas(...pieces: string[]): AsyncGenerator<string> {
+  for (const piece of pieces) yield piece;
+}
+
+async function written(evidence: number[], ...pieces: string[]) {
+  const sent: string[] = [];
+  const result = await writeAnswer(deltas(...pieces), new Set(evidence), async (text) => {
+    sent.push(text);
+  });
+  return { ...result, sent };
+}
+
+describe('answer writer - citation check while streaming', () => {
+  it('answer writer - sends whole sentences as they complete, citations and all', async () => {
+    const result = await written([1, 2], 'Paris is the cap', 'ital [1]. It lies on the Seine [2].');
+    expect(result.sent).toEqual(['Paris is the capital [1].', ' It lies on the Seine [2].']);
+    expect(result).toMatchObject({ text: 'Paris is the capital [1]. It lies on the Seine [2].', cited: [1, 2], rejected: [], droppedSentences: 0 });
+  });
+
+  it('answer writer - a sentence whose only citation names no evidence is dropped; a wrong number beside a right one is removed', async () => {
+    const result = await written([1], 'Paris is the capital [1]. It has 90 million people [4]. It lies on the Seine [1][5].');
+    expect(result.text).toBe('Paris is the capital [1]. It lies on the Seine [1].');
+    expect(result).toMatchObject({ rejected: [4, 5], droppedSentences: 1, cited: [1] });
+  });
+
+  it('answer writer - framing without citations passes; a decimal split across deltas is not cut', async () => {
+    const result = await written([1], 'I cannot say. The rate was 3.', '5 percent [1].');
+    expect(result.text).toBe('I cannot say. The rate was 3.5 percent [1].');
+  });
+
+  it('answer writer - "[1, 2]" lists are checked number by number', async () => {
+    const result = await written([2], 'Both agree [1, 2].');
+    expect(result.text).toBe('Both agree [2].');
+  });
+});
+
+describe('final evidence', () => {
+  const a = chunk('a', 'A', 'alpha');
+  const b = chunk('b', 'B', 'beta');
+  const c = chunk('c', 'C', 'gamma');
+  const d = chunk('d', 'D', 'delta');
+
+  it('evidence - key evidence takes every hop\'s first citation before any hop\'s second', () => {
+    expect(interleaveCitations([[a, b], [c], [d]]).map((x) => x.chunkId)).toEqual(['a', 'c', 'd', 'b']);
+  });
+
+  it('evidence - ranked lists fuse by reciprocal rank: what several lists rank well comes first', () => {
+    expect(fuseRankedLists([[a, b, c], [b, d]]).map((x) => x.chunkId)).toEqual(['b', 'a', 'd', 'c']);
+  });
+
+  it('evidence - key evidence first, then the last hop\'s ranked chunks, deduped and capped', () => {
+    const picked = selectEvidence([c, a], [a, b, d], 'q', { maxChunks: 3, tokenBudget: 1_000 });
+    expect(picked.map((x) => x.chunkId)).toEqual(['c', 'a', 'b']);
+  });
+
+  it('evidence - past the token budget a chunk is compressed to its most relevant sentences, never dropped, and stays a copy', () => {
+    const long = chunk('long', 'Long', 'Filler words about nothing at all here. The Seine flows through Paris. More filler text that matters little.');
+    const picked = selectEvidence([long, a], [], 'Which river flows through Paris?', { maxChunks: 5, tokenBudget: 14 });
+    expect(picked.map((x) => x.chunkId)).toEqual(['long', 'a']);
+    expect(picked[0]?.text).toContain('The Seine flows through Paris.');
+    expect(picked[0]?.text).not.toContain('More filler');
+    expect(long.text).toContain('More filler');
+  });
+});
+
+describe('parallel plan layers', () => {
+  it('plan - sub-questions run in topological layers', () => {
+    const layers = planLayers([
+      { id: 'q1', text: 'a', dependsOn: [] },
+      { id: 'q2', text: 'b', dependsOn: [] },
+      { id: 'q3', text: '#q1', dependsOn: ['q1'] },
+      { id: 'q4', text: '#q3 #q2', dependsOn: ['q3', 'q2'] },
+    ]);
+    expect(layers.map((layer) => layer.map((sub) => sub.id))).toEqual([['q1', 'q2'], ['q3'], ['q4']]);
+  });
+
+  it('plan - a cycle does not hang the plan: its members run together in a last layer', () => {
+    const layers = planLayers([
+      { id: 'q1', text: 'a', dependsOn: ['q2'] },
+      { id: 'q2', text: 'b', dependsOn: ['q1'] },
+      { id: 'q3', text: 'c', dependsOn: [] },
+    ]);
+    expect(layers.map((layer) => layer.map((sub) => sub.id))).toEqual([['q3'], ['q1', 'q2']]);
+  });
+});
+
+describe('first-hop search', () => {
+  it('search - the entities a question names are weighted up; a question without one is searched as written', () => {
+    expect(firstHopSearch('What is the population of the birth city of Daniela Scalia?')).toBe(
+      'What is the population of the birth city of Daniela Scalia? Daniela Scalia Daniela Scalia',
+    );
+    expect(firstHopSearch('how do plants make food?')).toBe('how do plants make food?');
+  });
+});
