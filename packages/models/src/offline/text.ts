@@ -25,8 +25,12 @@ const COMBINING_MARKS = /[\u0300-\u036f]/g;
 const CJK = /[\u3400-\u9fff\uf900-\ufaff]/;
 const WORDS = /[\p{L}\p{N}]+/gu;
 
-/** Lower case without diacritics: "Mýa" and "Mya" read the same. */
+// eslint-disable-next-line no-control-regex
+const NON_ASCII = /[^\u0000-\u007f]/;
+
+/** Lower case without diacritics: "Mýa" and "Mya" read the same. ASCII, the common case, skips Unicode work. */
 export function fold(text: string): string {
+  if (!NON_ASCII.test(text)) return text.toLowerCase();
   return text.normalize('NFKD').replace(COMBINING_MARKS, '').toLowerCase();
 }
 
@@ -81,6 +85,14 @@ export function containsStem(terms: readonly string[], term: string): boolean {
   return terms.some((candidate) => sameStem(candidate, term));
 }
 
+/** The content term of one token ('' for stop words and punctuation): contentTerms' first, cheaply. */
+function termOf(word: string): string {
+  if (!/^[\p{L}\p{N}]/u.test(word)) return '';
+  const folded = fold(word);
+  if (!NON_ASCII.test(folded) && /^[a-z0-9]+$/.test(folded)) return STOP_WORDS.has(folded) ? '' : trimPlural(folded);
+  return contentTerms(word)[0] ?? '';
+}
+
 export interface Token {
   text: string;
   /** Character offsets of the token in the source text. */
@@ -108,7 +120,7 @@ export function tokenize(text: string): Token[] {
       end: start + word.length,
       capitalised: /^\p{Lu}/u.test(word),
       numeric: /^\p{N}/u.test(word),
-      term: /^[\p{L}\p{N}]/u.test(word) ? (contentTerms(word)[0] ?? '') : '',
+      term: termOf(word),
     });
   };
   for (const match of text.matchAll(TOKEN)) {

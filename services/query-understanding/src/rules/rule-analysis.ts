@@ -1,6 +1,6 @@
 import type { Route__Output, SubQuestion__Output } from '@hopline/contracts';
 import { Route } from '@hopline/contracts';
-import { contentTerms, questionAnchors } from '@hopline/models';
+import { contentTerms } from '@hopline/models';
 import type { QuestionSignals } from './signals.js';
 import { detectSignals } from './signals.js';
 
@@ -74,7 +74,7 @@ function parallelPlan(question: string, signals: QuestionSignals): SubQuestion__
 
 export function analyzeByRules(question: string): RuleAnalysis {
   const signals = detectSignals(question);
-  const fuzzy = questionAnchors(question).length === 0 && !/\d/.test(question);
+  const fuzzy = signals.anchors.length === 0 && !/\d/.test(question);
 
   if (signals.multiFocus && signals.foci.length >= 2) {
     const subQuestions = parallelPlan(question, signals);

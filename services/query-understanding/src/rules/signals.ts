@@ -61,17 +61,22 @@ function roleNounIn(pattern: RegExp, question: string): string | undefined {
  * first out of A and B"). "Received an Academy Award and Tony Awards" lists attributes instead.
  */
 function conjoinedAnchors(question: string, anchors: readonly string[]): string[] {
+  if (anchors.length < 2) return [];
+  const lower = question.toLowerCase();
   for (const first of anchors) {
     for (const second of anchors) {
       if (first === second) continue;
-      const pair = `${escapeRegExp(first)}\\s+(?:and|&)\\s+(?:the\\s+)?${escapeRegExp(second)}`;
-      if (new RegExp(`(?:^\\s*|\\b(?:are|were|is|was|do|did|does|have|has|of|both)\\s+(?:the\\s+)?)${pair}`, 'i').test(question)) return [first, second];
+      for (const joiner of [' and ', ' & ', ' and the ']) {
+        const at = lower.indexOf(`${first.toLowerCase()}${joiner}${second.toLowerCase()}`);
+        if (at >= 0 && SUBJECT_OF_BOTH.test(lower.slice(0, at))) return [first, second];
+      }
     }
   }
   return [];
 }
 
-const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+// What may stand before "A and B" when the question is about both: nothing, a copula, "of", "both".
+const SUBJECT_OF_BOTH = /(?:^\s*|\b(?:are|were|is|was|do|did|does|have|has|of|both)\s+(?:the\s+)?)$/;
 
 export function detectSignals(question: string): QuestionSignals {
   const fired: string[] = [];
