@@ -1,9 +1,10 @@
-import type { AskCommand__Output, Chunk__Output } from '@hopline/contracts';
+import type { AskCommand__Output } from '@hopline/contracts';
 import type { AnalyzerPort, RerankerPort, RetrieverPort } from '@hopline/hop-reasoner';
 import { createHopReasoner } from '@hopline/hop-reasoner';
 import type { ChatModel } from '@hopline/models';
 import { createOpenAiChatModel } from '@hopline/models';
 import { createAnalyzer } from '@hopline/query-understanding';
+import { createDeadlineGuard, createLexicalScorer, createReranker } from '@hopline/retrieval';
 import type { QuestionOutcome } from '../metrics.js';
 import type { EvalContext, EvalMode } from '../modes/mode.js';
 import type { EvalRetrievalStack } from '../retrieval-stack.js';
@@ -39,17 +40,29 @@ function retrieverOver(stack: EvalRetrievalStack, seen: Map<string, string>): Re
   };
 }
 
-// The retrieval package has no lexical reranker yet: the fused retrieval order stands.
-const fusedOrder: RerankerPort = {
-  async rerank(input) {
-    return { chunks: input.chunks.slice(0, input.topN) as Chunk__Output[], fallback: false };
-  },
-};
+/**
+ * The reranker service's pipeline in process, with its lexical scorer (what it ranks with when no
+ * cross-encoder is configured). The loop asks each hop for its top-k, so MMR keeps what the
+ * hop asked for rather than the service's default six; the final evidence has its own budget.
+ */
+function lexicalReranker(k: number): RerankerPort {
+  const reranker = createReranker({
+    scorer: createLexicalScorer(),
+    guard: createDeadlineGuard(),
+    defaults: { keep: Math.ceil(k * 1.5), mmrKeep: Math.ceil(k * 1.5), tokenBudget: Number.MAX_SAFE_INTEGER },
+  });
+  return {
+    async rerank(input, ctx) {
+      const result = await reranker.rerank({ query: input.query, chunks: input.chunks, topN: input.topN, deadlineUnixMs: ctx.deadlineUnixMs, signal: ctx.signal });
+      return { chunks: result.chunks, fallback: result.fallback, ...(result.fallbackReason ? { fallbackReason: result.fallbackReason } : {}) };
+    },
+  };
+}
 
 /**
  * Every question through the hop loop with in-process ports: the rules analyzer (and a chat
- * model when OPENAI_BASE_URL is set), the hybrid retriever, and the offline reasoner unless a
- * chat model is configured. Recall counts the first k chunks of the final evidence list only;
+ * model when OPENAI_BASE_URL is set), the hybrid retriever, the lexical reranker, and the
+ * offline reasoner unless a chat model is configured. Recall counts the first k chunks of the final evidence list only;
  * a single-shot retrieval of the same question in the same run stands beside it.
  */
 export const multihopMode: EvalMode = {
@@ -63,7 +76,7 @@ export const multihopMode: EvalMode = {
     const reasoner = createHopReasoner({
       analyzer: analyzerPort,
       retriever: retrieverOver(stack, docIdOfChunk),
-      reranker: fusedOrder,
+      reranker: lexicalReranker(k),
       ...(chat ? { chat } : {}),
       config: { topK: k },
     });

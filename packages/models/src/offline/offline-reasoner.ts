@@ -21,6 +21,8 @@ export interface OfflineReasonerOptions {
 
 const DEFAULTS: Required<OfflineReasonerOptions> = { firstHopCitations: 3, laterHopCitations: 2, entitiesPerQuery: 5 };
 const ABOUT_CITATIONS = 2;
+const BRIDGE_PAGES_SOUGHT = 3;
+const BRIDGE_PAGE_CITATIONS = 2;
 
 function unique(chunks: readonly Chunk__Output[]): Chunk__Output[] {
   const seen = new Set<string>();
@@ -125,13 +127,17 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
     // Never invent a bridge: with no name in the evidence the chain cannot go on.
     if (candidates.length === 0) return unknownFinding(citedIds);
     const bridges = candidates.slice(0, settings.entitiesPerQuery).map((candidate) => candidate.name);
+    // The best bridges' own documents, when this hop already retrieved them, support them.
+    const bridgePages = chunksAbout(chunks, bridges.slice(0, BRIDGE_PAGES_SOUGHT)).slice(0, BRIDGE_PAGE_CITATIONS);
     return {
       answer: bridges[0] as string,
       unknown: false,
       done: false,
       nextQuery: [...bridges, ...questionWords(input.focus, unresolved)].join(' '),
       confidence: confidenceOf(candidates.map((candidate) => candidate.score), false),
-      citedChunkIds: [...new Set([...about.map((chunk) => chunk.chunkId), candidates[0]?.chunkId ?? '', ...citedIds].filter(Boolean))],
+      citedChunkIds: [
+        ...new Set([...about.map((chunk) => chunk.chunkId), ...bridgePages.map((chunk) => chunk.chunkId), candidates[0]?.chunkId ?? '', ...citedIds].filter(Boolean)),
+      ],
       bridgeEntities: bridges,
     };
   }
