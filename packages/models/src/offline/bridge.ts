@@ -37,6 +37,7 @@ const DEMONYM = /^\p{Lu}\p{Ll}+(?:an|ian|ish|ese|i|ic)$/u;
 const DEMONYM_WEIGHT = 0.3;
 const DATE_LIKE = /\b(January|February|March|April|May|June|July|August|September|October|November|December)\b|^\p{N}+$/u;
 const PROXIMITY_SCALE = 4;
+const FOLLOWS_RELATION = 1.3;
 const TITLE_OF_RETRIEVED_BONUS = 0.5;
 const EARLY_MENTION_WEIGHT = 0.3;
 const OWN_TITLE_SCORE = 0.8;
@@ -87,7 +88,9 @@ export function bridgeCandidates(cited: readonly Chunk__Output[], options: Candi
       if (span.firstToken >= 0) {
         for (const position of relationPositions) {
           const gap = position < span.firstToken ? span.firstToken - position : position >= span.lastToken ? position - span.lastToken + 1 : 0;
-          proximity = Math.max(proximity, 1 / (1 + gap / PROXIMITY_SCALE));
+          // English names the role-holder after the relation: "directed by X", "the son of X".
+          const after = position < span.firstToken ? FOLLOWS_RELATION : 1;
+          proximity = Math.max(proximity, after / (1 + gap / PROXIMITY_SCALE));
         }
       }
       const titled = titleKeys.has(key) ? TITLE_OF_RETRIEVED_BONUS : 0;

@@ -19,8 +19,9 @@ export interface OfflineReasonerOptions {
   entitiesPerQuery?: number;
 }
 
-const DEFAULTS: Required<OfflineReasonerOptions> = { firstHopCitations: 3, laterHopCitations: 2, entitiesPerQuery: 5 };
+const DEFAULTS: Required<OfflineReasonerOptions> = { firstHopCitations: 3, laterHopCitations: 2, entitiesPerQuery: 8 };
 const ABOUT_CITATIONS = 2;
+const BRIDGE_SCORE_FLOOR = 0.25;
 const BRIDGE_PAGES_SOUGHT = 3;
 const BRIDGE_PAGE_CITATIONS = 2;
 
@@ -126,7 +127,10 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
 
     // Never invent a bridge: with no name in the evidence the chain cannot go on.
     if (candidates.length === 0) return unknownFinding(citedIds);
-    const bridges = candidates.slice(0, settings.entitiesPerQuery).map((candidate) => candidate.name);
+    // The next query names the best bridges, not every name read: one far weaker than the best
+    // would only pull the search towards its own documents.
+    const floor = (candidates[0]?.score ?? 0) * BRIDGE_SCORE_FLOOR;
+    const bridges = candidates.slice(0, settings.entitiesPerQuery).filter((candidate) => candidate.score >= floor).map((candidate) => candidate.name);
     // The best bridges' own documents, when this hop already retrieved them, support them.
     const bridgePages = chunksAbout(chunks, bridges.slice(0, BRIDGE_PAGES_SOUGHT)).slice(0, BRIDGE_PAGE_CITATIONS);
     return {

@@ -7,7 +7,7 @@ import { detectSignals } from './signals.js';
 export interface RuleAnalysis {
   route: Route__Output;
   subQuestions: SubQuestion__Output[];
-  /** 1..5; for ITERATIVE, the hops the question's nesting suggests. */
+  /** 1..5; for ITERATIVE, the hops the links of the question suggest. */
   complexity: number;
   signals: string[];
   /** False when the wording leaves the route open: a model, when there is one, should plan. */
@@ -20,11 +20,11 @@ const MAX_COMPLEXITY = 5;
 // Questions this long with no signal at all are where rules most often miss a bridge.
 const LONG_QUESTION_TERMS = 12;
 
-/** Hops a bridge question needs: two, more when it nests relation upon relation. */
+const MAX_BRIDGE_HOPS = 4;
+
+/** Hops a bridge question needs: one more than the links it chains through, two at least. */
 function bridgeHops(signals: QuestionSignals): number {
-  if (signals.nesting >= 4 && signals.relationWords >= 9) return 4;
-  if (signals.nesting >= 3 && signals.relationWords >= 6) return 3;
-  return 2;
+  return Math.min(MAX_BRIDGE_HOPS, Math.max(2, 1 + signals.links));
 }
 
 /** The question with one focus kept where the list of foci stood: "Which came out first, A?" */

@@ -1,4 +1,4 @@
-import { choiceOptions, chineseComparisonOptions, contentTerms, isRoleNoun, questionAnchors, relationTerms } from '@hopline/models';
+import { choiceOptions, chineseComparisonOptions, contentTerms, isRoleNoun, questionAnchors } from '@hopline/models';
 
 /**
  * The rule signals a question's wording carries. Each detector is a regular expression or a
@@ -16,10 +16,11 @@ export interface QuestionSignals {
   bridge: boolean;
   /** A role noun ("director", "负责人") the foci's documents name, not the foci themselves. */
   roleNoun: string | undefined;
-  /** Nested relation markers ("of the", "'s", "where", "that"…): more means more hops. */
-  nesting: number;
-  /** Content words that are neither entities nor question words. */
-  relationWords: number;
+  /**
+   * Links the question chains through: relative pronouns after its first words ("the city
+   * where…") and role nouns ("the performer of…", "X's composer", "the birthplace of…").
+   */
+  links: number;
   anchors: string[];
 }
 
@@ -42,7 +43,8 @@ const POSSESSIVE_ROLE = /['’]s\s+(?:[\w-]+\s+)?([\w-]+)/gi;
 const PARTICIPLE_BY = /\b(?:created|directed|written|founded|owned|produced|performed|composed|published|released|designed|developed|built|coached|managed|hosted|sung|played|voiced|invented|discovered|named)\s+(?:by|after)\b/i;
 // "X 的负责人属于哪个部门", "X 的 Y 的 Z"
 const CHINESE_BRIDGE = /的[^的？?]{0,6}(?:负责人|创始人|作者|导演|主管|经理|母公司|所属|上级|法人|老板|领导)|的[^的？?]+的/;
-const NESTING = /\b(?:of the|of|where|that|which|who|whose|whom|in the|by the|for the)\b|['’]s\b|的/gi;
+const RELATIVE_PRONOUN = /\b(?:that|which|who|whose|whom|where)\b/gi;
+const BIRTH_PLACE = /\bbirth\s*(?:city|place)\b/gi;
 
 function roleNounIn(pattern: RegExp, question: string): string | undefined {
   pattern.lastIndex = 0;
@@ -112,15 +114,16 @@ export function detectSignals(question: string): QuestionSignals {
   if (CHINESE_BRIDGE.test(question)) fired.push('bridge:zh-de');
   const bridge = fired.some((signal) => signal.startsWith('bridge:'));
 
-  const nesting = question.match(NESTING)?.length ?? 0;
+  // The opening "Who…"/"Which…" asks; a relative pronoun after it links one part to the next.
+  const relatives = [...question.matchAll(RELATIVE_PRONOUN)].filter((match) => match.index > 3).length;
+  const roles = contentTerms(question).filter((term) => isRoleNoun(term)).length + (question.match(BIRTH_PLACE)?.length ?? 0);
   return {
     fired,
     foci,
     multiFocus,
     bridge,
     roleNoun: ofRole ?? possessiveRole ?? roleNounIn(DETERMINED_ROLE, question),
-    nesting,
-    relationWords: relationTerms(question, anchors).length,
+    links: relatives + roles,
     anchors,
   };
 }
