@@ -19,7 +19,7 @@ export interface OfflineReasonerOptions {
   entitiesPerQuery?: number;
 }
 
-const DEFAULTS: Required<OfflineReasonerOptions> = { firstHopCitations: 3, laterHopCitations: 2, entitiesPerQuery: 8 };
+const DEFAULTS: Required<OfflineReasonerOptions> = { firstHopCitations: 2, laterHopCitations: 2, entitiesPerQuery: 8 };
 const ABOUT_CITATIONS = 2;
 const BRIDGE_SCORE_FLOOR = 0.25;
 const BRIDGE_PAGES_SOUGHT = 3;
