@@ -43,6 +43,7 @@ export function createModelReasoner(options: ModelReasonerOptions): Reasoner {
         query: input.query,
         expectedHops: String(input.expectedHops),
         hop: String(input.hop),
+        hopsLeft: String(input.hopsLeft),
         evidence: fenced.text,
       }),
       json: hopReplySchema,
