@@ -105,7 +105,6 @@ export interface Token {
 }
 
 const TOKEN = /[\p{L}\p{N}][\p{L}\p{N}'’\-.&]*[\p{L}\p{N}]|[\p{L}\p{N}]|[.!?;:,()"“”«»《》「」]/gu;
-const SENTENCE_END = /^[.!?;:]$/;
 // A full stop after these is an abbreviation, not the end of a sentence: "St. Louis", "C. S. Lewis".
 const ABBREVIATION = /^(?:\p{Lu}\.?)+$|^(?:St|Mt|Ft|Dr|Mr|Mrs|Ms|Jr|Sr|Gen|Col|Lt|Capt|Sgt|Rev|Prof|Co|Inc|Ltd|No|Vol)$/u;
 const POSSESSIVE = /['’]s$/;
@@ -227,4 +226,3 @@ export function sentences(text: string): { text: string; start: number; end: num
   return result;
 }
 
-export const isSentenceEnd = (token: Token): boolean => SENTENCE_END.test(token.text);
