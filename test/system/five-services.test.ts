@@ -92,32 +92,39 @@ describe.skipIf(!nats.url)('system - five services as five processes over NATS',
       () => receiver.spans().find((span) => span.service === 'answer-gateway' && span.attributes['hopline.question_id'] === questionId && span.kind === 2),
       { timeoutMs: 15_000, description: 'the gateway span of the question' },
     );
-    const services = ['answer-gateway', 'hop-reasoner', 'query-understanding', 'retrieval-worker', 'reranker'];
-    const spans = await waitFor(
+    const expectedEdges = [
+      'answer-gateway -> hop-reasoner',
+      'hop-reasoner -> query-understanding',
+      'hop-reasoner -> retrieval-worker',
+      'hop-reasoner -> reranker',
+      'hop-reasoner -> answer-gateway',
+    ];
+    const shape = () => {
+      const spans = receiver.spans().filter((span) => span.traceId === root.traceId);
+      const byId = new Map(spans.map((span) => [span.spanId, span]));
+      const edges = new Set(
+        spans
+          .map((span): [ReceivedSpan | undefined, ReceivedSpan] => [byId.get(span.parentSpanId), span])
+          .filter(([parent, child]) => parent !== undefined && parent.service !== child.service)
+          .map(([parent, child]) => `${parent?.service} -> ${child.service}`),
+      );
+      const orphans = spans.filter((span) => span !== root && span.spanId !== root.spanId && !byId.has(span.parentSpanId));
+      return { spans, byId, edges, orphans };
+    };
+    // Each process exports in its own batches: wait until every edge and every parent has arrived.
+    const trace = await waitFor(
       () => {
-        const inTrace = receiver.spans().filter((span) => span.traceId === root.traceId);
-        return services.every((service) => inTrace.some((span) => span.service === service)) ? inTrace : undefined;
+        const current = shape();
+        return expectedEdges.every((edge) => current.edges.has(edge)) && current.orphans.length === 0 ? current : undefined;
       },
-      { timeoutMs: 15_000, description: 'spans of all five services in the trace' },
+      { timeoutMs: 15_000, description: 'the whole trace to be exported' },
+    ).catch(() => shape());
+    const { spans, byId, edges, orphans } = trace;
+    expect(new Set(spans.map((span) => span.service))).toEqual(
+      new Set(['answer-gateway', 'hop-reasoner', 'query-understanding', 'retrieval-worker', 'reranker']),
     );
-    const byId = new Map(spans.map((span) => [span.spanId, span]));
-    const edges = new Set(
-      spans
-        .map((span): [ReceivedSpan | undefined, ReceivedSpan] => [byId.get(span.parentSpanId), span])
-        .filter(([parent, child]) => parent !== undefined && parent.service !== child.service)
-        .map(([parent, child]) => `${parent?.service} -> ${child.service}`),
-    );
-    expect([...edges].sort()).toEqual(
-      expect.arrayContaining([
-        'answer-gateway -> hop-reasoner',
-        'hop-reasoner -> query-understanding',
-        'hop-reasoner -> retrieval-worker',
-        'hop-reasoner -> reranker',
-        'hop-reasoner -> answer-gateway',
-      ]),
-    );
+    expect([...edges].sort()).toEqual(expect.arrayContaining(expectedEdges));
     // Every span but the gateway's server span has its parent in the same trace.
-    const orphans = spans.filter((span) => span !== root && !byId.has(span.parentSpanId));
     expect(orphans.map((span) => `${span.service}: ${span.name}`)).toEqual([]);
     // gRPC calls are CLIENT → SERVER pairs; NATS requests pair a CLIENT or PRODUCER with a SERVER or CONSUMER.
     const analyzeServer = spans.find((span) => span.service === 'query-understanding' && span.kind === 2);
