@@ -26,6 +26,17 @@ export interface BreakerOptions {
   rollingCountBuckets?: number;
 }
 
+/**
+ * What every Hopline downstream uses unless it has a reason not to: open when half of at
+ * least five calls in ten seconds failed, try again after ten seconds.
+ */
+export const DEFAULT_BREAKER: BreakerOptions = {
+  errorThresholdPercentage: 50,
+  volumeThreshold: 5,
+  resetTimeoutMs: 10_000,
+  rollingCountTimeoutMs: 10_000,
+};
+
 export interface GuardOptions {
   /** The dependency this guard protects: a breaker name, a metric label, a log field. */
   downstream: string;

@@ -2,7 +2,7 @@ import type { Bus, KeyValueStore, ServiceHandle } from '@hopline/bus';
 import { loadHoplineGrpc, natsServices } from '@hopline/contracts';
 import { createClient } from '@hopline/grpc';
 import { createOpenAiChatModel, type ChatModel } from '@hopline/models';
-import { createGuard, type Guard } from '@hopline/resilience';
+import { createGuard, DEFAULT_BREAKER, type Guard } from '@hopline/resilience';
 import type { HealthReport, HoplineMetrics, Logger } from '@hopline/telemetry';
 import { createAnalyzerClient } from './clients/analyzer-client.js';
 import { createQuestionService } from './clients/question-service.js';
@@ -37,8 +37,6 @@ export interface HopReasonerService {
   stop(): Promise<void>;
 }
 
-const BREAKER = { errorThresholdPercentage: 50, volumeThreshold: 5, resetTimeoutMs: 10_000, rollingCountTimeoutMs: 10_000 };
-
 /**
  * The hop-reasoner: takes questions from the ask queue group and runs the bounded loop,
  * calling query-understanding and the reranker over gRPC and the retrieval workers over NATS,
@@ -47,7 +45,7 @@ const BREAKER = { errorThresholdPercentage: 50, volumeThreshold: 5, resetTimeout
 export async function startHopReasonerService(deps: HopReasonerServiceDeps): Promise<HopReasonerService> {
   const { config, bus, traces, logger, metrics } = deps;
   const grpc = loadHoplineGrpc().hopline.v1;
-  const guard = (downstream: string): Guard => createGuard({ downstream, breaker: BREAKER, logger, metrics });
+  const guard = (downstream: string): Guard => createGuard({ downstream, breaker: DEFAULT_BREAKER, logger, metrics });
   const guards = { analyze: guard('query-understanding'), retrieve: guard('retrieval-worker'), rerank: guard('reranker'), chat: guard('chat-model') };
 
   const analyzerClient = createClient(grpc.QueryUnderstanding, config.QUERY_UNDERSTANDING_ADDRESS);

@@ -1,7 +1,7 @@
 import { loadHoplineGrpc, requireRequestContext } from '@hopline/contracts';
 import { createGrpcServer } from '@hopline/grpc';
 import { createOpenAiChatModel } from '@hopline/models';
-import { createGuard } from '@hopline/resilience';
+import { createGuard, DEFAULT_BREAKER } from '@hopline/resilience';
 import type { HealthReport, HoplineMetrics, Logger } from '@hopline/telemetry';
 import { trace } from '@opentelemetry/api';
 import { createAnalyzer } from './analyzer.js';
@@ -23,7 +23,7 @@ export interface QueryUnderstandingService {
 export async function startQueryUnderstandingService({ config, logger, metrics }: QueryUnderstandingDeps): Promise<QueryUnderstandingService> {
   const guard = createGuard({
     downstream: 'planner-model',
-    breaker: { errorThresholdPercentage: 50, volumeThreshold: 5, resetTimeoutMs: 10_000, rollingCountTimeoutMs: 10_000 },
+    breaker: DEFAULT_BREAKER,
     logger,
     metrics,
   });

@@ -1,6 +1,6 @@
 import { loadHoplineGrpc, requireRequestContext } from '@hopline/contracts';
 import { createGrpcServer } from '@hopline/grpc';
-import { createGuard } from '@hopline/resilience';
+import { createGuard, DEFAULT_BREAKER } from '@hopline/resilience';
 import { createCrossEncoderClient, createLexicalScorer, createReranker } from '@hopline/retrieval';
 import type { HealthReport, HoplineMetrics, Logger } from '@hopline/telemetry';
 import { trace } from '@opentelemetry/api';
@@ -29,7 +29,7 @@ export interface RerankerService {
 export async function startRerankerService({ config, logger, metrics }: RerankerServiceDeps): Promise<RerankerService> {
   const guard = createGuard({
     downstream: 'cross-encoder',
-    breaker: { errorThresholdPercentage: 50, volumeThreshold: 5, resetTimeoutMs: 10_000, rollingCountTimeoutMs: 10_000 },
+    breaker: DEFAULT_BREAKER,
     logger,
     metrics,
   });

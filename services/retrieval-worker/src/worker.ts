@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import type { Bus, ServiceHandle } from '@hopline/bus';
 import { jetstream, natsServices, subjects, subjectToken } from '@hopline/contracts';
-import { createGuard, type Guard } from '@hopline/resilience';
+import { createGuard, DEFAULT_BREAKER, type Guard } from '@hopline/resilience';
 import { createHybridRetriever, createIndexer, type Embedder, type LexicalBackend, type VectorBackend } from '@hopline/retrieval';
 import type { HealthReport, HoplineMetrics, Logger } from '@hopline/telemetry';
 import type { Config } from './config.js';
@@ -30,8 +30,6 @@ export interface RetrievalWorker {
   stop(): Promise<void>;
 }
 
-const BREAKER = { errorThresholdPercentage: 50, volumeThreshold: 5, resetTimeoutMs: 10_000, rollingCountTimeoutMs: 10_000 };
-
 /**
  * One retrieval worker: answers retrieve requests in the shared queue group (so more workers
  * means more capacity) and applies the durable ingest stream to its indexes.
@@ -39,7 +37,7 @@ const BREAKER = { errorThresholdPercentage: 50, volumeThreshold: 5, resetTimeout
 export async function startRetrievalWorker(deps: RetrievalWorkerDeps): Promise<RetrievalWorker> {
   const { config, bus, lexical, vector, embedder, logger, metrics } = deps;
   const workerId = config.WORKER_ID ?? hostname();
-  const guard = (downstream: string): Guard => createGuard({ downstream, breaker: BREAKER, logger, metrics });
+  const guard = (downstream: string): Guard => createGuard({ downstream, breaker: DEFAULT_BREAKER, logger, metrics });
   const lexicalGuard = guard(lexical.name);
   const vectorGuard = guard(vector.name);
   const retriever = createHybridRetriever({
