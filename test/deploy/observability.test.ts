@@ -102,9 +102,7 @@ describe('alerts', () => {
     const covering = (predicate: (expr: string) => boolean) => rules.filter((rule) => predicate(rule.expr)).map((rule) => rule.alert);
     expect(covering((expr) => readsMetric(expr, 'hopline_breaker_state') && /==\s*2\b/.test(expr))).not.toEqual([]);
     expect(covering((expr) => readsMetric(expr, 'hopline_hop_duration_seconds_bucket') && /histogram_quantile\(\s*0\.95/.test(expr))).not.toEqual([]);
-    expect(
-      covering((expr) => analysePromql(expr).selectors.some((selector) => selector.matchers.some((matcher) => matcher.label === 'stream_name' && matcher.value === 'HOPLINE_DEADLETTER'))),
-    ).not.toEqual([]);
+    expect(covering((expr) => readsMetric(expr, 'hopline_ingest_dead_letters_total'))).not.toEqual([]);
     expect(covering((expr) => readsMetric(expr, 'hopline_degraded_retrievals_total'))).not.toEqual([]);
   });
 

@@ -21,6 +21,8 @@ export interface HoplineMetrics {
   readonly breakerTransitions: Counter<'downstream' | 'to'>;
   /** `path` is the retrieval path that was lost (bm25, vector) or the stage that fell back (rerank). */
   readonly degradedRetrievals: Counter<'path' | 'reason'>;
+  /** Ingest commands given up on; `cause` is malformed, invalid or exhausted (retries used up). */
+  readonly ingestDeadLetters: Counter<'cause'>;
   /** `result` is hit or miss. */
   readonly cacheLookups: Counter<'cache' | 'result'>;
   readonly llmCalls: Counter<'model' | 'purpose' | 'outcome'>;
@@ -84,6 +86,12 @@ export function createMetrics(service: string, options: MetricsOptions = {}): Ho
       name: 'hopline_degraded_retrievals_total',
       help: 'Retrievals or stages that answered with a degraded result',
       labelNames: ['path', 'reason'],
+      registers,
+    }),
+    ingestDeadLetters: new Counter({
+      name: 'hopline_ingest_dead_letters_total',
+      help: 'Ingest commands terminated and published on the dead-letter subject',
+      labelNames: ['cause'],
       registers,
     }),
     cacheLookups: new Counter({

@@ -1,7 +1,7 @@
 import type { Bus, DurableConsumer, DurableStream, Settlement, StreamMessage } from '@hopline/bus';
 import { codecs, headers, subjects, toHoplineError, type IngestCommand__Output } from '@hopline/contracts';
 import type { Indexer } from '@hopline/retrieval';
-import type { Logger } from '@hopline/telemetry';
+import type { HoplineMetrics, Logger } from '@hopline/telemetry';
 
 export interface IngestConsumerDeps {
   bus: Bus;
@@ -10,6 +10,7 @@ export interface IngestConsumerDeps {
   deadLetters: DurableStream;
   indexer: Indexer;
   logger: Pick<Logger, 'info' | 'warn' | 'error'>;
+  metrics: Pick<HoplineMetrics, 'ingestDeadLetters'>;
   /** The durable consumer's name: workers sharing it split the stream. */
   durable: string;
   maxDeliver?: number;
@@ -27,7 +28,13 @@ const MAX_RETRY_MS = 30_000;
  */
 export async function startIngestConsumer(deps: IngestConsumerDeps): Promise<DurableConsumer> {
   const maxDeliver = deps.maxDeliver ?? 8;
-  const deadLetter = async (message: StreamMessage, command: IngestCommand__Output | null, reason: string): Promise<Settlement> => {
+  const deadLetter = async (
+    message: StreamMessage,
+    command: IngestCommand__Output | null,
+    cause: 'malformed' | 'invalid' | 'exhausted',
+    reason: string,
+  ): Promise<Settlement> => {
+    deps.metrics.ingestDeadLetters.inc({ cause });
     await deps.deadLetters.publish(
       subjects.deadLetter,
       codecs.deadLetter.encode({ ...(command ? { command } : {}), reason, originalSubject: message.subject, deliveries: message.deliveryCount }),
@@ -44,7 +51,7 @@ export async function startIngestConsumer(deps: IngestConsumerDeps): Promise<Dur
       try {
         command = codecs.ingestCommand.decode(message.data);
       } catch (error) {
-        return deadLetter(message, null, (error as Error).message);
+        return deadLetter(message, null, 'malformed', (error as Error).message);
       }
       try {
         const result = await deps.indexer.apply(command);
@@ -58,8 +65,8 @@ export async function startIngestConsumer(deps: IngestConsumerDeps): Promise<Dur
         return { kind: 'ack' };
       } catch (thrown) {
         const error = toHoplineError(thrown);
-        if (error.code === 'invalid_argument') return deadLetter(message, command, error.message);
-        if (message.deliveryCount >= maxDeliver) return deadLetter(message, command, `gave up after ${message.deliveryCount} deliveries: ${error.message}`);
+        if (error.code === 'invalid_argument') return deadLetter(message, command, 'invalid', error.message);
+        if (message.deliveryCount >= maxDeliver) return deadLetter(message, command, 'exhausted', `gave up after ${message.deliveryCount} deliveries: ${error.message}`);
         const delayMs = Math.min(MAX_RETRY_MS, BASE_RETRY_MS * 2 ** (message.deliveryCount - 1));
         deps.logger.warn('ingest command failed; retrying', { subject: message.subject, deliveries: message.deliveryCount, delayMs, error });
         return { kind: 'retry', delayMs };

@@ -73,7 +73,7 @@ export async function startRetrievalWorker(deps: RetrievalWorkerDeps): Promise<R
     endpoints: [retrieveEndpoint({ retriever, workerId, metrics })],
   });
   const durable = deps.indexesShared ? jetstream.ingestConsumer : `${jetstream.ingestConsumer}-${subjectToken(workerId, 'WORKER_ID')}`;
-  const consumer = await startIngestConsumer({ bus, stream, deadLetters, indexer, logger, durable });
+  const consumer = await startIngestConsumer({ bus, stream, deadLetters, indexer, logger, metrics, durable });
   logger.info('retrieval worker ready', { workerId, ingestConsumer: durable, lexical: lexical.name, vector: vector.name, embedder: embedder.model });
 
   return {

@@ -52,8 +52,9 @@ export function createQuestionService(deps: QuestionServiceDeps): QuestionServic
     try {
       const { done, trace: reasoning } = await deps.reasoner.answer(ask, { signal: abort.signal, emit: publish });
       await deps.traces.put(questionId, codecs.reasoningTrace.encode(reasoning));
-      deps.metrics.stopReasons.inc({ reason: done.stopReason });
-      deps.metrics.hopsPerQuestion.observe({ route: done.route }, done.hops);
+      // Label values are lower-case, as dashboards and alerts spell them.
+      deps.metrics.stopReasons.inc({ reason: done.stopReason.toLowerCase() });
+      deps.metrics.hopsPerQuestion.observe({ route: done.route.toLowerCase() }, done.hops);
     } catch (thrown) {
       const error = toHoplineError(thrown);
       deps.logger.error('question failed', { questionId, error });
