@@ -1,12 +1,15 @@
 import { parseArgs } from 'node:util';
 import { ValidationError } from '@hopline/contracts';
+import type { FusionMethod, HybridRetrieverOptions } from '@hopline/retrieval';
+import { FUSION_METHODS } from '@hopline/retrieval';
 import { loadDataset } from './dataset.js';
 import { evalModes } from './modes/index.js';
 import { formatReport, runEval } from './run-eval.js';
 
 const usage =
   `usage: pnpm eval --data <jsonl> [--mode ${[...evalModes.keys()].join('|')}] [--k 10] [--limit N] [--json]\n` +
-  `                 [--bm25-weight W] [--vector-weight W]   RRF weights of the two paths`;
+  `                 [--fusion ${FUSION_METHODS.join('|')}] [--bm25-weight W] [--vector-weight W]\n` +
+  `  fusion and weights default to what the embedder declares (the offline one: relative-score, vector 0.1)`;
 
 function nonNegativeNumber(name: string, value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
@@ -22,6 +25,10 @@ function positiveInteger(name: string, value: string | undefined, fallback?: num
   return parsed;
 }
 
+function isFusionMethod(value: string): value is FusionMethod {
+  return (FUSION_METHODS as readonly string[]).includes(value);
+}
+
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
@@ -30,6 +37,7 @@ async function main(): Promise<void> {
       k: { type: 'string' },
       limit: { type: 'string' },
       json: { type: 'boolean', default: false },
+      fusion: { type: 'string' },
       'bm25-weight': { type: 'string' },
       'vector-weight': { type: 'string' },
     },
@@ -42,11 +50,13 @@ async function main(): Promise<void> {
   const limit = positiveInteger('limit', values.limit);
 
   const questions = await loadDataset(values.data, limit === undefined ? {} : { limit });
-  const hybrid: { bm25Weight?: number; vectorWeight?: number } = {};
-  const bm25Weight = nonNegativeNumber('bm25-weight', values['bm25-weight']);
-  const vectorWeight = nonNegativeNumber('vector-weight', values['vector-weight']);
-  if (bm25Weight !== undefined) hybrid.bm25Weight = bm25Weight;
-  if (vectorWeight !== undefined) hybrid.vectorWeight = vectorWeight;
+  const fusion = values.fusion;
+  if (fusion !== undefined && !isFusionMethod(fusion)) throw new ValidationError(`unknown --fusion "${fusion}"\n${usage}`);
+  const hybrid: Partial<HybridRetrieverOptions> = {
+    fusion,
+    bm25Weight: nonNegativeNumber('bm25-weight', values['bm25-weight']),
+    vectorWeight: nonNegativeNumber('vector-weight', values['vector-weight']),
+  };
   const report = await runEval(questions, { mode, k, hybrid });
   if (values.json) console.log(JSON.stringify(report));
   else console.log(formatReport(report));

@@ -1,12 +1,12 @@
 import type { EmbeddedLexicalBackendOptions, Embedder, HybridRetriever, HybridRetrieverOptions, Indexer } from '@hopline/retrieval';
 import {
-  DEFAULT_HYBRID_OPTIONS,
   EmbeddedLexicalBackend,
   EmbeddedVectorBackend,
   HashingEmbedder,
   createDeadlineGuard,
   createHybridRetriever,
   createIndexer,
+  hybridOptionsFor,
 } from '@hopline/retrieval';
 
 export interface EvalRetrievalStack {
@@ -21,8 +21,9 @@ export interface EvalRetrievalStack {
 
 /**
  * The embedded retrieval path the eval measures: in-memory BM25 and vector indexes, the offline
- * hashing embedder unless another is given, and deadline-only guards (there is no remote
- * dependency whose health a breaker could track).
+ * hashing embedder unless another is given, fused as that embedder declares unless `hybrid`
+ * says otherwise, and deadline-only guards (there is no remote dependency whose health a
+ * breaker could track).
  */
 export async function openEvalRetrievalStack(
   options: {
@@ -36,7 +37,7 @@ export async function openEvalRetrievalStack(
   const vector = await EmbeddedVectorBackend.open({ dimensions: embedder.dimensions, durable: false });
   const indexer = createIndexer({ lexical, vector, embedder });
   const guard = createDeadlineGuard();
-  const hybridOptions = { ...DEFAULT_HYBRID_OPTIONS, ...options.hybrid };
+  const hybridOptions = hybridOptionsFor(embedder, options.hybrid);
   const retriever = createHybridRetriever({ lexical, vector, embedder, lexicalGuard: guard, vectorGuard: guard, options: hybridOptions });
   return {
     lexical,

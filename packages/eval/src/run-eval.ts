@@ -1,4 +1,4 @@
-import type { EmbeddedLexicalBackendOptions, Embedder, HybridRetrieverOptions } from '@hopline/retrieval';
+import type { EmbeddedLexicalBackendOptions, Embedder, FusionMethod, HybridRetrieverOptions } from '@hopline/retrieval';
 import type { MultihopQuestion } from './dataset.js';
 import { buildKnowledgeBase, ingestKnowledgeBase } from './knowledge-base.js';
 import type { QuestionOutcome, RecallSummary } from './metrics.js';
@@ -14,7 +14,8 @@ export interface EvalReport extends RecallSummary, Partial<ReasoningFigures> {
   byDataset: Record<string, RecallSummary>;
   kb: { documents: number; chunks: number; ingestMs: number };
   embedder: string;
-  /** The RRF weights of the two paths. */
+  /** How the two paths were fused, and their weights. */
+  fusion: FusionMethod;
   weights: { bm25: number; vector: number };
 }
 
@@ -60,6 +61,7 @@ export async function runEval(questions: readonly MultihopQuestion[], options: R
       byDataset,
       kb: { documents: ingest.documents, chunks: ingest.chunks, ingestMs: Math.round(ingest.ms) },
       embedder: stack.embedder.model,
+      fusion: stack.hybridOptions.fusion,
       weights: { bm25: stack.hybridOptions.bm25Weight, vector: stack.hybridOptions.vectorWeight },
       ...options.mode.summarize?.(outcomes, options.k),
     };
@@ -74,7 +76,7 @@ export function formatReport(report: EvalReport): string {
     `${name.padEnd(18)}${String(s.questions).padStart(6)}${s.chainRecall.toFixed(1).padStart(10)}${s.supportRecall.toFixed(1).padStart(10)}` +
     `${s.p50Ms.toFixed(2).padStart(10)}${s.p95Ms.toFixed(2).padStart(10)}`;
   const lines = [
-    `mode ${report.mode}, k = ${report.k}, embedder ${report.embedder}, RRF weights bm25 ${report.weights.bm25} ` +
+    `mode ${report.mode}, k = ${report.k}, embedder ${report.embedder}, ${report.fusion} fusion, weights bm25 ${report.weights.bm25} ` +
       `vector ${report.weights.vector}; kb of ${report.kb.documents} paragraphs ` +
       `(${report.kb.chunks} chunks) ingested in ${report.kb.ingestMs} ms`,
     `${'dataset'.padEnd(18)}${'n'.padStart(6)}${`chain@${report.k}`.padStart(10)}${`supp@${report.k}`.padStart(10)}${'p50 ms'.padStart(10)}${'p95 ms'.padStart(10)}`,

@@ -2,12 +2,14 @@ import { UnavailableError, ValidationError } from '@hopline/contracts';
 import { describe, expect, it } from 'vitest';
 import type { Embedder, Guard, LexicalBackend, VectorBackend } from '../src/index.js';
 import {
+  DEFAULT_HYBRID_OPTIONS,
   EmbeddedLexicalBackend,
   EmbeddedVectorBackend,
   HashingEmbedder,
   createDeadlineGuard,
   createHybridRetriever,
   createIndexer,
+  hybridOptionsFor,
 } from '../src/index.js';
 
 const scope = { tenantId: 't1', kbIds: ['kb1'] };
@@ -43,10 +45,27 @@ const hanging = <T extends LexicalBackend | VectorBackend>(backend: T): T =>
         : Reflect.get(target, key, receiver),
   });
 
+describe('hybridOptionsFor', () => {
+  const real: Pick<Embedder, 'fusion'> = {};
+
+  it('hybrid options - an embedder that declares nothing (a real model) is fused by RRF at weight 1, k 60', () => {
+    expect(hybridOptionsFor(real)).toEqual(DEFAULT_HYBRID_OPTIONS);
+    expect(DEFAULT_HYBRID_OPTIONS).toMatchObject({ fusion: 'rrf', rrfK: 60, bm25Weight: 1, vectorWeight: 1 });
+  });
+
+  it('hybrid options - the embedder\'s declaration replaces the defaults, explicit options replace both, undefined ones are ignored', () => {
+    const weak: Pick<Embedder, 'fusion'> = { fusion: { method: 'relative-score', vectorWeight: 0.2 } };
+    expect(hybridOptionsFor(weak)).toMatchObject({ fusion: 'relative-score', vectorWeight: 0.2, bm25Weight: 1 });
+    expect(hybridOptionsFor(weak, { vectorWeight: 0.7, fusion: undefined })).toMatchObject({ fusion: 'relative-score', vectorWeight: 0.7 });
+    expect(hybridOptionsFor(weak, { fusion: 'rrf', vectorWeight: undefined })).toMatchObject({ fusion: 'rrf', vectorWeight: 0.2 });
+  });
+});
+
 describe('createHybridRetriever', () => {
   it('hybrid - fuses both paths, marks HYBRID, keeps stage scores apart and stamps the hop', async () => {
     const { lexical, vector, embedder } = await corpus();
-    const retriever = createHybridRetriever({ lexical, vector, embedder, lexicalGuard: guard, vectorGuard: guard });
+    const options = { fusion: 'rrf', vectorWeight: 1 } as const;
+    const retriever = createHybridRetriever({ lexical, vector, embedder, lexicalGuard: guard, vectorGuard: guard, options });
     const result = await retriever.retrieve({ query: 'lighthouse keeper', scope, hop: 2, deadlineUnixMs: soon() });
     expect(result.degraded).toBe(false);
     expect(result.degradedReasons).toEqual([]);
@@ -57,6 +76,19 @@ describe('createHybridRetriever', () => {
     expect(top?.scores?.rrf).toBeCloseTo(2 / 61, 10);
     expect(top?.scores?.rerank).toBeUndefined();
     expect(top?.span).toEqual({ start: 0, end: top?.text.length });
+  });
+
+  it('hybrid - fuses as the embedder declares unless told otherwise', async () => {
+    const { lexical, vector, embedder } = await corpus();
+    expect(embedder.fusion).toEqual({ method: 'relative-score', vectorWeight: 0.1 });
+    const declared = createHybridRetriever({ lexical, vector, embedder, lexicalGuard: guard, vectorGuard: guard });
+    const [top] = (await declared.retrieve({ query: 'lighthouse keeper', scope, hop: 1, deadlineUnixMs: soon() })).chunks;
+    // First on both paths: BM25's full 1 plus the vector path's 0.1.
+    expect(top).toMatchObject({ docId: 'lighthouse', foundBy: 'HYBRID' });
+    expect(top?.scores?.rrf).toBeCloseTo(1.1, 10);
+    const overridden = createHybridRetriever({ lexical, vector, embedder, lexicalGuard: guard, vectorGuard: guard, options: { vectorWeight: 0.5 } });
+    const [topOverridden] = (await overridden.retrieve({ query: 'lighthouse keeper', scope, hop: 1, deadlineUnixMs: soon() })).chunks;
+    expect(topOverridden?.scores?.rrf).toBeCloseTo(1.5, 10);
   });
 
   it('hybrid - scope filter hides other tenants\' chunks on both paths', async () => {

@@ -1,4 +1,5 @@
 import { env, serviceEnv } from '@hopline/config';
+import { FUSION_METHODS } from '@hopline/retrieval';
 import { z } from 'zod';
 
 export const configSchema = z.object({
@@ -29,9 +30,16 @@ export const configSchema = z.object({
   EMBEDDING_DIMENSIONS: env.positiveInt(1536),
   BM25_K1: z.coerce.number().positive().default(1.5),
   BM25_B: z.coerce.number().min(0).max(1).default(0.75),
+  /**
+   * How the two paths' lists are fused: `rrf` or `relative-score`. Unset, the embedder decides:
+   * RRF for an OpenAI-compatible model, relative-score for the offline hashing embedder (see
+   * `HashingEmbedder.fusion` for the measurements).
+   */
+  FUSION_METHOD: z.enum(FUSION_METHODS).optional(),
   RRF_K: env.positiveInt(60),
   RRF_WEIGHT_BM25: z.coerce.number().nonnegative().default(1),
-  RRF_WEIGHT_VECTOR: z.coerce.number().nonnegative().default(1),
+  /** Unset, the embedder decides: 1 for an OpenAI-compatible model, 0.1 for the hashing embedder. */
+  RRF_WEIGHT_VECTOR: z.coerce.number().nonnegative().optional(),
   BM25_CANDIDATES: env.positiveInt(50),
   VECTOR_CANDIDATES: env.positiveInt(50),
   FUSED_KEEP: env.positiveInt(30),

@@ -2,14 +2,17 @@ import { hostname } from 'node:os';
 import type { Bus, ServiceHandle } from '@hopline/bus';
 import { jetstream, natsServices, subjects, subjectToken } from '@hopline/contracts';
 import { createGuard, DEFAULT_BREAKER, type Guard } from '@hopline/resilience';
-import { createHybridRetriever, createIndexer, type Embedder, type LexicalBackend, type VectorBackend } from '@hopline/retrieval';
+import { createHybridRetriever, createIndexer, hybridOptionsFor, type Embedder, type LexicalBackend, type VectorBackend } from '@hopline/retrieval';
 import type { HealthReport, HoplineMetrics, Logger } from '@hopline/telemetry';
 import type { Config } from './config.js';
 import { startIngestConsumer } from './ingest-consumer.js';
 import { retrieveEndpoint } from './retrieve-endpoint.js';
 
 export interface RetrievalWorkerDeps {
-  config: Pick<Config, 'WORKER_ID' | 'RRF_K' | 'RRF_WEIGHT_BM25' | 'RRF_WEIGHT_VECTOR' | 'BM25_CANDIDATES' | 'VECTOR_CANDIDATES' | 'FUSED_KEEP'>;
+  config: Pick<
+    Config,
+    'WORKER_ID' | 'FUSION_METHOD' | 'RRF_K' | 'RRF_WEIGHT_BM25' | 'RRF_WEIGHT_VECTOR' | 'BM25_CANDIDATES' | 'VECTOR_CANDIDATES' | 'FUSED_KEEP'
+  >;
   bus: Bus;
   lexical: LexicalBackend;
   vector: VectorBackend;
@@ -40,21 +43,17 @@ export async function startRetrievalWorker(deps: RetrievalWorkerDeps): Promise<R
   const guard = (downstream: string): Guard => createGuard({ downstream, breaker: DEFAULT_BREAKER, logger, metrics });
   const lexicalGuard = guard(lexical.name);
   const vectorGuard = guard(vector.name);
-  const retriever = createHybridRetriever({
-    lexical,
-    vector,
-    embedder,
-    lexicalGuard,
-    vectorGuard,
-    options: {
-      rrfK: config.RRF_K,
-      bm25Weight: config.RRF_WEIGHT_BM25,
-      vectorWeight: config.RRF_WEIGHT_VECTOR,
-      bm25Candidates: config.BM25_CANDIDATES,
-      vectorCandidates: config.VECTOR_CANDIDATES,
-      keep: config.FUSED_KEEP,
-    },
+  // An unset FUSION_METHOD or RRF_WEIGHT_VECTOR leaves the embedder's own choice in place.
+  const options = hybridOptionsFor(embedder, {
+    fusion: config.FUSION_METHOD,
+    rrfK: config.RRF_K,
+    bm25Weight: config.RRF_WEIGHT_BM25,
+    vectorWeight: config.RRF_WEIGHT_VECTOR,
+    bm25Candidates: config.BM25_CANDIDATES,
+    vectorCandidates: config.VECTOR_CANDIDATES,
+    keep: config.FUSED_KEEP,
   });
+  const retriever = createHybridRetriever({ lexical, vector, embedder, lexicalGuard, vectorGuard, options });
   const indexer = createIndexer({ lexical, vector, embedder });
 
   const consistency = await indexer.checkConsistency();
@@ -74,7 +73,15 @@ export async function startRetrievalWorker(deps: RetrievalWorkerDeps): Promise<R
   });
   const durable = deps.indexesShared ? jetstream.ingestConsumer : `${jetstream.ingestConsumer}-${subjectToken(workerId, 'WORKER_ID')}`;
   const consumer = await startIngestConsumer({ bus, stream, deadLetters, indexer, logger, metrics, durable });
-  logger.info('retrieval worker ready', { workerId, ingestConsumer: durable, lexical: lexical.name, vector: vector.name, embedder: embedder.model });
+  logger.info('retrieval worker ready', {
+    workerId,
+    ingestConsumer: durable,
+    lexical: lexical.name,
+    vector: vector.name,
+    embedder: embedder.model,
+    fusion: options.fusion,
+    vectorWeight: options.vectorWeight,
+  });
 
   return {
     workerId,

@@ -10,10 +10,10 @@ import { startRetrievalWorker, type RetrievalWorker } from '../src/worker.js';
 const nats = await startNats();
 const logger = createLogger('retrieval-worker-test', { level: 'silent' });
 
-async function worker(bus: Bus, workerId: string): Promise<RetrievalWorker> {
+async function worker(bus: Bus, workerId: string, env: Record<string, string> = {}): Promise<RetrievalWorker> {
   const embedder = new HashingEmbedder();
   const [lexical, vector] = await Promise.all([EmbeddedLexicalBackend.open(), EmbeddedVectorBackend.open({ dimensions: embedder.dimensions })]);
-  const config = configSchema.parse({ WORKER_ID: workerId });
+  const config = configSchema.parse({ WORKER_ID: workerId, ...env });
   return startRetrievalWorker({ config, bus, lexical, vector, embedder, indexesShared: false, logger, metrics: createMetrics('test', { defaultMetrics: false }) });
 }
 
@@ -122,5 +122,26 @@ describe('retrieval-worker on the in-memory bus', () => {
     expect(await chunkCount(w, 'acme', 'kb')).toBe(before + 1);
     await w.stop();
     await bus.drain();
+  });
+
+  it('retrieval - fusion follows the embedder unless FUSION_METHOD and RRF_WEIGHT_VECTOR say otherwise', async () => {
+    const topScore = async (env: Record<string, string>) => {
+      const bus = createMemoryBroker().connect();
+      const w = await worker(bus, 'fusion', env);
+      try {
+        await ingest(bus, 'acme', 'kb', 'doc', 'Alpha beta gamma.', 1);
+        await waitFor(async () => (await chunkCount(w, 'acme', 'kb')) > 0, { timeoutMs: 5_000 });
+        const [top] = (await retrieve(bus, 'acme', ['kb'], 'alpha beta')).chunks;
+        expect(top?.foundBy).toBe('HYBRID');
+        return top?.scores?.rrf;
+      } finally {
+        await w.stop();
+        await bus.drain();
+      }
+    };
+    // The hashing embedder declares relative-score at 0.1: first on both paths is 1 + 0.1.
+    expect(await topScore({})).toBeCloseTo(1.1, 10);
+    expect(await topScore({ RRF_WEIGHT_VECTOR: '0.5' })).toBeCloseTo(1.5, 10);
+    expect(await topScore({ FUSION_METHOD: 'rrf', RRF_WEIGHT_VECTOR: '1' })).toBeCloseTo(2 / 61, 10);
   });
 });

@@ -5,12 +5,15 @@ import type { IndexedChunk, LexicalBackend, ScoredChunk, SearchScope, VectorBack
 import type { Embedder } from '../vector/embedder.js';
 import { normalizeInPlace } from '../vector/embedder.js';
 import type { Guard } from './guard.js';
-import type { FusedCandidate, RankedList, SearchPath } from './rrf.js';
-import { fuseByRrf } from './rrf.js';
+import type { FusedCandidate, FusionMethod, RankedList, SearchPath } from './fusion.js';
+import { fuse } from './fusion.js';
 
 export interface HybridRetrieverOptions {
+  /** How the two paths' lists become one (default `rrf`; see `FusionMethod`). */
+  fusion: FusionMethod;
   /** RRF damping constant (default 60). */
   rrfK: number;
+  /** Each path's weight in fusion (defaults 1 and 1). */
   bm25Weight: number;
   vectorWeight: number;
   /** Candidates each path contributes before fusion (defaults 50 and 50). */
@@ -21,6 +24,7 @@ export interface HybridRetrieverOptions {
 }
 
 export const DEFAULT_HYBRID_OPTIONS: HybridRetrieverOptions = {
+  fusion: 'rrf',
   rrfK: 60,
   bm25Weight: 1,
   vectorWeight: 1,
@@ -37,7 +41,21 @@ export interface HybridRetrieverDependencies {
   lexicalGuard: Guard;
   /** Protects the vector path, query embedding included. */
   vectorGuard: Guard;
+  /** Overrides `hybridOptionsFor(embedder)`. */
   options?: Partial<HybridRetrieverOptions>;
+}
+
+/**
+ * The options a retriever over `embedder` runs with: the defaults, then the fusion the embedder
+ * declares for itself (a weak offline embedder asks for less say than BM25), then `overrides`.
+ * Undefined overrides are ignored, so a caller can pass optional settings straight through.
+ */
+export function hybridOptionsFor(embedder: Pick<Embedder, 'fusion'>, overrides: Partial<HybridRetrieverOptions> = {}): HybridRetrieverOptions {
+  const declared: Partial<HybridRetrieverOptions> = embedder.fusion
+    ? { fusion: embedder.fusion.method, vectorWeight: embedder.fusion.vectorWeight }
+    : {};
+  const given = Object.fromEntries(Object.entries(overrides).filter(([, value]) => value !== undefined));
+  return { ...DEFAULT_HYBRID_OPTIONS, ...declared, ...given };
 }
 
 export interface RetrieveInput {
@@ -74,13 +92,13 @@ interface PathOutcome {
 }
 
 /**
- * BM25 and vector search in parallel, each through its own guard, fused by weighted RRF.
+ * BM25 and vector search in parallel, each through its own guard, fused by `options.fusion`.
  * A path that fails or times out leaves the other to answer alone, and the result says so;
  * when both fail the result is empty, with both reasons, as soon as the second one fails.
  */
 export function createHybridRetriever(dependencies: HybridRetrieverDependencies): HybridRetriever {
   const { lexical, vector, embedder, lexicalGuard, vectorGuard } = dependencies;
-  const options = { ...DEFAULT_HYBRID_OPTIONS, ...dependencies.options };
+  const options = hybridOptionsFor(embedder, dependencies.options);
 
   async function timed(path: SearchPath, run: () => Promise<ScoredChunk[]>): Promise<PathOutcome> {
     const started = performance.now();
@@ -139,7 +157,7 @@ export function createHybridRetriever(dependencies: HybridRetrieverDependencies)
       }
 
       const fusionStarted = performance.now();
-      const fused = fuseByRrf(lists, { k: options.rrfK, keep });
+      const fused = fuse(lists, { method: options.fusion, k: options.rrfK, keep });
       const chunks = fused.map((candidate) => toChunk(candidate, input.hop));
       return {
         chunks,
@@ -151,9 +169,9 @@ export function createHybridRetriever(dependencies: HybridRetrieverDependencies)
   };
 }
 
-/** The proto value of a fused candidate: each stage's score in its own field. */
+/** The proto value of a fused candidate: each stage's score in its own field (the fused one in `rrf`). */
 export function toChunk(candidate: FusedCandidate, hop: number): Chunk__Output {
-  const scores: Scores__Output = { rrf: candidate.rrf };
+  const scores: Scores__Output = { rrf: candidate.fused };
   if (candidate.bm25 !== undefined) scores.bm25 = candidate.bm25;
   if (candidate.vector !== undefined) scores.vector = candidate.vector;
   return { ...chunkFields(candidate.chunk), scores, foundBy: candidate.foundBy, hop };

@@ -1,8 +1,21 @@
+import type { FusionMethod } from '../hybrid/fusion.js';
+
+/**
+ * How an embedder's ranking is best fused with BM25's (whose weight stays 1), as measured for
+ * that embedder. A retriever uses it unless its own options say otherwise.
+ */
+export interface FusionDefaults {
+  method: FusionMethod;
+  vectorWeight: number;
+}
+
 /** The embeddings port: one adapter per model provider, all returning unit-length vectors. */
 export interface Embedder {
   /** Names the model, e.g. "hashing-ngram-384" or "text-embedding-3-small". */
   readonly model: string;
   readonly dimensions: number;
+  /** Absent for a real embedding model: it is fused by RRF at weight 1, as strong as BM25. */
+  readonly fusion?: FusionDefaults;
   /** One vector per text, in input order, each of length `dimensions` and L2-normalised. */
   embed(texts: readonly string[], signal: AbortSignal): Promise<Float32Array[]>;
 }
