@@ -6,6 +6,7 @@ import {
   EmbeddedLexicalBackend,
   EmbeddedVectorBackend,
   HashingEmbedder,
+  OpenAiEmbedder,
   createDeadlineGuard,
   createHybridRetriever,
   createIndexer,
@@ -46,9 +47,10 @@ const hanging = <T extends LexicalBackend | VectorBackend>(backend: T): T =>
   });
 
 describe('hybridOptionsFor', () => {
-  const real: Pick<Embedder, 'fusion'> = {};
+  const real: Embedder = new OpenAiEmbedder({ baseURL: 'http://127.0.0.1:9/v1', model: 'bge-m3', dimensions: 1024 });
 
-  it('hybrid options - an embedder that declares nothing (a real model) is fused by RRF at weight 1, k 60', () => {
+  it('hybrid options - an OpenAI-compatible model declares nothing and is fused by RRF at weight 1, k 60', () => {
+    expect(real.fusion).toBeUndefined();
     expect(hybridOptionsFor(real)).toEqual(DEFAULT_HYBRID_OPTIONS);
     expect(DEFAULT_HYBRID_OPTIONS).toMatchObject({ fusion: 'rrf', rrfK: 60, bm25Weight: 1, vectorWeight: 1 });
   });
