@@ -52,8 +52,9 @@ export class HashingEmbedder implements Embedder {
    * weight (1: 57.0, 0.3: 58.7, 0.1: 63.0, 0.05: 62.7, 0.02: 63.7): this path ranks by the same
    * words as BM25, so its ranks 20–50 are noise that RRF still counts. Relative-score fusion
    * gives 64.3 at every weight from 0.05 to 0.2, 63.7 at 0.3, 63.3 at 0.5, 60.3 at 1; 0.1 sits
-   * mid-plateau. The hop loop (`--mode multihop`, same code, one run): BM25 alone 86.0, RRF at
-   * 1 84.3, RRF at 0.1 85.7, relative-score at 0.1 86.0.
+   * mid-plateau. The hop loop (`--mode multihop`) moves with the reasoner, so each set of
+   * figures is one run of one tree: BM25 alone 86.7, RRF at 1 82.3, relative-score at 0.1 86.7;
+   * on an earlier reasoner 86.0, 84.3 and 86.0 (RRF at 0.1: 85.7).
    * Embedder changes measured against this: sublinear term frequency, 768 or 1024 dimensions and
    * query words weighted by BM25's IDF raise the vector path alone (chain recall 45.3 here; 57.3
    * with IDF at 1024) but not the fused result (63.7–64.7 at weights 0.1–0.3, the same as this),
