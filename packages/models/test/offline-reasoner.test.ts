@@ -80,6 +80,40 @@ describe('offline reasoner - hop answers', () => {
   });
 });
 
+describe('offline reasoner - next queries', () => {
+  const q = 'How many titles did the coach of the team that won the 2040 River Cup win as a player?';
+  const cup = chunk('c-cup', '2040 River Cup', 'The 2040 River Cup was won by the Harbor Seals, who beat the Stone Owls 2–0 in the final in Nantes.');
+  const seals = chunk('c-seals', 'Harbor Seals', 'The Harbor Seals are a football club founded in 1990. Since 2035 the team has been coached by Ivo Marin.');
+  const owls = chunk('c-owls', 'Stone Owls', 'The Stone Owls are a football club founded in 1950. Their current coach is Lena Park.');
+  const step = (overrides: Partial<HopExtractionInput>) => hop({ question: q, focus: q, query: q, expectedHops: 3, hopsLeft: 2, ...overrides });
+
+  it('offline reasoner - a score after a name is not part of the bridge', async () => {
+    const finding = await reasoner.extractHopAnswer(step({ chunks: [cup, owls, seals] }), call);
+    expect(finding.answer).toBe('Harbor Seals');
+    expect(finding.bridgeEntities).toContain('Stone Owls');
+    expect(finding.bridgeEntities.join(' ')).not.toMatch(/2–0/);
+  });
+
+  it('offline reasoner - the next query names the bridge the best lead\'s document gives, not the names of a runner-up\'s document', async () => {
+    const first = await reasoner.extractHopAnswer(step({ chunks: [cup, owls, seals] }), call);
+    const previous: PreviousHop[] = [{ query: q, finding: first, cited: [cup] }];
+    const second = await reasoner.extractHopAnswer(step({ hop: 2, hopsLeft: 1, query: first.nextQuery, chunks: [seals, owls], previous }), call);
+    expect(second.answer).toBe('Ivo Marin');
+    expect(second.nextQuery).toMatch(/^Ivo Marin\b/);
+    expect(second.nextQuery).not.toContain('Lena Park');
+  });
+
+  it('offline reasoner - a sub-question on one option of a date comparison reads that option\'s date, not another name', async () => {
+    const choice = 'Which was founded first, Orchid Labs or Kestrel Data?';
+    const orchid = chunk('c-orchid', 'Orchid Labs', 'Orchid Labs is a software company founded in 2014 in Oslo.');
+    const kestrel = chunk('c-kestrel', 'Kestrel Data', 'Kestrel Data is a research company founded in 2009 in Lisbon.');
+    const focus = 'Which was founded first, Orchid Labs?';
+    const finding = await reasoner.extractHopAnswer(hop({ question: choice, focus, query: focus, expectedHops: 1, hopsLeft: 0, chunks: [orchid, kestrel] }), call);
+    expect(finding).toMatchObject({ answer: '2014', done: true });
+    expect(finding.citedChunkIds[0]).toBe('c-orchid');
+  });
+});
+
 describe('offline reasoner - grading', () => {
   it('offline reasoner - grades evidence by how much of the query the best chunk covers', () => {
     expect(gradeEvidence('No Escape film star', [film])).toBe(Grade.RELEVANT);
@@ -112,6 +146,75 @@ describe('offline reasoner - synthesis', () => {
     expect(text.startsWith('John Profumo [2].')).toBe(true);
     expect(text).toContain('starring Valerie Hobson');
     for (const sentence of text.split(/(?<=\.)\s+/)) expect(sentence).toMatch(/\[\d\]\.$/);
+  });
+
+  it('offline reasoner - the answer cites the chunk that states it, though the hop cited another first', async () => {
+    const input: SynthesisInput = {
+      question,
+      hops: [
+        { hop: 1, focus: question, query: question, finding: first },
+        { hop: 2, focus: question, query: first.nextQuery, finding: { ...second, citedChunkIds: ['c-film', 'c-son'] } },
+      ],
+      evidence,
+      complete: true,
+      missing: '',
+    };
+    const text = await drain(reasoner.synthesize(input, call));
+    expect(text.startsWith('John Profumo [2].')).toBe(true);
+  });
+
+  it('offline reasoner - a sentence that states two hops\' answers is quoted once', async () => {
+    const input: SynthesisInput = {
+      question,
+      hops: [
+        { hop: 1, focus: question, query: question, finding: { ...first, citedChunkIds: ['c-son'] } },
+        { hop: 2, focus: question, query: first.nextQuery, finding: second },
+      ],
+      evidence: [evidence[1]!],
+      complete: true,
+      missing: '',
+    };
+    const text = await drain(reasoner.synthesize(input, call));
+    expect(text).toBe(`John Profumo [2]. ${son.text.replace(/\.$/, '')} [2].`);
+  });
+
+  it('offline reasoner - a final answer no evidence states is not cited: the answer abstains and says so', async () => {
+    const input: SynthesisInput = {
+      question,
+      hops: [
+        { hop: 1, focus: question, query: question, finding: first },
+        { hop: 2, focus: question, query: first.nextQuery, finding: { ...second, answer: 'Anthony Eden', citedChunkIds: ['c-son'] } },
+      ],
+      evidence,
+      complete: true,
+      missing: '',
+    };
+    const text = await drain(reasoner.synthesize(input, call));
+    expect(text).toMatch(/^I cannot answer/);
+    expect(text).toContain('What was not found: a document that states "Anthony Eden".');
+    expect(text).not.toMatch(/Anthony Eden \[\d\]/);
+  });
+
+  it('offline reasoner - a date comparison answers with the option and cites the chunk stating each option\'s date', async () => {
+    const choice = 'Which was founded first, Orchid Labs or Kestrel Data?';
+    const orchid = chunk('c-orchid', 'Orchid Labs', 'Orchid Labs is a software company founded in 2014 in Oslo.');
+    const kestrel = chunk('c-kestrel', 'Kestrel Data', 'Kestrel Data is a research company founded in 2009 in Lisbon.');
+    const dated = (answer: string, chunkId: string) => ({ answer, unknown: false, done: true, nextQuery: '', confidence: 0.8, citedChunkIds: [chunkId], bridgeEntities: [answer] });
+    const input: SynthesisInput = {
+      question: choice,
+      hops: [
+        { hop: 1, focus: 'Which was founded first, Orchid Labs?', query: 'Orchid Labs founded', finding: dated('2014', 'c-orchid') },
+        { hop: 2, focus: 'Which was founded first, Kestrel Data?', query: 'Kestrel Data founded', finding: dated('2009', 'c-kestrel') },
+      ],
+      evidence: [
+        { index: 1, chunk: orchid, hop: 1, bridgeEntity: '' },
+        { index: 2, chunk: kestrel, hop: 2, bridgeEntity: '' },
+      ],
+      complete: true,
+      missing: '',
+    };
+    const text = await drain(reasoner.synthesize(input, call));
+    expect(text.startsWith('Kestrel Data [2]: 2009 [2], before Orchid Labs, 2014 [1].')).toBe(true);
   });
 
   it('offline reasoner - a broken chain abstains, citing what was found and naming what was not', async () => {

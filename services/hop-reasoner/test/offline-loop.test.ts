@@ -131,8 +131,10 @@ describe('hop loop (offline) - parallel plans', () => {
     const { done, trace } = await reasonerWith({ analyzer: fixedAnalyzer(parallel) }).answer(ask(choice), { emit: () => undefined });
     expect(done).toMatchObject({ stopReason: StopReason.NOT_ITERATIVE, route: Route.PARALLEL, hops: 2, abstained: false });
     expect(trace.finalEvidenceChunkIds.slice(0, 2).sort()).toEqual(['avoid', 'mozhi']);
-    // The evidence dates them 1992 and 2009: the earlier one is the answer.
-    expect(done.answer).toMatch(/^Thai Mozhi \[\d\]\./);
+    // Each sub-question reads its film's date, the value the comparison turns on; the earlier one
+    // is the answer, and the answer cites the chunk stating each date.
+    expect(trace.hops.map((hop) => hop.answer?.answer).sort()).toEqual(['1992', '2009']);
+    expect(done.answer).toMatch(/^Thai Mozhi \[(\d)\]: 1992 \[\1\], before How To Avoid Everything, 2009 \[\d\]\./);
   });
 
   it('hop loop - a sub-question that times out degrades the answer instead of failing the question', async () => {

@@ -1,5 +1,6 @@
 import type { Chunk__Output } from '@hopline/contracts';
 import type { AnswerType } from './question.js';
+import { dateComparison } from './question.js';
 import { expandRelations } from './relations.js';
 import { containsStem, contentTerms, sentences } from './text.js';
 
@@ -55,25 +56,29 @@ export function yearOf(chunk: Chunk__Output, wantsDeath: boolean): number | unde
   return pick === undefined || Number.isNaN(pick) ? undefined : pick;
 }
 
-const EARLIER = /\b(first|earlier|earliest|older|oldest|before|sooner)\b/i;
-const LATER = /\b(later|latest|younger|youngest|after|last|newer|more recent(?:ly)?)\b/i;
+/** The year a date answer names ("14 April 1917" → 1917), if any. */
+export function yearIn(answer: string): number | undefined {
+  YEAR.lastIndex = 0;
+  const match = YEAR.exec(answer);
+  return match ? Number(match[1]) : undefined;
+}
+
+export interface DatedOption {
+  option: string;
+  year: number | undefined;
+}
 
 /**
- * Which option a date comparison picks: "which came out first" wants the earlier year, "who is
- * older" the earlier birth year, "died later" the later death year. Undefined when the question
- * compares something else or the evidence gives no years.
+ * Which option a date comparison picks, and the one it beats: "which came out first" wants the
+ * earlier year, "died later" the later. Undefined when the question compares something else,
+ * fewer than two options have a year, or the years tie.
  */
-export function pickByYear(question: string, options: readonly { option: string; chunk: Chunk__Output | undefined }[]): string | undefined {
-  const wantsEarlier = EARLIER.test(question);
-  const wantsLater = LATER.test(question);
-  if (wantsEarlier === wantsLater) return undefined;
-  const wantsDeath = /\b(died|death|dead)\b/i.test(question);
-  const dated = options
-    .map(({ option, chunk }) => ({ option, year: chunk ? yearOf(chunk, wantsDeath) : undefined }))
-    .filter((entry): entry is { option: string; year: number } => entry.year !== undefined);
+export function pickByYear(question: string, options: readonly DatedOption[]): { chosen: DatedOption; other: DatedOption } | undefined {
+  const wanted = dateComparison(question);
+  if (!wanted) return undefined;
+  const dated = options.filter((entry) => entry.year !== undefined).sort((a, b) => (a.year as number) - (b.year as number));
   if (dated.length < 2) return undefined;
-  dated.sort((a, b) => a.year - b.year);
-  const chosen = wantsEarlier ? dated[0] : dated.at(-1);
-  const other = wantsEarlier ? dated.at(-1) : dated[0];
-  return chosen && other && chosen.year !== other.year ? chosen.option : undefined;
+  const chosen = wanted === 'earlier' ? dated[0] : dated.at(-1);
+  const other = wanted === 'earlier' ? dated.at(-1) : dated[0];
+  return chosen && other && chosen.year !== other.year ? { chosen, other } : undefined;
 }

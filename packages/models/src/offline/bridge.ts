@@ -1,4 +1,5 @@
 import type { Chunk__Output } from '@hopline/contracts';
+import { hasHan } from './chinese.js';
 import { expandRelations } from './relations.js';
 import { bareTitle, containsStem, entityKey, namedSpans, tokenize } from './text.js';
 
@@ -22,8 +23,11 @@ export interface CandidateOptions {
   known: readonly string[];
   /** Titles of every chunk this hop retrieved: a name that is a title is a real entity. */
   retrievedTitles: readonly string[];
-  /** Whether the chunk is about what the hop was looking for (its weight is full). */
-  isAnchored: (chunk: Chunk__Output) => boolean;
+  /**
+   * How much the chunk is about what the hop was looking for: 1 for the document about it, less
+   * for one about a weaker lead, 0 for any other chunk (which counts by its rank instead).
+   */
+  anchorWeight: (chunk: Chunk__Output) => number;
   /**
    * Reading the final answer rather than a bridge: the document's own title then counts for less
    * than a name next to the relation words ("the son of John Profumo and his wife…").
@@ -36,6 +40,7 @@ export interface CandidateOptions {
 const DEMONYM = /^\p{Lu}\p{Ll}+(?:an|ian|ish|ese|i|ic)$/u;
 const DEMONYM_WEIGHT = 0.3;
 const DATE_LIKE = /\b(January|February|March|April|May|June|July|August|September|October|November|December)\b|^\p{N}+$/u;
+const TRAILING_NUMBERS = /(?:\s+[\p{N}][\p{N}\p{Pd}.,:/]*)+$/u;
 const PROXIMITY_SCALE = 4;
 const FOLLOWS_RELATION = 1.3;
 const TITLE_OF_RETRIEVED_BONUS = 0.5;
@@ -43,7 +48,11 @@ const EARLY_MENTION_WEIGHT = 0.3;
 const OWN_TITLE_SCORE = 0.8;
 const OWN_TITLE_SCORE_CONCLUDING = 0.5;
 const NAMED_TITLE_SCORE = 1;
-const UNANCHORED_WEIGHT = 0.4;
+export const UNANCHORED_WEIGHT = 0.4;
+// Chinese has no spaces: distances are counted in characters, about two to a word.
+const HAN_CHARS_PER_TOKEN = 2;
+// A name the text states in a relation phrase ("负责人是李明") rather than only by its form.
+const STATED_BONUS = 0.5;
 
 const containsWords = (outer: string, inner: string) => ` ${outer} `.includes(` ${inner} `);
 
@@ -70,7 +79,7 @@ export function bridgeCandidates(cited: readonly Chunk__Output[], options: Candi
   };
 
   cited.forEach((chunk, rank) => {
-    const weight = options.isAnchored(chunk) ? 1 : UNANCHORED_WEIGHT / (1 + rank * 0.5);
+    const weight = options.anchorWeight(chunk) || UNANCHORED_WEIGHT / (1 + rank * 0.5);
     const ownTitle = bareTitle(chunk.title);
     const ownKey = entityKey(ownTitle);
     const ownTitleScore = options.concluding ? OWN_TITLE_SCORE_CONCLUDING : OWN_TITLE_SCORE;
@@ -81,9 +90,15 @@ export function bridgeCandidates(cited: readonly Chunk__Output[], options: Candi
     tokens.forEach((token, index) => {
       if (token.term && containsStem(relation, token.term)) relationPositions.push(index);
     });
-    for (const span of namedSpans(chunk.text, tokens)) {
+    const hanRelations = hasHan(chunk.text) ? hanRelationSpans(chunk.text, relation) : [];
+    const spans = namedSpans(chunk.text, tokens);
+    const spanKeys = new Set(spans.map((span) => entityKey(span.text)));
+    for (const span of spans) {
       const key = entityKey(span.text);
       if (key === ownKey || DATE_LIKE.test(span.text) || isKnown(span.text, options.known)) continue;
+      // "Granite Falcons 3–1": a score after a name known alone (in this text, or as a title) is not part of it.
+      const withoutNumbers = entityKey(span.text.replace(TRAILING_NUMBERS, ''));
+      if (withoutNumbers !== key && (spanKeys.has(withoutNumbers) || titleKeys.has(withoutNumbers))) continue;
       let proximity = 0;
       if (span.firstToken >= 0) {
         for (const position of relationPositions) {
@@ -93,21 +108,39 @@ export function bridgeCandidates(cited: readonly Chunk__Output[], options: Candi
           proximity = Math.max(proximity, after / (1 + gap / PROXIMITY_SCALE));
         }
       }
+      for (const relationSpan of hanRelations) {
+        const before = relationSpan.end <= span.start;
+        const gap = before ? span.start - relationSpan.end : relationSpan.start >= span.end ? relationSpan.start - span.end : 0;
+        // "负责人是李明" names the holder after the relation, as English does.
+        proximity = Math.max(proximity, (before ? FOLLOWS_RELATION : 1) / (1 + gap / HAN_CHARS_PER_TOKEN / PROXIMITY_SCALE));
+      }
       const titled = titleKeys.has(key) ? TITLE_OF_RETRIEVED_BONUS : 0;
       const early = EARLY_MENTION_WEIGHT / (1 + span.start / 150);
       const people = !wantsNationality && !titled && DEMONYM.test(span.text) ? DEMONYM_WEIGHT : 1;
-      offer(span.text, (proximity + titled + early) * weight * people, chunk.chunkId);
+      const stated = span.stated ? STATED_BONUS : 0;
+      offer(span.text, (proximity + titled + early + stated) * weight * people, chunk.chunkId);
     }
     // A retrieved document's title written in this chunk is a link the text itself makes.
     const lowerText = chunk.text.toLowerCase();
     for (const title of options.retrievedTitles) {
       const name = bareTitle(title);
-      if (name.length > 3 && entityKey(name) !== ownKey && lowerText.includes(name.toLowerCase()) && !isKnown(name, options.known)) {
+      const long = hasHan(name) ? name.length >= 2 : name.length > 3;
+      if (long && entityKey(name) !== ownKey && lowerText.includes(name.toLowerCase()) && !isKnown(name, options.known)) {
         offer(name, NAMED_TITLE_SCORE * weight, chunk.chunkId);
       }
     }
   });
   return [...best.values()].sort((a, b) => b.score - a.score);
+}
+
+/** Where the Chinese relation words occur in a text, as character ranges. */
+function hanRelationSpans(text: string, relation: readonly string[]): { start: number; end: number }[] {
+  const found: { start: number; end: number }[] = [];
+  for (const term of relation) {
+    if (!hasHan(term)) continue;
+    for (let at = text.indexOf(term); at >= 0; at = text.indexOf(term, at + term.length)) found.push({ start: at, end: at + term.length });
+  }
+  return found;
 }
 
 /** Whether a chunk is the document about `entity`: its title names it (exactly, or bare). */

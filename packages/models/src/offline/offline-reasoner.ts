@@ -3,9 +3,10 @@ import { Grade } from '@hopline/contracts';
 import type { HopExtractionInput, HopFinding, Reasoner } from '../reasoner/reasoner.js';
 import { readTypedAnswer } from './answers.js';
 import type { BridgeCandidate } from './bridge.js';
-import { bridgeCandidates, isAbout } from './bridge.js';
+import { bridgeCandidates, isAbout, UNANCHORED_WEIGHT } from './bridge.js';
 import { gradeEvidence } from './grade.js';
-import { answerType, questionAnchors, questionWords, relationTerms } from './question.js';
+import type { AnswerType } from './question.js';
+import { answerType, chineseComparisonOptions, choiceOptions, dateComparison, questionAnchors, questionWords, relationTerms } from './question.js';
 import { expandRelations } from './relations.js';
 import { synthesizeOffline } from './synthesis.js';
 import { bareTitle, containsStem, contentTerms, entityKey } from './text.js';
@@ -21,7 +22,11 @@ export interface OfflineReasonerOptions {
 
 const DEFAULTS: Required<OfflineReasonerOptions> = { firstHopCitations: 2, laterHopCitations: 2, entitiesPerQuery: 8 };
 const ABOUT_CITATIONS = 2;
-const BRIDGE_SCORE_FLOOR = 0.25;
+const BRIDGE_SCORE_FLOOR = 0.3;
+const LEAD_BRIDGE_SCORE_FLOOR = 0.5;
+// A later hop is sent for several bridges, best first: a document about a runner-up counts no
+// more than a chunk about nothing sought, so its names do not crowd the best bridge's out.
+const RUNNER_UP_DOCUMENT_WEIGHT = UNANCHORED_WEIGHT;
 const BRIDGE_PAGES_SOUGHT = 3;
 const BRIDGE_PAGE_CITATIONS = 2;
 
@@ -83,7 +88,10 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
       relationTerms: relation,
       known: [...anchors, ...previous.map((step) => step.finding.answer)],
       retrievedTitles: chunks.map((chunk) => chunk.title),
-      isAnchored: (chunk: Chunk__Output) => about.includes(chunk),
+      anchorWeight: (chunk: Chunk__Output) => {
+        if (!about.includes(chunk)) return 0;
+        return last && !isAbout(chunk, sought[0] ?? '') ? RUNNER_UP_DOCUMENT_WEIGHT : 1;
+      },
     };
     const candidates = bridgeCandidates(cited, candidateOptions);
     const citedIds = cited.map((chunk) => chunk.chunkId);
@@ -101,7 +109,7 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
     const done = hop >= input.expectedHops && !hiddenBridge;
 
     if (done) {
-      const typed = readTypedAnswer(answerType(input.focus), cited, relation);
+      const typed = readTypedAnswer(hopAnswerType(input), cited, relation);
       // The answer is read from the documents about what this hop looked for, when it found any.
       const source = about.length > 0 ? about : cited;
       const named = typed ? undefined : (bridgeCandidates(source, { ...candidateOptions, concluding: true })[0] ?? entityItself(about, hop));
@@ -128,9 +136,14 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
     // Never invent a bridge: with no name in the evidence the chain cannot go on.
     if (candidates.length === 0) return unknownFinding(citedIds);
     // The next query names the best bridges, not every name read: one far weaker than the best
-    // would only pull the search towards its own documents.
-    const floor = (candidates[0]?.score ?? 0) * BRIDGE_SCORE_FLOOR;
-    const bridges = candidates.slice(0, settings.entitiesPerQuery).filter((candidate) => candidate.score >= floor).map((candidate) => candidate.name);
+    // would only pull the search towards its own documents. A later hop whose best lead's own
+    // document gives the best bridge follows that document: the names in the documents of the
+    // runner-up leads belong to other chains, and only names near as good as the best go with it.
+    const leadDocuments = new Set(last ? cited.filter((chunk) => isAbout(chunk, sought[0] ?? '')).map((chunk) => chunk.chunkId) : []);
+    const fromLead = candidates.filter((candidate) => leadDocuments.has(candidate.chunkId));
+    const followed = fromLead.length > 0 && fromLead[0] === candidates[0] ? fromLead : candidates;
+    const floor = (candidates[0]?.score ?? 0) * (followed === fromLead ? LEAD_BRIDGE_SCORE_FLOOR : BRIDGE_SCORE_FLOOR);
+    const bridges = followed.slice(0, settings.entitiesPerQuery).filter((candidate) => candidate.score >= floor).map((candidate) => candidate.name);
     // The best bridges' own documents, when this hop already retrieved them, support them.
     const bridgePages = chunksAbout(chunks, bridges.slice(0, BRIDGE_PAGES_SOUGHT)).slice(0, BRIDGE_PAGE_CITATIONS);
     return {
@@ -151,6 +164,20 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
     extractHopAnswer: (input) => extractHopAnswer(input),
     synthesize: (input) => synthesizeOffline(input),
   };
+}
+
+/**
+ * The kind of answer a hop reads: its focus's own, except that a focus on one option of the
+ * whole question's date comparison ("Which was founded first, Northwind Labs?") reads that
+ * option's date, the value the comparison is decided on.
+ */
+function hopAnswerType(input: HopExtractionInput): AnswerType {
+  const own = answerType(input.focus);
+  if (own !== 'entity' || input.focus === input.question || !dateComparison(input.question)) return own;
+  const english = choiceOptions(input.question);
+  const options = english.length === 2 ? english : chineseComparisonOptions(input.question);
+  const named = options.filter((option) => input.focus.toLowerCase().includes(option.toLowerCase()));
+  return named.length === 1 ? 'date' : own;
 }
 
 /**

@@ -1,4 +1,5 @@
-import { containsStem, contentTerms, entityKey, namedSpans, QUESTION_WORDS, sameStem, tokenize } from './text.js';
+import { CHINESE_FUNCTION_WORDS, chineseQuestionEntities, chineseWords, hasHan } from './chinese.js';
+import { containsStem, contentTerms, entityKey, fold, namedSpans, QUESTION_WORDS, sameStem, tokenize } from './text.js';
 
 /**
  * What the shape of a question says without any model: the entities it names (anchors), the
@@ -12,16 +13,18 @@ const AUXILIARY_OPENING = /^\s*(is|are|was|were|do|does|did|has|have|had|can|cou
 const DATE_QUESTION = /\b(when|what year|which year|what date|in what year|on what date)\b|何时|哪一年|什么时候/i;
 const NUMBER_QUESTION = /\b(how many|how much|how long|how old|how tall|how far|what percentage|what number)\b|多少|几/i;
 
-/** Named entities the question mentions: capitalised runs and quoted titles. */
+/** Named entities the question mentions: capitalised runs, quoted titles, and Chinese names (see chinese.ts). */
 export function questionAnchors(question: string): string[] {
   const seen = new Set<string>();
   const anchors: string[] = [];
-  for (const span of namedSpans(question, tokenize(question), { numbersOpenNames: true })) {
-    const key = entityKey(span.text);
+  const spans = namedSpans(question, tokenize(question), { numbersOpenNames: true }).map((span) => span.text);
+  if (hasHan(question)) spans.push(...chineseQuestionEntities(question));
+  for (const text of spans) {
+    const key = entityKey(text);
     if (!key || seen.has(key)) continue;
-    if (contentTerms(span.text).every((term) => QUESTION_WORDS.has(term))) continue;
+    if (contentTerms(text).every((term) => QUESTION_WORDS.has(term))) continue;
     seen.add(key);
-    anchors.push(span.text);
+    anchors.push(text);
   }
   // A quoted title contains capitalised runs of its own; the longer title is the entity.
   return anchors.filter((anchor) => !anchors.some((other) => other !== anchor && entityKey(other).includes(entityKey(anchor)) && entityKey(other) !== entityKey(anchor)));
@@ -51,6 +54,20 @@ export function chineseComparisonOptions(question: string): string[] {
   return [match[1].trim(), match[2].trim()].filter((option) => option.length > 0);
 }
 
+const EARLIER = /\b(first|earlier|earliest|older|oldest|before|sooner)\b|更早|最早|较早|得早|早于/i;
+const LATER = /\b(later|latest|younger|youngest|after|last|newer|more recent(?:ly)?)\b|更晚|最晚|较晚|得晚|晚于/i;
+
+/**
+ * Whether a question compares by date, and which end it wants: "which came out first" the
+ * earlier, "who is younger" the later; undefined when it asks neither or both.
+ */
+export function dateComparison(question: string): 'earlier' | 'later' | undefined {
+  const earlier = EARLIER.test(question);
+  const later = LATER.test(question);
+  if (earlier === later) return undefined;
+  return earlier ? 'earlier' : 'later';
+}
+
 export function answerType(question: string): AnswerType {
   if (choiceOptions(question).length === 2) return 'choice';
   if (AUXILIARY_OPENING.test(question)) return 'yesno';
@@ -65,6 +82,7 @@ export function answerType(question: string): AnswerType {
  * "formed" come before "city", and "castle" last — the order the hops resolve them in.
  */
 export function relationTerms(question: string, anchors: readonly string[]): string[] {
+  if (hasHan(question)) return chineseRelationTerms(question, anchors);
   const anchorTerms = anchors.flatMap((anchor) => contentTerms(anchor));
   const tokens = tokenize(question);
   const anchorPositions: number[] = [];
@@ -80,6 +98,27 @@ export function relationTerms(question: string, anchors: readonly string[]): str
   });
   for (const term of contentTerms(question)) {
     if (!distance.has(term) && !QUESTION_WORDS.has(term) && !containsStem(anchorTerms, term)) distance.set(term, Number.POSITIVE_INFINITY);
+  }
+  return [...distance.entries()].sort((a, b) => a[1] - b[1]).map(([term]) => term);
+}
+
+/**
+ * relationTerms for a Chinese question: its content words as the segmenter reads them (one
+ * reading each: "负责人", not also "负责" and "责人"), nearest an anchor first.
+ */
+function chineseRelationTerms(question: string, anchors: readonly string[]): string[] {
+  const anchorTerms = anchors.flatMap((anchor) => contentTerms(anchor));
+  const anchorSpans = anchors.flatMap((anchor) => {
+    const at = question.indexOf(anchor);
+    return at >= 0 ? [{ start: at, end: at + anchor.length }] : [];
+  });
+  const distance = new Map<string, number>();
+  for (const word of chineseWords(question)) {
+    const term = hasHan(word.word) ? fold(word.word) : contentTerms(word.word)[0];
+    if (!term || QUESTION_WORDS.has(term) || CHINESE_FUNCTION_WORDS.has(term) || containsStem(anchorTerms, term)) continue;
+    if (anchorSpans.some((span) => word.start >= span.start && word.end <= span.end)) continue;
+    const gap = anchorSpans.reduce((best, span) => Math.min(best, word.start >= span.end ? word.start - span.end : Math.max(0, span.start - word.end)), Number.POSITIVE_INFINITY);
+    distance.set(term, Math.min(distance.get(term) ?? Number.POSITIVE_INFINITY, gap));
   }
   return [...distance.entries()].sort((a, b) => a[1] - b[1]).map(([term]) => term);
 }

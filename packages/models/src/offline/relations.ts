@@ -1,9 +1,9 @@
 import { sameStem } from './text.js';
 
 /**
- * How English text says a relation a question asks about: the question asks for a "husband",
- * the evidence says "married"; it asks for the "director", the evidence says "directed by".
- * General vocabulary, not tied to any corpus.
+ * How text says a relation a question asks about: the question asks for a "husband", the
+ * evidence says "married"; it asks for the "director", the evidence says "directed by"; it asks
+ * "属于", the evidence says "隶属于". General vocabulary, not tied to any corpus.
  */
 const RELATION_WORDS: Readonly<Record<string, readonly string[]>> = {
   husband: ['married', 'wife', 'spouse'],
@@ -45,6 +45,11 @@ const RELATION_WORDS: Readonly<Record<string, readonly string[]>> = {
   member: ['band', 'joined'],
   headquarters: ['headquartered', 'based'],
   located: ['location', 'situated', 'lies'],
+  负责人: ['负责', '主管', '领导', '牵头'],
+  创始人: ['创立', '创办', '创建'],
+  成立: ['创立', '创办', '创建', '建立'],
+  属于: ['隶属', '隶属于', '归属'],
+  出生: ['生于', '出生于'],
 };
 
 /**

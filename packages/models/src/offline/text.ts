@@ -1,8 +1,10 @@
+import { chineseNames, chineseTerms, hasHan } from './chinese.js';
+
 /**
  * The text analysis the offline reasoner reads evidence with: content terms that match across
  * inflections ("starring" ~ "star", "directed" ~ "director"), and named spans (capitalised runs,
  * quoted titles) that are the candidate bridge entities of a hop. English and Chinese; Chinese
- * has no capitals, so its spans come from quotes and titles only.
+ * has no capitals, so its words and names come from a segmenter (see chinese.ts).
  */
 
 const STOP_WORDS: ReadonlySet<string> = new Set(
@@ -40,22 +42,41 @@ function trimPlural(word: string): string {
 
 /**
  * Content terms in order: folded words without stop words and plural "s"; a run of Chinese
- * characters becomes its character bigrams, the usual unit when there is no word segmenter.
+ * characters becomes its segmented words and their parts, function words left out.
  */
 export function contentTerms(text: string): string[] {
   const terms: string[] = [];
   for (const match of fold(text).matchAll(WORDS)) {
     const word = match[0];
     if (CJK.test(word)) {
-      const chars = [...word].filter((char) => CJK.test(char));
-      if (chars.length === 1) terms.push(chars[0] as string);
-      for (let i = 0; i + 1 < chars.length; i += 1) terms.push(`${chars[i]}${chars[i + 1]}`);
+      terms.push(...chineseTerms(word));
       continue;
     }
     if (STOP_WORDS.has(word)) continue;
     terms.push(trimPlural(word));
   }
   return terms;
+}
+
+/** Words of a text for phrase matching: folded, punctuation gone, each Han character a word of its own. */
+function phraseWords(text: string): string {
+  const words: string[] = [];
+  for (const match of fold(text).matchAll(WORDS)) {
+    const word = match[0];
+    if (CJK.test(word)) words.push(...(word.match(/[\u3400-\u9fff\uf900-\ufaff]|[^\u3400-\u9fff\uf900-\ufaff]+/g) ?? []));
+    else words.push(word);
+  }
+  return ` ${words.join(' ')} `;
+}
+
+/**
+ * Whether a text states a phrase: its words, in order, as whole words (case, diacritics and
+ * punctuation aside). "the Lakeside Otters, who" states "Lakeside Otters"; "Otters" does not
+ * state "Otter"; "隶属于数据平台部" states "数据平台部".
+ */
+export function states(text: string, phrase: string): boolean {
+  const wanted = phraseWords(phrase);
+  return wanted.trim() !== '' && phraseWords(text).includes(wanted);
 }
 
 /** A comparable key for an entity name: "The Saturdays" and "saturdays" share it. */
@@ -141,9 +162,11 @@ export interface NamedSpan {
   text: string;
   start: number;
   end: number;
-  /** Token index range [first, last) in `tokenize(text)`, or -1 for spans found by quotes. */
+  /** Token index range [first, last) in `tokenize(text)`, or -1 for spans found by quotes or in Chinese. */
   firstToken: number;
   lastToken: number;
+  /** Read where the text states a relation to it ("负责人是李明"), not only from its form. */
+  stated?: boolean;
 }
 
 // Lower-case words that may sit inside a name between capitalised words: "Bank of England".
@@ -160,7 +183,8 @@ const QUOTED = /"([^"]{2,120})"|“([^”]{2,120})”|``([^`']{2,120})''|《([^�
 
 /**
  * Proper-name spans: runs of capitalised words (joined by "of", "de", "&"…; numbers may
- * continue a run: "Game 6"), minus sentence openers, plus every quoted title.
+ * continue a run: "Game 6"), minus sentence openers, plus every quoted title and, in Chinese
+ * text, the names the segmenter tags or a relation phrase states.
  */
 export function namedSpans(text: string, tokens: readonly Token[] = tokenize(text), options: { numbersOpenNames?: boolean } = {}): NamedSpan[] {
   const spans: NamedSpan[] = [];
@@ -206,6 +230,9 @@ export function namedSpans(text: string, tokens: readonly Token[] = tokenize(tex
     if (!inner?.trim()) continue;
     const start = match.index + match[0].indexOf(inner);
     spans.push({ text: inner.trim(), start, end: start + inner.length, firstToken: -1, lastToken: -1 });
+  }
+  if (hasHan(text)) {
+    for (const name of chineseNames(text)) spans.push({ text: name.text, start: name.start, end: name.end, firstToken: -1, lastToken: -1, stated: name.stated });
   }
   return spans;
 }
