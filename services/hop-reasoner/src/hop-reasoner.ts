@@ -13,6 +13,7 @@ import { createModelReasoner, createOfflineReasoner, UsageMeter } from '@hopline
 import { deadlineSignal } from '@hopline/resilience';
 import type { Logger } from '@hopline/telemetry';
 import { instrument } from '@hopline/telemetry';
+import type { WrittenAnswer } from './answer-writer.js';
 import { writeAnswer } from './answer-writer.js';
 import type { ChainResult } from './chain.js';
 import { runChain } from './chain.js';
@@ -217,38 +218,49 @@ export function createHopReasoner(deps: HopReasonerDependencies): HopReasoner {
   /**
    * The configured reasoner writes the answer; when it cannot start (failed, out of budget,
    * past the deadline) the offline reasoner writes it instead. Either way every sentence passes
-   * the citation check before it is sent as a token event.
+   * the citation check (every [n] real, every claim stated by the chunks it cites, nothing said
+   * twice) before it is sent as a token event.
    */
-  async function synthesize(run: QuestionRun, input: Parameters<Reasoner['synthesize']>[0]) {
-    const numbers = new Set(input.evidence.map((item) => item.index));
+  async function synthesize(run: QuestionRun, input: Parameters<Reasoner['synthesize']>[0]): Promise<{ text: string; cited: number[] }> {
+    const evidence = new Map(input.evidence.map((item) => [item.index, item.chunk]));
     const send = (text: string) => run.events.send({ event: 'token', token: { text } });
     const useModel = reasoner !== fallback && !run.usage.exhausted && run.now < run.request.deadlineUnixMs;
     if (useModel) {
       let sentAny = false;
       try {
-        const written = await writeAnswer(reasoner.synthesize(input, run.modelCall()), numbers, (text) => {
+        const written = await writeAnswer(reasoner.synthesize(input, run.modelCall()), evidence, (text) => {
           sentAny = true;
           return send(text);
         });
         if (written.rejected.length > 0) {
           run.degrade(`synthesis cited [${written.rejected.join('], [')}], which name no evidence; ${written.droppedSentences} sentence(s) dropped`);
         }
+        noteUnsupported(run, 'the model', written);
         if (written.text.trim() !== '') return written;
         run.degrade('the model wrote no answer that survived the citation check; the offline reasoner answered');
       } catch (error) {
-        if (run.callerSignal.aborted) return { text: '', cited: [], rejected: [], droppedSentences: 0 };
+        if (run.callerSignal.aborted) return { text: '', cited: [] };
         const failure = toHoplineError(error);
         if (sentAny) {
           run.degrade(`synthesis broke off (${failure.code}: ${failure.message})`);
-          return { text: '', cited: [], rejected: [], droppedSentences: 0 };
+          return { text: '', cited: [] };
         }
         run.degrade(`synthesis by the model failed (${failure.code}: ${failure.message}); the offline reasoner answered`);
       }
     }
-    return writeAnswer(fallback.synthesize(input, run.modelCall()), numbers, send);
+    const written = await writeAnswer(fallback.synthesize(input, run.modelCall()), evidence, send);
+    noteUnsupported(run, 'the offline reasoner', written);
+    return written;
   }
 
   return { answer };
+}
+
+/** A synthesis whose claims the evidence did not state is flagged: the reader got less than was written. */
+function noteUnsupported(run: QuestionRun, writer: string, written: WrittenAnswer): void {
+  if (written.unsupportedSentences > 0) {
+    run.degrade(`${writer} wrote ${written.unsupportedSentences} sentence(s) whose claims no evidence states; they were not sent`);
+  }
 }
 
 function citationOf(item: EvidenceItem): Citation__Output {

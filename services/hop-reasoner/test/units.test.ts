@@ -1,3 +1,4 @@
+import type { Chunk__Output } from '@hopline/contracts';
 import { describe, expect, it } from 'vitest';
 import { chunk } from '../../../packages/models/test/support/chunks.js';
 import { writeAnswer } from '../src/answer-writer.js';
@@ -9,9 +10,15 @@ async function* deltas(...pieces: string[]): AsyncGenerator<string> {
   for (const piece of pieces) yield piece;
 }
 
-async function written(evidence: number[], ...pieces: string[]) {
+const capital = chunk('capital', 'Paris', 'Paris is the capital of France.');
+const seine = chunk('seine', 'Seine', 'The Seine flows through Paris.');
+const rate = chunk('rate', 'Inflation', 'The rate was 3.5 percent in 2021.');
+const tianqiong = chunk('tianqiong', '天穹项目', '天穹项目是北风实验室的数据湖建设项目。该项目的负责人是李明。');
+const liMing = chunk('li-ming', '李明', '李明是北风实验室的资深架构师，隶属于数据平台部。');
+
+async function written(evidence: Record<number, Chunk__Output>, ...pieces: string[]) {
   const sent: string[] = [];
-  const result = await writeAnswer(deltas(...pieces), new Set(evidence), async (text) => {
+  const result = await writeAnswer(deltas(...pieces), new Map(Object.entries(evidence).map(([n, item]) => [Number(n), item])), async (text) => {
     sent.push(text);
   });
   return { ...result, sent };
@@ -19,25 +26,55 @@ async function written(evidence: number[], ...pieces: string[]) {
 
 describe('answer writer - citation check while streaming', () => {
   it('answer writer - sends whole sentences as they complete, citations and all', async () => {
-    const result = await written([1, 2], 'Paris is the cap', 'ital [1]. It lies on the Seine [2].');
+    const result = await written({ 1: capital, 2: seine }, 'Paris is the cap', 'ital [1]. It lies on the Seine [2].');
     expect(result.sent).toEqual(['Paris is the capital [1].', ' It lies on the Seine [2].']);
-    expect(result).toMatchObject({ text: 'Paris is the capital [1]. It lies on the Seine [2].', cited: [1, 2], rejected: [], droppedSentences: 0 });
+    expect(result).toMatchObject({ text: 'Paris is the capital [1]. It lies on the Seine [2].', cited: [1, 2], rejected: [], droppedSentences: 0, recited: 0 });
   });
 
   it('answer writer - a sentence whose only citation names no evidence is dropped; a wrong number beside a right one is removed', async () => {
-    const result = await written([1], 'Paris is the capital [1]. It has 90 million people [4]. It lies on the Seine [1][5].');
-    expect(result.text).toBe('Paris is the capital [1]. It lies on the Seine [1].');
+    const result = await written({ 1: capital }, 'Paris is the capital [1]. It has 90 million people [4]. It is in France [1][5].');
+    expect(result.text).toBe('Paris is the capital [1]. It is in France [1].');
     expect(result).toMatchObject({ rejected: [4, 5], droppedSentences: 1, cited: [1] });
   });
 
   it('answer writer - framing without citations passes; a decimal split across deltas is not cut', async () => {
-    const result = await written([1], 'I cannot say. The rate was 3.', '5 percent [1].');
+    const result = await written({ 1: rate }, 'I cannot say. The rate was 3.', '5 percent [1].');
     expect(result.text).toBe('I cannot say. The rate was 3.5 percent [1].');
   });
 
   it('answer writer - "[1, 2]" lists are checked number by number', async () => {
-    const result = await written([2], 'Both agree [1, 2].');
+    const result = await written({ 2: seine }, 'Both agree [1, 2].');
     expect(result.text).toBe('Both agree [2].');
+  });
+
+  it('answer writer - a claim its citation does not state is cited to the chunk that states it', async () => {
+    const chinese = await written({ 1: tianqiong, 2: liMing }, '数据平台部 [1]。');
+    expect(chinese.text).toBe('数据平台部 [2]。');
+    expect(chinese).toMatchObject({ cited: [2], recited: 1 });
+    const english = await written({ 1: capital, 2: seine }, 'The Seine flows through Paris [1].');
+    expect(english.text).toBe('The Seine flows through Paris [2].');
+  });
+
+  it('answer writer - a citation beside one that states the claim, but stating nothing of it, is removed', async () => {
+    const result = await written({ 1: capital, 2: liMing }, '李明隶属于数据平台部 [1][2]。');
+    expect(result.text).toBe('李明隶属于数据平台部 [2]。');
+    // Each cited chunk stating a part of the claim stays.
+    expect((await written({ 1: tianqiong, 2: liMing }, '李明隶属于数据平台部 [1, 2]。')).text).toBe('李明隶属于数据平台部 [1][2]。');
+  });
+
+  it('answer writer - each claim of a sentence is checked against its own citations', async () => {
+    const result = await written({ 1: capital, 2: rate }, 'Paris [1]: 3.5 percent [2].');
+    expect(result).toMatchObject({ text: 'Paris [1]: 3.5 percent [2].', recited: 0 });
+  });
+
+  it('answer writer - a sentence whose claim no evidence states is not sent', async () => {
+    const result = await written({ 1: capital, 2: seine }, 'Paris is the capital [1]. Lyon is larger than Marseille [1].');
+    expect(result).toMatchObject({ text: 'Paris is the capital [1].', unsupportedSentences: 1, cited: [1] });
+  });
+
+  it('answer writer - a sentence already said is not sent again', async () => {
+    const result = await written({ 1: tianqiong }, '该项目的负责人是李明 [1]。', '该项目的负责人是李明 [1]。');
+    expect(result).toMatchObject({ text: '该项目的负责人是李明 [1]。', repeatedSentences: 1 });
   });
 });
 
