@@ -210,4 +210,19 @@ describe('hop loop with a model - failures the offline reasoner covers', () => {
     expect(log.of('token').map((event) => event.token.text).join('')).not.toMatch(/Nobel/);
     expect(done.degradedReasons.join(' ')).toMatch(/\[7\], which name no evidence; 1 sentence\(s\) dropped/);
   });
+
+  it('hop loop (model) - a claim cited to a chunk that does not state it is cited to the chunk that does; one no chunk states is not sent', async () => {
+    chainModel({
+      synthesis: (body) => ({
+        deltas: [`John Profumo [${numberOf(body, 'No Escape (1936 film)')}]. `, `He founded the Bank of Lisbon in 1971 [${numberOf(body, 'Valerie Hobson')}].`],
+      }),
+    });
+    const log = eventLog();
+    const { done } = await reasoner().answer(ask(), { emit: log.emit });
+    const husband = done.citations.find((citation) => citation.chunkId === 'star');
+    expect(husband).toBeDefined();
+    expect(done.answer).toBe(`John Profumo [${husband?.index}].`);
+    expect(log.of('token').map((event) => event.token.text).join('')).not.toMatch(/Lisbon/);
+    expect(done.degradedReasons.join(' ')).toMatch(/the model wrote 1 sentence\(s\) whose claims no evidence states/);
+  });
 });
