@@ -1,0 +1,213 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Embedded } from '@hopline/embedded';
+import { DEMO_CORPUS_DIR, embeddedConfigSchema, startEmbedded } from '@hopline/embedded';
+
+/**
+ * The four questions the demo corpus README promises, asked of the embedded mode with its
+ * offline reasoner: each must be answered right, through the intended documents and hops, and
+ * every [n] of the answer must cite a chunk that states what the claim before it says.
+ */
+
+interface Citation {
+  index: number;
+  docId: string;
+  span: { start: number; end: number };
+  snippet: string;
+}
+
+interface AskReply {
+  questionId: string;
+  answer: string;
+  citations: Citation[];
+  hops: number;
+  route: string;
+  abstained: boolean;
+}
+
+interface TraceReply {
+  hops: { hop: number; query: string; answer?: { answer: string } }[];
+}
+
+interface DemoCase {
+  name: string;
+  question: string;
+  answer: string;
+  /** Every hop's answer, in hop order: the bridges, then the answer (or each option's value). */
+  hopAnswers: string[];
+  route: 'ITERATIVE' | 'PARALLEL';
+  /** Documents the chain runs through: each must be cited. */
+  documents: string[];
+  /** Names from documents beside the chain, or noise, that no query the reasoner builds may carry. */
+  notInQueries: string[];
+}
+
+const cases: DemoCase[] = [
+  {
+    name: 'the department of the owner of Project Atlas',
+    question: 'Which department does the owner of Project Atlas belong to?',
+    answer: 'Platform Engineering',
+    hopAnswers: ['Mira Chen', 'Platform Engineering'],
+    route: 'ITERATIVE',
+    documents: ['project-atlas', 'mira-chen'],
+    notInQueries: ['Oskar Lindqvist', 'Daniel Okafor'],
+  },
+  {
+    name: 'the titles the coach of the 2031 Harbor Cup winner won as a player',
+    question: 'How many titles did the coach of the team that won the 2031 Harbor Cup win as a player?',
+    answer: 'three',
+    hopAnswers: ['Lakeside Otters', 'Tomas Reyes', 'three'],
+    route: 'ITERATIVE',
+    documents: ['harbor-cup-2031', 'lakeside-otters', 'tomas-reyes'],
+    notInQueries: ['Ana Duarte', 'Pier Stadium'],
+  },
+  {
+    name: '天穹项目负责人的部门',
+    question: '天穹项目的负责人属于哪个部门？',
+    answer: '数据平台部',
+    hopAnswers: ['李明', '数据平台部'],
+    route: 'ITERATIVE',
+    documents: ['tianqiong', 'li-ming'],
+    // Character bigrams across word boundaries are noise, not words of the question.
+    notInQueries: ['人属', '于哪', '哪个', '个部', '王芳'],
+  },
+  {
+    name: 'the earlier founded of two companies',
+    question: 'Which was founded first, Northwind Labs or Bluefin Analytics?',
+    answer: 'Bluefin Analytics',
+    // Each option's hop reads the value the comparison is decided on: its founding year.
+    hopAnswers: ['2014', '2009'],
+    route: 'PARALLEL',
+    documents: ['northwind-labs', 'bluefin-analytics'],
+    notInQueries: ['Oslo', 'Lisbon'],
+  },
+];
+
+/** Words for comparing text: case and punctuation aside, every Han character a word. */
+function words(text: string): string {
+  const tokens = text.normalize('NFKC').toLowerCase().match(/[\p{Script=Han}]|[\p{L}\p{N}]+/gu) ?? [];
+  return ` ${tokens.join(' ')} `;
+}
+
+const mentions = (text: string, phrase: string) => words(text).includes(words(phrase));
+
+/** A document's text as ingested: the file without its "# Title" line. */
+function documentText(docId: string): string {
+  const file = readFileSync(join(DEMO_CORPUS_DIR, `${docId}.md`), 'utf8');
+  return file.replace(/^\s*#\s+.+\r?\n/, '').trim();
+}
+
+/** The cited chunk's whole text: the document's span (the snippet is cut at 280 characters). */
+function chunkText(citation: Citation): string {
+  const text = documentText(citation.docId).slice(citation.span.start, citation.span.end);
+  expect(text.startsWith(citation.snippet.replace(/\.\.\.$/, ''))).toBe(true);
+  return text;
+}
+
+const CITATION_RUN = /\[\d+\](?:\s*\[\d+\])*/g;
+
+/** Each claim of the answer: the text before a run of citations, with the numbers it cites. */
+function claims(answer: string): { text: string; numbers: number[] }[] {
+  const result: { text: string; numbers: number[] }[] = [];
+  let start = 0;
+  for (const match of answer.matchAll(CITATION_RUN)) {
+    result.push({ text: answer.slice(start, match.index), numbers: [...match[0].matchAll(/\d+/g)].map((n) => Number(n[0])) });
+    start = match.index + match[0].length;
+  }
+  return result;
+}
+
+const sentencesOf = (answer: string) =>
+  answer
+    .replace(CITATION_RUN, '')
+    .split(/(?<=[.。!?！？])\s*/u)
+    .map((sentence) => words(sentence).trim())
+    .filter((sentence) => sentence !== '');
+
+describe('system - demo answers', () => {
+  let dataDir: string;
+  let embedded: Embedded;
+
+  beforeAll(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), 'hopline-demo-'));
+    embedded = await startEmbedded(embeddedConfigSchema.parse({ DATA_DIR: dataDir, HTTP_PORT: '0', GRPC_PORT: '0', LOG_LEVEL: 'warn' }), {});
+  });
+
+  afterAll(async () => {
+    await embedded?.stop();
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  async function ask(question: string): Promise<AskReply> {
+    const response = await fetch(`${embedded.httpUrl}/v1/ask`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${embedded.apiKey}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ question, kbIds: ['demo'] }),
+    });
+    expect(response.status).toBe(200);
+    return (await response.json()) as AskReply;
+  }
+
+  /** The stored reasoning trace, polled: it is written once the question is done. */
+  async function trace(questionId: string): Promise<TraceReply> {
+    const giveUpAt = Date.now() + 10_000;
+    for (;;) {
+      const response = await fetch(`${embedded.httpUrl}/v1/questions/${questionId}/trace`, { headers: { Authorization: `Bearer ${embedded.apiKey}` } });
+      if (response.ok) return (await response.json()) as TraceReply;
+      if (Date.now() > giveUpAt) throw new Error(`no trace for ${questionId}: ${response.status}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+
+  it.each(cases)('demo - $name: answered $answer through its chain, every claim cited to a chunk that states it', async (demo) => {
+    const reply = await ask(demo.question);
+    expect(reply.abstained).toBe(false);
+    expect(reply.route).toBe(demo.route);
+    expect(reply.hops).toBe(demo.hopAnswers.length);
+
+    // The answer comes first, before its first citation.
+    const short = reply.answer.slice(0, reply.answer.search(CITATION_RUN));
+    expect(words(short).trim()).toBe(words(demo.answer).trim());
+
+    const { hops } = await trace(reply.questionId);
+    const hopAnswers = hops.map((hop) => hop.answer?.answer ?? '');
+    if (demo.route === 'PARALLEL') expect([...hopAnswers].sort()).toEqual([...demo.hopAnswers].sort());
+    else expect(hopAnswers).toEqual(demo.hopAnswers);
+
+    // Every [n] names a citation, and that chunk states each answer its claim mentions.
+    const byIndex = new Map(reply.citations.map((citation) => [citation.index, citation]));
+    const answers = [demo.answer, ...demo.hopAnswers];
+    const found = claims(reply.answer);
+    expect(found.length).toBeGreaterThan(0);
+    for (const claim of found) {
+      const claimed = answers.filter((answer) => mentions(claim.text, answer));
+      expect(claimed, `"${claim.text}" states no answer of the chain`).not.toEqual([]);
+      for (const n of claim.numbers) {
+        const citation = byIndex.get(n);
+        expect(citation, `[${n}] names no citation`).toBeDefined();
+        const text = chunkText(citation as Citation);
+        for (const answer of claimed) expect(mentions(text, answer), `[${n}] (${citation?.docId}) does not state "${answer}" for "${claim.text}"`).toBe(true);
+      }
+    }
+
+    // The chain's documents are cited; the opening claims cite each option of a comparison.
+    const cited = reply.citations.map((citation) => citation.docId);
+    for (const document of demo.documents) expect(cited).toContain(document);
+    const openingSentence = reply.answer.split(/(?<=[.。])\s*/u)[0] ?? '';
+    const openingDocs = [...openingSentence.matchAll(/\[(\d+)\]/g)].map((match) => byIndex.get(Number(match[1]))?.docId);
+    if (demo.route === 'PARALLEL') for (const document of demo.documents) expect(openingDocs).toContain(document);
+
+    // No sentence twice.
+    const sentences = sentencesOf(reply.answer);
+    expect(new Set(sentences).size).toBe(sentences.length);
+
+    // Each later hop asks about the bridge the hop before found, without noise from beside the chain.
+    if (demo.route === 'ITERATIVE') {
+      hops.slice(1).forEach((hop, position) => expect(hop.query.startsWith(hopAnswers[position] ?? '?')).toBe(true));
+    }
+    const built = demo.route === 'ITERATIVE' ? hops.slice(1) : hops;
+    for (const hop of built) for (const noise of demo.notInQueries) expect(hop.query).not.toContain(noise);
+  }, 60_000);
+});
