@@ -14,6 +14,8 @@ import { DEMO_CORPUS_DIR, embeddedConfigSchema, startEmbedded } from '@hopline/e
 interface Citation {
   index: number;
   docId: string;
+  hop: number;
+  bridgeEntity: string;
   span: { start: number; end: number };
   snippet: string;
 }
@@ -40,6 +42,8 @@ interface DemoCase {
   route: 'ITERATIVE' | 'PARALLEL';
   /** Documents the chain runs through: each must be cited. */
   documents: string[];
+  /** Documents reached through a bridge: the hop and bridge their citation must name. */
+  reachedThrough: Record<string, { hop: number; bridgeEntity: string }>;
   /** Names from documents beside the chain, or noise, that no query the reasoner builds may carry. */
   notInQueries: string[];
 }
@@ -52,6 +56,7 @@ const cases: DemoCase[] = [
     hopAnswers: ['Mira Chen', 'Platform Engineering'],
     route: 'ITERATIVE',
     documents: ['project-atlas', 'mira-chen'],
+    reachedThrough: { 'mira-chen': { hop: 2, bridgeEntity: 'Mira Chen' } },
     notInQueries: ['Oskar Lindqvist', 'Daniel Okafor'],
   },
   {
@@ -61,6 +66,7 @@ const cases: DemoCase[] = [
     hopAnswers: ['Lakeside Otters', 'Tomas Reyes', 'three'],
     route: 'ITERATIVE',
     documents: ['harbor-cup-2031', 'lakeside-otters', 'tomas-reyes'],
+    reachedThrough: { 'lakeside-otters': { hop: 2, bridgeEntity: 'Lakeside Otters' }, 'tomas-reyes': { hop: 3, bridgeEntity: 'Tomas Reyes' } },
     notInQueries: ['Ana Duarte', 'Pier Stadium'],
   },
   {
@@ -70,6 +76,7 @@ const cases: DemoCase[] = [
     hopAnswers: ['李明', '数据平台部'],
     route: 'ITERATIVE',
     documents: ['tianqiong', 'li-ming'],
+    reachedThrough: { 'li-ming': { hop: 2, bridgeEntity: '李明' } },
     // Character bigrams across word boundaries are noise, not words of the question.
     notInQueries: ['人属', '于哪', '哪个', '个部', '王芳'],
   },
@@ -81,6 +88,7 @@ const cases: DemoCase[] = [
     hopAnswers: ['2014', '2009'],
     route: 'PARALLEL',
     documents: ['northwind-labs', 'bluefin-analytics'],
+    reachedThrough: {},
     notInQueries: ['Oslo', 'Lisbon'],
   },
 ];
@@ -195,6 +203,9 @@ describe('system - demo answers', () => {
     // The chain's documents are cited; the opening claims cite each option of a comparison.
     const cited = reply.citations.map((citation) => citation.docId);
     for (const document of demo.documents) expect(cited).toContain(document);
+    for (const [document, through] of Object.entries(demo.reachedThrough)) {
+      expect(reply.citations.find((citation) => citation.docId === document)).toMatchObject(through);
+    }
     const openingSentence = reply.answer.split(/(?<=[.。])\s*/u)[0] ?? '';
     const openingDocs = [...openingSentence.matchAll(/\[(\d+)\]/g)].map((match) => byIndex.get(Number(match[1]))?.docId);
     if (demo.route === 'PARALLEL') for (const document of demo.documents) expect(openingDocs).toContain(document);

@@ -24,7 +24,7 @@ export { gradeEvidence } from './offline/grade.js';
 export { answerType, choiceOptions, chineseComparisonOptions, questionAnchors, relationTerms, sameEntity } from './offline/question.js';
 export type { AnswerType } from './offline/question.js';
 export { isRoleNoun, ROLE_NOUNS } from './offline/relations.js';
-export { contentTerms, entityKey, namedSpans, states } from './offline/text.js';
+export { bareTitle, contentTerms, entityKey, namedSpans, states } from './offline/text.js';
 export { claimPhrases } from './offline/claims.js';
 export { BudgetExhaustedError, UsageMeter } from './usage.js';
 export type { UsageLimits } from './usage.js';

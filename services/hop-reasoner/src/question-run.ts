@@ -1,6 +1,7 @@
 import type { Analysis__Output, Chunk__Output, HopRecord__Output, StageTimings__Output, StopReason__Output, ValidRequestContext } from '@hopline/contracts';
 import { StopReason } from '@hopline/contracts';
 import type { ModelCallContext, Reasoner, UsageMeter } from '@hopline/models';
+import { bareTitle, sameEntity } from '@hopline/models';
 import type { Logger } from '@hopline/telemetry';
 import type { EventStream } from './events.js';
 import type { AnalyzerPort, CallContext, Clock, RerankerPort, RetrieverPort } from './ports.js';
@@ -92,9 +93,18 @@ export class QuestionRun {
     for (const chunk of chunks) if (!this.foundIn.has(chunk.chunkId)) this.foundIn.set(chunk.chunkId, provenance);
   }
 
-  /** Remembers the first hop whose answer cited each chunk: that is the hop a citation names. */
+  /**
+   * Remembers the hop whose answer cited each chunk, the hop a citation names: the first that
+   * cited it, unless a later hop was sent for the entity the chunk is about — a bridge's own
+   * document came into the chain through that bridge, even when an earlier hop cited it beside
+   * its own evidence.
+   */
   noteCited(chunks: readonly Chunk__Output[], provenance: Provenance): void {
-    for (const chunk of chunks) if (!this.citedIn.has(chunk.chunkId)) this.citedIn.set(chunk.chunkId, provenance);
+    for (const chunk of chunks) {
+      const current = this.citedIn.get(chunk.chunkId);
+      const throughBridge = provenance.bridgeEntity !== '' && current?.bridgeEntity !== provenance.bridgeEntity && sameEntity(bareTitle(chunk.title), provenance.bridgeEntity);
+      if (!current || throughBridge) this.citedIn.set(chunk.chunkId, provenance);
+    }
   }
 
   /** The hop a chunk serves as evidence for, and the bridge that led there. */

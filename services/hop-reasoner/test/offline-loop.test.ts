@@ -1,5 +1,6 @@
 import { Grade, Route, StopReason, ValidationError } from '@hopline/contracts';
 import { describe, expect, it } from 'vitest';
+import type { RetrieverPort } from '../src/index.js';
 import { createHopReasoner } from '../src/index.js';
 import { chunk } from '../../../packages/models/test/support/chunks.js';
 import { analysis, ask, BRIDGE_QUESTION, corpus, eventLog, fixedAnalyzer, keepOrder, overlapRetriever, shape } from './support/fixtures.js';
@@ -37,6 +38,19 @@ describe('hop loop (offline) - a complete chain', () => {
     for (const citation of done.citations) expect(corpus.map((chunk) => chunk.chunkId)).toContain(citation.chunkId);
     const star = done.citations.find((citation) => citation.chunkId === 'star');
     expect(star).toMatchObject({ hop: 2, bridgeEntity: 'Valerie Hobson', title: 'Valerie Hobson', docId: 'doc-star' });
+    expect(done.citations.find((citation) => citation.chunkId === 'film')).toMatchObject({ hop: 1, bridgeEntity: '' });
+  });
+
+  it('hop loop - a bridge\'s own document cited by an earlier hop beside its evidence names the hop sent for that bridge', async () => {
+    const small = corpus.filter((chunk) => ['film', 'star', 'son'].includes(chunk.chunkId));
+    const everything: RetrieverPort = {
+      retrieve: async (input) => ({ chunks: small.map((chunk) => ({ ...chunk, hop: input.hop })), degraded: false, degradedReasons: [] }),
+    };
+    const log = eventLog();
+    const { done } = await reasonerWith({ retriever: everything }).answer(ask(), { emit: log.emit });
+    // Hop 1 cites the star's document beside the film's; hop 2 was sent for her.
+    expect(log.of('hopAnswer')[0]?.hopAnswer.citedChunkIds).toContain('star');
+    expect(done.citations.find((citation) => citation.chunkId === 'star')).toMatchObject({ hop: 2, bridgeEntity: 'Valerie Hobson' });
     expect(done.citations.find((citation) => citation.chunkId === 'film')).toMatchObject({ hop: 1, bridgeEntity: '' });
   });
 
