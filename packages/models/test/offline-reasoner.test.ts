@@ -1,7 +1,7 @@
 import { Grade } from '@hopline/contracts';
 import { describe, expect, it } from 'vitest';
 import type { HopExtractionInput, ModelCallContext, PreviousHop, SynthesisInput } from '../src/index.js';
-import { createOfflineReasoner, gradeEvidence, UsageMeter } from '../src/index.js';
+import { createOfflineReasoner, gradeEvidence, namedSpans, UsageMeter } from '../src/index.js';
 import { chunk } from './support/chunks.js';
 
 const reasoner = createOfflineReasoner();
@@ -111,6 +111,21 @@ describe('offline reasoner - next queries', () => {
     const finding = await reasoner.extractHopAnswer(hop({ question: choice, focus, query: focus, expectedHops: 1, hopsLeft: 0, chunks: [orchid, kestrel] }), call);
     expect(finding).toMatchObject({ answer: '2014', done: true });
     expect(finding.citedChunkIds[0]).toBe('c-orchid');
+  });
+});
+
+describe('offline reasoner - reading names', () => {
+  it('offline reasoner - a participle that opens a sentence ("Founded in 1855, …") is not a name', () => {
+    const spans = namedSpans('Founded in 1855, Penn State is a public university. Born in Oslo, she moved to Lisbon.').map((span) => span.text);
+    expect(spans).toEqual(['Penn State', 'Oslo', 'Lisbon']);
+  });
+
+  it('offline reasoner - a sub-question that finds an option\'s role-holder for a date comparison reads the role-holder, not a date', async () => {
+    const choice = 'Which film has the director born later, Quiet Harbor or Night Ferry?';
+    const focus = 'Which film has the director born later, Quiet Harbor?';
+    const film = chunk('c-harbor', 'Quiet Harbor', 'Quiet Harbor is a 1998 drama film directed by Paul Quinn.');
+    const finding = await reasoner.extractHopAnswer(hop({ question: choice, focus, query: focus, expectedHops: 1, hopsLeft: 0, chunks: [film] }), call);
+    expect(finding.answer).toBe('Paul Quinn');
   });
 });
 

@@ -7,7 +7,7 @@ import { bridgeCandidates, isAbout, UNANCHORED_WEIGHT } from './bridge.js';
 import { gradeEvidence } from './grade.js';
 import type { AnswerType } from './question.js';
 import { answerType, chineseComparisonOptions, choiceOptions, dateComparison, questionAnchors, questionWords, relationTerms } from './question.js';
-import { expandRelations } from './relations.js';
+import { expandRelations, isRoleNoun } from './relations.js';
 import { synthesizeOffline } from './synthesis.js';
 import { bareTitle, containsStem, contentTerms, entityKey } from './text.js';
 
@@ -174,6 +174,8 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
 function hopAnswerType(input: HopExtractionInput): AnswerType {
   const own = answerType(input.focus);
   if (own !== 'entity' || input.focus === input.question || !dateComparison(input.question)) return own;
+  // "Which film has the director born later, X?" compares a role-holder's date: this hop finds the role-holder.
+  if (relationTerms(input.focus, questionAnchors(input.focus)).some(isRoleNoun)) return own;
   const english = choiceOptions(input.question);
   const options = english.length === 2 ? english : chineseComparisonOptions(input.question);
   const named = options.filter((option) => input.focus.toLowerCase().includes(option.toLowerCase()));
