@@ -27,7 +27,7 @@ const jsonlLineSchema = z
 const SUPPORTED = new Set(['.txt', '.md', '.markdown', '.jsonl']);
 
 /** Document ids must survive as NATS message ids and URL segments. */
-export function toDocId(name: string): string {
+export function documentIdFrom(name: string): string {
   return name.replace(/\.[^.]+$/, '').replace(/[^A-Za-z0-9_.:-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 200) || 'doc';
 }
 
@@ -66,7 +66,7 @@ function fileDocuments(file: string, name: string): DocumentInput[] {
         if (!result.success) throw new Error(`${name}:${index + 1}: ${result.error.issues.map((i) => i.message).join('; ')}`);
         const doc = result.data;
         return {
-          docId: toDocId(doc.docId ?? doc.id ?? ''),
+          docId: documentIdFrom(doc.docId ?? doc.id ?? ''),
           title: doc.title,
           text: doc.text,
           version: doc.version ?? version,
@@ -80,5 +80,5 @@ function fileDocuments(file: string, name: string): DocumentInput[] {
   const heading = /^\s*#\s+(.+)\r?\n/.exec(text);
   const title = heading?.[1]?.trim() ?? basename(file, extname(file));
   const body = heading ? text.slice(heading[0].length).trim() : text;
-  return [{ docId: toDocId(name), title, text: body, version, sourceUri: name }];
+  return [{ docId: documentIdFrom(name), title, text: body, version, sourceUri: name }];
 }

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { loadDocuments, toDocId } from '../src/documents.js';
+import { loadDocuments, documentIdFrom } from '../src/documents.js';
 import { formatEvent } from '../src/format.js';
 import { readSse } from '../src/sse-client.js';
 
@@ -53,7 +53,7 @@ describe('cli', () => {
   });
 
   it('ingest - document ids keep only characters that survive as message ids', () => {
-    expect(toDocId('notes/Q3 plan (final).md')).toBe('notes-Q3-plan-final');
+    expect(documentIdFrom('notes/Q3 plan (final).md')).toBe('notes-Q3-plan-final');
   });
 
   it('format - a hop answer that is unknown says so instead of inventing one', () => {
