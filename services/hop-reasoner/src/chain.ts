@@ -2,6 +2,7 @@ import type { Chunk__Output, StopReason__Output } from '@hopline/contracts';
 import { StopReason } from '@hopline/contracts';
 import type { PreviousHop } from '@hopline/models';
 import type { HopOutcome } from './hop.js';
+import { fuseRankedLists } from './evidence.js';
 import { QuestionInterrupted, runHop } from './hop.js';
 import type { QuestionRun } from './question-run.js';
 
@@ -31,6 +32,20 @@ export interface ChainResult {
   missing: string;
 }
 
+/**
+ * The ranked chunks a chain hands to the final evidence: its last hop's. A later hop that found
+ * nothing about the bridges it was sent for (UNKNOWN) searched for what may be the wrong bridge,
+ * so its ranking is fused with the hop before it, whose search found those bridges: the evidence
+ * around the last confirmed link stays, and whatever the failed search did find still counts.
+ */
+export function rankedAtStop(hops: readonly HopOutcome[], stopReason: StopReason__Output): Chunk__Output[] {
+  const last = hops.at(-1);
+  const before = hops.at(-2);
+  if (!last) return [];
+  if (stopReason !== StopReason.UNKNOWN || !before) return last.ranked;
+  return fuseRankedLists([before.ranked, last.ranked]);
+}
+
 const normalizeQuery = (query: string) => query.toLowerCase().replace(/\s+/g, ' ').trim();
 
 /**
@@ -50,7 +65,7 @@ export async function runChain(run: QuestionRun, start: ChainStart): Promise<Cha
   const finish = (stopReason: StopReason__Output, missing: string): ChainResult => {
     const last = hops.at(-1);
     const complete = stopReason === StopReason.SUFFICIENT && last !== undefined && !last.finding.unknown && last.finding.answer !== '';
-    return { hops, stopReason, lastRanked: last?.ranked ?? [], complete, missing: complete ? '' : missing };
+    return { hops, stopReason, lastRanked: rankedAtStop(hops, stopReason), complete, missing: complete ? '' : missing };
   };
 
   const lastHopInChain = previous.length + start.maxHops;

@@ -1,8 +1,11 @@
 import type { Chunk__Output } from '@hopline/contracts';
+import { Grade, StopReason } from '@hopline/contracts';
 import { describe, expect, it } from 'vitest';
 import { chunk } from '../../../packages/models/test/support/chunks.js';
 import { writeAnswer } from '../src/answer-writer.js';
+import { rankedAtStop } from '../src/chain.js';
 import { fuseRankedLists, interleaveCitations, selectEvidence } from '../src/evidence.js';
+import type { HopOutcome } from '../src/hop.js';
 import { planLayers } from '../src/plan.js';
 import { firstHopSearch } from '../src/search-query.js';
 
@@ -95,6 +98,28 @@ describe('final evidence', () => {
   it('evidence - key evidence first, then the last hop\'s ranked chunks, deduped and capped', () => {
     const picked = selectEvidence([c, a], [a, b, d], 'q', { maxChunks: 3, tokenBudget: 1_000 });
     expect(picked.map((x) => x.chunkId)).toEqual(['c', 'a', 'b']);
+  });
+
+  const hopOf = (hop: number, ranked: Chunk__Output[], unknown: boolean): HopOutcome => ({
+    hop,
+    query: `query ${hop}`,
+    ranked,
+    cited: ranked.slice(0, 1),
+    finding: { answer: unknown ? '' : 'X', unknown, done: !unknown, nextQuery: '', confidence: 0.5, citedChunkIds: [], bridgeEntities: [] },
+    grade: Grade.RELEVANT,
+    newChunks: ranked.length,
+  });
+
+  it('evidence - a chain that stops UNKNOWN after a later hop hands on that hop\'s ranking fused with the hop before it', () => {
+    const ranked = rankedAtStop([hopOf(1, [a, b], false), hopOf(2, [c, d], true)], StopReason.UNKNOWN);
+    expect(ranked.map((x) => x.chunkId)).toEqual(['a', 'c', 'b', 'd']);
+  });
+
+  it('evidence - any other stop, or an UNKNOWN first hop, hands on the last hop\'s ranking alone', () => {
+    expect(rankedAtStop([hopOf(1, [a, b], false), hopOf(2, [c, d], false)], StopReason.SUFFICIENT).map((x) => x.chunkId)).toEqual(['c', 'd']);
+    expect(rankedAtStop([hopOf(1, [a, b], false), hopOf(2, [c, d], false)], StopReason.MAX_HOPS).map((x) => x.chunkId)).toEqual(['c', 'd']);
+    expect(rankedAtStop([hopOf(1, [a, b], true)], StopReason.UNKNOWN).map((x) => x.chunkId)).toEqual(['a', 'b']);
+    expect(rankedAtStop([], StopReason.DEADLINE)).toEqual([]);
   });
 
   it('evidence - past the token budget a chunk is compressed to its most relevant sentences, never dropped, and stays a copy', () => {
