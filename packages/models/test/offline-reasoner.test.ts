@@ -47,6 +47,14 @@ describe('offline reasoner - hop answers', () => {
     expect(finding.citedChunkIds).toContain('c-son');
   });
 
+  it('offline reasoner - a document whose title names the entity before a disambiguating comma ("Grant Park, Atlanta") is the document about it, cited first', async () => {
+    const asked = 'Who is Grant Park named after?';
+    const park = chunk('c-park', 'Grant Park, Atlanta', 'Grant Park is a park in Atlanta, named after Lemuel P. Grant, who gave the land to the city.');
+    const other = chunk('c-avenue', 'Park Avenue', 'Park Avenue is a street named after the park that once ran along it.');
+    const finding = await reasoner.extractHopAnswer(hop({ question: asked, focus: asked, query: asked, chunks: [other, unrelated, park] }), call);
+    expect(finding.citedChunkIds[0]).toBe('c-park');
+  });
+
   it('offline reasoner - a later hop whose evidence never mentions the bridge entity says UNKNOWN instead of guessing', async () => {
     const first = await reasoner.extractHopAnswer(hop({}), call);
     const previous: PreviousHop[] = [{ query: question, finding: first, cited: [film] }];

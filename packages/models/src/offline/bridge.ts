@@ -143,8 +143,13 @@ function hanRelationSpans(text: string, relation: readonly string[]): { start: n
   return found;
 }
 
-/** Whether a chunk is the document about `entity`: its title names it (exactly, or bare). */
+/**
+ * Whether a chunk is the document about `entity`: its title names it exactly, bare of its
+ * parenthesis, or before the comma that disambiguates it ("Grant Park, Atlanta" is about Grant Park).
+ */
 export function isAbout(chunk: Chunk__Output, entity: string): boolean {
   const key = entityKey(entity);
-  return key.length > 0 && (entityKey(chunk.title) === key || entityKey(bareTitle(chunk.title)) === key);
+  if (key.length === 0) return false;
+  const bare = bareTitle(chunk.title);
+  return entityKey(chunk.title) === key || entityKey(bare) === key || entityKey(bare.split(/,\s+/)[0] ?? '') === key;
 }
