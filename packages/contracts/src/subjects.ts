@@ -45,6 +45,15 @@ export function subjectTemplate(subject: string): string {
   return subject;
 }
 
+/**
+ * The Nats-Msg-Id of an ingest command. One stream carries every tenant's commands and drops a
+ * repeated id, so the id names the tenant and kb as well as the document, operation and version:
+ * two tenants ingesting "readme" version 1 must not cancel each other out.
+ */
+export function ingestMessageId(op: 'upsert' | 'delete', tenantId: string, kbId: string, docId: string, version: number): string {
+  return `${tenantId}/${kbId}/${docId}:${op === 'delete' ? 'delete:' : ''}${version}`;
+}
+
 export const queueGroups = {
   hopReasoner: 'hop-reasoner',
   retrievalWorker: 'retrieval-worker',

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { codecs, loadHoplineGrpc, subjects, subjectTemplate, ValidationError } from '../src/index.js';
+import { codecs, ingestMessageId, loadHoplineGrpc, subjects, subjectTemplate, ValidationError } from '../src/index.js';
 
 describe('contracts', () => {
   it('codec - a QaEvent round-trips with the oneof name and enum strings gRPC would give', () => {
@@ -43,5 +43,15 @@ describe('contracts', () => {
     expect(() => subjects.ingest('tenant-a', '*')).toThrow(ValidationError);
     expect(subjectTemplate(subjects.cancel('abc'))).toBe('hopline.qa.{question}.cancel');
     expect(subjectTemplate(subjects.ingest('t', 'kb'))).toBe('hopline.kb.{tenant}.{kb}.ingest');
+  });
+
+  it('ingest message ids - the same document id and version in two tenants or kbs never collide', () => {
+    const ids = new Set([
+      ingestMessageId('upsert', 'tenant-a', 'kb', 'readme', 1),
+      ingestMessageId('upsert', 'tenant-b', 'kb', 'readme', 1),
+      ingestMessageId('upsert', 'tenant-a', 'other', 'readme', 1),
+      ingestMessageId('delete', 'tenant-a', 'kb', 'readme', 1),
+    ]);
+    expect(ids.size).toBe(4);
   });
 });

@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import type { DurableStream } from '@hopline/bus';
 import { loadDocuments } from '@hopline/cli';
-import { codecs, subjects } from '@hopline/contracts';
+import { codecs, ingestMessageId, subjects } from '@hopline/contracts';
 import type { HealthReport } from '@hopline/telemetry';
 
 export const DEMO_CORPUS_DIR = fileURLToPath(new URL('../demo-corpus/docs', import.meta.url));
@@ -33,7 +33,7 @@ export async function loadDemoCorpus(options: {
   const documents = loadDocuments(DEMO_CORPUS_DIR);
   for (const document of documents) {
     await ingest.publish(subjects.ingest(tenantId, kbId), codecs.ingestCommand.encode({ upsert: { ...document, tenantId, kbId } }), {
-      msgId: `${document.docId}:${document.version}`,
+      msgId: ingestMessageId('upsert', tenantId, kbId, document.docId, document.version),
     });
   }
   const giveUpAt = Date.now() + (options.timeoutMs ?? 30_000);

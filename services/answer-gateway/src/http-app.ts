@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { SpanKind } from '@opentelemetry/api';
 import type { DurableStream, KeyValueStore } from '@hopline/bus';
-import { codecs, subjects, subjectToken, type QaEvent__Output } from '@hopline/contracts';
+import { codecs, ingestMessageId, subjects, subjectToken, type QaEvent__Output } from '@hopline/contracts';
 import { extractContext, instrument } from '@hopline/telemetry';
 import { z } from 'zod';
 import { bearerToken, type ApiKeyStore, type Principal } from './api-keys.js';
@@ -128,6 +128,12 @@ async function cancel(deps: HttpAppDeps, request: IncomingMessage, response: Ser
 /** An AbortSignal that fires when the client closes the connection before the response ended. */
 function disconnectSignal(response: ServerResponse): AbortSignal {
   const disconnected = new AbortController();
+  // A client can go away while the question is still being accepted; its 'close' has then
+  // already fired and would never reach a listener added now.
+  if (response.destroyed && !response.writableFinished) {
+    disconnected.abort();
+    return disconnected.signal;
+  }
   response.once('close', () => {
     if (!response.writableFinished) disconnected.abort();
   });
@@ -234,7 +240,7 @@ async function ingestDocuments(deps: HttpAppDeps, request: IncomingMessage, resp
     const result = await deps.ingest.publish(
       subjects.ingest(principal.tenantId, kbId),
       codecs.ingestCommand.encode({ upsert: { ...document, tenantId: principal.tenantId, kbId, version } }),
-      { msgId: `${document.docId}:${version}` },
+      { msgId: ingestMessageId('upsert', principal.tenantId, kbId, document.docId, version) },
     );
     accepted.push({ docId: document.docId, version, duplicate: result.duplicate });
   }
@@ -250,7 +256,7 @@ async function deleteDocument(deps: HttpAppDeps, request: IncomingMessage, respo
   await deps.ingest.publish(
     subjects.ingest(principal.tenantId, kbId),
     codecs.ingestCommand.encode({ delete: { tenantId: principal.tenantId, kbId, docId, version } }),
-    { msgId: `${docId}:delete:${version}` },
+    { msgId: ingestMessageId('delete', principal.tenantId, kbId, docId, version) },
   );
   await deps.kbWritten(principal.tenantId, kbId);
   sendJson(response, 202, { kbId, docId, deleted: true, version });

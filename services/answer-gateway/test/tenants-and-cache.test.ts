@@ -77,6 +77,21 @@ describe('answer-gateway tenant scope', () => {
     expect(accepted.status).toBe(202);
     expect(await accepted.json()).toMatchObject({ kbId: 'projects', accepted: [{ docId: 'atlas', duplicate: false }] });
   });
+
+  it("never drops one tenant's document as a duplicate of another tenant's with the same id and version", async () => {
+    await using t = await startTestGateway();
+    const ingest = (key: TestKey, kbId: string) =>
+      fetch(`${t.baseUrl}/v1/kbs/${kbId}/documents`, {
+        method: 'POST',
+        headers: { ...bearer(key), 'Content-Type': 'application/json' },
+        body: JSON.stringify({ docId: 'readme', version: 1, title: 'Readme', text: 'Read me first.' }),
+      });
+    for (const [key, kbId] of [[t.keys.alice, 'handbook'], [t.keys.carol, 'handbook'], [t.keys.alice, 'projects']] as const) {
+      const response = await ingest(key, kbId);
+      expect(await response.json()).toMatchObject({ accepted: [{ docId: 'readme', duplicate: false }] });
+    }
+    expect(await (await ingest(t.keys.carol, 'handbook')).json()).toMatchObject({ accepted: [{ docId: 'readme', duplicate: true }] });
+  });
 });
 
 const backends = [
