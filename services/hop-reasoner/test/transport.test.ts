@@ -102,6 +102,21 @@ describe('hop-reasoner transports', () => {
     expect(service.inFlight).toBe(0);
   });
 
+  it('question service - a trace that cannot be stored is logged, and the question still ends with exactly one done', async () => {
+    const broker = createMemoryBroker();
+    const reasonerBus = broker.connect();
+    const gatewayBus = broker.connect();
+    const failingTraces: KeyValueStore = { put: async () => Promise.reject(new Error('bucket unavailable')), get: async () => undefined };
+    const service = createQuestionService({ bus: reasonerBus, reasoner: scriptedReasoner(Promise.resolve()), traces: failingTraces, logger, metrics, maxConcurrent: 4 });
+    await reasonerBus.serve({ name: 'hop-reasoner', version: '0.1.0', endpoints: [service.endpoint] });
+    const events: QaEvent__Output[] = [];
+    await collect(gatewayBus, 'q-no-trace', events);
+    await gatewayBus.request(subjects.ask, ask('q-no-trace'), { timeoutMs: 1_000 });
+    await waitFor(() => service.inFlight === 0 && events.length >= 2);
+    await gatewayBus.flush();
+    expect(events.map((event) => event.event)).toEqual(['token', 'done']);
+  });
+
   it('question service - a cancel command aborts the running question, which ends with an error event', async () => {
     const broker = createMemoryBroker();
     const reasonerBus = broker.connect();

@@ -40,8 +40,11 @@ export function createQuestionService(deps: QuestionServiceDeps): QuestionServic
 
   const run = async (ask: AskCommand__Output, questionId: string, abort: AbortController): Promise<void> => {
     let seq = 0;
+    let ended = false;
     const publish = (event: Omit<QaEvent, 'seq'>) => {
+      if (ended) return;
       seq += 1;
+      if (event.done || event.error) ended = true;
       deps.bus.publish(subjects.events(questionId), codecs.qaEvent.encode({ ...event, seq }));
     };
     const cancel: Subscription = deps.bus.subscribe(subjects.cancel(questionId), {}, (message) => {
@@ -51,10 +54,13 @@ export function createQuestionService(deps: QuestionServiceDeps): QuestionServic
     });
     try {
       const { done, trace: reasoning } = await deps.reasoner.answer(ask, { signal: abort.signal, emit: publish });
-      await deps.traces.put(questionId, codecs.reasoningTrace.encode(reasoning));
       // Label values are lower-case, as dashboards and alerts spell them.
       deps.metrics.stopReasons.inc({ reason: done.stopReason.toLowerCase() });
       deps.metrics.hopsPerQuestion.observe({ route: done.route.toLowerCase() }, done.hops);
+      // The answer is already out; a trace that cannot be stored costs the replay, not the answer.
+      await deps.traces.put(questionId, codecs.reasoningTrace.encode(reasoning)).catch((error: unknown) => {
+        deps.logger.warn('reasoning trace not stored', { questionId, error });
+      });
     } catch (thrown) {
       const error = toHoplineError(thrown);
       deps.logger.error('question failed', { questionId, error });
@@ -84,6 +90,8 @@ export function createQuestionService(deps: QuestionServiceDeps): QuestionServic
       const activeContext = context.active();
       const finished = context
         .with(activeContext, () => run(ask, questionId, abort))
+        // Nobody awaits a question but stop(): a failure to publish its end must not go unhandled.
+        .catch((error: unknown) => deps.logger.error('question could not be ended cleanly', { questionId, error }))
         .finally(() => running.delete(questionId));
       running.set(questionId, { abort, finished });
       return { data: new Uint8Array() };
