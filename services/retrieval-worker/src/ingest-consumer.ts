@@ -45,7 +45,9 @@ export async function startIngestConsumer(deps: IngestConsumerDeps): Promise<Dur
   };
 
   return deps.stream.consume(
-    { durable: deps.durable, filterSubject: subjects.ingestAll, maxDeliver, ackWaitMs: deps.ackWaitMs ?? 60_000 },
+    // The stream may deliver twice more than the handler tries, so that a dead letter that
+    // failed to publish on the last try is published on the next one instead of being lost.
+    { durable: deps.durable, filterSubject: subjects.ingestAll, maxDeliver: maxDeliver + 2, ackWaitMs: deps.ackWaitMs ?? 60_000 },
     async (message) => {
       let command: IngestCommand__Output;
       try {
@@ -55,7 +57,9 @@ export async function startIngestConsumer(deps: IngestConsumerDeps): Promise<Dur
       }
       try {
         const result = await deps.indexer.apply(command);
-        if (result.changed) {
+        // A redelivery may follow a crash between indexing and this announcement: announce
+        // again, since a second version bump of the kb's caches is harmless.
+        if (result.changed || message.deliveryCount > 1) {
           deps.bus.publish(
             subjects.kbChanged(result.doc.tenantId, result.doc.kbId),
             codecs.kbChanged.encode({ tenantId: result.doc.tenantId, kbId: result.doc.kbId, docId: result.doc.docId, docVersion: result.doc.version }),
