@@ -74,6 +74,23 @@ describe('answer-gateway resumption and cancellation', () => {
     expect(second.events[0]?.id).toBe(2);
   });
 
+  it('a client gone while its question was still being accepted cancels the question after the grace window', async () => {
+    await using t = await startTestGateway({ config: { RESUME_GRACE_MS: 200 }, script: freeRunningScript() });
+    t.reasoner.ackDelayMs = 400;
+    const client = new AbortController();
+    const asked = fetch(`${t.baseUrl}/v1/ask`, {
+      method: 'POST',
+      headers: { ...bearer(t.keys.alice), 'Content-Type': 'application/json', Accept: 'text/event-stream' },
+      body: JSON.stringify({ question: 'Who owns Atlas?' }),
+      signal: client.signal,
+    }).catch(() => undefined);
+    const record = await waitFor(() => t.reasoner.asks.length === 1 && t.reasoner.record(t.reasoner.asks[0]?.ctx?.questionId ?? ''));
+    client.abort();
+    await asked;
+    const cancel = await waitFor(() => record.cancel, { timeoutMs: 5_000, description: 'the cancel at the reasoner' });
+    expect(cancel.reason).toBe('client_gone');
+  });
+
   it('a client gone longer than the grace window cancels the question: the reasoner sees the cancel and generates nothing more', async () => {
     const graceMs = 300;
     await using t = await startTestGateway({ config: { RESUME_GRACE_MS: graceMs }, script: freeRunningScript() });

@@ -45,6 +45,8 @@ export class FakeReasoner {
   private readonly questions = new Map<string, QuestionRecord>();
   private service: ServiceHandle | undefined;
   private readonly cancelSubscriptions: Subscription[] = [];
+  /** How long the ask's acknowledgement waits after the question is accepted (a busy reasoner). */
+  ackDelayMs = 0;
 
   private constructor(
     private readonly bus: Bus,
@@ -61,9 +63,10 @@ export class FakeReasoner {
           name: 'ask',
           subject: subjects.ask,
           queue: queueGroups.hopReasoner,
-          handle: (request) => {
+          handle: async (request) => {
             reasoner.accept(codecs.askCommand.decode(request.data));
-            return Promise.resolve({ data: new Uint8Array() });
+            if (reasoner.ackDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, reasoner.ackDelayMs));
+            return { data: new Uint8Array() };
           },
         },
       ],
