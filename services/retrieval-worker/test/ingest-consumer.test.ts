@@ -1,0 +1,80 @@
+import { describe, expect, it } from 'vitest';
+import { createMemoryBroker, type DurableStream } from '@hopline/bus';
+import { codecs, jetstream, subjects, UnavailableError, type IngestCommand__Output } from '@hopline/contracts';
+import type { Indexer, IndexResult } from '@hopline/retrieval';
+import { createLogger, createMetrics } from '@hopline/telemetry';
+import { waitFor } from '@hopline/test-support';
+import { startIngestConsumer } from '../src/ingest-consumer.js';
+
+const logger = createLogger('ingest-consumer-test', { level: 'silent' });
+const metrics = createMetrics('ingest-consumer-test', { defaultMetrics: false });
+const doc = { tenantId: 'acme', kbId: 'kb', docId: 'atlas', version: 1 };
+
+function indexerOf(apply: (command: IngestCommand__Output) => Promise<IndexResult>): Indexer {
+  return { apply, checkConsistency: async () => ({ consistent: true, kbs: [], gaps: [], messages: [] }) };
+}
+
+const unchanged: IndexResult = { op: 'upsert', doc, lexical: 'unchanged', vector: 'unchanged', chunks: 0, changed: false };
+
+async function setUp(indexer: Indexer, deadLetters?: (real: DurableStream) => DurableStream) {
+  const bus = createMemoryBroker().connect();
+  const stream = await bus.durableStream();
+  const realDeadLetters = await bus.durableStream({ name: jetstream.deadLetterStream, subjects: [subjects.deadLetter] });
+  const consumer = await startIngestConsumer({
+    bus,
+    stream,
+    deadLetters: deadLetters ? deadLetters(realDeadLetters) : realDeadLetters,
+    indexer,
+    logger,
+    metrics,
+    durable: 'test',
+    maxDeliver: 2,
+    ackWaitMs: 100,
+  });
+  await stream.publish(subjects.ingest('acme', 'kb'), codecs.ingestCommand.encode({ upsert: { ...doc, title: 'Atlas', text: 'Atlas.' } }), { msgId: 'atlas:1' });
+  return { bus, consumer, realDeadLetters };
+}
+
+describe('ingest consumer', () => {
+  it('ingestion - a dead letter that fails to publish on the last try is published on a later delivery, not lost', async () => {
+    let failures = 0;
+    const { bus, consumer, realDeadLetters } = await setUp(
+      indexerOf(async () => Promise.reject(new UnavailableError('index down'))),
+      (real) => ({
+        consume: real.consume.bind(real),
+        publish: async (...args) => {
+          if (failures++ === 0) throw new UnavailableError('dead-letter stream down');
+          return real.publish(...args);
+        },
+      }),
+    );
+    const reasons: string[] = [];
+    const reader = await realDeadLetters.consume({ durable: 'reader', filterSubject: subjects.deadLetter, maxDeliver: 1, ackWaitMs: 1_000 }, async (message) => {
+      reasons.push(codecs.deadLetter.decode(message.data).reason);
+      return { kind: 'ack' };
+    });
+    await waitFor(() => reasons.length === 1, { timeoutMs: 10_000, description: 'the dead letter' });
+    expect(reasons[0]).toMatch(/gave up after \d deliveries: index down/);
+    await consumer.stop();
+    await reader.stop();
+    await bus.drain();
+  });
+
+  it('ingestion - a redelivered command announces its kb change even when the indexes already hold it', async () => {
+    let calls = 0;
+    const { bus, consumer } = await setUp(
+      indexerOf(async () => {
+        calls += 1;
+        // The first delivery dies after indexing, before its announcement and ack.
+        if (calls === 1) throw new UnavailableError('worker died after indexing');
+        return unchanged;
+      }),
+    );
+    const changed: string[] = [];
+    bus.subscribe(subjects.kbChangedAll, {}, (message) => void changed.push(codecs.kbChanged.decode(message.data).kbId));
+    await waitFor(() => changed.length === 1, { timeoutMs: 5_000, description: 'the kb change announcement' });
+    expect(changed).toEqual(['kb']);
+    await consumer.stop();
+    await bus.drain();
+  });
+});
