@@ -21,6 +21,7 @@ import { connectNatsBus, type Bus } from '@hopline/bus';
 import { codecs, loadProtobufRoot, type RetrieveResponse } from '@hopline/contracts';
 import { startNats } from '@hopline/test-support';
 import { connect, type NatsConnection } from 'nats';
+import { sampleChunks, sampleContext, sampleQuestion } from './support/payload.js';
 
 const SUBJECTS = { raw: 'bench.bus.raw', rawCodec: 'bench.bus.raw-codec', bus: 'bench.bus.bus', busCodec: 'bench.bus.bus-codec' } as const;
 const TIMEOUT_MS = 5_000;
@@ -30,22 +31,8 @@ const PER_ROUND = 150;
 const DECODE_ITERATIONS = 3_000;
 
 function retrieveResponse(): RetrieveResponse {
-  const sentence = 'The reranker scores each candidate chunk against the hop question and keeps the best ones. ';
   return {
-    chunks: Array.from({ length: 10 }, (_, i) => ({
-      chunkId: `doc-${i}#chunk-${i}`,
-      tenantId: 'tenant-1',
-      kbId: 'kb-main',
-      docId: `doc-${i}`,
-      docVersion: 3,
-      title: `Document ${i}`,
-      text: sentence.repeat(21),
-      span: { start: i * 1000, end: i * 1000 + 1900 },
-      dedupeKey: `doc-${i}#chunk-${i}`,
-      scores: { bm25: 12.5 - i, vector: 0.8 - i / 100, rrf: 1 / (61 + i) },
-      foundBy: 'HYBRID',
-      hop: 1,
-    })),
+    chunks: sampleChunks(),
     degraded: false,
     timings: { bm25Ms: 1.2, vectorMs: 2.3, fusionMs: 0.1 },
     workerId: 'bench-worker',
@@ -53,8 +40,8 @@ function retrieveResponse(): RetrieveResponse {
 }
 
 const retrieveRequest = {
-  ctx: { questionId: 'q-bench', scope: { tenantId: 'tenant-1', userId: 'u-1', kbIds: ['kb-main'] }, deadlineUnixMs: Date.now() + 60_000 },
-  query: 'which department does the owner of project A belong to?',
+  ctx: sampleContext(60_000),
+  query: sampleQuestion,
   topK: 10,
   hop: 1,
 };

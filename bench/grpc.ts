@@ -22,6 +22,7 @@ import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import { loadHoplineGrpc, type RerankRequest, type RerankResponse } from '@hopline/contracts';
 import { createClient, createGrpcServer, unaryCall } from '@hopline/grpc';
+import { sampleChunks, sampleContext, sampleQuestion } from './support/payload.js';
 
 const WARMUP = 300;
 const ROUNDS = 30;
@@ -31,30 +32,16 @@ const DEADLINE_MS = 5_000;
 const { Reranker } = loadHoplineGrpc().hopline.v1;
 
 function rerankResponse(): RerankResponse {
-  const sentence = 'The reranker scores each candidate chunk against the hop question and keeps the best ones. ';
   return {
-    chunks: Array.from({ length: 10 }, (_, i) => ({
-      chunkId: `doc-${i}#chunk-${i}`,
-      tenantId: 'tenant-1',
-      kbId: 'kb-main',
-      docId: `doc-${i}`,
-      docVersion: 3,
-      title: `Document ${i}`,
-      text: sentence.repeat(21),
-      span: { start: i * 1000, end: i * 1000 + 1900 },
-      dedupeKey: `doc-${i}#chunk-${i}`,
-      scores: { bm25: 12.5 - i, vector: 0.8 - i / 100, rrf: 1 / (61 + i), rerank: 0.9 - i / 20 },
-      foundBy: 'HYBRID',
-      hop: 1,
-    })),
+    chunks: sampleChunks(true),
     fallback: false,
     scorer: 'bench',
   };
 }
 
 const rerankRequest: RerankRequest = {
-  ctx: { questionId: 'q-bench', scope: { tenantId: 'tenant-1', userId: 'u-1', kbIds: ['kb-main'] }, deadlineUnixMs: Date.now() + 600_000 },
-  query: 'which department does the owner of project A belong to?',
+  ctx: sampleContext(600_000),
+  query: sampleQuestion,
   topN: 10,
 };
 
