@@ -2,7 +2,8 @@
 // ops server → graceful shutdown. Telemetry was booted by instrumentation.ts (node --import).
 import { connectNatsBus } from '@hopline/bus';
 import { loadConfig } from '@hopline/config';
-import { createLogger, createMetrics, shutdownTelemetry, startOpsServer } from '@hopline/telemetry';
+import { stopAll, stopOnSignals } from '@hopline/runtime';
+import { createLogger, createMetrics, startOpsServer } from '@hopline/telemetry';
 import { ApiKeyStore } from './api-keys.js';
 import { configSchema } from './config.js';
 import { createAnswerCache, startAnswerGateway } from './gateway.js';
@@ -32,22 +33,11 @@ logger.info('answer-gateway listening', {
   cache: cache.kind,
 });
 
-let shuttingDown = false;
-async function shutdown(signal: string): Promise<void> {
-  if (shuttingDown) return;
-  shuttingDown = true;
-  logger.info('shutting down', { signal, graceMs: config.SHUTDOWN_GRACE_MS });
-  try {
-    await gateway.stop();
-    await cache.close();
-    await bus.drain();
-    await ops.close();
-  } catch (error) {
-    logger.error('shutdown failed', { error });
-    process.exitCode = 1;
-  } finally {
-    await shutdownTelemetry();
-  }
-}
-process.once('SIGTERM', () => void shutdown('SIGTERM'));
-process.once('SIGINT', () => void shutdown('SIGINT'));
+// Running streams get SHUTDOWN_GRACE_MS to finish; the watchdog allows a little more for the rest.
+stopOnSignals(
+  {
+    stop: () =>
+      stopAll([gateway, { stop: () => cache.close() }, { stop: () => bus.drain() }, { stop: () => ops.close() }]),
+  },
+  { logger, timeoutMs: config.SHUTDOWN_GRACE_MS + 5_000 },
+);
