@@ -23,7 +23,12 @@ import { startNats } from '@hopline/test-support';
 import { connect, type NatsConnection } from 'nats';
 import { sampleChunks, sampleContext, sampleQuestion } from './support/payload.js';
 
-const SUBJECTS = { raw: 'bench.bus.raw', rawCodec: 'bench.bus.raw-codec', bus: 'bench.bus.bus', busCodec: 'bench.bus.bus-codec' } as const;
+const SUBJECTS = {
+  raw: 'bench.bus.raw',
+  rawCodec: 'bench.bus.raw-codec',
+  bus: 'bench.bus.bus',
+  busCodec: 'bench.bus.bus-codec',
+} as const;
 const TIMEOUT_MS = 5_000;
 const WARMUP = 300;
 const ROUNDS = 12;
@@ -86,7 +91,9 @@ function percentile(sorted: number[], p: number): number {
 }
 
 async function requester(url: string): Promise<void> {
-  const child = spawn(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), '--responder', url], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), '--responder', url], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const lines = createInterface({ input: child.stdout });
   await new Promise<void>((resolve, reject) => {
     lines.once('line', (line) => (line === 'ready' ? resolve() : reject(new Error(`responder said: ${line}`))));
@@ -112,19 +119,26 @@ async function requester(url: string): Promise<void> {
       await tuned.request(SUBJECTS.bus, requestBytes, { timeout: TIMEOUT_MS });
     },
     rawCodec: async () => {
-      const msg = await nc.request(SUBJECTS.rawCodec, codecs.retrieveRequest.encode(retrieveRequest), { timeout: TIMEOUT_MS });
+      const msg = await nc.request(SUBJECTS.rawCodec, codecs.retrieveRequest.encode(retrieveRequest), {
+        timeout: TIMEOUT_MS,
+      });
       codecs.retrieveResponse.decode(msg.data);
     },
     bus: async () => {
       await bus.request(SUBJECTS.bus, requestBytes, { timeoutMs: TIMEOUT_MS });
     },
     busCodec: async () => {
-      const reply = await bus.request(SUBJECTS.busCodec, codecs.retrieveRequest.encode(retrieveRequest), { timeoutMs: TIMEOUT_MS });
+      const reply = await bus.request(SUBJECTS.busCodec, codecs.retrieveRequest.encode(retrieveRequest), {
+        timeoutMs: TIMEOUT_MS,
+      });
       codecs.retrieveResponse.decode(reply.data);
     },
   };
   const variants = Object.keys(once) as Variant[];
-  const samples = Object.fromEntries(Object.keys(once).map((variant) => [variant, [] as number[]])) as Record<Variant, number[]>;
+  const samples = Object.fromEntries(Object.keys(once).map((variant) => [variant, [] as number[]])) as Record<
+    Variant,
+    number[]
+  >;
 
   for (const variant of variants) for (let i = 0; i < WARMUP; i++) await once[variant]();
   for (let round = 0; round < ROUNDS; round++) {
@@ -146,7 +160,10 @@ async function requester(url: string): Promise<void> {
       return [variant, { p50: percentile(sorted, 50), p95: percentile(sorted, 95), n: sorted.length }];
     }),
   ) as Record<Variant, { p50: number; p95: number; n: number }>;
-  const ratio = (a: Variant, b: Variant) => ({ p50: latency[a].p50 / latency[b].p50, p95: latency[a].p95 / latency[b].p95 });
+  const ratio = (a: Variant, b: Variant) => ({
+    p50: latency[a].p50 / latency[b].p50,
+    p95: latency[a].p95 / latency[b].p95,
+  });
   const ratios = {
     busOverRaw: ratio('bus', 'raw'),
     busOverRawTuned: ratio('bus', 'rawTuned'),
@@ -180,7 +197,12 @@ function measureDecode() {
   const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? Number.NaN;
   const plainUs = median(plainRuns);
   const bufferViewUs = median(viewRuns);
-  return { bytes: encoded.byteLength, plainUint8ArrayUs: plainUs, bufferViewUs, plainOverBufferView: plainUs / bufferViewUs };
+  return {
+    bytes: encoded.byteLength,
+    plainUint8ArrayUs: plainUs,
+    bufferViewUs,
+    plainOverBufferView: plainUs / bufferViewUs,
+  };
 }
 
 interface Results {
@@ -207,7 +229,9 @@ function report(results: Results): void {
     '',
     '| variant | p50 ms | p95 ms | n |',
     '| --- | ---: | ---: | ---: |',
-    ...(Object.keys(latency) as Variant[]).map((variant) => `| ${variant} | ${ms(latency[variant].p50)} | ${ms(latency[variant].p95)} | ${latency[variant].n} |`),
+    ...(Object.keys(latency) as Variant[]).map(
+      (variant) => `| ${variant} | ${ms(latency[variant].p50)} | ${ms(latency[variant].p95)} | ${latency[variant].n} |`,
+    ),
     '',
     `| ratio (target ≤ ${target}) | p50 | p95 |`,
     '| --- | ---: | ---: |',

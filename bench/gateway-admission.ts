@@ -28,11 +28,18 @@ const FLOOD_CONNECTIONS = 16;
 if (process.argv[2] === '--flood') {
   // Child: on "go", sends `perSecond` asks a second over `concurrency` connections until
   // "pause", then reports the latency of each 429 it got; "exit" ends it.
-  const [url, key, concurrency, perSecond] = [process.argv[3] ?? '', process.argv[4] ?? '', Number(process.argv[5] ?? 16), Number(process.argv[6] ?? 400)];
+  const [url, key, concurrency, perSecond] = [
+    process.argv[3] ?? '',
+    process.argv[4] ?? '',
+    Number(process.argv[5] ?? 16),
+    Number(process.argv[6] ?? 400),
+  ];
   const intervalMs = (1000 * concurrency) / perSecond;
   const nextMessage = () => new Promise<unknown>((resolve) => process.once('message', resolve));
   // Connections are opened before anything is measured.
-  await Promise.all(Array.from({ length: concurrency }, () => fetch(`${url}/`).then((response) => response.arrayBuffer())));
+  await Promise.all(
+    Array.from({ length: concurrency }, () => fetch(`${url}/`).then((response) => response.arrayBuffer())),
+  );
   process.send?.('ready');
   while ((await nextMessage()) === 'go') {
     const latencies: number[] = [];
@@ -87,7 +94,10 @@ async function main(): Promise<void> {
         handle: (request) => {
           const questionId = codecs.askCommand.decode(request.data).ctx?.questionId ?? '';
           const publish = (seq: number, body: object) =>
-            reasonerBus.publish(subjects.events(questionId), codecs.qaEvent.encode({ questionId, seq, atUnixMs: Date.now(), ...body }));
+            reasonerBus.publish(
+              subjects.events(questionId),
+              codecs.qaEvent.encode({ questionId, seq, atUnixMs: Date.now(), ...body }),
+            );
           void (async () => {
             await yieldToLoop();
             publish(1, { event: 'route', route: { route: 'SINGLE' } });
@@ -107,9 +117,24 @@ async function main(): Promise<void> {
 
   const askerKey = generateApiKey();
   const flooderKey = generateApiKey();
-  const entry = (key: string, userId: string) => ({ keyHash: hashApiKey(key), tenantId: 'bench', userId, kbIds: ['kb'], canIngest: false });
+  const entry = (key: string, userId: string) => ({
+    keyHash: hashApiKey(key),
+    tenantId: 'bench',
+    userId,
+    kbIds: ['kb'],
+    canIngest: false,
+  });
   const gateway = await startAnswerGateway({
-    config: { ...configSchema.parse({}), HTTP_HOST: '127.0.0.1', HTTP_PORT: 0, GRPC_HOST: '127.0.0.1', GRPC_PORT: 0, MAX_IN_FLIGHT, RATE_BURST_PER_KEY: 1e9, RATE_PER_KEY_PER_SECOND: 1e9 },
+    config: {
+      ...configSchema.parse({}),
+      HTTP_HOST: '127.0.0.1',
+      HTTP_PORT: 0,
+      GRPC_HOST: '127.0.0.1',
+      GRPC_PORT: 0,
+      MAX_IN_FLIGHT,
+      RATE_BURST_PER_KEY: 1e9,
+      RATE_PER_KEY_PER_SECOND: 1e9,
+    },
     bus,
     ingest: await bus.durableStream(),
     traces: await bus.keyValue(),
@@ -131,7 +156,8 @@ async function main(): Promise<void> {
       headers: { Authorization: `Bearer ${askerKey}`, 'Content-Type': 'application/json', Accept: 'text/event-stream' },
       body: JSON.stringify({ question: `question ${question++}` }),
     });
-    if (response.status !== 200 || !response.body) throw new Error(`a running question was refused: ${response.status}`);
+    if (response.status !== 200 || !response.body)
+      throw new Error(`a running question was refused: ${response.status}`);
     let markStreamed: (ms: number) => void = () => {};
     const streamed = new Promise<number>((resolve) => (markStreamed = resolve));
     const body = response.body;
@@ -150,7 +176,9 @@ async function main(): Promise<void> {
     return { streamed, ended };
   };
   /** Fills every slot with a question; resolves with their streaming times, then ends them. */
-  const fillEverySlot = async (whileStreaming: { started(): void; streamed(): Promise<void> } = { started: () => {}, streamed: async () => {} }) => {
+  const fillEverySlot = async (
+    whileStreaming: { started(): void; streamed(): Promise<void> } = { started: () => {}, streamed: async () => {} },
+  ) => {
     const streams = await Promise.all(Array.from({ length: MAX_IN_FLIGHT }, streamOne));
     whileStreaming.started();
     const times = await Promise.all(streams.map((stream) => stream.streamed));
@@ -174,7 +202,17 @@ async function main(): Promise<void> {
   // One flooder for the whole run, idle in the quiet phases: its start-up is not measured.
   const flooder: ChildProcess = spawn(
     process.execPath,
-    ['--conditions=@hopline/source', '--import', 'tsx', fileURLToPath(import.meta.url), '--flood', url, flooderKey, String(FLOOD_CONNECTIONS), String(FLOOD_PER_SECOND)],
+    [
+      '--conditions=@hopline/source',
+      '--import',
+      'tsx',
+      fileURLToPath(import.meta.url),
+      '--flood',
+      url,
+      flooderKey,
+      String(FLOOD_CONNECTIONS),
+      String(FLOOD_PER_SECOND),
+    ],
     { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] },
   );
   const fromFlooder = () => new Promise<unknown>((resolve) => flooder.once('message', resolve));
@@ -204,7 +242,8 @@ async function main(): Promise<void> {
   await bus.drain();
   await reasonerBus.drain();
 
-  const row = (name: string, values: number[]) => `| ${name} | ${percentile(values, 50).toFixed(2)} | ${percentile(values, 95).toFixed(2)} | ${values.length} |`;
+  const row = (name: string, values: number[]) =>
+    `| ${name} | ${percentile(values, 50).toFixed(2)} | ${percentile(values, 95).toFixed(2)} | ${values.length} |`;
   const ratio = (a: number[], b: number[], p: number) => (percentile(a, p) / percentile(b, p)).toFixed(2);
   const report = [
     '# Answer-gateway admission: 429s under load, and the questions running beside them',
@@ -213,7 +252,9 @@ async function main(): Promise<void> {
     '',
     `Machine: ${cpus().length} × ${cpus()[0]?.model.trim() ?? 'CPU'}, Node ${process.version}. MAX_IN_FLIGHT=${MAX_IN_FLIGHT}; a question is a route and ${TOKENS} tokens from a stand-in hop-reasoner on the memory bus, streamed over SSE, then held open so that every slot stays taken.`,
     `${ROUNDS} rounds; each round runs ${MAX_IN_FLIGHT} questions at once without, then with, a flooder process sending ${FLOOD_PER_SECOND} asks/s over ${FLOOD_CONNECTIONS} connections.`,
-    `Load average while it ran: ${loadavg().map((load) => load.toFixed(1)).join(' / ')} (1/5/15 min) on a machine shared with other work.`,
+    `Load average while it ran: ${loadavg()
+      .map((load) => load.toFixed(1))
+      .join(' / ')} (1/5/15 min) on a machine shared with other work.`,
     '',
     '| measurement | p50 ms | p95 ms | n |',
     '| --- | ---: | ---: | ---: |',

@@ -48,14 +48,22 @@ const rerankRequest: RerankRequest = {
 async function server(): Promise<void> {
   const reply = rerankResponse();
   const raw = new grpc.Server();
-  raw.addService(Reranker.service, { Rerank: (_call: unknown, callback: grpc.sendUnaryData<RerankResponse>) => callback(null, reply) });
+  raw.addService(Reranker.service, {
+    Rerank: (_call: unknown, callback: grpc.sendUnaryData<RerankResponse>) => callback(null, reply),
+  });
   const rawPort = await new Promise<number>((resolve, reject) =>
-    raw.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, port) => (error ? reject(error) : resolve(port))),
+    raw.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, port) =>
+      error ? reject(error) : resolve(port),
+    ),
   );
   const control = new grpc.Server();
-  control.addService(Reranker.service, { Rerank: (_call: unknown, callback: grpc.sendUnaryData<RerankResponse>) => callback(null, reply) });
+  control.addService(Reranker.service, {
+    Rerank: (_call: unknown, callback: grpc.sendUnaryData<RerankResponse>) => callback(null, reply),
+  });
   const controlPort = await new Promise<number>((resolve, reject) =>
-    control.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, port) => (error ? reject(error) : resolve(port))),
+    control.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, port) =>
+      error ? reject(error) : resolve(port),
+    ),
   );
   const helpers = createGrpcServer();
   helpers.addService(Reranker, { Rerank: async () => reply });
@@ -77,7 +85,9 @@ function percentile(sorted: number[], p: number): number {
 }
 
 async function client(): Promise<void> {
-  const child = spawn(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), '--server'], { stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
+  const child = spawn(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), '--server'], {
+    stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
+  });
   const serverCpu = () =>
     new Promise<NodeJS.CpuUsage>((resolve) => {
       child.once('message', (usage) => resolve(usage as NodeJS.CpuUsage));
@@ -141,15 +151,38 @@ async function client(): Promise<void> {
       return [variant, { p50: percentile(sorted, 50), p95: percentile(sorted, 95), n: sorted.length }];
     }),
   ) as Record<Variant, { p50: number; p95: number; n: number }>;
-  const cpuPerCallUs = Object.fromEntries(variants.map((variant) => [variant, cpuSpent[variant] / samples[variant].length])) as Record<Variant, number>;
-  const ratio = { p50: latency.helpers.p50 / latency.raw.p50, p95: latency.helpers.p95 / latency.raw.p95, cpu: cpuPerCallUs.helpers / cpuPerCallUs.raw };
-  const noiseFloor = { p50: latency.control.p50 / latency.raw.p50, p95: latency.control.p95 / latency.raw.p95, cpu: cpuPerCallUs.control / cpuPerCallUs.raw };
+  const cpuPerCallUs = Object.fromEntries(
+    variants.map((variant) => [variant, cpuSpent[variant] / samples[variant].length]),
+  ) as Record<Variant, number>;
+  const ratio = {
+    p50: latency.helpers.p50 / latency.raw.p50,
+    p95: latency.helpers.p95 / latency.raw.p95,
+    cpu: cpuPerCallUs.helpers / cpuPerCallUs.raw,
+  };
+  const noiseFloor = {
+    p50: latency.control.p50 / latency.raw.p50,
+    p95: latency.control.p95 / latency.raw.p95,
+    cpu: cpuPerCallUs.control / cpuPerCallUs.raw,
+  };
   const target = 1.1;
   const cpu = cpus();
   const machine = `${cpu.length} × ${cpu[0]?.model.trim() ?? 'unknown CPU'}, Node ${process.version}`;
   const command = 'node --conditions=@hopline/source --import tsx bench/grpc.ts';
 
-  const results = { command, machine, replyBytes: replySize, warmup: WARMUP, rounds: ROUNDS, perRound: PER_ROUND, latencyMs: latency, cpuPerCallUs, ratio, noiseFloor, target, loadAverage: loadavg() };
+  const results = {
+    command,
+    machine,
+    replyBytes: replySize,
+    warmup: WARMUP,
+    rounds: ROUNDS,
+    perRound: PER_ROUND,
+    latencyMs: latency,
+    cpuPerCallUs,
+    ratio,
+    noiseFloor,
+    target,
+    loadAverage: loadavg(),
+  };
   const resultsDir = fileURLToPath(new URL('./results/', import.meta.url));
   writeFileSync(`${resultsDir}grpc.json`, `${JSON.stringify(results, null, 2)}\n`);
   const fmt = (n: number) => n.toFixed(3);
@@ -163,11 +196,16 @@ async function client(): Promise<void> {
     `One call in flight at a time; ${ROUNDS} interleaved rounds of ${PER_ROUND} per variant after ${WARMUP} warm-up calls each.`,
     'Tracing on the no-op provider (no SDK started).',
     '',
-    `Load average during the run (1, 5, 15 min): ${loadavg().map((n) => n.toFixed(1)).join(', ')} on ${cpu.length} CPUs.`,
+    `Load average during the run (1, 5, 15 min): ${loadavg()
+      .map((n) => n.toFixed(1))
+      .join(', ')} on ${cpu.length} CPUs.`,
     '',
     '| variant | p50 ms | p95 ms | CPU µs per call (both processes) | n |',
     '| --- | ---: | ---: | ---: | ---: |',
-    ...variants.map((variant) => `| ${variant} | ${fmt(latency[variant].p50)} | ${fmt(latency[variant].p95)} | ${cpuPerCallUs[variant].toFixed(0)} | ${latency[variant].n} |`),
+    ...variants.map(
+      (variant) =>
+        `| ${variant} | ${fmt(latency[variant].p50)} | ${fmt(latency[variant].p95)} | ${cpuPerCallUs[variant].toFixed(0)} | ${latency[variant].n} |`,
+    ),
     '',
     `| ratio (target ≤ ${target}) | p50 | p95 | CPU |`,
     '| --- | ---: | ---: | ---: |',

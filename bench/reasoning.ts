@@ -17,7 +17,12 @@ const WARMUP_ROUNDS = 3;
 const ROUNDS = 15;
 const dataPath = process.argv[2] ?? '../shared/data/multihop/dev.jsonl';
 
-const chinese = ['项目A 的负责人属于哪个部门？', '对比 北京办公室 和 上海办公室 的年假政策', '报销流程需要几天？', '数据平台的负责人是谁，他属于哪个团队？'];
+const chinese = [
+  '项目A 的负责人属于哪个部门？',
+  '对比 北京办公室 和 上海办公室 的年假政策',
+  '报销流程需要几天？',
+  '数据平台的负责人是谁，他属于哪个团队？',
+];
 const questions = [
   ...readFileSync(dataPath, 'utf8')
     .split('\n')
@@ -59,7 +64,12 @@ function percentile(values: readonly number[], p: number): number {
 const figures = Object.fromEntries(
   (Object.keys(samples) as Variant[]).map((variant) => [
     variant,
-    { p50Ms: percentile(samples[variant], 50), p99Ms: percentile(samples[variant], 99), maxMs: Math.max(...samples[variant]), n: samples[variant].length },
+    {
+      p50Ms: percentile(samples[variant], 50),
+      p99Ms: percentile(samples[variant], 99),
+      maxMs: Math.max(...samples[variant]),
+      n: samples[variant].length,
+    },
   ]),
 ) as Record<Variant, { p50Ms: number; p99Ms: number; maxMs: number; n: number }>;
 
@@ -71,7 +81,9 @@ const report = [
   `Command: \`node --conditions=@hopline/source --import tsx bench/reasoning.ts\``,
   '',
   `Machine: ${cpus().length} × ${cpus()[0]?.model.trim() ?? 'unknown CPU'}, Node ${process.version}. ` +
-    `Load average (1, 5, 15 min): ${loadavg().map((value) => value.toFixed(1)).join(', ')}.`,
+    `Load average (1, 5, 15 min): ${loadavg()
+      .map((value) => value.toFixed(1))
+      .join(', ')}.`,
   `${questions.length} questions (${questions.length - chinese.length} from the multi-hop dev set, ${chinese.length} Chinese), ` +
     `${ROUNDS} timed rounds after ${WARMUP_ROUNDS} warm-up rounds, variants interleaved per question.`,
   '',
@@ -93,5 +105,8 @@ const report = [
   '',
 ];
 writeFileSync(new URL('results/reasoning.md', import.meta.url), report.join('\n'));
-writeFileSync(new URL('results/reasoning.json', import.meta.url), `${JSON.stringify({ questions: questions.length, rounds: ROUNDS, figures, sink }, null, 2)}\n`);
+writeFileSync(
+  new URL('results/reasoning.json', import.meta.url),
+  `${JSON.stringify({ questions: questions.length, rounds: ROUNDS, figures, sink }, null, 2)}\n`,
+);
 console.log(report.join('\n'));

@@ -254,7 +254,16 @@ async function runBackend(docs: Doc[], queries: string[], tenants: number): Prom
   let chunks = 0;
   for (const [i, doc] of docs.entries()) {
     const tenantId = `tenant-${i % tenants}`;
-    const pieces = chunkDocument({ tenantId, kbId: 'kb', docId: doc.id, version: 1, title: doc.title, text: doc.text, effectiveDate: '', sourceUri: '' });
+    const pieces = chunkDocument({
+      tenantId,
+      kbId: 'kb',
+      docId: doc.id,
+      version: 1,
+      title: doc.title,
+      text: doc.text,
+      effectiveDate: '',
+      sourceUri: '',
+    });
     chunks += pieces.length;
     await backend.upsertDocument({ tenantId, kbId: 'kb', docId: doc.id, version: 1 }, pieces);
   }
@@ -326,7 +335,14 @@ function runVectors(vectors: Float32Array[], queries: Float32Array[], queryLimit
   const flatMemory = memoryBytes() - heapBefore;
   const exact = measureSearches(flat, used);
   const runs: VectorRun[] = [
-    { index: 'flat', vectors: vectors.length, buildMs: round(flatBuild.ms, 1), query: stats(exact.samples), recallAt10: 1, memoryBytes: flatMemory },
+    {
+      index: 'flat',
+      vectors: vectors.length,
+      buildMs: round(flatBuild.ms, 1),
+      query: stats(exact.samples),
+      recallAt10: 1,
+      memoryBytes: flatMemory,
+    },
   ];
 
   // hnswlib allocates outside the V8 heap: its memory shows as resident set growth.
@@ -365,7 +381,8 @@ async function main(): Promise<void> {
   for (let round = 0; round < 3; round++) for (const doc of dev) tokenize(`${doc.title} ${doc.text}`);
   console.log(`corpus: ${dev.length} dev paragraphs, ${synthetic.length} synthetic docs, ${queries.length} queries`);
 
-  const lexical: Record<string, { docs: number; runs: LexicalRun[]; postings: ReturnType<typeof postingsPerQuery> }> = {};
+  const lexical: Record<string, { docs: number; runs: LexicalRun[]; postings: ReturnType<typeof postingsPerQuery> }> =
+    {};
   for (const [label, docs, rounds] of [
     ['dev', dev, QUERY_ROUNDS],
     ['synthetic100k', synthetic, 1],
@@ -376,7 +393,9 @@ async function main(): Promise<void> {
       const engine = make();
       runs.push(runLexical(engine, docs, queries, rounds));
       if ('index' in engine) postings = postingsPerQuery(engine.index as Bm25Index, queries);
-      console.log(`bm25 ${label} ${runs.at(-1)?.engine}: build ${runs.at(-1)?.docsPerSecond} docs/s, p50 ${runs.at(-1)?.query.p50Ms} ms`);
+      console.log(
+        `bm25 ${label} ${runs.at(-1)?.engine}: build ${runs.at(-1)?.docsPerSecond} docs/s, p50 ${runs.at(-1)?.query.p50Ms} ms`,
+      );
       gc();
     }
     lexical[label] = { docs: docs.length, runs, postings: postings as ReturnType<typeof postingsPerQuery> };
@@ -385,16 +404,22 @@ async function main(): Promise<void> {
   const backendDev = await runBackend(dev, queries, 1);
   const backend100kOneKb = await runBackend(synthetic, queries, 1);
   const backend100kTenTenants = await runBackend(synthetic, queries, 10);
-  console.log(`backend: dev p50 ${backendDev.query.p50Ms} ms; 100k one kb p50 ${backend100kOneKb.query.p50Ms} ms; 100k over 10 tenants p50 ${backend100kTenTenants.query.p50Ms} ms`);
+  console.log(
+    `backend: dev p50 ${backendDev.query.p50Ms} ms; 100k one kb p50 ${backend100kOneKb.query.p50Ms} ms; 100k over 10 tenants p50 ${backend100kTenTenants.query.p50Ms} ms`,
+  );
 
   const embedder = new HashingEmbedder({ dimensions: DIMENSIONS });
   const queryVectors = queries.map((q) => embedder.embedOne(q));
   const devVectors = dev.map((doc) => embedder.embedOne(embeddingText(doc.title, doc.text)));
   const vectorsDev = runVectors(devVectors, queryVectors, queryVectors.length);
-  console.log(`vectors dev: ${vectorsDev.map((run) => `${run.index} p50 ${run.query.p50Ms} ms recall ${run.recallAt10}`).join('; ')}`);
+  console.log(
+    `vectors dev: ${vectorsDev.map((run) => `${run.index} p50 ${run.query.p50Ms} ms recall ${run.recallAt10}`).join('; ')}`,
+  );
   const syntheticVectors = synthetic.map((doc) => embedder.embedOne(embeddingText(doc.title, doc.text)));
   const vectors100k = runVectors(syntheticVectors, queryVectors, 100);
-  console.log(`vectors 100k: ${vectors100k.map((run) => `${run.index} p50 ${run.query.p50Ms} ms recall ${run.recallAt10}`).join('; ')}`);
+  console.log(
+    `vectors 100k: ${vectors100k.map((run) => `${run.index} p50 ${run.query.p50Ms} ms recall ${run.recallAt10}`).join('; ')}`,
+  );
 
   const results = {
     command: 'node --conditions=@hopline/source --import tsx bench/retrieval.ts',
@@ -429,7 +454,11 @@ async function main(): Promise<void> {
       );
     }
   }
-  lines.push('', '| corpus | postings touched per query (mean / p50) | ns per posting (search only) |', '| --- | ---: | ---: |');
+  lines.push(
+    '',
+    '| corpus | postings touched per query (mean / p50) | ns per posting (search only) |',
+    '| --- | ---: | ---: |',
+  );
   for (const [label, entry] of Object.entries(lexical)) {
     lines.push(`| ${label} | ${entry.postings.mean} / ${entry.postings.p50} | ${entry.postings.nsPerPosting} |`);
   }
@@ -462,7 +491,9 @@ async function main(): Promise<void> {
     ['100k', vectors100k],
   ] as Array<[string, VectorRun[]]>) {
     for (const run of runs) {
-      lines.push(`| ${label} (${run.vectors}) | ${run.index} | ${run.buildMs} | ${run.query.p50Ms} | ${run.query.p95Ms} | ${run.recallAt10} | ${mb(run.memoryBytes)} |`);
+      lines.push(
+        `| ${label} (${run.vectors}) | ${run.index} | ${run.buildMs} | ${run.query.p50Ms} | ${run.query.p95Ms} | ${run.recallAt10} | ${mb(run.memoryBytes)} |`,
+      );
     }
   }
   const flat100k = vectors100k[0] as VectorRun;

@@ -15,7 +15,11 @@ const benches = readdirSync(benchDir)
 let failed = 0;
 for (const name of benches) {
   console.log(`\n=== bench/${name}.ts`);
-  const result = spawnSync(process.execPath, ['--conditions=@hopline/source', '--import', 'tsx', `${benchDir}${name}.ts`], { stdio: 'inherit' });
+  const result = spawnSync(
+    process.execPath,
+    ['--conditions=@hopline/source', '--import', 'tsx', `${benchDir}${name}.ts`],
+    { stdio: 'inherit' },
+  );
   if (result.status !== 0) failed += 1;
 }
 process.exitCode = failed === 0 ? 0 : 1;

@@ -16,7 +16,12 @@ export function sampleChunks(rerankScores = false): Chunk[] {
     text: sentence.repeat(21),
     span: { start: i * 1000, end: i * 1000 + 1900 },
     dedupeKey: `doc-${i}#chunk-${i}`,
-    scores: { bm25: 12.5 - i, vector: 0.8 - i / 100, rrf: 1 / (61 + i), ...(rerankScores ? { rerank: 0.9 - i / 20 } : {}) },
+    scores: {
+      bm25: 12.5 - i,
+      vector: 0.8 - i / 100,
+      rrf: 1 / (61 + i),
+      ...(rerankScores ? { rerank: 0.9 - i / 20 } : {}),
+    },
     foundBy: 'HYBRID',
     hop: 1,
   }));
@@ -25,5 +30,9 @@ export function sampleChunks(rerankScores = false): Chunk[] {
 export const sampleQuestion = 'which department does the owner of project A belong to?';
 
 export function sampleContext(deadlineInMs: number): RequestContext {
-  return { questionId: 'q-bench', scope: { tenantId: 'tenant-1', userId: 'u-1', kbIds: ['kb-main'] }, deadlineUnixMs: Date.now() + deadlineInMs };
+  return {
+    questionId: 'q-bench',
+    scope: { tenantId: 'tenant-1', userId: 'u-1', kbIds: ['kb-main'] },
+    deadlineUnixMs: Date.now() + deadlineInMs,
+  };
 }

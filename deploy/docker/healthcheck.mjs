@@ -14,6 +14,8 @@ try {
     process.exit(1);
   }
 } catch (error) {
-  console.error(`healthcheck: /healthz on port ${port} did not answer: ${error instanceof Error ? error.message : String(error)}`);
+  console.error(
+    `healthcheck: /healthz on port ${port} did not answer: ${error instanceof Error ? error.message : String(error)}`,
+  );
   process.exit(1);
 }

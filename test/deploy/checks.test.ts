@@ -83,14 +83,21 @@ describe('deploy checks', () => {
   });
 
   test('deploy checks - Dockerfile bases resolve ARG defaults and build args, and skip earlier stages', () => {
-    const dockerfile = 'ARG BASE=node:22.1.0-slim\nARG OTHER\nFROM ${BASE} AS build\nRUN true\nFROM build AS test\nFROM $OTHER\n';
+    const dockerfile =
+      'ARG BASE=node:22.1.0-slim\nARG OTHER\nFROM ${BASE} AS build\nRUN true\nFROM build AS test\nFROM $OTHER\n';
     expect(baseImages(parseDockerfile(dockerfile))).toEqual(['node:22.1.0-slim', '$OTHER']);
-    expect(baseImages(parseDockerfile(dockerfile, { OTHER: 'redis:7.4.6' }))).toEqual(['node:22.1.0-slim', 'redis:7.4.6']);
+    expect(baseImages(parseDockerfile(dockerfile, { OTHER: 'redis:7.4.6' }))).toEqual([
+      'node:22.1.0-slim',
+      'redis:7.4.6',
+    ]);
   });
 
   test('deploy checks - compose substitution reports a variable .env does not define and honours defaults and $$', () => {
     const variables = parseDotEnv('# versions\nTAG=1.2.3\nEMPTY=\n');
-    const result = interpolate({ image: 'x:${TAG}', a: '${MISSING}', b: '${EMPTY:-fallback}', c: '$${LITERAL}', d: '${NEEDED:?set NEEDED}' }, variables);
+    const result = interpolate(
+      { image: 'x:${TAG}', a: '${MISSING}', b: '${EMPTY:-fallback}', c: '$${LITERAL}', d: '${NEEDED:?set NEEDED}' },
+      variables,
+    );
     expect(result.value).toEqual({ image: 'x:1.2.3', a: '', b: 'fallback', c: '${LITERAL}', d: '' });
     expect(result.unresolved).toEqual(['MISSING is not set', 'NEEDED: set NEEDED']);
     expect(() => parseDotEnv('not a pair')).toThrow(/expected KEY=VALUE/);
@@ -105,20 +112,33 @@ describe('deploy checks', () => {
       env: [
         { name: 'NATS_URL', valueFrom: { configMapKeyRef: { name: 'config', key: 'NATS_URL', optional: false } } },
         { name: 'REDIS_URL', valueFrom: { configMapKeyRef: { name: 'config', key: 'REDIS_URL', optional: false } } },
-        { name: 'OPENAI_API_KEY', valueFrom: { secretKeyRef: { name: 'secrets', key: 'OPENAI_API_KEY', optional: true } } },
+        {
+          name: 'OPENAI_API_KEY',
+          valueFrom: { secretKeyRef: { name: 'secrets', key: 'OPENAI_API_KEY', optional: true } },
+        },
       ],
     };
-    const resolved = resolveContainerEnv(container, [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'config' }, data: { NATS_URL: 'nats://nats:4222' } }]);
+    const resolved = resolveContainerEnv(container, [
+      { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'config' }, data: { NATS_URL: 'nats://nats:4222' } },
+    ]);
     expect(resolved.env).toEqual({ NATS_URL: 'nats://nats:4222' });
     expect(resolved.unresolved).toEqual(['REDIS_URL: ConfigMap config has no key REDIS_URL']);
   });
 
   test('deploy checks - PromQL syntax errors are reported, and selectors, matchers and groupings are read', () => {
     expect(analysePromql('sum(rate(x[5m]) /').errors).not.toEqual([]);
-    const analysis = analysePromql('max by (stream_name) (increase(jetstream_stream_last_seq{stream_name="S", role!="client"}[15m])) > 0');
+    const analysis = analysePromql(
+      'max by (stream_name) (increase(jetstream_stream_last_seq{stream_name="S", role!="client"}[15m])) > 0',
+    );
     expect(analysis.errors).toEqual([]);
     expect(analysis.selectors).toEqual([
-      { metric: 'jetstream_stream_last_seq', matchers: [{ label: 'stream_name', op: '=', value: 'S' }, { label: 'role', op: '!=', value: 'client' }] },
+      {
+        metric: 'jetstream_stream_last_seq',
+        matchers: [
+          { label: 'stream_name', op: '=', value: 'S' },
+          { label: 'role', op: '!=', value: 'client' },
+        ],
+      },
     ]);
     expect(analysis.groupings).toEqual([{ labels: ['stream_name'], metrics: ['jetstream_stream_last_seq'] }]);
   });
@@ -144,7 +164,8 @@ describe('kustomize renderer', () => {
     for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
     return dir;
   }
-  const deployment = 'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  template:\n    spec:\n      containers:\n        - name: web\n          image: hopline/web:1.0.0\n';
+  const deployment =
+    'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  template:\n    spec:\n      containers:\n        - name: web\n          image: hopline/web:1.0.0\n';
 
   test('kustomize renderer - applies namespace, images, replicas, generators and JSON patches', () => {
     const dir = kustomization({
@@ -167,18 +188,34 @@ describe('kustomize renderer', () => {
       metadata: { name: 'web', namespace: 'shop' },
       spec: { replicas: 3, paused: true, template: { spec: { containers: [{ image: 'registry.test/web:2.0.0' }] } } },
     });
-    expect(config).toMatchObject({ kind: 'ConfigMap', metadata: { name: 'config', namespace: 'shop' }, data: { A: '1' } });
+    expect(config).toMatchObject({
+      kind: 'ConfigMap',
+      metadata: { name: 'config', namespace: 'shop' },
+      data: { A: '1' },
+    });
   });
 
   test('kustomize renderer - refuses what it does not model, a patch to nothing and a merge into nothing', () => {
     const base = { 'deployment.yaml': deployment };
     const header = 'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [deployment.yaml]\n';
-    expect(() => renderKustomization(kustomization({ ...base, 'kustomization.yaml': `${header}helmCharts: []\n` }))).toThrow(/helmCharts/);
     expect(() =>
-      renderKustomization(kustomization({ ...base, 'kustomization.yaml': `${header}patches: [{ target: { kind: Deployment, name: api }, patch: "[]" }]\n` })),
+      renderKustomization(kustomization({ ...base, 'kustomization.yaml': `${header}helmCharts: []\n` })),
+    ).toThrow(/helmCharts/);
+    expect(() =>
+      renderKustomization(
+        kustomization({
+          ...base,
+          'kustomization.yaml': `${header}patches: [{ target: { kind: Deployment, name: api }, patch: "[]" }]\n`,
+        }),
+      ),
     ).toThrow(/does not exist/);
     expect(() =>
-      renderKustomization(kustomization({ ...base, 'kustomization.yaml': `${header}configMapGenerator: [{ name: config, behavior: merge, literals: [A=1] }]\n` })),
+      renderKustomization(
+        kustomization({
+          ...base,
+          'kustomization.yaml': `${header}configMapGenerator: [{ name: config, behavior: merge, literals: [A=1] }]\n`,
+        }),
+      ),
     ).toThrow(/no base to merge/);
   });
 });

@@ -3,7 +3,13 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
-import { containerEnvironment, loadCompose, parseDotEnv, publishedTargets, type ComposeService } from './support/compose.js';
+import {
+  containerEnvironment,
+  loadCompose,
+  parseDotEnv,
+  publishedTargets,
+  type ComposeService,
+} from './support/compose.js';
 import { baseImages, parseDockerfile, unpinnedReason } from './support/images.js';
 import { loadServices, readRepoFile, repoRoot, type HoplineService } from './support/repo.js';
 import { checkServiceEnvironment, hostAndPort } from './support/service-env.js';
@@ -29,14 +35,18 @@ function checked(service: HoplineService) {
 /** `QUERY_UNDERSTANDING_ADDRESS` → `query-understanding`, when that is a service. */
 function addressedService(key: string): HoplineService | undefined {
   const match = /^(.+)_ADDRESS$/.exec(key);
-  return match?.[1] ? services.find((service) => service.name === match[1]?.toLowerCase().replace(/_/g, '-')) : undefined;
+  return match?.[1]
+    ? services.find((service) => service.name === match[1]?.toLowerCase().replace(/_/g, '-'))
+    : undefined;
 }
 
 describe('compose', () => {
   test('compose - every variable it substitutes comes from .env, and .env holds nothing it does not use', () => {
     expect(interpolation.unresolved).toEqual([]);
     const dotEnv = parseDotEnv(readRepoFile('.env'));
-    const undefinedWithoutFallback = [...interpolation.used].filter(([name, { hasDefault }]) => !hasDefault && !dotEnv.has(name)).map(([name]) => name);
+    const undefinedWithoutFallback = [...interpolation.used]
+      .filter(([name, { hasDefault }]) => !hasDefault && !dotEnv.has(name))
+      .map(([name]) => name);
     expect(undefinedWithoutFallback).toEqual([]);
     expect([...dotEnv.keys()].filter((name) => !interpolation.used.has(name))).toEqual([]);
   });
@@ -88,7 +98,8 @@ describe('compose', () => {
       for (const [key, value] of Object.entries(containerEnvironment(composed))) {
         const target = hostAndPort(value);
         if (!target) continue;
-        if (!compose.services[target.host]) problems.push(`${service.name} ${key}=${value}: no container is named ${target.host}`);
+        if (!compose.services[target.host])
+          problems.push(`${service.name} ${key}=${value}: no container is named ${target.host}`);
         else if (composed.depends_on?.[target.host]?.condition !== 'service_healthy') {
           problems.push(`${service.name} ${key}=${value}: does not wait for ${target.host} to be healthy`);
         }
@@ -106,7 +117,9 @@ describe('compose', () => {
         const target = hostAndPort(value);
         const listensOn = checked(server).config?.GRPC_PORT;
         if (target?.host !== server.name || target.port !== listensOn) {
-          problems.push(`${service.name} ${key}=${value}, but ${server.name} listens on ${server.name}:${String(listensOn)}`);
+          problems.push(
+            `${service.name} ${key}=${value}, but ${server.name} listens on ${server.name}:${String(listensOn)}`,
+          );
         }
       }
     }
@@ -116,8 +129,11 @@ describe('compose', () => {
   test('compose - a published port reaches a port the service is configured to listen on', () => {
     for (const service of services) {
       const config = checked(service).config ?? {};
-      const listening = Object.entries(config).filter(([key]) => key.endsWith('_PORT')).map(([, port]) => port);
-      for (const target of publishedTargets(composeService(service.name))) expect(listening, service.name).toContain(target);
+      const listening = Object.entries(config)
+        .filter(([key]) => key.endsWith('_PORT'))
+        .map(([, port]) => port);
+      for (const target of publishedTargets(composeService(service.name)))
+        expect(listening, service.name).toContain(target);
     }
   });
 

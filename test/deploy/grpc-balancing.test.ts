@@ -26,11 +26,14 @@ afterEach(() => {
 async function startServer(name: string): Promise<number> {
   const server = new grpc.Server();
   server.addService(definition, {
-    whoAmI: (_call: grpc.ServerUnaryCall<Buffer, Buffer>, callback: grpc.sendUnaryData<Buffer>) => callback(null, Buffer.from(name)),
+    whoAmI: (_call: grpc.ServerUnaryCall<Buffer, Buffer>, callback: grpc.sendUnaryData<Buffer>) =>
+      callback(null, Buffer.from(name)),
   });
   servers.push(server);
   return new Promise((resolve, reject) => {
-    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, port) => (error ? reject(error) : resolve(port)));
+    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, port) =>
+      error ? reject(error) : resolve(port),
+    );
   });
 }
 
@@ -45,7 +48,10 @@ function whoAnswers(client: grpc.Client): Promise<string> {
 
 test('grpc balancing - a Hopline client spreads its calls over every address its target resolves to', async () => {
   const [first, second] = await Promise.all([startServer('first'), startServer('second')]);
-  const client = createClient(grpc.makeGenericClientConstructor(definition, 'Who'), `ipv4:127.0.0.1:${first},127.0.0.1:${second}`);
+  const client = createClient(
+    grpc.makeGenericClientConstructor(definition, 'Who'),
+    `ipv4:127.0.0.1:${first},127.0.0.1:${second}`,
+  );
   try {
     await waitForClientReady(client, Date.now() + 5_000);
     const answered = new Set<string>();

@@ -8,8 +8,11 @@ import { listRepoFiles, loadServices, readRepoFile } from './support/repo.js';
 
 const stages = parseDockerfile(readRepoFile('Dockerfile'));
 const runtime = stages.at(-1);
-const instructions = (keyword: string) => runtime?.instructions.filter((instruction) => instruction.keyword === keyword) ?? [];
-const allRuns = stages.flatMap((stage) => stage.instructions.filter((instruction) => instruction.keyword === 'RUN').map((instruction) => instruction.argument));
+const instructions = (keyword: string) =>
+  runtime?.instructions.filter((instruction) => instruction.keyword === keyword) ?? [];
+const allRuns = stages.flatMap((stage) =>
+  stage.instructions.filter((instruction) => instruction.keyword === 'RUN').map((instruction) => instruction.argument),
+);
 
 describe('Dockerfile', () => {
   test('Dockerfile - every base image is pinned to an exact version, and the runtime is Node 22 LTS', () => {
@@ -35,14 +38,20 @@ describe('Dockerfile', () => {
   test('Dockerfile - installs from the frozen lockfile, builds, and keeps production dependencies only', () => {
     expect(allRuns.some((run) => /pnpm install\b.*--frozen-lockfile/.test(run))).toBe(true);
     expect(allRuns.some((run) => /pnpm build\b/.test(run))).toBe(true);
-    expect(allRuns.some((run) => /pnpm install\b.*--frozen-lockfile.*--prod\b.*--filter-prod "@hopline\/\$\{SERVICE\}\.\.\."/.test(run))).toBe(true);
+    expect(
+      allRuns.some((run) =>
+        /pnpm install\b.*--frozen-lockfile.*--prod\b.*--filter-prod "@hopline\/\$\{SERVICE\}\.\.\."/.test(run),
+      ),
+    ).toBe(true);
   });
 
   test('Dockerfile - starts each service the way its start:dist script does', async () => {
     const cmd = z.array(z.string()).parse(JSON.parse(instructions('CMD').at(-1)?.argument ?? 'null'));
     expect(instructions('WORKDIR').at(-1)?.argument).toBe('/app/services/${SERVICE}');
     for (const { name } of await loadServices()) {
-      const manifest = z.object({ scripts: z.record(z.string(), z.string()) }).parse(JSON.parse(readRepoFile(`services/${name}/package.json`)));
+      const manifest = z
+        .object({ scripts: z.record(z.string(), z.string()) })
+        .parse(JSON.parse(readRepoFile(`services/${name}/package.json`)));
       const startDist = manifest.scripts['start:dist'];
       expect(startDist, `${name} start:dist`).toBeDefined();
       // The image may add flags (source maps), but runs the same node, preloads and entry point.

@@ -40,7 +40,9 @@ beforeAll(async () => {
 const resourcesOf = (tree: string): Resource[] => rendered[tree] ?? [];
 
 function deploymentOf(tree: string, name: string): Deployment {
-  const deployment = ofKind(resourcesOf(tree), 'Deployment', deploymentSchema).find((candidate) => candidate.metadata.name === name);
+  const deployment = ofKind(resourcesOf(tree), 'Deployment', deploymentSchema).find(
+    (candidate) => candidate.metadata.name === name,
+  );
   if (!deployment) throw new Error(`${tree} has no Deployment ${name}`);
   return deployment;
 }
@@ -78,46 +80,70 @@ describe('kubernetes', () => {
     expect(files.length).toBeGreaterThan(0);
     for (const file of files) {
       if (file.endsWith('.json')) expect(() => JSON.parse(readRepoFile(file)) as unknown, file).not.toThrow();
-      else expect(parseAllDocuments(readRepoFile(file)).flatMap((document) => document.errors.map((error) => error.message)), file).toEqual([]);
+      else
+        expect(
+          parseAllDocuments(readRepoFile(file)).flatMap((document) => document.errors.map((error) => error.message)),
+          file,
+        ).toEqual([]);
     }
   });
 
   test('kubernetes - the example overlay renders into one namespace', () => {
-    const namespaces = new Set(resourcesOf(OVERLAY).filter((resource) => resource.kind !== 'Namespace').map((resource) => resource.metadata.namespace));
+    const namespaces = new Set(
+      resourcesOf(OVERLAY)
+        .filter((resource) => resource.kind !== 'Namespace')
+        .map((resource) => resource.metadata.namespace),
+    );
     expect([...namespaces]).toEqual(['hopline']);
   });
 
-  test.each([BASE, OVERLAY])('kubernetes - %s has one Deployment and one Service per service, the Service selecting its pods on named container ports', (tree) => {
-    const deployments = ofKind(resourcesOf(tree), 'Deployment', deploymentSchema);
-    const kubeServices = ofKind(resourcesOf(tree), 'Service', serviceSchema);
-    expect(deployments.map((deployment) => deployment.metadata.name).sort()).toEqual(services.map((service) => service.name));
-    for (const deployment of deployments) {
-      const { name } = deployment.metadata;
-      const podLabels = deployment.spec.template.metadata.labels;
-      expect(selects(deployment.spec.selector.matchLabels, podLabels), `${name} selector`).toBe(true);
-      const service = kubeServices.find((candidate) => candidate.metadata.name === name);
-      expect(service, `Service ${name}`).toBeDefined();
-      expect(selects(service?.spec.selector ?? {}, podLabels), `Service ${name} selects the pods`).toBe(true);
-      const container = containerOf(tree, name);
-      for (const port of service?.spec.ports ?? []) {
-        expect(containerPortNumber(container, port.targetPort ?? port.port), `Service ${name} port ${port.name ?? port.port}`).toBeDefined();
+  test.each([BASE, OVERLAY])(
+    'kubernetes - %s has one Deployment and one Service per service, the Service selecting its pods on named container ports',
+    (tree) => {
+      const deployments = ofKind(resourcesOf(tree), 'Deployment', deploymentSchema);
+      const kubeServices = ofKind(resourcesOf(tree), 'Service', serviceSchema);
+      expect(deployments.map((deployment) => deployment.metadata.name).sort()).toEqual(
+        services.map((service) => service.name),
+      );
+      for (const deployment of deployments) {
+        const { name } = deployment.metadata;
+        const podLabels = deployment.spec.template.metadata.labels;
+        expect(selects(deployment.spec.selector.matchLabels, podLabels), `${name} selector`).toBe(true);
+        const service = kubeServices.find((candidate) => candidate.metadata.name === name);
+        expect(service, `Service ${name}`).toBeDefined();
+        expect(selects(service?.spec.selector ?? {}, podLabels), `Service ${name} selects the pods`).toBe(true);
+        const container = containerOf(tree, name);
+        for (const port of service?.spec.ports ?? []) {
+          expect(
+            containerPortNumber(container, port.targetPort ?? port.port),
+            `Service ${name} port ${port.name ?? port.port}`,
+          ).toBeDefined();
+        }
       }
-    }
-  });
+    },
+  );
 
   test('kubernetes - readiness and liveness probes: gRPC health on GRPC_PORT for gRPC servers, HTTP /healthz on METRICS_PORT otherwise', () => {
     const problems: string[] = [];
     for (const service of services) {
       const container = containerOf(OVERLAY, service.name);
       const config = overlayConfig(service);
-      const expected = 'GRPC_PORT' in service.schema.shape ? `grpc:${String(config.GRPC_PORT)}` : `http:${String(config.METRICS_PORT)}/healthz`;
+      const expected =
+        'GRPC_PORT' in service.schema.shape
+          ? `grpc:${String(config.GRPC_PORT)}`
+          : `http:${String(config.METRICS_PORT)}/healthz`;
       for (const kind of ['readinessProbe', 'livenessProbe'] as const) {
         const target = probeTarget(container, container[kind]);
-        if (target !== expected) problems.push(`${service.name} ${kind} reaches ${target ?? 'nothing'}, expected ${expected}`);
+        if (target !== expected)
+          problems.push(`${service.name} ${kind} reaches ${target ?? 'nothing'}, expected ${expected}`);
       }
       const startup = probeTarget(container, container.startupProbe);
-      if (startup !== undefined && startup !== expected) problems.push(`${service.name} startupProbe reaches ${startup}, expected ${expected}`);
-      if (config.METRICS_PORT !== undefined && !container.ports.some((port) => port.containerPort === config.METRICS_PORT)) {
+      if (startup !== undefined && startup !== expected)
+        problems.push(`${service.name} startupProbe reaches ${startup}, expected ${expected}`);
+      if (
+        config.METRICS_PORT !== undefined &&
+        !container.ports.some((port) => port.containerPort === config.METRICS_PORT)
+      ) {
         problems.push(`${service.name} does not declare its metrics port ${String(config.METRICS_PORT)}`);
       }
     }
@@ -127,13 +153,19 @@ describe('kubernetes', () => {
   test.each([BASE, OVERLAY])('kubernetes - %s: a container sets no variable its configSchema does not read', (tree) => {
     for (const service of services) {
       const keys = new Set(Object.keys(service.schema.shape));
-      expect(declaredNames(tree, containerOf(tree, service.name)).filter((name) => !keys.has(name)), service.name).toEqual([]);
+      expect(
+        declaredNames(tree, containerOf(tree, service.name)).filter((name) => !keys.has(name)),
+        service.name,
+      ).toEqual([]);
     }
   });
 
   test('kubernetes - in the example overlay every ConfigMap and Secret key a container needs exists', () => {
     for (const service of services) {
-      expect(resolveContainerEnv(containerOf(OVERLAY, service.name), resourcesOf(OVERLAY)).unresolved, service.name).toEqual([]);
+      expect(
+        resolveContainerEnv(containerOf(OVERLAY, service.name), resourcesOf(OVERLAY)).unresolved,
+        service.name,
+      ).toEqual([]);
     }
   });
 
@@ -150,12 +182,16 @@ describe('kubernetes', () => {
     const problems: string[] = [];
     for (const service of services) {
       for (const [key, value] of Object.entries(overlayConfig(service))) {
-        const server = services.find((candidate) => `${candidate.name.toUpperCase().replace(/-/g, '_')}_ADDRESS` === key);
+        const server = services.find(
+          (candidate) => `${candidate.name.toUpperCase().replace(/-/g, '_')}_ADDRESS` === key,
+        );
         if (!server || typeof value !== 'string') continue;
         const target = hostAndPort(value);
         const listensOn = overlayConfig(server).GRPC_PORT;
         if (target?.host.split('.')[0] !== server.name || target.port !== listensOn) {
-          problems.push(`${service.name} ${key}=${value}, but ${server.name} listens on ${server.name}:${String(listensOn)}`);
+          problems.push(
+            `${service.name} ${key}=${value}, but ${server.name} listens on ${server.name}:${String(listensOn)}`,
+          );
         }
       }
     }
@@ -165,11 +201,17 @@ describe('kubernetes', () => {
   test('kubernetes - retrieval-worker and reranker scale horizontally on CPU, and their Deployments leave the replica count to the autoscaler', () => {
     const autoscalers = ofKind(resourcesOf(OVERLAY), 'HorizontalPodAutoscaler', hpaSchema);
     for (const name of ['retrieval-worker', 'reranker']) {
-      const autoscaler = autoscalers.find((candidate) => candidate.spec.scaleTargetRef.kind === 'Deployment' && candidate.spec.scaleTargetRef.name === name);
+      const autoscaler = autoscalers.find(
+        (candidate) =>
+          candidate.spec.scaleTargetRef.kind === 'Deployment' && candidate.spec.scaleTargetRef.name === name,
+      );
       expect(autoscaler, `HorizontalPodAutoscaler for ${name}`).toBeDefined();
       expect(autoscaler?.spec.minReplicas, name).toBeGreaterThanOrEqual(2);
       expect(autoscaler?.spec.maxReplicas, name).toBeGreaterThan(autoscaler?.spec.minReplicas ?? 0);
-      expect(autoscaler?.spec.metrics.some((metric) => metric.resource?.name === 'cpu'), name).toBe(true);
+      expect(
+        autoscaler?.spec.metrics.some((metric) => metric.resource?.name === 'cpu'),
+        name,
+      ).toBe(true);
       expect(deploymentOf(OVERLAY, name).spec.replicas, `${name} replicas`).toBeUndefined();
       // Utilization targets are a share of the request: without one the autoscaler cannot act.
       expect(containerOf(OVERLAY, name).resources?.requests?.cpu, `${name} cpu request`).toBeDefined();
@@ -181,10 +223,15 @@ describe('kubernetes', () => {
     const autoscalers = ofKind(resourcesOf(OVERLAY), 'HorizontalPodAutoscaler', hpaSchema);
     for (const deployment of ofKind(resourcesOf(OVERLAY), 'Deployment', deploymentSchema)) {
       const { name } = deployment.metadata;
-      const matching = budgets.filter((budget) => selects(budget.spec.selector.matchLabels, deployment.spec.template.metadata.labels));
+      const matching = budgets.filter((budget) =>
+        selects(budget.spec.selector.matchLabels, deployment.spec.template.metadata.labels),
+      );
       expect(matching.length, `budgets for ${name}`).toBe(1);
       const budget = matching[0];
-      const fewestReplicas = autoscalers.find((hpa) => hpa.spec.scaleTargetRef.name === name)?.spec.minReplicas ?? deployment.spec.replicas ?? 1;
+      const fewestReplicas =
+        autoscalers.find((hpa) => hpa.spec.scaleTargetRef.name === name)?.spec.minReplicas ??
+        deployment.spec.replicas ??
+        1;
       if (budget?.spec.maxUnavailable !== undefined) expect(budget.spec.maxUnavailable, name).not.toBe(0);
       else expect(Number(budget?.spec.minAvailable), name).toBeLessThan(fewestReplicas);
     }
@@ -194,7 +241,10 @@ describe('kubernetes', () => {
     for (const deployment of ofKind(resourcesOf(OVERLAY), 'Deployment', deploymentSchema)) {
       expect(deployment.spec.template.spec.securityContext?.runAsNonRoot, deployment.metadata.name).toBe(true);
       for (const container of deployment.spec.template.spec.containers) {
-        expect(container.securityContext?.allowPrivilegeEscalation, `${deployment.metadata.name}/${container.name}`).toBe(false);
+        expect(
+          container.securityContext?.allowPrivilegeEscalation,
+          `${deployment.metadata.name}/${container.name}`,
+        ).toBe(false);
       }
     }
   });
@@ -203,7 +253,9 @@ describe('kubernetes', () => {
     for (const deployment of ofKind(resourcesOf(tree), 'Deployment', deploymentSchema)) {
       for (const container of deployment.spec.template.spec.containers) {
         expect(unpinnedReason(container.image), container.image).toBeUndefined();
-        expect(container.image.split(':')[0]?.endsWith(`hopline/${deployment.metadata.name}`), container.image).toBe(true);
+        expect(container.image.split(':')[0]?.endsWith(`hopline/${deployment.metadata.name}`), container.image).toBe(
+          true,
+        );
       }
     }
   });
@@ -211,7 +263,9 @@ describe('kubernetes', () => {
   test("kubernetes - the base deploys each service at its package's version, the tag compose builds", () => {
     const composeVersion = parseDotEnv(readRepoFile('.env')).get('HOPLINE_VERSION');
     for (const service of services) {
-      const { version } = z.object({ version: z.string() }).parse(JSON.parse(readRepoFile(`services/${service.name}/package.json`)));
+      const { version } = z
+        .object({ version: z.string() })
+        .parse(JSON.parse(readRepoFile(`services/${service.name}/package.json`)));
       expect(containerOf(BASE, service.name).image, service.name).toBe(`hopline/${service.name}:${version}`);
       expect(composeVersion, service.name).toBe(version);
     }
@@ -220,15 +274,24 @@ describe('kubernetes', () => {
   test('kubernetes - the shared ConfigMap holds only variables some service reads', () => {
     const read = new Set(services.flatMap((service) => Object.keys(service.schema.shape)));
     for (const object of ofKind(resourcesOf(OVERLAY), 'ConfigMap', dataObjectSchema)) {
-      expect(Object.keys(object.data).filter((key) => !read.has(key)), object.metadata.name).toEqual([]);
+      expect(
+        Object.keys(object.data).filter((key) => !read.has(key)),
+        object.metadata.name,
+      ).toEqual([]);
     }
   });
 });
 
 describe('charts', () => {
-  const values = (file: string): Record<string, unknown> => parse(readRepoFile(`deploy/charts/${file}`)) as Record<string, unknown>;
+  const values = (file: string): Record<string, unknown> =>
+    parse(readRepoFile(`deploy/charts/${file}`)) as Record<string, unknown>;
   const at = (object: unknown, path: string): unknown =>
-    path.split('.').reduce<unknown>((node, key) => (node !== null && typeof node === 'object' ? (node as Record<string, unknown>)[key] : undefined), object);
+    path
+      .split('.')
+      .reduce<unknown>(
+        (node, key) => (node !== null && typeof node === 'object' ? (node as Record<string, unknown>)[key] : undefined),
+        object,
+      );
 
   test('charts - NATS runs JetStream on replicated file storage with its monitoring port', () => {
     const nats = values('nats.values.yaml');
@@ -241,16 +304,20 @@ describe('charts', () => {
 
   test('charts - the collector receives OTLP where the services export it and sends traces to an exporter it defines', () => {
     const collector = values('opentelemetry-collector.values.yaml');
-    const config = ofKind(resourcesOf(BASE), 'ConfigMap', dataObjectSchema).find((object) => object.metadata.name === 'hopline-config');
+    const config = ofKind(resourcesOf(BASE), 'ConfigMap', dataObjectSchema).find(
+      (object) => object.metadata.name === 'hopline-config',
+    );
     const endpoint = hostAndPort(config?.data.OTEL_EXPORTER_OTLP_ENDPOINT ?? '');
     expect(endpoint?.host).toBe(at(collector, 'fullnameOverride'));
     const protocol = config?.data.OTEL_EXPORTER_OTLP_PROTOCOL ?? 'http/protobuf';
     expect(endpoint?.port).toBe(protocol === 'grpc' ? 4317 : 4318);
     expect(at(collector, `config.receivers.otlp.protocols.${protocol === 'grpc' ? 'grpc' : 'http'}`)).toBeDefined();
-    const pipeline = at(collector, 'config.service.pipelines.traces') as { receivers?: string[]; exporters?: string[] } | undefined;
+    const pipeline = at(collector, 'config.service.pipelines.traces') as
+      { receivers?: string[]; exporters?: string[] } | undefined;
     expect(pipeline?.receivers).toContain('otlp');
     expect(pipeline?.exporters?.length).toBeGreaterThan(0);
-    for (const exporter of pipeline?.exporters ?? []) expect(at(collector, `config.exporters`), exporter).toHaveProperty([exporter]);
+    for (const exporter of pipeline?.exporters ?? [])
+      expect(at(collector, `config.exporters`), exporter).toHaveProperty([exporter]);
   });
 
   test('charts - every image the values files name is pinned to an exact version', () => {

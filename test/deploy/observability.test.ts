@@ -12,9 +12,14 @@ const ruleSchema = z
   .object({
     alert: z.string().regex(/^[A-Z][A-Za-z0-9]+$/),
     expr: z.string(),
-    for: z.string().regex(/^\d+[smhd]$/).optional(),
+    for: z
+      .string()
+      .regex(/^\d+[smhd]$/)
+      .optional(),
     labels: z.object({ severity: z.enum(['info', 'warning', 'critical']) }).passthrough(),
-    annotations: z.object({ summary: z.string().min(1), description: z.string().min(1), runbook_url: z.string() }).passthrough(),
+    annotations: z
+      .object({ summary: z.string().min(1), description: z.string().min(1), runbook_url: z.string() })
+      .passthrough(),
   })
   .strict();
 
@@ -86,7 +91,8 @@ function problemsOf(source: string, analysis: PromqlAnalysis): string[] {
   return problems;
 }
 
-const readsMetric = (expression: string, metric: string) => analysePromql(expression).selectors.some((selector) => selector.metric === metric);
+const readsMetric = (expression: string, metric: string) =>
+  analysePromql(expression).selectors.some((selector) => selector.metric === metric);
 
 describe('alerts', () => {
   test('alerts - every rule parses as PromQL and reads only series the services or the NATS exporter export, by labels they carry', () => {
@@ -99,9 +105,14 @@ describe('alerts', () => {
   });
 
   test('alerts - cover an open breaker, p95 hop latency, dead-lettered ingests and degraded retrievals', () => {
-    const covering = (predicate: (expr: string) => boolean) => rules.filter((rule) => predicate(rule.expr)).map((rule) => rule.alert);
+    const covering = (predicate: (expr: string) => boolean) =>
+      rules.filter((rule) => predicate(rule.expr)).map((rule) => rule.alert);
     expect(covering((expr) => readsMetric(expr, 'hopline_breaker_state') && /==\s*2\b/.test(expr))).not.toEqual([]);
-    expect(covering((expr) => readsMetric(expr, 'hopline_hop_duration_seconds_bucket') && /histogram_quantile\(\s*0\.95/.test(expr))).not.toEqual([]);
+    expect(
+      covering(
+        (expr) => readsMetric(expr, 'hopline_hop_duration_seconds_bucket') && /histogram_quantile\(\s*0\.95/.test(expr),
+      ),
+    ).not.toEqual([]);
     expect(covering((expr) => readsMetric(expr, 'hopline_ingest_dead_letters_total'))).not.toEqual([]);
     expect(covering((expr) => readsMetric(expr, 'hopline_degraded_retrievals_total'))).not.toEqual([]);
   });
@@ -112,26 +123,45 @@ describe('alerts', () => {
       readRepoFile('docs/operations.md')
         .split('\n')
         .filter((line) => /^#{1,6}\s/.test(line))
-        .map((line) => line.replace(/^#+\s*/, '').trim().toLowerCase().replace(/[^\p{L}\p{N}\s-]/gu, '').replace(/\s/g, '-')),
+        .map((line) =>
+          line
+            .replace(/^#+\s*/, '')
+            .trim()
+            .toLowerCase()
+            .replace(/[^\p{L}\p{N}\s-]/gu, '')
+            .replace(/\s/g, '-'),
+        ),
     );
     for (const rule of rules) {
       const [path, anchor] = rule.annotations.runbook_url.split('#');
       expect(path, rule.alert).toBe('docs/operations.md');
       expect(anchor, rule.alert).toBe(rule.alert.toLowerCase());
-      expect(anchors.has(anchor ?? ''), `${rule.alert}: docs/operations.md has no heading for #${anchor ?? ''}`).toBe(true);
+      expect(anchors.has(anchor ?? ''), `${rule.alert}: docs/operations.md has no heading for #${anchor ?? ''}`).toBe(
+        true,
+      );
     }
   });
 });
 
 describe('dashboard', () => {
   test('dashboard - every panel query parses as PromQL and reads only series the services or the NATS exporter export, by labels they carry', () => {
-    const queries = panels.flatMap((panel) => (panel.targets ?? []).map((target) => ({ panel: panel.title ?? panel.type, expr: target.expr })));
+    const queries = panels.flatMap((panel) =>
+      (panel.targets ?? []).map((target) => ({ panel: panel.title ?? panel.type, expr: target.expr })),
+    );
     expect(queries.length).toBeGreaterThan(0);
-    expect(queries.flatMap(({ panel, expr }) => problemsOf(panel, analysePromql(withGrafanaVariables(expr))))).toEqual([]);
+    expect(queries.flatMap(({ panel, expr }) => problemsOf(panel, analysePromql(withGrafanaVariables(expr))))).toEqual(
+      [],
+    );
   });
 
   test('dashboard - shows hop latency, stop reasons, breakers, degraded retrievals, cache hits, model tokens and NATS and gRPC traffic', () => {
-    const read = new Set(panels.flatMap((panel) => (panel.targets ?? []).flatMap((target) => analysePromql(withGrafanaVariables(target.expr)).selectors.map((selector) => selector.metric))));
+    const read = new Set(
+      panels.flatMap((panel) =>
+        (panel.targets ?? []).flatMap((target) =>
+          analysePromql(withGrafanaVariables(target.expr)).selectors.map((selector) => selector.metric),
+        ),
+      ),
+    );
     for (const metric of [
       'hopline_hop_duration_seconds_bucket',
       'hopline_stop_reasons_total',
@@ -147,7 +177,9 @@ describe('dashboard', () => {
   });
 
   test('dashboard - queries go through the datasource variable, so it imports into any Grafana', () => {
-    expect(dashboard.templating.list.some((variable) => variable.name === 'datasource' && variable.type === 'datasource')).toBe(true);
+    expect(
+      dashboard.templating.list.some((variable) => variable.name === 'datasource' && variable.type === 'datasource'),
+    ).toBe(true);
     const datasources = JSON.stringify(panels.map((panel) => panel.datasource).filter(Boolean));
     expect(datasources).not.toMatch(/"uid":"(?!\$\{datasource\})/);
   });

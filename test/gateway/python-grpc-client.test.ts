@@ -26,7 +26,10 @@ async function protoSourcesFor(workDir: string): Promise<string> {
   const copy = join(workDir, 'proto-src');
   for (const file of PROTO_FILES) {
     await mkdir(dirname(join(copy, file)), { recursive: true });
-    await writeFile(join(copy, file), (await readFile(join(PROTO_ROOT, file), 'utf8')).replace(/^(\s*)optional /gm, '$1'));
+    await writeFile(
+      join(copy, file),
+      (await readFile(join(PROTO_ROOT, file), 'utf8')).replace(/^(\s*)optional /gm, '$1'),
+    );
   }
   return copy;
 }
@@ -37,15 +40,30 @@ describe.skipIf(!enabled)('a Python gRPC client generated from proto/ streams an
   beforeAll(async () => {
     stubs = await mkdtemp(join(tmpdir(), 'hopline-py-stubs-'));
     const protos = await protoSourcesFor(stubs);
-    await run(PYTHON, ['-m', 'grpc_tools.protoc', `-I${protos}`, `--python_out=${stubs}`, `--grpc_python_out=${stubs}`, ...PROTO_FILES]);
+    await run(PYTHON, [
+      '-m',
+      'grpc_tools.protoc',
+      `-I${protos}`,
+      `--python_out=${stubs}`,
+      `--grpc_python_out=${stubs}`,
+      ...PROTO_FILES,
+    ]);
   });
 
   afterAll(async () => {
     if (stubs) await rm(stubs, { recursive: true, force: true });
   });
 
-  async function askFromPython(address: string, key: string, question: string, ...rest: string[]): Promise<Array<Record<string, unknown>>> {
-    const { stdout } = await run(PYTHON, [CLIENT, address, key, question, ...rest], { env: { ...process.env, PYTHONPATH: stubs }, timeout: 60_000 });
+  async function askFromPython(
+    address: string,
+    key: string,
+    question: string,
+    ...rest: string[]
+  ): Promise<Array<Record<string, unknown>>> {
+    const { stdout } = await run(PYTHON, [CLIENT, address, key, question, ...rest], {
+      env: { ...process.env, PYTHONPATH: stubs },
+      timeout: 60_000,
+    });
     return stdout
       .trim()
       .split('\n')
@@ -54,24 +72,40 @@ describe.skipIf(!enabled)('a Python gRPC client generated from proto/ streams an
 
   it('python3-grpcio streams hops, tokens and a cited done from AnswerGateway.Ask', async () => {
     await using t = await startTestGateway();
-    const lines = await askFromPython(t.grpcAddress, t.keys.alice.key, 'Which department does the owner of project Atlas belong to?', '3', 'projects');
+    const lines = await askFromPython(
+      t.grpcAddress,
+      t.keys.alice.key,
+      'Which department does the owner of project Atlas belong to?',
+      '3',
+      'projects',
+    );
     expect(lines.at(-1)).toEqual({ status: 'OK' });
     const events = lines.slice(0, -1).map((line) => line.event as Record<string, unknown>);
-    const kinds = events.map((event) => Object.keys(event).find((key) => !['questionId', 'seq', 'atUnixMs'].includes(key)));
+    const kinds = events.map((event) =>
+      Object.keys(event).find((key) => !['questionId', 'seq', 'atUnixMs'].includes(key)),
+    );
     expect(kinds.slice(0, 4)).toEqual(['route', 'hopStarted', 'retrieval', 'hopAnswer']);
     expect(kinds.at(-1)).toBe('done');
     expect(events.map((event) => event.seq)).toEqual(events.map((_, index) => index + 1));
     const done = events.at(-1)?.done as Record<string, unknown>;
     expect(done).toMatchObject({ stopReason: 'SUFFICIENT', hops: 2 });
-    expect(done.citations).toEqual(expect.arrayContaining([expect.objectContaining({ docId: `${t.keys.alice.tenantId}-people`, bridgeEntity: 'Dana Reyes' })]));
+    expect(done.citations).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ docId: `${t.keys.alice.tenantId}-people`, bridgeEntity: 'Dana Reyes' }),
+      ]),
+    );
     expect(t.reasoner.asks[0]?.ctx?.scope?.kbIds).toEqual(['projects']);
     expect(t.reasoner.asks[0]?.maxHops).toBe(3);
   });
 
   it('python3-grpcio gets UNAUTHENTICATED without a key and PERMISSION_DENIED outside its scope', async () => {
     await using t = await startTestGateway();
-    expect((await askFromPython(t.grpcAddress, '', 'Who owns Atlas?')).at(-1)).toMatchObject({ status: 'UNAUTHENTICATED' });
-    expect((await askFromPython(t.grpcAddress, t.keys.bob.key, 'Who owns Atlas?', '0', 'projects')).at(-1)).toMatchObject({ status: 'PERMISSION_DENIED' });
+    expect((await askFromPython(t.grpcAddress, '', 'Who owns Atlas?')).at(-1)).toMatchObject({
+      status: 'UNAUTHENTICATED',
+    });
+    expect(
+      (await askFromPython(t.grpcAddress, t.keys.bob.key, 'Who owns Atlas?', '0', 'projects')).at(-1),
+    ).toMatchObject({ status: 'PERMISSION_DENIED' });
     expect(t.reasoner.asks).toHaveLength(0);
   });
 });

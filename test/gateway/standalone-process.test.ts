@@ -20,20 +20,41 @@ interface GatewayProcess {
 
 async function startGatewayProcess(env: Record<string, string>): Promise<GatewayProcess> {
   const [http, grpc, ops] = [await freePort(), await freePort(), await freePort()];
-  const child = spawn(process.execPath, ['--conditions=@hopline/source', '--import', 'tsx', '--import', './src/instrumentation.ts', './src/main.ts'], {
-    cwd: SERVICE_DIR,
-    env: { ...process.env, HTTP_HOST: '127.0.0.1', HTTP_PORT: String(http), GRPC_HOST: '127.0.0.1', GRPC_PORT: String(grpc), METRICS_PORT: String(ops), OTEL_SDK_DISABLED: 'true', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['--conditions=@hopline/source', '--import', 'tsx', '--import', './src/instrumentation.ts', './src/main.ts'],
+    {
+      cwd: SERVICE_DIR,
+      env: {
+        ...process.env,
+        HTTP_HOST: '127.0.0.1',
+        HTTP_PORT: String(http),
+        GRPC_HOST: '127.0.0.1',
+        GRPC_PORT: String(grpc),
+        METRICS_PORT: String(ops),
+        OTEL_SDK_DISABLED: 'true',
+        ...env,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const opsUrl = `http://127.0.0.1:${ops}`;
-  await waitFor(async () => child.exitCode === null && (await fetch(`${opsUrl}/healthz`).then((r) => r.ok, () => false)), {
-    timeoutMs: 30_000,
-    description: `the gateway process to be healthy; output:\n${output}`,
-  }).catch((error: unknown) => {
+  await waitFor(
+    async () =>
+      child.exitCode === null &&
+      (await fetch(`${opsUrl}/healthz`).then(
+        (r) => r.ok,
+        () => false,
+      )),
+    {
+      timeoutMs: 30_000,
+      description: `the gateway process to be healthy; output:\n${output}`,
+    },
+  ).catch((error: unknown) => {
     child.kill('SIGKILL');
     throw new Error(`${(error as Error).message}\n${output}`);
   });
@@ -44,7 +65,9 @@ describe.skipIf(!nats.url)('answer-gateway as its own process over NATS', () => 
   let bus: Bus;
   let reasoner: FakeReasoner;
   const keys = testKeys();
-  const apiKeys = JSON.stringify({ keys: Object.values(keys).map(({ key, ...entry }) => ({ keyHash: hashApiKey(key), ...entry })) });
+  const apiKeys = JSON.stringify({
+    keys: Object.values(keys).map(({ key, ...entry }) => ({ keyHash: hashApiKey(key), ...entry })),
+  });
 
   beforeAll(async () => {
     bus = await connectNatsBus({ url: nats.url ?? '', name: 'gateway-process-test' });
@@ -61,7 +84,9 @@ describe.skipIf(!nats.url)('answer-gateway as its own process over NATS', () => 
     reasoner.script = twoHopScript();
     const gateway = await startGatewayProcess({ NATS_URL: nats.url ?? '', API_KEYS: apiKeys });
     try {
-      const stream = await askSse(gateway.httpUrl, keys.alice, { question: 'Which department does the owner of project Atlas belong to?' });
+      const stream = await askSse(gateway.httpUrl, keys.alice, {
+        question: 'Which department does the owner of project Atlas belong to?',
+      });
       await stream.ended;
       expect(stream.events[0]?.name).toBe('route');
       expect(stream.events.at(-1)?.name).toBe('done');
@@ -70,7 +95,10 @@ describe.skipIf(!nats.url)('answer-gateway as its own process over NATS', () => 
       const metrics = await (await fetch(`${gateway.opsUrl}/metrics`)).text();
       expect(metrics).toContain('hopline_gateway_questions_in_flight');
       expect(metrics).toMatch(/hopline_cache_lookups_total\{[^}]*result="miss"[^}]*\} 1/);
-      expect(await (await fetch(`${gateway.opsUrl}/healthz`)).json()).toMatchObject({ ok: true, details: { bus: 'nats', cache: 'memory' } });
+      expect(await (await fetch(`${gateway.opsUrl}/healthz`)).json()).toMatchObject({
+        ok: true,
+        details: { bus: 'nats', cache: 'memory' },
+      });
       expect(gateway.output()).toMatch(/"msg":"answer-gateway listening"/);
     } finally {
       gateway.child.kill('SIGTERM');
@@ -80,7 +108,11 @@ describe.skipIf(!nats.url)('answer-gateway as its own process over NATS', () => 
 
   it('on SIGTERM ends a question still running after the grace period with a retryable error, cancels it, and exits 0', async () => {
     reasoner.script = twoHopScript({ gated: true });
-    const gateway = await startGatewayProcess({ NATS_URL: nats.url ?? '', API_KEYS: apiKeys, SHUTDOWN_GRACE_MS: '200' });
+    const gateway = await startGatewayProcess({
+      NATS_URL: nats.url ?? '',
+      API_KEYS: apiKeys,
+      SHUTDOWN_GRACE_MS: '200',
+    });
     const stream = await askSse(gateway.httpUrl, keys.carol, { question: 'Who owns Atlas?' });
     await waitFor(() => stream.events.length >= 1);
     const questionId = String(stream.events[0]?.data.questionId);
@@ -96,7 +128,15 @@ describe.skipIf(!nats.url)('answer-gateway as its own process over NATS', () => 
   it('refuses to start without API keys, naming the variables', async () => {
     const child = spawn(process.execPath, ['--conditions=@hopline/source', '--import', 'tsx', './src/main.ts'], {
       cwd: SERVICE_DIR,
-      env: { ...process.env, NATS_URL: nats.url ?? '', HTTP_PORT: '0', GRPC_PORT: '0', OTEL_SDK_DISABLED: 'true', API_KEYS: '', API_KEYS_FILE: '' },
+      env: {
+        ...process.env,
+        NATS_URL: nats.url ?? '',
+        HTTP_PORT: '0',
+        GRPC_PORT: '0',
+        OTEL_SDK_DISABLED: 'true',
+        API_KEYS: '',
+        API_KEYS_FILE: '',
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';

@@ -9,7 +9,9 @@ import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 export function requireTool(name: string, available: boolean, install: string): boolean {
   if (available) return true;
   if (process.env.CI) throw new Error(`${name} is missing, and CI must run this suite: ${install}`);
-  console.warn(`\n!!!!!!!!\n!!  SKIPPING ${name} tests: ${name} is not installed (${install}). In CI they fail instead.\n!!!!!!!!\n`);
+  console.warn(
+    `\n!!!!!!!!\n!!  SKIPPING ${name} tests: ${name} is not installed (${install}). In CI they fail instead.\n!!!!!!!!\n`,
+  );
   return false;
 }
 
@@ -19,7 +21,8 @@ export const hasChromium = () => existsSync(CHROMIUM);
 
 export const PYTHON = '/usr/bin/python3';
 
-export const hasPythonGrpc = () => existsSync(PYTHON) && spawnSync(PYTHON, ['-c', 'import grpc, grpc_tools'], { stdio: 'ignore' }).status === 0;
+export const hasPythonGrpc = () =>
+  existsSync(PYTHON) && spawnSync(PYTHON, ['-c', 'import grpc, grpc_tools'], { stdio: 'ignore' }).status === 0;
 
 export interface DroppingProxy {
   readonly url: string;

@@ -19,7 +19,16 @@ describe.skipIf(!enabled)('the web page at / in headless Chromium', () => {
   beforeAll(async () => {
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
   });
 
@@ -48,12 +57,17 @@ describe.skipIf(!enabled)('the web page at / in headless Chromium', () => {
     expect(await page.textContent('#hop-1 .hop-retrieval')).toContain('retrieved 8 chunks');
     expect(await page.locator('#hop-2').count()).toBe(0);
 
-    await waitFor(async () => {
-      t.reasoner.release(questionId);
-      return (await page.textContent('#status')) === 'Answered.';
-    }, { timeoutMs: 15_000, description: 'the answer to render' });
+    await waitFor(
+      async () => {
+        t.reasoner.release(questionId);
+        return (await page.textContent('#status')) === 'Answered.';
+      },
+      { timeoutMs: 15_000, description: 'the answer to render' },
+    );
     expect(await page.textContent('#hop-2 .hop-title')).toBe('hop 2/3 — Which department does Dana Reyes belong to?');
-    expect(await page.textContent('#answer')).toBe('Project Atlas is owned by Dana Reyes [1], who works in the Materials Science department [2].');
+    expect(await page.textContent('#answer')).toBe(
+      'Project Atlas is owned by Dana Reyes [1], who works in the Materials Science department [2].',
+    );
     expect(await page.locator('#answer a.cite').count()).toBe(2);
     const summary = (await page.textContent('#summary')) ?? '';
     expect(summary).toContain('stop: sufficient');
@@ -78,7 +92,10 @@ describe.skipIf(!enabled)('the web page at / in headless Chromium', () => {
   });
 
   it('resumes the same question after the network drops, without losing or repeating a token', async () => {
-    await using t = await startTestGateway({ config: { RESUME_GRACE_MS: 30_000 }, script: twoHopScript({ gated: true }) });
+    await using t = await startTestGateway({
+      config: { RESUME_GRACE_MS: 30_000 },
+      script: twoHopScript({ gated: true }),
+    });
     const proxy = await startDroppingProxy(t.gateway.httpPort);
     const page = await browser.newPage();
     await page.goto(`${proxy.url}/`);
@@ -108,7 +125,14 @@ describe.skipIf(!enabled)('the web page at / in headless Chromium', () => {
     );
     expect(record?.emitted).toBe(beforeCitations);
 
-    await page.waitForFunction((expected) => (globalThis as unknown as { document: { getElementById(id: string): { textContent: string } | null } }).document.getElementById('answer')?.textContent === expected, answer, { timeout: 15_000 });
+    await page.waitForFunction(
+      (expected) =>
+        (
+          globalThis as unknown as { document: { getElementById(id: string): { textContent: string } | null } }
+        ).document.getElementById('answer')?.textContent === expected,
+      answer,
+      { timeout: 15_000 },
+    );
     t.reasoner.release(questionId);
     await page.waitForSelector('#status:has-text("Answered.")');
     expect(await page.textContent('#hop-2 .hop-answer')).toContain('Materials Science');
@@ -136,9 +160,13 @@ describe.skipIf(!enabled)('the web page at / in headless Chromium', () => {
     await page.click('#ask');
     await page.waitForSelector('#status:has-text("Answered.")');
     // The callback runs in the page; the test's own TypeScript has no DOM types.
-    expect(await page.evaluate(() => (globalThis as unknown as { localStorage: { getItem(key: string): string | null } }).localStorage.getItem('hopline.apiKey'))).toBe(
-      t.keys.alice.key,
-    );
+    expect(
+      await page.evaluate(() =>
+        (globalThis as unknown as { localStorage: { getItem(key: string): string | null } }).localStorage.getItem(
+          'hopline.apiKey',
+        ),
+      ),
+    ).toBe(t.keys.alice.key);
     await page.close();
   });
 

@@ -8,7 +8,13 @@ import { hashApiKey } from '@hopline/answer-gateway';
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 
-export const SERVICES = ['query-understanding', 'reranker', 'retrieval-worker', 'hop-reasoner', 'answer-gateway'] as const;
+export const SERVICES = [
+  'query-understanding',
+  'reranker',
+  'retrieval-worker',
+  'hop-reasoner',
+  'answer-gateway',
+] as const;
 export type ServiceName = (typeof SERVICES)[number];
 
 export interface ClusterOptions {
@@ -35,10 +41,16 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   const dataDir = mkdtempSync(join(tmpdir(), 'hopline-cluster-'));
   const apiKey = 'test-key-acme';
   const [quPort, rerankPort, httpPort, grpcPort, ...opsList] = await Promise.all([
-    freePort(), freePort(), freePort(), freePort(),
+    freePort(),
+    freePort(),
+    freePort(),
+    freePort(),
     ...SERVICES.map(() => freePort()),
   ]);
-  const opsPorts = Object.fromEntries(SERVICES.map((name, index) => [name, opsList[index] as number])) as Record<ServiceName, number>;
+  const opsPorts = Object.fromEntries(SERVICES.map((name, index) => [name, opsList[index] as number])) as Record<
+    ServiceName,
+    number
+  >;
   const perService: Record<ServiceName, Record<string, string>> = {
     'query-understanding': { GRPC_HOST: '127.0.0.1', GRPC_PORT: String(quPort) },
     reranker: { GRPC_HOST: '127.0.0.1', GRPC_PORT: String(rerankPort) },
@@ -70,7 +82,13 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       ['--conditions=@hopline/source', '--import', 'tsx', '--import', './src/instrumentation.ts', './src/main.ts'],
       {
         cwd: join(repoRoot, 'services', name),
-        env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'info', METRICS_PORT: String(opsPorts[name]), ...options.env, ...perService[name] },
+        env: {
+          PATH: process.env.PATH ?? '',
+          LOG_LEVEL: 'info',
+          METRICS_PORT: String(opsPorts[name]),
+          ...options.env,
+          ...perService[name],
+        },
         stdio: ['ignore', 'pipe', 'pipe'],
       },
     );

@@ -66,7 +66,10 @@ const cases: DemoCase[] = [
     hopAnswers: ['Lakeside Otters', 'Tomas Reyes', 'three'],
     route: 'ITERATIVE',
     documents: ['harbor-cup-2031', 'lakeside-otters', 'tomas-reyes'],
-    reachedThrough: { 'lakeside-otters': { hop: 2, bridgeEntity: 'Lakeside Otters' }, 'tomas-reyes': { hop: 3, bridgeEntity: 'Tomas Reyes' } },
+    reachedThrough: {
+      'lakeside-otters': { hop: 2, bridgeEntity: 'Lakeside Otters' },
+      'tomas-reyes': { hop: 3, bridgeEntity: 'Tomas Reyes' },
+    },
     notInQueries: ['Ana Duarte', 'Pier Stadium'],
   },
   {
@@ -95,7 +98,11 @@ const cases: DemoCase[] = [
 
 /** Words for comparing text: case and punctuation aside, every Han character a word. */
 function words(text: string): string {
-  const tokens = text.normalize('NFKC').toLowerCase().match(/[\p{Script=Han}]|[\p{L}\p{N}]+/gu) ?? [];
+  const tokens =
+    text
+      .normalize('NFKC')
+      .toLowerCase()
+      .match(/[\p{Script=Han}]|[\p{L}\p{N}]+/gu) ?? [];
   return ` ${tokens.join(' ')} `;
 }
 
@@ -121,7 +128,10 @@ function claims(answer: string): { text: string; numbers: number[] }[] {
   const result: { text: string; numbers: number[] }[] = [];
   let start = 0;
   for (const match of answer.matchAll(CITATION_RUN)) {
-    result.push({ text: answer.slice(start, match.index), numbers: [...match[0].matchAll(/\d+/g)].map((n) => Number(n[0])) });
+    result.push({
+      text: answer.slice(start, match.index),
+      numbers: [...match[0].matchAll(/\d+/g)].map((n) => Number(n[0])),
+    });
     start = match.index + match[0].length;
   }
   return result;
@@ -140,7 +150,10 @@ describe('system - demo answers', () => {
 
   beforeAll(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'hopline-demo-'));
-    embedded = await startEmbedded(embeddedConfigSchema.parse({ DATA_DIR: dataDir, HTTP_PORT: '0', GRPC_PORT: '0', LOG_LEVEL: 'warn' }), {});
+    embedded = await startEmbedded(
+      embeddedConfigSchema.parse({ DATA_DIR: dataDir, HTTP_PORT: '0', GRPC_PORT: '0', LOG_LEVEL: 'warn' }),
+      {},
+    );
   });
 
   afterAll(async () => {
@@ -162,63 +175,75 @@ describe('system - demo answers', () => {
   async function trace(questionId: string): Promise<TraceReply> {
     const giveUpAt = Date.now() + 10_000;
     for (;;) {
-      const response = await fetch(`${embedded.httpUrl}/v1/questions/${questionId}/trace`, { headers: { Authorization: `Bearer ${embedded.apiKey}` } });
+      const response = await fetch(`${embedded.httpUrl}/v1/questions/${questionId}/trace`, {
+        headers: { Authorization: `Bearer ${embedded.apiKey}` },
+      });
       if (response.ok) return (await response.json()) as TraceReply;
       if (Date.now() > giveUpAt) throw new Error(`no trace for ${questionId}: ${response.status}`);
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
   }
 
-  it.each(cases)('demo - $name: answered $answer through its chain, every claim cited to a chunk that states it', async (demo) => {
-    const reply = await ask(demo.question);
-    expect(reply.abstained).toBe(false);
-    expect(reply.route).toBe(demo.route);
-    expect(reply.hops).toBe(demo.hopAnswers.length);
+  it.each(cases)(
+    'demo - $name: answered $answer through its chain, every claim cited to a chunk that states it',
+    async (demo) => {
+      const reply = await ask(demo.question);
+      expect(reply.abstained).toBe(false);
+      expect(reply.route).toBe(demo.route);
+      expect(reply.hops).toBe(demo.hopAnswers.length);
 
-    // The answer comes first, before its first citation.
-    const short = reply.answer.slice(0, reply.answer.search(CITATION_RUN));
-    expect(words(short).trim()).toBe(words(demo.answer).trim());
+      // The answer comes first, before its first citation.
+      const short = reply.answer.slice(0, reply.answer.search(CITATION_RUN));
+      expect(words(short).trim()).toBe(words(demo.answer).trim());
 
-    const { hops } = await trace(reply.questionId);
-    const hopAnswers = hops.map((hop) => hop.answer?.answer ?? '');
-    if (demo.route === 'PARALLEL') expect([...hopAnswers].sort()).toEqual([...demo.hopAnswers].sort());
-    else expect(hopAnswers).toEqual(demo.hopAnswers);
+      const { hops } = await trace(reply.questionId);
+      const hopAnswers = hops.map((hop) => hop.answer?.answer ?? '');
+      if (demo.route === 'PARALLEL') expect([...hopAnswers].sort()).toEqual([...demo.hopAnswers].sort());
+      else expect(hopAnswers).toEqual(demo.hopAnswers);
 
-    // Every [n] names a citation, and that chunk states each answer its claim mentions.
-    const byIndex = new Map(reply.citations.map((citation) => [citation.index, citation]));
-    const answers = [demo.answer, ...demo.hopAnswers];
-    const found = claims(reply.answer);
-    expect(found.length).toBeGreaterThan(0);
-    for (const claim of found) {
-      const claimed = answers.filter((answer) => mentions(claim.text, answer));
-      expect(claimed, `"${claim.text}" states no answer of the chain`).not.toEqual([]);
-      for (const n of claim.numbers) {
-        const citation = byIndex.get(n);
-        expect(citation, `[${n}] names no citation`).toBeDefined();
-        const text = chunkText(citation as Citation);
-        for (const answer of claimed) expect(mentions(text, answer), `[${n}] (${citation?.docId}) does not state "${answer}" for "${claim.text}"`).toBe(true);
+      // Every [n] names a citation, and that chunk states each answer its claim mentions.
+      const byIndex = new Map(reply.citations.map((citation) => [citation.index, citation]));
+      const answers = [demo.answer, ...demo.hopAnswers];
+      const found = claims(reply.answer);
+      expect(found.length).toBeGreaterThan(0);
+      for (const claim of found) {
+        const claimed = answers.filter((answer) => mentions(claim.text, answer));
+        expect(claimed, `"${claim.text}" states no answer of the chain`).not.toEqual([]);
+        for (const n of claim.numbers) {
+          const citation = byIndex.get(n);
+          expect(citation, `[${n}] names no citation`).toBeDefined();
+          const text = chunkText(citation as Citation);
+          for (const answer of claimed)
+            expect(
+              mentions(text, answer),
+              `[${n}] (${citation?.docId}) does not state "${answer}" for "${claim.text}"`,
+            ).toBe(true);
+        }
       }
-    }
 
-    // The chain's documents are cited; the opening claims cite each option of a comparison.
-    const cited = reply.citations.map((citation) => citation.docId);
-    for (const document of demo.documents) expect(cited).toContain(document);
-    for (const [document, through] of Object.entries(demo.reachedThrough)) {
-      expect(reply.citations.find((citation) => citation.docId === document)).toMatchObject(through);
-    }
-    const openingSentence = reply.answer.split(/(?<=[.。])\s*/u)[0] ?? '';
-    const openingDocs = [...openingSentence.matchAll(/\[(\d+)\]/g)].map((match) => byIndex.get(Number(match[1]))?.docId);
-    if (demo.route === 'PARALLEL') for (const document of demo.documents) expect(openingDocs).toContain(document);
+      // The chain's documents are cited; the opening claims cite each option of a comparison.
+      const cited = reply.citations.map((citation) => citation.docId);
+      for (const document of demo.documents) expect(cited).toContain(document);
+      for (const [document, through] of Object.entries(demo.reachedThrough)) {
+        expect(reply.citations.find((citation) => citation.docId === document)).toMatchObject(through);
+      }
+      const openingSentence = reply.answer.split(/(?<=[.。])\s*/u)[0] ?? '';
+      const openingDocs = [...openingSentence.matchAll(/\[(\d+)\]/g)].map(
+        (match) => byIndex.get(Number(match[1]))?.docId,
+      );
+      if (demo.route === 'PARALLEL') for (const document of demo.documents) expect(openingDocs).toContain(document);
 
-    // No sentence twice.
-    const sentences = sentencesOf(reply.answer);
-    expect(new Set(sentences).size).toBe(sentences.length);
+      // No sentence twice.
+      const sentences = sentencesOf(reply.answer);
+      expect(new Set(sentences).size).toBe(sentences.length);
 
-    // Each later hop asks about the bridge the hop before found, without noise from beside the chain.
-    if (demo.route === 'ITERATIVE') {
-      hops.slice(1).forEach((hop, position) => expect(hop.query.startsWith(hopAnswers[position] ?? '?')).toBe(true));
-    }
-    const built = demo.route === 'ITERATIVE' ? hops.slice(1) : hops;
-    for (const hop of built) for (const noise of demo.notInQueries) expect(hop.query).not.toContain(noise);
-  }, 60_000);
+      // Each later hop asks about the bridge the hop before found, without noise from beside the chain.
+      if (demo.route === 'ITERATIVE') {
+        hops.slice(1).forEach((hop, position) => expect(hop.query.startsWith(hopAnswers[position] ?? '?')).toBe(true));
+      }
+      const built = demo.route === 'ITERATIVE' ? hops.slice(1) : hops;
+      for (const hop of built) for (const noise of demo.notInQueries) expect(hop.query).not.toContain(noise);
+    },
+    60_000,
+  );
 });

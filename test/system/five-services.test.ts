@@ -24,7 +24,11 @@ describe.skipIf(!nats.url)('system - five services as five processes over NATS',
     receiver = await startOtlpReceiver();
     cluster = await startCluster({
       natsUrl: nats.url as string,
-      env: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '100' },
+      env: {
+        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+        OTEL_BSP_SCHEDULE_DELAY: '100',
+      },
     });
     const documents = loadDocuments(demoCorpus);
     const ingest = await fetch(`${cluster.gatewayUrl}/v1/kbs/demo/documents`, {
@@ -36,7 +40,9 @@ describe.skipIf(!nats.url)('system - five services as five processes over NATS',
     // The worker applies the durable stream asynchronously; its health report counts chunks per kb.
     await waitFor(
       async () => {
-        const health = (await (await fetch(`http://127.0.0.1:${cluster.opsPorts['retrieval-worker']}/healthz`)).json()) as { details: { kbs: KbCount[] } };
+        const health = (await (
+          await fetch(`http://127.0.0.1:${cluster.opsPorts['retrieval-worker']}/healthz`)
+        ).json()) as { details: { kbs: KbCount[] } };
         const demo = health.details.kbs.find((kb) => kb.tenantId === 'acme' && kb.kbId === 'demo');
         return demo !== undefined && demo.lexicalChunks >= documents.length && demo.vectorChunks === demo.lexicalChunks;
       },
@@ -53,8 +59,16 @@ describe.skipIf(!nats.url)('system - five services as five processes over NATS',
   it('system - a question asked over HTTP SSE streams its hops and ends with a cited answer', async () => {
     const response = await fetch(`${cluster.gatewayUrl}/v1/ask`, {
       method: 'POST',
-      headers: { Authorization: `Bearer ${cluster.apiKey}`, 'Content-Type': 'application/json', Accept: 'text/event-stream' },
-      body: JSON.stringify({ question: 'Which department does the owner of Project Atlas belong to?', kbIds: ['demo'], maxHops: 3 }),
+      headers: {
+        Authorization: `Bearer ${cluster.apiKey}`,
+        'Content-Type': 'application/json',
+        Accept: 'text/event-stream',
+      },
+      body: JSON.stringify({
+        question: 'Which department does the owner of Project Atlas belong to?',
+        kbIds: ['demo'],
+        maxHops: 3,
+      }),
     });
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toMatch(/^text\/event-stream/);
@@ -74,12 +88,21 @@ describe.skipIf(!nats.url)('system - five services as five processes over NATS',
     const ids = events.map((event) => Number(event.data.seq));
     expect(ids).toEqual([...ids].sort((a, b) => a - b));
 
-    const done = events.at(-1)?.data as { answer: string; citations: Array<Record<string, unknown>>; hops: number; stopReason: string };
+    const done = events.at(-1)?.data as {
+      answer: string;
+      citations: Array<Record<string, unknown>>;
+      hops: number;
+      stopReason: string;
+    };
     expect(done.answer).toMatch(/Platform Engineering/);
     expect(done.answer).toMatch(/\[\d+\]/);
     expect(done.citations.length).toBeGreaterThan(0);
     for (const citation of done.citations) {
-      expect(citation).toMatchObject({ chunkId: expect.any(String), docId: expect.any(String), title: expect.any(String) });
+      expect(citation).toMatchObject({
+        chunkId: expect.any(String),
+        docId: expect.any(String),
+        title: expect.any(String),
+      });
     }
     expect(done.citations.map((citation) => citation.docId)).toEqual(expect.arrayContaining(['mira-chen']));
     expect(done.hops).toBeGreaterThanOrEqual(2);
@@ -89,7 +112,15 @@ describe.skipIf(!nats.url)('system - five services as five processes over NATS',
     const questionId = String(events[0]?.data.questionId ?? '');
     expect(questionId).not.toBe('');
     const root = await waitFor(
-      () => receiver.spans().find((span) => span.service === 'answer-gateway' && span.attributes['hopline.question_id'] === questionId && span.kind === 2),
+      () =>
+        receiver
+          .spans()
+          .find(
+            (span) =>
+              span.service === 'answer-gateway' &&
+              span.attributes['hopline.question_id'] === questionId &&
+              span.kind === 2,
+          ),
       { timeoutMs: 15_000, description: 'the gateway span of the question' },
     );
     const expectedEdges = [
@@ -108,14 +139,18 @@ describe.skipIf(!nats.url)('system - five services as five processes over NATS',
           .filter(([parent, child]) => parent !== undefined && parent.service !== child.service)
           .map(([parent, child]) => `${parent?.service} -> ${child.service}`),
       );
-      const orphans = spans.filter((span) => span !== root && span.spanId !== root.spanId && !byId.has(span.parentSpanId));
+      const orphans = spans.filter(
+        (span) => span !== root && span.spanId !== root.spanId && !byId.has(span.parentSpanId),
+      );
       return { spans, byId, edges, orphans };
     };
     // Each process exports in its own batches: wait until every edge and every parent has arrived.
     const trace = await waitFor(
       () => {
         const current = shape();
-        return expectedEdges.every((edge) => current.edges.has(edge)) && current.orphans.length === 0 ? current : undefined;
+        return expectedEdges.every((edge) => current.edges.has(edge)) && current.orphans.length === 0
+          ? current
+          : undefined;
       },
       { timeoutMs: 15_000, description: 'the whole trace to be exported' },
     ).catch(() => shape());

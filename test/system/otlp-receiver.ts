@@ -33,17 +33,32 @@ interface OtlpAttribute {
 interface OtlpJsonRequest {
   resourceSpans?: Array<{
     resource?: { attributes?: OtlpAttribute[] };
-    scopeSpans?: Array<{ spans?: Array<{ traceId: string; spanId: string; parentSpanId?: string; name: string; kind?: number; attributes?: OtlpAttribute[] }> }>;
+    scopeSpans?: Array<{
+      spans?: Array<{
+        traceId: string;
+        spanId: string;
+        parentSpanId?: string;
+        name: string;
+        kind?: number;
+        attributes?: OtlpAttribute[];
+      }>;
+    }>;
   }>;
 }
 
 // OTLP/JSON writes ids as hex; some exporters send base64. Normalise to hex.
 const toHex = (id: string | undefined): string => {
   if (!id) return '';
-  return /^[0-9a-f]+$/i.test(id) && (id.length === 32 || id.length === 16) ? id.toLowerCase() : Buffer.from(id, 'base64').toString('hex');
+  return /^[0-9a-f]+$/i.test(id) && (id.length === 32 || id.length === 16)
+    ? id.toLowerCase()
+    : Buffer.from(id, 'base64').toString('hex');
 };
 
-const attributeValue = (value: OtlpValue): unknown => value.stringValue ?? value.boolValue ?? value.doubleValue ?? (value.intValue === undefined ? undefined : Number(value.intValue));
+const attributeValue = (value: OtlpValue): unknown =>
+  value.stringValue ??
+  value.boolValue ??
+  value.doubleValue ??
+  (value.intValue === undefined ? undefined : Number(value.intValue));
 
 const attributes = (list: OtlpAttribute[] | undefined): Record<string, unknown> =>
   Object.fromEntries((list ?? []).map((attribute) => [attribute.key, attributeValue(attribute.value)]));

@@ -113,7 +113,11 @@ export interface Bus {
    * throws is reported to the bus's onError; the message is not redelivered. Messages other
    * connections publish reach it once the server knows it: after `flush()`.
    */
-  subscribe(subject: string, options: SubscribeOptions, handler: (message: BusMessage) => void | Promise<void>): Subscription;
+  subscribe(
+    subject: string,
+    options: SubscribeOptions,
+    handler: (message: BusMessage) => void | Promise<void>,
+  ): Subscription;
   /**
    * Registers a request/reply service with its endpoints and its discovery answers; resolves
    * once the server knows it, so that a request sent afterwards from anywhere reaches it.
@@ -179,7 +183,11 @@ export interface DurableConsumer {
  */
 export interface DurableStream {
   /** Rejects with NoRespondersError when the subject is not one of the stream's subjects. */
-  publish(subject: string, data: Uint8Array, options: DurablePublishOptions): Promise<{ duplicate: boolean; seq: number }>;
+  publish(
+    subject: string,
+    data: Uint8Array,
+    options: DurablePublishOptions,
+  ): Promise<{ duplicate: boolean; seq: number }>;
   consume(
     options: DurableConsumerOptions,
     handler: (message: StreamMessage) => Promise<Settlement>,

@@ -7,7 +7,10 @@ const MAX_MESSAGE_CHARS = 1_024;
 /** The headers that carry a handler's failure back to the requester; unknown errors become `internal`. */
 export function errorEnvelope(error: unknown): BusHeaders {
   const failure = toHoplineError(error);
-  const message = failure.message.replace(/[\r\n]+/g, ' ').trim().slice(0, MAX_MESSAGE_CHARS);
+  const message = failure.message
+    .replace(/[\r\n]+/g, ' ')
+    .trim()
+    .slice(0, MAX_MESSAGE_CHARS);
   return { [headers.errorCode]: failure.code, [headers.errorMessage]: message || failure.code };
 }
 

@@ -1,6 +1,12 @@
 export * from './bus.js';
 export { withTracing } from './tracing.js';
 export { connectNatsBus, type NatsBusOptions } from './nats/nats-bus.js';
-export { createMemoryBroker, createMemoryBus, type MemoryBroker, type MemoryBrokerOptions, type MemoryBusOptions } from './memory/memory-bus.js';
+export {
+  createMemoryBroker,
+  createMemoryBus,
+  type MemoryBroker,
+  type MemoryBrokerOptions,
+  type MemoryBusOptions,
+} from './memory/memory-bus.js';
 export { createFileKeyValueStore } from './file-kv.js';
 export { reportToStderr } from './report.js';

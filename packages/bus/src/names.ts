@@ -15,7 +15,9 @@ export function assertValidName(value: string, what: string): void {
 export function assertValidServiceDefinition(definition: ServiceDefinition): void {
   assertValidName(definition.name, 'service name');
   if (!SEMVER.test(definition.version)) {
-    throw new ValidationError(`invalid version "${definition.version}" of service ${definition.name}: it must be a semantic version`);
+    throw new ValidationError(
+      `invalid version "${definition.version}" of service ${definition.name}: it must be a semantic version`,
+    );
   }
   for (const endpoint of definition.endpoints) {
     assertValidName(endpoint.name, 'endpoint name');

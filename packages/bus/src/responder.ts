@@ -28,7 +28,11 @@ export async function answerRequest(
     send(reply);
   } catch (error) {
     report(error);
-    const unsent = new HoplineError('internal', `the reply of ${endpoint.name} could not be sent: ${(error as Error).message}`, { cause: error });
+    const unsent = new HoplineError(
+      'internal',
+      `the reply of ${endpoint.name} could not be sent: ${(error as Error).message}`,
+      { cause: error },
+    );
     try {
       send({ data: EMPTY, headers: errorEnvelope(unsent) });
     } catch (secondError) {

@@ -17,11 +17,17 @@ export function withTracing(bus: Bus): Bus {
     request: (subject: string, data: Uint8Array, options: RequestOptions) =>
       instrument(
         `${subjectTemplate(subject)} request`,
-        { kind: SpanKind.CLIENT, attributes: messagingAttributes(subject, 'request', data), acceptableErrors: isCancelled },
+        {
+          kind: SpanKind.CLIENT,
+          attributes: messagingAttributes(subject, 'request', data),
+          acceptableErrors: isCancelled,
+        },
         () => bus.request(subject, data, { ...options, headers: injectContext({ ...options.headers }) }),
       ),
     publish: (subject: string, data: Uint8Array, options?: PublishOptions) =>
-      publishInProducerSpan(subject, data, options?.headers, (headers) => bus.publish(subject, data, { ...options, headers })),
+      publishInProducerSpan(subject, data, options?.headers, (headers) =>
+        bus.publish(subject, data, { ...options, headers }),
+      ),
     subscribe: (subject, options, handler) =>
       bus.subscribe(subject, options, (message) =>
         processInSpan(message, SpanKind.CONSUMER, options.queue, async () => {
@@ -31,12 +37,11 @@ export function withTracing(bus: Bus): Bus {
     serve: (definition) =>
       bus.serve({
         ...definition,
-        endpoints: definition.endpoints.map(
-          (endpoint): Endpoint => ({
-            ...endpoint,
-            handle: (request) => processInSpan(request, SpanKind.SERVER, endpoint.queue ?? definition.name, () => endpoint.handle(request)),
-          }),
-        ),
+        endpoints: definition.endpoints.map((endpoint): Endpoint => ({
+          ...endpoint,
+          handle: (request) =>
+            processInSpan(request, SpanKind.SERVER, endpoint.queue ?? definition.name, () => endpoint.handle(request)),
+        })),
       }),
     flush: () => bus.flush(),
     drain: () => bus.drain(),
@@ -48,8 +53,10 @@ export function withTracing(bus: Bus): Bus {
 function traceDurableStream(stream: DurableStream): DurableStream {
   return {
     publish: (subject, data, options) =>
-      instrument(`${subjectTemplate(subject)} publish`, { kind: SpanKind.PRODUCER, attributes: messagingAttributes(subject, 'publish', data) }, () =>
-        stream.publish(subject, data, { ...options, headers: injectContext({ ...options.headers }) }),
+      instrument(
+        `${subjectTemplate(subject)} publish`,
+        { kind: SpanKind.PRODUCER, attributes: messagingAttributes(subject, 'publish', data) },
+        () => stream.publish(subject, data, { ...options, headers: injectContext({ ...options.headers }) }),
       ),
     consume: (options, handler, onError) =>
       stream.consume(
@@ -68,7 +75,12 @@ function traceDurableStream(stream: DurableStream): DurableStream {
 
 type MessagingOperation = 'publish' | 'request' | 'process';
 
-function messagingAttributes(subject: string, operation: MessagingOperation, data: Uint8Array, queue?: string): Attributes {
+function messagingAttributes(
+  subject: string,
+  operation: MessagingOperation,
+  data: Uint8Array,
+  queue?: string,
+): Attributes {
   const attributes: Attributes = {
     'messaging.system': 'nats',
     'messaging.destination.name': subjectTemplate(subject),
@@ -106,7 +118,12 @@ function processInSpan<T>(
  * publish() is synchronous, so its span cannot go through the async instrument(): it is
  * opened, injected into the headers and ended around the one call here.
  */
-function publishInProducerSpan(subject: string, data: Uint8Array, headers: BusHeaders | undefined, send: (headers: BusHeaders) => void): void {
+function publishInProducerSpan(
+  subject: string,
+  data: Uint8Array,
+  headers: BusHeaders | undefined,
+  send: (headers: BusHeaders) => void,
+): void {
   const span = trace.getTracer('hopline').startSpan(`${subjectTemplate(subject)} publish`, {
     kind: SpanKind.PRODUCER,
     attributes: messagingAttributes(subject, 'publish', data),

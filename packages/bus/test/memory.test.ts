@@ -22,8 +22,14 @@ describe('memory adapter', () => {
 
   it('memory - buses of different brokers do not see each other', async () => {
     const [one, other] = [createMemoryBus(), createMemoryBus()];
-    await one.serve({ name: 'isolated', version: '1.0.0', endpoints: [{ name: 'x', subject: 'test.isolated', handle: async () => ({ data: new Uint8Array() }) }] });
-    await expect(other.request('test.isolated', new Uint8Array(), { timeoutMs: 1_000 })).rejects.toBeInstanceOf(NoRespondersError);
+    await one.serve({
+      name: 'isolated',
+      version: '1.0.0',
+      endpoints: [{ name: 'x', subject: 'test.isolated', handle: async () => ({ data: new Uint8Array() }) }],
+    });
+    await expect(other.request('test.isolated', new Uint8Array(), { timeoutMs: 1_000 })).rejects.toBeInstanceOf(
+      NoRespondersError,
+    );
     await Promise.all([one.drain(), other.drain()]);
   });
 

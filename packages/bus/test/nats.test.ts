@@ -14,6 +14,8 @@ describe.skipIf(nats.url === undefined)('NATS adapter', () => {
 describe('NATS adapter - connecting', () => {
   it('connect - no server at the address gives UnavailableError', async () => {
     const port = await freePort();
-    await expect(connectNatsBus({ url: `nats://127.0.0.1:${port}`, name: 'nobody-home' })).rejects.toBeInstanceOf(UnavailableError);
+    await expect(connectNatsBus({ url: `nats://127.0.0.1:${port}`, name: 'nobody-home' })).rejects.toBeInstanceOf(
+      UnavailableError,
+    );
   });
 });

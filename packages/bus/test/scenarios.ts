@@ -75,11 +75,18 @@ export function busScenarios(adapter: string, connect: ConnectBus): void {
           endpoints: [
             endpoint(t.subject(), async (request) => {
               const query = codecs.retrieveRequest.decode(request.data).query;
-              return { data: codecs.retrieveResponse.encode({ chunks: [{ chunkId: 'c1', text: `answer to ${query}` }], workerId: 'w1' }) };
+              return {
+                data: codecs.retrieveResponse.encode({
+                  chunks: [{ chunkId: 'c1', text: `answer to ${query}` }],
+                  workerId: 'w1',
+                }),
+              };
             }),
           ],
         });
-        const reply = await requester.request(t.subject(), codecs.retrieveRequest.encode({ query: 'who?', topK: 3 }), { timeoutMs: 2_000 });
+        const reply = await requester.request(t.subject(), codecs.retrieveRequest.encode({ query: 'who?', topK: 3 }), {
+          timeoutMs: 2_000,
+        });
         const response = codecs.retrieveResponse.decode(reply.data);
         expect(response.chunks[0]?.text).toBe('answer to who?');
         expect(response.workerId).toBe('w1');
@@ -99,7 +106,10 @@ export function busScenarios(adapter: string, connect: ConnectBus): void {
             }),
           ],
         });
-        const reply = await requester.request(t.subject(), text('hi'), { timeoutMs: 2_000, headers: { 'X-Question-Id': 'q-1', traceparent: '  padded  ' } });
+        const reply = await requester.request(t.subject(), text('hi'), {
+          timeoutMs: 2_000,
+          headers: { 'X-Question-Id': 'q-1', traceparent: '  padded  ' },
+        });
         expect(seen).toMatchObject({ 'X-Question-Id': 'q-1', traceparent: 'padded' });
         expect(reply.headers).toEqual({ 'Reply-Header': 'from responder' });
       });
@@ -107,9 +117,13 @@ export function busScenarios(adapter: string, connect: ConnectBus): void {
       it('headers - a header name or value NATS cannot carry is refused before sending', async () => {
         const t = unique();
         const requester = await bus();
-        const badName = await rejection(requester.request(t.subject(), text(''), { timeoutMs: 1_000, headers: { 'bad name': 'x' } }));
+        const badName = await rejection(
+          requester.request(t.subject(), text(''), { timeoutMs: 1_000, headers: { 'bad name': 'x' } }),
+        );
         expect(badName).toBeInstanceOf(ValidationError);
-        expect(() => requester.publish(t.subject(), text(''), { headers: { 'X-Injected': 'a\r\nX-Other: b' } })).toThrow(ValidationError);
+        expect(() =>
+          requester.publish(t.subject(), text(''), { headers: { 'X-Injected': 'a\r\nX-Other: b' } }),
+        ).toThrow(ValidationError);
       });
 
       it('request/reply - receivers get their own copy of the payload', async () => {
@@ -138,10 +152,15 @@ export function busScenarios(adapter: string, connect: ConnectBus): void {
           [first, 'first'],
           [second, 'second'],
         ] as const) {
-          await replica.serve({ name: t.name('worker'), version: VERSION, endpoints: [endpoint(t.subject(), async () => ({ data: text(id) }))] });
+          await replica.serve({
+            name: t.name('worker'),
+            version: VERSION,
+            endpoints: [endpoint(t.subject(), async () => ({ data: text(id) }))],
+          });
         }
         const answeredBy = new Set<string>();
-        for (let i = 0; i < 30; i++) answeredBy.add(read((await requester.request(t.subject(), text(''), { timeoutMs: 2_000 })).data));
+        for (let i = 0; i < 30; i++)
+          answeredBy.add(read((await requester.request(t.subject(), text(''), { timeoutMs: 2_000 })).data));
         expect(answeredBy).toEqual(new Set(['first', 'second']));
       });
 
@@ -174,14 +193,20 @@ export function busScenarios(adapter: string, connect: ConnectBus): void {
       it('timeout - a deadline that already passed fails without sending', async () => {
         const t = unique();
         const requester = await bus();
-        await expect(requester.request(t.subject(), text(''), { timeoutMs: 0 })).rejects.toBeInstanceOf(DeadlineExceededError);
+        await expect(requester.request(t.subject(), text(''), { timeoutMs: 0 })).rejects.toBeInstanceOf(
+          DeadlineExceededError,
+        );
       });
 
       it('timeout - a timeout that is not a finite number of milliseconds is refused', async () => {
         const t = unique();
         const requester = await bus();
-        await expect(requester.request(t.subject(), text(''), { timeoutMs: Number.POSITIVE_INFINITY })).rejects.toBeInstanceOf(ValidationError);
-        await expect(requester.request(t.subject(), text(''), { timeoutMs: Number.NaN })).rejects.toBeInstanceOf(ValidationError);
+        await expect(
+          requester.request(t.subject(), text(''), { timeoutMs: Number.POSITIVE_INFINITY }),
+        ).rejects.toBeInstanceOf(ValidationError);
+        await expect(requester.request(t.subject(), text(''), { timeoutMs: Number.NaN })).rejects.toBeInstanceOf(
+          ValidationError,
+        );
       });
 
       it('abort - aborting the signal rejects the waiting request at once with CancelledError', async () => {
@@ -212,9 +237,9 @@ export function busScenarios(adapter: string, connect: ConnectBus): void {
       it('abort - an already aborted signal fails without sending', async () => {
         const t = unique();
         const requester = await bus();
-        await expect(requester.request(t.subject(), text(''), { timeoutMs: 1_000, signal: AbortSignal.abort() })).rejects.toBeInstanceOf(
-          CancelledError,
-        );
+        await expect(
+          requester.request(t.subject(), text(''), { timeoutMs: 1_000, signal: AbortSignal.abort() }),
+        ).rejects.toBeInstanceOf(CancelledError);
       });
 
       it('error envelope - a Hopline error thrown by the handler arrives as a RemoteError with its code and message', async () => {
@@ -254,8 +279,15 @@ export function busScenarios(adapter: string, connect: ConnectBus): void {
       it('error envelope - a reply the server refuses ends the request with a RemoteError, not a timeout', async () => {
         const t = unique();
         const reported: string[] = [];
-        const [responder, requester] = [await bus((error, where) => reported.push(`${where.operation}: ${String(error)}`)), await bus()];
-        await responder.serve({ name: t.name('huge'), version: VERSION, endpoints: [endpoint(t.subject(), async () => ({ data: OVERSIZED }))] });
+        const [responder, requester] = [
+          await bus((error, where) => reported.push(`${where.operation}: ${String(error)}`)),
+          await bus(),
+        ];
+        await responder.serve({
+          name: t.name('huge'),
+          version: VERSION,
+          endpoints: [endpoint(t.subject(), async () => ({ data: OVERSIZED }))],
+        });
         const error = await rejection(requester.request(t.subject(), text(''), { timeoutMs: 10_000 }));
         expect(error).toBeInstanceOf(RemoteError);
         expect(error).toMatchObject({ code: 'internal' });
@@ -387,7 +419,9 @@ export function busScenarios(adapter: string, connect: ConnectBus): void {
         const drained = responder.drain().then(() => events.push('drained'));
         // New requests stop reaching the draining service (requests that raced the drain time out).
         await waitFor(
-          async () => (await rejection(requester.request(t.subject(), text(''), { timeoutMs: 200 }))) instanceof NoRespondersError,
+          async () =>
+            (await rejection(requester.request(t.subject(), text(''), { timeoutMs: 200 }))) instanceof
+            NoRespondersError,
           { timeoutMs: 5_000 },
         );
         expect(events).toEqual([]);
@@ -399,7 +433,9 @@ export function busScenarios(adapter: string, connect: ConnectBus): void {
         expect(events.slice(0, -1)).toContain('handler finished');
         expect(events.slice(0, -1).every((event) => event === 'handler finished')).toBe(true);
         expect(() => responder.publish(t.subject(), text(''))).toThrow(UnavailableError);
-        await expect(responder.request(t.subject(), text(''), { timeoutMs: 1_000 })).rejects.toBeInstanceOf(UnavailableError);
+        await expect(responder.request(t.subject(), text(''), { timeoutMs: 1_000 })).rejects.toBeInstanceOf(
+          UnavailableError,
+        );
       });
 
       it('drain - a subscription drain waits for its running handler', async () => {
@@ -432,9 +468,18 @@ export function busScenarios(adapter: string, connect: ConnectBus): void {
           endpoints: [endpoint(t.subject(), async () => ({ data: text('pong') }), 'ask')],
         });
         await requester.request(t.subject(), text(''), { timeoutMs: 2_000 });
-        const ask = async (subject: string) => JSON.parse(read((await requester.request(subject, new Uint8Array(0), { timeoutMs: 2_000 })).data)) as Record<string, unknown>;
+        const ask = async (subject: string) =>
+          JSON.parse(read((await requester.request(subject, new Uint8Array(0), { timeoutMs: 2_000 })).data)) as Record<
+            string,
+            unknown
+          >;
 
-        expect(await ask(`$SRV.PING.${name}`)).toMatchObject({ type: 'io.nats.micro.v1.ping_response', name, id: service.id, version: '2.1.0' });
+        expect(await ask(`$SRV.PING.${name}`)).toMatchObject({
+          type: 'io.nats.micro.v1.ping_response',
+          name,
+          id: service.id,
+          version: '2.1.0',
+        });
         expect(await ask(`$SRV.PING.${name}.${service.id}`)).toMatchObject({ id: service.id });
         expect(await ask(`$SRV.INFO.${name}`)).toMatchObject({
           type: 'io.nats.micro.v1.info_response',
@@ -449,18 +494,28 @@ export function busScenarios(adapter: string, connect: ConnectBus): void {
       it('service - an invalid name or version is refused before anything is registered', async () => {
         const t = unique();
         const connection = await bus();
-        await expect(connection.serve({ name: 'has space', version: VERSION, endpoints: [] })).rejects.toBeInstanceOf(ValidationError);
-        await expect(connection.serve({ name: t.name('svc'), version: 'latest', endpoints: [] })).rejects.toBeInstanceOf(ValidationError);
+        await expect(connection.serve({ name: 'has space', version: VERSION, endpoints: [] })).rejects.toBeInstanceOf(
+          ValidationError,
+        );
+        await expect(
+          connection.serve({ name: t.name('svc'), version: 'latest', endpoints: [] }),
+        ).rejects.toBeInstanceOf(ValidationError);
       });
 
       it('service - stop() removes the endpoints, so later requests find no responders', async () => {
         const t = unique();
         const [responder, requester] = [await bus(), await bus()];
-        const service = await responder.serve({ name: t.name('stoppable'), version: VERSION, endpoints: [endpoint(t.subject(), async () => ({ data: text('') }))] });
+        const service = await responder.serve({
+          name: t.name('stoppable'),
+          version: VERSION,
+          endpoints: [endpoint(t.subject(), async () => ({ data: text('') }))],
+        });
         await requester.request(t.subject(), text(''), { timeoutMs: 2_000 });
         await service.stop();
         await responder.flush();
-        await expect(requester.request(t.subject(), text(''), { timeoutMs: 2_000 })).rejects.toBeInstanceOf(NoRespondersError);
+        await expect(requester.request(t.subject(), text(''), { timeoutMs: 2_000 })).rejects.toBeInstanceOf(
+          NoRespondersError,
+        );
       });
     });
 
@@ -470,7 +525,10 @@ export function busScenarios(adapter: string, connect: ConnectBus): void {
         subjects: [`test.${t.id}.kb.*.*.ingest`],
         duplicateWindowMs: 60_000,
       });
-      const consumerFor = (t: ReturnType<typeof unique>, overrides: { maxDeliver?: number; ackWaitMs?: number } = {}) => ({
+      const consumerFor = (
+        t: ReturnType<typeof unique>,
+        overrides: { maxDeliver?: number; ackWaitMs?: number } = {},
+      ) => ({
         durable: t.name('indexer'),
         filterSubject: `test.${t.id}.kb.*.*.ingest`,
         maxDeliver: overrides.maxDeliver ?? 5,
@@ -599,7 +657,9 @@ export function busScenarios(adapter: string, connect: ConnectBus): void {
         const t = unique();
         const connection = await bus();
         const stream = await connection.durableStream(streamFor(t));
-        await expect(stream.publish(`test.${t.id}.elsewhere`, text(''), { msgId: 'x' })).rejects.toBeInstanceOf(NoRespondersError);
+        await expect(stream.publish(`test.${t.id}.elsewhere`, text(''), { msgId: 'x' })).rejects.toBeInstanceOf(
+          NoRespondersError,
+        );
       });
     });
 

@@ -9,5 +9,7 @@ export function resolveApiKey(env: NodeJS.ProcessEnv = process.env, cwd = proces
   if (env.HOPLINE_API_KEY) return env.HOPLINE_API_KEY;
   const file = resolve(cwd, DEV_API_KEY_FILE);
   if (existsSync(file)) return readFileSync(file, 'utf8').trim();
-  throw new Error(`no API key: set HOPLINE_API_KEY, or start the embedded mode (pnpm start), which writes ${DEV_API_KEY_FILE}`);
+  throw new Error(
+    `no API key: set HOPLINE_API_KEY, or start the embedded mode (pnpm start), which writes ${DEV_API_KEY_FILE}`,
+  );
 }

@@ -32,7 +32,11 @@ let response: Response;
 try {
   response = await fetch(new URL('/v1/ask', values.url), {
     method: 'POST',
-    headers: { Authorization: `Bearer ${resolveApiKey()}`, 'Content-Type': 'application/json', Accept: 'text/event-stream' },
+    headers: {
+      Authorization: `Bearer ${resolveApiKey()}`,
+      'Content-Type': 'application/json',
+      Accept: 'text/event-stream',
+    },
     body: JSON.stringify(body),
     signal: abort.signal,
   });

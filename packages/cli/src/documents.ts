@@ -28,7 +28,13 @@ const SUPPORTED = new Set(['.txt', '.md', '.markdown', '.jsonl']);
 
 /** Document ids must survive as NATS message ids and URL segments. */
 export function documentIdFrom(name: string): string {
-  return name.replace(/\.[^.]+$/, '').replace(/[^A-Za-z0-9_.:-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 200) || 'doc';
+  return (
+    name
+      .replace(/\.[^.]+$/, '')
+      .replace(/[^A-Za-z0-9_.:-]+/g, '-')
+      .replace(/^-+|-+$/g, '')
+      .slice(0, 200) || 'doc'
+  );
 }
 
 /** Every supported file under a folder (or the one file), as documents. */
@@ -63,7 +69,8 @@ function fileDocuments(file: string, name: string): DocumentInput[] {
           throw new Error(`${name}:${index + 1}: not JSON (${(error as Error).message})`);
         }
         const result = jsonlLineSchema.safeParse(parsed);
-        if (!result.success) throw new Error(`${name}:${index + 1}: ${result.error.issues.map((i) => i.message).join('; ')}`);
+        if (!result.success)
+          throw new Error(`${name}:${index + 1}: ${result.error.issues.map((i) => i.message).join('; ')}`);
         const doc = result.data;
         return {
           docId: documentIdFrom(doc.docId ?? doc.id ?? ''),

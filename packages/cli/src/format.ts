@@ -1,20 +1,25 @@
 // Renders gateway events for a terminal: one line per step, tokens inline as they stream.
 type Fields = Record<string, unknown>;
 
-const str = (value: unknown): string => (typeof value === 'string' ? value : value === undefined ? '' : JSON.stringify(value));
+const str = (value: unknown): string =>
+  typeof value === 'string' ? value : value === undefined ? '' : JSON.stringify(value);
 const num = (value: unknown): number => (typeof value === 'number' ? value : 0);
 const list = (value: unknown): Fields[] => (Array.isArray(value) ? (value as Fields[]) : []);
 
 export function formatEvent(name: string, data: Fields): string {
   switch (name) {
     case 'route': {
-      const subQuestions = list(data.subQuestions).map((sub) => `\n    · ${str(sub.text)}`).join('');
+      const subQuestions = list(data.subQuestions)
+        .map((sub) => `\n    · ${str(sub.text)}`)
+        .join('');
       return `route    ${str(data.route)} (decided by ${str(data.decidedBy).toLowerCase()}, complexity ${num(data.complexity)})${subQuestions}\n`;
     }
     case 'hop_started':
       return `hop ${num(data.hop)}/${num(data.maxHops)}  ${str(data.subQuestion)}\n`;
     case 'retrieval': {
-      const degraded = data.degraded ? ` · degraded: ${list(data.degradedReasons).join(', ') || str(data.degradedReasons)}` : '';
+      const degraded = data.degraded
+        ? ` · degraded: ${list(data.degradedReasons).join(', ') || str(data.degradedReasons)}`
+        : '';
       return `         retrieved ${num(data.hits)} chunks, graded ${str(data.grade).toLowerCase()}${degraded}\n`;
     }
     case 'hop_answer': {
@@ -28,7 +33,10 @@ export function formatEvent(name: string, data: Fields): string {
       return '';
     case 'done': {
       const citations = list(data.citations)
-        .map((c) => `[${num(c.index)}] ${str(c.title)} — ${str(c.docId)} (hop ${num(c.hop)}${c.bridgeEntity ? `, via ${str(c.bridgeEntity)}` : ''})`)
+        .map(
+          (c) =>
+            `[${num(c.index)}] ${str(c.title)} — ${str(c.docId)} (hop ${num(c.hop)}${c.bridgeEntity ? `, via ${str(c.bridgeEntity)}` : ''})`,
+        )
         .join('\n');
       const timings = (data.timings ?? {}) as Fields;
       return `\n\n${citations}${citations ? '\n' : ''}stop: ${str(data.stopReason).toLowerCase()} · hops ${num(data.hops)} · ${Math.round(num(timings.totalMs))} ms · question ${str(data.questionId)}\n`;

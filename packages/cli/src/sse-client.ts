@@ -21,7 +21,11 @@ export async function* readSse(body: ReadableStream<Uint8Array>): AsyncGenerator
       buffer = buffer.slice(newline + (buffer.startsWith('\r\n', newline) ? 2 : 1));
       if (line === '') {
         if (current.data.length > 0 || current.event) {
-          yield { ...(current.id === undefined ? {} : { id: current.id }), event: current.event ?? 'message', data: current.data.join('\n') };
+          yield {
+            ...(current.id === undefined ? {} : { id: current.id }),
+            event: current.event ?? 'message',
+            data: current.data.join('\n'),
+          };
         }
         current = { data: [] };
         continue;

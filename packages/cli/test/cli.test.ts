@@ -20,7 +20,13 @@ describe('cli', () => {
 
   it('sse - events split across chunks, comments and multi-line data parse as the spec says', async () => {
     const events = [];
-    for await (const event of readSse(streamOf(': heartbeat\n\nid: 1\nevent: tok', 'en\ndata: {"text":"a"}\n\n', 'id: 2\r\nevent: done\r\ndata: x\r\ndata: y\r\n\r\n'))) {
+    for await (const event of readSse(
+      streamOf(
+        ': heartbeat\n\nid: 1\nevent: tok',
+        'en\ndata: {"text":"a"}\n\n',
+        'id: 2\r\nevent: done\r\ndata: x\r\ndata: y\r\n\r\n',
+      ),
+    )) {
       events.push(event);
     }
     expect(events).toEqual([
@@ -33,7 +39,10 @@ describe('cli', () => {
     const dir = mkdtempSync(join(tmpdir(), 'hopline-cli-'));
     dirs.push(dir);
     writeFileSync(join(dir, 'atlas notes.md'), '# Project Atlas\n\nOwned by Mira.');
-    writeFileSync(join(dir, 'more.jsonl'), '{"docId":"a","title":"A","text":"alpha"}\n\n{"id":"b/c","text":"beta","version":7}\n');
+    writeFileSync(
+      join(dir, 'more.jsonl'),
+      '{"docId":"a","title":"A","text":"alpha"}\n\n{"id":"b/c","text":"beta","version":7}\n',
+    );
     writeFileSync(join(dir, 'image.png'), 'ignored');
     const docs = loadDocuments(dir);
     expect(docs.map((doc) => [doc.docId, doc.title])).toEqual([

@@ -18,7 +18,11 @@ export class ConfigError extends Error {
 }
 
 /** Parses the environment; every problem is reported at once, each naming its variable. */
-export function loadConfig<S extends EnvSchema>(service: string, schema: S, env: NodeJS.ProcessEnv = process.env): z.infer<S> {
+export function loadConfig<S extends EnvSchema>(
+  service: string,
+  schema: S,
+  env: NodeJS.ProcessEnv = process.env,
+): z.infer<S> {
   const present: Record<string, string> = {};
   for (const key of Object.keys(schema.shape)) {
     const value = env[key];
@@ -50,9 +54,12 @@ export const env = {
       .default(fallback ? 'true' : 'false')
       .transform((value) => value === 'true' || value === '1'),
   list: () =>
-    z
-      .string()
-      .transform((value) => value.split(',').map((item) => item.trim()).filter((item) => item.length > 0)),
+    z.string().transform((value) =>
+      value
+        .split(',')
+        .map((item) => item.trim())
+        .filter((item) => item.length > 0),
+    ),
 } as const;
 
 /** Variables the OpenTelemetry SDK reads; declared so that deployments can be checked against them. */

@@ -15,8 +15,18 @@ describe('config', () => {
   });
 
   it('config - values are coerced from strings', () => {
-    const config = loadConfig('svc', schema, { HTTP_PORT: '9000', DEBUG: 'true', KB_IDS: 'a, b,,c', NATS_URL: 'nats://127.0.0.1:4222' });
-    expect(config).toEqual({ HTTP_PORT: 9000, DEBUG: true, KB_IDS: ['a', 'b', 'c'], NATS_URL: 'nats://127.0.0.1:4222' });
+    const config = loadConfig('svc', schema, {
+      HTTP_PORT: '9000',
+      DEBUG: 'true',
+      KB_IDS: 'a, b,,c',
+      NATS_URL: 'nats://127.0.0.1:4222',
+    });
+    expect(config).toEqual({
+      HTTP_PORT: 9000,
+      DEBUG: true,
+      KB_IDS: ['a', 'b', 'c'],
+      NATS_URL: 'nats://127.0.0.1:4222',
+    });
   });
 
   it('config - every invalid variable is named in one error', () => {

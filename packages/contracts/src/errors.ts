@@ -19,8 +19,19 @@ export const ERROR_CODES = [
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
-const INFRASTRUCTURE_CODES: ReadonlySet<ErrorCode> = new Set(['deadline_exceeded', 'unavailable', 'no_responders', 'internal']);
-const RETRYABLE_CODES: ReadonlySet<ErrorCode> = new Set(['deadline_exceeded', 'unavailable', 'no_responders', 'breaker_open', 'resource_exhausted']);
+const INFRASTRUCTURE_CODES: ReadonlySet<ErrorCode> = new Set([
+  'deadline_exceeded',
+  'unavailable',
+  'no_responders',
+  'internal',
+]);
+const RETRYABLE_CODES: ReadonlySet<ErrorCode> = new Set([
+  'deadline_exceeded',
+  'unavailable',
+  'no_responders',
+  'breaker_open',
+  'resource_exhausted',
+]);
 
 export function isErrorCode(value: string): value is ErrorCode {
   return (ERROR_CODES as readonly string[]).includes(value);

@@ -50,7 +50,13 @@ export function subjectTemplate(subject: string): string {
  * repeated id, so the id names the tenant and kb as well as the document, operation and version:
  * two tenants ingesting "readme" version 1 must not cancel each other out.
  */
-export function ingestMessageId(op: 'upsert' | 'delete', tenantId: string, kbId: string, docId: string, version: number): string {
+export function ingestMessageId(
+  op: 'upsert' | 'delete',
+  tenantId: string,
+  kbId: string,
+  docId: string,
+  version: number,
+): string {
   return `${tenantId}/${kbId}/${docId}:${op === 'delete' ? 'delete:' : ''}${version}`;
 }
 

@@ -32,13 +32,18 @@ export async function loadDemoCorpus(options: {
   if (demoChunks(await workerHealth(), tenantId, kbId) > 0) return { loaded: false, documents: 0 };
   const documents = loadDocuments(DEMO_CORPUS_DIR);
   for (const document of documents) {
-    await ingest.publish(subjects.ingest(tenantId, kbId), codecs.ingestCommand.encode({ upsert: { ...document, tenantId, kbId } }), {
-      msgId: ingestMessageId('upsert', tenantId, kbId, document.docId, document.version),
-    });
+    await ingest.publish(
+      subjects.ingest(tenantId, kbId),
+      codecs.ingestCommand.encode({ upsert: { ...document, tenantId, kbId } }),
+      {
+        msgId: ingestMessageId('upsert', tenantId, kbId, document.docId, document.version),
+      },
+    );
   }
   const giveUpAt = Date.now() + (options.timeoutMs ?? 30_000);
   while (demoChunks(await workerHealth(), tenantId, kbId) < documents.length) {
-    if (Date.now() > giveUpAt) throw new Error(`the demo corpus was not indexed within ${options.timeoutMs ?? 30_000} ms`);
+    if (Date.now() > giveUpAt)
+      throw new Error(`the demo corpus was not indexed within ${options.timeoutMs ?? 30_000} ms`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   return { loaded: true, documents: documents.length };

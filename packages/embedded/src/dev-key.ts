@@ -17,6 +17,8 @@ export function loadOrCreateDevKey(file: string): { key: string; store: ApiKeySt
     writeFileSync(file, `${key}\n`, { mode: 0o600 });
   }
   chmodSync(file, 0o600);
-  const store = new ApiKeyStore({ keys: [{ keyHash: hashApiKey(key), ...DEV_PRINCIPAL, kbIds: [...DEV_PRINCIPAL.kbIds] }] });
+  const store = new ApiKeyStore({
+    keys: [{ keyHash: hashApiKey(key), ...DEV_PRINCIPAL, kbIds: [...DEV_PRINCIPAL.kbIds] }],
+  });
   return { key, store };
 }

@@ -34,11 +34,17 @@ export async function startEmbedded(config: EmbeddedConfig, env: NodeJS.ProcessE
   const logger = (service: string) => createLogger(service, { level: config.LOG_LEVEL });
   const broker = config.NATS_URL ? undefined : createMemoryBroker();
   const connect = async (service: string): Promise<Bus> => {
-    const onError = (error: unknown, where: { operation: string; subject: string }) => logger(service).warn('bus message failed', { ...where, error });
-    return broker ? broker.connect({ onError }) : connectNatsBus({ url: config.NATS_URL as string, name: service, onError });
+    const onError = (error: unknown, where: { operation: string; subject: string }) =>
+      logger(service).warn('bus message failed', { ...where, error });
+    return broker
+      ? broker.connect({ onError })
+      : connectNatsBus({ url: config.NATS_URL as string, name: service, onError });
   };
-  const serviceConfig = <S extends Parameters<typeof loadConfig>[1]>(service: string, schema: S, overrides: Record<string, string>) =>
-    loadConfig(service, schema, { ...env, ...overrides, METRICS_PORT: '0' });
+  const serviceConfig = <S extends Parameters<typeof loadConfig>[1]>(
+    service: string,
+    schema: S,
+    overrides: Record<string, string>,
+  ) => loadConfig(service, schema, { ...env, ...overrides, METRICS_PORT: '0' });
   const loopback = { GRPC_HOST: '127.0.0.1', GRPC_PORT: '0' };
   const running: RunningService[] = [];
   const buses: Bus[] = [];
@@ -47,13 +53,25 @@ export async function startEmbedded(config: EmbeddedConfig, env: NodeJS.ProcessE
   try {
     const workerBus = await connect('retrieval-worker');
     buses.push(workerBus);
-    const workerConfig = serviceConfig('retrieval-worker', retrievalWorker.configSchema, { DATA_DIR: join(config.DATA_DIR, 'retrieval') });
+    const workerConfig = serviceConfig('retrieval-worker', retrievalWorker.configSchema, {
+      DATA_DIR: join(config.DATA_DIR, 'retrieval'),
+    });
     const backends = await retrievalWorker.openBackends(workerConfig, logger('retrieval-worker'));
     running.push({ stop: () => backends.lexical.close() }, { stop: () => backends.vector.close() });
-    const worker = await retrievalWorker.startRetrievalWorker({ config: workerConfig, bus: workerBus, ...backends, logger: logger('retrieval-worker'), metrics });
+    const worker = await retrievalWorker.startRetrievalWorker({
+      config: workerConfig,
+      bus: workerBus,
+      ...backends,
+      logger: logger('retrieval-worker'),
+      metrics,
+    });
     running.push(worker);
 
-    const rerankerService = await reranker.startRerankerService({ config: serviceConfig('reranker', reranker.configSchema, loopback), logger: logger('reranker'), metrics });
+    const rerankerService = await reranker.startRerankerService({
+      config: serviceConfig('reranker', reranker.configSchema, loopback),
+      logger: logger('reranker'),
+      metrics,
+    });
     running.push(rerankerService);
     const quService = await queryUnderstanding.startQueryUnderstandingService({
       config: serviceConfig('query-understanding', queryUnderstanding.configSchema, loopback),
@@ -101,14 +119,23 @@ export async function startEmbedded(config: EmbeddedConfig, env: NodeJS.ProcessE
     running.push(gatewayService);
 
     const demoCorpus = config.LOAD_DEMO_CORPUS
-      ? await loadDemoCorpus({ ingest, workerHealth: () => worker.health(), tenantId: DEV_PRINCIPAL.tenantId, kbId: 'demo' })
+      ? await loadDemoCorpus({
+          ingest,
+          workerHealth: () => worker.health(),
+          tenantId: DEV_PRINCIPAL.tenantId,
+          kbId: 'demo',
+        })
       : { loaded: false, documents: 0 };
 
     const ops = await startOpsServer({
       port: config.METRICS_PORT,
       registry: metrics.registry,
       health: async () => {
-        const reports = { gateway: gatewayService.health(), retrievalWorker: await worker.health(), hopReasoner: await reasoner.health() };
+        const reports = {
+          gateway: gatewayService.health(),
+          retrievalWorker: await worker.health(),
+          hopReasoner: await reasoner.health(),
+        };
         return { ok: Object.values(reports).every((report) => report.ok), details: reports };
       },
     });

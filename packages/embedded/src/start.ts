@@ -9,7 +9,9 @@ const config = loadConfig('hopline', embeddedConfigSchema);
 const logger = createLogger('hopline', { level: config.LOG_LEVEL });
 const hopline = await startEmbedded(config);
 
-const demo = hopline.demoCorpus.loaded ? `loaded the demo corpus (${hopline.demoCorpus.documents} documents) into kb "demo"` : 'kb "demo" kept from the data folder';
+const demo = hopline.demoCorpus.loaded
+  ? `loaded the demo corpus (${hopline.demoCorpus.documents} documents) into kb "demo"`
+  : 'kb "demo" kept from the data folder';
 console.error(`
 Hopline is running — embedded mode: five services in one process over the ${hopline.busKind === 'memory' ? 'in-memory bus' : `NATS server at ${config.NATS_URL}`}
   HTTP     ${hopline.httpUrl}    web page at /, API at POST /v1/ask

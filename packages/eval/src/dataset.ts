@@ -12,7 +12,13 @@ const lineSchema = z
     answer_aliases: z.array(z.string()),
     type: z.string(),
     supporting: z
-      .array(z.object({ title: z.string(), sent_ids: z.array(z.number().int().nonnegative()), paragraph_index: z.number().int().nonnegative() }))
+      .array(
+        z.object({
+          title: z.string(),
+          sent_ids: z.array(z.number().int().nonnegative()),
+          paragraph_index: z.number().int().nonnegative(),
+        }),
+      )
       .min(1),
     paragraphs: z.array(z.object({ title: z.string(), sentences: z.array(z.string()) })).min(1),
   })
@@ -83,7 +89,11 @@ export function parseDataset(content: string, source: string): MultihopQuestion[
       answer: value.answer,
       answerAliases: value.answer_aliases,
       type: value.type,
-      supporting: value.supporting.map((s) => ({ title: s.title, sentIds: s.sent_ids, paragraphIndex: s.paragraph_index })),
+      supporting: value.supporting.map((s) => ({
+        title: s.title,
+        sentIds: s.sent_ids,
+        paragraphIndex: s.paragraph_index,
+      })),
       paragraphs: value.paragraphs,
     });
   });

@@ -55,7 +55,9 @@ export function buildKnowledgeBase(
     ...scope,
     documents: [...documents.values()],
     docIdOf,
-    goldDocIds: (question) => [...new Set(question.supporting.map((support) => docIdOf(question, support.paragraphIndex)))],
+    goldDocIds: (question) => [
+      ...new Set(question.supporting.map((support) => docIdOf(question, support.paragraphIndex))),
+    ],
   };
 }
 

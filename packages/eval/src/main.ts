@@ -14,14 +14,16 @@ const usage =
 function nonNegativeNumber(name: string, value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   const parsed = Number(value);
-  if (!Number.isFinite(parsed) || parsed < 0) throw new ValidationError(`--${name} must be a non-negative number, got "${value}"`);
+  if (!Number.isFinite(parsed) || parsed < 0)
+    throw new ValidationError(`--${name} must be a non-negative number, got "${value}"`);
   return parsed;
 }
 
 function positiveInteger(name: string, value: string | undefined, fallback?: number): number | undefined {
   if (value === undefined) return fallback;
   const parsed = Number(value);
-  if (!Number.isInteger(parsed) || parsed < 1) throw new ValidationError(`--${name} must be a positive integer, got "${value}"`);
+  if (!Number.isInteger(parsed) || parsed < 1)
+    throw new ValidationError(`--${name} must be a positive integer, got "${value}"`);
   return parsed;
 }
 
@@ -51,7 +53,8 @@ async function main(): Promise<void> {
 
   const questions = await loadDataset(values.data, limit === undefined ? {} : { limit });
   const fusion = values.fusion;
-  if (fusion !== undefined && !isFusionMethod(fusion)) throw new ValidationError(`unknown --fusion "${fusion}"\n${usage}`);
+  if (fusion !== undefined && !isFusionMethod(fusion))
+    throw new ValidationError(`unknown --fusion "${fusion}"\n${usage}`);
   const hybrid: Partial<HybridRetrieverOptions> = {
     fusion,
     bm25Weight: nonNegativeNumber('bm25-weight', values['bm25-weight']),

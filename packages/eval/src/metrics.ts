@@ -31,7 +31,11 @@ export interface RecallSummary {
 }
 
 /** A paragraph is found when any chunk of it is among the first k retrieved chunks. */
-export function scoreQuestion(goldDocIds: readonly string[], rankedDocIds: readonly string[], k: number): QuestionScore {
+export function scoreQuestion(
+  goldDocIds: readonly string[],
+  rankedDocIds: readonly string[],
+  k: number,
+): QuestionScore {
   const top = new Set(rankedDocIds.slice(0, k));
   const gold = new Set(goldDocIds);
   let found = 0;

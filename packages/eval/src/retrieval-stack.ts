@@ -1,4 +1,10 @@
-import type { EmbeddedLexicalBackendOptions, Embedder, HybridRetriever, HybridRetrieverOptions, Indexer } from '@hopline/retrieval';
+import type {
+  EmbeddedLexicalBackendOptions,
+  Embedder,
+  HybridRetriever,
+  HybridRetrieverOptions,
+  Indexer,
+} from '@hopline/retrieval';
 import {
   EmbeddedLexicalBackend,
   EmbeddedVectorBackend,
@@ -38,7 +44,14 @@ export async function openEvalRetrievalStack(
   const indexer = createIndexer({ lexical, vector, embedder });
   const guard = createDeadlineGuard();
   const hybridOptions = hybridOptionsFor(embedder, options.hybrid);
-  const retriever = createHybridRetriever({ lexical, vector, embedder, lexicalGuard: guard, vectorGuard: guard, options: hybridOptions });
+  const retriever = createHybridRetriever({
+    lexical,
+    vector,
+    embedder,
+    lexicalGuard: guard,
+    vectorGuard: guard,
+    options: hybridOptions,
+  });
   return {
     lexical,
     vector,

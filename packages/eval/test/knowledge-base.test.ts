@@ -8,7 +8,9 @@ describe('buildKnowledgeBase', () => {
   it('kb - pools all paragraphs, identical ones (same title and text) once', () => {
     const kb = buildKnowledgeBase(questions);
     expect(kb.documents.map((doc) => doc.title).sort()).toEqual(['Bakery', 'Bakery', 'Keeper', 'Lighthouse']);
-    expect(kb.documents.every((doc) => doc.tenantId === 'eval' && doc.kbId === 'multihop' && doc.version === 1)).toBe(true);
+    expect(kb.documents.every((doc) => doc.tenantId === 'eval' && doc.kbId === 'multihop' && doc.version === 1)).toBe(
+      true,
+    );
   });
 
   it('kb - a shared paragraph has one document id in every question', () => {

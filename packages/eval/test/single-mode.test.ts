@@ -27,16 +27,38 @@ describe('single mode', () => {
       await writeFile(data, tinyDatasetLines().join('\n'));
       const main = join(import.meta.dirname, '../src/main.ts');
       const node = ['--conditions=@hopline/source', '--import', 'tsx', main];
-      const { stdout } = await run(process.execPath, [...node, '--data', data, '--mode', 'single', '--k', '3', '--json'], { cwd: join(import.meta.dirname, '..') });
+      const { stdout } = await run(
+        process.execPath,
+        [...node, '--data', data, '--mode', 'single', '--k', '3', '--json'],
+        { cwd: join(import.meta.dirname, '..') },
+      );
       const last = JSON.parse(stdout.trim().split('\n').at(-1) as string) as Record<string, unknown>;
-      expect(last).toMatchObject({ mode: 'single', k: 3, questions: 2, fusion: 'relative-score', weights: { bm25: 1, vector: 0.1 } });
-      for (const field of ['chainRecall', 'supportRecall', 'p50Ms', 'p95Ms', 'byDataset']) expect(last).toHaveProperty(field);
-      const chosen = await run(process.execPath, [...node, '--data', data, '--fusion', 'rrf', '--vector-weight', '0.5', '--json'], { cwd: join(import.meta.dirname, '..') });
-      expect(JSON.parse(chosen.stdout.trim().split('\n').at(-1) as string)).toMatchObject({ fusion: 'rrf', weights: { bm25: 1, vector: 0.5 } });
-      await expect(run(process.execPath, [...node, '--data', data, '--fusion', 'borda'], { cwd: join(import.meta.dirname, '..') })).rejects.toMatchObject({
+      expect(last).toMatchObject({
+        mode: 'single',
+        k: 3,
+        questions: 2,
+        fusion: 'relative-score',
+        weights: { bm25: 1, vector: 0.1 },
+      });
+      for (const field of ['chainRecall', 'supportRecall', 'p50Ms', 'p95Ms', 'byDataset'])
+        expect(last).toHaveProperty(field);
+      const chosen = await run(
+        process.execPath,
+        [...node, '--data', data, '--fusion', 'rrf', '--vector-weight', '0.5', '--json'],
+        { cwd: join(import.meta.dirname, '..') },
+      );
+      expect(JSON.parse(chosen.stdout.trim().split('\n').at(-1) as string)).toMatchObject({
+        fusion: 'rrf',
+        weights: { bm25: 1, vector: 0.5 },
+      });
+      await expect(
+        run(process.execPath, [...node, '--data', data, '--fusion', 'borda'], { cwd: join(import.meta.dirname, '..') }),
+      ).rejects.toMatchObject({
         stderr: expect.stringMatching(/unknown --fusion "borda"/),
       });
-      await expect(run(process.execPath, [...node, '--data', data, '--k', '0'], { cwd: join(import.meta.dirname, '..') })).rejects.toMatchObject({
+      await expect(
+        run(process.execPath, [...node, '--data', data, '--k', '0'], { cwd: join(import.meta.dirname, '..') }),
+      ).rejects.toMatchObject({
         stderr: expect.stringMatching(/--k must be a positive integer/),
       });
     } finally {

@@ -26,15 +26,27 @@ export interface CreateClientOptions {
   channelOptions?: grpc.ClientOptions;
 }
 
-export function createClient<C extends grpc.Client>(Service: ServiceConstructor<C>, address: string, options: CreateClientOptions = {}): C {
-  return new Service(address, options.credentials ?? grpc.credentials.createInsecure(), { ...DEFAULT_CLIENT_OPTIONS, ...options.channelOptions });
+export function createClient<C extends grpc.Client>(
+  Service: ServiceConstructor<C>,
+  address: string,
+  options: CreateClientOptions = {},
+): C {
+  return new Service(address, options.credentials ?? grpc.credentials.createInsecure(), {
+    ...DEFAULT_CLIENT_OPTIONS,
+    ...options.channelOptions,
+  });
 }
 
 /** Resolves once the client's channel is connected; rejects with UnavailableError at the deadline. */
 export function waitForClientReady(client: grpc.Client, deadlineUnixMs: number): Promise<void> {
   return new Promise((resolve, reject) => {
     client.waitForReady(deadlineUnixMs, (error) => {
-      if (error) reject(new UnavailableError(`${client.getChannel().getTarget()} was not ready by the deadline: ${error.message}`, { cause: error }));
+      if (error)
+        reject(
+          new UnavailableError(`${client.getChannel().getTarget()} was not ready by the deadline: ${error.message}`, {
+            cause: error,
+          }),
+        );
       else resolve();
     });
   });
@@ -80,7 +92,9 @@ function methodInfo(client: grpc.Client, method: string): MethodInfo {
   let info = byName.get(method);
   if (!info) {
     const definition = (client.constructor as Partial<ServiceConstructor>).service;
-    const found = definition && Object.entries(definition).find(([name, entry]) => name === method || entry.originalName === method);
+    const found =
+      definition &&
+      Object.entries(definition).find(([name, entry]) => name === method || entry.originalName === method);
     if (!found) throw new TypeError(`${client.constructor.name} has no method ${method}`);
     const path = found[1].path.replace(/^\//, '');
     const [service, rpcMethod] = path.split('/');
@@ -125,20 +139,30 @@ export function unaryCall<C extends grpc.Client, K extends UnaryMethodName<C>>(
         const callOptions: grpc.CallOptions = timeoutMs <= MAX_TIMER_MS ? { deadline: Date.now() + timeoutMs } : {};
 
         let cancelOnAbort: (() => void) | undefined;
-        const inFlight = (client[method] as unknown as UntypedUnaryMethod).call(client, request, metadata, callOptions, (error, response) => {
-          if (cancelOnAbort) signal?.removeEventListener('abort', cancelOnAbort);
-          if (error) {
-            statusCode = error.code;
-            span.setAttribute('rpc.grpc.status_code', error.code);
-            // A cancellation we asked for reports our reason (a guard's timeout, the caller's cancel).
-            const cancelledHere = signal?.aborted === true;
-            reject(cancelledHere && error.code === grpc.status.CANCELLED ? abortReason(signal) : fromGrpcError(error, { cancelledHere }));
-          } else {
-            statusCode = grpc.status.OK;
-            span.setAttribute('rpc.grpc.status_code', grpc.status.OK);
-            resolve(response as UnaryResponse<C, K>);
-          }
-        });
+        const inFlight = (client[method] as unknown as UntypedUnaryMethod).call(
+          client,
+          request,
+          metadata,
+          callOptions,
+          (error, response) => {
+            if (cancelOnAbort) signal?.removeEventListener('abort', cancelOnAbort);
+            if (error) {
+              statusCode = error.code;
+              span.setAttribute('rpc.grpc.status_code', error.code);
+              // A cancellation we asked for reports our reason (a guard's timeout, the caller's cancel).
+              const cancelledHere = signal?.aborted === true;
+              reject(
+                cancelledHere && error.code === grpc.status.CANCELLED
+                  ? abortReason(signal)
+                  : fromGrpcError(error, { cancelledHere }),
+              );
+            } else {
+              statusCode = grpc.status.OK;
+              span.setAttribute('rpc.grpc.status_code', grpc.status.OK);
+              resolve(response as UnaryResponse<C, K>);
+            }
+          },
+        );
         if (signal) {
           cancelOnAbort = () => inFlight.cancel();
           signal.addEventListener('abort', cancelOnAbort, { once: true });

@@ -18,7 +18,10 @@ interface HealthCheckResponse {
  */
 export class HealthService {
   private readonly statuses = new Map<string, ServingStatus>();
-  private readonly watchers = new Map<string, Set<grpc.ServerWritableStream<HealthCheckRequest, HealthCheckResponse>>>();
+  private readonly watchers = new Map<
+    string,
+    Set<grpc.ServerWritableStream<HealthCheckRequest, HealthCheckResponse>>
+  >();
 
   setStatus(service: string, status: ServingStatus): void {
     this.statuses.set(service, status);
@@ -51,9 +54,15 @@ export class HealthService {
       call.once('cancelled', () => watchers.delete(call));
       call.write({ status: this.statuses.get(service) ?? 'SERVICE_UNKNOWN' });
     };
-    const list: grpc.handleUnaryCall<unknown, { statuses: Record<string, { status: ServingStatus }> }> = (_call, callback) => {
+    const list: grpc.handleUnaryCall<unknown, { statuses: Record<string, { status: ServingStatus }> }> = (
+      _call,
+      callback,
+    ) => {
       callback(null, { statuses: Object.fromEntries([...this.statuses].map(([name, status]) => [name, { status }])) });
     };
-    server.addService(healthServiceDefinition as grpc.ServiceDefinition, { Check: check, Watch: watch, List: list } as grpc.UntypedServiceImplementation);
+    server.addService(
+      healthServiceDefinition as grpc.ServiceDefinition,
+      { Check: check, Watch: watch, List: list } as grpc.UntypedServiceImplementation,
+    );
   }
 }

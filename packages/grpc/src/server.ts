@@ -6,7 +6,14 @@ import { SpanKind, type Attributes, type Span } from '@opentelemetry/api';
 import { HealthService } from './health.js';
 import { extractMetadata } from './metadata.js';
 import { grpcStatusName, toGrpcStatus } from './status.js';
-import type { CallContext, HandlersOf, ServerStreamHandler, ServiceConstructor, StreamWriter, UnaryHandler } from './types.js';
+import type {
+  CallContext,
+  HandlersOf,
+  ServerStreamHandler,
+  ServiceConstructor,
+  StreamWriter,
+  UnaryHandler,
+} from './types.js';
 
 export interface GrpcServerOptions {
   logger?: Pick<Logger, 'error' | 'warn' | 'info'>;
@@ -103,7 +110,9 @@ class HandlerCallContext implements CallContext {
   }
 
   private whyEnded(): HoplineError {
-    return Date.now() >= this.deadlineUnixMs ? new DeadlineExceededError("the caller's deadline passed") : new CancelledError('the client cancelled the call');
+    return Date.now() >= this.deadlineUnixMs
+      ? new DeadlineExceededError("the caller's deadline passed")
+      : new CancelledError('the client cancelled the call');
   }
 }
 
@@ -170,21 +179,26 @@ export function createGrpcServer(options: GrpcServerOptions = {}): GrpcServer {
   // `thrown` is what the handler threw: for a bug, its own stack is the one worth reading.
   const report = (method: string, failure: HoplineError, thrown: unknown) => {
     if (failure.code === 'internal') logger?.error('gRPC handler failed', { method, error: thrown });
-    else if (failure.code === 'unavailable' || failure.code === 'deadline_exceeded') logger?.warn('gRPC handler could not answer', { method, error: failure });
+    else if (failure.code === 'unavailable' || failure.code === 'deadline_exceeded')
+      logger?.warn('gRPC handler could not answer', { method, error: failure });
   };
 
   /** Runs one call's handler in a SERVER span that continues the client's trace. */
   const serve = <T>(method: string, attributes: Attributes, call: AnyCall, run: () => Promise<T>): Promise<T> =>
-    instrument(method, { kind: SpanKind.SERVER, parent: extractMetadata(call.metadata), attributes, acceptableErrors: isRequestFault }, async (span: Span) => {
-      try {
-        const result = await run();
-        span.setAttribute('rpc.grpc.status_code', grpc.status.OK);
-        return result;
-      } catch (error) {
-        span.setAttribute('rpc.grpc.status_code', toGrpcStatus(error).code);
-        throw error;
-      }
-    });
+    instrument(
+      method,
+      { kind: SpanKind.SERVER, parent: extractMetadata(call.metadata), attributes, acceptableErrors: isRequestFault },
+      async (span: Span) => {
+        try {
+          const result = await run();
+          span.setAttribute('rpc.grpc.status_code', grpc.status.OK);
+          return result;
+        } catch (error) {
+          span.setAttribute('rpc.grpc.status_code', toGrpcStatus(error).code);
+          throw error;
+        }
+      },
+    );
 
   /** The status a failed handler ends its call with, reported and counted. */
   const failed = (method: string, error: unknown, startedAt: number) => {
@@ -219,7 +233,10 @@ export function createGrpcServer(options: GrpcServerOptions = {}): GrpcServer {
     };
   };
 
-  const serverStream = (method: string, handler: ServerStreamHandler<unknown, unknown>): grpc.handleServerStreamingCall<unknown, unknown> => {
+  const serverStream = (
+    method: string,
+    handler: ServerStreamHandler<unknown, unknown>,
+  ): grpc.handleServerStreamingCall<unknown, unknown> => {
     const attributes = spanAttributes(method);
     return (call) => {
       const startedAt = metrics ? performance.now() : 0;
@@ -263,7 +280,9 @@ export function createGrpcServer(options: GrpcServerOptions = {}): GrpcServer {
     listen(host, port) {
       const address = host.includes(':') && !host.startsWith('[') ? `[${host}]:${port}` : `${host}:${port}`;
       return new Promise<number>((resolve, reject) => {
-        server.bindAsync(address, grpc.ServerCredentials.createInsecure(), (error, boundPort) => (error ? reject(error) : resolve(boundPort)));
+        server.bindAsync(address, grpc.ServerCredentials.createInsecure(), (error, boundPort) =>
+          error ? reject(error) : resolve(boundPort),
+        );
       });
     },
 

@@ -51,7 +51,9 @@ export function grpcStatusName(code: GrpcStatus): string {
 }
 
 /** What a server sends for a failed call: the mapped status, with the Hopline code in the trailers. */
-export function toGrpcStatus(error: unknown): Partial<StatusObject> & { code: GrpcStatus; details: string; metadata: Metadata } {
+export function toGrpcStatus(
+  error: unknown,
+): Partial<StatusObject> & { code: GrpcStatus; details: string; metadata: Metadata } {
   const failure = toHoplineError(error);
   const metadata = new Metadata();
   metadata.set(ERROR_CODE_METADATA_KEY, failure.code);
@@ -67,7 +69,10 @@ export function toGrpcStatus(error: unknown): Partial<StatusObject> & { code: Gr
  * it (`cancelledHere`); otherwise the server dropped the call (a forced shutdown) and the
  * dependency is, for this call, unavailable.
  */
-export function fromGrpcError(error: Partial<ServiceError> & { code?: number }, options: { cancelledHere?: boolean } = {}): HoplineError {
+export function fromGrpcError(
+  error: Partial<ServiceError> & { code?: number },
+  options: { cancelledHere?: boolean } = {},
+): HoplineError {
   const details = error.details ?? error.message ?? 'gRPC call failed';
   const relayed = error.metadata?.get(ERROR_CODE_METADATA_KEY)[0];
   if (typeof relayed === 'string' && isErrorCode(relayed)) return new RemoteError(relayed, details, { cause: error });
@@ -81,6 +86,10 @@ export function fromGrpcError(error: Partial<ServiceError> & { code?: number }, 
         ? new CancelledError(details, { cause: error })
         : new UnavailableError(`the server cancelled the call: ${details}`, { cause: error });
     default:
-      return new RemoteError((error.code === undefined ? undefined : CODE_BY_STATUS[error.code as GrpcStatus]) ?? 'internal', details, { cause: error });
+      return new RemoteError(
+        (error.code === undefined ? undefined : CODE_BY_STATUS[error.code as GrpcStatus]) ?? 'internal',
+        details,
+        { cause: error },
+      );
   }
 }

@@ -30,14 +30,19 @@ export interface StreamWriter<Response> extends CallContext {
   write(message: Response): Promise<void>;
 }
 
-export type ServerStreamHandler<Request, Response> = (request: Request, stream: StreamWriter<Response>) => Promise<void>;
+export type ServerStreamHandler<Request, Response> = (
+  request: Request,
+  stream: StreamWriter<Response>,
+) => Promise<void>;
 
 type RequestOf<M> = M extends { requestDeserialize: (bytes: Buffer) => infer Request } ? Request : never;
 type ResponseOf<M> = M extends { responseSerialize: (value: infer Response) => Buffer } ? Response : never;
 
 /** A service's handlers, typed from its generated constructor: server-streaming methods write, unary ones return. */
 export type HandlersOf<S extends ServiceConstructor> = {
-  [K in KnownKeys<S['service']> & string]: InstanceType<S>[K & keyof InstanceType<S>] extends (...args: never[]) => grpc.ClientReadableStream<unknown>
+  [K in KnownKeys<S['service']> & string]: InstanceType<S>[K & keyof InstanceType<S>] extends (
+    ...args: never[]
+  ) => grpc.ClientReadableStream<unknown>
     ? ServerStreamHandler<RequestOf<S['service'][K]>, ResponseOf<S['service'][K]>>
     : UnaryHandler<RequestOf<S['service'][K]>, ResponseOf<S['service'][K]>>;
 };
@@ -48,5 +53,15 @@ export type UnaryMethodName<C> = {
 }[keyof C & string];
 
 // Generated clients list the (argument, callback) overload last, which is the one `infer` reads.
-export type UnaryRequest<C, K extends keyof C> = C[K] extends (argument: infer Request, callback: never) => grpc.ClientUnaryCall ? Request : never;
-export type UnaryResponse<C, K extends keyof C> = C[K] extends (argument: never, callback: grpc.requestCallback<infer Response>) => grpc.ClientUnaryCall ? Response : never;
+export type UnaryRequest<C, K extends keyof C> = C[K] extends (
+  argument: infer Request,
+  callback: never,
+) => grpc.ClientUnaryCall
+  ? Request
+  : never;
+export type UnaryResponse<C, K extends keyof C> = C[K] extends (
+  argument: never,
+  callback: grpc.requestCallback<infer Response>,
+) => grpc.ClientUnaryCall
+  ? Response
+  : never;

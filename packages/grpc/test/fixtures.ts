@@ -7,11 +7,17 @@ import { createGrpcServer, type GrpcServer, type GrpcServerOptions } from '../sr
 export const hopline = loadHoplineGrpc().hopline.v1;
 
 export interface HealthClient extends grpc.Client {
-  check(request: { service: string }, options: grpc.CallOptions, callback: grpc.requestCallback<{ status: string }>): grpc.ClientUnaryCall;
+  check(
+    request: { service: string },
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<{ status: string }>,
+  ): grpc.ClientUnaryCall;
   watch(request: { service: string }): grpc.ClientReadableStream<{ status: string }>;
 }
 
-const healthPackage = grpc.loadPackageDefinition(protoLoader.loadSync(healthProtoPath, { keepCase: true, enums: String, defaults: true })) as unknown as {
+const healthPackage = grpc.loadPackageDefinition(
+  protoLoader.loadSync(healthProtoPath, { keepCase: true, enums: String, defaults: true }),
+) as unknown as {
   grpc: { health: { v1: { Health: new (address: string, credentials: grpc.ChannelCredentials) => HealthClient } } };
 };
 
@@ -21,7 +27,9 @@ export function healthClient(address: string): HealthClient {
 
 export function checkHealth(client: HealthClient, service: string): Promise<string> {
   return new Promise((resolve, reject) => {
-    client.check({ service }, { deadline: Date.now() + 5_000 }, (error, response) => (error ? reject(error) : resolve(response?.status ?? 'none')));
+    client.check({ service }, { deadline: Date.now() + 5_000 }, (error, response) =>
+      error ? reject(error) : resolve(response?.status ?? 'none'),
+    );
   });
 }
 

@@ -10,7 +10,9 @@ afterEach(async () => {
 });
 
 async function rerankServer(handler: (call: CallContext) => Promise<RerankResponse> = async () => ({ scorer: 'ok' })) {
-  const fixture = await startServer((server) => server.addService(hopline.Reranker, { Rerank: (_request, call) => handler(call) }));
+  const fixture = await startServer((server) =>
+    server.addService(hopline.Reranker, { Rerank: (_request, call) => handler(call) }),
+  );
   const health = healthClient(fixture.address);
   cleanups.push(fixture.dispose, () => health.close());
   return { ...fixture, health };
@@ -91,7 +93,7 @@ describe('gRPC shutdown', () => {
     await stopped;
   });
 
-  it('shutdown - calls still running after the grace period are cancelled and their handlers\' signals abort', async () => {
+  it("shutdown - calls still running after the grace period are cancelled and their handlers' signals abort", async () => {
     const started: CallContext[] = [];
     const { server, address } = await rerankServer((call) => {
       started.push(call);

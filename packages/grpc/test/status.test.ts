@@ -11,9 +11,15 @@ const withTrailer = (code: string) => {
 
 describe('gRPC status mapping', () => {
   it('status - transport statuses without a Hopline code become local errors', () => {
-    expect(fromGrpcError({ code: grpc.status.DEADLINE_EXCEEDED, details: 'Deadline exceeded' })).toBeInstanceOf(DeadlineExceededError);
-    expect(fromGrpcError({ code: grpc.status.UNAVAILABLE, details: 'No connection established' })).toBeInstanceOf(UnavailableError);
-    expect(fromGrpcError({ code: grpc.status.CANCELLED, details: 'Call cancelled' }, { cancelledHere: true })).toBeInstanceOf(CancelledError);
+    expect(fromGrpcError({ code: grpc.status.DEADLINE_EXCEEDED, details: 'Deadline exceeded' })).toBeInstanceOf(
+      DeadlineExceededError,
+    );
+    expect(fromGrpcError({ code: grpc.status.UNAVAILABLE, details: 'No connection established' })).toBeInstanceOf(
+      UnavailableError,
+    );
+    expect(
+      fromGrpcError({ code: grpc.status.CANCELLED, details: 'Call cancelled' }, { cancelledHere: true }),
+    ).toBeInstanceOf(CancelledError);
   });
 
   it('status - CANCELLED that this side did not ask for means the server dropped the call', () => {
@@ -23,20 +29,38 @@ describe('gRPC status mapping', () => {
   });
 
   it('status - other statuses without a trailer become RemoteErrors with the nearest code', () => {
-    expect(fromGrpcError({ code: grpc.status.NOT_FOUND, details: 'x' })).toMatchObject({ code: 'not_found', remote: true });
-    expect(fromGrpcError({ code: grpc.status.UNIMPLEMENTED, details: 'x' })).toMatchObject({ code: 'internal', remote: true });
-    expect(fromGrpcError({ code: grpc.status.FAILED_PRECONDITION, details: 'x' })).toMatchObject({ code: 'invalid_argument', remote: true });
-    expect(fromGrpcError({ code: grpc.status.UNKNOWN, details: 'x' })).toMatchObject({ code: 'internal', remote: true });
+    expect(fromGrpcError({ code: grpc.status.NOT_FOUND, details: 'x' })).toMatchObject({
+      code: 'not_found',
+      remote: true,
+    });
+    expect(fromGrpcError({ code: grpc.status.UNIMPLEMENTED, details: 'x' })).toMatchObject({
+      code: 'internal',
+      remote: true,
+    });
+    expect(fromGrpcError({ code: grpc.status.FAILED_PRECONDITION, details: 'x' })).toMatchObject({
+      code: 'invalid_argument',
+      remote: true,
+    });
+    expect(fromGrpcError({ code: grpc.status.UNKNOWN, details: 'x' })).toMatchObject({
+      code: 'internal',
+      remote: true,
+    });
   });
 
   it('status - a Hopline code in the trailers wins over the status, as a relayed RemoteError', () => {
-    const error = fromGrpcError({ code: grpc.status.UNAVAILABLE, details: 'retrieval-worker has no responders', metadata: withTrailer('no_responders') });
+    const error = fromGrpcError({
+      code: grpc.status.UNAVAILABLE,
+      details: 'retrieval-worker has no responders',
+      metadata: withTrailer('no_responders'),
+    });
     expect(error).toBeInstanceOf(RemoteError);
     expect(error).toMatchObject({ code: 'no_responders', remote: true, message: 'retrieval-worker has no responders' });
   });
 
   it('status - a trailer that is not a Hopline code is ignored', () => {
-    expect(fromGrpcError({ code: grpc.status.UNAVAILABLE, details: 'x', metadata: withTrailer('teapot') })).toBeInstanceOf(UnavailableError);
+    expect(
+      fromGrpcError({ code: grpc.status.UNAVAILABLE, details: 'x', metadata: withTrailer('teapot') }),
+    ).toBeInstanceOf(UnavailableError);
   });
 
   it('status - toGrpcStatus maps each code and carries it in the trailers; unknown errors are INTERNAL', () => {

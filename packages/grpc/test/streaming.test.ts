@@ -41,16 +41,20 @@ function collect(call: grpc.ClientReadableStream<QaEvent__Output>) {
   return { events, ended };
 }
 
-const ask = () => client.Ask({ question: 'who coached the team that won?', kbIds: ['demo'] }, { deadline: Date.now() + 10_000 });
+const ask = () =>
+  client.Ask({ question: 'who coached the team that won?', kbIds: ['demo'] }, { deadline: Date.now() + 10_000 });
 
 describe('gRPC server streaming', () => {
   it('stream - every written event arrives in order, then the stream ends cleanly', async () => {
     behaviour = async (request, stream) => {
-      for (let seq = 1; seq <= 5; seq += 1) await stream.write({ questionId: request.question.slice(0, 3), seq, token: { text: `t${seq}` } });
+      for (let seq = 1; seq <= 5; seq += 1)
+        await stream.write({ questionId: request.question.slice(0, 3), seq, token: { text: `t${seq}` } });
     };
     const { events, error } = await collect(ask()).ended;
     expect(error).toBeUndefined();
-    expect(events.map((event) => [event.questionId, event.seq, event.token?.text])).toEqual([1, 2, 3, 4, 5].map((seq) => ['who', seq, `t${seq}`]));
+    expect(events.map((event) => [event.questionId, event.seq, event.token?.text])).toEqual(
+      [1, 2, 3, 4, 5].map((seq) => ['who', seq, `t${seq}`]),
+    );
   });
 
   it('stream - a handler failure ends the stream with its status and Hopline code after the events already sent', async () => {
@@ -65,7 +69,7 @@ describe('gRPC server streaming', () => {
     expect(error?.metadata.get(ERROR_CODE_METADATA_KEY)).toEqual(['permission_denied']);
   });
 
-  it('stream - a client that cancels aborts the handler\'s signal and its pending writes reject', async () => {
+  it("stream - a client that cancels aborts the handler's signal and its pending writes reject", async () => {
     let writes = 0;
     let writeError: unknown;
     behaviour = async (_request, stream) => {

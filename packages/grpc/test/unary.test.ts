@@ -58,7 +58,9 @@ const inFiveSeconds = () => ({ deadlineUnixMs: Date.now() + 5_000 });
 
 /** A handler that answers only when its call is aborted, the way a well-behaved one gives up. */
 const waitForAbort: RerankBehaviour = (_request, call) =>
-  new Promise((_resolve, reject) => call.signal.addEventListener('abort', () => reject(call.signal.reason), { once: true }));
+  new Promise((_resolve, reject) =>
+    call.signal.addEventListener('abort', () => reject(call.signal.reason), { once: true }),
+  );
 
 describe('gRPC unary', () => {
   it('grpc - a unary call round-trips the request and response', async () => {
@@ -69,10 +71,12 @@ describe('gRPC unary', () => {
   });
 
   it('grpc - the lower-case method name works too', async () => {
-    await expect(unaryCall(client, 'rerank', request, inFiveSeconds())).resolves.toMatchObject({ scorer: 'echo:who coached the winners' });
+    await expect(unaryCall(client, 'rerank', request, inFiveSeconds())).resolves.toMatchObject({
+      scorer: 'echo:who coached the winners',
+    });
   });
 
-  it('grpc - the handler sees the client\'s deadline and metadata', async () => {
+  it("grpc - the handler sees the client's deadline and metadata", async () => {
     const deadlineUnixMs = Date.now() + 4_000;
     const metadata = new grpc.Metadata();
     metadata.set('x-tenant', 'acme');
@@ -84,20 +88,24 @@ describe('gRPC unary', () => {
     expect(call?.signal.aborted).toBe(false);
   });
 
-  it('grpc - a call past its cap rejects with DeadlineExceededError and aborts the handler\'s signal', async () => {
+  it("grpc - a call past its cap rejects with DeadlineExceededError and aborts the handler's signal", async () => {
     behaviour = waitForAbort;
-    const error = await unaryCall(client, 'Rerank', request, { deadlineUnixMs: Date.now() + 60_000, capMs: 50 }).catch((e: unknown) => e);
+    const error = await unaryCall(client, 'Rerank', request, { deadlineUnixMs: Date.now() + 60_000, capMs: 50 }).catch(
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(DeadlineExceededError);
     await vi.waitFor(() => expect(seenCalls[0]?.signal.aborted).toBe(true));
     expect(seenCalls[0]?.signal.reason).toBeInstanceOf(DeadlineExceededError);
   });
 
   it('grpc - a deadline already passed fails without reaching the server', async () => {
-    await expect(unaryCall(client, 'Rerank', request, { deadlineUnixMs: Date.now() - 1 })).rejects.toBeInstanceOf(DeadlineExceededError);
+    await expect(unaryCall(client, 'Rerank', request, { deadlineUnixMs: Date.now() - 1 })).rejects.toBeInstanceOf(
+      DeadlineExceededError,
+    );
     expect(seenCalls).toHaveLength(0);
   });
 
-  it('grpc - aborting the caller\'s signal cancels the call and the handler\'s signal', async () => {
+  it("grpc - aborting the caller's signal cancels the call and the handler's signal", async () => {
     behaviour = waitForAbort;
     const caller = new AbortController();
     const call = unaryCall(client, 'Rerank', request, { ...inFiveSeconds(), signal: caller.signal });
@@ -108,7 +116,7 @@ describe('gRPC unary', () => {
     expect(seenCalls[0]?.signal.reason).toBeInstanceOf(CancelledError);
   });
 
-  it('grpc - a caller\'s abort reason that is a HoplineError is what the call rejects with', async () => {
+  it("grpc - a caller's abort reason that is a HoplineError is what the call rejects with", async () => {
     behaviour = waitForAbort;
     const caller = new AbortController();
     const call = unaryCall(client, 'Rerank', request, { ...inFiveSeconds(), signal: caller.signal });
@@ -121,7 +129,9 @@ describe('gRPC unary', () => {
   it('grpc - an already aborted signal never sends the call', async () => {
     const caller = new AbortController();
     caller.abort();
-    await expect(unaryCall(client, 'Rerank', request, { ...inFiveSeconds(), signal: caller.signal })).rejects.toBeInstanceOf(CancelledError);
+    await expect(
+      unaryCall(client, 'Rerank', request, { ...inFiveSeconds(), signal: caller.signal }),
+    ).rejects.toBeInstanceOf(CancelledError);
     expect(seenCalls).toHaveLength(0);
   });
 });
@@ -129,22 +139,27 @@ describe('gRPC unary', () => {
 describe('gRPC error mapping', () => {
   const rawCall = () =>
     new Promise<grpc.ServiceError>((resolve, reject) => {
-      client.Rerank(request, new grpc.Metadata(), { deadline: Date.now() + 5_000 }, (error) => (error ? resolve(error) : reject(new Error('expected a failure'))));
+      client.Rerank(request, new grpc.Metadata(), { deadline: Date.now() + 5_000 }, (error) =>
+        error ? resolve(error) : reject(new Error('expected a failure')),
+      );
     });
 
-  it.each(ERROR_CODES.filter((code) => code !== 'cancelled'))('grpc - a handler\'s %s error reaches the client as its status, trailer and code', async (code) => {
-    behaviour = async () => {
-      throw new HoplineError(code, `failed with ${code}`);
-    };
-    const raw = await rawCall();
-    expect(raw.code).toBe(grpcStatusFor(code));
-    expect(raw.details).toBe(`failed with ${code}`);
-    expect(raw.metadata.get(ERROR_CODE_METADATA_KEY)).toEqual([code]);
+  it.each(ERROR_CODES.filter((code) => code !== 'cancelled'))(
+    "grpc - a handler's %s error reaches the client as its status, trailer and code",
+    async (code) => {
+      behaviour = async () => {
+        throw new HoplineError(code, `failed with ${code}`);
+      };
+      const raw = await rawCall();
+      expect(raw.code).toBe(grpcStatusFor(code));
+      expect(raw.details).toBe(`failed with ${code}`);
+      expect(raw.metadata.get(ERROR_CODE_METADATA_KEY)).toEqual([code]);
 
-    const error = await unaryCall(client, 'Rerank', request, inFiveSeconds()).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(RemoteError);
-    expect(error).toMatchObject({ code, remote: true, message: `failed with ${code}` });
-  });
+      const error = await unaryCall(client, 'Rerank', request, inFiveSeconds()).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(RemoteError);
+      expect(error).toMatchObject({ code, remote: true, message: `failed with ${code}` });
+    },
+  );
 
   it('grpc - a handler error outside the taxonomy is INTERNAL, logged with its stack', async () => {
     const lines: string[] = [];
@@ -155,7 +170,14 @@ describe('gRPC error mapping', () => {
             throw new TypeError('cannot read properties of undefined');
           },
         }),
-      { logger: { error: (msg, fields) => lines.push(`${msg} ${JSON.stringify(fields, (_k, v: unknown) => (v instanceof Error ? v.stack : v))}`), warn: () => undefined, info: () => undefined } },
+      {
+        logger: {
+          error: (msg, fields) =>
+            lines.push(`${msg} ${JSON.stringify(fields, (_k, v: unknown) => (v instanceof Error ? v.stack : v))}`),
+          warn: () => undefined,
+          info: () => undefined,
+        },
+      },
     );
     const otherClient = createClient(hopline.Reranker, logged.address);
     try {
@@ -169,7 +191,7 @@ describe('gRPC error mapping', () => {
     }
   });
 
-  it('grpc - relayed errors do not look like the callee\'s own infrastructure failure', async () => {
+  it("grpc - relayed errors do not look like the callee's own infrastructure failure", async () => {
     behaviour = async () => {
       throw new ValidationError('topN must be positive');
     };
@@ -182,7 +204,9 @@ describe('gRPC error mapping', () => {
     const nowhere = createClient(hopline.Reranker, '127.0.0.1:1');
     try {
       const started = Date.now();
-      await expect(unaryCall(nowhere, 'Rerank', request, { deadlineUnixMs: Date.now() + 10_000 })).rejects.toBeInstanceOf(UnavailableError);
+      await expect(
+        unaryCall(nowhere, 'Rerank', request, { deadlineUnixMs: Date.now() + 10_000 }),
+      ).rejects.toBeInstanceOf(UnavailableError);
       expect(Date.now() - started).toBeLessThan(9_000);
     } finally {
       nowhere.close();
@@ -192,7 +216,9 @@ describe('gRPC error mapping', () => {
   it('grpc - waitForReady waits for an unreachable server until the deadline instead', async () => {
     const nowhere = createClient(hopline.Reranker, '127.0.0.1:1');
     try {
-      await expect(unaryCall(nowhere, 'Rerank', request, { deadlineUnixMs: Date.now() + 300, waitForReady: true })).rejects.toBeInstanceOf(DeadlineExceededError);
+      await expect(
+        unaryCall(nowhere, 'Rerank', request, { deadlineUnixMs: Date.now() + 300, waitForReady: true }),
+      ).rejects.toBeInstanceOf(DeadlineExceededError);
     } finally {
       nowhere.close();
     }
@@ -200,14 +226,22 @@ describe('gRPC error mapping', () => {
 });
 
 describe('gRPC under a guard', () => {
-  const breaker = { errorThresholdPercentage: 50, volumeThreshold: 2, resetTimeoutMs: 60_000, rollingCountTimeoutMs: 10_000 };
+  const breaker = {
+    errorThresholdPercentage: 50,
+    volumeThreshold: 2,
+    resetTimeoutMs: 60_000,
+    rollingCountTimeoutMs: 10_000,
+  };
 
-  it('guard - the guard\'s timeout cancels the gRPC call and the handler\'s signal, as DeadlineExceededError', async () => {
+  it("guard - the guard's timeout cancels the gRPC call and the handler's signal, as DeadlineExceededError", async () => {
     behaviour = waitForAbort;
     const guard = createGuard({ downstream: 'reranker', breaker });
     try {
       const error = await guard
-        .call((signal) => unaryCall(client, 'Rerank', request, { deadlineUnixMs: Date.now() + 60_000, signal }), { deadlineUnixMs: Date.now() + 60_000, capMs: 50 })
+        .call((signal) => unaryCall(client, 'Rerank', request, { deadlineUnixMs: Date.now() + 60_000, signal }), {
+          deadlineUnixMs: Date.now() + 60_000,
+          capMs: 50,
+        })
         .catch((e: unknown) => e);
       expect(error).toBeInstanceOf(DeadlineExceededError);
       await vi.waitFor(() => expect(seenCalls[0]?.signal.aborted).toBe(true));
@@ -217,7 +251,7 @@ describe('gRPC under a guard', () => {
     }
   });
 
-  it('guard - an unreachable server opens the breaker; a handler\'s validation errors never do', async () => {
+  it("guard - an unreachable server opens the breaker; a handler's validation errors never do", async () => {
     const nowhere = createClient(hopline.Reranker, '127.0.0.1:1');
     const down = createGuard({ downstream: 'reranker-down', breaker });
     const picky = createGuard({ downstream: 'reranker-picky', breaker });
@@ -226,8 +260,12 @@ describe('gRPC under a guard', () => {
     };
     try {
       for (let i = 0; i < 3; i += 1) {
-        await down.call((signal) => unaryCall(nowhere, 'Rerank', request, { ...inFiveSeconds(), signal }), inFiveSeconds()).catch(() => undefined);
-        await picky.call((signal) => unaryCall(client, 'Rerank', request, { ...inFiveSeconds(), signal }), inFiveSeconds()).catch(() => undefined);
+        await down
+          .call((signal) => unaryCall(nowhere, 'Rerank', request, { ...inFiveSeconds(), signal }), inFiveSeconds())
+          .catch(() => undefined);
+        await picky
+          .call((signal) => unaryCall(client, 'Rerank', request, { ...inFiveSeconds(), signal }), inFiveSeconds())
+          .catch(() => undefined);
       }
       expect(down.state).toBe('open');
       expect(down.stats()).toMatchObject({ failures: 2, rejected: 1 });
@@ -256,7 +294,12 @@ describe('gRPC tracing and metrics', () => {
     expect(clientSpan?.parentSpanContext?.spanId).toBe(hop?.spanContext().spanId);
     expect(serverSpan?.parentSpanContext?.spanId).toBe(clientSpan?.spanContext().spanId);
     expect(score?.parentSpanContext?.spanId).toBe(serverSpan?.spanContext().spanId);
-    expect(serverSpan?.attributes).toMatchObject({ 'rpc.system': 'grpc', 'rpc.service': 'hopline.v1.Reranker', 'rpc.method': 'Rerank', 'rpc.grpc.status_code': 0 });
+    expect(serverSpan?.attributes).toMatchObject({
+      'rpc.system': 'grpc',
+      'rpc.service': 'hopline.v1.Reranker',
+      'rpc.method': 'Rerank',
+      'rpc.grpc.status_code': 0,
+    });
     expect(clientSpan?.attributes).toMatchObject({ 'rpc.system': 'grpc', 'rpc.grpc.status_code': 0 });
   });
 
@@ -287,14 +330,26 @@ describe('gRPC tracing and metrics', () => {
       throw new ValidationError('query is empty');
     };
     await unaryCall(client, 'Rerank', request, { ...inFiveSeconds(), metrics: clientMetrics }).catch(() => undefined);
-    await unaryCall(client, 'Rerank', request, { deadlineUnixMs: Date.now() - 1, metrics: clientMetrics }).catch(() => undefined);
+    await unaryCall(client, 'Rerank', request, { deadlineUnixMs: Date.now() - 1, metrics: clientMetrics }).catch(
+      () => undefined,
+    );
 
     const clientText = await clientMetrics.registry.metrics();
-    expect(clientText).toContain('hopline_grpc_requests_total{method="hopline.v1.Reranker/Rerank",role="client",code="OK",service="hop-reasoner"} 1');
-    expect(clientText).toContain('hopline_grpc_requests_total{method="hopline.v1.Reranker/Rerank",role="client",code="INVALID_ARGUMENT",service="hop-reasoner"} 1');
-    expect(clientText).toContain('hopline_grpc_requests_total{method="hopline.v1.Reranker/Rerank",role="client",code="DEADLINE_EXCEEDED",service="hop-reasoner"} 1');
+    expect(clientText).toContain(
+      'hopline_grpc_requests_total{method="hopline.v1.Reranker/Rerank",role="client",code="OK",service="hop-reasoner"} 1',
+    );
+    expect(clientText).toContain(
+      'hopline_grpc_requests_total{method="hopline.v1.Reranker/Rerank",role="client",code="INVALID_ARGUMENT",service="hop-reasoner"} 1',
+    );
+    expect(clientText).toContain(
+      'hopline_grpc_requests_total{method="hopline.v1.Reranker/Rerank",role="client",code="DEADLINE_EXCEEDED",service="hop-reasoner"} 1',
+    );
     const serverText = await serverMetrics.registry.metrics();
-    expect(serverText).toMatch(/hopline_grpc_requests_total\{method="hopline.v1.Reranker\/Rerank",role="server",code="INVALID_ARGUMENT",service="reranker"\} [1-9]/);
-    expect(serverText).toMatch(/hopline_grpc_request_duration_seconds_count\{service="reranker",method="hopline.v1.Reranker\/Rerank",role="server",code="OK"\} [1-9]/);
+    expect(serverText).toMatch(
+      /hopline_grpc_requests_total\{method="hopline.v1.Reranker\/Rerank",role="server",code="INVALID_ARGUMENT",service="reranker"\} [1-9]/,
+    );
+    expect(serverText).toMatch(
+      /hopline_grpc_request_duration_seconds_count\{service="reranker",method="hopline.v1.Reranker\/Rerank",role="server",code="OK"\} [1-9]/,
+    );
   });
 });

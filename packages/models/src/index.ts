@@ -21,7 +21,14 @@ export type { ModelReasonerOptions } from './reasoner/model-reasoner.js';
 export { createOfflineReasoner } from './offline/offline-reasoner.js';
 export type { OfflineReasonerOptions } from './offline/offline-reasoner.js';
 export { gradeEvidence } from './offline/grade.js';
-export { answerType, choiceOptions, chineseComparisonOptions, questionAnchors, relationTerms, sameEntity } from './offline/question.js';
+export {
+  answerType,
+  choiceOptions,
+  chineseComparisonOptions,
+  questionAnchors,
+  relationTerms,
+  sameEntity,
+} from './offline/question.js';
 export type { AnswerType } from './offline/question.js';
 export { isRoleNoun, ROLE_NOUNS } from './offline/relations.js';
 export { bareTitle, contentTerms, entityKey, namedSpans, states } from './offline/text.js';

@@ -22,7 +22,9 @@ export class UsageMeter {
   llmCalls = 0;
   tokens = 0;
 
-  constructor(readonly limits: UsageLimits = { maxLlmCalls: Number.POSITIVE_INFINITY, maxTokens: Number.POSITIVE_INFINITY }) {}
+  constructor(
+    readonly limits: UsageLimits = { maxLlmCalls: Number.POSITIVE_INFINITY, maxTokens: Number.POSITIVE_INFINITY },
+  ) {}
 
   get exhausted(): boolean {
     return this.llmCalls >= this.limits.maxLlmCalls || this.tokens >= this.limits.maxTokens;

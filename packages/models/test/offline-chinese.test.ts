@@ -1,20 +1,46 @@
 import { describe, expect, it } from 'vitest';
 import type { HopExtractionInput, ModelCallContext, PreviousHop, SynthesisInput } from '../src/index.js';
-import { claimPhrases, contentTerms, createOfflineReasoner, questionAnchors, relationTerms, states, UsageMeter } from '../src/index.js';
+import {
+  claimPhrases,
+  contentTerms,
+  createOfflineReasoner,
+  questionAnchors,
+  relationTerms,
+  states,
+  UsageMeter,
+} from '../src/index.js';
 import { chineseNames } from '../src/offline/chinese.js';
 import { chunk } from './support/chunks.js';
 
 const reasoner = createOfflineReasoner();
-const call: ModelCallContext = { deadlineUnixMs: Date.now() + 60_000, signal: new AbortController().signal, usage: new UsageMeter() };
+const call: ModelCallContext = {
+  deadlineUnixMs: Date.now() + 60_000,
+  signal: new AbortController().signal,
+  usage: new UsageMeter(),
+};
 
 // A project, its owner, and the owner's department: the answer needs the bridge in between.
 const question = '星河项目的负责人属于哪个部门？';
-const project = chunk('c-project', '星河项目', '星河项目是南山研究院的检索平台项目，于2029年启动。该项目的负责人是赵磊，他负责制定路线图。');
+const project = chunk(
+  'c-project',
+  '星河项目',
+  '星河项目是南山研究院的检索平台项目，于2029年启动。该项目的负责人是赵磊，他负责制定路线图。',
+);
 const owner = chunk('c-owner', '赵磊', '赵磊是南山研究院的首席工程师，隶属于基础设施部。他在2025年加入研究院。');
 const department = chunk('c-department', '基础设施部', '基础设施部负责南山研究院的计算与存储平台，部门负责人是孙悦。');
 
 function hop(overrides: Partial<HopExtractionInput>): HopExtractionInput {
-  return { question, focus: question, hop: 1, expectedHops: 2, hopsLeft: 2, query: question, chunks: [project, department, owner], previous: [], ...overrides };
+  return {
+    question,
+    focus: question,
+    hop: 1,
+    expectedHops: 2,
+    hopsLeft: 2,
+    query: question,
+    chunks: [project, department, owner],
+    previous: [],
+    ...overrides,
+  };
 }
 
 async function drain(stream: AsyncIterable<string>): Promise<string> {
@@ -31,7 +57,8 @@ describe('offline reasoner - Chinese text', () => {
     expect(names('这个项目由王小明牵头负责。')).toContain('王小明');
     // A generic noun after a relation word is not a name.
     expect(names('他在2025年加入公司。')).toEqual([]);
-    for (const name of chineseNames('赵磊是南山研究院的首席工程师，隶属于基础设施部。')) expect([...name.text].length).toBeGreaterThan(1);
+    for (const name of chineseNames('赵磊是南山研究院的首席工程师，隶属于基础设施部。'))
+      expect([...name.text].length).toBeGreaterThan(1);
   });
 
   it('chinese - content terms are segmented words and their parts, without function words or character bigrams across words', () => {
@@ -49,7 +76,7 @@ describe('offline reasoner - Chinese text', () => {
     expect(relationTerms(question, anchors)).toEqual(['负责人', '属于', '部门']);
   });
 
-  it('chinese - the first hop answers the bridge the relation phrase names, never the question\'s own entity, and asks only what is left', async () => {
+  it("chinese - the first hop answers the bridge the relation phrase names, never the question's own entity, and asks only what is left", async () => {
     const finding = await reasoner.extractHopAnswer(hop({}), call);
     expect(finding).toMatchObject({ answer: '赵磊', unknown: false, done: false });
     expect(finding.bridgeEntities).not.toContain('星河项目');
@@ -57,10 +84,13 @@ describe('offline reasoner - Chinese text', () => {
     expect(finding.citedChunkIds[0]).toBe('c-project');
   });
 
-  it('chinese - the second hop concludes with the department the bridge\'s document states', async () => {
+  it("chinese - the second hop concludes with the department the bridge's document states", async () => {
     const first = await reasoner.extractHopAnswer(hop({}), call);
     const previous: PreviousHop[] = [{ query: question, finding: first, cited: [project] }];
-    const finding = await reasoner.extractHopAnswer(hop({ hop: 2, query: first.nextQuery, chunks: [owner, department, project], previous }), call);
+    const finding = await reasoner.extractHopAnswer(
+      hop({ hop: 2, query: first.nextQuery, chunks: [owner, department, project], previous }),
+      call,
+    );
     expect(finding).toMatchObject({ answer: '基础设施部', unknown: false, done: true });
     expect(finding.citedChunkIds[0]).toBe('c-owner');
   });
@@ -68,13 +98,21 @@ describe('offline reasoner - Chinese text', () => {
   it('chinese - synthesis answers in Chinese, cites the chunk that states the answer, quotes each hop once', async () => {
     const first = await reasoner.extractHopAnswer(hop({}), call);
     const previous: PreviousHop[] = [{ query: question, finding: first, cited: [project] }];
-    const second = await reasoner.extractHopAnswer(hop({ hop: 2, query: first.nextQuery, chunks: [owner, department, project], previous }), call);
+    const second = await reasoner.extractHopAnswer(
+      hop({ hop: 2, query: first.nextQuery, chunks: [owner, department, project], previous }),
+      call,
+    );
     const input: SynthesisInput = {
       question,
       hops: [
         { hop: 1, focus: question, query: question, finding: first },
         // The second hop cites the project first: the answer must still cite the chunk that states it.
-        { hop: 2, focus: question, query: first.nextQuery, finding: { ...second, citedChunkIds: ['c-project', ...second.citedChunkIds] } },
+        {
+          hop: 2,
+          focus: question,
+          query: first.nextQuery,
+          finding: { ...second, citedChunkIds: ['c-project', ...second.citedChunkIds] },
+        },
       ],
       evidence: [
         { index: 1, chunk: project, hop: 1, bridgeEntity: '' },
@@ -84,7 +122,9 @@ describe('offline reasoner - Chinese text', () => {
       missing: '',
     };
     const text = await drain(reasoner.synthesize(input, call));
-    expect(text).toBe('基础设施部 [2]。该项目的负责人是赵磊，他负责制定路线图 [1]。赵磊是南山研究院的首席工程师，隶属于基础设施部 [2]。');
+    expect(text).toBe(
+      '基础设施部 [2]。该项目的负责人是赵磊，他负责制定路线图 [1]。赵磊是南山研究院的首席工程师，隶属于基础设施部 [2]。',
+    );
   });
 
   it('chinese - an answer no evidence states ends in an abstention, in Chinese, saying what was found and what was not', async () => {
@@ -93,7 +133,12 @@ describe('offline reasoner - Chinese text', () => {
       question,
       hops: [
         { hop: 1, focus: question, query: question, finding: first },
-        { hop: 2, focus: question, query: first.nextQuery, finding: { ...first, answer: '基础设施部', done: true, citedChunkIds: ['c-project'] } },
+        {
+          hop: 2,
+          focus: question,
+          query: first.nextQuery,
+          finding: { ...first, answer: '基础设施部', done: true, citedChunkIds: ['c-project'] },
+        },
       ],
       evidence: [{ index: 1, chunk: project, hop: 1, bridgeEntity: '' }],
       complete: true,

@@ -5,15 +5,41 @@ import { createOfflineReasoner, gradeEvidence, namedSpans, UsageMeter } from '..
 import { chunk } from './support/chunks.js';
 
 const reasoner = createOfflineReasoner();
-const call: ModelCallContext = { deadlineUnixMs: Date.now() + 60_000, signal: new AbortController().signal, usage: new UsageMeter() };
+const call: ModelCallContext = {
+  deadlineUnixMs: Date.now() + 60_000,
+  signal: new AbortController().signal,
+  usage: new UsageMeter(),
+};
 
 const question = 'Who was married to the star of No Escape?';
-const film = chunk('c-film', 'No Escape (1936 film)', 'No Escape is a 1936 British thriller film directed by Norman Lee and starring Valerie Hobson, Leslie Perrins and Robert Cochran.');
-const unrelated = chunk('c-other', 'Escape from L.A.', 'Escape from L.A. is a 1996 American action film written by John Carpenter.');
-const son = chunk('c-son', 'David Profumo', 'Profumo was born in London, the son of former British government minister John Profumo and his wife, actress Valerie Hobson.');
+const film = chunk(
+  'c-film',
+  'No Escape (1936 film)',
+  'No Escape is a 1936 British thriller film directed by Norman Lee and starring Valerie Hobson, Leslie Perrins and Robert Cochran.',
+);
+const unrelated = chunk(
+  'c-other',
+  'Escape from L.A.',
+  'Escape from L.A. is a 1996 American action film written by John Carpenter.',
+);
+const son = chunk(
+  'c-son',
+  'David Profumo',
+  'Profumo was born in London, the son of former British government minister John Profumo and his wife, actress Valerie Hobson.',
+);
 
 function hop(overrides: Partial<HopExtractionInput>): HopExtractionInput {
-  return { question, focus: question, hop: 1, expectedHops: 2, hopsLeft: 2, query: question, chunks: [film, unrelated], previous: [], ...overrides };
+  return {
+    question,
+    focus: question,
+    hop: 1,
+    expectedHops: 2,
+    hopsLeft: 2,
+    query: question,
+    chunks: [film, unrelated],
+    previous: [],
+    ...overrides,
+  };
 }
 
 async function drain(stream: AsyncIterable<string>): Promise<string> {
@@ -33,7 +59,7 @@ describe('offline reasoner - hop answers', () => {
     expect(finding.citedChunkIds[0]).toBe('c-film');
   });
 
-  it('offline reasoner - every cited chunk is one of the hop\'s own chunks', async () => {
+  it("offline reasoner - every cited chunk is one of the hop's own chunks", async () => {
     const chunks = [film, unrelated];
     const finding = await reasoner.extractHopAnswer(hop({ chunks }), call);
     for (const id of finding.citedChunkIds) expect(chunks.map((c) => c.chunkId)).toContain(id);
@@ -42,23 +68,40 @@ describe('offline reasoner - hop answers', () => {
   it('offline reasoner - the last expected hop concludes from the document that names the bridge', async () => {
     const first = await reasoner.extractHopAnswer(hop({}), call);
     const previous: PreviousHop[] = [{ query: question, finding: first, cited: [film] }];
-    const finding = await reasoner.extractHopAnswer(hop({ hop: 2, query: first.nextQuery, chunks: [son, unrelated], previous }), call);
+    const finding = await reasoner.extractHopAnswer(
+      hop({ hop: 2, query: first.nextQuery, chunks: [son, unrelated], previous }),
+      call,
+    );
     expect(finding).toMatchObject({ unknown: false, done: true, answer: 'John Profumo' });
     expect(finding.citedChunkIds).toContain('c-son');
   });
 
   it('offline reasoner - a document whose title names the entity before a disambiguating comma ("Grant Park, Atlanta") is the document about it, cited first', async () => {
     const asked = 'Who is Grant Park named after?';
-    const park = chunk('c-park', 'Grant Park, Atlanta', 'Grant Park is a park in Atlanta, named after Lemuel P. Grant, who gave the land to the city.');
-    const other = chunk('c-avenue', 'Park Avenue', 'Park Avenue is a street named after the park that once ran along it.');
-    const finding = await reasoner.extractHopAnswer(hop({ question: asked, focus: asked, query: asked, chunks: [other, unrelated, park] }), call);
+    const park = chunk(
+      'c-park',
+      'Grant Park, Atlanta',
+      'Grant Park is a park in Atlanta, named after Lemuel P. Grant, who gave the land to the city.',
+    );
+    const other = chunk(
+      'c-avenue',
+      'Park Avenue',
+      'Park Avenue is a street named after the park that once ran along it.',
+    );
+    const finding = await reasoner.extractHopAnswer(
+      hop({ question: asked, focus: asked, query: asked, chunks: [other, unrelated, park] }),
+      call,
+    );
     expect(finding.citedChunkIds[0]).toBe('c-park');
   });
 
   it('offline reasoner - a later hop whose evidence never mentions the bridge entity says UNKNOWN instead of guessing', async () => {
     const first = await reasoner.extractHopAnswer(hop({}), call);
     const previous: PreviousHop[] = [{ query: question, finding: first, cited: [film] }];
-    const finding = await reasoner.extractHopAnswer(hop({ hop: 2, query: first.nextQuery, chunks: [unrelated], previous }), call);
+    const finding = await reasoner.extractHopAnswer(
+      hop({ hop: 2, query: first.nextQuery, chunks: [unrelated], previous }),
+      call,
+    );
     expect(finding).toMatchObject({ unknown: true, answer: '', nextQuery: '', bridgeEntities: [] });
   });
 
@@ -75,13 +118,19 @@ describe('offline reasoner - hop answers', () => {
   it('offline reasoner - a "when" question concludes with the date its evidence gives', async () => {
     const q = 'When was Valerie Hobson born?';
     const bio = chunk('c-bio', 'Valerie Hobson', 'Valerie Hobson (born 14 April 1917 in Larne) was a British actress.');
-    const finding = await reasoner.extractHopAnswer(hop({ question: q, focus: q, query: q, expectedHops: 1, chunks: [bio] }), call);
+    const finding = await reasoner.extractHopAnswer(
+      hop({ question: q, focus: q, query: q, expectedHops: 1, chunks: [bio] }),
+      call,
+    );
     expect(finding).toMatchObject({ done: true, answer: '14 April 1917', citedChunkIds: ['c-bio'] });
   });
 
   it('offline reasoner - a one-hop reading whose evidence leaves a relation word unexplained takes one more hop', async () => {
     const q = 'No Escape is a 1936 film starring an actress born in what year?';
-    const finding = await reasoner.extractHopAnswer(hop({ question: q, focus: q, query: q, expectedHops: 1, chunks: [film] }), call);
+    const finding = await reasoner.extractHopAnswer(
+      hop({ question: q, focus: q, query: q, expectedHops: 1, chunks: [film] }),
+      call,
+    );
     expect(finding.done).toBe(false);
     expect(finding.nextQuery).toMatch(/Valerie Hobson/);
     expect(finding.nextQuery).toMatch(/born/);
@@ -90,10 +139,23 @@ describe('offline reasoner - hop answers', () => {
 
 describe('offline reasoner - next queries', () => {
   const q = 'How many titles did the coach of the team that won the 2040 River Cup win as a player?';
-  const cup = chunk('c-cup', '2040 River Cup', 'The 2040 River Cup was won by the Harbor Seals, who beat the Stone Owls 2–0 in the final in Nantes.');
-  const seals = chunk('c-seals', 'Harbor Seals', 'The Harbor Seals are a football club founded in 1990. Since 2035 the team has been coached by Ivo Marin.');
-  const owls = chunk('c-owls', 'Stone Owls', 'The Stone Owls are a football club founded in 1950. Their current coach is Lena Park.');
-  const step = (overrides: Partial<HopExtractionInput>) => hop({ question: q, focus: q, query: q, expectedHops: 3, hopsLeft: 2, ...overrides });
+  const cup = chunk(
+    'c-cup',
+    '2040 River Cup',
+    'The 2040 River Cup was won by the Harbor Seals, who beat the Stone Owls 2–0 in the final in Nantes.',
+  );
+  const seals = chunk(
+    'c-seals',
+    'Harbor Seals',
+    'The Harbor Seals are a football club founded in 1990. Since 2035 the team has been coached by Ivo Marin.',
+  );
+  const owls = chunk(
+    'c-owls',
+    'Stone Owls',
+    'The Stone Owls are a football club founded in 1950. Their current coach is Lena Park.',
+  );
+  const step = (overrides: Partial<HopExtractionInput>) =>
+    hop({ question: q, focus: q, query: q, expectedHops: 3, hopsLeft: 2, ...overrides });
 
   it('offline reasoner - a score after a name is not part of the bridge', async () => {
     const finding = await reasoner.extractHopAnswer(step({ chunks: [cup, owls, seals] }), call);
@@ -102,21 +164,27 @@ describe('offline reasoner - next queries', () => {
     expect(finding.bridgeEntities.join(' ')).not.toMatch(/2–0/);
   });
 
-  it('offline reasoner - the next query names the bridge the best lead\'s document gives, not the names of a runner-up\'s document', async () => {
+  it("offline reasoner - the next query names the bridge the best lead's document gives, not the names of a runner-up's document", async () => {
     const first = await reasoner.extractHopAnswer(step({ chunks: [cup, owls, seals] }), call);
     const previous: PreviousHop[] = [{ query: q, finding: first, cited: [cup] }];
-    const second = await reasoner.extractHopAnswer(step({ hop: 2, hopsLeft: 1, query: first.nextQuery, chunks: [seals, owls], previous }), call);
+    const second = await reasoner.extractHopAnswer(
+      step({ hop: 2, hopsLeft: 1, query: first.nextQuery, chunks: [seals, owls], previous }),
+      call,
+    );
     expect(second.answer).toBe('Ivo Marin');
     expect(second.nextQuery).toMatch(/^Ivo Marin\b/);
     expect(second.nextQuery).not.toContain('Lena Park');
   });
 
-  it('offline reasoner - a sub-question on one option of a date comparison reads that option\'s date, not another name', async () => {
+  it("offline reasoner - a sub-question on one option of a date comparison reads that option's date, not another name", async () => {
     const choice = 'Which was founded first, Orchid Labs or Kestrel Data?';
     const orchid = chunk('c-orchid', 'Orchid Labs', 'Orchid Labs is a software company founded in 2014 in Oslo.');
     const kestrel = chunk('c-kestrel', 'Kestrel Data', 'Kestrel Data is a research company founded in 2009 in Lisbon.');
     const focus = 'Which was founded first, Orchid Labs?';
-    const finding = await reasoner.extractHopAnswer(hop({ question: choice, focus, query: focus, expectedHops: 1, hopsLeft: 0, chunks: [orchid, kestrel] }), call);
+    const finding = await reasoner.extractHopAnswer(
+      hop({ question: choice, focus, query: focus, expectedHops: 1, hopsLeft: 0, chunks: [orchid, kestrel] }),
+      call,
+    );
     expect(finding).toMatchObject({ answer: '2014', done: true });
     expect(finding.citedChunkIds[0]).toBe('c-orchid');
   });
@@ -124,15 +192,20 @@ describe('offline reasoner - next queries', () => {
 
 describe('offline reasoner - reading names', () => {
   it('offline reasoner - a participle that opens a sentence ("Founded in 1855, …") is not a name', () => {
-    const spans = namedSpans('Founded in 1855, Penn State is a public university. Born in Oslo, she moved to Lisbon.').map((span) => span.text);
+    const spans = namedSpans(
+      'Founded in 1855, Penn State is a public university. Born in Oslo, she moved to Lisbon.',
+    ).map((span) => span.text);
     expect(spans).toEqual(['Penn State', 'Oslo', 'Lisbon']);
   });
 
-  it('offline reasoner - a sub-question that finds an option\'s role-holder for a date comparison reads the role-holder, not a date', async () => {
+  it("offline reasoner - a sub-question that finds an option's role-holder for a date comparison reads the role-holder, not a date", async () => {
     const choice = 'Which film has the director born later, Quiet Harbor or Night Ferry?';
     const focus = 'Which film has the director born later, Quiet Harbor?';
     const film = chunk('c-harbor', 'Quiet Harbor', 'Quiet Harbor is a 1998 drama film directed by Paul Quinn.');
-    const finding = await reasoner.extractHopAnswer(hop({ question: choice, focus, query: focus, expectedHops: 1, hopsLeft: 0, chunks: [film] }), call);
+    const finding = await reasoner.extractHopAnswer(
+      hop({ question: choice, focus, query: focus, expectedHops: 1, hopsLeft: 0, chunks: [film] }),
+      call,
+    );
     expect(finding.answer).toBe('Paul Quinn');
   });
 });
@@ -147,8 +220,24 @@ describe('offline reasoner - grading', () => {
 });
 
 describe('offline reasoner - synthesis', () => {
-  const first = { answer: 'Valerie Hobson', unknown: false, done: false, nextQuery: 'Valerie Hobson married', confidence: 0.7, citedChunkIds: ['c-film'], bridgeEntities: ['Valerie Hobson'] };
-  const second = { answer: 'John Profumo', unknown: false, done: true, nextQuery: '', confidence: 0.8, citedChunkIds: ['c-son'], bridgeEntities: ['John Profumo'] };
+  const first = {
+    answer: 'Valerie Hobson',
+    unknown: false,
+    done: false,
+    nextQuery: 'Valerie Hobson married',
+    confidence: 0.7,
+    citedChunkIds: ['c-film'],
+    bridgeEntities: ['Valerie Hobson'],
+  };
+  const second = {
+    answer: 'John Profumo',
+    unknown: false,
+    done: true,
+    nextQuery: '',
+    confidence: 0.8,
+    citedChunkIds: ['c-son'],
+    bridgeEntities: ['John Profumo'],
+  };
   const evidence = [
     { index: 1, chunk: film, hop: 1, bridgeEntity: '' },
     { index: 2, chunk: son, hop: 2, bridgeEntity: 'Valerie Hobson' },
@@ -186,7 +275,7 @@ describe('offline reasoner - synthesis', () => {
     expect(text.startsWith('John Profumo [2].')).toBe(true);
   });
 
-  it('offline reasoner - a sentence that states two hops\' answers is quoted once', async () => {
+  it("offline reasoner - a sentence that states two hops' answers is quoted once", async () => {
     const input: SynthesisInput = {
       question,
       hops: [
@@ -206,7 +295,12 @@ describe('offline reasoner - synthesis', () => {
       question,
       hops: [
         { hop: 1, focus: question, query: question, finding: first },
-        { hop: 2, focus: question, query: first.nextQuery, finding: { ...second, answer: 'Anthony Eden', citedChunkIds: ['c-son'] } },
+        {
+          hop: 2,
+          focus: question,
+          query: first.nextQuery,
+          finding: { ...second, answer: 'Anthony Eden', citedChunkIds: ['c-son'] },
+        },
       ],
       evidence,
       complete: true,
@@ -218,16 +312,34 @@ describe('offline reasoner - synthesis', () => {
     expect(text).not.toMatch(/Anthony Eden \[\d\]/);
   });
 
-  it('offline reasoner - a date comparison answers with the option and cites the chunk stating each option\'s date', async () => {
+  it("offline reasoner - a date comparison answers with the option and cites the chunk stating each option's date", async () => {
     const choice = 'Which was founded first, Orchid Labs or Kestrel Data?';
     const orchid = chunk('c-orchid', 'Orchid Labs', 'Orchid Labs is a software company founded in 2014 in Oslo.');
     const kestrel = chunk('c-kestrel', 'Kestrel Data', 'Kestrel Data is a research company founded in 2009 in Lisbon.');
-    const dated = (answer: string, chunkId: string) => ({ answer, unknown: false, done: true, nextQuery: '', confidence: 0.8, citedChunkIds: [chunkId], bridgeEntities: [answer] });
+    const dated = (answer: string, chunkId: string) => ({
+      answer,
+      unknown: false,
+      done: true,
+      nextQuery: '',
+      confidence: 0.8,
+      citedChunkIds: [chunkId],
+      bridgeEntities: [answer],
+    });
     const input: SynthesisInput = {
       question: choice,
       hops: [
-        { hop: 1, focus: 'Which was founded first, Orchid Labs?', query: 'Orchid Labs founded', finding: dated('2014', 'c-orchid') },
-        { hop: 2, focus: 'Which was founded first, Kestrel Data?', query: 'Kestrel Data founded', finding: dated('2009', 'c-kestrel') },
+        {
+          hop: 1,
+          focus: 'Which was founded first, Orchid Labs?',
+          query: 'Orchid Labs founded',
+          finding: dated('2014', 'c-orchid'),
+        },
+        {
+          hop: 2,
+          focus: 'Which was founded first, Kestrel Data?',
+          query: 'Kestrel Data founded',
+          finding: dated('2009', 'c-kestrel'),
+        },
       ],
       evidence: [
         { index: 1, chunk: orchid, hop: 1, bridgeEntity: '' },

@@ -1,10 +1,26 @@
-import { BreakerOpenError, DeadlineExceededError, CancelledError, UnavailableError, ValidationError } from '@hopline/contracts';
+import {
+  BreakerOpenError,
+  DeadlineExceededError,
+  CancelledError,
+  UnavailableError,
+  ValidationError,
+} from '@hopline/contracts';
 import { createGuard, type Guard } from '@hopline/resilience';
 import { waitFor } from '@hopline/test-support';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { BudgetExhaustedError, createOpenAiChatModel, ModelOutputError, UsageMeter, type ChatModel } from '../src/index.js';
-import { lastUserMessage, startScriptedOpenAiServer, type ScriptedOpenAiServer } from './support/scripted-openai-server.js';
+import {
+  BudgetExhaustedError,
+  createOpenAiChatModel,
+  ModelOutputError,
+  UsageMeter,
+  type ChatModel,
+} from '../src/index.js';
+import {
+  lastUserMessage,
+  startScriptedOpenAiServer,
+  type ScriptedOpenAiServer,
+} from './support/scripted-openai-server.js';
 
 let server: ScriptedOpenAiServer;
 const guards: Guard[] = [];
@@ -56,7 +72,9 @@ describe('openai chat model - completions', () => {
 
   it('openai chat - a reply that fails the schema twice ends in ModelOutputError after exactly one repair', async () => {
     server.enqueue({ content: '{"town": "Paris"}' }, { content: 'I think it is Paris.' });
-    const error = await model().complete({ messages: ask, json: citySchema, deadlineUnixMs: soon() }).catch((e: unknown) => e);
+    const error = await model()
+      .complete({ messages: ask, json: citySchema, deadlineUnixMs: soon() })
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ModelOutputError);
     expect(server.requests).toHaveLength(2);
     expect(lastUserMessage(server.requests[1]!)).toMatch(/city/);
@@ -78,11 +96,13 @@ describe('openai chat model - completions', () => {
   it('openai chat - a server that never answers fails with DeadlineExceededError at the question deadline', async () => {
     server.enqueue({ hang: true }, { hang: true });
     const started = Date.now();
-    await expect(model().complete({ messages: ask, deadlineUnixMs: soon(150) })).rejects.toBeInstanceOf(DeadlineExceededError);
+    await expect(model().complete({ messages: ask, deadlineUnixMs: soon(150) })).rejects.toBeInstanceOf(
+      DeadlineExceededError,
+    );
     expect(Date.now() - started).toBeLessThan(3_000);
   });
 
-  it('openai chat - the caller\'s abort cancels the request in flight', async () => {
+  it("openai chat - the caller's abort cancels the request in flight", async () => {
     server.enqueue({ hang: true });
     const controller = new AbortController();
     const pending = model().complete({ messages: ask, deadlineUnixMs: soon(), signal: controller.signal });
@@ -94,7 +114,9 @@ describe('openai chat model - completions', () => {
   it('openai chat - a spent budget refuses the request before it is sent', async () => {
     const meter = new UsageMeter({ maxLlmCalls: 1, maxTokens: 1_000 });
     meter.record(10);
-    await expect(model().complete({ messages: ask, deadlineUnixMs: soon(), meter })).rejects.toBeInstanceOf(BudgetExhaustedError);
+    await expect(model().complete({ messages: ask, deadlineUnixMs: soon(), meter })).rejects.toBeInstanceOf(
+      BudgetExhaustedError,
+    );
     expect(server.requests).toHaveLength(0);
   });
 });
@@ -131,13 +153,20 @@ describe('openai chat model - breaker', () => {
   it('openai chat - timeouts open the injected breaker, after which calls fail at once without reaching the server', async () => {
     const guard = createGuard({
       downstream: 'chat-model',
-      breaker: { errorThresholdPercentage: 50, volumeThreshold: 2, resetTimeoutMs: 60_000, rollingCountTimeoutMs: 10_000 },
+      breaker: {
+        errorThresholdPercentage: 50,
+        volumeThreshold: 2,
+        resetTimeoutMs: 60_000,
+        rollingCountTimeoutMs: 10_000,
+      },
     });
     guards.push(guard);
     server.setRule(() => ({ hang: true }));
     const chat = model({ guard, requestTimeoutMs: 50, attempts: 1 });
     for (let i = 0; i < 2; i += 1) {
-      await expect(chat.complete({ messages: ask, deadlineUnixMs: soon() })).rejects.toBeInstanceOf(DeadlineExceededError);
+      await expect(chat.complete({ messages: ask, deadlineUnixMs: soon() })).rejects.toBeInstanceOf(
+        DeadlineExceededError,
+      );
     }
     expect(guard.state).toBe('open');
     const sent = server.requests.length;
@@ -149,7 +178,11 @@ describe('openai chat model - breaker', () => {
     const address = server.baseURL;
     await server.close();
     server = await startScriptedOpenAiServer();
-    await expect(createOpenAiChatModel({ baseURL: address, model: 'm', attempts: 1 }).complete({ messages: ask, deadlineUnixMs: soon() })).rejects.toBeInstanceOf(UnavailableError);
+    await expect(
+      createOpenAiChatModel({ baseURL: address, model: 'm', attempts: 1 }).complete({
+        messages: ask,
+        deadlineUnixMs: soon(),
+      }),
+    ).rejects.toBeInstanceOf(UnavailableError);
   });
 });
-

@@ -5,7 +5,8 @@ import { abortReason } from './signals.js';
 export const MAX_TIMER_MS = 2 ** 31 - 1;
 
 function checkDeadline(deadlineUnixMs: number): void {
-  if (Number.isNaN(deadlineUnixMs)) throw new ValidationError('the deadline must be a number of milliseconds since the Unix epoch');
+  if (Number.isNaN(deadlineUnixMs))
+    throw new ValidationError('the deadline must be a number of milliseconds since the Unix epoch');
 }
 
 /** Milliseconds left before the absolute deadline; never negative. */
@@ -22,7 +23,9 @@ export function remainingMs(deadlineUnixMs: number, now: number = Date.now()): n
 export function hopTimeoutMs(deadlineUnixMs: number, capMs: number, now: number = Date.now()): number {
   const left = remainingMs(deadlineUnixMs, now);
   if (left <= 0) {
-    throw new DeadlineExceededError(`the deadline ${new Date(deadlineUnixMs).toISOString()} passed ${now - deadlineUnixMs} ms ago`);
+    throw new DeadlineExceededError(
+      `the deadline ${new Date(deadlineUnixMs).toISOString()} passed ${now - deadlineUnixMs} ms ago`,
+    );
   }
   return Math.min(left, capMs);
 }
@@ -44,7 +47,13 @@ export function deadlineSignal(deadlineUnixMs: number, parent?: AbortSignal): Ab
   }
   const timer =
     left <= MAX_TIMER_MS
-      ? setTimeout(() => controller.abort(new DeadlineExceededError(`the deadline ${new Date(deadlineUnixMs).toISOString()} has passed`)), left)
+      ? setTimeout(
+          () =>
+            controller.abort(
+              new DeadlineExceededError(`the deadline ${new Date(deadlineUnixMs).toISOString()} has passed`),
+            ),
+          left,
+        )
       : undefined;
   timer?.unref();
   parent?.addEventListener(

@@ -128,7 +128,16 @@ export function createGuard(options: GuardOptions): Guard {
     errorFilter: (error: unknown) => !isInfrastructureError(error),
   });
 
-  const counts = { calls: 0, successes: 0, failures: 0, timeouts: 0, ignoredErrors: 0, cancelled: 0, rejected: 0, skipped: 0 };
+  const counts = {
+    calls: 0,
+    successes: 0,
+    failures: 0,
+    timeouts: 0,
+    ignoredErrors: 0,
+    cancelled: 0,
+    rejected: 0,
+    skipped: 0,
+  };
   const listeners = new Set<StateListener>();
   let inFlight = 0;
 
@@ -139,7 +148,11 @@ export function createGuard(options: GuardOptions): Guard {
     metrics?.breakerState.set({ downstream }, BREAKER_STATE_VALUE[state]);
     metrics?.breakerTransitions.inc({ downstream, to: state });
     if (state === 'open') logger?.warn('circuit breaker opened', { downstream, ...breaker.stats });
-    else logger?.info(state === 'halfOpen' ? 'circuit breaker half-open: letting one trial call through' : 'circuit breaker closed', { downstream });
+    else
+      logger?.info(
+        state === 'halfOpen' ? 'circuit breaker half-open: letting one trial call through' : 'circuit breaker closed',
+        { downstream },
+      );
     for (const listener of listeners) listener(state, downstream);
   };
   breaker.on('open', () => transition('open'));
@@ -165,9 +178,16 @@ export function createGuard(options: GuardOptions): Guard {
     const controller = new AbortController();
     const timer =
       timeoutMs <= MAX_TIMER_MS
-        ? setTimeout(() => controller.abort(new DeadlineExceededError(`${downstream} did not answer within ${Math.round(timeoutMs)} ms`)), timeoutMs)
+        ? setTimeout(
+            () =>
+              controller.abort(
+                new DeadlineExceededError(`${downstream} did not answer within ${Math.round(timeoutMs)} ms`),
+              ),
+            timeoutMs,
+          )
         : undefined;
-    const onCallerAbort = () => controller.abort(new CancelledError(`the call to ${downstream} was cancelled`, { cause: callerSignal?.reason }));
+    const onCallerAbort = () =>
+      controller.abort(new CancelledError(`the call to ${downstream} was cancelled`, { cause: callerSignal?.reason }));
     callerSignal?.addEventListener('abort', onCallerAbort, { once: true });
     inFlight += 1;
     try {
@@ -186,7 +206,8 @@ export function createGuard(options: GuardOptions): Guard {
       if (failure.code === 'cancelled') counts.cancelled += 1;
       else if (isInfrastructureError(failure)) counts.failures += 1;
       else counts.ignoredErrors += 1;
-      if (failure.code === 'deadline_exceeded' && controller.signal.aborted && controller.signal.reason === failure) counts.timeouts += 1;
+      if (failure.code === 'deadline_exceeded' && controller.signal.aborted && controller.signal.reason === failure)
+        counts.timeouts += 1;
       throw failure;
     } finally {
       inFlight -= 1;

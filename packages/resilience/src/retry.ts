@@ -25,7 +25,10 @@ const defaultRetryable = (error: HoplineError): boolean => error.retryable && er
  * Runs `attempt` until it succeeds, the failure is not retryable, the attempts are spent, or
  * the deadline leaves no room for another try; then rejects with the last failure.
  */
-export async function retryWithinDeadline<T>(attempt: (attemptNumber: number) => Promise<T>, options: RetryOptions): Promise<T> {
+export async function retryWithinDeadline<T>(
+  attempt: (attemptNumber: number) => Promise<T>,
+  options: RetryOptions,
+): Promise<T> {
   const attempts = options.attempts ?? 2;
   const backoffMs = options.backoffMs ?? 50;
   const minAttemptMs = options.minAttemptMs ?? 50;

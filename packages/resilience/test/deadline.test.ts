@@ -9,7 +9,7 @@ describe('deadline helpers', () => {
     expect(remainingMs(1_000, 5_000)).toBe(0);
   });
 
-  it('deadline - hopTimeoutMs is what is left, capped by the call\'s own limit', () => {
+  it("deadline - hopTimeoutMs is what is left, capped by the call's own limit", () => {
     expect(hopTimeoutMs(10_000, 2_000, 9_000)).toBe(1_000);
     expect(hopTimeoutMs(10_000, 2_000, 1_000)).toBe(2_000);
     expect(hopTimeoutMs(10_000, Number.POSITIVE_INFINITY, 1_000)).toBe(9_000);

@@ -19,7 +19,12 @@ afterEach(() => {
 function guardFor(overrides: Partial<GuardOptions> = {}): Guard {
   const guard = createGuard({
     downstream: 'reranker',
-    breaker: { errorThresholdPercentage: 50, volumeThreshold: 3, resetTimeoutMs: 60_000, rollingCountTimeoutMs: 10_000 },
+    breaker: {
+      errorThresholdPercentage: 50,
+      volumeThreshold: 3,
+      resetTimeoutMs: 60_000,
+      rollingCountTimeoutMs: 10_000,
+    },
     ...overrides,
   });
   guards.push(guard);
@@ -30,7 +35,9 @@ const soon = (ms = 5_000) => ({ deadlineUnixMs: Date.now() + ms });
 
 /** Work that never settles by itself and rejects only when its signal aborts, the way a well-behaved client does. */
 const hangUntilAborted = (signal: AbortSignal) =>
-  new Promise<never>((_resolve, reject) => signal.addEventListener('abort', () => reject(new Error('AbortError: client gave up')), { once: true }));
+  new Promise<never>((_resolve, reject) =>
+    signal.addEventListener('abort', () => reject(new Error('AbortError: client gave up')), { once: true }),
+  );
 
 async function failTimes(guard: Guard, times: number, error: () => Error): Promise<void> {
   for (let i = 0; i < times; i += 1) {
@@ -39,7 +46,7 @@ async function failTimes(guard: Guard, times: number, error: () => Error): Promi
 }
 
 describe('guard - deadlines and signals', () => {
-  it('guard - returns the work\'s value and hands it a live signal', async () => {
+  it("guard - returns the work's value and hands it a live signal", async () => {
     const guard = guardFor();
     let seen: AbortSignal | undefined;
     await expect(guard.call(async (signal) => ((seen = signal), 'ok'), soon())).resolves.toBe('ok');
@@ -47,11 +54,16 @@ describe('guard - deadlines and signals', () => {
     expect(guard.stats()).toMatchObject({ calls: 1, successes: 1, failures: 0 });
   });
 
-  it('guard - a call past its capped timeout rejects with DeadlineExceededError and aborts the work\'s signal', async () => {
+  it("guard - a call past its capped timeout rejects with DeadlineExceededError and aborts the work's signal", async () => {
     const guard = guardFor();
     let workSignal: AbortSignal | undefined;
     const started = Date.now();
-    const error = await guard.call((signal) => ((workSignal = signal), hangUntilAborted(signal)), { deadlineUnixMs: Date.now() + 60_000, capMs: 40 }).catch((e: unknown) => e);
+    const error = await guard
+      .call((signal) => ((workSignal = signal), hangUntilAborted(signal)), {
+        deadlineUnixMs: Date.now() + 60_000,
+        capMs: 40,
+      })
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(DeadlineExceededError);
     expect(Date.now() - started).toBeLessThan(5_000);
     expect(workSignal?.aborted).toBe(true);
@@ -61,7 +73,9 @@ describe('guard - deadlines and signals', () => {
 
   it('guard - work that ignores its signal still cannot hold the caller past the deadline', async () => {
     const guard = guardFor();
-    const error = await guard.call(() => new Promise<never>(() => undefined), { deadlineUnixMs: Date.now() + 40 }).catch((e: unknown) => e);
+    const error = await guard
+      .call(() => new Promise<never>(() => undefined), { deadlineUnixMs: Date.now() + 40 })
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(DeadlineExceededError);
   });
 
@@ -73,11 +87,14 @@ describe('guard - deadlines and signals', () => {
     expect(guard.stats()).toMatchObject({ calls: 1, skipped: 1, failures: 0 });
   });
 
-  it('guard - the caller\'s abort cancels the work\'s signal and rejects with CancelledError, without counting a failure', async () => {
+  it("guard - the caller's abort cancels the work's signal and rejects with CancelledError, without counting a failure", async () => {
     const guard = guardFor();
     const caller = new AbortController();
     let workSignal: AbortSignal | undefined;
-    const call = guard.call((signal) => ((workSignal = signal), hangUntilAborted(signal)), { ...soon(), signal: caller.signal });
+    const call = guard.call((signal) => ((workSignal = signal), hangUntilAborted(signal)), {
+      ...soon(),
+      signal: caller.signal,
+    });
     await vi.waitFor(() => expect(workSignal).toBeDefined());
     caller.abort();
     await expect(call).rejects.toBeInstanceOf(CancelledError);
@@ -99,8 +116,14 @@ describe('guard - deadlines and signals', () => {
     const first = new AbortController();
     const signals: AbortSignal[] = [];
     let finishSecond: (value: string) => void = () => undefined;
-    const a = guard.call((signal) => (signals.push(signal), hangUntilAborted(signal)), { ...soon(), signal: first.signal });
-    const b = guard.call((signal) => (signals.push(signal), new Promise<string>((resolve) => (finishSecond = resolve))), soon());
+    const a = guard.call((signal) => (signals.push(signal), hangUntilAborted(signal)), {
+      ...soon(),
+      signal: first.signal,
+    });
+    const b = guard.call(
+      (signal) => (signals.push(signal), new Promise<string>((resolve) => (finishSecond = resolve))),
+      soon(),
+    );
     await vi.waitFor(() => expect(signals).toHaveLength(2));
     first.abort();
     await expect(a).rejects.toBeInstanceOf(CancelledError);
@@ -111,9 +134,11 @@ describe('guard - deadlines and signals', () => {
 
   it('guard - an unknown thrown error becomes an internal HoplineError that counts as a failure', async () => {
     const guard = guardFor();
-    const error = await guard.call(async () => {
-      throw new TypeError('socket hang up');
-    }, soon()).catch((e: unknown) => e);
+    const error = await guard
+      .call(async () => {
+        throw new TypeError('socket hang up');
+      }, soon())
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(HoplineError);
     expect((error as HoplineError).code).toBe('internal');
     expect(guard.stats().failures).toBe(1);
@@ -155,7 +180,9 @@ describe('guard - breaker', () => {
 
     const exposition = await metrics.registry.metrics();
     expect(exposition).toContain('hopline_breaker_state{downstream="reranker",service="hop-reasoner"} 2');
-    expect(exposition).toContain('hopline_breaker_transitions_total{downstream="reranker",to="open",service="hop-reasoner"} 1');
+    expect(exposition).toContain(
+      'hopline_breaker_transitions_total{downstream="reranker",to="open",service="hop-reasoner"} 1',
+    );
   });
 
   it('guard - stays closed below the volume threshold', async () => {
@@ -187,7 +214,10 @@ describe('guard - breaker', () => {
 
   it('guard - half-open lets one trial through: success closes the breaker', async () => {
     const metrics = createMetrics('hop-reasoner', { defaultMetrics: false });
-    const guard = guardFor({ metrics, breaker: { errorThresholdPercentage: 50, volumeThreshold: 2, resetTimeoutMs: 50, rollingCountTimeoutMs: 10_000 } });
+    const guard = guardFor({
+      metrics,
+      breaker: { errorThresholdPercentage: 50, volumeThreshold: 2, resetTimeoutMs: 50, rollingCountTimeoutMs: 10_000 },
+    });
     const states: BreakerState[] = [];
     guard.onStateChange((state) => states.push(state));
     await failTimes(guard, 2, () => new UnavailableError('down'));
@@ -196,19 +226,32 @@ describe('guard - breaker', () => {
     await expect(guard.call(async () => 'recovered', soon())).resolves.toBe('recovered');
     expect(guard.state).toBe('closed');
     expect(states).toEqual(['open', 'halfOpen', 'closed']);
-    expect(await metrics.registry.metrics()).toContain('hopline_breaker_state{downstream="reranker",service="hop-reasoner"} 0');
+    expect(await metrics.registry.metrics()).toContain(
+      'hopline_breaker_state{downstream="reranker",service="hop-reasoner"} 0',
+    );
   });
 
   it('guard - half-open: a failed trial opens the breaker again', async () => {
-    const guard = guardFor({ breaker: { errorThresholdPercentage: 50, volumeThreshold: 2, resetTimeoutMs: 50, rollingCountTimeoutMs: 10_000 } });
+    const guard = guardFor({
+      breaker: { errorThresholdPercentage: 50, volumeThreshold: 2, resetTimeoutMs: 50, rollingCountTimeoutMs: 10_000 },
+    });
     await failTimes(guard, 2, () => new UnavailableError('down'));
     await vi.waitFor(() => expect(guard.state).toBe('halfOpen'), { timeout: 2_000, interval: 10 });
-    await expect(guard.call(async () => Promise.reject(new UnavailableError('still down')), soon())).rejects.toBeInstanceOf(UnavailableError);
+    await expect(
+      guard.call(async () => Promise.reject(new UnavailableError('still down')), soon()),
+    ).rejects.toBeInstanceOf(UnavailableError);
     expect(guard.state).toBe('open');
   });
 
   it('guard - an unsubscribed listener hears nothing more', async () => {
-    const guard = guardFor({ breaker: { errorThresholdPercentage: 50, volumeThreshold: 1, resetTimeoutMs: 60_000, rollingCountTimeoutMs: 10_000 } });
+    const guard = guardFor({
+      breaker: {
+        errorThresholdPercentage: 50,
+        volumeThreshold: 1,
+        resetTimeoutMs: 60_000,
+        rollingCountTimeoutMs: 10_000,
+      },
+    });
     const heard: BreakerState[] = [];
     const unsubscribe = guard.onStateChange((state) => heard.push(state));
     unsubscribe();
@@ -218,9 +261,18 @@ describe('guard - breaker', () => {
   });
 
   it('guard - timeouts count towards opening', async () => {
-    const guard = guardFor({ breaker: { errorThresholdPercentage: 50, volumeThreshold: 2, resetTimeoutMs: 60_000, rollingCountTimeoutMs: 10_000 } });
+    const guard = guardFor({
+      breaker: {
+        errorThresholdPercentage: 50,
+        volumeThreshold: 2,
+        resetTimeoutMs: 60_000,
+        rollingCountTimeoutMs: 10_000,
+      },
+    });
     for (let i = 0; i < 2; i += 1) {
-      await expect(guard.call(hangUntilAborted, { deadlineUnixMs: Date.now() + 60_000, capMs: 20 })).rejects.toBeInstanceOf(DeadlineExceededError);
+      await expect(
+        guard.call(hangUntilAborted, { deadlineUnixMs: Date.now() + 60_000, capMs: 20 }),
+      ).rejects.toBeInstanceOf(DeadlineExceededError);
     }
     expect(guard.state).toBe('open');
   });

@@ -30,7 +30,13 @@ export type { Guard, GuardCallOptions } from './hybrid/guard.js';
 export { fuse, fuseByRelativeScore, fuseByRrf, FUSION_METHODS } from './hybrid/fusion.js';
 export type { FusedCandidate, FusionMethod, FusionOptions, RankedList, SearchPath } from './hybrid/fusion.js';
 export { createHybridRetriever, DEFAULT_HYBRID_OPTIONS, hybridOptionsFor, toChunk } from './hybrid/hybrid-retriever.js';
-export type { HybridRetriever, HybridRetrieverDependencies, HybridRetrieverOptions, RetrieveInput, RetrieveResult } from './hybrid/hybrid-retriever.js';
+export type {
+  HybridRetriever,
+  HybridRetrieverDependencies,
+  HybridRetrieverOptions,
+  RetrieveInput,
+  RetrieveResult,
+} from './hybrid/hybrid-retriever.js';
 export { createIndexer } from './indexing/indexer.js';
 export type { IndexResult, Indexer, IndexerDependencies } from './indexing/indexer.js';
 export { compareChunkCounts } from './indexing/consistency.js';
@@ -50,10 +56,18 @@ export { createReranker, DEFAULT_RERANK } from './rerank/reranker.js';
 export type { RerankDefaults, RerankerDependencies, RerankInput, RerankOutput, Reranker } from './rerank/reranker.js';
 export { OpenAiEmbedder } from './vector/openai-embedder.js';
 export type { OpenAiEmbedderOptions } from './vector/openai-embedder.js';
-export { createElasticsearchLexicalBackend, DEFAULT_ELASTICSEARCH_INDEX, ElasticsearchLexicalBackend } from './backends/elasticsearch/elasticsearch-lexical-backend.js';
+export {
+  createElasticsearchLexicalBackend,
+  DEFAULT_ELASTICSEARCH_INDEX,
+  ElasticsearchLexicalBackend,
+} from './backends/elasticsearch/elasticsearch-lexical-backend.js';
 export type { ElasticsearchLexicalBackendOptions } from './backends/elasticsearch/elasticsearch-lexical-backend.js';
 export type { ElasticsearchSetupLog, TextAnalyzer } from './backends/elasticsearch/index-setup.js';
-export { createMilvusVectorBackend, DEFAULT_MILVUS_COLLECTION, MilvusVectorBackend } from './backends/milvus/milvus-vector-backend.js';
+export {
+  createMilvusVectorBackend,
+  DEFAULT_MILVUS_COLLECTION,
+  MilvusVectorBackend,
+} from './backends/milvus/milvus-vector-backend.js';
 export type { MilvusVectorBackendOptions } from './backends/milvus/milvus-vector-backend.js';
 export { DEFAULT_MILVUS_HNSW } from './backends/milvus/collections.js';
 export type { HnswParameters as MilvusHnswParameters, MilvusSetupLog } from './backends/milvus/collections.js';

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { AdaptiveVectorIndex, FlatVectorIndex, HashingEmbedder, HnswVectorIndex } from '../src/index.js';
 
 const embedder = new HashingEmbedder({ dimensions: 64 });
-const vectorOf = (i: number): Float32Array => embedder.embedOne(`item ${i} colour${i % 17} shape${i % 23} size${i % 5}`);
+const vectorOf = (i: number): Float32Array =>
+  embedder.embedOne(`item ${i} colour${i % 17} shape${i % 23} size${i % 5}`);
 
 describe('HnswVectorIndex', () => {
   it('hnsw - finds what the exact scan finds, nearly always', () => {

@@ -100,7 +100,14 @@ describe('Bm25Index', () => {
 
   it('bm25 - returns at most limit hits, best first', () => {
     const index = new Bm25Index();
-    for (let i = 1; i <= 20; i++) index.add('p', `d${i}`, Array(i).fill('x').concat(Array(20 - i).fill('pad')));
+    for (let i = 1; i <= 20; i++)
+      index.add(
+        'p',
+        `d${i}`,
+        Array(i)
+          .fill('x')
+          .concat(Array(20 - i).fill('pad')),
+      );
     const { hits } = index.search(['p'], ['x'], 5);
     expect(hits.map((hit) => hit.key)).toEqual(['d20', 'd19', 'd18', 'd17', 'd16']);
   });

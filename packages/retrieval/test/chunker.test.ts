@@ -1,7 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { approximateTokens, chunkDocument, dedupeKeyFor } from '../src/index.js';
 
-const base = { tenantId: 't1', kbId: 'kb1', docId: 'doc', version: 4, title: 'Handbook', effectiveDate: '2024-01-01', sourceUri: 's3://x' };
+const base = {
+  tenantId: 't1',
+  kbId: 'kb1',
+  docId: 'doc',
+  version: 4,
+  title: 'Handbook',
+  effectiveDate: '2024-01-01',
+  sourceUri: 's3://x',
+};
 
 describe('chunkDocument', () => {
   it('chunker - a short document is one chunk carrying title, doc id, span, version and date', () => {
@@ -23,7 +31,10 @@ describe('chunkDocument', () => {
   });
 
   it('chunker - long documents split at sentence ends, spans point back into the text', () => {
-    const sentences = Array.from({ length: 60 }, (_, i) => `Sentence number ${i} talks about topic ${i} in some detail here.`);
+    const sentences = Array.from(
+      { length: 60 },
+      (_, i) => `Sentence number ${i} talks about topic ${i} in some detail here.`,
+    );
     const text = sentences.join(' ');
     const chunks = chunkDocument({ ...base, text }, { chunkTokens: 100, lexicalWindowTokens: 250 });
     expect(chunks.length).toBeGreaterThan(3);

@@ -17,11 +17,18 @@ afterEach(async () => {
 const doc = (docId: string, version = 1, tenantId = 't1', kbId = 'kb1') => ({ tenantId, kbId, docId, version });
 
 describe('EmbeddedLexicalBackend', () => {
-  it('retrieval - scope filter hides other tenants\' chunks', async () => {
+  it("retrieval - scope filter hides other tenants' chunks", async () => {
     const backend = await EmbeddedLexicalBackend.open();
-    await backend.upsertDocument(doc('a', 1, 'tenant-a'), [chunkOf({ docId: 'a', tenantId: 'tenant-a', text: 'quarterly revenue report' })]);
-    await backend.upsertDocument(doc('b', 1, 'tenant-b'), [chunkOf({ docId: 'b', tenantId: 'tenant-b', text: 'quarterly revenue report revenue' })]);
-    const hits = await backend.search({ scope: { tenantId: 'tenant-a', kbIds: ['kb1'] }, query: 'revenue', limit: 10 }, never);
+    await backend.upsertDocument(doc('a', 1, 'tenant-a'), [
+      chunkOf({ docId: 'a', tenantId: 'tenant-a', text: 'quarterly revenue report' }),
+    ]);
+    await backend.upsertDocument(doc('b', 1, 'tenant-b'), [
+      chunkOf({ docId: 'b', tenantId: 'tenant-b', text: 'quarterly revenue report revenue' }),
+    ]);
+    const hits = await backend.search(
+      { scope: { tenantId: 'tenant-a', kbIds: ['kb1'] }, query: 'revenue', limit: 10 },
+      never,
+    );
     expect(hits.map((hit) => hit.chunk.docId)).toEqual(['a']);
   });
 
@@ -35,21 +42,33 @@ describe('EmbeddedLexicalBackend', () => {
 
   it('retrieval - a scope without tenant or knowledge base is rejected, not widened', async () => {
     const backend = await EmbeddedLexicalBackend.open();
-    await expect(backend.search({ scope: { tenantId: '', kbIds: ['kb1'] }, query: 'x', limit: 1 }, never)).rejects.toBeInstanceOf(ValidationError);
-    await expect(backend.search({ scope: { tenantId: 't1', kbIds: [] }, query: 'x', limit: 1 }, never)).rejects.toBeInstanceOf(ValidationError);
+    await expect(
+      backend.search({ scope: { tenantId: '', kbIds: ['kb1'] }, query: 'x', limit: 1 }, never),
+    ).rejects.toBeInstanceOf(ValidationError);
+    await expect(
+      backend.search({ scope: { tenantId: 't1', kbIds: [] }, query: 'x', limit: 1 }, never),
+    ).rejects.toBeInstanceOf(ValidationError);
   });
 
-  it('retrieval - the title counts towards a chunk\'s terms', async () => {
+  it("retrieval - the title counts towards a chunk's terms", async () => {
     const backend = await EmbeddedLexicalBackend.open();
-    await backend.upsertDocument(doc('a'), [chunkOf({ docId: 'a', title: 'Athens', text: 'a city with a long history' })]);
-    await backend.upsertDocument(doc('b'), [chunkOf({ docId: 'b', title: 'Rome', text: 'a city that mentions Athens once' })]);
+    await backend.upsertDocument(doc('a'), [
+      chunkOf({ docId: 'a', title: 'Athens', text: 'a city with a long history' }),
+    ]);
+    await backend.upsertDocument(doc('b'), [
+      chunkOf({ docId: 'b', title: 'Rome', text: 'a city that mentions Athens once' }),
+    ]);
     const hits = await backend.search({ scope: { tenantId: 't1', kbIds: ['kb1'] }, query: 'Athens', limit: 2 }, never);
     expect(hits[0]?.chunk.docId).toBe('a');
   });
 
   it('retrieval - the lexical window is searched but the chunk is returned', async () => {
     const backend = await EmbeddedLexicalBackend.open();
-    const chunk = chunkOf({ docId: 'a', text: 'short chunk text', lexicalText: 'short chunk text and its neighbour about zebras' });
+    const chunk = chunkOf({
+      docId: 'a',
+      text: 'short chunk text',
+      lexicalText: 'short chunk text and its neighbour about zebras',
+    });
     await backend.upsertDocument(doc('a'), [chunk]);
     const hits = await backend.search({ scope: { tenantId: 't1', kbIds: ['kb1'] }, query: 'zebras', limit: 1 }, never);
     expect(hits[0]?.chunk.text).toBe('short chunk text');
@@ -57,9 +76,13 @@ describe('EmbeddedLexicalBackend', () => {
 
   it('versions - an older version never overwrites a newer one, the same one is a no-op', async () => {
     const backend = await EmbeddedLexicalBackend.open();
-    expect(await backend.upsertDocument(doc('a', 2), [chunkOf({ docId: 'a', docVersion: 2, text: 'new text' })])).toBe('applied');
+    expect(await backend.upsertDocument(doc('a', 2), [chunkOf({ docId: 'a', docVersion: 2, text: 'new text' })])).toBe(
+      'applied',
+    );
     expect(await backend.upsertDocument(doc('a', 1), [chunkOf({ docId: 'a', text: 'old text' })])).toBe('stale');
-    expect(await backend.upsertDocument(doc('a', 2), [chunkOf({ docId: 'a', docVersion: 2, text: 'new text' })])).toBe('unchanged');
+    expect(await backend.upsertDocument(doc('a', 2), [chunkOf({ docId: 'a', docVersion: 2, text: 'new text' })])).toBe(
+      'unchanged',
+    );
     const hits = await backend.search({ scope: { tenantId: 't1', kbIds: ['kb1'] }, query: 'old new', limit: 5 }, never);
     expect(hits.map((hit) => hit.chunk.text)).toEqual(['new text']);
   });
@@ -69,14 +92,25 @@ describe('EmbeddedLexicalBackend', () => {
     await backend.upsertDocument(doc('a', 1), [chunkOf({ docId: 'a', text: 'gone soon' })]);
     expect(await backend.deleteDocument(doc('a', 1))).toBe('applied');
     expect(await backend.upsertDocument(doc('a', 1), [chunkOf({ docId: 'a', text: 'gone soon' })])).toBe('stale');
-    expect(await backend.search({ scope: { tenantId: 't1', kbIds: ['kb1'] }, query: 'gone', limit: 5 }, never)).toEqual([]);
-    expect(await backend.documentState({ tenantId: 't1', kbId: 'kb1', docId: 'a' })).toEqual({ version: 1, deleted: true, chunks: 0 });
-    expect(await backend.upsertDocument(doc('a', 2), [chunkOf({ docId: 'a', docVersion: 2, text: 'back again' })])).toBe('applied');
+    expect(await backend.search({ scope: { tenantId: 't1', kbIds: ['kb1'] }, query: 'gone', limit: 5 }, never)).toEqual(
+      [],
+    );
+    expect(await backend.documentState({ tenantId: 't1', kbId: 'kb1', docId: 'a' })).toEqual({
+      version: 1,
+      deleted: true,
+      chunks: 0,
+    });
+    expect(
+      await backend.upsertDocument(doc('a', 2), [chunkOf({ docId: 'a', docVersion: 2, text: 'back again' })]),
+    ).toBe('applied');
   });
 
   it('versions - replacing a document drops chunks the new version no longer has', async () => {
     const backend = await EmbeddedLexicalBackend.open();
-    await backend.upsertDocument(doc('a', 1), [chunkOf({ docId: 'a', text: 'one' }), chunkOf({ docId: 'a', chunkId: 'a#1', text: 'two' })]);
+    await backend.upsertDocument(doc('a', 1), [
+      chunkOf({ docId: 'a', text: 'one' }),
+      chunkOf({ docId: 'a', chunkId: 'a#1', text: 'two' }),
+    ]);
     await backend.upsertDocument(doc('a', 2), [chunkOf({ docId: 'a', docVersion: 2, text: 'three' })]);
     expect(await backend.countChunks()).toEqual([{ tenantId: 't1', kbId: 'kb1', chunks: 1 }]);
   });
@@ -89,10 +123,17 @@ describe('EmbeddedLexicalBackend', () => {
     await first.close();
 
     const second = await EmbeddedLexicalBackend.open({ dataDir });
-    const hits = await second.search({ scope: { tenantId: 't1', kbIds: ['kb1'] }, query: 'lighthouse', limit: 5 }, never);
+    const hits = await second.search(
+      { scope: { tenantId: 't1', kbIds: ['kb1'] }, query: 'lighthouse', limit: 5 },
+      never,
+    );
     expect(hits.map((hit) => hit.chunk.docId)).toEqual(['a']);
-    expect(await second.upsertDocument(doc('a', 2), [chunkOf({ docId: 'a', docVersion: 2, text: 'older' })])).toBe('stale');
-    expect(await second.upsertDocument(doc('b', 1), [chunkOf({ docId: 'b', text: 'deleted lighthouse' })])).toBe('stale');
+    expect(await second.upsertDocument(doc('a', 2), [chunkOf({ docId: 'a', docVersion: 2, text: 'older' })])).toBe(
+      'stale',
+    );
+    expect(await second.upsertDocument(doc('b', 1), [chunkOf({ docId: 'b', text: 'deleted lighthouse' })])).toBe(
+      'stale',
+    );
     await second.close();
   });
 
@@ -114,7 +155,10 @@ describe('EmbeddedLexicalBackend', () => {
   });
 
   it('persistence - damage before the last line fails loudly', async () => {
-    await writeFile(join(dataDir, LEXICAL_LOG_FILE), 'not json\n{"op":"delete","doc":{"tenantId":"t","kbId":"k","docId":"d","version":1}}\n');
+    await writeFile(
+      join(dataDir, LEXICAL_LOG_FILE),
+      'not json\n{"op":"delete","doc":{"tenantId":"t","kbId":"k","docId":"d","version":1}}\n',
+    );
     await expect(EmbeddedLexicalBackend.open({ dataDir })).rejects.toThrow(/damaged at line 1/);
   });
 
@@ -126,13 +170,19 @@ describe('EmbeddedLexicalBackend', () => {
   it('persistence - the log compacts to the live documents once it grows large', async () => {
     const backend = await EmbeddedLexicalBackend.open({ dataDir, durable: false });
     for (let version = 1; version <= 1_100; version++) {
-      await backend.upsertDocument(doc('a', version), [chunkOf({ docId: 'a', docVersion: version, text: `revision ${version}` })]);
+      await backend.upsertDocument(doc('a', version), [
+        chunkOf({ docId: 'a', docVersion: version, text: `revision ${version}` }),
+      ]);
     }
     await backend.close();
     const lines = (await readFile(join(dataDir, LEXICAL_LOG_FILE), 'utf8')).trim().split('\n');
     expect(lines.length).toBeLessThan(1_000);
     const reopened = await EmbeddedLexicalBackend.open({ dataDir });
-    expect(await reopened.documentState({ tenantId: 't1', kbId: 'kb1', docId: 'a' })).toEqual({ version: 1_100, deleted: false, chunks: 1 });
+    expect(await reopened.documentState({ tenantId: 't1', kbId: 'kb1', docId: 'a' })).toEqual({
+      version: 1_100,
+      deleted: false,
+      chunks: 1,
+    });
     await reopened.close();
   });
 
@@ -140,6 +190,8 @@ describe('EmbeddedLexicalBackend', () => {
     const backend = await EmbeddedLexicalBackend.open();
     const controller = new AbortController();
     controller.abort(new Error('gone'));
-    await expect(backend.search({ scope: { tenantId: 't1', kbIds: ['kb1'] }, query: 'x', limit: 1 }, controller.signal)).rejects.toThrow('gone');
+    await expect(
+      backend.search({ scope: { tenantId: 't1', kbIds: ['kb1'] }, query: 'x', limit: 1 }, controller.signal),
+    ).rejects.toThrow('gone');
   });
 });

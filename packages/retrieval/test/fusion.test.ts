@@ -23,13 +23,22 @@ describe('fuseByRrf', () => {
   });
 
   it('rrf - keeps only the requested number of candidates', () => {
-    const fused = fuseByRrf([{ path: 'bm25', weight: 1, hits: ['a', 'b', 'c'].map((id, i) => hit(id, 3 - i)) }], { k: 60, keep: 2 });
+    const fused = fuseByRrf([{ path: 'bm25', weight: 1, hits: ['a', 'b', 'c'].map((id, i) => hit(id, 3 - i)) }], {
+      k: 60,
+      keep: 2,
+    });
     expect(fused.map((c) => c.chunk.docId)).toEqual(['a', 'b']);
   });
 
   it('rrf - duplicates by dedupe key count once, at their best rank', () => {
-    const duplicate = { chunk: { ...chunkOf({ docId: 'x', text: 'same' }), chunkId: 'other', dedupeKey: 'a#0' }, score: 1 };
-    const fused = fuseByRrf([{ path: 'bm25', weight: 1, hits: [hit('a', 3), duplicate, hit('b', 1)] }], { k: 60, keep: 10 });
+    const duplicate = {
+      chunk: { ...chunkOf({ docId: 'x', text: 'same' }), chunkId: 'other', dedupeKey: 'a#0' },
+      score: 1,
+    };
+    const fused = fuseByRrf([{ path: 'bm25', weight: 1, hits: [hit('a', 3), duplicate, hit('b', 1)] }], {
+      k: 60,
+      keep: 10,
+    });
     expect(fused.map((c) => c.chunk.dedupeKey)).toEqual(['a#0', 'b#0']);
     expect(fused[1]?.fused).toBeCloseTo(1 / 62, 10);
   });
@@ -68,13 +77,21 @@ describe('fuseByRelativeScore', () => {
   });
 
   it('relative-score - a list whose hits all score alike gives each of them the full weight', () => {
-    const fused = fuseByRelativeScore([{ path: 'vector', weight: 0.25, hits: [hit('a', 0.5), hit('b', 0.5)] }], { keep: 10 });
+    const fused = fuseByRelativeScore([{ path: 'vector', weight: 0.25, hits: [hit('a', 0.5), hit('b', 0.5)] }], {
+      keep: 10,
+    });
     expect(fused.map((c) => c.fused)).toEqual([0.25, 0.25]);
   });
 
   it('relative-score - duplicates by dedupe key count once, and keep bounds the list', () => {
-    const duplicate = { chunk: { ...chunkOf({ docId: 'x', text: 'same' }), chunkId: 'other', dedupeKey: 'a#0' }, score: 2 };
-    const fused = fuseByRelativeScore([{ path: 'bm25', weight: 1, hits: [hit('a', 3), duplicate, hit('b', 1), hit('c', 0)] }], { keep: 2 });
+    const duplicate = {
+      chunk: { ...chunkOf({ docId: 'x', text: 'same' }), chunkId: 'other', dedupeKey: 'a#0' },
+      score: 2,
+    };
+    const fused = fuseByRelativeScore(
+      [{ path: 'bm25', weight: 1, hits: [hit('a', 3), duplicate, hit('b', 1), hit('c', 0)] }],
+      { keep: 2 },
+    );
     expect(fused.map((c) => [c.chunk.dedupeKey, c.fused])).toEqual([
       ['a#0', 1],
       ['b#0', 1 / 3],

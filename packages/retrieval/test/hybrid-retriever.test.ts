@@ -17,7 +17,11 @@ const scope = { tenantId: 't1', kbIds: ['kb1'] };
 const guard = createDeadlineGuard();
 const soon = (): number => Date.now() + 2_000;
 
-async function corpus(): Promise<{ lexical: EmbeddedLexicalBackend; vector: EmbeddedVectorBackend; embedder: Embedder }> {
+async function corpus(): Promise<{
+  lexical: EmbeddedLexicalBackend;
+  vector: EmbeddedVectorBackend;
+  embedder: Embedder;
+}> {
   const embedder = new HashingEmbedder({ dimensions: 128 });
   const lexical = await EmbeddedLexicalBackend.open();
   const vector = await EmbeddedVectorBackend.open({ dimensions: 128 });
@@ -30,19 +34,26 @@ async function corpus(): Promise<{ lexical: EmbeddedLexicalBackend; vector: Embe
   ] as const;
   for (const [docId, title, text] of docs) {
     const tenantId = docId === 'other-tenant' ? 't2' : 't1';
-    await indexer.apply({ op: 'upsert', upsert: { tenantId, kbId: 'kb1', docId, version: 1, title, text, effectiveDate: '', sourceUri: '', metadata: {} } });
+    await indexer.apply({
+      op: 'upsert',
+      upsert: { tenantId, kbId: 'kb1', docId, version: 1, title, text, effectiveDate: '', sourceUri: '', metadata: {} },
+    });
   }
   return { lexical, vector, embedder };
 }
 
 const failing = <T extends LexicalBackend | VectorBackend>(backend: T, error: Error): T =>
-  new Proxy(backend, { get: (target, key, receiver) => (key === 'search' ? () => Promise.reject(error) : Reflect.get(target, key, receiver)) });
+  new Proxy(backend, {
+    get: (target, key, receiver) =>
+      key === 'search' ? () => Promise.reject(error) : Reflect.get(target, key, receiver),
+  });
 
 const hanging = <T extends LexicalBackend | VectorBackend>(backend: T): T =>
   new Proxy(backend, {
     get: (target, key, receiver) =>
       key === 'search'
-        ? (_request: unknown, signal: AbortSignal) => new Promise((_, reject) => signal.addEventListener('abort', () => reject(signal.reason)))
+        ? (_request: unknown, signal: AbortSignal) =>
+            new Promise((_, reject) => signal.addEventListener('abort', () => reject(signal.reason)))
         : Reflect.get(target, key, receiver),
   });
 
@@ -55,11 +66,17 @@ describe('hybridOptionsFor', () => {
     expect(DEFAULT_HYBRID_OPTIONS).toMatchObject({ fusion: 'rrf', rrfK: 60, bm25Weight: 1, vectorWeight: 1 });
   });
 
-  it('hybrid options - the embedder\'s declaration replaces the defaults, explicit options replace both, undefined ones are ignored', () => {
+  it("hybrid options - the embedder's declaration replaces the defaults, explicit options replace both, undefined ones are ignored", () => {
     const weak: Pick<Embedder, 'fusion'> = { fusion: { method: 'relative-score', vectorWeight: 0.2 } };
     expect(hybridOptionsFor(weak)).toMatchObject({ fusion: 'relative-score', vectorWeight: 0.2, bm25Weight: 1 });
-    expect(hybridOptionsFor(weak, { vectorWeight: 0.7, fusion: undefined })).toMatchObject({ fusion: 'relative-score', vectorWeight: 0.7 });
-    expect(hybridOptionsFor(weak, { fusion: 'rrf', vectorWeight: undefined })).toMatchObject({ fusion: 'rrf', vectorWeight: 0.2 });
+    expect(hybridOptionsFor(weak, { vectorWeight: 0.7, fusion: undefined })).toMatchObject({
+      fusion: 'relative-score',
+      vectorWeight: 0.7,
+    });
+    expect(hybridOptionsFor(weak, { fusion: 'rrf', vectorWeight: undefined })).toMatchObject({
+      fusion: 'rrf',
+      vectorWeight: 0.2,
+    });
   });
 });
 
@@ -67,12 +84,26 @@ describe('createHybridRetriever', () => {
   it('hybrid - fuses both paths, marks HYBRID, keeps stage scores apart and stamps the hop', async () => {
     const { lexical, vector, embedder } = await corpus();
     const options = { fusion: 'rrf', vectorWeight: 1 } as const;
-    const retriever = createHybridRetriever({ lexical, vector, embedder, lexicalGuard: guard, vectorGuard: guard, options });
+    const retriever = createHybridRetriever({
+      lexical,
+      vector,
+      embedder,
+      lexicalGuard: guard,
+      vectorGuard: guard,
+      options,
+    });
     const result = await retriever.retrieve({ query: 'lighthouse keeper', scope, hop: 2, deadlineUnixMs: soon() });
     expect(result.degraded).toBe(false);
     expect(result.degradedReasons).toEqual([]);
     const top = result.chunks[0];
-    expect(top).toMatchObject({ docId: 'lighthouse', foundBy: 'HYBRID', hop: 2, tenantId: 't1', docVersion: 1, title: 'Lighthouse' });
+    expect(top).toMatchObject({
+      docId: 'lighthouse',
+      foundBy: 'HYBRID',
+      hop: 2,
+      tenantId: 't1',
+      docVersion: 1,
+      title: 'Lighthouse',
+    });
     expect(top?.scores?.bm25).toBeGreaterThan(0);
     expect(top?.scores?.vector).toBeGreaterThan(0);
     expect(top?.scores?.rrf).toBeCloseTo(2 / 61, 10);
@@ -84,27 +115,62 @@ describe('createHybridRetriever', () => {
     const { lexical, vector, embedder } = await corpus();
     expect(embedder.fusion).toEqual({ method: 'relative-score', vectorWeight: 0.1 });
     const declared = createHybridRetriever({ lexical, vector, embedder, lexicalGuard: guard, vectorGuard: guard });
-    const [top] = (await declared.retrieve({ query: 'lighthouse keeper', scope, hop: 1, deadlineUnixMs: soon() })).chunks;
+    const [top] = (await declared.retrieve({ query: 'lighthouse keeper', scope, hop: 1, deadlineUnixMs: soon() }))
+      .chunks;
     // First on both paths: BM25's full 1 plus the vector path's 0.1.
     expect(top).toMatchObject({ docId: 'lighthouse', foundBy: 'HYBRID' });
     expect(top?.scores?.rrf).toBeCloseTo(1.1, 10);
-    const overridden = createHybridRetriever({ lexical, vector, embedder, lexicalGuard: guard, vectorGuard: guard, options: { vectorWeight: 0.5 } });
-    const [topOverridden] = (await overridden.retrieve({ query: 'lighthouse keeper', scope, hop: 1, deadlineUnixMs: soon() })).chunks;
+    const overridden = createHybridRetriever({
+      lexical,
+      vector,
+      embedder,
+      lexicalGuard: guard,
+      vectorGuard: guard,
+      options: { vectorWeight: 0.5 },
+    });
+    const [topOverridden] = (
+      await overridden.retrieve({ query: 'lighthouse keeper', scope, hop: 1, deadlineUnixMs: soon() })
+    ).chunks;
     expect(topOverridden?.scores?.rrf).toBeCloseTo(1.5, 10);
   });
 
-  it('hybrid - scope filter hides other tenants\' chunks on both paths', async () => {
+  it("hybrid - scope filter hides other tenants' chunks on both paths", async () => {
     const { lexical, vector, embedder } = await corpus();
     const retriever = createHybridRetriever({ lexical, vector, embedder, lexicalGuard: guard, vectorGuard: guard });
-    const result = await retriever.retrieve({ query: 'lighthouse secrets keeper', scope, hop: 1, deadlineUnixMs: soon() });
+    const result = await retriever.retrieve({
+      query: 'lighthouse secrets keeper',
+      scope,
+      hop: 1,
+      deadlineUnixMs: soon(),
+    });
     expect(result.chunks.every((chunk) => chunk.tenantId === 't1')).toBe(true);
   });
 
   it('hybrid - topK bounds the fused list, the default keeps 30', async () => {
     const { lexical, vector, embedder } = await corpus();
-    const retriever = createHybridRetriever({ lexical, vector, embedder, lexicalGuard: guard, vectorGuard: guard, options: { keep: 2 } });
-    expect((await retriever.retrieve({ query: 'the lighthouse bakery harbour', scope, hop: 1, deadlineUnixMs: soon() })).chunks).toHaveLength(2);
-    expect((await retriever.retrieve({ query: 'the lighthouse bakery harbour', scope, topK: 1, hop: 1, deadlineUnixMs: soon() })).chunks).toHaveLength(1);
+    const retriever = createHybridRetriever({
+      lexical,
+      vector,
+      embedder,
+      lexicalGuard: guard,
+      vectorGuard: guard,
+      options: { keep: 2 },
+    });
+    expect(
+      (await retriever.retrieve({ query: 'the lighthouse bakery harbour', scope, hop: 1, deadlineUnixMs: soon() }))
+        .chunks,
+    ).toHaveLength(2);
+    expect(
+      (
+        await retriever.retrieve({
+          query: 'the lighthouse bakery harbour',
+          scope,
+          topK: 1,
+          hop: 1,
+          deadlineUnixMs: soon(),
+        })
+      ).chunks,
+    ).toHaveLength(1);
   });
 
   it('hybrid - a failing BM25 path leaves the vector path to answer, flagged degraded', async () => {
@@ -125,8 +191,19 @@ describe('createHybridRetriever', () => {
 
   it('hybrid - a vector path past its deadline leaves BM25 to answer, flagged degraded', async () => {
     const { lexical, vector, embedder } = await corpus();
-    const retriever = createHybridRetriever({ lexical, vector: hanging(vector), embedder, lexicalGuard: guard, vectorGuard: guard });
-    const result = await retriever.retrieve({ query: 'sourdough bread', scope, hop: 1, deadlineUnixMs: Date.now() + 50 });
+    const retriever = createHybridRetriever({
+      lexical,
+      vector: hanging(vector),
+      embedder,
+      lexicalGuard: guard,
+      vectorGuard: guard,
+    });
+    const result = await retriever.retrieve({
+      query: 'sourdough bread',
+      scope,
+      hop: 1,
+      deadlineUnixMs: Date.now() + 50,
+    });
     expect(result.degraded).toBe(true);
     expect(result.degradedReasons[0]).toMatch(/^vector search failed \(deadline_exceeded\)/);
     expect(result.chunks[0]).toMatchObject({ docId: 'bakery', foundBy: 'BM25' });
@@ -134,8 +211,18 @@ describe('createHybridRetriever', () => {
 
   it('hybrid - an embedder failure degrades the vector path only', async () => {
     const { lexical, vector } = await corpus();
-    const broken: Embedder = { model: 'broken', dimensions: 128, embed: () => Promise.reject(new UnavailableError('embedding endpoint down')) };
-    const retriever = createHybridRetriever({ lexical, vector, embedder: broken, lexicalGuard: guard, vectorGuard: guard });
+    const broken: Embedder = {
+      model: 'broken',
+      dimensions: 128,
+      embed: () => Promise.reject(new UnavailableError('embedding endpoint down')),
+    };
+    const retriever = createHybridRetriever({
+      lexical,
+      vector,
+      embedder: broken,
+      lexicalGuard: guard,
+      vectorGuard: guard,
+    });
     const result = await retriever.retrieve({ query: 'bread', scope, hop: 1, deadlineUnixMs: soon() });
     expect(result.degradedReasons).toEqual(['vector search failed (unavailable): embedding endpoint down']);
     expect(result.chunks.length).toBeGreaterThan(0);
@@ -166,7 +253,13 @@ describe('createHybridRetriever', () => {
         return guard.call(work, options);
       },
     });
-    const retriever = createHybridRetriever({ lexical, vector, embedder, lexicalGuard: named('lexical'), vectorGuard: named('vector') });
+    const retriever = createHybridRetriever({
+      lexical,
+      vector,
+      embedder,
+      lexicalGuard: named('lexical'),
+      vectorGuard: named('vector'),
+    });
     await retriever.retrieve({ query: 'bread', scope, hop: 1, deadlineUnixMs: soon() });
     expect(calls.sort()).toEqual(['lexical', 'vector']);
   });
@@ -193,8 +286,20 @@ describe('createHybridRetriever', () => {
             }
           : Reflect.get(target, key, receiver),
     });
-    const retriever = createHybridRetriever({ lexical: lexicalSpy, vector, embedder: spy, lexicalGuard: guard, vectorGuard: guard });
-    await retriever.retrieve({ query: 'what do they bake', hydeText: 'sourdough bread and croissants', scope, hop: 1, deadlineUnixMs: soon() });
+    const retriever = createHybridRetriever({
+      lexical: lexicalSpy,
+      vector,
+      embedder: spy,
+      lexicalGuard: guard,
+      vectorGuard: guard,
+    });
+    await retriever.retrieve({
+      query: 'what do they bake',
+      hydeText: 'sourdough bread and croissants',
+      scope,
+      hop: 1,
+      deadlineUnixMs: soon(),
+    });
     expect(queries).toEqual(['what do they bake']);
     expect(embedded).toEqual([['what do they bake', 'sourdough bread and croissants']]);
   });
@@ -202,15 +307,31 @@ describe('createHybridRetriever', () => {
   it('hybrid - a bad scope or an empty query is a validation error, not a degraded result', async () => {
     const { lexical, vector, embedder } = await corpus();
     const retriever = createHybridRetriever({ lexical, vector, embedder, lexicalGuard: guard, vectorGuard: guard });
-    await expect(retriever.retrieve({ query: 'x', scope: { tenantId: 't1', kbIds: [] }, hop: 1, deadlineUnixMs: soon() })).rejects.toBeInstanceOf(ValidationError);
-    await expect(retriever.retrieve({ query: '  ', scope, hop: 1, deadlineUnixMs: soon() })).rejects.toBeInstanceOf(ValidationError);
+    await expect(
+      retriever.retrieve({ query: 'x', scope: { tenantId: 't1', kbIds: [] }, hop: 1, deadlineUnixMs: soon() }),
+    ).rejects.toBeInstanceOf(ValidationError);
+    await expect(retriever.retrieve({ query: '  ', scope, hop: 1, deadlineUnixMs: soon() })).rejects.toBeInstanceOf(
+      ValidationError,
+    );
   });
 
   it('hybrid - a caller that cancels gets CancelledError', async () => {
     const { lexical, vector, embedder } = await corpus();
-    const retriever = createHybridRetriever({ lexical: hanging(lexical), vector: hanging(vector), embedder, lexicalGuard: guard, vectorGuard: guard });
+    const retriever = createHybridRetriever({
+      lexical: hanging(lexical),
+      vector: hanging(vector),
+      embedder,
+      lexicalGuard: guard,
+      vectorGuard: guard,
+    });
     const controller = new AbortController();
-    const pending = retriever.retrieve({ query: 'bread', scope, hop: 1, deadlineUnixMs: soon(), signal: controller.signal });
+    const pending = retriever.retrieve({
+      query: 'bread',
+      scope,
+      hop: 1,
+      deadlineUnixMs: soon(),
+      signal: controller.signal,
+    });
     controller.abort();
     await expect(pending).rejects.toMatchObject({ code: 'cancelled' });
   });

@@ -2,7 +2,13 @@ import type { Document__Output } from '@hopline/contracts';
 import { UnavailableError, ValidationError } from '@hopline/contracts';
 import { describe, expect, it } from 'vitest';
 import type { Embedder, VectorBackend } from '../src/index.js';
-import { EmbeddedLexicalBackend, EmbeddedVectorBackend, HashingEmbedder, compareChunkCounts, createIndexer } from '../src/index.js';
+import {
+  EmbeddedLexicalBackend,
+  EmbeddedVectorBackend,
+  HashingEmbedder,
+  compareChunkCounts,
+  createIndexer,
+} from '../src/index.js';
 import { never } from './fixtures.js';
 
 const document = (overrides: Partial<Document__Output> = {}): Document__Output => ({
@@ -46,8 +52,16 @@ describe('createIndexer', () => {
     expect(result).toMatchObject({ op: 'upsert', lexical: 'applied', vector: 'applied', chunks: 1, changed: true });
     expect(await deps.lexical.countChunks()).toEqual([{ tenantId: 't1', kbId: 'kb1', chunks: 1 }]);
     expect(await deps.vector.countChunks()).toEqual([{ tenantId: 't1', kbId: 'kb1', chunks: 1 }]);
-    const [hit] = await deps.lexical.search({ scope: { tenantId: 't1', kbIds: ['kb1'] }, query: 'economy flights', limit: 1 }, never);
-    expect(hit?.chunk).toMatchObject({ docId: 'policy', docVersion: 1, title: 'Travel policy', effectiveDate: '2024-03-01' });
+    const [hit] = await deps.lexical.search(
+      { scope: { tenantId: 't1', kbIds: ['kb1'] }, query: 'economy flights', limit: 1 },
+      never,
+    );
+    expect(hit?.chunk).toMatchObject({
+      docId: 'policy',
+      docVersion: 1,
+      title: 'Travel policy',
+      effectiveDate: '2024-03-01',
+    });
   });
 
   it('indexer - redelivery of the same version is a no-op that embeds nothing', async () => {
@@ -63,10 +77,16 @@ describe('createIndexer', () => {
   it('indexer - an older version arriving late never overwrites the newer one', async () => {
     const deps = await setup();
     const indexer = createIndexer(deps);
-    await indexer.apply({ op: 'upsert', upsert: document({ version: 2, text: 'Business class is allowed from now on.' }) });
+    await indexer.apply({
+      op: 'upsert',
+      upsert: document({ version: 2, text: 'Business class is allowed from now on.' }),
+    });
     const late = await indexer.apply({ op: 'upsert', upsert: document({ version: 1 }) });
     expect(late).toMatchObject({ lexical: 'stale', vector: 'stale', changed: false });
-    const hits = await deps.lexical.search({ scope: { tenantId: 't1', kbIds: ['kb1'] }, query: 'economy business', limit: 5 }, never);
+    const hits = await deps.lexical.search(
+      { scope: { tenantId: 't1', kbIds: ['kb1'] }, query: 'economy business', limit: 5 },
+      never,
+    );
     expect(hits.map((hit) => hit.chunk.docVersion)).toEqual([2]);
   });
 
@@ -74,11 +94,19 @@ describe('createIndexer', () => {
     const deps = await setup();
     const indexer = createIndexer(deps);
     await indexer.apply({ op: 'upsert', upsert: document() });
-    const removed = await indexer.apply({ op: 'delete', delete: { tenantId: 't1', kbId: 'kb1', docId: 'policy', version: 1 } });
+    const removed = await indexer.apply({
+      op: 'delete',
+      delete: { tenantId: 't1', kbId: 'kb1', docId: 'policy', version: 1 },
+    });
     expect(removed).toMatchObject({ op: 'delete', lexical: 'applied', vector: 'applied', changed: true });
-    expect(await indexer.apply({ op: 'upsert', upsert: document() })).toMatchObject({ lexical: 'stale', vector: 'stale' });
+    expect(await indexer.apply({ op: 'upsert', upsert: document() })).toMatchObject({
+      lexical: 'stale',
+      vector: 'stale',
+    });
     expect(await deps.lexical.countChunks()).toEqual([{ tenantId: 't1', kbId: 'kb1', chunks: 0 }]);
-    expect(await indexer.apply({ op: 'delete', delete: { tenantId: 't1', kbId: 'kb1', docId: 'policy', version: 1 } })).toMatchObject({ changed: false });
+    expect(
+      await indexer.apply({ op: 'delete', delete: { tenantId: 't1', kbId: 'kb1', docId: 'policy', version: 1 } }),
+    ).toMatchObject({ changed: false });
   });
 
   it('indexer - a write that failed on one side completes that side alone on redelivery', async () => {
@@ -87,7 +115,10 @@ describe('createIndexer', () => {
     const flaky: VectorBackend = new Proxy(deps.vector, {
       get: (target, key, receiver) =>
         key === 'upsertDocument'
-          ? (doc: Parameters<VectorBackend['upsertDocument']>[0], items: Parameters<VectorBackend['upsertDocument']>[1]) => {
+          ? (
+              doc: Parameters<VectorBackend['upsertDocument']>[0],
+              items: Parameters<VectorBackend['upsertDocument']>[1],
+            ) => {
               if (failNext) {
                 failNext = false;
                 return Promise.reject(new UnavailableError('vector store unreachable'));
@@ -107,15 +138,25 @@ describe('createIndexer', () => {
 
   it('indexer - a command without an id, a version or an operation is a validation error', async () => {
     const indexer = createIndexer(await setup());
-    await expect(indexer.apply({ op: 'upsert', upsert: document({ docId: '' }) })).rejects.toBeInstanceOf(ValidationError);
-    await expect(indexer.apply({ op: 'upsert', upsert: document({ tenantId: '' }) })).rejects.toBeInstanceOf(ValidationError);
-    await expect(indexer.apply({ op: 'upsert', upsert: document({ version: 0 }) })).rejects.toThrow(/versions are integers from 1/);
+    await expect(indexer.apply({ op: 'upsert', upsert: document({ docId: '' }) })).rejects.toBeInstanceOf(
+      ValidationError,
+    );
+    await expect(indexer.apply({ op: 'upsert', upsert: document({ tenantId: '' }) })).rejects.toBeInstanceOf(
+      ValidationError,
+    );
+    await expect(indexer.apply({ op: 'upsert', upsert: document({ version: 0 }) })).rejects.toThrow(
+      /versions are integers from 1/,
+    );
     await expect(indexer.apply({})).rejects.toBeInstanceOf(ValidationError);
   });
 
   it('indexer - an embedder returning the wrong number of vectors fails the command', async () => {
     const inner = new HashingEmbedder({ dimensions: 64 });
-    const short: Embedder = { model: 'short', dimensions: 64, embed: async () => [inner.embedOne('x'), inner.embedOne('y')] };
+    const short: Embedder = {
+      model: 'short',
+      dimensions: 64,
+      embed: async () => [inner.embedOne('x'), inner.embedOne('y')],
+    };
     const indexer = createIndexer(await setup(short));
     await expect(indexer.apply({ op: 'upsert', upsert: document() })).rejects.toThrow(/returned 2 vectors for 1 texts/);
   });
@@ -124,17 +165,29 @@ describe('createIndexer', () => {
 describe('compareChunkCounts', () => {
   it('consistency - equal counts per knowledge base are consistent', () => {
     const counts = [{ tenantId: 't', kbId: 'k', chunks: 3 }];
-    expect(compareChunkCounts({ name: 'bm25', counts }, { name: 'vector', counts })).toMatchObject({ consistent: true, gaps: [], messages: [] });
+    expect(compareChunkCounts({ name: 'bm25', counts }, { name: 'vector', counts })).toMatchObject({
+      consistent: true,
+      gaps: [],
+      messages: [],
+    });
   });
 
   it('consistency - a gap names the knowledge base, the side behind and how to reindex', () => {
     const report = compareChunkCounts(
       { name: 'bm25', counts: [{ tenantId: 't', kbId: 'k', chunks: 10 }] },
-      { name: 'vector', counts: [{ tenantId: 't', kbId: 'k', chunks: 7 }, { tenantId: 't', kbId: 'only-vector', chunks: 2 }] },
+      {
+        name: 'vector',
+        counts: [
+          { tenantId: 't', kbId: 'k', chunks: 7 },
+          { tenantId: 't', kbId: 'only-vector', chunks: 2 },
+        ],
+      },
     );
     expect(report.consistent).toBe(false);
     expect(report.gaps.map((gap) => gap.kbId)).toEqual(['k', 'only-vector']);
-    expect(report.messages[0]).toMatch(/t\/k: bm25 holds 10 chunks, vector holds 7 \(vector is 3 behind\).*pnpm ingest/);
+    expect(report.messages[0]).toMatch(
+      /t\/k: bm25 holds 10 chunks, vector holds 7 \(vector is 3 behind\).*pnpm ingest/,
+    );
     expect(report.messages[1]).toMatch(/bm25 is 2 behind/);
   });
 });

@@ -7,8 +7,16 @@ import { never } from './fixtures.js';
 
 describe('OpenAiEmbedder', () => {
   let baseURL = '';
-  let reply: (body: { input: string[]; model: string; dimensions?: number }) => { status: number; body: unknown; hang?: boolean } = () => ({ status: 200, body: {} });
-  const requests: Array<{ path: string; body: { input: string[]; model: string; dimensions?: number }; auth: string | undefined }> = [];
+  let reply: (body: { input: string[]; model: string; dimensions?: number }) => {
+    status: number;
+    body: unknown;
+    hang?: boolean;
+  } = () => ({ status: 200, body: {} });
+  const requests: Array<{
+    path: string;
+    body: { input: string[]; model: string; dimensions?: number };
+    auth: string | undefined;
+  }> = [];
   const server = createServer((request, response) => {
     let raw = '';
     request.on('data', (part: Buffer) => (raw += part.toString()));
@@ -33,21 +41,39 @@ describe('OpenAiEmbedder', () => {
   const vectors = (input: string[], dims = 3) => ({
     object: 'list',
     model: 'm',
-    data: input.map((text, index) => ({ object: 'embedding', index, embedding: Array.from({ length: dims }, (_, d) => text.length + d) })).reverse(),
+    data: input
+      .map((text, index) => ({
+        object: 'embedding',
+        index,
+        embedding: Array.from({ length: dims }, (_, d) => text.length + d),
+      }))
+      .reverse(),
   });
 
   it('openai embedder - posts to /embeddings and returns unit vectors in input order, batched', async () => {
     reply = ({ input }) => ({ status: 200, body: vectors(input) });
-    const embedder = new OpenAiEmbedder({ baseURL, apiKey: 'secret', model: 'text-embedding-3-small', dimensions: 3, batchSize: 2 });
+    const embedder = new OpenAiEmbedder({
+      baseURL,
+      apiKey: 'secret',
+      model: 'text-embedding-3-small',
+      dimensions: 3,
+      batchSize: 2,
+    });
     const out = await embedder.embed(['a', 'bb', 'ccc'], never);
     expect(out).toHaveLength(3);
     const expected = (n: number) => {
       const norm = Math.hypot(n, n + 1, n + 2);
       return [n / norm, (n + 1) / norm, (n + 2) / norm];
     };
-    out.forEach((vector, i) => [...vector].forEach((value, d) => expect(value).toBeCloseTo(expected(i + 1)[d] as number, 5)));
+    out.forEach((vector, i) =>
+      [...vector].forEach((value, d) => expect(value).toBeCloseTo(expected(i + 1)[d] as number, 5)),
+    );
     expect(requests.slice(-2).map((r) => r.body.input)).toEqual([['a', 'bb'], ['ccc']]);
-    expect(requests.at(-1)).toMatchObject({ path: '/v1/embeddings', auth: 'Bearer secret', body: { model: 'text-embedding-3-small' } });
+    expect(requests.at(-1)).toMatchObject({
+      path: '/v1/embeddings',
+      auth: 'Bearer secret',
+      body: { model: 'text-embedding-3-small' },
+    });
     expect(requests.at(-1)?.body.dimensions).toBeUndefined();
   });
 
@@ -59,7 +85,9 @@ describe('OpenAiEmbedder', () => {
 
   it('openai embedder - a vector of the wrong length is refused', async () => {
     reply = ({ input }) => ({ status: 200, body: vectors(input, 5) });
-    await expect(new OpenAiEmbedder({ baseURL, model: 'm', dimensions: 3 }).embed(['a'], never)).rejects.toThrow(/returned 5 dimensions, configured for 3/);
+    await expect(new OpenAiEmbedder({ baseURL, model: 'm', dimensions: 3 }).embed(['a'], never)).rejects.toThrow(
+      /returned 5 dimensions, configured for 3/,
+    );
   });
 
   it('openai embedder - server errors are UnavailableError, rate limits resource_exhausted, bad requests ValidationError', async () => {
@@ -81,7 +109,9 @@ describe('OpenAiEmbedder', () => {
   });
 
   it('openai embedder - an unreachable server is UnavailableError', async () => {
-    await expect(new OpenAiEmbedder({ baseURL: 'http://127.0.0.1:1/v1', model: 'm', dimensions: 3 }).embed(['a'], never)).rejects.toBeInstanceOf(UnavailableError);
+    await expect(
+      new OpenAiEmbedder({ baseURL: 'http://127.0.0.1:1/v1', model: 'm', dimensions: 3 }).embed(['a'], never),
+    ).rejects.toBeInstanceOf(UnavailableError);
   });
 
   it('openai embedder - aborting ends the call with the abort reason', async () => {

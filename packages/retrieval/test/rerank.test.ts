@@ -54,7 +54,10 @@ describe('createLexicalScorer', () => {
 
 describe('createCrossEncoderClient', () => {
   let url = '';
-  let reply: (body: Record<string, unknown>) => { status: number; body: unknown; delayMs?: number } = () => ({ status: 200, body: [] });
+  let reply: (body: Record<string, unknown>) => { status: number; body: unknown; delayMs?: number } = () => ({
+    status: 200,
+    body: [],
+  });
   const seen: Array<{ url: string; body: Record<string, unknown>; auth: string | undefined }> = [];
   const server = createServer((request, response) => {
     let raw = '';
@@ -81,14 +84,28 @@ describe('createCrossEncoderClient', () => {
   });
 
   it('cross-encoder - TEI shape: {query, texts} in, [{index, score}] out, scores back in input order', async () => {
-    reply = () => ({ status: 200, body: [{ index: 1, score: 0.9 }, { index: 0, score: 0.2 }] });
+    reply = () => ({
+      status: 200,
+      body: [
+        { index: 1, score: 0.9 },
+        { index: 0, score: 0.2 },
+      ],
+    });
     const client = createCrossEncoderClient({ url: `${url}/`, api: 'tei', apiKey: 'k' });
     expect(await client.score('q', ['a', 'b'], never)).toEqual([0.2, 0.9]);
     expect(seen.at(-1)).toMatchObject({ url: '/rerank', body: { query: 'q', texts: ['a', 'b'] }, auth: 'Bearer k' });
   });
 
   it('cross-encoder - Cohere shape: {model, query, documents} in, {results} out', async () => {
-    reply = () => ({ status: 200, body: { results: [{ index: 0, relevance_score: 0.7 }, { index: 1, relevance_score: 0.1 }] } });
+    reply = () => ({
+      status: 200,
+      body: {
+        results: [
+          { index: 0, relevance_score: 0.7 },
+          { index: 1, relevance_score: 0.1 },
+        ],
+      },
+    });
     const client = createCrossEncoderClient({ url, api: 'cohere', model: 'rerank-v3' });
     expect(await client.score('q', ['a', 'b'], never)).toEqual([0.7, 0.1]);
     expect(seen.at(-1)?.body).toMatchObject({ model: 'rerank-v3', query: 'q', documents: ['a', 'b'], top_n: 2 });
@@ -174,7 +191,9 @@ describe('selectByMmr', () => {
   });
 
   it('mmr - rejects lambda outside [0, 1]', () => {
-    expect(() => selectByMmr([{ item: 'a', relevance: 1 }], { lambda: 2, keep: 1, similarity: () => 0 })).toThrow(RangeError);
+    expect(() => selectByMmr([{ item: 'a', relevance: 1 }], { lambda: 2, keep: 1, similarity: () => 0 })).toThrow(
+      RangeError,
+    );
   });
 });
 
@@ -210,7 +229,11 @@ describe('createReranker', () => {
   const fixed = (name: string, scores: number[]): RelevanceScorer => ({ name, score: async () => scores });
 
   it('reranker - sets the rerank score on copies, keeps earlier scores, and drops near-duplicates by MMR', async () => {
-    const reranker = createReranker({ scorer: fixed('ce', [0.1, 0.9, 0.89, 0.5]), guard, defaults: { keep: 3, mmrKeep: 2, lambda: 0.5 } });
+    const reranker = createReranker({
+      scorer: fixed('ce', [0.1, 0.9, 0.89, 0.5]),
+      guard,
+      defaults: { keep: 3, mmrKeep: 2, lambda: 0.5 },
+    });
     const result = await reranker.rerank({ query: 'who won the league', chunks: candidates, deadlineUnixMs: soon() });
     expect(result.chunks.map((c) => c.chunkId)).toEqual(['coach', 'league']);
     expect(result.chunks[0]?.scores).toEqual({ bm25: 3, rrf: 0.02, rerank: 0.9 });
@@ -219,9 +242,16 @@ describe('createReranker', () => {
   });
 
   it('reranker - when the cross-encoder is down the lexical scorer ranks and the response says so', async () => {
-    const down: RelevanceScorer = { name: 'cross-encoder:tei', score: () => Promise.reject(new UnavailableError('connection refused')) };
+    const down: RelevanceScorer = {
+      name: 'cross-encoder:tei',
+      score: () => Promise.reject(new UnavailableError('connection refused')),
+    };
     const reranker = createReranker({ scorer: down, fallback: createLexicalScorer(), guard });
-    const result = await reranker.rerank({ query: 'who won the league title', chunks: candidates, deadlineUnixMs: soon() });
+    const result = await reranker.rerank({
+      query: 'who won the league title',
+      chunks: candidates,
+      deadlineUnixMs: soon(),
+    });
     expect(result.fallback).toBe(true);
     expect(result.scorer).toBe('lexical');
     expect(result.fallbackReason).toBe('cross-encoder:tei failed (unavailable): connection refused');
@@ -229,7 +259,11 @@ describe('createReranker', () => {
   });
 
   it('reranker - a scorer past the deadline falls back too', async () => {
-    const slow: RelevanceScorer = { name: 'slow', score: (_q, _t, signal) => new Promise((_, reject) => signal.addEventListener('abort', () => reject(signal.reason))) };
+    const slow: RelevanceScorer = {
+      name: 'slow',
+      score: (_q, _t, signal) =>
+        new Promise((_, reject) => signal.addEventListener('abort', () => reject(signal.reason))),
+    };
     const reranker = createReranker({ scorer: slow, fallback: createLexicalScorer(), guard });
     const result = await reranker.rerank({ query: 'league', chunks: candidates, deadlineUnixMs: Date.now() + 30 });
     expect(result.fallbackReason).toMatch(/^slow failed \(deadline_exceeded\)/);
@@ -237,7 +271,9 @@ describe('createReranker', () => {
 
   it('reranker - without a fallback the failure propagates', async () => {
     const down: RelevanceScorer = { name: 'ce', score: () => Promise.reject(new UnavailableError('down')) };
-    await expect(createReranker({ scorer: down, guard }).rerank({ query: 'q', chunks: candidates, deadlineUnixMs: soon() })).rejects.toBeInstanceOf(UnavailableError);
+    await expect(
+      createReranker({ scorer: down, guard }).rerank({ query: 'q', chunks: candidates, deadlineUnixMs: soon() }),
+    ).rejects.toBeInstanceOf(UnavailableError);
   });
 
   it('reranker - a cancelled caller gets CancelledError, not a fallback ranking', async () => {
@@ -258,20 +294,28 @@ describe('createReranker', () => {
     const scores = many.map((_, i) => 12 - i);
     const reranker = createReranker({ scorer: fixed('ce', scores), guard });
     expect((await reranker.rerank({ query: 'q', chunks: many, deadlineUnixMs: soon() })).chunks).toHaveLength(6);
-    expect((await reranker.rerank({ query: 'q', chunks: many, topN: 3, deadlineUnixMs: soon() })).chunks).toHaveLength(3);
+    expect((await reranker.rerank({ query: 'q', chunks: many, topN: 3, deadlineUnixMs: soon() })).chunks).toHaveLength(
+      3,
+    );
     const budgeted = await reranker.rerank({ query: 'q', chunks: many, tokenBudget: 12, deadlineUnixMs: soon() });
     expect(budgeted.chunks).toHaveLength(2);
   });
 
   it('reranker - a scorer returning the wrong number of scores is an error', async () => {
-    await expect(createReranker({ scorer: fixed('ce', [1]), guard }).rerank({ query: 'q', chunks: candidates, deadlineUnixMs: soon() })).rejects.toThrow(
-      /returned 1 scores for 4 texts/,
-    );
+    await expect(
+      createReranker({ scorer: fixed('ce', [1]), guard }).rerank({
+        query: 'q',
+        chunks: candidates,
+        deadlineUnixMs: soon(),
+      }),
+    ).rejects.toThrow(/returned 1 scores for 4 texts/);
   });
 
   it('reranker - nothing to rank returns nothing; an empty query is a validation error', async () => {
     const reranker = createReranker({ scorer: fixed('ce', []), guard });
     expect((await reranker.rerank({ query: 'q', chunks: [], deadlineUnixMs: soon() })).chunks).toEqual([]);
-    await expect(reranker.rerank({ query: ' ', chunks: candidates, deadlineUnixMs: soon() })).rejects.toBeInstanceOf(ValidationError);
+    await expect(reranker.rerank({ query: ' ', chunks: candidates, deadlineUnixMs: soon() })).rejects.toBeInstanceOf(
+      ValidationError,
+    );
   });
 });

@@ -6,7 +6,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { EmbeddedVectorBackend, FlatVectorIndex, HashingEmbedder } from '../src/index.js';
 import { chunkOf, never } from './fixtures.js';
 
-const cosine = (a: Float32Array, b: Float32Array): number => a.reduce((sum, value, i) => sum + value * (b[i] as number), 0);
+const cosine = (a: Float32Array, b: Float32Array): number =>
+  a.reduce((sum, value, i) => sum + value * (b[i] as number), 0);
 
 describe('HashingEmbedder', () => {
   const embedder = new HashingEmbedder({ dimensions: 256 });
@@ -20,13 +21,20 @@ describe('HashingEmbedder', () => {
   });
 
   it('embedder - inflections land closer than unrelated text', async () => {
-    const [query, inflected, unrelated] = await embedder.embed(['athletic stadium', 'Athletics stadiums', 'violin concerto premiere'], never);
-    expect(cosine(query as Float32Array, inflected as Float32Array)).toBeGreaterThan(cosine(query as Float32Array, unrelated as Float32Array) + 0.3);
+    const [query, inflected, unrelated] = await embedder.embed(
+      ['athletic stadium', 'Athletics stadiums', 'violin concerto premiere'],
+      never,
+    );
+    expect(cosine(query as Float32Array, inflected as Float32Array)).toBeGreaterThan(
+      cosine(query as Float32Array, unrelated as Float32Array) + 0.3,
+    );
   });
 
   it('embedder - works for Chinese without spaces', async () => {
     const [query, near, far] = await embedder.embed(['合同解除', '当事人可以解除合同', '今天天气很好'], never);
-    expect(cosine(query as Float32Array, near as Float32Array)).toBeGreaterThan(cosine(query as Float32Array, far as Float32Array));
+    expect(cosine(query as Float32Array, near as Float32Array)).toBeGreaterThan(
+      cosine(query as Float32Array, far as Float32Array),
+    );
   });
 
   it('embedder - text without features embeds to the zero vector, not NaN', async () => {
@@ -90,11 +98,15 @@ describe('EmbeddedVectorBackend', () => {
   const embedder = new HashingEmbedder({ dimensions: 64 });
   const doc = (docId: string, version = 1, tenantId = 't1') => ({ tenantId, kbId: 'kb1', docId, version });
 
-  it('vector backend - scope filter hides other tenants\' chunks', async () => {
+  it("vector backend - scope filter hides other tenants' chunks", async () => {
     const backend = await EmbeddedVectorBackend.open({ dimensions: 64 });
     const vector = embedder.embedOne('harbour crane');
-    await backend.upsertDocument(doc('a', 1, 'ta'), [{ chunk: chunkOf({ docId: 'a', tenantId: 'ta', text: 'harbour crane' }), vector }]);
-    await backend.upsertDocument(doc('b', 1, 'tb'), [{ chunk: chunkOf({ docId: 'b', tenantId: 'tb', text: 'harbour crane' }), vector }]);
+    await backend.upsertDocument(doc('a', 1, 'ta'), [
+      { chunk: chunkOf({ docId: 'a', tenantId: 'ta', text: 'harbour crane' }), vector },
+    ]);
+    await backend.upsertDocument(doc('b', 1, 'tb'), [
+      { chunk: chunkOf({ docId: 'b', tenantId: 'tb', text: 'harbour crane' }), vector },
+    ]);
     const hits = await backend.search({ scope: { tenantId: 'tb', kbIds: ['kb1'] }, vector, limit: 10 }, never);
     expect(hits.map((hit) => hit.chunk.tenantId)).toEqual(['tb']);
   });
@@ -102,7 +114,9 @@ describe('EmbeddedVectorBackend', () => {
   it('vector backend - a restart keeps the vectors and the versions', async () => {
     const first = await EmbeddedVectorBackend.open({ dimensions: 64, dataDir });
     const vector = embedder.embedOne('harbour crane');
-    await first.upsertDocument(doc('a', 2), [{ chunk: chunkOf({ docId: 'a', docVersion: 2, text: 'harbour crane' }), vector }]);
+    await first.upsertDocument(doc('a', 2), [
+      { chunk: chunkOf({ docId: 'a', docVersion: 2, text: 'harbour crane' }), vector },
+    ]);
     await first.close();
     const second = await EmbeddedVectorBackend.open({ dimensions: 64, dataDir });
     const hits = await second.search({ scope: { tenantId: 't1', kbIds: ['kb1'] }, vector, limit: 1 }, never);
@@ -113,7 +127,9 @@ describe('EmbeddedVectorBackend', () => {
 
   it('vector backend - a log written with other dimensions refuses to load', async () => {
     const first = await EmbeddedVectorBackend.open({ dimensions: 64, dataDir });
-    await first.upsertDocument(doc('a'), [{ chunk: chunkOf({ docId: 'a', text: 'x' }), vector: embedder.embedOne('x') }]);
+    await first.upsertDocument(doc('a'), [
+      { chunk: chunkOf({ docId: 'a', text: 'x' }), vector: embedder.embedOne('x') },
+    ]);
     await first.close();
     await expect(EmbeddedVectorBackend.open({ dimensions: 32, dataDir })).rejects.toThrow(/64 dimensions/);
   });

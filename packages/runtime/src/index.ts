@@ -41,7 +41,8 @@ export function stopOnSignals(service: RunningService, options: ShutdownOptions)
       process.exit(status);
     }
   };
-  for (const signal of options.signals ?? ['SIGTERM', 'SIGINT']) process.once(signal, (received) => void stop(received));
+  for (const signal of options.signals ?? ['SIGTERM', 'SIGINT'])
+    process.once(signal, (received) => void stop(received));
 }
 
 /** Stops services in the given order, continuing past failures, and rethrows the first. */

@@ -1,4 +1,12 @@
-import { SpanStatusCode, context, trace, type Attributes, type Context, type Span, type SpanKind } from '@opentelemetry/api';
+import {
+  SpanStatusCode,
+  context,
+  trace,
+  type Attributes,
+  type Context,
+  type Span,
+  type SpanKind,
+} from '@opentelemetry/api';
 
 export interface InstrumentOptions {
   kind?: SpanKind;
@@ -20,12 +28,19 @@ const tracer = () => trace.getTracer('hopline');
  */
 export function instrument<T>(name: string, options: InstrumentOptions, work: (span: Span) => Promise<T>): Promise<T> {
   // Every cross-service call passes through here, so it creates no closure it can avoid.
-  return tracer().startActiveSpan(name, { kind: options.kind, attributes: options.attributes }, options.parent ?? context.active(), (span) =>
-    runInSpan(span, work, options.acceptableErrors),
+  return tracer().startActiveSpan(
+    name,
+    { kind: options.kind, attributes: options.attributes },
+    options.parent ?? context.active(),
+    (span) => runInSpan(span, work, options.acceptableErrors),
   );
 }
 
-async function runInSpan<T>(span: Span, work: (span: Span) => Promise<T>, acceptableErrors: ((error: unknown) => boolean) | undefined): Promise<T> {
+async function runInSpan<T>(
+  span: Span,
+  work: (span: Span) => Promise<T>,
+  acceptableErrors: ((error: unknown) => boolean) | undefined,
+): Promise<T> {
   try {
     return await work(span);
   } catch (error) {

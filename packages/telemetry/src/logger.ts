@@ -28,7 +28,13 @@ export interface Logger {
   child(fields: LogFields): Logger;
 }
 
-const SEVERITY: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: Number.POSITIVE_INFINITY };
+const SEVERITY: Record<LogLevel, number> = {
+  debug: 10,
+  info: 20,
+  warn: 30,
+  error: 40,
+  silent: Number.POSITIVE_INFINITY,
+};
 
 // The line's own keys: a field of the same name would make the line lie about itself.
 const RESERVED = new Set(['time', 'level', 'service', 'msg', 'trace_id', 'span_id']);
@@ -104,7 +110,14 @@ function boundLogger(service: string, options: LoggerOptions, bound: LogFields):
       text = JSON.stringify(line, lineReplacer());
     } catch (error) {
       // A field whose toJSON throws must not cost the line itself.
-      text = JSON.stringify({ time: line.time, level: lineLevel, service, msg, ...activeTraceIds(), log_error: String(error) });
+      text = JSON.stringify({
+        time: line.time,
+        level: lineLevel,
+        service,
+        msg,
+        ...activeTraceIds(),
+        log_error: String(error),
+      });
     }
     destination.write(`${text}\n`);
   };

@@ -4,7 +4,12 @@ import { OTLPTraceExporter as OtlpGrpcTraceExporter } from '@opentelemetry/expor
 import { OTLPTraceExporter as OtlpJsonTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { OTLPTraceExporter as OtlpProtobufTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { NodeSDK } from '@opentelemetry/sdk-node';
-import { BatchSpanProcessor, NoopSpanProcessor, type SpanExporter, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import {
+  BatchSpanProcessor,
+  NoopSpanProcessor,
+  type SpanExporter,
+  type SpanProcessor,
+} from '@opentelemetry/sdk-trace-base';
 
 export interface TelemetryOptions {
   /** The service's `service.name`; `OTEL_SERVICE_NAME` overrides it. */
@@ -52,7 +57,8 @@ export function traceExportFromEnv(env: NodeJS.ProcessEnv = process.env): TraceE
   if (!nonEmpty(env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) && !nonEmpty(env.OTEL_EXPORTER_OTLP_ENDPOINT)) {
     return { kind: 'none', reason: 'no OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set' };
   }
-  const protocol = nonEmpty(env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL) ?? nonEmpty(env.OTEL_EXPORTER_OTLP_PROTOCOL) ?? 'http/protobuf';
+  const protocol =
+    nonEmpty(env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL) ?? nonEmpty(env.OTEL_EXPORTER_OTLP_PROTOCOL) ?? 'http/protobuf';
   if (!(OTLP_PROTOCOLS as readonly string[]).includes(protocol)) {
     throw new Error(`OTEL_EXPORTER_OTLP_PROTOCOL must be one of ${OTLP_PROTOCOLS.join(', ')}, got "${protocol}"`);
   }

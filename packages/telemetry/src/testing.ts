@@ -15,7 +15,11 @@ export interface TestTelemetry extends Telemetry {
  */
 export function startTestTelemetry(serviceName = 'test'): TestTelemetry {
   const exporter = new InMemorySpanExporter();
-  const telemetry = startTelemetry({ serviceName, spanProcessors: [new SimpleSpanProcessor(exporter)], detectResources: false });
+  const telemetry = startTelemetry({
+    serviceName,
+    spanProcessors: [new SimpleSpanProcessor(exporter)],
+    detectResources: false,
+  });
   return {
     serviceName: telemetry.serviceName,
     shutdown: () => telemetry.shutdown(),

@@ -11,7 +11,11 @@ class ExpectedUnknown extends Error {}
 
 describe('instrument', () => {
   it('instrument - ends the span and returns the work result', async () => {
-    const result = await instrument('work', { kind: SpanKind.INTERNAL, attributes: { 'hopline.hop': 2 } }, async () => 42);
+    const result = await instrument(
+      'work',
+      { kind: SpanKind.INTERNAL, attributes: { 'hopline.hop': 2 } },
+      async () => 42,
+    );
     expect(result).toBe(42);
     const [span] = telemetry.spansNamed('work');
     expect(span?.ended).toBe(true);
@@ -20,7 +24,9 @@ describe('instrument', () => {
   });
 
   it('instrument - records a failure as an exception event and an error status, and rethrows it', async () => {
-    await expect(instrument('failing', {}, async () => Promise.reject(new Error('backend down')))).rejects.toThrow('backend down');
+    await expect(instrument('failing', {}, async () => Promise.reject(new Error('backend down')))).rejects.toThrow(
+      'backend down',
+    );
     const [span] = telemetry.spansNamed('failing');
     expect(span?.ended).toBe(true);
     expect(span?.status).toEqual({ code: SpanStatusCode.ERROR, message: 'backend down' });
@@ -29,7 +35,9 @@ describe('instrument', () => {
 
   it('instrument - an acceptable error leaves the status unset but still rethrows', async () => {
     const acceptableErrors = (error: unknown) => error instanceof ExpectedUnknown;
-    await expect(instrument('unknown-hop', { acceptableErrors }, async () => Promise.reject(new ExpectedUnknown('no bridge')))).rejects.toBeInstanceOf(ExpectedUnknown);
+    await expect(
+      instrument('unknown-hop', { acceptableErrors }, async () => Promise.reject(new ExpectedUnknown('no bridge'))),
+    ).rejects.toBeInstanceOf(ExpectedUnknown);
     const [span] = telemetry.spansNamed('unknown-hop');
     expect(span?.status.code).toBe(SpanStatusCode.UNSET);
     expect(span?.events.map((event) => event.name)).toEqual(['expected_error']);
@@ -74,7 +82,7 @@ describe('propagation', () => {
 });
 
 describe('logger and trace context', () => {
-  it('logger - a line written inside a span carries that span\'s trace and span ids', async () => {
+  it("logger - a line written inside a span carries that span's trace and span ids", async () => {
     const lines: string[] = [];
     const logger = createLogger('retrieval-worker', { destination: { write: (line) => lines.push(line) } });
     const ids = await instrument('logged', {}, async (span) => {
@@ -83,7 +91,14 @@ describe('logger and trace context', () => {
     });
     logger.info('outside');
     const [inside, outside] = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
-    expect(inside).toMatchObject({ level: 'info', service: 'retrieval-worker', msg: 'retrieved', hits: 3, trace_id: ids.traceId, span_id: ids.spanId });
+    expect(inside).toMatchObject({
+      level: 'info',
+      service: 'retrieval-worker',
+      msg: 'retrieved',
+      hits: 3,
+      trace_id: ids.traceId,
+      span_id: ids.spanId,
+    });
     expect(outside).not.toHaveProperty('trace_id');
     expect(outside).not.toHaveProperty('span_id');
   });

@@ -69,7 +69,7 @@ describe('logger', () => {
     expect(String(error.stack)).toContain('index out of range');
   });
 
-  it('logger - fields cannot overwrite the line\'s own keys', () => {
+  it("logger - fields cannot overwrite the line's own keys", () => {
     const { logger, records } = capture();
     logger.info('real message', { msg: 'forged', level: 'error', service: 'other', note: 'kept' });
     expect(records()[0]).toMatchObject({ msg: 'real message', level: 'info', service: 'reranker', note: 'kept' });
@@ -85,7 +85,13 @@ describe('logger', () => {
 
   it('logger - a field whose toJSON throws still writes the message with the failure noted', () => {
     const { logger, records } = capture();
-    logger.info('still here', { broken: { toJSON: () => { throw new Error('cannot serialise'); } } });
+    logger.info('still here', {
+      broken: {
+        toJSON: () => {
+          throw new Error('cannot serialise');
+        },
+      },
+    });
     expect(records()[0]).toMatchObject({ msg: 'still here', log_error: 'Error: cannot serialise' });
   });
 });

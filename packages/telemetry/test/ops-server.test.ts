@@ -25,7 +25,9 @@ describe('ops server', () => {
     const body = await response.text();
     expect(body).toContain('hopline_stop_reasons_total{reason="sufficient",service="hop-reasoner"} 1');
     expect(body).toContain('hopline_breaker_state{downstream="reranker",service="hop-reasoner"} 2');
-    expect(body).toContain('hopline_grpc_requests_total{method="hopline.v1.Reranker/Rerank",role="client",code="OK",service="hop-reasoner"} 1');
+    expect(body).toContain(
+      'hopline_grpc_requests_total{method="hopline.v1.Reranker/Rerank",role="client",code="OK",service="hop-reasoner"} 1',
+    );
   });
 
   it('ops server - GET /healthz answers 200 when healthy and 503 with details when not', async () => {
@@ -59,7 +61,12 @@ describe('ops server', () => {
   });
 
   it('ops server - close stops it answering, even with a kept-alive connection', async () => {
-    const server = await startOpsServer({ port: 0, host: '127.0.0.1', registry: createMetrics('x', { defaultMetrics: false }).registry, health: async () => ({ ok: true, details: {} }) });
+    const server = await startOpsServer({
+      port: 0,
+      host: '127.0.0.1',
+      registry: createMetrics('x', { defaultMetrics: false }).registry,
+      health: async () => ({ ok: true, details: {} }),
+    });
     const url = `http://127.0.0.1:${server.port}/healthz`;
     expect((await fetch(url, { headers: { connection: 'keep-alive' } })).status).toBe(200);
     await server.close();
@@ -69,7 +76,14 @@ describe('ops server', () => {
   it('ops server - a port already in use rejects the start', async () => {
     const { url } = await start(async () => ({ ok: true, details: {} }));
     const port = Number(new URL(url).port);
-    await expect(startOpsServer({ port, host: '127.0.0.1', registry: createMetrics('y', { defaultMetrics: false }).registry, health: async () => ({ ok: true, details: {} }) })).rejects.toThrow(/EADDRINUSE/);
+    await expect(
+      startOpsServer({
+        port,
+        host: '127.0.0.1',
+        registry: createMetrics('y', { defaultMetrics: false }).registry,
+        health: async () => ({ ok: true, details: {} }),
+      }),
+    ).rejects.toThrow(/EADDRINUSE/);
   });
 });
 
@@ -77,29 +91,33 @@ describe('metrics', () => {
   it('metrics - every architecture instrument is registered, with process metrics by default', async () => {
     const metrics = createMetrics('answer-gateway');
     const names = (await metrics.registry.getMetricsAsJSON()).map((metric) => metric.name);
-    expect(names).toEqual(expect.arrayContaining([
-      'hopline_hop_duration_seconds',
-      'hopline_hops_per_question',
-      'hopline_stop_reasons_total',
-      'hopline_breaker_state',
-      'hopline_breaker_transitions_total',
-      'hopline_degraded_retrievals_total',
-      'hopline_cache_lookups_total',
-      'hopline_llm_calls_total',
-      'hopline_llm_tokens_total',
-      'hopline_nats_requests_total',
-      'hopline_nats_request_duration_seconds',
-      'hopline_grpc_requests_total',
-      'hopline_grpc_request_duration_seconds',
-      'process_cpu_user_seconds_total',
-    ]));
+    expect(names).toEqual(
+      expect.arrayContaining([
+        'hopline_hop_duration_seconds',
+        'hopline_hops_per_question',
+        'hopline_stop_reasons_total',
+        'hopline_breaker_state',
+        'hopline_breaker_transitions_total',
+        'hopline_degraded_retrievals_total',
+        'hopline_cache_lookups_total',
+        'hopline_llm_calls_total',
+        'hopline_llm_tokens_total',
+        'hopline_nats_requests_total',
+        'hopline_nats_request_duration_seconds',
+        'hopline_grpc_requests_total',
+        'hopline_grpc_request_duration_seconds',
+        'process_cpu_user_seconds_total',
+      ]),
+    );
   });
 
   it('metrics - two services in one process keep separate registries', async () => {
     const a = createMetrics('a', { defaultMetrics: false });
     const b = createMetrics('b', { defaultMetrics: false });
     a.cacheLookups.inc({ cache: 'answer', result: 'hit' });
-    expect(await a.registry.metrics()).toContain('hopline_cache_lookups_total{cache="answer",result="hit",service="a"} 1');
+    expect(await a.registry.metrics()).toContain(
+      'hopline_cache_lookups_total{cache="answer",result="hit",service="a"} 1',
+    );
     expect(await b.registry.metrics()).not.toContain('result="hit"');
   });
 });

@@ -21,7 +21,11 @@ beforeAll(async () => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
-      received.push({ path: request.url ?? '', contentType: request.headers['content-type'] ?? '', body: Buffer.concat(chunks) });
+      received.push({
+        path: request.url ?? '',
+        contentType: request.headers['content-type'] ?? '',
+        body: Buffer.concat(chunks),
+      });
       response.writeHead(200, { 'content-type': request.headers['content-type'] ?? 'application/json' });
       response.end(request.headers['content-type'] === 'application/json' ? '{}' : '');
     });
@@ -45,7 +49,10 @@ afterEach(() => {
 });
 
 async function oneSpan(): Promise<{ traceId: string; valid: boolean }> {
-  return instrument('probe', {}, async (span) => ({ traceId: span.spanContext().traceId, valid: isSpanContextValid(span.spanContext()) }));
+  return instrument('probe', {}, async (span) => ({
+    traceId: span.spanContext().traceId,
+    valid: isSpanContextValid(span.spanContext()),
+  }));
 }
 
 describe('startTelemetry', () => {
@@ -60,10 +67,16 @@ describe('startTelemetry', () => {
     expect(received[0]?.path).toBe('/v1/traces');
     expect(received[0]?.contentType).toBe('application/json');
     const body = JSON.parse(received[0]?.body.toString('utf8') ?? '{}') as {
-      resourceSpans: Array<{ resource: { attributes: Array<{ key: string; value: { stringValue?: string } }> }; scopeSpans: Array<{ spans: Array<{ name: string; traceId: string }> }> }>;
+      resourceSpans: Array<{
+        resource: { attributes: Array<{ key: string; value: { stringValue?: string } }> };
+        scopeSpans: Array<{ spans: Array<{ name: string; traceId: string }> }>;
+      }>;
     };
     const resourceSpans = body.resourceSpans[0];
-    expect(resourceSpans?.resource.attributes).toContainEqual({ key: 'service.name', value: { stringValue: 'reranker' } });
+    expect(resourceSpans?.resource.attributes).toContainEqual({
+      key: 'service.name',
+      value: { stringValue: 'reranker' },
+    });
     expect(resourceSpans?.scopeSpans[0]?.spans[0]).toMatchObject({ name: 'probe', traceId });
   });
 
@@ -76,7 +89,9 @@ describe('startTelemetry', () => {
     await oneSpan();
     await telemetry.shutdown();
 
-    expect(received.map((request) => [request.path, request.contentType])).toEqual([['/custom/traces', 'application/x-protobuf']]);
+    expect(received.map((request) => [request.path, request.contentType])).toEqual([
+      ['/custom/traces', 'application/x-protobuf'],
+    ]);
     expect(received[0]?.body.includes(Buffer.from('reranker-canary'))).toBe(true);
   });
 
@@ -111,7 +126,9 @@ describe('startTelemetry', () => {
   it('sdk - an unknown OTLP protocol fails the start with the accepted values', () => {
     process.env.OTEL_EXPORTER_OTLP_ENDPOINT = endpoint;
     process.env.OTEL_EXPORTER_OTLP_PROTOCOL = 'thrift';
-    expect(() => startTelemetry({ serviceName: 'x' })).toThrow('OTEL_EXPORTER_OTLP_PROTOCOL must be one of http/json, http/protobuf, grpc, got "thrift"');
+    expect(() => startTelemetry({ serviceName: 'x' })).toThrow(
+      'OTEL_EXPORTER_OTLP_PROTOCOL must be one of http/json, http/protobuf, grpc, got "thrift"',
+    );
   });
 });
 
@@ -141,7 +158,9 @@ describe('OTLP over gRPC and the service boot', () => {
       },
     );
     const port = await new Promise<number>((resolve, reject) =>
-      collector.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, bound) => (error ? reject(error) : resolve(bound))),
+      collector.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, bound) =>
+        error ? reject(error) : resolve(bound),
+      ),
     );
     try {
       process.env.OTEL_EXPORTER_OTLP_ENDPOINT = `http://127.0.0.1:${port}`;
@@ -168,10 +187,24 @@ describe('OTLP over gRPC and the service boot', () => {
   });
 
   it('sdk - a booted service flushes its spans when its event loop drains', async () => {
-    const child = spawn(process.execPath, ['--conditions=@hopline/source', '--import', 'tsx', new URL('./fixtures/booted-service.ts', import.meta.url).pathname], {
-      env: { ...process.env, OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '60000' },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      [
+        '--conditions=@hopline/source',
+        '--import',
+        'tsx',
+        new URL('./fixtures/booted-service.ts', import.meta.url).pathname,
+      ],
+      {
+        env: {
+          ...process.env,
+          OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
+          OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+          OTEL_BSP_SCHEDULE_DELAY: '60000',
+        },
+        stdio: ['ignore', 'ignore', 'pipe'],
+      },
+    );
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
@@ -188,9 +221,25 @@ describe('traceExportFromEnv', () => {
   it('sdk - chooses export from the standard variables', () => {
     expect(traceExportFromEnv({})).toMatchObject({ kind: 'none' });
     expect(traceExportFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: '  ' })).toMatchObject({ kind: 'none' });
-    expect(traceExportFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' })).toEqual({ kind: 'otlp', protocol: 'http/protobuf' });
-    expect(traceExportFromEnv({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://collector:4317', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' })).toEqual({ kind: 'otlp', protocol: 'grpc' });
-    expect(traceExportFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc', OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/json' })).toEqual({ kind: 'otlp', protocol: 'http/json' });
-    expect(traceExportFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_TRACES_EXPORTER: 'none' })).toMatchObject({ kind: 'none' });
+    expect(traceExportFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' })).toEqual({
+      kind: 'otlp',
+      protocol: 'http/protobuf',
+    });
+    expect(
+      traceExportFromEnv({
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://collector:4317',
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc',
+      }),
+    ).toEqual({ kind: 'otlp', protocol: 'grpc' });
+    expect(
+      traceExportFromEnv({
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318',
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc',
+        OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/json',
+      }),
+    ).toEqual({ kind: 'otlp', protocol: 'http/json' });
+    expect(
+      traceExportFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_TRACES_EXPORTER: 'none' }),
+    ).toMatchObject({ kind: 'none' });
   });
 });

@@ -131,10 +131,13 @@ async function spawnNatsServer(binary: string, readyTimeoutMs: number): Promise<
     });
 
     const url = `nats://127.0.0.1:${port}`;
-    const ready = await waitFor(async () => spawnError !== undefined || child.exitCode !== null || (await answersNats(url, 200)), {
-      timeoutMs: readyTimeoutMs,
-      description: `nats-server on port ${port} to accept connections`,
-    }).catch(() => false);
+    const ready = await waitFor(
+      async () => spawnError !== undefined || child.exitCode !== null || (await answersNats(url, 200)),
+      {
+        timeoutMs: readyTimeoutMs,
+        description: `nats-server on port ${port} to accept connections`,
+      },
+    ).catch(() => false);
 
     if (spawnError?.code === 'ENOENT') {
       await rm(storeDir, { recursive: true, force: true });

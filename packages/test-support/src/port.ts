@@ -20,4 +20,3 @@ export function freePort(): Promise<number> {
     });
   });
 }
-

@@ -31,7 +31,10 @@ export async function waitFor<T>(
     }
     if (Date.now() >= giveUpAt) {
       const what = options.description ?? 'condition';
-      throw new Error(`waitFor: ${what} not met within ${timeoutMs} ms`, lastError === undefined ? undefined : { cause: lastError });
+      throw new Error(
+        `waitFor: ${what} not met within ${timeoutMs} ms`,
+        lastError === undefined ? undefined : { cause: lastError },
+      );
     }
     await sleep(intervalMs);
   }

@@ -59,7 +59,9 @@ describe('test-support', () => {
 
   it('startNats - a NATS_URL where nothing answers is an error, not a skip', async () => {
     const port = await freePort();
-    await expect(startNats({ env: { NATS_URL: `nats://127.0.0.1:${port}` } })).rejects.toThrow(/no NATS server answers/);
+    await expect(startNats({ env: { NATS_URL: `nats://127.0.0.1:${port}` } })).rejects.toThrow(
+      /no NATS server answers/,
+    );
   });
 
   it('startNats - without a binary it falls back to the default port when that answers', async () => {
@@ -76,7 +78,11 @@ describe('test-support', () => {
 
   it('startNats - with nothing available outside CI it returns a skip marker', async () => {
     const port = await freePort();
-    const fixture = await startNats({ binary: 'hopline-no-such-nats-server', defaultUrl: `nats://127.0.0.1:${port}`, env: {} });
+    const fixture = await startNats({
+      binary: 'hopline-no-such-nats-server',
+      defaultUrl: `nats://127.0.0.1:${port}`,
+      env: {},
+    });
     expect(fixture.url).toBeUndefined();
     expect(fixture.source).toBe('none');
     expect(fixture.skipReason).toMatch(/no nats-server binary on PATH/);

@@ -58,7 +58,8 @@ export class KeyRateLimiter {
   // A bucket that would be full again is the same as no bucket: dropping it bounds memory.
   private forgetFullBuckets(now: number): void {
     for (const [keyId, bucket] of this.buckets) {
-      if (bucket.tokens + ((now - bucket.updatedAt) / 1000) * this.options.ratePerSecond >= this.options.burst) this.buckets.delete(keyId);
+      if (bucket.tokens + ((now - bucket.updatedAt) / 1000) * this.options.ratePerSecond >= this.options.burst)
+        this.buckets.delete(keyId);
     }
   }
 }
@@ -83,7 +84,10 @@ export class Admission {
     const verdict = this.rate.take(keyId);
     if (!verdict.allowed) {
       this.options.onRejected?.('rate');
-      throw problems.tooManyRequests(`this API key may ask ${this.options.ratePerSecond} questions per second`, verdict.retryAfterMs);
+      throw problems.tooManyRequests(
+        `this API key may ask ${this.options.ratePerSecond} questions per second`,
+        verdict.retryAfterMs,
+      );
     }
   }
 
@@ -91,7 +95,10 @@ export class Admission {
   checkCapacity(): void {
     if (this.options.inFlight() >= this.options.maxInFlight) {
       this.options.onRejected?.('in_flight');
-      throw problems.tooManyRequests(`this instance is answering ${this.options.maxInFlight} questions; retry shortly`, 1_000);
+      throw problems.tooManyRequests(
+        `this instance is answering ${this.options.maxInFlight} questions; retry shortly`,
+        1_000,
+      );
     }
   }
 }

@@ -15,7 +15,12 @@ export function askBodySchema(limits: AskLimits) {
       question: z
         .string()
         .transform((value) => value.trim())
-        .pipe(z.string().min(1, 'question is empty').max(limits.maxQuestionChars, `question is longer than ${limits.maxQuestionChars} characters`)),
+        .pipe(
+          z
+            .string()
+            .min(1, 'question is empty')
+            .max(limits.maxQuestionChars, `question is longer than ${limits.maxQuestionChars} characters`),
+        ),
       kbIds: z.array(z.string().min(1)).min(1).optional(),
       maxHops: z.number().int().min(1).max(HARD_MAX_HOPS).optional(),
     })
@@ -45,6 +50,7 @@ export function parseAskBody(raw: unknown, limits: AskLimits): AskBody {
 export function resolveKbScope(principal: Principal, requested: readonly string[] | undefined): string[] {
   if (!requested) return [...principal.kbIds];
   const outside = requested.filter((kbId) => !principal.kbIds.includes(kbId));
-  if (outside.length > 0) throw problems.forbidden(`this key may not read ${outside.map((kb) => `"${kb}"`).join(', ')}`);
+  if (outside.length > 0)
+    throw problems.forbidden(`this key may not read ${outside.map((kb) => `"${kb}"`).join(', ')}`);
   return [...new Set(requested)];
 }

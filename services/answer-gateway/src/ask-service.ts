@@ -55,7 +55,11 @@ export class AskService {
     const scope = { tenantId: principal.tenantId, userId: principal.userId, kbIds };
     const questionId = randomUUID();
     const span = trace.getActiveSpan();
-    span?.setAttributes({ 'hopline.question_id': questionId, 'hopline.tenant_id': principal.tenantId, 'hopline.max_hops': maxHops });
+    span?.setAttributes({
+      'hopline.question_id': questionId,
+      'hopline.tenant_id': principal.tenantId,
+      'hopline.max_hops': maxHops,
+    });
 
     const cacheKey = await cache.keyFor(scope, body.question, maxHops);
     const cachedDone = cacheKey === undefined ? undefined : await cache.get(cacheKey);
@@ -66,7 +70,13 @@ export class AskService {
 
     // No await between the capacity check and the registration: concurrent asks cannot both slip in.
     admission.checkCapacity();
-    const run = await registry.start({ questionId, question: body.question, scope, maxHops, deadlineUnixMs: Date.now() + settings.questionTimeoutMs });
+    const run = await registry.start({
+      questionId,
+      question: body.question,
+      scope,
+      maxHops,
+      deadlineUnixMs: Date.now() + settings.questionTimeoutMs,
+    });
     if (cacheKey !== undefined) {
       void run.finished.then(async (terminal) => {
         if (terminal.event === 'done' && terminal.done) await cache.put(cacheKey, terminal.done);
@@ -79,9 +89,12 @@ export class AskService {
   resume(principal: Principal, questionId: string, lastEventId: number, transport: 'sse' | 'grpc'): QuestionStream {
     const run = this.find(principal, questionId);
     if (lastEventId > run.latestSeq) {
-      throw problems.invalidRequest(`the last event id ${lastEventId} is ahead of the question's events (latest ${run.latestSeq})`);
+      throw problems.invalidRequest(
+        `the last event id ${lastEventId} is ahead of the question's events (latest ${run.latestSeq})`,
+      );
     }
-    if (run.terminal && lastEventId >= run.terminal.seq) throw problems.resumeUnavailable('the stream already ended with its terminal event');
+    if (run.terminal && lastEventId >= run.terminal.seq)
+      throw problems.resumeUnavailable('the stream already ended with its terminal event');
     this.deps.onResume?.(transport);
     return { questionId, cached: false, read: (afterSeq, signal) => run.read(afterSeq, signal) };
   }

@@ -20,5 +20,9 @@ export interface RenderedEvent {
 export function renderEvent(event: QaEvent__Output): RenderedEvent {
   const kind = eventKind(event);
   const payload = event[kind] ?? {};
-  return { id: event.seq, name: EVENT_NAMES[kind], data: { questionId: event.questionId, seq: event.seq, atUnixMs: event.atUnixMs, ...payload } };
+  return {
+    id: event.seq,
+    name: EVENT_NAMES[kind],
+    data: { questionId: event.questionId, seq: event.seq, atUnixMs: event.atUnixMs, ...payload },
+  };
 }

@@ -83,9 +83,15 @@ const ASK_BREAKER = { errorThresholdPercentage: 50, volumeThreshold: 5, rollingC
 const CLOSE_FLUSH_MS = 1_000;
 
 /** The answer cache the config asks for: Redis when REDIS_URL is set, else an in-process LRU. */
-export async function createAnswerCache(config: Pick<Config, 'REDIS_URL' | 'CACHE_TTL_SECONDS' | 'CACHE_MAX_ENTRIES'>, logger: Logger, metrics: HoplineMetrics): Promise<AnswerCache> {
+export async function createAnswerCache(
+  config: Pick<Config, 'REDIS_URL' | 'CACHE_TTL_SECONDS' | 'CACHE_MAX_ENTRIES'>,
+  logger: Logger,
+  metrics: HoplineMetrics,
+): Promise<AnswerCache> {
   const store = config.REDIS_URL
-    ? await RedisCacheStore.connect(config.REDIS_URL, { onConnectionError: (error) => logger.warn('answer cache: Redis connection error', { error }) })
+    ? await RedisCacheStore.connect(config.REDIS_URL, {
+        onConnectionError: (error) => logger.warn('answer cache: Redis connection error', { error }),
+      })
     : new MemoryCacheStore(config.CACHE_MAX_ENTRIES);
   return new AnswerCache(store, {
     ttlMs: config.CACHE_TTL_SECONDS * 1000,
@@ -110,10 +116,13 @@ export async function startAnswerGateway(options: AnswerGatewayOptions): Promise
     metrics,
   });
   const sendAsk = async (command: Uint8Array, deadlineUnixMs: number) => {
-    await askGuard.call((signal) => bus.request(subjects.ask, command, { timeoutMs: config.ACCEPT_TIMEOUT_MS, signal }), {
-      deadlineUnixMs,
-      capMs: config.ACCEPT_TIMEOUT_MS,
-    });
+    await askGuard.call(
+      (signal) => bus.request(subjects.ask, command, { timeoutMs: config.ACCEPT_TIMEOUT_MS, signal }),
+      {
+        deadlineUnixMs,
+        capMs: config.ACCEPT_TIMEOUT_MS,
+      },
+    );
   };
 
   const counters = createGatewayMetrics(metrics.registry, () => registry.inFlight);
@@ -139,7 +148,11 @@ export async function startAnswerGateway(options: AnswerGatewayOptions): Promise
     registry,
     cache,
     admission,
-    settings: { questionTimeoutMs: config.QUESTION_TIMEOUT_MS, maxQuestionChars: config.MAX_QUESTION_CHARS, defaultMaxHops: config.DEFAULT_MAX_HOPS },
+    settings: {
+      questionTimeoutMs: config.QUESTION_TIMEOUT_MS,
+      maxQuestionChars: config.MAX_QUESTION_CHARS,
+      defaultMaxHops: config.DEFAULT_MAX_HOPS,
+    },
     onResume: (transport) => counters.resumes.inc({ transport }),
   });
 
@@ -147,7 +160,11 @@ export async function startAnswerGateway(options: AnswerGatewayOptions): Promise
     try {
       await cache.kbChanged(tenantId, kbId);
     } catch (error) {
-      logger.warn('answer cache: could not bump a kb version; its answers bypass the cache until a bump succeeds', { tenantId, kbId, error });
+      logger.warn('answer cache: could not bump a kb version; its answers bypass the cache until a bump succeeds', {
+        tenantId,
+        kbId,
+        error,
+      });
     }
   };
   // Every instance hears every change (no queue group): each must stop serving stale answers.
@@ -184,7 +201,10 @@ export async function startAnswerGateway(options: AnswerGatewayOptions): Promise
     });
   });
   const grpcServer = createGrpcServer({ logger, metrics });
-  grpcServer.addService(loadHoplineGrpc().hopline.v1.AnswerGateway, answerGatewayHandlers({ asks, keys: options.keys }));
+  grpcServer.addService(
+    loadHoplineGrpc().hopline.v1.AnswerGateway,
+    answerGatewayHandlers({ asks, keys: options.keys }),
+  );
 
   let httpPort: number;
   let grpcPort: number;
@@ -205,7 +225,12 @@ export async function startAnswerGateway(options: AnswerGatewayOptions): Promise
     grpcPort,
     health: () => ({
       ok: stopping === undefined,
-      details: { inFlight: registry.inFlight, cache: cache.kind, bus: bus.kind, ...(stopping ? { stopping: true } : {}) },
+      details: {
+        inFlight: registry.inFlight,
+        cache: cache.kind,
+        bus: bus.kind,
+        ...(stopping ? { stopping: true } : {}),
+      },
     }),
     stop({ graceMs = config.SHUTDOWN_GRACE_MS } = {}) {
       stopping ??= (async () => {
@@ -215,7 +240,10 @@ export async function startAnswerGateway(options: AnswerGatewayOptions): Promise
         // The gRPC server's own grace outlasts ours, so its streams get their terminal event before it forces them down.
         const grpcClosed = grpcServer.shutdown({ graceMs: graceMs + CLOSE_FLUSH_MS });
         if (!(await registry.whenIdle(graceMs))) {
-          logger.warn('questions still running after the shutdown grace period; ending them', { inFlight: registry.inFlight, graceMs });
+          logger.warn('questions still running after the shutdown grace period; ending them', {
+            inFlight: registry.inFlight,
+            graceMs,
+          });
           registry.cancelAll('shutdown');
         }
         kbChanges.unsubscribe();

@@ -42,26 +42,65 @@ type Route = (request: IncomingMessage, response: ServerResponse, params: string
 /** The gateway's HTTP API and web page as one request listener. */
 export function createHttpApp(deps: HttpAppDeps): (request: IncomingMessage, response: ServerResponse) => void {
   const routes: Array<{ method: string; pattern: RegExp; name: string; handle: Route }> = [
-    { method: 'GET', pattern: /^\/(index\.html|app\.js|style\.css)?$/, name: 'GET /', handle: (req, res, [file]) => serveSite(deps, res, file) },
+    {
+      method: 'GET',
+      pattern: /^\/(index\.html|app\.js|style\.css)?$/,
+      name: 'GET /',
+      handle: (req, res, [file]) => serveSite(deps, res, file),
+    },
     { method: 'POST', pattern: /^\/v1\/ask$/, name: 'POST /v1/ask', handle: (req, res) => ask(deps, req, res) },
-    { method: 'GET', pattern: /^\/v1\/questions\/([^/]+)\/events$/, name: 'GET /v1/questions/{id}/events', handle: (req, res, p) => resume(deps, req, res, p) },
-    { method: 'DELETE', pattern: /^\/v1\/questions\/([^/]+)$/, name: 'DELETE /v1/questions/{id}', handle: (req, res, p) => cancel(deps, req, res, p) },
-    { method: 'GET', pattern: /^\/v1\/questions\/([^/]+)\/trace$/, name: 'GET /v1/questions/{id}/trace', handle: (req, res, p) => getTrace(deps, req, res, p) },
-    { method: 'POST', pattern: /^\/v1\/kbs\/([^/]+)\/documents$/, name: 'POST /v1/kbs/{kb}/documents', handle: (req, res, p) => ingestDocuments(deps, req, res, p) },
-    { method: 'DELETE', pattern: /^\/v1\/kbs\/([^/]+)\/documents\/([^/]+)$/, name: 'DELETE /v1/kbs/{kb}/documents/{doc}', handle: (req, res, p) => deleteDocument(deps, req, res, p) },
+    {
+      method: 'GET',
+      pattern: /^\/v1\/questions\/([^/]+)\/events$/,
+      name: 'GET /v1/questions/{id}/events',
+      handle: (req, res, p) => resume(deps, req, res, p),
+    },
+    {
+      method: 'DELETE',
+      pattern: /^\/v1\/questions\/([^/]+)$/,
+      name: 'DELETE /v1/questions/{id}',
+      handle: (req, res, p) => cancel(deps, req, res, p),
+    },
+    {
+      method: 'GET',
+      pattern: /^\/v1\/questions\/([^/]+)\/trace$/,
+      name: 'GET /v1/questions/{id}/trace',
+      handle: (req, res, p) => getTrace(deps, req, res, p),
+    },
+    {
+      method: 'POST',
+      pattern: /^\/v1\/kbs\/([^/]+)\/documents$/,
+      name: 'POST /v1/kbs/{kb}/documents',
+      handle: (req, res, p) => ingestDocuments(deps, req, res, p),
+    },
+    {
+      method: 'DELETE',
+      pattern: /^\/v1\/kbs\/([^/]+)\/documents\/([^/]+)$/,
+      name: 'DELETE /v1/kbs/{kb}/documents/{doc}',
+      handle: (req, res, p) => deleteDocument(deps, req, res, p),
+    },
   ];
 
   return (request, response) => {
     const path = new URL(request.url ?? '/', 'http://gateway').pathname;
     const matches = routes.filter((route) => route.pattern.test(path));
-    const route = matches.find((candidate) => candidate.method === request.method || (candidate.method === 'GET' && request.method === 'HEAD'));
+    const route = matches.find(
+      (candidate) => candidate.method === request.method || (candidate.method === 'GET' && request.method === 'HEAD'),
+    );
     if (!route) {
-      sendProblem(response, matches.length > 0 ? problems.methodNotAllowed(matches.map((m) => m.method).join(', ')) : problems.notFound(`no route for ${path}`));
+      sendProblem(
+        response,
+        matches.length > 0
+          ? problems.methodNotAllowed(matches.map((m) => m.method).join(', '))
+          : problems.notFound(`no route for ${path}`),
+      );
       return;
     }
     let params: string[];
     try {
-      params = (route.pattern.exec(path) ?? []).slice(1).map((value) => (value === undefined ? '' : decodeURIComponent(value)));
+      params = (route.pattern.exec(path) ?? [])
+        .slice(1)
+        .map((value) => (value === undefined ? '' : decodeURIComponent(value)));
     } catch {
       sendProblem(response, problems.notFound(`no route for ${path}`));
       return;
@@ -112,15 +151,29 @@ async function ask(deps: HttpAppDeps, request: IncomingMessage, response: Server
 }
 
 /** `GET /v1/questions/{id}/events` with `Last-Event-ID` (or `?lastEventId=`): the rest of a question's stream. */
-async function resume(deps: HttpAppDeps, request: IncomingMessage, response: ServerResponse, [questionId = '']: string[]): Promise<void> {
+async function resume(
+  deps: HttpAppDeps,
+  request: IncomingMessage,
+  response: ServerResponse,
+  [questionId = '']: string[],
+): Promise<void> {
   const principal = authenticate(deps, request);
-  const raw = request.headers['last-event-id'] ?? new URL(request.url ?? '/', 'http://gateway').searchParams.get('lastEventId') ?? '0';
+  const raw =
+    request.headers['last-event-id'] ??
+    new URL(request.url ?? '/', 'http://gateway').searchParams.get('lastEventId') ??
+    '0';
   const lastEventId = Number(Array.isArray(raw) ? raw[0] : raw);
-  if (!Number.isSafeInteger(lastEventId) || lastEventId < 0) throw problems.invalidRequest('Last-Event-ID must be a non-negative integer (an event id)');
+  if (!Number.isSafeInteger(lastEventId) || lastEventId < 0)
+    throw problems.invalidRequest('Last-Event-ID must be a non-negative integer (an event id)');
   await streamAsSse(deps, deps.asks.resume(principal, questionId, lastEventId, 'sse'), lastEventId, response);
 }
 
-async function cancel(deps: HttpAppDeps, request: IncomingMessage, response: ServerResponse, [questionId = '']: string[]): Promise<void> {
+async function cancel(
+  deps: HttpAppDeps,
+  request: IncomingMessage,
+  response: ServerResponse,
+  [questionId = '']: string[],
+): Promise<void> {
   const principal = authenticate(deps, request);
   sendJson(response, 200, { questionId, ...deps.asks.cancel(principal, questionId) });
 }
@@ -140,7 +193,12 @@ function disconnectSignal(response: ServerResponse): AbortSignal {
   return disconnected.signal;
 }
 
-async function streamAsSse(deps: HttpAppDeps, stream: QuestionStream, afterSeq: number, response: ServerResponse): Promise<void> {
+async function streamAsSse(
+  deps: HttpAppDeps,
+  stream: QuestionStream,
+  afterSeq: number,
+  response: ServerResponse,
+): Promise<void> {
   const signal = disconnectSignal(response);
   const sse = new SseWriter(response, {
     heartbeatMs: deps.settings.sseHeartbeatMs,
@@ -185,14 +243,20 @@ function serveSite(deps: HttpAppDeps, response: ServerResponse, file: string | u
     'Content-Length': asset.body.length,
     'Cache-Control': 'no-cache',
     // The page renders answers and document text: nothing it shows may run as script.
-    'Content-Security-Policy': "default-src 'self'; script-src 'self'; style-src 'self'; connect-src 'self'; object-src 'none'; base-uri 'none'",
+    'Content-Security-Policy':
+      "default-src 'self'; script-src 'self'; style-src 'self'; connect-src 'self'; object-src 'none'; base-uri 'none'",
     'X-Content-Type-Options': 'nosniff',
   });
   response.end(asset.body);
   return Promise.resolve();
 }
 
-async function getTrace(deps: HttpAppDeps, request: IncomingMessage, response: ServerResponse, [questionId = '']: string[]): Promise<void> {
+async function getTrace(
+  deps: HttpAppDeps,
+  request: IncomingMessage,
+  response: ServerResponse,
+  [questionId = '']: string[],
+): Promise<void> {
   const principal = authenticate(deps, request);
   let key: string;
   try {
@@ -209,7 +273,9 @@ async function getTrace(deps: HttpAppDeps, request: IncomingMessage, response: S
   sendJson(response, 200, reasoning);
 }
 
-const docIdSchema = z.string().regex(/^[A-Za-z0-9_.:-]{1,200}$/, 'docId must be 1-200 letters, digits, "_", ".", ":" or "-"');
+const docIdSchema = z
+  .string()
+  .regex(/^[A-Za-z0-9_.:-]{1,200}$/, 'docId must be 1-200 letters, digits, "_", ".", ":" or "-"');
 const documentSchema = z
   .object({
     docId: docIdSchema,
@@ -221,18 +287,27 @@ const documentSchema = z
     metadata: z.record(z.string(), z.string()).optional(),
   })
   .strict();
-const ingestBodySchema = z.union([documentSchema, z.object({ documents: z.array(documentSchema).min(1).max(1_000) }).strict()]);
+const ingestBodySchema = z.union([
+  documentSchema,
+  z.object({ documents: z.array(documentSchema).min(1).max(1_000) }).strict(),
+]);
 
 function requireIngestScope(principal: Principal, kbId: string): void {
   if (!principal.canIngest) throw problems.forbidden('this key may not ingest documents');
   if (!principal.kbIds.includes(kbId)) throw problems.forbidden(`this key may not write to "${kbId}"`);
 }
 
-async function ingestDocuments(deps: HttpAppDeps, request: IncomingMessage, response: ServerResponse, [kbId = '']: string[]): Promise<void> {
+async function ingestDocuments(
+  deps: HttpAppDeps,
+  request: IncomingMessage,
+  response: ServerResponse,
+  [kbId = '']: string[],
+): Promise<void> {
   const principal = authenticate(deps, request);
   requireIngestScope(principal, kbId);
   const parsed = ingestBodySchema.safeParse(await readJsonBody(request, deps.settings.maxBodyBytes));
-  if (!parsed.success) throw problems.invalidRequest(parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));
+  if (!parsed.success)
+    throw problems.invalidRequest(parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));
   const documents = 'documents' in parsed.data ? parsed.data.documents : [parsed.data];
   const accepted = [];
   for (const document of documents) {
@@ -248,10 +323,16 @@ async function ingestDocuments(deps: HttpAppDeps, request: IncomingMessage, resp
   sendJson(response, 202, { kbId, accepted });
 }
 
-async function deleteDocument(deps: HttpAppDeps, request: IncomingMessage, response: ServerResponse, [kbId = '', docId = '']: string[]): Promise<void> {
+async function deleteDocument(
+  deps: HttpAppDeps,
+  request: IncomingMessage,
+  response: ServerResponse,
+  [kbId = '', docId = '']: string[],
+): Promise<void> {
   const principal = authenticate(deps, request);
   requireIngestScope(principal, kbId);
-  if (!docIdSchema.safeParse(docId).success) throw problems.invalidRequest('docId must be 1-200 letters, digits, "_", ".", ":" or "-"');
+  if (!docIdSchema.safeParse(docId).success)
+    throw problems.invalidRequest('docId must be 1-200 letters, digits, "_", ".", ":" or "-"');
   const version = Date.now();
   await deps.ingest.publish(
     subjects.ingest(principal.tenantId, kbId),

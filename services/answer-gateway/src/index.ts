@@ -4,4 +4,11 @@ export { MemoryCacheStore } from './cache/memory-store.js';
 export { RedisCacheStore } from './cache/redis-store.js';
 export { configSchema, type Config } from './config.js';
 export { EVENT_SCHEMA, renderEvent } from './event-json.js';
-export { createAnswerCache, startAnswerGateway, type AnswerGateway, type AnswerGatewayOptions, type GatewayConfig, type StopOptions } from './gateway.js';
+export {
+  createAnswerCache,
+  startAnswerGateway,
+  type AnswerGateway,
+  type AnswerGatewayOptions,
+  type GatewayConfig,
+  type StopOptions,
+} from './gateway.js';

@@ -24,7 +24,12 @@ const ingest = await bus.durableStream();
 const traces = await bus.keyValue();
 const cache = await createAnswerCache(config, logger, metrics);
 const gateway = await startAnswerGateway({ config, bus, ingest, traces, keys, logger, metrics, cache });
-const ops = await startOpsServer({ port: config.METRICS_PORT, registry: metrics.registry, health: async () => gateway.health(), logger });
+const ops = await startOpsServer({
+  port: config.METRICS_PORT,
+  registry: metrics.registry,
+  health: async () => gateway.health(),
+  logger,
+});
 logger.info('answer-gateway listening', {
   http: `${config.HTTP_HOST}:${gateway.httpPort}`,
   grpc: `${config.GRPC_HOST}:${gateway.grpcPort}`,

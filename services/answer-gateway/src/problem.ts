@@ -25,7 +25,7 @@ export class Problem extends Error {
 export const problems = {
   unauthenticated: (detail: string) =>
     new Problem(401, 'unauthenticated', 'Missing or unknown API key', detail, { 'WWW-Authenticate': 'Bearer' }),
-  forbidden: (detail: string) => new Problem(403, 'forbidden', 'Outside the API key\'s scope', detail),
+  forbidden: (detail: string) => new Problem(403, 'forbidden', "Outside the API key's scope", detail),
   notFound: (detail: string) => new Problem(404, 'not-found', 'Not found', detail),
   methodNotAllowed: (allowed: string) =>
     new Problem(405, 'method-not-allowed', 'Method not allowed', `use ${allowed}`, { Allow: allowed }),
@@ -36,14 +36,25 @@ export const problems = {
   malformedJson: (detail: string) => new Problem(400, 'malformed-json', 'Malformed JSON', detail),
   invalidRequest: (detail: string) => new Problem(400, 'invalid-request', 'Invalid request', detail),
   tooManyRequests: (detail: string, retryAfterMs: number) =>
-    new Problem(429, 'too-many-requests', 'Too many requests', detail, { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterMs / 1000))) }),
-  resumeUnavailable: (detail: string) => new Problem(410, 'resume-unavailable', 'The stream cannot be resumed from there', detail),
+    new Problem(429, 'too-many-requests', 'Too many requests', detail, {
+      'Retry-After': String(Math.max(1, Math.ceil(retryAfterMs / 1000))),
+    }),
+  resumeUnavailable: (detail: string) =>
+    new Problem(410, 'resume-unavailable', 'The stream cannot be resumed from there', detail),
   unavailable: (detail: string, retryAfterMs?: number) =>
-    new Problem(503, 'unavailable', 'Service unavailable', detail, retryAfterMs === undefined ? {} : { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterMs / 1000))) }),
+    new Problem(
+      503,
+      'unavailable',
+      'Service unavailable',
+      detail,
+      retryAfterMs === undefined ? {} : { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterMs / 1000))) },
+    ),
   shuttingDown: () =>
-    new Problem(503, 'shutting-down', 'The gateway is shutting down', 'retry on another instance', { 'Retry-After': '1' }),
+    new Problem(503, 'shutting-down', 'The gateway is shutting down', 'retry on another instance', {
+      'Retry-After': '1',
+    }),
   timeout: (detail: string) => new Problem(504, 'timeout', 'The question ran out of time', detail),
-  internal: () => new Problem(500, 'internal', 'Internal error', 'the error was logged with the request\'s trace id'),
+  internal: () => new Problem(500, 'internal', 'Internal error', "the error was logged with the request's trace id"),
 } as const;
 
 const STATUS_BY_CODE: Partial<Record<ErrorCode, () => Problem>> = {
@@ -59,7 +70,8 @@ export function problemFromErrorEvent(error: { code: string; message: string } |
   const code = error?.code ?? 'internal';
   const detail = error?.message || 'the question failed';
   if (code === 'deadline_exceeded') return problems.timeout(detail);
-  if (code === 'unavailable' || code === 'no_responders' || code === 'breaker_open') return problems.unavailable(detail);
+  if (code === 'unavailable' || code === 'no_responders' || code === 'breaker_open')
+    return problems.unavailable(detail);
   if (code === 'cancelled') return new Problem(409, 'cancelled', 'The question was cancelled', detail);
   return new Problem(502, 'question-failed', 'The question failed', `${code}: ${detail}`);
 }
@@ -75,7 +87,12 @@ export function sendProblem(response: ServerResponse, problem: Problem): void {
     response.end();
     return;
   }
-  const body = JSON.stringify({ type: problem.type, title: problem.title, status: problem.status, detail: problem.detail });
+  const body = JSON.stringify({
+    type: problem.type,
+    title: problem.title,
+    status: problem.status,
+    detail: problem.detail,
+  });
   response.writeHead(problem.status, {
     ...problem.headers,
     'Content-Type': 'application/problem+json',

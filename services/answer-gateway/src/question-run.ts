@@ -106,7 +106,10 @@ export class QuestionRun {
     }
     this.accepted = true;
     if (this.terminalEvent) return;
-    this.deadlineTimer = setTimeout(() => this.cancel('deadline'), Math.max(0, this.spec.deadlineUnixMs + this.options.deadlineSlackMs - Date.now()));
+    this.deadlineTimer = setTimeout(
+      () => this.cancel('deadline'),
+      Math.max(0, this.spec.deadlineUnixMs + this.options.deadlineSlackMs - Date.now()),
+    );
     this.deadlineTimer.unref();
     if (this.readers === 0) this.armGraceTimer();
   }
@@ -213,7 +216,10 @@ export class QuestionRun {
 
   private publishCancel(reason: string): void {
     try {
-      this.options.bus.publish(subjects.cancel(this.questionId), codecs.cancelCommand.encode({ questionId: this.questionId, reason }));
+      this.options.bus.publish(
+        subjects.cancel(this.questionId),
+        codecs.cancelCommand.encode({ questionId: this.questionId, reason }),
+      );
     } catch (error) {
       this.options.onError('could not publish the cancel of a question', error);
     }

@@ -6,12 +6,24 @@ import { askJson, askSse, metricValue, startTestGateway } from './support/harnes
 
 describe('answer-gateway admission control', () => {
   it('beyond the in-flight bound answers 429 with Retry-After at once, and the running questions finish complete', async () => {
-    await using t = await startTestGateway({ config: { MAX_IN_FLIGHT: 2, RATE_BURST_PER_KEY: 1_000 }, script: twoHopScript({ gated: true }) });
-    const running = [await askSse(t.baseUrl, t.keys.alice, { question: 'Who owns Atlas?' }), await askSse(t.baseUrl, t.keys.carol, { question: 'Who owns Atlas?' })];
-    await waitFor(() => running.every((stream) => stream.events.length >= 1), { description: 'both questions running' });
+    await using t = await startTestGateway({
+      config: { MAX_IN_FLIGHT: 2, RATE_BURST_PER_KEY: 1_000 },
+      script: twoHopScript({ gated: true }),
+    });
+    const running = [
+      await askSse(t.baseUrl, t.keys.alice, { question: 'Who owns Atlas?' }),
+      await askSse(t.baseUrl, t.keys.carol, { question: 'Who owns Atlas?' }),
+    ];
+    await waitFor(() => running.every((stream) => stream.events.length >= 1), {
+      description: 'both questions running',
+    });
 
     // Both running questions are held at a gate: a refusal that waited for a slot could not arrive.
-    const refused = await Promise.all(Array.from({ length: 40 }, (_, i) => askJson(t.baseUrl, i % 2 ? t.keys.alice : t.keys.bob, { question: `question ${i}` })));
+    const refused = await Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        askJson(t.baseUrl, i % 2 ? t.keys.alice : t.keys.bob, { question: `question ${i}` }),
+      ),
+    );
     for (const response of refused) {
       expect(response.status).toBe(429);
       expect(response.headers.get('retry-after')).toBe('1');
@@ -19,7 +31,9 @@ describe('answer-gateway admission control', () => {
     }
     expect(await refused[0]?.json()).toMatchObject({ type: 'urn:hopline:problem:too-many-requests' });
     expect(t.reasoner.asks).toHaveLength(2);
-    expect(await metricValue(t.metrics, 'hopline_gateway_admission_rejections_total', { reason: 'in_flight' })).toBe(40);
+    expect(await metricValue(t.metrics, 'hopline_gateway_admission_rejections_total', { reason: 'in_flight' })).toBe(
+      40,
+    );
     expect(await metricValue(t.metrics, 'hopline_gateway_questions_in_flight')).toBe(2);
 
     await waitFor(() => {
@@ -38,14 +52,20 @@ describe('answer-gateway admission control', () => {
 
   it('a key over its rate gets 429 with Retry-After while other keys are served, and is served again once tokens come back', async () => {
     await using t = await startTestGateway({ config: { RATE_BURST_PER_KEY: 3, RATE_PER_KEY_PER_SECOND: 1 } });
-    for (let i = 0; i < 3; i++) expect((await askJson(t.baseUrl, t.keys.alice, { question: `Who owns Atlas ${i}?` })).status).toBe(200);
+    for (let i = 0; i < 3; i++)
+      expect((await askJson(t.baseUrl, t.keys.alice, { question: `Who owns Atlas ${i}?` })).status).toBe(200);
     const limited = await askJson(t.baseUrl, t.keys.alice, { question: 'One more?' });
     expect(limited.status).toBe(429);
     expect(limited.headers.get('retry-after')).toBe('1');
-    expect(await limited.json()).toMatchObject({ type: 'urn:hopline:problem:too-many-requests', detail: expect.stringContaining('1 questions per second') as unknown });
+    expect(await limited.json()).toMatchObject({
+      type: 'urn:hopline:problem:too-many-requests',
+      detail: expect.stringContaining('1 questions per second') as unknown,
+    });
     expect((await askJson(t.baseUrl, t.keys.carol, { question: 'Who owns Atlas?' })).status).toBe(200);
     expect(await metricValue(t.metrics, 'hopline_gateway_admission_rejections_total', { reason: 'rate' })).toBe(1);
-    await waitFor(async () => (await askJson(t.baseUrl, t.keys.alice, { question: 'One more?' })).status === 200, { description: 'a token to come back' });
+    await waitFor(async () => (await askJson(t.baseUrl, t.keys.alice, { question: 'One more?' })).status === 200, {
+      description: 'a token to come back',
+    });
   });
 
   it('cached answers count against the rate too', async () => {

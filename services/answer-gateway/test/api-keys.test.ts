@@ -21,19 +21,32 @@ describe('api keys', () => {
     const envKey = generateApiKey();
     const path = join(mkdtempSync(join(tmpdir(), 'hopline-keys-')), 'keys.json');
     writeFileSync(path, JSON.stringify({ keys: [entry(fileKey)] }));
-    const fromFile = ApiKeyStore.fromConfig({ API_KEYS_FILE: path, API_KEYS: JSON.stringify({ keys: [entry(envKey)] }) });
+    const fromFile = ApiKeyStore.fromConfig({
+      API_KEYS_FILE: path,
+      API_KEYS: JSON.stringify({ keys: [entry(envKey)] }),
+    });
     expect(fromFile.verify(fileKey)).toBeDefined();
     expect(fromFile.verify(envKey)).toBeUndefined();
-    expect(ApiKeyStore.fromConfig({ API_KEYS: JSON.stringify({ keys: [entry(envKey)] }) }).verify(envKey)).toBeDefined();
+    expect(
+      ApiKeyStore.fromConfig({ API_KEYS: JSON.stringify({ keys: [entry(envKey)] }) }).verify(envKey),
+    ).toBeDefined();
     expect(() => ApiKeyStore.fromConfig({})).toThrow(/no API keys/);
   });
 
   it('names the first problem of an invalid keys document', () => {
     expect(() => ApiKeyStore.parse('{', 'keys.json')).toThrow(/keys.json: not valid JSON/);
-    expect(() => ApiKeyStore.parse(JSON.stringify({ keys: [{ ...entry('k'), keyHash: 'plain-text-key' }] }), 'keys.json')).toThrow(/keys.0.keyHash/);
-    expect(() => ApiKeyStore.parse(JSON.stringify({ keys: [{ ...entry('k'), tenantId: 'a.b' }] }), 'keys.json')).toThrow(/keys.0.tenantId/);
-    expect(() => ApiKeyStore.parse(JSON.stringify({ keys: [{ ...entry('k'), kbIds: [] }] }), 'keys.json')).toThrow(/keys.0.kbIds/);
-    expect(() => ApiKeyStore.parse(JSON.stringify({ keys: [{ ...entry('k'), admin: true }] }), 'keys.json')).toThrow(/admin/);
+    expect(() =>
+      ApiKeyStore.parse(JSON.stringify({ keys: [{ ...entry('k'), keyHash: 'plain-text-key' }] }), 'keys.json'),
+    ).toThrow(/keys.0.keyHash/);
+    expect(() =>
+      ApiKeyStore.parse(JSON.stringify({ keys: [{ ...entry('k'), tenantId: 'a.b' }] }), 'keys.json'),
+    ).toThrow(/keys.0.tenantId/);
+    expect(() => ApiKeyStore.parse(JSON.stringify({ keys: [{ ...entry('k'), kbIds: [] }] }), 'keys.json')).toThrow(
+      /keys.0.kbIds/,
+    );
+    expect(() => ApiKeyStore.parse(JSON.stringify({ keys: [{ ...entry('k'), admin: true }] }), 'keys.json')).toThrow(
+      /admin/,
+    );
   });
 
   it('reads only well-formed bearer tokens', () => {

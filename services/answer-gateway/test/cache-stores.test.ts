@@ -12,7 +12,19 @@ const redis = await findRedis();
 
 const done = (answer: string, overrides: Partial<Done__Output> = {}): Done__Output => ({
   answer,
-  citations: [{ index: 1, chunkId: 'c1', docId: 'd1', kbId: 'handbook', title: 'Handbook', span: { start: 0, end: 9 }, snippet: 'text', hop: 1, bridgeEntity: '' }],
+  citations: [
+    {
+      index: 1,
+      chunkId: 'c1',
+      docId: 'd1',
+      kbId: 'handbook',
+      title: 'Handbook',
+      span: { start: 0, end: 9 },
+      snippet: 'text',
+      hop: 1,
+      bridgeEntity: '',
+    },
+  ],
   stopReason: 'SUFFICIENT',
   hops: 1,
   timings: { analyzeMs: 1, retrieveMs: 2, rerankMs: 3, reasonMs: 4, synthesizeMs: 5, totalMs: 15 },
@@ -121,10 +133,16 @@ describe.skipIf(redis.url === undefined)('RedisCacheStore', () => {
 
   it('a Redis that goes away costs only the cache: lookups miss fast and report the failure', async () => {
     const port = await freePort();
-    const server = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+    const server = spawn(
+      'redis-server',
+      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+      { stdio: 'ignore' },
+    );
     try {
       const url = `redis://127.0.0.1:${port}`;
-      const store = await waitFor(() => RedisCacheStore.connect(url).catch(() => undefined), { description: 'the spawned redis-server' });
+      const store = await waitFor(() => RedisCacheStore.connect(url).catch(() => undefined), {
+        description: 'the spawned redis-server',
+      });
       const failures: string[] = [];
       const cache = new AnswerCache(store, { ttlMs: 60_000, onError: (message) => failures.push(message) });
       const key = (await cache.keyFor(scope, 'q', 3)) ?? '';
@@ -135,7 +153,13 @@ describe.skipIf(redis.url === undefined)('RedisCacheStore', () => {
       await waitFor(async () => (await cache.keyFor(scope, 'q', 3)) === undefined, { description: 'lookups to fail' });
       expect(await cache.get(key)).toBeUndefined();
       expect(await cache.put(key, done('during the outage'))).toBe(false);
-      expect(failures).toEqual(expect.arrayContaining(['answer cache: could not read kb versions', 'answer cache: lookup failed', 'answer cache: store failed']));
+      expect(failures).toEqual(
+        expect.arrayContaining([
+          'answer cache: could not read kb versions',
+          'answer cache: lookup failed',
+          'answer cache: store failed',
+        ]),
+      );
       await store.close();
     } finally {
       server.kill('SIGKILL');

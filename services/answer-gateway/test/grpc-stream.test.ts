@@ -38,29 +38,47 @@ function grpcAsk(client: AnswerGatewayClient, key: TestKey | undefined, request:
 /** The event as both transports show it, without what differs between two questions. */
 const comparable = (data: Record<string, unknown>) => {
   const { questionId: _questionId, atUnixMs: _atUnixMs, citations, ...rest } = data;
-  return { ...rest, ...(Array.isArray(citations) ? { citations: (citations as Array<Record<string, unknown>>).map(({ snippet: _snippet, ...c }) => c) } : {}) };
+  return {
+    ...rest,
+    ...(Array.isArray(citations)
+      ? { citations: (citations as Array<Record<string, unknown>>).map(({ snippet: _snippet, ...c }) => c) }
+      : {}),
+  };
 };
 
 describe('answer-gateway gRPC AnswerGateway.Ask', () => {
   it('streams the same versioned events as the SSE stream, ending with one done', async () => {
     await using t = await startTestGateway();
     const client = clientFor(t);
-    const viaGrpc = grpcAsk(client, t.keys.alice, { question: 'Which department does the owner of project Atlas belong to?', maxHops: 3 });
+    const viaGrpc = grpcAsk(client, t.keys.alice, {
+      question: 'Which department does the owner of project Atlas belong to?',
+      maxHops: 3,
+    });
     const status = await viaGrpc.ended;
     expect(status.code).toBe(grpc.status.OK);
-    const viaSse = await askSse(t.baseUrl, t.keys.alice, { question: 'Which department does the owner of project Atlas belong to? (sse)', maxHops: 3 });
+    const viaSse = await askSse(t.baseUrl, t.keys.alice, {
+      question: 'Which department does the owner of project Atlas belong to? (sse)',
+      maxHops: 3,
+    });
     await viaSse.ended;
     client.close();
 
     expect(viaGrpc.events.map((event) => event.seq)).toEqual(viaGrpc.events.map((_, index) => index + 1));
-    expect(viaGrpc.events.filter((event) => event.event === 'done' || event.event === 'error').map((event) => event.event)).toEqual(['done']);
+    expect(
+      viaGrpc.events.filter((event) => event.event === 'done' || event.event === 'error').map((event) => event.event),
+    ).toEqual(['done']);
     const grpcRendered = viaGrpc.events.map(renderEvent);
     expect(grpcRendered.map((event) => event.name)).toEqual(viaSse.events.map((event) => event.name));
-    expect(grpcRendered.map((event) => comparable(event.data))).toEqual(viaSse.events.map((event) => comparable(event.data)));
+    expect(grpcRendered.map((event) => comparable(event.data))).toEqual(
+      viaSse.events.map((event) => comparable(event.data)),
+    );
   });
 
   it('resumes a cancelled call with resume_question_id and last_event_id: complete, in order, nothing repeated', async () => {
-    await using t = await startTestGateway({ config: { RESUME_GRACE_MS: 5_000 }, script: twoHopScript({ gated: true, tokens: 16 }) });
+    await using t = await startTestGateway({
+      config: { RESUME_GRACE_MS: 5_000 },
+      script: twoHopScript({ gated: true, tokens: 16 }),
+    });
     const client = clientFor(t);
     const first = grpcAsk(client, t.keys.alice, { question: 'Who owns Atlas?' });
     await waitFor(() => first.events.length >= 1);
@@ -80,7 +98,9 @@ describe('answer-gateway gRPC AnswerGateway.Ask', () => {
     client.close();
 
     const all = [...first.events, ...second.events];
-    expect(all.map((event) => event.seq)).toEqual(Array.from({ length: t.reasoner.record(questionId)?.emitted ?? 0 }, (_, i) => i + 1));
+    expect(all.map((event) => event.seq)).toEqual(
+      Array.from({ length: t.reasoner.record(questionId)?.emitted ?? 0 }, (_, i) => i + 1),
+    );
     expect(t.reasoner.record(questionId)?.cancel).toBeUndefined();
   });
 
@@ -139,8 +159,18 @@ describe('answer-gateway gRPC AnswerGateway.Ask', () => {
     const client = clientFor(t);
     const cases: Array<[TestKey | undefined, AskRequest, grpc.status, string]> = [
       [undefined, { question: 'Who owns Atlas?' }, grpc.status.UNAUTHENTICATED, 'unauthenticated'],
-      [{ ...t.keys.alice, key: 'hl_unknown' }, { question: 'Who owns Atlas?' }, grpc.status.UNAUTHENTICATED, 'unauthenticated'],
-      [t.keys.bob, { question: 'Who owns Atlas?', kbIds: ['projects'] }, grpc.status.PERMISSION_DENIED, 'permission_denied'],
+      [
+        { ...t.keys.alice, key: 'hl_unknown' },
+        { question: 'Who owns Atlas?' },
+        grpc.status.UNAUTHENTICATED,
+        'unauthenticated',
+      ],
+      [
+        t.keys.bob,
+        { question: 'Who owns Atlas?', kbIds: ['projects'] },
+        grpc.status.PERMISSION_DENIED,
+        'permission_denied',
+      ],
       [t.keys.alice, { question: '   ' }, grpc.status.INVALID_ARGUMENT, 'invalid_argument'],
       [t.keys.alice, { question: 'Who owns Atlas?', maxHops: 9 }, grpc.status.INVALID_ARGUMENT, 'invalid_argument'],
       [t.keys.alice, { resumeQuestionId: 'a0c1e2d3-0000-4000-8000-000000000000' }, grpc.status.NOT_FOUND, 'not_found'],
@@ -149,7 +179,11 @@ describe('answer-gateway gRPC AnswerGateway.Ask', () => {
     ];
     for (const [key, request, code, hoplineCode] of cases) {
       const status = await grpcAsk(client, key, request).ended;
-      expect({ request, code: status.code, hoplineCode: status.hoplineCode ?? '' }).toEqual({ request, code, hoplineCode });
+      expect({ request, code: status.code, hoplineCode: status.hoplineCode ?? '' }).toEqual({
+        request,
+        code,
+        hoplineCode,
+      });
     }
     const limited = await grpcAsk(client, t.keys.carol, { question: 'third' }).ended;
     expect(limited.details).toMatch(/too-many-requests: .*retry after 1000 s/);

@@ -2,7 +2,16 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { waitFor } from '@hopline/test-support';
 import { describe, expect, it } from 'vitest';
 import { twoHopScript, type Script } from './support/fake-reasoner.js';
-import { askSse, bearer, metricValue, openSse, startTestGateway, type SseEvent, type TestGateway, type TestKey } from './support/harness.js';
+import {
+  askSse,
+  bearer,
+  metricValue,
+  openSse,
+  startTestGateway,
+  type SseEvent,
+  type TestGateway,
+  type TestKey,
+} from './support/harness.js';
 
 /** Streams tokens at its own pace until cancelled or `limit` is reached, then finishes. */
 const freeRunningScript =
@@ -17,15 +26,22 @@ const freeRunningScript =
   };
 
 function resumeSse(t: TestGateway, key: TestKey, questionId: string, lastEventId: number): ReturnType<typeof openSse> {
-  return openSse(`${t.baseUrl}/v1/questions/${questionId}/events`, { headers: { ...bearer(key), 'Last-Event-ID': String(lastEventId) } });
+  return openSse(`${t.baseUrl}/v1/questions/${questionId}/events`, {
+    headers: { ...bearer(key), 'Last-Event-ID': String(lastEventId) },
+  });
 }
 
 const ids = (events: SseEvent[]) => events.map((event) => event.id);
 
 describe('answer-gateway resumption and cancellation', () => {
   it('a stream dropped mid-question and resumed with Last-Event-ID within the grace window is complete and in order, no event repeated', async () => {
-    await using t = await startTestGateway({ config: { RESUME_GRACE_MS: 5_000 }, script: twoHopScript({ gated: true, tokens: 24 }) });
-    const first = await askSse(t.baseUrl, t.keys.alice, { question: 'Which department does the owner of project Atlas belong to?' });
+    await using t = await startTestGateway({
+      config: { RESUME_GRACE_MS: 5_000 },
+      script: twoHopScript({ gated: true, tokens: 24 }),
+    });
+    const first = await askSse(t.baseUrl, t.keys.alice, {
+      question: 'Which department does the owner of project Atlas belong to?',
+    });
     const questionId = first.response.headers.get('hopline-question-id') ?? '';
     t.reasoner.release(questionId);
     await waitFor(() => first.events.length >= 4, { description: 'the first hop on the first connection' });
@@ -36,7 +52,9 @@ describe('answer-gateway resumption and cancellation', () => {
     // The question keeps running while nobody is connected; its events wait in the replay buffer.
     const emittedAtDrop = t.reasoner.record(questionId)?.emitted ?? 0;
     t.reasoner.release(questionId);
-    await waitFor(() => (t.reasoner.record(questionId)?.emitted ?? 0) > emittedAtDrop, { description: 'events while disconnected' });
+    await waitFor(() => (t.reasoner.record(questionId)?.emitted ?? 0) > emittedAtDrop, {
+      description: 'events while disconnected',
+    });
 
     const lastEventId = first.events.at(-1)?.id ?? 0;
     const second = await resumeSse(t, t.keys.alice, questionId, lastEventId);
@@ -55,7 +73,9 @@ describe('answer-gateway resumption and cancellation', () => {
     expect(ids(all)).toEqual(Array.from({ length: emitted }, (_, index) => index + 1));
     expect(second.events[0]?.id).toBe(lastEventId + 1);
     expect(seenBeforeDrop).toBeGreaterThanOrEqual(4);
-    expect(all.filter((event) => event.name === 'done' || event.name === 'error').map((event) => event.name)).toEqual(['done']);
+    expect(all.filter((event) => event.name === 'done' || event.name === 'error').map((event) => event.name)).toEqual([
+      'done',
+    ]);
     expect(t.reasoner.record(questionId)?.cancel).toBeUndefined();
     expect(await metricValue(t.metrics, 'hopline_gateway_stream_resumes_total', { transport: 'sse' })).toBe(1);
   });
@@ -66,7 +86,9 @@ describe('answer-gateway resumption and cancellation', () => {
     const questionId = first.response.headers.get('hopline-question-id') ?? '';
     await waitFor(() => first.events.length >= 1);
     first.abort();
-    const second = await openSse(`${t.baseUrl}/v1/questions/${questionId}/events?lastEventId=1`, { headers: bearer(t.keys.alice) });
+    const second = await openSse(`${t.baseUrl}/v1/questions/${questionId}/events?lastEventId=1`, {
+      headers: bearer(t.keys.alice),
+    });
     await waitFor(() => {
       t.reasoner.release(questionId);
       return second.events.some((event) => event.name === 'done');
@@ -84,7 +106,9 @@ describe('answer-gateway resumption and cancellation', () => {
       body: JSON.stringify({ question: 'Who owns Atlas?' }),
       signal: client.signal,
     }).catch(() => undefined);
-    const record = await waitFor(() => t.reasoner.asks.length === 1 && t.reasoner.record(t.reasoner.asks[0]?.ctx?.questionId ?? ''));
+    const record = await waitFor(
+      () => t.reasoner.asks.length === 1 && t.reasoner.record(t.reasoner.asks[0]?.ctx?.questionId ?? ''),
+    );
     client.abort();
     await asked;
     const cancel = await waitFor(() => record.cancel, { timeoutMs: 5_000, description: 'the cancel at the reasoner' });
@@ -101,7 +125,10 @@ describe('answer-gateway resumption and cancellation', () => {
     stream.abort();
     const emittedAtDrop = t.reasoner.record(questionId)?.emitted ?? 0;
 
-    const cancel = await waitFor(() => t.reasoner.record(questionId)?.cancel, { timeoutMs: 10_000, description: 'the cancel at the reasoner' });
+    const cancel = await waitFor(() => t.reasoner.record(questionId)?.cancel, {
+      timeoutMs: 10_000,
+      description: 'the cancel at the reasoner',
+    });
     expect(cancel.reason).toBe('client_gone');
     expect(cancel.atMs - droppedAt).toBeGreaterThanOrEqual(graceMs);
     const record = t.reasoner.record(questionId);
@@ -140,15 +167,24 @@ describe('answer-gateway resumption and cancellation', () => {
   });
 
   it('DELETE /v1/questions/{id} cancels at once: the stream ends with a cancelled error and the reasoner sees the cancel', async () => {
-    await using t = await startTestGateway({ config: { RESUME_GRACE_MS: 60_000 }, script: twoHopScript({ gated: true }) });
+    await using t = await startTestGateway({
+      config: { RESUME_GRACE_MS: 60_000 },
+      script: twoHopScript({ gated: true }),
+    });
     const stream = await askSse(t.baseUrl, t.keys.alice, { question: 'Who owns Atlas?' });
     const questionId = stream.response.headers.get('hopline-question-id') ?? '';
     await waitFor(() => stream.events.length >= 1);
 
-    const byOtherUser = await fetch(`${t.baseUrl}/v1/questions/${questionId}`, { method: 'DELETE', headers: bearer(t.keys.bob) });
+    const byOtherUser = await fetch(`${t.baseUrl}/v1/questions/${questionId}`, {
+      method: 'DELETE',
+      headers: bearer(t.keys.bob),
+    });
     expect(byOtherUser.status).toBe(404);
 
-    const response = await fetch(`${t.baseUrl}/v1/questions/${questionId}`, { method: 'DELETE', headers: bearer(t.keys.alice) });
+    const response = await fetch(`${t.baseUrl}/v1/questions/${questionId}`, {
+      method: 'DELETE',
+      headers: bearer(t.keys.alice),
+    });
     expect(response.status).toBe(200);
     expect(await response.json()).toEqual({ questionId, cancelled: true });
     await stream.ended;
@@ -162,11 +198,15 @@ describe('answer-gateway resumption and cancellation', () => {
     const questionId = stream.response.headers.get('hopline-question-id') ?? '';
     await waitFor(() => stream.events.length >= 1);
     for (const key of [t.keys.bob, t.keys.carol]) {
-      const response = await fetch(`${t.baseUrl}/v1/questions/${questionId}/events`, { headers: { ...bearer(key), 'Last-Event-ID': '0' } });
+      const response = await fetch(`${t.baseUrl}/v1/questions/${questionId}/events`, {
+        headers: { ...bearer(key), 'Last-Event-ID': '0' },
+      });
       expect(response.status).toBe(404);
       expect(await response.json()).toMatchObject({ type: 'urn:hopline:problem:not-found' });
     }
-    const unknown = await fetch(`${t.baseUrl}/v1/questions/6b1d0f4e-0000-4000-8000-000000000000/events`, { headers: bearer(t.keys.alice) });
+    const unknown = await fetch(`${t.baseUrl}/v1/questions/6b1d0f4e-0000-4000-8000-000000000000/events`, {
+      headers: bearer(t.keys.alice),
+    });
     expect(unknown.status).toBe(404);
     const unauthenticated = await fetch(`${t.baseUrl}/v1/questions/${questionId}/events`);
     expect(unauthenticated.status).toBe(401);
@@ -178,7 +218,10 @@ describe('answer-gateway resumption and cancellation', () => {
     await stream.ended;
     const questionId = stream.response.headers.get('hopline-question-id') ?? '';
     const lastId = stream.events.at(-1)?.id ?? 0;
-    const resumeWith = (value: string) => fetch(`${t.baseUrl}/v1/questions/${questionId}/events`, { headers: { ...bearer(t.keys.alice), 'Last-Event-ID': value } });
+    const resumeWith = (value: string) =>
+      fetch(`${t.baseUrl}/v1/questions/${questionId}/events`, {
+        headers: { ...bearer(t.keys.alice), 'Last-Event-ID': value },
+      });
 
     const malformed = await resumeWith('abc');
     expect(malformed.status).toBe(400);
@@ -199,8 +242,13 @@ describe('answer-gateway resumption and cancellation', () => {
     const stream = await askSse(t.baseUrl, t.keys.alice, { question: 'Who owns Atlas?' });
     await stream.ended;
     const questionId = stream.response.headers.get('hopline-question-id') ?? '';
-    await waitFor(async () => (await fetch(`${t.baseUrl}/v1/questions/${questionId}/events`, { headers: bearer(t.keys.alice) })).status === 404, {
-      description: 'the question to be evicted',
-    });
+    await waitFor(
+      async () =>
+        (await fetch(`${t.baseUrl}/v1/questions/${questionId}/events`, { headers: bearer(t.keys.alice) })).status ===
+        404,
+      {
+        description: 'the question to be evicted',
+      },
+    );
   });
 });

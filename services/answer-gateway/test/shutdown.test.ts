@@ -13,7 +13,9 @@ describe('answer-gateway graceful shutdown', () => {
     const stopped = t.gateway.stop({ graceMs: 10_000 });
     expect(t.gateway.health().ok).toBe(false);
 
-    const refused = await askJson(t.baseUrl, t.keys.bob, { question: 'Who owns Atlas?' }).catch((error: unknown) => error);
+    const refused = await askJson(t.baseUrl, t.keys.bob, { question: 'Who owns Atlas?' }).catch(
+      (error: unknown) => error,
+    );
     // Either the listener is already closed, or the request reached a kept-alive connection and was refused.
     if (refused instanceof Response) {
       expect(refused.status).toBe(503);

@@ -8,7 +8,10 @@ const EXPECTED_SEQUENCE = ['route', 'hop_started', 'retrieval', 'hop_answer', 'h
 describe('answer-gateway SSE stream', () => {
   it('streams route, hops, tokens, citations and one done, each with its seq as the event id', async () => {
     await using t = await startTestGateway();
-    const stream = await askSse(t.baseUrl, t.keys.alice, { question: 'Which department does the owner of project Atlas belong to?', maxHops: 3 });
+    const stream = await askSse(t.baseUrl, t.keys.alice, {
+      question: 'Which department does the owner of project Atlas belong to?',
+      maxHops: 3,
+    });
     expect(stream.response.status).toBe(200);
     expect(stream.response.headers.get('content-type')).toMatch(/^text\/event-stream/);
     expect(stream.response.headers.get('hopline-event-schema')).toBe('hopline.v1.QaEvent');
@@ -27,7 +30,15 @@ describe('answer-gateway SSE stream', () => {
     expect(hopStarted?.data).toMatchObject({ hop: 1, maxHops: 3, subQuestion: 'Who owns project Atlas?' });
     const done = stream.events.at(-1)?.data;
     expect(done).toMatchObject({ stopReason: 'SUFFICIENT', hops: 2, cached: false });
-    expect(done?.citations).toEqual(expect.arrayContaining([expect.objectContaining({ index: 1, docId: `${t.keys.alice.tenantId}-atlas`, title: `Project Atlas (${t.keys.alice.tenantId})` })]));
+    expect(done?.citations).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          index: 1,
+          docId: `${t.keys.alice.tenantId}-atlas`,
+          title: `Project Atlas (${t.keys.alice.tenantId})`,
+        }),
+      ]),
+    );
     expect(done?.timings).toMatchObject({ totalMs: 25 });
   });
 
@@ -39,14 +50,20 @@ describe('answer-gateway SSE stream', () => {
     const [ask] = t.reasoner.asks;
     expect(ask?.question).toBe('Who owns Atlas?');
     expect(ask?.maxHops).toBe(2);
-    expect(ask?.ctx?.scope).toEqual({ tenantId: t.keys.alice.tenantId, userId: 'alice', kbIds: ['handbook', 'projects'] });
+    expect(ask?.ctx?.scope).toEqual({
+      tenantId: t.keys.alice.tenantId,
+      userId: 'alice',
+      kbIds: ['handbook', 'projects'],
+    });
     expect(ask?.ctx?.deadlineUnixMs).toBeGreaterThanOrEqual(before + 20_000);
     expect(ask?.ctx?.deadlineUnixMs).toBeLessThanOrEqual(Date.now() + 20_000);
   });
 
   it('uses the configured default hop budget when the body names none', async () => {
     await using t = await startTestGateway({ config: { DEFAULT_MAX_HOPS: 4 } });
-    await (await askSse(t.baseUrl, t.keys.alice, { question: 'Who owns Atlas?' })).ended;
+    await (
+      await askSse(t.baseUrl, t.keys.alice, { question: 'Who owns Atlas?' })
+    ).ended;
     expect(t.reasoner.asks[0]?.maxHops).toBe(4);
   });
 
@@ -56,7 +73,12 @@ describe('answer-gateway SSE stream', () => {
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toBe('application/json');
     const body = (await response.json()) as Record<string, unknown>;
-    expect(body).toMatchObject({ answer: expect.stringContaining('[1]') as unknown, stopReason: 'SUFFICIENT', hops: 2, cached: false });
+    expect(body).toMatchObject({
+      answer: expect.stringContaining('[1]') as unknown,
+      stopReason: 'SUFFICIENT',
+      hops: 2,
+      cached: false,
+    });
     expect(body.questionId).toBe(response.headers.get('hopline-question-id'));
   });
 
@@ -74,12 +96,19 @@ describe('answer-gateway SSE stream', () => {
     const stream = await askSse(t.baseUrl, t.keys.alice, { question: 'Who owns Atlas?' });
     await stream.ended;
     expect(stream.events.map((event) => event.name)).toEqual(['route', 'error']);
-    expect(stream.events[1]?.data).toMatchObject({ code: 'unavailable', message: 'retrieval is down', retryable: true });
+    expect(stream.events[1]?.data).toMatchObject({
+      code: 'unavailable',
+      message: 'retrieval is down',
+      retryable: true,
+    });
 
     const response = await askJson(t.baseUrl, t.keys.alice, { question: 'Who owns Atlas?' });
     expect(response.status).toBe(503);
     expect(response.headers.get('content-type')).toBe('application/problem+json');
-    expect(await response.json()).toMatchObject({ type: 'urn:hopline:problem:unavailable', detail: 'retrieval is down' });
+    expect(await response.json()).toMatchObject({
+      type: 'urn:hopline:problem:unavailable',
+      detail: 'retrieval is down',
+    });
   });
 
   it('drops redelivered events so that no client sees a seq twice', async () => {
@@ -101,7 +130,9 @@ describe('answer-gateway SSE stream', () => {
   it('writes heartbeat comments while the stream is idle', async () => {
     await using t = await startTestGateway({ config: { SSE_HEARTBEAT_MS: 50 }, script: twoHopScript({ gated: true }) });
     const stream = await askSse(t.baseUrl, t.keys.alice, { question: 'Who owns Atlas?' });
-    await waitFor(() => stream.events.length === 1 && stream.comments >= 2, { description: 'two heartbeats on the idle stream' });
+    await waitFor(() => stream.events.length === 1 && stream.comments >= 2, {
+      description: 'two heartbeats on the idle stream',
+    });
     await waitFor(
       () => {
         t.reasoner.releaseAll();
@@ -114,7 +145,10 @@ describe('answer-gateway SSE stream', () => {
   });
 
   it('ends the stream with a deadline error when the reasoner never finishes, and cancels the question', async () => {
-    await using t = await startTestGateway({ config: { QUESTION_TIMEOUT_MS: 200 }, script: twoHopScript({ gated: true }) });
+    await using t = await startTestGateway({
+      config: { QUESTION_TIMEOUT_MS: 200 },
+      script: twoHopScript({ gated: true }),
+    });
     const stream = await askSse(t.baseUrl, t.keys.alice, { question: 'Who owns Atlas?' });
     await stream.ended;
     expect(stream.events.map((event) => event.name)).toEqual(['route', 'error']);
@@ -145,11 +179,19 @@ describe('answer-gateway SSE stream', () => {
     // An accept timeout far beyond the test's own: only an immediate "no responders" passes.
     await using t = await startTestGateway({ config: { ACCEPT_TIMEOUT_MS: 600_000 } });
     await t.reasoner.stop();
-    const response = await askJson(t.baseUrl, t.keys.alice, { question: 'Who owns Atlas?' }, { Accept: 'text/event-stream' });
+    const response = await askJson(
+      t.baseUrl,
+      t.keys.alice,
+      { question: 'Who owns Atlas?' },
+      { Accept: 'text/event-stream' },
+    );
     expect(response.status).toBe(503);
     expect(response.headers.get('content-type')).toBe('application/problem+json');
     expect(response.headers.get('retry-after')).toBe('1');
-    expect(await response.json()).toMatchObject({ type: 'urn:hopline:problem:unavailable', detail: 'no hop-reasoner is running' });
+    expect(await response.json()).toMatchObject({
+      type: 'urn:hopline:problem:unavailable',
+      detail: 'no hop-reasoner is running',
+    });
   });
 
   it('opens the breaker in front of the hop-reasoners after repeated failures, and closes it once one answers again', async () => {
@@ -166,7 +208,10 @@ describe('answer-gateway SSE stream', () => {
     expect(await metricValue(t.metrics, 'hopline_breaker_state', { downstream: 'hop-reasoner' })).toBe(2);
 
     const revived = await FakeReasoner.start(t.peerBus, script);
-    await waitFor(async () => (await askJson(t.baseUrl, t.keys.alice, { question: 'Who owns Atlas?' })).status === 200, { description: 'the breaker to close' });
+    await waitFor(
+      async () => (await askJson(t.baseUrl, t.keys.alice, { question: 'Who owns Atlas?' })).status === 200,
+      { description: 'the breaker to close' },
+    );
     expect(await metricValue(t.metrics, 'hopline_breaker_state', { downstream: 'hop-reasoner' })).toBe(0);
     await revived.stop();
   });

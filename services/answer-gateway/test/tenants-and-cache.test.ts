@@ -2,7 +2,15 @@ import { codecs, subjects } from '@hopline/contracts';
 import { waitFor } from '@hopline/test-support';
 import { describe, expect, it } from 'vitest';
 import { twoHopScript } from './support/fake-reasoner.js';
-import { askJson, bearer, metricValue, startTestGateway, type TestGateway, type TestGatewayOptions, type TestKey } from './support/harness.js';
+import {
+  askJson,
+  bearer,
+  metricValue,
+  startTestGateway,
+  type TestGateway,
+  type TestGatewayOptions,
+  type TestKey,
+} from './support/harness.js';
 import { findRedis } from './support/redis.js';
 
 const redis = await findRedis();
@@ -48,15 +56,23 @@ describe('answer-gateway tenant scope', () => {
         stopReason: 'SUFFICIENT',
       }),
     );
-    const traceOf = (key: TestKey, id = questionId) => fetch(`${t.baseUrl}/v1/questions/${id}/trace`, { headers: bearer(key) });
+    const traceOf = (key: TestKey, id = questionId) =>
+      fetch(`${t.baseUrl}/v1/questions/${id}/trace`, { headers: bearer(key) });
 
     const own = await traceOf(t.keys.alice);
     expect(own.status).toBe(200);
-    expect(await own.json()).toMatchObject({ questionId, stopReason: 'SUFFICIENT', hops: [{ evidenceChunkIds: ['handbook:atlas#0'] }] });
+    expect(await own.json()).toMatchObject({
+      questionId,
+      stopReason: 'SUFFICIENT',
+      hops: [{ evidenceChunkIds: ['handbook:atlas#0'] }],
+    });
     for (const other of [t.keys.bob, t.keys.carol]) {
       const response = await traceOf(other);
       expect(response.status).toBe(404);
-      expect(await response.json()).toMatchObject({ type: 'urn:hopline:problem:not-found', detail: 'no such question' });
+      expect(await response.json()).toMatchObject({
+        type: 'urn:hopline:problem:not-found',
+        detail: 'no such question',
+      });
     }
     expect((await traceOf(t.keys.alice, 'a0c1e2d3-0000-4000-8000-00000000dead')).status).toBe(404);
     expect((await traceOf(t.keys.alice, 'not.a.valid*id')).status).toBe(404);
@@ -86,28 +102,41 @@ describe('answer-gateway tenant scope', () => {
         headers: { ...bearer(key), 'Content-Type': 'application/json' },
         body: JSON.stringify({ docId: 'readme', version: 1, title: 'Readme', text: 'Read me first.' }),
       });
-    for (const [key, kbId] of [[t.keys.alice, 'handbook'], [t.keys.carol, 'handbook'], [t.keys.alice, 'projects']] as const) {
+    for (const [key, kbId] of [
+      [t.keys.alice, 'handbook'],
+      [t.keys.carol, 'handbook'],
+      [t.keys.alice, 'projects'],
+    ] as const) {
       const response = await ingest(key, kbId);
       expect(await response.json()).toMatchObject({ accepted: [{ docId: 'readme', duplicate: false }] });
     }
-    expect(await (await ingest(t.keys.carol, 'handbook')).json()).toMatchObject({ accepted: [{ docId: 'readme', duplicate: true }] });
+    expect(await (await ingest(t.keys.carol, 'handbook')).json()).toMatchObject({
+      accepted: [{ docId: 'readme', duplicate: true }],
+    });
   });
 });
 
 const backends = [
   { kind: 'memory', options: {} satisfies TestGatewayOptions, skip: false },
-  { kind: 'redis', options: { config: { REDIS_URL: redis.url } } satisfies TestGatewayOptions, skip: redis.url === undefined },
+  {
+    kind: 'redis',
+    options: { config: { REDIS_URL: redis.url } } satisfies TestGatewayOptions,
+    skip: redis.url === undefined,
+  },
 ];
 
 for (const backend of backends) {
   describe.skipIf(backend.skip)(`answer-gateway answer cache (${backend.kind})`, () => {
-    const start = (options: TestGatewayOptions = {}) => startTestGateway({ ...backend.options, ...options, config: { ...backend.options.config, ...options.config } });
+    const start = (options: TestGatewayOptions = {}) =>
+      startTestGateway({ ...backend.options, ...options, config: { ...backend.options.config, ...options.config } });
 
     it('replays a finished answer as done with cached: true without asking the reasoner, whatever the case and spacing of the question', async () => {
       await using t = await start();
       const first = await ask(t, t.keys.alice, QUESTION);
       expect(first.cached).toBe(false);
-      const second = await ask(t, t.keys.alice, { question: '  which DEPARTMENT does the owner of   project atlas belong to ' });
+      const second = await ask(t, t.keys.alice, {
+        question: '  which DEPARTMENT does the owner of   project atlas belong to ',
+      });
       expect(second).toMatchObject({ cached: true, answer: first.answer, citations: first.citations });
       expect(second.questionId).not.toBe(first.questionId);
       expect(t.reasoner.asks).toHaveLength(1);
@@ -151,14 +180,21 @@ for (const backend of backends) {
       await ask(t, t.keys.alice, QUESTION);
       await ask(t, t.keys.carol, QUESTION);
       const announce = (key: TestKey, kbId: string) =>
-        t.peerBus.publish(subjects.kbChanged(key.tenantId, kbId), codecs.kbChanged.encode({ tenantId: key.tenantId, kbId, docId: 'atlas', docVersion: 2 }));
+        t.peerBus.publish(
+          subjects.kbChanged(key.tenantId, kbId),
+          codecs.kbChanged.encode({ tenantId: key.tenantId, kbId, docId: 'atlas', docVersion: 2 }),
+        );
 
       announce(t.keys.carol, 'handbook');
-      await waitFor(async () => !(await ask(t, t.keys.carol, QUESTION)).cached, { description: "carol's answer to go stale" });
+      await waitFor(async () => !(await ask(t, t.keys.carol, QUESTION)).cached, {
+        description: "carol's answer to go stale",
+      });
       expect((await ask(t, t.keys.alice, QUESTION)).cached).toBe(true);
 
       announce(t.keys.alice, 'projects');
-      await waitFor(async () => !(await ask(t, t.keys.alice, QUESTION)).cached, { description: "alice's answer to go stale" });
+      await waitFor(async () => !(await ask(t, t.keys.alice, QUESTION)).cached, {
+        description: "alice's answer to go stale",
+      });
       expect((await ask(t, t.keys.alice, QUESTION)).cached).toBe(true);
     });
 
@@ -172,13 +208,18 @@ for (const backend of backends) {
       });
       expect(ingested.status).toBe(202);
       expect((await ask(t, t.keys.alice, QUESTION)).cached).toBe(false);
-      const deleted = await fetch(`${t.baseUrl}/v1/kbs/handbook/documents/atlas`, { method: 'DELETE', headers: bearer(t.keys.alice) });
+      const deleted = await fetch(`${t.baseUrl}/v1/kbs/handbook/documents/atlas`, {
+        method: 'DELETE',
+        headers: bearer(t.keys.alice),
+      });
       expect(deleted.status).toBe(202);
       expect((await ask(t, t.keys.alice, QUESTION)).cached).toBe(false);
     });
 
     it('does not cache degraded answers or answers cut short', async () => {
-      await using t = await start({ script: twoHopScript({ done: { degraded: true, degradedReasons: ['vector search down'] } }) });
+      await using t = await start({
+        script: twoHopScript({ done: { degraded: true, degradedReasons: ['vector search down'] } }),
+      });
       await ask(t, t.keys.alice, QUESTION);
       expect((await ask(t, t.keys.alice, QUESTION)).cached).toBe(false);
       t.reasoner.script = twoHopScript({ done: { stopReason: 'DEADLINE' } });

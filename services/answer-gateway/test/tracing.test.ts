@@ -20,18 +20,28 @@ describe('answer-gateway traces', () => {
     await stream.ended;
     const withParent = await fetch(`${t.baseUrl}/v1/ask`, {
       method: 'POST',
-      headers: { Authorization: `Bearer ${t.keys.alice.key}`, 'Content-Type': 'application/json', traceparent: `00-${traceId}-00f067aa0ba902b7-01` },
+      headers: {
+        Authorization: `Bearer ${t.keys.alice.key}`,
+        'Content-Type': 'application/json',
+        traceparent: `00-${traceId}-00f067aa0ba902b7-01`,
+      },
       body: JSON.stringify({ question: 'Who owns Atlas, again?' }),
     });
     expect(withParent.status).toBe(200);
 
-    const server = await waitFor(() => telemetry.spansNamed('POST /v1/ask').find((span) => span.spanContext().traceId === traceId));
+    const server = await waitFor(() =>
+      telemetry.spansNamed('POST /v1/ask').find((span) => span.spanContext().traceId === traceId),
+    );
     expect(server.kind).toBe(SpanKind.SERVER);
     expect(parentOf(server)).toBe('00f067aa0ba902b7');
     expect(server.attributes['hopline.tenant_id']).toBe(t.keys.alice.tenantId);
-    const request = telemetry.spansNamed('hopline.qa.ask request').find((span) => span.spanContext().traceId === traceId);
+    const request = telemetry
+      .spansNamed('hopline.qa.ask request')
+      .find((span) => span.spanContext().traceId === traceId);
     expect(request && parentOf(request)).toBe(server.spanContext().spanId);
-    const reasonerSide = telemetry.spansNamed('hopline.qa.ask process').find((span) => span.spanContext().traceId === traceId);
+    const reasonerSide = telemetry
+      .spansNamed('hopline.qa.ask process')
+      .find((span) => span.spanContext().traceId === traceId);
     expect(reasonerSide && parentOf(reasonerSide)).toBe(request?.spanContext().spanId);
     // Question text stays out of span attributes.
     expect(JSON.stringify(telemetry.spans().map((span) => span.attributes))).not.toContain('Who owns Atlas');
@@ -47,7 +57,9 @@ describe('answer-gateway traces', () => {
     await new Promise((resolve) => call.on('end', resolve));
     client.close();
     const server = await waitFor(() => telemetry.spansNamed('hopline.v1.AnswerGateway/Ask')[0]);
-    const request = telemetry.spansNamed('hopline.qa.ask request').find((span) => span.spanContext().traceId === server.spanContext().traceId);
+    const request = telemetry
+      .spansNamed('hopline.qa.ask request')
+      .find((span) => span.spanContext().traceId === server.spanContext().traceId);
     expect(request && parentOf(request)).toBe(server.spanContext().spanId);
   });
 });

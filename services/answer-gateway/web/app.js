@@ -35,7 +35,8 @@ async function readSse(body, onEvent) {
       const line = buffer.slice(0, newline);
       buffer = buffer.slice(newline + (buffer.startsWith('\r\n', newline) ? 2 : 1));
       if (line === '') {
-        if (event.data.length > 0) onEvent({ id: event.id, name: event.name ?? 'message', data: JSON.parse(event.data.join('\n')) });
+        if (event.data.length > 0)
+          onEvent({ id: event.id, name: event.name ?? 'message', data: JSON.parse(event.data.join('\n')) });
         event = { data: [] };
       } else if (!line.startsWith(':')) {
         const colon = line.indexOf(':');
@@ -82,11 +83,21 @@ async function ask(event) {
   localStorage.setItem(KEY_STORAGE, apiKey);
   resetView();
   const body = { question: $('question').value };
-  const kbIds = $('kb-ids').value.split(',').map((kb) => kb.trim()).filter(Boolean);
+  const kbIds = $('kb-ids')
+    .value.split(',')
+    .map((kb) => kb.trim())
+    .filter(Boolean);
   if (kbIds.length > 0) body.kbIds = kbIds;
   if ($('max-hops').value) body.maxHops = Number($('max-hops').value);
 
-  const run = { questionId: null, lastEventId: 0, finished: false, abort: new AbortController(), citations: [], answerText: '' };
+  const run = {
+    questionId: null,
+    lastEventId: 0,
+    finished: false,
+    abort: new AbortController(),
+    citations: [],
+    answerText: '',
+  };
   current = run;
   $('ask').disabled = true;
   $('stop').disabled = false;
@@ -117,7 +128,8 @@ async function ask(event) {
         return;
       }
     }
-    if (!run.finished && !run.abort.signal.aborted) setStatus('The connection was lost and could not be resumed.', true);
+    if (!run.finished && !run.abort.signal.aborted)
+      setStatus('The connection was lost and could not be resumed.', true);
   } catch (error) {
     if (!run.abort.signal.aborted) setStatus(`Request failed: ${error.message}`, true);
   } finally {
@@ -156,7 +168,8 @@ function render(run, name, data) {
     case 'route': {
       $('route').hidden = false;
       const subs = (data.subQuestions ?? []).map((sub) => sub.text).filter(Boolean);
-      $('route').textContent = `Route ${data.route} · complexity ${data.complexity} · decided by ${String(data.decidedBy).toLowerCase()}${subs.length ? ` · sub-questions: ${subs.join(' | ')}` : ''}`;
+      $('route').textContent =
+        `Route ${data.route} · complexity ${data.complexity} · decided by ${String(data.decidedBy).toLowerCase()}${subs.length ? ` · sub-questions: ${subs.join(' | ')}` : ''}`;
       setStatus('Reasoning…');
       break;
     }
@@ -238,7 +251,12 @@ function renderDone(done) {
     ...citations.map((citation) => {
       const item = el('li');
       item.id = `citation-${citation.index}`;
-      item.append(citationLink(citation), document.createTextNode(` ${citation.title || citation.docId} — ${citation.docId} (hop ${citation.hop}${citation.bridgeEntity ? `, via ${citation.bridgeEntity}` : ''})`));
+      item.append(
+        citationLink(citation),
+        document.createTextNode(
+          ` ${citation.title || citation.docId} — ${citation.docId} (hop ${citation.hop}${citation.bridgeEntity ? `, via ${citation.bridgeEntity}` : ''})`,
+        ),
+      );
       return item;
     }),
   );
@@ -258,7 +276,8 @@ function renderDone(done) {
 function showCitation(citation) {
   $('detail-title').textContent = `[${citation.index}] ${citation.title || citation.docId}`;
   const span = citation.span ? ` · characters ${citation.span.start}–${citation.span.end}` : '';
-  $('detail-meta').textContent = `document ${citation.docId} · kb ${citation.kbId} · chunk ${citation.chunkId}${span} · found in hop ${citation.hop}${citation.bridgeEntity ? ` via “${citation.bridgeEntity}”` : ''}`;
+  $('detail-meta').textContent =
+    `document ${citation.docId} · kb ${citation.kbId} · chunk ${citation.chunkId}${span} · found in hop ${citation.hop}${citation.bridgeEntity ? ` via “${citation.bridgeEntity}”` : ''}`;
   $('detail-snippet').textContent = citation.snippet || '(no text)';
   $('citation-detail').hidden = false;
 }
@@ -273,7 +292,10 @@ async function stop() {
     return;
   }
   // The stream itself reports the end: the gateway sends the question's terminal error event.
-  const response = await fetch(`/v1/questions/${encodeURIComponent(run.questionId)}`, { method: 'DELETE', headers: authHeaders() });
+  const response = await fetch(`/v1/questions/${encodeURIComponent(run.questionId)}`, {
+    method: 'DELETE',
+    headers: authHeaders(),
+  });
   if (!response.ok) setStatus(await problemText(response), true);
 }
 

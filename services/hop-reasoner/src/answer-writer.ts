@@ -22,10 +22,16 @@ const CITATION_RUN = /\[\d+(?:\s*,\s*\d+)*\](?:\s*\[\d+(?:\s*,\s*\d+)*\])*/g;
 // A sentence ends at . ! ? and its citation markers, once whitespace follows (so "3." of a
 // streamed "3.5" is not cut), or at a Chinese full stop, which needs none.
 const SENTENCE_END = /[.!?](?:\s*\[\d+(?:\s*,\s*\d+)*\])*(?=\s)|[。！？](?:\s*\[\d+(?:\s*,\s*\d+)*\])*/g;
-const SENTENCE_SPLIT = /(?<=[.!?。！？](?:\s*\[\d+(?:\s*,\s*\d+)*\])*)(?=\s)|(?<=[。！？](?:\s*\[\d+(?:\s*,\s*\d+)*\])*)(?=[^\s[])/;
+const SENTENCE_SPLIT =
+  /(?<=[.!?。！？](?:\s*\[\d+(?:\s*,\s*\d+)*\])*)(?=\s)|(?<=[。！？](?:\s*\[\d+(?:\s*,\s*\d+)*\])*)(?=[^\s[])/;
 
 const numbersIn = (run: string) => [...run.matchAll(/\d+/g)].map((match) => Number(match[0]));
-const sentenceKey = (sentence: string) => sentence.replace(CITATION_RUN, '').replace(/[\s\p{P}]+/gu, ' ').trim().toLowerCase();
+const sentenceKey = (sentence: string) =>
+  sentence
+    .replace(CITATION_RUN, '')
+    .replace(/[\s\p{P}]+/gu, ' ')
+    .trim()
+    .toLowerCase();
 
 /**
  * Streams an answer sentence by sentence, checking every [n] against the evidence as it goes.
@@ -41,7 +47,15 @@ export async function writeAnswer(
   evidence: ReadonlyMap<number, Chunk__Output>,
   send: (text: string) => Promise<void>,
 ): Promise<WrittenAnswer> {
-  const result: WrittenAnswer = { text: '', cited: [], rejected: [], droppedSentences: 0, recited: 0, unsupportedSentences: 0, repeatedSentences: 0 };
+  const result: WrittenAnswer = {
+    text: '',
+    cited: [],
+    rejected: [],
+    droppedSentences: 0,
+    recited: 0,
+    unsupportedSentences: 0,
+    repeatedSentences: 0,
+  };
   const said = new Set<string>();
   let pending = '';
 
@@ -104,7 +118,8 @@ export async function writeAnswer(
       return;
     }
     said.add(key);
-    for (const n of numbersIn(checked.match(CITATION_RUN)?.join(' ') ?? '')) if (!result.cited.includes(n)) result.cited.push(n);
+    for (const n of numbersIn(checked.match(CITATION_RUN)?.join(' ') ?? ''))
+      if (!result.cited.includes(n)) result.cited.push(n);
     const piece = result.text === '' ? checked.trimStart() : checked;
     result.text += piece;
     await send(piece);

@@ -64,7 +64,8 @@ export async function runChain(run: QuestionRun, start: ChainStart): Promise<Cha
 
   const finish = (stopReason: StopReason__Output, missing: string): ChainResult => {
     const last = hops.at(-1);
-    const complete = stopReason === StopReason.SUFFICIENT && last !== undefined && !last.finding.unknown && last.finding.answer !== '';
+    const complete =
+      stopReason === StopReason.SUFFICIENT && last !== undefined && !last.finding.unknown && last.finding.answer !== '';
     return { hops, stopReason, lastRanked: rankedAtStop(hops, stopReason), complete, missing: complete ? '' : missing };
   };
 

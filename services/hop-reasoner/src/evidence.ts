@@ -57,7 +57,10 @@ function compressChunk(chunk: Chunk__Output, question: string, tokens: number): 
     kept.add(sentence.order);
     used += sentence.tokens;
   }
-  const text = sentences.filter((sentence) => kept.has(sentence.order)).map((sentence) => sentence.text).join(' … ');
+  const text = sentences
+    .filter((sentence) => kept.has(sentence.order))
+    .map((sentence) => sentence.text)
+    .join(' … ');
   // A chunk is a value: the compressed one is a copy.
   return { ...chunk, text };
 }

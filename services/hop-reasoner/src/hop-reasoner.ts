@@ -7,7 +7,14 @@ import type {
   ReasoningTrace__Output,
   StopReason__Output,
 } from '@hopline/contracts';
-import { DecidedBy, requireRequestContext, Route, StopReason, toHoplineError, ValidationError } from '@hopline/contracts';
+import {
+  DecidedBy,
+  requireRequestContext,
+  Route,
+  StopReason,
+  toHoplineError,
+  ValidationError,
+} from '@hopline/contracts';
 import type { ChatModel, EvidenceItem, Reasoner, SynthesisHop } from '@hopline/models';
 import { createModelReasoner, createOfflineReasoner, UsageMeter } from '@hopline/models';
 import { deadlineSignal } from '@hopline/resilience';
@@ -99,7 +106,12 @@ function fromPlan(plan: PlanResult): Outcome {
   };
 }
 
-const toSynthesisHop = (hop: HopOutcome, focus: string): SynthesisHop => ({ hop: hop.hop, focus, query: hop.query, finding: hop.finding });
+const toSynthesisHop = (hop: HopOutcome, focus: string): SynthesisHop => ({
+  hop: hop.hop,
+  focus,
+  query: hop.query,
+  finding: hop.finding,
+});
 
 /**
  * The hop-reasoner's core, against ports: analyze → the loop (or the parallel plan) → final
@@ -119,7 +131,15 @@ export function createHopReasoner(deps: HopReasonerDependencies): HopReasoner {
     if (!question) throw new ValidationError('the question is empty');
     const callerSignal = options.signal ?? new AbortController().signal;
     const run = new QuestionRun(
-      { analyzer: deps.analyzer, retriever: deps.retriever, reranker: deps.reranker, reasoner, fallback, clock, ...(deps.logger ? { logger: deps.logger } : {}) },
+      {
+        analyzer: deps.analyzer,
+        retriever: deps.retriever,
+        reranker: deps.reranker,
+        reasoner,
+        fallback,
+        clock,
+        ...(deps.logger ? { logger: deps.logger } : {}),
+      },
       settings,
       request,
       question,
@@ -130,15 +150,23 @@ export function createHopReasoner(deps: HopReasonerDependencies): HopReasoner {
       new EventStream(request.questionId, options.emit, clock),
       clock.now(),
     );
-    return instrument('answer question', { attributes: { 'hopline.question_id': request.questionId } }, async (span) => {
-      const analysis = await analyze(run);
-      await run.events.send({ event: 'route', route: analysis });
-      const outcome = await follow(run, analysis);
-      const { done, evidence } = await conclude(run, analysis, outcome);
-      span.setAttributes({ 'hopline.route': analysis.route, 'hopline.stop_reason': done.stopReason, 'hopline.hops': done.hops });
-      await run.events.flush();
-      return { done, trace: traceOf(run, analysis, done, evidence) };
-    });
+    return instrument(
+      'answer question',
+      { attributes: { 'hopline.question_id': request.questionId } },
+      async (span) => {
+        const analysis = await analyze(run);
+        await run.events.send({ event: 'route', route: analysis });
+        const outcome = await follow(run, analysis);
+        const { done, evidence } = await conclude(run, analysis, outcome);
+        span.setAttributes({
+          'hopline.route': analysis.route,
+          'hopline.stop_reason': done.stopReason,
+          'hopline.hops': done.hops,
+        });
+        await run.events.flush();
+        return { done, trace: traceOf(run, analysis, done, evidence) };
+      },
+    );
   }
 
   async function analyze(run: QuestionRun): Promise<Analysis__Output> {
@@ -147,7 +175,9 @@ export function createHopReasoner(deps: HopReasonerDependencies): HopReasoner {
       return await deps.analyzer.analyze(run.question, run.callContext());
     } catch (error) {
       const failure = toHoplineError(error);
-      run.degrade(`analysis failed (${failure.code}: ${failure.message}); the question runs as one hop that may extend`);
+      run.degrade(
+        `analysis failed (${failure.code}: ${failure.message}); the question runs as one hop that may extend`,
+      );
       return fallbackAnalysis(failure.message);
     } finally {
       run.timings.analyzeMs = run.now - started;
@@ -160,7 +190,8 @@ export function createHopReasoner(deps: HopReasonerDependencies): HopReasoner {
     }
     const first = analysis.subQuestions[0]?.text ?? run.question;
     // The analysis's complexity is the hops the question's shape suggests; the loop may not exceed its limit.
-    const expectedHops = analysis.route === Route.ITERATIVE ? Math.min(Math.max(2, analysis.complexity), run.maxHops) : 1;
+    const expectedHops =
+      analysis.route === Route.ITERATIVE ? Math.min(Math.max(2, analysis.complexity), run.maxHops) : 1;
     const chain = await runChain(run, {
       focus: run.question,
       firstQuery: first,
@@ -186,7 +217,13 @@ export function createHopReasoner(deps: HopReasonerDependencies): HopReasoner {
     let cited: number[] = [];
     if (!run.callerSignal.aborted) {
       const started = run.now;
-      const written = await synthesize(run, { question: run.question, hops: outcome.hops, evidence, complete, missing: outcome.missing });
+      const written = await synthesize(run, {
+        question: run.question,
+        hops: outcome.hops,
+        evidence,
+        complete,
+        missing: outcome.missing,
+      });
       run.timings.synthesizeMs = run.now - started;
       text = written.text;
       cited = written.cited;
@@ -221,7 +258,10 @@ export function createHopReasoner(deps: HopReasonerDependencies): HopReasoner {
    * the citation check (every [n] real, every claim stated by the chunks it cites, nothing said
    * twice) before it is sent as a token event.
    */
-  async function synthesize(run: QuestionRun, input: Parameters<Reasoner['synthesize']>[0]): Promise<{ text: string; cited: number[] }> {
+  async function synthesize(
+    run: QuestionRun,
+    input: Parameters<Reasoner['synthesize']>[0],
+  ): Promise<{ text: string; cited: number[] }> {
     const evidence = new Map(input.evidence.map((item) => [item.index, item.chunk]));
     const send = (text: string) => run.events.send({ event: 'token', token: { text } });
     const useModel = reasoner !== fallback && !run.usage.exhausted && run.now < run.request.deadlineUnixMs;
@@ -233,7 +273,9 @@ export function createHopReasoner(deps: HopReasonerDependencies): HopReasoner {
           return send(text);
         });
         if (written.rejected.length > 0) {
-          run.degrade(`synthesis cited [${written.rejected.join('], [')}], which name no evidence; ${written.droppedSentences} sentence(s) dropped`);
+          run.degrade(
+            `synthesis cited [${written.rejected.join('], [')}], which name no evidence; ${written.droppedSentences} sentence(s) dropped`,
+          );
         }
         noteUnsupported(run, 'the model', written);
         if (written.text.trim() !== '') return written;
@@ -245,7 +287,9 @@ export function createHopReasoner(deps: HopReasonerDependencies): HopReasoner {
           run.degrade(`synthesis broke off (${failure.code}: ${failure.message})`);
           return { text: '', cited: [] };
         }
-        run.degrade(`synthesis by the model failed (${failure.code}: ${failure.message}); the offline reasoner answered`);
+        run.degrade(
+          `synthesis by the model failed (${failure.code}: ${failure.message}); the offline reasoner answered`,
+        );
       }
     }
     const written = await writeAnswer(fallback.synthesize(input, run.modelCall()), evidence, send);
@@ -259,7 +303,9 @@ export function createHopReasoner(deps: HopReasonerDependencies): HopReasoner {
 /** A synthesis whose claims the evidence did not state is flagged: the reader got less than was written. */
 function noteUnsupported(run: QuestionRun, writer: string, written: WrittenAnswer): void {
   if (written.unsupportedSentences > 0) {
-    run.degrade(`${writer} wrote ${written.unsupportedSentences} sentence(s) whose claims no evidence states; they were not sent`);
+    run.degrade(
+      `${writer} wrote ${written.unsupportedSentences} sentence(s) whose claims no evidence states; they were not sent`,
+    );
   }
 }
 
@@ -278,7 +324,12 @@ function citationOf(item: EvidenceItem): Citation__Output {
   };
 }
 
-function traceOf(run: QuestionRun, analysis: Analysis__Output, done: Done__Output, evidence: readonly EvidenceItem[]): ReasoningTrace__Output {
+function traceOf(
+  run: QuestionRun,
+  analysis: Analysis__Output,
+  done: Done__Output,
+  evidence: readonly EvidenceItem[],
+): ReasoningTrace__Output {
   return {
     questionId: run.request.questionId,
     scope: run.request.scope,

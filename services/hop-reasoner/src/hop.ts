@@ -77,92 +77,125 @@ export async function runHop(run: QuestionRun, step: HopStep): Promise<HopOutcom
   const ctx = run.callContext(step.deadlineUnixMs, step.signal);
   const now = () => run.now;
   const attributes = { 'hopline.hop': hop, 'hopline.hop_in_chain': step.hopInChain };
-  return instrument('hop', { attributes, acceptableErrors: (error) => error instanceof QuestionInterrupted }, async (span) => {
-    await run.events.send({ event: 'hopStarted', hopStarted: { hop, maxHops: run.maxHops, subQuestion: step.query } });
+  return instrument(
+    'hop',
+    { attributes, acceptableErrors: (error) => error instanceof QuestionInterrupted },
+    async (span) => {
+      await run.events.send({
+        event: 'hopStarted',
+        hopStarted: { hop, maxHops: run.maxHops, subQuestion: step.query },
+      });
 
-    const topK = step.hopInChain === 1 ? Math.ceil(settings.topK * settings.firstHopFactor) : settings.topK;
-    let retrieveMs = 0;
-    const retrieved = await timed((ms) => (retrieveMs = ms), now, async () => {
-      try {
-        // A port that ignores its signal still cannot hold the hop past it.
-        const query = step.hopInChain === 1 ? firstHopSearch(step.query) : step.query;
-        return await abortable(deps.retriever.retrieve({ query, hydeText: step.hydeText, topK, hop }, ctx), ctx.signal);
-      } catch (error) {
-        const stop = interruption(run, error);
-        if (stop) throw new QuestionInterrupted(stop);
-        return { chunks: [], degraded: true, degradedReasons: [`retrieval failed: ${describe(error)}`] };
-      }
-    });
-    run.timings.retrieveMs += retrieveMs;
-    for (const reason of retrieved.degradedReasons) run.degrade(`hop ${hop}: ${reason}`);
+      const topK = step.hopInChain === 1 ? Math.ceil(settings.topK * settings.firstHopFactor) : settings.topK;
+      let retrieveMs = 0;
+      const retrieved = await timed(
+        (ms) => (retrieveMs = ms),
+        now,
+        async () => {
+          try {
+            // A port that ignores its signal still cannot hold the hop past it.
+            const query = step.hopInChain === 1 ? firstHopSearch(step.query) : step.query;
+            return await abortable(
+              deps.retriever.retrieve({ query, hydeText: step.hydeText, topK, hop }, ctx),
+              ctx.signal,
+            );
+          } catch (error) {
+            const stop = interruption(run, error);
+            if (stop) throw new QuestionInterrupted(stop);
+            return { chunks: [], degraded: true, degradedReasons: [`retrieval failed: ${describe(error)}`] };
+          }
+        },
+      );
+      run.timings.retrieveMs += retrieveMs;
+      for (const reason of retrieved.degradedReasons) run.degrade(`hop ${hop}: ${reason}`);
 
-    let rerankMs = 0;
-    let rerankFallback = false;
-    const ranked = await timed((ms) => (rerankMs = ms), now, async () => {
-      if (retrieved.chunks.length === 0) return [];
-      try {
-        const reranked = await abortable(deps.reranker.rerank({ query: step.query, chunks: retrieved.chunks, topN: topK }, ctx), ctx.signal);
-        rerankFallback = reranked.fallback;
-        if (reranked.fallback) run.degrade(`hop ${hop}: reranker fell back: ${reranked.fallbackReason ?? 'no reason given'}`);
-        return reranked.chunks;
-      } catch (error) {
-        const stop = interruption(run, error);
-        if (stop) throw new QuestionInterrupted(stop);
-        rerankFallback = true;
-        run.degrade(`hop ${hop}: reranker failed (${describe(error)}); the fused retrieval order stands`);
-        return retrieved.chunks.slice(0, topK);
-      }
-    });
-    run.timings.rerankMs += rerankMs;
+      let rerankMs = 0;
+      let rerankFallback = false;
+      const ranked = await timed(
+        (ms) => (rerankMs = ms),
+        now,
+        async () => {
+          if (retrieved.chunks.length === 0) return [];
+          try {
+            const reranked = await abortable(
+              deps.reranker.rerank({ query: step.query, chunks: retrieved.chunks, topN: topK }, ctx),
+              ctx.signal,
+            );
+            rerankFallback = reranked.fallback;
+            if (reranked.fallback)
+              run.degrade(`hop ${hop}: reranker fell back: ${reranked.fallbackReason ?? 'no reason given'}`);
+            return reranked.chunks;
+          } catch (error) {
+            const stop = interruption(run, error);
+            if (stop) throw new QuestionInterrupted(stop);
+            rerankFallback = true;
+            run.degrade(`hop ${hop}: reranker failed (${describe(error)}); the fused retrieval order stands`);
+            return retrieved.chunks.slice(0, topK);
+          }
+        },
+      );
+      run.timings.rerankMs += rerankMs;
 
-    const grade = gradeEvidence(step.query, ranked);
-    const newChunks = ranked.filter((chunk) => !run.seen(chunk.chunkId)).length;
-    run.noteFound(ranked, { hop, bridgeEntity: step.bridgeEntity });
-    await run.events.send({
-      event: 'retrieval',
-      retrieval: {
+      const grade = gradeEvidence(step.query, ranked);
+      const newChunks = ranked.filter((chunk) => !run.seen(chunk.chunkId)).length;
+      run.noteFound(ranked, { hop, bridgeEntity: step.bridgeEntity });
+      await run.events.send({
+        event: 'retrieval',
+        retrieval: {
+          hop,
+          hits: ranked.length,
+          chunkIds: ranked.map((chunk) => chunk.chunkId),
+          grade,
+          degraded: retrieved.degraded,
+          degradedReasons: retrieved.degradedReasons,
+          rerankFallback,
+        },
+      });
+
+      let reasonMs = 0;
+      const input: HopExtractionInput = {
+        question: run.question,
+        focus: step.focus,
+        hop: step.hopInChain,
+        expectedHops: step.expectedHops,
+        hopsLeft: step.hopsLeft,
+        query: step.query,
+        chunks: ranked,
+        previous: step.previous,
+      };
+      const finding = await timed(
+        (ms) => (reasonMs = ms),
+        now,
+        () => extract(run, input, hop, step),
+      );
+      run.timings.reasonMs += reasonMs;
+
+      const byId = new Map(ranked.map((chunk) => [chunk.chunkId, chunk]));
+      const cited = finding.citedChunkIds
+        .map((id) => byId.get(id))
+        .filter((chunk): chunk is Chunk__Output => chunk !== undefined);
+      run.noteCited(cited, { hop, bridgeEntity: step.bridgeEntity });
+      const hopAnswer = { hop, query: step.query, ...pickAnswer(finding), grade };
+      await run.events.send({ event: 'hopAnswer', hopAnswer });
+      run.hops.push({
         hop,
-        hits: ranked.length,
-        chunkIds: ranked.map((chunk) => chunk.chunkId),
-        grade,
-        degraded: retrieved.degraded,
-        degradedReasons: retrieved.degradedReasons,
-        rerankFallback,
-      },
-    });
-
-    let reasonMs = 0;
-    const input: HopExtractionInput = {
-      question: run.question,
-      focus: step.focus,
-      hop: step.hopInChain,
-      expectedHops: step.expectedHops,
-      hopsLeft: step.hopsLeft,
-      query: step.query,
-      chunks: ranked,
-      previous: step.previous,
-    };
-    const finding = await timed((ms) => (reasonMs = ms), now, () => extract(run, input, hop, step));
-    run.timings.reasonMs += reasonMs;
-
-    const byId = new Map(ranked.map((chunk) => [chunk.chunkId, chunk]));
-    const cited = finding.citedChunkIds.map((id) => byId.get(id)).filter((chunk): chunk is Chunk__Output => chunk !== undefined);
-    run.noteCited(cited, { hop, bridgeEntity: step.bridgeEntity });
-    const hopAnswer = { hop, query: step.query, ...pickAnswer(finding), grade };
-    await run.events.send({ event: 'hopAnswer', hopAnswer });
-    run.hops.push({
-      hop,
-      query: step.query,
-      evidenceChunkIds: ranked.map((chunk) => chunk.chunkId),
-      answer: hopAnswer,
-      retrieveMs,
-      rerankMs,
-      reasonMs,
-      degraded: retrieved.degraded || rerankFallback,
-    });
-    span.setAttributes({ 'hopline.hits': ranked.length, 'hopline.grade': grade, 'hopline.unknown': finding.unknown, 'hopline.done': finding.done });
-    return { hop, query: step.query, ranked, cited, finding, grade, newChunks };
-  });
+        query: step.query,
+        evidenceChunkIds: ranked.map((chunk) => chunk.chunkId),
+        answer: hopAnswer,
+        retrieveMs,
+        rerankMs,
+        reasonMs,
+        degraded: retrieved.degraded || rerankFallback,
+      });
+      span.setAttributes({
+        'hopline.hits': ranked.length,
+        'hopline.grade': grade,
+        'hopline.unknown': finding.unknown,
+        'hopline.done': finding.done,
+      });
+      return { hop, query: step.query, ranked, cited, finding, grade, newChunks };
+    },
+  );
 }
 
 const pickAnswer = (finding: HopFinding) => ({
@@ -187,14 +220,20 @@ async function extract(run: QuestionRun, input: HopExtractionInput, hop: number,
     finding = await reasoner.extractHopAnswer(input, run.modelCall(step.deadlineUnixMs, step.signal));
   } catch (error) {
     if (run.callerSignal.aborted) throw new QuestionInterrupted(StopReason.CANCELLED);
-    const why = error instanceof BudgetExhaustedError ? 'the question has spent its LLM budget' : `the model failed (${describe(error)})`;
+    const why =
+      error instanceof BudgetExhaustedError
+        ? 'the question has spent its LLM budget'
+        : `the model failed (${describe(error)})`;
     run.degrade(`hop ${hop}: ${why}; the offline reasoner answered`);
     return offline();
   }
   const evidence = new Set(input.chunks.map((chunk) => chunk.chunkId));
   const outside = finding.citedChunkIds.filter((id) => !evidence.has(id));
   if (outside.length > 0 || (!finding.unknown && finding.citedChunkIds.length === 0)) {
-    const why = outside.length > 0 ? `cited ${outside.join(', ')}, which this hop did not retrieve` : 'gave an answer without citing evidence';
+    const why =
+      outside.length > 0
+        ? `cited ${outside.join(', ')}, which this hop did not retrieve`
+        : 'gave an answer without citing evidence';
     run.degrade(`hop ${hop}: the model ${why}; its answer was rejected and the offline reasoner answered`);
     return offline();
   }

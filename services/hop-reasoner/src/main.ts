@@ -11,10 +11,19 @@ const config = loadConfig(SERVICE, configSchema);
 const logger = createLogger(SERVICE, { level: config.LOG_LEVEL });
 const metrics = createMetrics(SERVICE);
 
-const bus = await connectNatsBus({ url: config.NATS_URL, name: SERVICE, onError: (error, where) => logger.warn('bus message failed', { ...where, error }) });
+const bus = await connectNatsBus({
+  url: config.NATS_URL,
+  name: SERVICE,
+  onError: (error, where) => logger.warn('bus message failed', { ...where, error }),
+});
 const traces = await bus.keyValue();
 const service = await startHopReasonerService({ config, bus, traces, logger, metrics });
-const ops = await startOpsServer({ port: config.METRICS_PORT, registry: metrics.registry, health: () => service.health(), logger });
+const ops = await startOpsServer({
+  port: config.METRICS_PORT,
+  registry: metrics.registry,
+  health: () => service.health(),
+  logger,
+});
 logger.info('listening', { metricsPort: ops.port, nats: config.NATS_URL });
 
 stopOnSignals({ stop: () => stopAll([service, { stop: () => bus.drain() }, { stop: () => ops.close() }]) }, { logger });

@@ -54,7 +54,11 @@ function answerText(step: PlannedStep | undefined): string | undefined {
  * filled in for "#id" and continues their chain. A step that fails or runs out of time
  * degrades the answer; the others go on.
  */
-export async function runPlan(run: QuestionRun, subQuestions: readonly SubQuestion__Output[], hydeText: string): Promise<PlanResult> {
+export async function runPlan(
+  run: QuestionRun,
+  subQuestions: readonly SubQuestion__Output[],
+  hydeText: string,
+): Promise<PlanResult> {
   const steps = new Map<string, PlannedStep>();
   const layers = planLayers(subQuestions);
 
@@ -66,9 +70,14 @@ export async function runPlan(run: QuestionRun, subQuestions: readonly SubQuesti
 
     await Promise.all(
       layer.map(async (sub) => {
-        const dependencies = sub.dependsOn.map((id) => steps.get(id)).filter((step): step is PlannedStep => step !== undefined);
+        const dependencies = sub.dependsOn
+          .map((id) => steps.get(id))
+          .filter((step): step is PlannedStep => step !== undefined);
         const missing = sub.dependsOn.filter((id) => answerText(steps.get(id)) === undefined && steps.has(id));
-        const text = sub.text.replace(/#(q?\d+)\b/g, (match, id: string) => answerText(steps.get(id)) ?? answerText(steps.get(`q${id}`)) ?? match);
+        const text = sub.text.replace(
+          /#(q?\d+)\b/g,
+          (match, id: string) => answerText(steps.get(id)) ?? answerText(steps.get(`q${id}`)) ?? match,
+        );
         const path = dependencies.flatMap((step) => step.path);
         const step: PlannedStep = { sub, text, chain: undefined, failure: '', path };
         steps.set(sub.id, step);
@@ -89,7 +98,8 @@ export async function runPlan(run: QuestionRun, subQuestions: readonly SubQuesti
             signal: layerSignal,
           });
           const hop = step.chain.hops.at(-1);
-          if (hop && !hop.finding.unknown) step.path = [...path, { query: hop.query, finding: hop.finding, cited: hop.cited }];
+          if (hop && !hop.finding.unknown)
+            step.path = [...path, { query: hop.query, finding: hop.finding, cited: hop.cited }];
           else step.failure = `${step.chain.stopReason.toLowerCase()}: ${step.chain.missing || text}`;
         } catch (error) {
           step.failure = error instanceof Error ? error.message : String(error);
@@ -99,13 +109,20 @@ export async function runPlan(run: QuestionRun, subQuestions: readonly SubQuesti
     );
   }
 
-  const ordered = subQuestions.map((sub) => steps.get(sub.id)).filter((step): step is PlannedStep => step !== undefined);
+  const ordered = subQuestions
+    .map((sub) => steps.get(sub.id))
+    .filter((step): step is PlannedStep => step !== undefined);
   const dependedOn = new Set(subQuestions.flatMap((sub) => sub.dependsOn));
   const finals = ordered.filter((step) => !dependedOn.has(step.sub.id));
   const answered = finals.filter((step) => step.failure === '' && step.chain !== undefined);
   const interrupted = run.stopBeforeHop();
   const budget = ordered.some((step) => step.chain?.stopReason === StopReason.BUDGET);
-  const stopReason = interrupted === StopReason.CANCELLED || interrupted === StopReason.DEADLINE ? interrupted : budget ? StopReason.BUDGET : StopReason.NOT_ITERATIVE;
+  const stopReason =
+    interrupted === StopReason.CANCELLED || interrupted === StopReason.DEADLINE
+      ? interrupted
+      : budget
+        ? StopReason.BUDGET
+        : StopReason.NOT_ITERATIVE;
   const unanswered = subQuestions.filter((sub) => !steps.has(sub.id) || steps.get(sub.id)?.failure);
   return {
     steps: ordered,

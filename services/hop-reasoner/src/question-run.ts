@@ -1,4 +1,11 @@
-import type { Analysis__Output, Chunk__Output, HopRecord__Output, StageTimings__Output, StopReason__Output, ValidRequestContext } from '@hopline/contracts';
+import type {
+  Analysis__Output,
+  Chunk__Output,
+  HopRecord__Output,
+  StageTimings__Output,
+  StopReason__Output,
+  ValidRequestContext,
+} from '@hopline/contracts';
 import { StopReason } from '@hopline/contracts';
 import type { ModelCallContext, Reasoner, UsageMeter } from '@hopline/models';
 import { bareTitle, sameEntity } from '@hopline/models';
@@ -32,7 +39,14 @@ export interface Provenance {
 export class QuestionRun {
   readonly hops: HopRecord__Output[] = [];
   readonly degradedReasons: string[] = [];
-  readonly timings: StageTimings__Output = { analyzeMs: 0, retrieveMs: 0, rerankMs: 0, reasonMs: 0, synthesizeMs: 0, totalMs: 0 };
+  readonly timings: StageTimings__Output = {
+    analyzeMs: 0,
+    retrieveMs: 0,
+    rerankMs: 0,
+    reasonMs: 0,
+    synthesizeMs: 0,
+    totalMs: 0,
+  };
   private readonly foundIn = new Map<string, Provenance>();
   private readonly citedIn = new Map<string, Provenance>();
   private hopCounter = 0;
@@ -102,7 +116,10 @@ export class QuestionRun {
   noteCited(chunks: readonly Chunk__Output[], provenance: Provenance): void {
     for (const chunk of chunks) {
       const current = this.citedIn.get(chunk.chunkId);
-      const throughBridge = provenance.bridgeEntity !== '' && current?.bridgeEntity !== provenance.bridgeEntity && sameEntity(bareTitle(chunk.title), provenance.bridgeEntity);
+      const throughBridge =
+        provenance.bridgeEntity !== '' &&
+        current?.bridgeEntity !== provenance.bridgeEntity &&
+        sameEntity(bareTitle(chunk.title), provenance.bridgeEntity);
       if (!current || throughBridge) this.citedIn.set(chunk.chunkId, provenance);
     }
   }

@@ -46,12 +46,22 @@ export async function startHopReasonerService(deps: HopReasonerServiceDeps): Pro
   const { config, bus, traces, logger, metrics } = deps;
   const grpc = loadHoplineGrpc().hopline.v1;
   const guard = (downstream: string): Guard => createGuard({ downstream, breaker: DEFAULT_BREAKER, logger, metrics });
-  const guards = { analyze: guard('query-understanding'), retrieve: guard('retrieval-worker'), rerank: guard('reranker'), chat: guard('chat-model') };
+  const guards = {
+    analyze: guard('query-understanding'),
+    retrieve: guard('retrieval-worker'),
+    rerank: guard('reranker'),
+    chat: guard('chat-model'),
+  };
 
   const analyzerClient = createClient(grpc.QueryUnderstanding, config.QUERY_UNDERSTANDING_ADDRESS);
   const rerankerClient = createClient(grpc.Reranker, config.RERANKER_ADDRESS);
   const chat: ChatModel | undefined = config.OPENAI_BASE_URL
-    ? createOpenAiChatModel({ baseURL: config.OPENAI_BASE_URL, apiKey: config.OPENAI_API_KEY, model: config.CHAT_MODEL, guard: guards.chat })
+    ? createOpenAiChatModel({
+        baseURL: config.OPENAI_BASE_URL,
+        apiKey: config.OPENAI_API_KEY,
+        model: config.CHAT_MODEL,
+        guard: guards.chat,
+      })
     : undefined;
 
   const reasoner = createHopReasoner({
@@ -60,9 +70,21 @@ export async function startHopReasonerService(deps: HopReasonerServiceDeps): Pro
     reranker: createRerankerClient(rerankerClient, guards.rerank, metrics),
     ...(chat ? { chat } : {}),
     logger,
-    config: { maxHops: config.MAX_HOPS, topK: config.TOP_K, maxLlmCalls: config.LLM_CALL_BUDGET, maxTokens: config.LLM_TOKEN_BUDGET },
+    config: {
+      maxHops: config.MAX_HOPS,
+      topK: config.TOP_K,
+      maxLlmCalls: config.LLM_CALL_BUDGET,
+      maxTokens: config.LLM_TOKEN_BUDGET,
+    },
   });
-  const questions = createQuestionService({ bus, reasoner, traces, logger, metrics, maxConcurrent: config.MAX_CONCURRENT_QUESTIONS });
+  const questions = createQuestionService({
+    bus,
+    reasoner,
+    traces,
+    logger,
+    metrics,
+    maxConcurrent: config.MAX_CONCURRENT_QUESTIONS,
+  });
   const service: ServiceHandle = await bus.serve({
     name: natsServices.hopReasoner,
     version: '0.1.0',

@@ -27,7 +27,9 @@ export type HopReasonerConfig = z.input<typeof settingsSchema>;
 export function resolveSettings(config: HopReasonerConfig = {}): HopReasonerSettings {
   const parsed = settingsSchema.safeParse(config);
   if (!parsed.success) {
-    throw new ValidationError(`hop-reasoner settings: ${parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')}`);
+    throw new ValidationError(
+      `hop-reasoner settings: ${parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')}`,
+    );
   }
   return parsed.data;
 }

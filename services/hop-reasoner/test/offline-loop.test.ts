@@ -3,29 +3,74 @@ import { describe, expect, it } from 'vitest';
 import type { RetrieverPort } from '../src/index.js';
 import { createHopReasoner } from '../src/index.js';
 import { chunk } from '../../../packages/models/test/support/chunks.js';
-import { analysis, ask, BRIDGE_QUESTION, corpus, eventLog, fixedAnalyzer, keepOrder, overlapRetriever, shape } from './support/fixtures.js';
+import {
+  analysis,
+  ask,
+  BRIDGE_QUESTION,
+  corpus,
+  eventLog,
+  fixedAnalyzer,
+  keepOrder,
+  overlapRetriever,
+  shape,
+} from './support/fixtures.js';
 
 function reasonerWith(overrides: Partial<Parameters<typeof createHopReasoner>[0]> = {}) {
-  return createHopReasoner({ analyzer: fixedAnalyzer(), retriever: overlapRetriever(), reranker: keepOrder, config: { topK: 4 }, ...overrides });
+  return createHopReasoner({
+    analyzer: fixedAnalyzer(),
+    retriever: overlapRetriever(),
+    reranker: keepOrder,
+    config: { topK: 4 },
+    ...overrides,
+  });
 }
 
 describe('hop loop (offline) - a complete chain', () => {
   it('hop loop - follows the bridge entity to the answer and stops SUFFICIENT', async () => {
     const log = eventLog();
     const { done } = await reasonerWith().answer(ask(), { emit: log.emit });
-    expect(done).toMatchObject({ stopReason: StopReason.SUFFICIENT, hops: 2, abstained: false, route: Route.ITERATIVE, llmCalls: 0, tokens: 0 });
+    expect(done).toMatchObject({
+      stopReason: StopReason.SUFFICIENT,
+      hops: 2,
+      abstained: false,
+      route: Route.ITERATIVE,
+      llmCalls: 0,
+      tokens: 0,
+    });
     expect(done.answer).toMatch(/^John Profumo \[\d\]\./);
     const [first, second] = log.of('hopAnswer').map((event) => event.hopAnswer);
     expect(first).toMatchObject({ hop: 1, answer: 'Valerie Hobson', done: false });
     expect(first?.nextQuery).toContain('Valerie Hobson');
-    expect(second).toMatchObject({ hop: 2, query: first?.nextQuery, answer: 'John Profumo', done: true, unknown: false });
+    expect(second).toMatchObject({
+      hop: 2,
+      query: first?.nextQuery,
+      answer: 'John Profumo',
+      done: true,
+      unknown: false,
+    });
   });
 
   it('hop loop - sends route, then hop_started, retrieval, hop_answer per hop, then tokens, citations and done', async () => {
     const log = eventLog();
     await reasonerWith().answer(ask(), { emit: log.emit });
-    expect(shape(log.kinds())).toEqual(['route', 'hopStarted', 'retrieval', 'hopAnswer', 'hopStarted', 'retrieval', 'hopAnswer', 'token', 'citations', 'done']);
-    expect(log.of('token').map((event) => event.token.text).join('')).toBe(log.of('done')[0]?.done.answer);
+    expect(shape(log.kinds())).toEqual([
+      'route',
+      'hopStarted',
+      'retrieval',
+      'hopAnswer',
+      'hopStarted',
+      'retrieval',
+      'hopAnswer',
+      'token',
+      'citations',
+      'done',
+    ]);
+    expect(
+      log
+        .of('token')
+        .map((event) => event.token.text)
+        .join(''),
+    ).toBe(log.of('done')[0]?.done.answer);
     expect(new Set(log.events.map((event) => event.questionId))).toEqual(new Set(['q-1']));
   });
 
@@ -41,16 +86,23 @@ describe('hop loop (offline) - a complete chain', () => {
     expect(done.citations.find((citation) => citation.chunkId === 'film')).toMatchObject({ hop: 1, bridgeEntity: '' });
   });
 
-  it('hop loop - a bridge\'s own document cited by an earlier hop beside its evidence names the hop sent for that bridge', async () => {
+  it("hop loop - a bridge's own document cited by an earlier hop beside its evidence names the hop sent for that bridge", async () => {
     const small = corpus.filter((chunk) => ['film', 'star', 'son'].includes(chunk.chunkId));
     const everything: RetrieverPort = {
-      retrieve: async (input) => ({ chunks: small.map((chunk) => ({ ...chunk, hop: input.hop })), degraded: false, degradedReasons: [] }),
+      retrieve: async (input) => ({
+        chunks: small.map((chunk) => ({ ...chunk, hop: input.hop })),
+        degraded: false,
+        degradedReasons: [],
+      }),
     };
     const log = eventLog();
     const { done } = await reasonerWith({ retriever: everything }).answer(ask(), { emit: log.emit });
     // Hop 1 cites the star's document beside the film's; hop 2 was sent for her.
     expect(log.of('hopAnswer')[0]?.hopAnswer.citedChunkIds).toContain('star');
-    expect(done.citations.find((citation) => citation.chunkId === 'star')).toMatchObject({ hop: 2, bridgeEntity: 'Valerie Hobson' });
+    expect(done.citations.find((citation) => citation.chunkId === 'star')).toMatchObject({
+      hop: 2,
+      bridgeEntity: 'Valerie Hobson',
+    });
     expect(done.citations.find((citation) => citation.chunkId === 'film')).toMatchObject({ hop: 1, bridgeEntity: '' });
   });
 
@@ -61,16 +113,23 @@ describe('hop loop (offline) - a complete chain', () => {
     expect(retriever.calls.map((call) => call.hop)).toEqual([1, 2]);
   });
 
-  it('hop loop - grades each hop\'s evidence on the retrieval and hop_answer events', async () => {
+  it("hop loop - grades each hop's evidence on the retrieval and hop_answer events", async () => {
     const log = eventLog();
     await reasonerWith().answer(ask(), { emit: log.emit });
     for (const event of log.of('retrieval')) expect([Grade.RELEVANT, Grade.AMBIGUOUS]).toContain(event.retrieval.grade);
-    expect(log.of('hopAnswer').map((event) => event.hopAnswer.grade)).toEqual(log.of('retrieval').map((event) => event.retrieval.grade));
+    expect(log.of('hopAnswer').map((event) => event.hopAnswer.grade)).toEqual(
+      log.of('retrieval').map((event) => event.retrieval.grade),
+    );
   });
 
-  it('hop loop - the trace records each hop\'s query, evidence and answer, the final evidence and the timings', async () => {
+  it("hop loop - the trace records each hop's query, evidence and answer, the final evidence and the timings", async () => {
     const { done, trace } = await reasonerWith().answer(ask(), { emit: () => undefined });
-    expect(trace).toMatchObject({ questionId: 'q-1', question: BRIDGE_QUESTION, stopReason: StopReason.SUFFICIENT, llmCalls: 0 });
+    expect(trace).toMatchObject({
+      questionId: 'q-1',
+      question: BRIDGE_QUESTION,
+      stopReason: StopReason.SUFFICIENT,
+      llmCalls: 0,
+    });
     expect(trace.hops.map((hop) => hop.hop)).toEqual([1, 2]);
     expect(trace.hops[1]?.evidenceChunkIds).toContain('star');
     expect(trace.hops[1]?.answer?.answer).toBe('John Profumo');
@@ -83,7 +142,9 @@ describe('hop loop (offline) - a complete chain', () => {
 describe('hop loop (offline) - every stop reason', () => {
   it('hop loop - UNKNOWN: when no document mentions the bridge entity the chain stops and the answer abstains, saying what was found and what was not', async () => {
     const withoutStar = corpus.filter((chunk) => chunk.chunkId !== 'star' && chunk.chunkId !== 'son');
-    const { done } = await reasonerWith({ retriever: overlapRetriever(withoutStar) }).answer(ask(), { emit: () => undefined });
+    const { done } = await reasonerWith({ retriever: overlapRetriever(withoutStar) }).answer(ask(), {
+      emit: () => undefined,
+    });
     expect(done).toMatchObject({ stopReason: StopReason.UNKNOWN, abstained: true, hops: 2 });
     expect(done.answer).toMatch(/^I cannot answer/);
     expect(done.answer).toMatch(/What was found: .*Valerie Hobson.*\[1\]/);
@@ -92,10 +153,17 @@ describe('hop loop (offline) - every stop reason', () => {
 
   it('hop loop - NO_NEW_EVIDENCE: a hop that finds nothing the question had not seen ends the chain', async () => {
     // The first hop already retrieves both documents there are, so the second cannot add one.
-    const married = chunk('star', 'Valerie Hobson', 'Valerie Hobson, the star of No Escape, married John Profumo in 1954.');
+    const married = chunk(
+      'star',
+      'Valerie Hobson',
+      'Valerie Hobson, the star of No Escape, married John Profumo in 1954.',
+    );
     const small = [corpus.find((item) => item.chunkId === 'film')!, married];
     // Three hops expected: after the second the chain would go on, but there is nothing new to find.
-    const reasoner = reasonerWith({ retriever: overlapRetriever(small), analyzer: fixedAnalyzer(analysis({ complexity: 3 })) });
+    const reasoner = reasonerWith({
+      retriever: overlapRetriever(small),
+      analyzer: fixedAnalyzer(analysis({ complexity: 3 })),
+    });
     const { done } = await reasoner.answer(ask(), { emit: () => undefined });
     expect(done.stopReason).toBe(StopReason.NO_NEW_EVIDENCE);
     expect(done.abstained).toBe(true);
@@ -107,10 +175,12 @@ describe('hop loop (offline) - every stop reason', () => {
     expect(log.of('hopStarted')[0]?.hopStarted.maxHops).toBe(5);
   });
 
-  it('hop loop - DEADLINE: a retrieval still running at the question\'s deadline ends the question, with an answer that abstains', async () => {
+  it("hop loop - DEADLINE: a retrieval still running at the question's deadline ends the question, with an answer that abstains", async () => {
     const started = Date.now();
     const retriever = overlapRetriever(corpus, { slow: (query) => query.includes('Valerie Hobson') });
-    const { done } = await reasonerWith({ retriever }).answer(ask(BRIDGE_QUESTION, { deadlineMs: 300 }), { emit: () => undefined });
+    const { done } = await reasonerWith({ retriever }).answer(ask(BRIDGE_QUESTION, { deadlineMs: 300 }), {
+      emit: () => undefined,
+    });
     expect(done.stopReason).toBe(StopReason.DEADLINE);
     expect(done.abstained).toBe(true);
     expect(Date.now() - started).toBeLessThan(5_000);
@@ -142,8 +212,15 @@ describe('hop loop (offline) - parallel plans', () => {
   });
 
   it('hop loop - sub-questions fan out at once and their evidence merges; stop reason NOT_ITERATIVE', async () => {
-    const { done, trace } = await reasonerWith({ analyzer: fixedAnalyzer(parallel) }).answer(ask(choice), { emit: () => undefined });
-    expect(done).toMatchObject({ stopReason: StopReason.NOT_ITERATIVE, route: Route.PARALLEL, hops: 2, abstained: false });
+    const { done, trace } = await reasonerWith({ analyzer: fixedAnalyzer(parallel) }).answer(ask(choice), {
+      emit: () => undefined,
+    });
+    expect(done).toMatchObject({
+      stopReason: StopReason.NOT_ITERATIVE,
+      route: Route.PARALLEL,
+      hops: 2,
+      abstained: false,
+    });
     expect(trace.finalEvidenceChunkIds.slice(0, 2).sort()).toEqual(['avoid', 'mozhi']);
     // Each sub-question reads its film's date, the value the comparison turns on; the earlier one
     // is the answer, and the answer cites the chunk stating each date.
@@ -154,7 +231,11 @@ describe('hop loop (offline) - parallel plans', () => {
   it('hop loop - a sub-question that times out degrades the answer instead of failing the question', async () => {
     const retriever = overlapRetriever(corpus, { slow: (query) => query.includes('Thai Mozhi') });
     const started = Date.now();
-    const reasoner = reasonerWith({ analyzer: fixedAnalyzer(parallel), retriever, config: { topK: 4, layerDeadlineShare: 0.1 } });
+    const reasoner = reasonerWith({
+      analyzer: fixedAnalyzer(parallel),
+      retriever,
+      config: { topK: 4, layerDeadlineShare: 0.1 },
+    });
     const { done } = await reasoner.answer(ask(choice, { deadlineMs: 3_000 }), { emit: () => undefined });
     expect(Date.now() - started).toBeLessThan(2_500);
     expect(done.degraded).toBe(true);
@@ -163,7 +244,7 @@ describe('hop loop (offline) - parallel plans', () => {
     expect(done.citations.map((citation) => citation.chunkId)).toContain('avoid');
   });
 
-  it('hop loop - a dependent sub-question runs after its dependency with the dependency\'s answer filled in', async () => {
+  it("hop loop - a dependent sub-question runs after its dependency with the dependency's answer filled in", async () => {
     const plan = analysis({
       route: Route.PARALLEL,
       complexity: 2,
@@ -173,7 +254,9 @@ describe('hop loop (offline) - parallel plans', () => {
       ],
     });
     const log = eventLog();
-    const { done } = await reasonerWith({ analyzer: fixedAnalyzer(plan) }).answer(ask(BRIDGE_QUESTION), { emit: log.emit });
+    const { done } = await reasonerWith({ analyzer: fixedAnalyzer(plan) }).answer(ask(BRIDGE_QUESTION), {
+      emit: log.emit,
+    });
     const started = log.of('hopStarted').map((event) => event.hopStarted.subQuestion);
     expect(started[0]).toBe('the star of No Escape');
     expect(started[1]).toMatch(/^Valerie Hobson .*married$/);
@@ -184,7 +267,9 @@ describe('hop loop (offline) - parallel plans', () => {
 describe('hop loop - input', () => {
   it('hop loop - an ask without a request context or with an empty question is a ValidationError', async () => {
     const reasoner = reasonerWith();
-    await expect(reasoner.answer({ ...ask(), ctx: null }, { emit: () => undefined })).rejects.toBeInstanceOf(ValidationError);
+    await expect(reasoner.answer({ ...ask(), ctx: null }, { emit: () => undefined })).rejects.toBeInstanceOf(
+      ValidationError,
+    );
     await expect(reasoner.answer(ask('   '), { emit: () => undefined })).rejects.toBeInstanceOf(ValidationError);
   });
 

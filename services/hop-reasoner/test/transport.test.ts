@@ -25,7 +25,12 @@ import type { CallContext } from '../src/ports.js';
 
 const logger = createLogger('hop-reasoner-test', { level: 'silent' });
 const metrics = createMetrics('hop-reasoner-test', { defaultMetrics: false });
-const breaker = { errorThresholdPercentage: 50, volumeThreshold: 2, resetTimeoutMs: 60_000, rollingCountTimeoutMs: 10_000 };
+const breaker = {
+  errorThresholdPercentage: 50,
+  volumeThreshold: 2,
+  resetTimeoutMs: 60_000,
+  rollingCountTimeoutMs: 10_000,
+};
 
 const memoryTraces = (): KeyValueStore & { store: Map<string, Uint8Array> } => {
   const store = new Map<string, Uint8Array>();
@@ -33,13 +38,21 @@ const memoryTraces = (): KeyValueStore & { store: Map<string, Uint8Array> } => {
 };
 
 const callContext = (signal = new AbortController().signal): CallContext => ({
-  request: { questionId: 'q1', scope: { tenantId: 'acme', userId: 'u', kbIds: ['docs'] }, deadlineUnixMs: Date.now() + 5_000 },
+  request: {
+    questionId: 'q1',
+    scope: { tenantId: 'acme', userId: 'u', kbIds: ['docs'] },
+    deadlineUnixMs: Date.now() + 5_000,
+  },
   deadlineUnixMs: Date.now() + 5_000,
   signal,
 });
 
 const ask = (questionId: string): Uint8Array =>
-  codecs.askCommand.encode({ ctx: { questionId, scope: { tenantId: 'acme', userId: 'u', kbIds: ['docs'] }, deadlineUnixMs: Date.now() + 10_000 }, question: 'Who?', maxHops: 2 });
+  codecs.askCommand.encode({
+    ctx: { questionId, scope: { tenantId: 'acme', userId: 'u', kbIds: ['docs'] }, deadlineUnixMs: Date.now() + 10_000 },
+    question: 'Who?',
+    maxHops: 2,
+  });
 
 const done: Done__Output = {
   answer: 'A [1]',
@@ -66,7 +79,10 @@ function scriptedReasoner(release: Promise<void>): HopReasoner & { seenSignals: 
       seenSignals.push(signal);
       const questionId = command.ctx?.questionId ?? '';
       await options.emit({ questionId, atUnixMs: Date.now(), event: 'token', token: { text: 'A' } });
-      await Promise.race([release, new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }))]);
+      await Promise.race([
+        release,
+        new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true })),
+      ]);
       if (signal.aborted) throw signal.reason;
       await options.emit({ questionId, atUnixMs: Date.now(), event: 'done', done });
       return { done, trace: { questionId, stopReason: 'SUFFICIENT', hops: [] } as unknown as ReasoningTrace__Output };
@@ -75,7 +91,11 @@ function scriptedReasoner(release: Promise<void>): HopReasoner & { seenSignals: 
 }
 
 async function collect(bus: Bus, questionId: string, events: QaEvent__Output[]) {
-  const subscription = bus.subscribe(subjects.events(questionId), {}, (message) => void events.push(codecs.qaEvent.decode(message.data)));
+  const subscription = bus.subscribe(
+    subjects.events(questionId),
+    {},
+    (message) => void events.push(codecs.qaEvent.decode(message.data)),
+  );
   await bus.flush();
   return subscription;
 }
@@ -98,7 +118,10 @@ describe('hop-reasoner transports', () => {
     expect(service.inFlight).toBe(1);
     release();
     await waitFor(() => events.length === 2 && traces.store.has('q-ack'));
-    expect(events.map((event) => [event.seq, event.event])).toEqual([[1, 'token'], [2, 'done']]);
+    expect(events.map((event) => [event.seq, event.event])).toEqual([
+      [1, 'token'],
+      [2, 'done'],
+    ]);
     expect(service.inFlight).toBe(0);
   });
 
@@ -106,8 +129,18 @@ describe('hop-reasoner transports', () => {
     const broker = createMemoryBroker();
     const reasonerBus = broker.connect();
     const gatewayBus = broker.connect();
-    const failingTraces: KeyValueStore = { put: async () => Promise.reject(new Error('bucket unavailable')), get: async () => undefined };
-    const service = createQuestionService({ bus: reasonerBus, reasoner: scriptedReasoner(Promise.resolve()), traces: failingTraces, logger, metrics, maxConcurrent: 4 });
+    const failingTraces: KeyValueStore = {
+      put: async () => Promise.reject(new Error('bucket unavailable')),
+      get: async () => undefined,
+    };
+    const service = createQuestionService({
+      bus: reasonerBus,
+      reasoner: scriptedReasoner(Promise.resolve()),
+      traces: failingTraces,
+      logger,
+      metrics,
+      maxConcurrent: 4,
+    });
     await reasonerBus.serve({ name: 'hop-reasoner', version: '0.1.0', endpoints: [service.endpoint] });
     const events: QaEvent__Output[] = [];
     await collect(gatewayBus, 'q-no-trace', events);
@@ -122,14 +155,24 @@ describe('hop-reasoner transports', () => {
     const reasonerBus = broker.connect();
     const gatewayBus = broker.connect();
     const reasoner = scriptedReasoner(new Promise<void>(() => undefined));
-    const service = createQuestionService({ bus: reasonerBus, reasoner, traces: memoryTraces(), logger, metrics, maxConcurrent: 4 });
+    const service = createQuestionService({
+      bus: reasonerBus,
+      reasoner,
+      traces: memoryTraces(),
+      logger,
+      metrics,
+      maxConcurrent: 4,
+    });
     await reasonerBus.serve({ name: 'hop-reasoner', version: '0.1.0', endpoints: [service.endpoint] });
     const events: QaEvent__Output[] = [];
     await collect(gatewayBus, 'q-cancel', events);
     await gatewayBus.request(subjects.ask, ask('q-cancel'), { timeoutMs: 1_000 });
     await waitFor(() => events.length === 1);
 
-    gatewayBus.publish(subjects.cancel('q-cancel'), codecs.cancelCommand.encode({ questionId: 'q-cancel', reason: 'client disconnected' }));
+    gatewayBus.publish(
+      subjects.cancel('q-cancel'),
+      codecs.cancelCommand.encode({ questionId: 'q-cancel', reason: 'client disconnected' }),
+    );
     await waitFor(() => events.length === 2);
     expect(reasoner.seenSignals[0]?.aborted).toBe(true);
     expect(events[1]?.error).toMatchObject({ code: 'cancelled', message: 'client disconnected' });
@@ -140,13 +183,24 @@ describe('hop-reasoner transports', () => {
     const broker = createMemoryBroker();
     const reasonerBus = broker.connect();
     const gatewayBus = broker.connect();
-    const service = createQuestionService({ bus: reasonerBus, reasoner: scriptedReasoner(new Promise<void>(() => undefined)), traces: memoryTraces(), logger, metrics, maxConcurrent: 1 });
+    const service = createQuestionService({
+      bus: reasonerBus,
+      reasoner: scriptedReasoner(new Promise<void>(() => undefined)),
+      traces: memoryTraces(),
+      logger,
+      metrics,
+      maxConcurrent: 1,
+    });
     await reasonerBus.serve({ name: 'hop-reasoner', version: '0.1.0', endpoints: [service.endpoint] });
     await gatewayBus.request(subjects.ask, ask('q-one'), { timeoutMs: 1_000 });
-    const refused = await gatewayBus.request(subjects.ask, ask('q-two'), { timeoutMs: 1_000 }).catch((error: unknown) => error);
+    const refused = await gatewayBus
+      .request(subjects.ask, ask('q-two'), { timeoutMs: 1_000 })
+      .catch((error: unknown) => error);
     expect(refused).toBeInstanceOf(RemoteError);
     expect((refused as RemoteError).code).toBe('resource_exhausted');
-    const malformed = await gatewayBus.request(subjects.ask, Uint8Array.from([0xff, 0x01]), { timeoutMs: 1_000 }).catch((error: unknown) => error);
+    const malformed = await gatewayBus
+      .request(subjects.ask, Uint8Array.from([0xff, 0x01]), { timeoutMs: 1_000 })
+      .catch((error: unknown) => error);
     expect((malformed as RemoteError).code).toBe('invalid_argument');
     await service.stop();
   });
@@ -165,12 +219,18 @@ describe('hop-reasoner transports', () => {
 
   it('retriever client - a slow worker times out at the deadline instead of hanging the question', async () => {
     const bus = createMemoryBroker().connect();
-    await bus.serve({ name: 'slow', version: '0.1.0', endpoints: [{ name: 'retrieve', subject: subjects.retrieve, handle: () => new Promise(() => undefined) }] });
+    await bus.serve({
+      name: 'slow',
+      version: '0.1.0',
+      endpoints: [{ name: 'retrieve', subject: subjects.retrieve, handle: () => new Promise(() => undefined) }],
+    });
     const guard = createGuard({ downstream: 'retrieval-worker', breaker });
     const retriever = createRetrieverClient(bus, guard);
     const ctx = { ...callContext(), deadlineUnixMs: Date.now() + 150 };
     const started = Date.now();
-    await expect(retriever.retrieve({ query: 'q', hydeText: '', topK: 5, hop: 1 }, ctx)).rejects.toMatchObject({ code: 'deadline_exceeded' });
+    await expect(retriever.retrieve({ query: 'q', hydeText: '', topK: 5, hop: 1 }, ctx)).rejects.toMatchObject({
+      code: 'deadline_exceeded',
+    });
     expect(Date.now() - started).toBeLessThan(2_000);
     guard.shutdown();
   });

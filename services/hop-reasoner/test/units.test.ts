@@ -21,9 +21,13 @@ const liMing = chunk('li-ming', '李明', '李明是北风实验室的资深架�
 
 async function written(evidence: Record<number, Chunk__Output>, ...pieces: string[]) {
   const sent: string[] = [];
-  const result = await writeAnswer(deltas(...pieces), new Map(Object.entries(evidence).map(([n, item]) => [Number(n), item])), async (text) => {
-    sent.push(text);
-  });
+  const result = await writeAnswer(
+    deltas(...pieces),
+    new Map(Object.entries(evidence).map(([n, item]) => [Number(n), item])),
+    async (text) => {
+      sent.push(text);
+    },
+  );
   return { ...result, sent };
 }
 
@@ -31,11 +35,20 @@ describe('answer writer - citation check while streaming', () => {
   it('answer writer - sends whole sentences as they complete, citations and all', async () => {
     const result = await written({ 1: capital, 2: seine }, 'Paris is the cap', 'ital [1]. It lies on the Seine [2].');
     expect(result.sent).toEqual(['Paris is the capital [1].', ' It lies on the Seine [2].']);
-    expect(result).toMatchObject({ text: 'Paris is the capital [1]. It lies on the Seine [2].', cited: [1, 2], rejected: [], droppedSentences: 0, recited: 0 });
+    expect(result).toMatchObject({
+      text: 'Paris is the capital [1]. It lies on the Seine [2].',
+      cited: [1, 2],
+      rejected: [],
+      droppedSentences: 0,
+      recited: 0,
+    });
   });
 
   it('answer writer - a sentence whose only citation names no evidence is dropped; a wrong number beside a right one is removed', async () => {
-    const result = await written({ 1: capital }, 'Paris is the capital [1]. It has 90 million people [4]. It is in France [1][5].');
+    const result = await written(
+      { 1: capital },
+      'Paris is the capital [1]. It has 90 million people [4]. It is in France [1][5].',
+    );
     expect(result.text).toBe('Paris is the capital [1]. It is in France [1].');
     expect(result).toMatchObject({ rejected: [4, 5], droppedSentences: 1, cited: [1] });
   });
@@ -62,7 +75,9 @@ describe('answer writer - citation check while streaming', () => {
     const result = await written({ 1: capital, 2: liMing }, '李明隶属于数据平台部 [1][2]。');
     expect(result.text).toBe('李明隶属于数据平台部 [2]。');
     // Each cited chunk stating a part of the claim stays.
-    expect((await written({ 1: tianqiong, 2: liMing }, '李明隶属于数据平台部 [1, 2]。')).text).toBe('李明隶属于数据平台部 [1][2]。');
+    expect((await written({ 1: tianqiong, 2: liMing }, '李明隶属于数据平台部 [1, 2]。')).text).toBe(
+      '李明隶属于数据平台部 [1][2]。',
+    );
   });
 
   it('answer writer - each claim of a sentence is checked against its own citations', async () => {
@@ -71,7 +86,10 @@ describe('answer writer - citation check while streaming', () => {
   });
 
   it('answer writer - a sentence whose claim no evidence states is not sent', async () => {
-    const result = await written({ 1: capital, 2: seine }, 'Paris is the capital [1]. Lyon is larger than Marseille [1].');
+    const result = await written(
+      { 1: capital, 2: seine },
+      'Paris is the capital [1]. Lyon is larger than Marseille [1].',
+    );
     expect(result).toMatchObject({ text: 'Paris is the capital [1].', unsupportedSentences: 1, cited: [1] });
   });
 
@@ -87,15 +105,20 @@ describe('final evidence', () => {
   const c = chunk('c', 'C', 'gamma');
   const d = chunk('d', 'D', 'delta');
 
-  it('evidence - key evidence takes every hop\'s first citation before any hop\'s second', () => {
+  it("evidence - key evidence takes every hop's first citation before any hop's second", () => {
     expect(interleaveCitations([[a, b], [c], [d]]).map((x) => x.chunkId)).toEqual(['a', 'c', 'd', 'b']);
   });
 
   it('evidence - ranked lists fuse by reciprocal rank: what several lists rank well comes first', () => {
-    expect(fuseRankedLists([[a, b, c], [b, d]]).map((x) => x.chunkId)).toEqual(['b', 'a', 'd', 'c']);
+    expect(
+      fuseRankedLists([
+        [a, b, c],
+        [b, d],
+      ]).map((x) => x.chunkId),
+    ).toEqual(['b', 'a', 'd', 'c']);
   });
 
-  it('evidence - key evidence first, then the last hop\'s ranked chunks, deduped and capped', () => {
+  it("evidence - key evidence first, then the last hop's ranked chunks, deduped and capped", () => {
     const picked = selectEvidence([c, a], [a, b, d], 'q', { maxChunks: 3, tokenBudget: 1_000 });
     expect(picked.map((x) => x.chunkId)).toEqual(['c', 'a', 'b']);
   });
@@ -105,25 +128,41 @@ describe('final evidence', () => {
     query: `query ${hop}`,
     ranked,
     cited: ranked.slice(0, 1),
-    finding: { answer: unknown ? '' : 'X', unknown, done: !unknown, nextQuery: '', confidence: 0.5, citedChunkIds: [], bridgeEntities: [] },
+    finding: {
+      answer: unknown ? '' : 'X',
+      unknown,
+      done: !unknown,
+      nextQuery: '',
+      confidence: 0.5,
+      citedChunkIds: [],
+      bridgeEntities: [],
+    },
     grade: Grade.RELEVANT,
     newChunks: ranked.length,
   });
 
-  it('evidence - a chain that stops UNKNOWN after a later hop hands on that hop\'s ranking fused with the hop before it', () => {
+  it("evidence - a chain that stops UNKNOWN after a later hop hands on that hop's ranking fused with the hop before it", () => {
     const ranked = rankedAtStop([hopOf(1, [a, b], false), hopOf(2, [c, d], true)], StopReason.UNKNOWN);
     expect(ranked.map((x) => x.chunkId)).toEqual(['a', 'c', 'b', 'd']);
   });
 
-  it('evidence - any other stop, or an UNKNOWN first hop, hands on the last hop\'s ranking alone', () => {
-    expect(rankedAtStop([hopOf(1, [a, b], false), hopOf(2, [c, d], false)], StopReason.SUFFICIENT).map((x) => x.chunkId)).toEqual(['c', 'd']);
-    expect(rankedAtStop([hopOf(1, [a, b], false), hopOf(2, [c, d], false)], StopReason.MAX_HOPS).map((x) => x.chunkId)).toEqual(['c', 'd']);
+  it("evidence - any other stop, or an UNKNOWN first hop, hands on the last hop's ranking alone", () => {
+    expect(
+      rankedAtStop([hopOf(1, [a, b], false), hopOf(2, [c, d], false)], StopReason.SUFFICIENT).map((x) => x.chunkId),
+    ).toEqual(['c', 'd']);
+    expect(
+      rankedAtStop([hopOf(1, [a, b], false), hopOf(2, [c, d], false)], StopReason.MAX_HOPS).map((x) => x.chunkId),
+    ).toEqual(['c', 'd']);
     expect(rankedAtStop([hopOf(1, [a, b], true)], StopReason.UNKNOWN).map((x) => x.chunkId)).toEqual(['a', 'b']);
     expect(rankedAtStop([], StopReason.DEADLINE)).toEqual([]);
   });
 
   it('evidence - past the token budget a chunk is compressed to its most relevant sentences, never dropped, and stays a copy', () => {
-    const long = chunk('long', 'Long', 'Filler words about nothing at all here. The Seine flows through Paris. More filler text that matters little.');
+    const long = chunk(
+      'long',
+      'Long',
+      'Filler words about nothing at all here. The Seine flows through Paris. More filler text that matters little.',
+    );
     const picked = selectEvidence([long, a], [], 'Which river flows through Paris?', { maxChunks: 5, tokenBudget: 14 });
     expect(picked.map((x) => x.chunkId)).toEqual(['long', 'a']);
     expect(picked[0]?.text).toContain('The Seine flows through Paris.');

@@ -23,7 +23,11 @@ export interface Analyzer {
   analyze(question: string, options: AnalyzeOptions): Promise<Analysis__Output>;
 }
 
-function fromRules(rules: RuleAnalysis, decidedBy: typeof DecidedBy.RULES | typeof DecidedBy.FALLBACK, fallbackReason = ''): Analysis__Output {
+function fromRules(
+  rules: RuleAnalysis,
+  decidedBy: typeof DecidedBy.RULES | typeof DecidedBy.FALLBACK,
+  fallbackReason = '',
+): Analysis__Output {
   return {
     route: rules.route,
     subQuestions: rules.subQuestions,
@@ -65,7 +69,10 @@ export function createAnalyzer(deps: AnalyzerDependencies = {}): Analyzer {
       } catch (error) {
         if (options.signal?.aborted) throw toHoplineError(error);
         const failure = toHoplineError(error);
-        deps.logger?.warn('planning by the model failed; the rules decide', { code: failure.code, error: failure.message });
+        deps.logger?.warn('planning by the model failed; the rules decide', {
+          code: failure.code,
+          error: failure.message,
+        });
         analysis = fromRules(rules, DecidedBy.FALLBACK, `${failure.code}: ${failure.message}`);
       }
     }
@@ -77,7 +84,10 @@ export function createAnalyzer(deps: AnalyzerDependencies = {}): Analyzer {
         const failure = toHoplineError(error);
         deps.logger?.debug('no hypothetical answer: the model failed', { code: failure.code });
         const reason = `hypothetical answer failed (${failure.code})`;
-        analysis = { ...analysis, fallbackReason: analysis.fallbackReason ? `${analysis.fallbackReason}; ${reason}` : reason };
+        analysis = {
+          ...analysis,
+          fallbackReason: analysis.fallbackReason ? `${analysis.fallbackReason}; ${reason}` : reason,
+        };
       }
     }
     return analysis;

@@ -7,4 +7,8 @@ export type { QuestionSignals } from './rules/signals.js';
 export { modelPlanSchema } from './model-plan.js';
 export type { ModelPlan } from './model-plan.js';
 export { configSchema, type Config } from './config.js';
-export { startQueryUnderstandingService, type QueryUnderstandingDeps, type QueryUnderstandingService } from './service.js';
+export {
+  startQueryUnderstandingService,
+  type QueryUnderstandingDeps,
+  type QueryUnderstandingService,
+} from './service.js';

@@ -11,7 +11,12 @@ const logger = createLogger(SERVICE, { level: config.LOG_LEVEL });
 const metrics = createMetrics(SERVICE);
 
 const service = await startQueryUnderstandingService({ config, logger, metrics });
-const ops = await startOpsServer({ port: config.METRICS_PORT, registry: metrics.registry, health: () => service.health(), logger });
+const ops = await startOpsServer({
+  port: config.METRICS_PORT,
+  registry: metrics.registry,
+  health: () => service.health(),
+  logger,
+});
 logger.info('listening', { grpcPort: service.port, metricsPort: ops.port });
 
 stopOnSignals({ stop: () => stopAll([service, { stop: () => ops.close() }]) }, { logger });

@@ -15,23 +15,38 @@ export const modelPlanSchema = z
     route: z.enum(['SINGLE', 'PARALLEL', 'ITERATIVE']),
     complexity: z.number().int().min(1).max(5),
     subQuestions: z
-      .array(z.object({ id: z.string().regex(/^q\d+$/), text: z.string().trim().min(3), dependsOn: z.array(z.string()).default([]) }))
+      .array(
+        z.object({
+          id: z.string().regex(/^q\d+$/),
+          text: z.string().trim().min(3),
+          dependsOn: z.array(z.string()).default([]),
+        }),
+      )
       .max(MAX_SUB_QUESTIONS)
       .default([]),
   })
   .superRefine((plan, ctx) => {
     const earlier = new Set<string>();
     plan.subQuestions.forEach((sub, index) => {
-      if (earlier.has(sub.id)) ctx.addIssue({ code: 'custom', path: ['subQuestions', index, 'id'], message: `id ${sub.id} is used twice` });
+      if (earlier.has(sub.id))
+        ctx.addIssue({ code: 'custom', path: ['subQuestions', index, 'id'], message: `id ${sub.id} is used twice` });
       for (const dependency of sub.dependsOn) {
         if (!earlier.has(dependency)) {
-          ctx.addIssue({ code: 'custom', path: ['subQuestions', index, 'dependsOn'], message: `${dependency} is not an earlier sub-question` });
+          ctx.addIssue({
+            code: 'custom',
+            path: ['subQuestions', index, 'dependsOn'],
+            message: `${dependency} is not an earlier sub-question`,
+          });
         }
       }
       earlier.add(sub.id);
     });
     if (plan.route === 'PARALLEL' && plan.subQuestions.length < 2) {
-      ctx.addIssue({ code: 'custom', path: ['subQuestions'], message: 'a PARALLEL plan needs at least two sub-questions' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['subQuestions'],
+        message: 'a PARALLEL plan needs at least two sub-questions',
+      });
     }
   });
 

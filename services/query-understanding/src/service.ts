@@ -20,7 +20,11 @@ export interface QueryUnderstandingService {
 }
 
 /** Serves gRPC Analyze: rules first, the planner model only where the rules cannot decide. */
-export async function startQueryUnderstandingService({ config, logger, metrics }: QueryUnderstandingDeps): Promise<QueryUnderstandingService> {
+export async function startQueryUnderstandingService({
+  config,
+  logger,
+  metrics,
+}: QueryUnderstandingDeps): Promise<QueryUnderstandingService> {
   const guard = createGuard({
     downstream: 'planner-model',
     breaker: DEFAULT_BREAKER,
@@ -28,7 +32,12 @@ export async function startQueryUnderstandingService({ config, logger, metrics }
     metrics,
   });
   const chat = config.OPENAI_BASE_URL
-    ? createOpenAiChatModel({ baseURL: config.OPENAI_BASE_URL, apiKey: config.OPENAI_API_KEY, model: config.PLANNER_MODEL, guard })
+    ? createOpenAiChatModel({
+        baseURL: config.OPENAI_BASE_URL,
+        apiKey: config.OPENAI_API_KEY,
+        model: config.PLANNER_MODEL,
+        guard,
+      })
     : undefined;
   const analyzer = createAnalyzer({ ...(chat ? { chat } : {}), logger });
 
@@ -36,7 +45,10 @@ export async function startQueryUnderstandingService({ config, logger, metrics }
   server.addService(loadHoplineGrpc().hopline.v1.QueryUnderstanding, {
     async Analyze(request, call) {
       const ctx = requireRequestContext(request.ctx);
-      const analysis = await analyzer.analyze(request.question, { deadlineUnixMs: Math.min(ctx.deadlineUnixMs, call.deadlineUnixMs), signal: call.signal });
+      const analysis = await analyzer.analyze(request.question, {
+        deadlineUnixMs: Math.min(ctx.deadlineUnixMs, call.deadlineUnixMs),
+        signal: call.signal,
+      });
       trace.getActiveSpan()?.setAttributes({
         'hopline.question_id': ctx.questionId,
         'hopline.route': analysis.route,

@@ -1,7 +1,11 @@
 import { DecidedBy, Route } from '@hopline/contracts';
 import { createOpenAiChatModel } from '@hopline/models';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { startScriptedOpenAiServer, systemPrompt, type ScriptedOpenAiServer } from '../../../packages/models/test/support/scripted-openai-server.js';
+import {
+  startScriptedOpenAiServer,
+  systemPrompt,
+  type ScriptedOpenAiServer,
+} from '../../../packages/models/test/support/scripted-openai-server.js';
 import { createAnalyzer } from '../src/index.js';
 
 let server: ScriptedOpenAiServer;
@@ -15,7 +19,8 @@ afterEach(async () => {
 const soon = () => ({ deadlineUnixMs: Date.now() + 5_000 });
 const chat = () => createOpenAiChatModel({ baseURL: server.baseURL, model: 'planner', attempts: 1 });
 // Long and without any rule signal: the rules leave it open.
-const undecided = 'Why do some historians think the long economic decline of the late empire began well before its famous military defeats and territorial losses?';
+const undecided =
+  'Why do some historians think the long economic decline of the late empire began well before its famous military defeats and territorial losses?';
 const plan = {
   route: 'ITERATIVE',
   complexity: 3,
@@ -27,12 +32,18 @@ const plan = {
 
 describe('analyzer - who decides', () => {
   it('analyzer - without a model the rules decide, in microseconds and with no request', async () => {
-    const analysis = await createAnalyzer().analyze('Who is the coach of the team that won the 1990 World Cup?', soon());
+    const analysis = await createAnalyzer().analyze(
+      'Who is the coach of the team that won the 1990 World Cup?',
+      soon(),
+    );
     expect(analysis).toMatchObject({ route: Route.ITERATIVE, decidedBy: DecidedBy.RULES, hydeText: '' });
   });
 
   it('analyzer - with a model, a question the rules decide never reaches it', async () => {
-    const analysis = await createAnalyzer({ chat: chat() }).analyze('Which film came out first, How To Avoid Everything or Thai Mozhi?', soon());
+    const analysis = await createAnalyzer({ chat: chat() }).analyze(
+      'Which film came out first, How To Avoid Everything or Thai Mozhi?',
+      soon(),
+    );
     expect(analysis.decidedBy).toBe(DecidedBy.RULES);
     expect(server.requests).toHaveLength(0);
   });
@@ -47,14 +58,24 @@ describe('analyzer - who decides', () => {
   });
 
   it('analyzer - a malformed plan gets one repair attempt, and the repaired plan is used', async () => {
-    server.enqueue({ content: '{"route": "ITERATIVE", "complexity": 3, "subQuestions": [' }, { content: JSON.stringify(plan) }, { content: 'A passage.' });
+    server.enqueue(
+      { content: '{"route": "ITERATIVE", "complexity": 3, "subQuestions": [' },
+      { content: JSON.stringify(plan) },
+      { content: 'A passage.' },
+    );
     const analysis = await createAnalyzer({ chat: chat() }).analyze(undecided, soon());
     expect(analysis.decidedBy).toBe(DecidedBy.MODEL);
     expect(server.requests.filter((request) => /plan/i.test(systemPrompt(request)))).toHaveLength(2);
   });
 
-  it('analyzer - a plan whose dependencies form a cycle is malformed: after one repair the rules\' answer stands, marked FALLBACK', async () => {
-    const cyclic = { ...plan, subQuestions: [{ id: 'q1', text: 'first part of it', dependsOn: ['q2'] }, { id: 'q2', text: 'second part of it', dependsOn: ['q1'] }] };
+  it("analyzer - a plan whose dependencies form a cycle is malformed: after one repair the rules' answer stands, marked FALLBACK", async () => {
+    const cyclic = {
+      ...plan,
+      subQuestions: [
+        { id: 'q1', text: 'first part of it', dependsOn: ['q2'] },
+        { id: 'q2', text: 'second part of it', dependsOn: ['q1'] },
+      ],
+    };
     server.enqueue({ content: JSON.stringify(cyclic) }, { content: JSON.stringify(cyclic) }, { content: 'A passage.' });
     const analysis = await createAnalyzer({ chat: chat() }).analyze(undecided, soon());
     expect(analysis.decidedBy).toBe(DecidedBy.FALLBACK);
@@ -62,7 +83,7 @@ describe('analyzer - who decides', () => {
     expect(analysis.fallbackReason).toMatch(/malformed/);
   });
 
-  it('analyzer - a model that is down leaves the rules\' answer standing, marked FALLBACK with the reason', async () => {
+  it("analyzer - a model that is down leaves the rules' answer standing, marked FALLBACK with the reason", async () => {
     server.setRule(() => ({ status: 503 }));
     const analysis = await createAnalyzer({ chat: chat() }).analyze(undecided, soon());
     expect(analysis).toMatchObject({ decidedBy: DecidedBy.FALLBACK, route: Route.SINGLE });

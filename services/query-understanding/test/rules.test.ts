@@ -3,22 +3,27 @@ import { describe, expect, it } from 'vitest';
 import { analyzeByRules } from '../src/index.js';
 
 describe('query-understanding rules - routes', () => {
-  it.each([
-    ['When was Valerie Hobson born?'],
-    ['What is the capital of France?'],
-    ['公司的年假有几天？'],
-  ])('rules - a plain lookup is SINGLE with complexity 1: %s', (question) => {
-    const analysis = analyzeByRules(question);
-    expect(analysis.route).toBe(Route.SINGLE);
-    expect(analysis.complexity).toBe(1);
-    expect(analysis.decided).toBe(true);
-  });
+  it.each([['When was Valerie Hobson born?'], ['What is the capital of France?'], ['公司的年假有几天？']])(
+    'rules - a plain lookup is SINGLE with complexity 1: %s',
+    (question) => {
+      const analysis = analyzeByRules(question);
+      expect(analysis.route).toBe(Route.SINGLE);
+      expect(analysis.complexity).toBe(1);
+      expect(analysis.decided).toBe(true);
+    },
+  );
 
   it.each([
     ['Which film came out first, How To Avoid Everything or Thai Mozhi?', ['How To Avoid Everything', 'Thai Mozhi']],
     ['Who is older, Lucy Gichuhi or Bob Day?', ['Lucy Gichuhi', 'Bob Day']],
-    ['Which director, Chris O\'Dea or Lucky McKee, is a graduate of the UCLA School of Theater?', ['Chris O\'Dea', 'Lucky McKee']],
-    ['Are Stealing Harvard and Between Day And Night from the same country?', ['Stealing Harvard', 'Between Day And Night']],
+    [
+      "Which director, Chris O'Dea or Lucky McKee, is a graduate of the UCLA School of Theater?",
+      ["Chris O'Dea", 'Lucky McKee'],
+    ],
+    [
+      'Are Stealing Harvard and Between Day And Night from the same country?',
+      ['Stealing Harvard', 'Between Day And Night'],
+    ],
     ['What type of movies are 101 Dalmatians and G-Force?', ['101 Dalmatians', 'G-Force']],
   ])('rules - independent foci are PARALLEL with one sub-question each: %s', (question, foci) => {
     const analysis = analyzeByRules(question);
@@ -31,14 +36,15 @@ describe('query-understanding rules - routes', () => {
     });
   });
 
-  it.each([['Compare the leave policies of the Berlin and Paris offices.'], ['对比 北京办公室 和 上海办公室 的年假政策'], ['Who founded Acme? When was it founded?']])(
-    'rules - comparison words, 对比 and several question marks fire multi-focus signals: %s',
-    (question) => {
-      const analysis = analyzeByRules(question);
-      expect(analysis.signals.some((signal) => /^(compare|questions:|choice|conjunction)/.test(signal))).toBe(true);
-      expect(analysis.complexity).toBeGreaterThanOrEqual(2);
-    },
-  );
+  it.each([
+    ['Compare the leave policies of the Berlin and Paris offices.'],
+    ['对比 北京办公室 和 上海办公室 的年假政策'],
+    ['Who founded Acme? When was it founded?'],
+  ])('rules - comparison words, 对比 and several question marks fire multi-focus signals: %s', (question) => {
+    const analysis = analyzeByRules(question);
+    expect(analysis.signals.some((signal) => /^(compare|questions:|choice|conjunction)/.test(signal))).toBe(true);
+    expect(analysis.complexity).toBeGreaterThanOrEqual(2);
+  });
 
   it.each([
     ['Who is the coach of the team that won the 1990 World Cup?', 'bridge:relative-clause'],
@@ -56,13 +62,15 @@ describe('query-understanding rules - routes', () => {
   it('rules - deeper nesting raises the hops a bridge question is expected to take', () => {
     const two = analyzeByRules('Where was the director of film Adam and Eve born?');
     const four = analyzeByRules(
-      'How many ethnic minorities were looked at differently in the city where the headquarters of the company that Study in Brown\'s record label is a part of?',
+      "How many ethnic minorities were looked at differently in the city where the headquarters of the company that Study in Brown's record label is a part of?",
     );
     expect(four.complexity).toBeGreaterThan(two.complexity);
   });
 
   it('rules - foci whose documents only name a role are planned in two layers, the second depending on the first', () => {
-    const analysis = analyzeByRules('Which film has the director born later, Durango Valley Raiders or Black Feathers?');
+    const analysis = analyzeByRules(
+      'Which film has the director born later, Durango Valley Raiders or Black Feathers?',
+    );
     expect(analysis.route).toBe(Route.PARALLEL);
     expect(analysis.subQuestions.map((sub) => sub.dependsOn)).toEqual([[], [], ['q1'], ['q2']]);
     expect(analysis.subQuestions[2]?.text).toMatch(/^#q1 /);

@@ -9,7 +9,16 @@ import type { Config } from './config.js';
 export interface RerankerServiceDeps {
   config: Pick<
     Config,
-    'GRPC_HOST' | 'GRPC_PORT' | 'RERANK_URL' | 'RERANK_API' | 'RERANK_API_KEY' | 'RERANK_MODEL' | 'RERANK_KEEP' | 'MMR_KEEP' | 'MMR_LAMBDA' | 'TOKEN_BUDGET'
+    | 'GRPC_HOST'
+    | 'GRPC_PORT'
+    | 'RERANK_URL'
+    | 'RERANK_API'
+    | 'RERANK_API_KEY'
+    | 'RERANK_MODEL'
+    | 'RERANK_KEEP'
+    | 'MMR_KEEP'
+    | 'MMR_LAMBDA'
+    | 'TOKEN_BUDGET'
   >;
   logger: Logger;
   metrics: HoplineMetrics;
@@ -36,11 +45,21 @@ export async function startRerankerService({ config, logger, metrics }: Reranker
   const lexical = createLexicalScorer();
   const reranker = createReranker({
     scorer: config.RERANK_URL
-      ? createCrossEncoderClient({ url: config.RERANK_URL, api: config.RERANK_API, ...(config.RERANK_API_KEY ? { apiKey: config.RERANK_API_KEY } : {}), ...(config.RERANK_MODEL ? { model: config.RERANK_MODEL } : {}) })
+      ? createCrossEncoderClient({
+          url: config.RERANK_URL,
+          api: config.RERANK_API,
+          ...(config.RERANK_API_KEY ? { apiKey: config.RERANK_API_KEY } : {}),
+          ...(config.RERANK_MODEL ? { model: config.RERANK_MODEL } : {}),
+        })
       : lexical,
     guard,
     ...(config.RERANK_URL ? { fallback: lexical } : {}),
-    defaults: { keep: config.RERANK_KEEP, mmrKeep: config.MMR_KEEP, lambda: config.MMR_LAMBDA, tokenBudget: config.TOKEN_BUDGET },
+    defaults: {
+      keep: config.RERANK_KEEP,
+      mmrKeep: config.MMR_KEEP,
+      lambda: config.MMR_LAMBDA,
+      tokenBudget: config.TOKEN_BUDGET,
+    },
   });
 
   const server = createGrpcServer({ logger, metrics });

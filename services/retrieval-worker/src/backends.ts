@@ -47,7 +47,10 @@ type BackendConfig = Pick<
  * and the offline hashing embedder, unless ELASTICSEARCH_URL / MILVUS_ADDRESS / OPENAI_BASE_URL
  * name a real component. Each switch is independent.
  */
-export async function openBackends(config: BackendConfig, log: BackendLog = { info() {}, warn() {} }): Promise<Backends> {
+export async function openBackends(
+  config: BackendConfig,
+  log: BackendLog = { info() {}, warn() {} },
+): Promise<Backends> {
   const embedder: Embedder = config.OPENAI_BASE_URL
     ? new OpenAiEmbedder({
         baseURL: config.OPENAI_BASE_URL,
@@ -59,7 +62,12 @@ export async function openBackends(config: BackendConfig, log: BackendLog = { in
   const bm25 = { k1: config.BM25_K1, b: config.BM25_B };
   const [lexical, vector] = await bothOrNeither(
     config.ELASTICSEARCH_URL
-      ? createElasticsearchLexicalBackend({ node: config.ELASTICSEARCH_URL, index: config.ELASTICSEARCH_INDEX, bm25, log })
+      ? createElasticsearchLexicalBackend({
+          node: config.ELASTICSEARCH_URL,
+          index: config.ELASTICSEARCH_INDEX,
+          bm25,
+          log,
+        })
       : EmbeddedLexicalBackend.open({ dataDir: join(config.DATA_DIR, 'bm25'), bm25 }),
     config.MILVUS_ADDRESS
       ? createMilvusVectorBackend({
@@ -81,7 +89,10 @@ async function bothOrNeither(
   vector: Promise<VectorBackend>,
 ): Promise<[LexicalBackend, VectorBackend]> {
   const [lexicalResult, vectorResult] = await Promise.allSettled([lexical, vector]);
-  if (lexicalResult.status === 'fulfilled' && vectorResult.status === 'fulfilled') return [lexicalResult.value, vectorResult.value];
-  await Promise.allSettled([lexicalResult, vectorResult].flatMap((result) => (result.status === 'fulfilled' ? [result.value.close()] : [])));
+  if (lexicalResult.status === 'fulfilled' && vectorResult.status === 'fulfilled')
+    return [lexicalResult.value, vectorResult.value];
+  await Promise.allSettled(
+    [lexicalResult, vectorResult].flatMap((result) => (result.status === 'fulfilled' ? [result.value.close()] : [])),
+  );
   throw lexicalResult.status === 'rejected' ? lexicalResult.reason : (vectorResult as PromiseRejectedResult).reason;
 }

@@ -21,7 +21,10 @@ export const configSchema = z.object({
   /** `user:password` or an API key, when Milvus has authentication on. */
   MILVUS_TOKEN: z.string().min(1).optional(),
   /** The vectors collection (document records go to `<collection>_documents`); created at start-up. */
-  MILVUS_COLLECTION: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'letters, digits and underscores, not starting with a digit').default('hopline_chunks'),
+  MILVUS_COLLECTION: z
+    .string()
+    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'letters, digits and underscores, not starting with a digit')
+    .default('hopline_chunks'),
   /** OpenAI-compatible /embeddings endpoint; without it a hashing embedder runs offline. */
   OPENAI_BASE_URL: env.url().optional(),
   OPENAI_API_KEY: z.string().optional(),

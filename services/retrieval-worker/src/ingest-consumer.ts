@@ -37,17 +37,31 @@ export async function startIngestConsumer(deps: IngestConsumerDeps): Promise<Dur
     deps.metrics.ingestDeadLetters.inc({ cause });
     await deps.deadLetters.publish(
       subjects.deadLetter,
-      codecs.deadLetter.encode({ ...(command ? { command } : {}), reason, originalSubject: message.subject, deliveries: message.deliveryCount }),
+      codecs.deadLetter.encode({
+        ...(command ? { command } : {}),
+        reason,
+        originalSubject: message.subject,
+        deliveries: message.deliveryCount,
+      }),
       { msgId: `dead:${message.headers[headers.msgId] ?? `${message.subject}:${Date.now()}`}` },
     );
-    deps.logger.error('ingest command dead-lettered', { subject: message.subject, reason, deliveries: message.deliveryCount });
+    deps.logger.error('ingest command dead-lettered', {
+      subject: message.subject,
+      reason,
+      deliveries: message.deliveryCount,
+    });
     return { kind: 'terminate', reason };
   };
 
   return deps.stream.consume(
     // The stream may deliver twice more than the handler tries, so that a dead letter that
     // failed to publish on the last try is published on the next one instead of being lost.
-    { durable: deps.durable, filterSubject: subjects.ingestAll, maxDeliver: maxDeliver + 2, ackWaitMs: deps.ackWaitMs ?? 60_000 },
+    {
+      durable: deps.durable,
+      filterSubject: subjects.ingestAll,
+      maxDeliver: maxDeliver + 2,
+      ackWaitMs: deps.ackWaitMs ?? 60_000,
+    },
     async (message) => {
       let command: IngestCommand__Output;
       try {
@@ -62,17 +76,40 @@ export async function startIngestConsumer(deps: IngestConsumerDeps): Promise<Dur
         if (result.changed || message.deliveryCount > 1) {
           deps.bus.publish(
             subjects.kbChanged(result.doc.tenantId, result.doc.kbId),
-            codecs.kbChanged.encode({ tenantId: result.doc.tenantId, kbId: result.doc.kbId, docId: result.doc.docId, docVersion: result.doc.version }),
+            codecs.kbChanged.encode({
+              tenantId: result.doc.tenantId,
+              kbId: result.doc.kbId,
+              docId: result.doc.docId,
+              docVersion: result.doc.version,
+            }),
           );
         }
-        deps.logger.info('ingest command applied', { op: result.op, docId: result.doc.docId, kbId: result.doc.kbId, version: result.doc.version, chunks: result.chunks, changed: result.changed });
+        deps.logger.info('ingest command applied', {
+          op: result.op,
+          docId: result.doc.docId,
+          kbId: result.doc.kbId,
+          version: result.doc.version,
+          chunks: result.chunks,
+          changed: result.changed,
+        });
         return { kind: 'ack' };
       } catch (thrown) {
         const error = toHoplineError(thrown);
         if (error.code === 'invalid_argument') return deadLetter(message, command, 'invalid', error.message);
-        if (message.deliveryCount >= maxDeliver) return deadLetter(message, command, 'exhausted', `gave up after ${message.deliveryCount} deliveries: ${error.message}`);
+        if (message.deliveryCount >= maxDeliver)
+          return deadLetter(
+            message,
+            command,
+            'exhausted',
+            `gave up after ${message.deliveryCount} deliveries: ${error.message}`,
+          );
         const delayMs = Math.min(MAX_RETRY_MS, BASE_RETRY_MS * 2 ** (message.deliveryCount - 1));
-        deps.logger.warn('ingest command failed; retrying', { subject: message.subject, deliveries: message.deliveryCount, delayMs, error });
+        deps.logger.warn('ingest command failed; retrying', {
+          subject: message.subject,
+          deliveries: message.deliveryCount,
+          delayMs,
+          error,
+        });
         return { kind: 'retry', delayMs };
       }
     },

@@ -15,7 +15,24 @@ const metrics = createMetrics(SERVICE);
 const bus = await connectNatsBus({ url: config.NATS_URL, name: SERVICE });
 const backends = await openBackends(config, logger);
 const worker = await startRetrievalWorker({ config, bus, ...backends, logger, metrics });
-const ops = await startOpsServer({ port: config.METRICS_PORT, registry: metrics.registry, health: () => worker.health(), logger });
+const ops = await startOpsServer({
+  port: config.METRICS_PORT,
+  registry: metrics.registry,
+  health: () => worker.health(),
+  logger,
+});
 logger.info('listening', { metricsPort: ops.port, nats: config.NATS_URL });
 
-stopOnSignals({ stop: () => stopAll([worker, { stop: () => bus.drain() }, { stop: () => ops.close() }, { stop: () => backends.lexical.close() }, { stop: () => backends.vector.close() }]) }, { logger });
+stopOnSignals(
+  {
+    stop: () =>
+      stopAll([
+        worker,
+        { stop: () => bus.drain() },
+        { stop: () => ops.close() },
+        { stop: () => backends.lexical.close() },
+        { stop: () => backends.vector.close() },
+      ]),
+  },
+  { logger },
+);

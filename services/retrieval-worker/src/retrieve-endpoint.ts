@@ -39,7 +39,10 @@ export function retrieveEndpoint({ retriever, workerId, metrics }: RetrieveEndpo
       });
       for (const reason of result.degradedReasons) {
         // Reasons read "<backend> search failed (<code>): <message>"; labels take the closed parts.
-        metrics.degradedRetrievals.inc({ path: reason.split(' ')[0] ?? 'unknown', reason: /\((\w+)\)/.exec(reason)?.[1] ?? 'unknown' });
+        metrics.degradedRetrievals.inc({
+          path: reason.split(' ')[0] ?? 'unknown',
+          reason: /\((\w+)\)/.exec(reason)?.[1] ?? 'unknown',
+        });
       }
       return {
         data: codecs.retrieveResponse.encode({

@@ -2,7 +2,14 @@ import { hostname } from 'node:os';
 import type { Bus, ServiceHandle } from '@hopline/bus';
 import { jetstream, natsServices, subjects, subjectToken } from '@hopline/contracts';
 import { createGuard, DEFAULT_BREAKER, type Guard } from '@hopline/resilience';
-import { createHybridRetriever, createIndexer, hybridOptionsFor, type Embedder, type LexicalBackend, type VectorBackend } from '@hopline/retrieval';
+import {
+  createHybridRetriever,
+  createIndexer,
+  hybridOptionsFor,
+  type Embedder,
+  type LexicalBackend,
+  type VectorBackend,
+} from '@hopline/retrieval';
 import type { HealthReport, HoplineMetrics, Logger } from '@hopline/telemetry';
 import type { Config } from './config.js';
 import { startIngestConsumer } from './ingest-consumer.js';
@@ -11,7 +18,14 @@ import { retrieveEndpoint } from './retrieve-endpoint.js';
 export interface RetrievalWorkerDeps {
   config: Pick<
     Config,
-    'WORKER_ID' | 'FUSION_METHOD' | 'RRF_K' | 'RRF_WEIGHT_BM25' | 'RRF_WEIGHT_VECTOR' | 'BM25_CANDIDATES' | 'VECTOR_CANDIDATES' | 'FUSED_KEEP'
+    | 'WORKER_ID'
+    | 'FUSION_METHOD'
+    | 'RRF_K'
+    | 'RRF_WEIGHT_BM25'
+    | 'RRF_WEIGHT_VECTOR'
+    | 'BM25_CANDIDATES'
+    | 'VECTOR_CANDIDATES'
+    | 'FUSED_KEEP'
   >;
   bus: Bus;
   lexical: LexicalBackend;
@@ -71,7 +85,9 @@ export async function startRetrievalWorker(deps: RetrievalWorkerDeps): Promise<R
     description: 'Hybrid BM25 + vector retrieval, scoped to the caller',
     endpoints: [retrieveEndpoint({ retriever, workerId, metrics })],
   });
-  const durable = deps.indexesShared ? jetstream.ingestConsumer : `${jetstream.ingestConsumer}-${subjectToken(workerId, 'WORKER_ID')}`;
+  const durable = deps.indexesShared
+    ? jetstream.ingestConsumer
+    : `${jetstream.ingestConsumer}-${subjectToken(workerId, 'WORKER_ID')}`;
   const consumer = await startIngestConsumer({ bus, stream, deadLetters, indexer, logger, metrics, durable });
   logger.info('retrieval worker ready', {
     workerId,
@@ -89,7 +105,12 @@ export async function startRetrievalWorker(deps: RetrievalWorkerDeps): Promise<R
       const report = await indexer.checkConsistency();
       return {
         ok: lexicalGuard.state !== 'open' || vectorGuard.state !== 'open',
-        details: { workerId, breakers: { [lexical.name]: lexicalGuard.state, [vector.name]: vectorGuard.state }, kbs: report.kbs, gaps: report.messages },
+        details: {
+          workerId,
+          breakers: { [lexical.name]: lexicalGuard.state, [vector.name]: vectorGuard.state },
+          kbs: report.kbs,
+          gaps: report.messages,
+        },
       };
     },
     async stop() {

@@ -23,12 +23,18 @@ async function config(env: Record<string, string>) {
 
 async function opened(backends: Promise<Backends>): Promise<Backends> {
   const result = await backends;
-  cleanups.push(() => result.vector.close(), () => result.lexical.close());
+  cleanups.push(
+    () => result.vector.close(),
+    () => result.lexical.close(),
+  );
   return result;
 }
 
 /** Just enough of Elasticsearch for start-up: smartcn present, no index yet; records what it was asked. */
-async function elasticsearchStub(): Promise<{ url: string; requests: Array<{ method: string; url: string; body: string }> }> {
+async function elasticsearchStub(): Promise<{
+  url: string;
+  requests: Array<{ method: string; url: string; body: string }>;
+}> {
   const requests: Array<{ method: string; url: string; body: string }> = [];
   const server: Server = createServer((request, response) => {
     let body = '';
@@ -55,7 +61,15 @@ describe('openBackends', () => {
   });
 
   it('backends - OPENAI_BASE_URL switches to the OpenAI-compatible embedder, and the vector index is sized by EMBEDDING_DIMENSIONS', async () => {
-    const backends = await opened(openBackends(await config({ OPENAI_BASE_URL: 'http://127.0.0.1:9/v1', EMBEDDING_MODEL: 'bge-m3', EMBEDDING_DIMENSIONS: '1024' })));
+    const backends = await opened(
+      openBackends(
+        await config({
+          OPENAI_BASE_URL: 'http://127.0.0.1:9/v1',
+          EMBEDDING_MODEL: 'bge-m3',
+          EMBEDDING_DIMENSIONS: '1024',
+        }),
+      ),
+    );
     expect(backends.embedder).toBeInstanceOf(OpenAiEmbedder);
     expect(backends.embedder).toMatchObject({ model: 'bge-m3', dimensions: 1024 });
     expect(backends.vector.dimensions).toBe(1024);
@@ -80,14 +94,18 @@ describe('openBackends', () => {
     expect(backends.indexesShared).toBe(true);
     expect(backends.vector.dimensions).toBe(new HashingEmbedder().dimensions);
     const created = elasticsearch.requests.find((r) => r.method === 'PUT' && r.url.startsWith('/kb-chunks'));
-    expect(JSON.parse(created?.body ?? '{}')).toMatchObject({ settings: { index: { similarity: { hopline_bm25: { k1: 1.2, b: 0.75 } } } } });
+    expect(JSON.parse(created?.body ?? '{}')).toMatchObject({
+      settings: { index: { similarity: { hopline_bm25: { k1: 1.2, b: 0.75 } } } },
+    });
     expect([...milvus.collections.keys()]).toEqual(['kb_vectors', 'kb_vectors_documents']);
   });
 
   it('backends - an unreachable Elasticsearch fails start-up with UnavailableError', async () => {
     const elasticsearch = await elasticsearchStub();
     await cleanups.pop()?.();
-    await expect(openBackends(await config({ ELASTICSEARCH_URL: elasticsearch.url }))).rejects.toBeInstanceOf(UnavailableError);
+    await expect(openBackends(await config({ ELASTICSEARCH_URL: elasticsearch.url }))).rejects.toBeInstanceOf(
+      UnavailableError,
+    );
   });
 
   it('backends - a Milvus collection name that Milvus would refuse fails config validation', async () => {

@@ -11,11 +11,15 @@ describe('retrieval-worker config', () => {
   });
 
   it('config - FUSION_METHOD takes rrf or relative-score, RRF_WEIGHT_VECTOR a non-negative number', () => {
-    expect(loadConfig('retrieval-worker', configSchema, { FUSION_METHOD: 'relative-score', RRF_WEIGHT_VECTOR: '0.25' })).toMatchObject({
+    expect(
+      loadConfig('retrieval-worker', configSchema, { FUSION_METHOD: 'relative-score', RRF_WEIGHT_VECTOR: '0.25' }),
+    ).toMatchObject({
       FUSION_METHOD: 'relative-score',
       RRF_WEIGHT_VECTOR: 0.25,
     });
     expect(() => loadConfig('retrieval-worker', configSchema, { FUSION_METHOD: 'borda' })).toThrow(/FUSION_METHOD/);
-    expect(() => loadConfig('retrieval-worker', configSchema, { RRF_WEIGHT_VECTOR: '-1' })).toThrow(/RRF_WEIGHT_VECTOR/);
+    expect(() => loadConfig('retrieval-worker', configSchema, { RRF_WEIGHT_VECTOR: '-1' })).toThrow(
+      /RRF_WEIGHT_VECTOR/,
+    );
   });
 });

@@ -14,12 +14,22 @@ function indexerOf(apply: (command: IngestCommand__Output) => Promise<IndexResul
   return { apply, checkConsistency: async () => ({ consistent: true, kbs: [], gaps: [], messages: [] }) };
 }
 
-const unchanged: IndexResult = { op: 'upsert', doc, lexical: 'unchanged', vector: 'unchanged', chunks: 0, changed: false };
+const unchanged: IndexResult = {
+  op: 'upsert',
+  doc,
+  lexical: 'unchanged',
+  vector: 'unchanged',
+  chunks: 0,
+  changed: false,
+};
 
 async function setUp(indexer: Indexer, deadLetters?: (real: DurableStream) => DurableStream) {
   const bus = createMemoryBroker().connect();
   const stream = await bus.durableStream();
-  const realDeadLetters = await bus.durableStream({ name: jetstream.deadLetterStream, subjects: [subjects.deadLetter] });
+  const realDeadLetters = await bus.durableStream({
+    name: jetstream.deadLetterStream,
+    subjects: [subjects.deadLetter],
+  });
   const consumer = await startIngestConsumer({
     bus,
     stream,
@@ -31,7 +41,11 @@ async function setUp(indexer: Indexer, deadLetters?: (real: DurableStream) => Du
     maxDeliver: 2,
     ackWaitMs: 100,
   });
-  await stream.publish(subjects.ingest('acme', 'kb'), codecs.ingestCommand.encode({ upsert: { ...doc, title: 'Atlas', text: 'Atlas.' } }), { msgId: 'atlas:1' });
+  await stream.publish(
+    subjects.ingest('acme', 'kb'),
+    codecs.ingestCommand.encode({ upsert: { ...doc, title: 'Atlas', text: 'Atlas.' } }),
+    { msgId: 'atlas:1' },
+  );
   return { bus, consumer, realDeadLetters };
 }
 
@@ -49,10 +63,13 @@ describe('ingest consumer', () => {
       }),
     );
     const reasons: string[] = [];
-    const reader = await realDeadLetters.consume({ durable: 'reader', filterSubject: subjects.deadLetter, maxDeliver: 1, ackWaitMs: 1_000 }, async (message) => {
-      reasons.push(codecs.deadLetter.decode(message.data).reason);
-      return { kind: 'ack' };
-    });
+    const reader = await realDeadLetters.consume(
+      { durable: 'reader', filterSubject: subjects.deadLetter, maxDeliver: 1, ackWaitMs: 1_000 },
+      async (message) => {
+        reasons.push(codecs.deadLetter.decode(message.data).reason);
+        return { kind: 'ack' };
+      },
+    );
     await waitFor(() => reasons.length === 1, { timeoutMs: 10_000, description: 'the dead letter' });
     expect(reasons[0]).toMatch(/gave up after \d deliveries: index down/);
     await consumer.stop();
@@ -71,7 +88,11 @@ describe('ingest consumer', () => {
       }),
     );
     const changed: string[] = [];
-    bus.subscribe(subjects.kbChangedAll, {}, (message) => void changed.push(codecs.kbChanged.decode(message.data).kbId));
+    bus.subscribe(
+      subjects.kbChangedAll,
+      {},
+      (message) => void changed.push(codecs.kbChanged.decode(message.data).kbId),
+    );
     await waitFor(() => changed.length === 1, { timeoutMs: 5_000, description: 'the kb change announcement' });
     expect(changed).toEqual(['kb']);
     await consumer.stop();

@@ -12,9 +12,21 @@ const logger = createLogger('retrieval-worker-test', { level: 'silent' });
 
 async function worker(bus: Bus, workerId: string, env: Record<string, string> = {}): Promise<RetrievalWorker> {
   const embedder = new HashingEmbedder();
-  const [lexical, vector] = await Promise.all([EmbeddedLexicalBackend.open(), EmbeddedVectorBackend.open({ dimensions: embedder.dimensions })]);
+  const [lexical, vector] = await Promise.all([
+    EmbeddedLexicalBackend.open(),
+    EmbeddedVectorBackend.open({ dimensions: embedder.dimensions }),
+  ]);
   const config = configSchema.parse({ WORKER_ID: workerId, ...env });
-  return startRetrievalWorker({ config, bus, lexical, vector, embedder, indexesShared: false, logger, metrics: createMetrics('test', { defaultMetrics: false }) });
+  return startRetrievalWorker({
+    config,
+    bus,
+    lexical,
+    vector,
+    embedder,
+    indexesShared: false,
+    logger,
+    metrics: createMetrics('test', { defaultMetrics: false }),
+  });
 }
 
 const deadline = () => Date.now() + 5_000;
@@ -22,18 +34,29 @@ const retrieve = (bus: Bus, tenantId: string, kbIds: string[], query: string) =>
   bus
     .request(
       subjects.retrieve,
-      codecs.retrieveRequest.encode({ ctx: { questionId: 'q1', scope: { tenantId, userId: 'u', kbIds }, deadlineUnixMs: deadline() }, query, topK: 5, hop: 1 }),
+      codecs.retrieveRequest.encode({
+        ctx: { questionId: 'q1', scope: { tenantId, userId: 'u', kbIds }, deadlineUnixMs: deadline() },
+        query,
+        topK: 5,
+        hop: 1,
+      }),
       { timeoutMs: 5_000 },
     )
     .then((reply) => codecs.retrieveResponse.decode(reply.data));
 
 async function ingest(bus: Bus, tenantId: string, kbId: string, docId: string, text: string, version = 1) {
   const stream = await bus.durableStream();
-  await stream.publish(subjects.ingest(tenantId, kbId), codecs.ingestCommand.encode({ upsert: { tenantId, kbId, docId, version, title: docId, text } }), { msgId: `${docId}:${version}` });
+  await stream.publish(
+    subjects.ingest(tenantId, kbId),
+    codecs.ingestCommand.encode({ upsert: { tenantId, kbId, docId, version, title: docId, text } }),
+    { msgId: `${docId}:${version}` },
+  );
 }
 
 const chunkCount = async (w: RetrievalWorker, tenantId: string, kbId: string) =>
-  ((await w.health()).details.kbs as Array<{ tenantId: string; kbId: string; lexicalChunks: number }>).find((kb) => kb.tenantId === tenantId && kb.kbId === kbId)?.lexicalChunks ?? 0;
+  ((await w.health()).details.kbs as Array<{ tenantId: string; kbId: string; lexicalChunks: number }>).find(
+    (kb) => kb.tenantId === tenantId && kb.kbId === kbId,
+  )?.lexicalChunks ?? 0;
 
 describe.skipIf(!nats.url)('retrieval-worker over NATS', () => {
   const buses: Bus[] = [];
@@ -51,10 +74,15 @@ describe.skipIf(!nats.url)('retrieval-worker over NATS', () => {
     await ingest(client, 'acme', 'docs', 'mira', 'Mira Chen belongs to the Platform Engineering department.');
     await ingest(client, 'globex', 'docs', 'secret', 'Project Atlas at Globex is owned by a secret team.');
     // Embedded indexes belong to one worker: each reads the whole stream through its own consumer.
-    await waitFor(async () => {
-      const counts = await Promise.all(workers.flatMap((w) => [chunkCount(w, 'acme', 'docs'), chunkCount(w, 'globex', 'docs')]));
-      return counts.every((count) => count > 0);
-    }, { timeoutMs: 15_000, description: 'both workers to index every document' });
+    await waitFor(
+      async () => {
+        const counts = await Promise.all(
+          workers.flatMap((w) => [chunkCount(w, 'acme', 'docs'), chunkCount(w, 'globex', 'docs')]),
+        );
+        return counts.every((count) => count > 0);
+      },
+      { timeoutMs: 15_000, description: 'both workers to index every document' },
+    );
   }, 30_000);
 
   afterAll(async () => {
@@ -83,7 +111,12 @@ describe.skipIf(!nats.url)('retrieval-worker over NATS', () => {
   });
 
   it('retrieval - a request without a verified scope is refused with a validation error', async () => {
-    const bad = codecs.retrieveRequest.encode({ ctx: { questionId: 'q1', scope: { tenantId: '', kbIds: [] }, deadlineUnixMs: deadline() }, query: 'x', topK: 5, hop: 1 });
+    const bad = codecs.retrieveRequest.encode({
+      ctx: { questionId: 'q1', scope: { tenantId: '', kbIds: [] }, deadlineUnixMs: deadline() },
+      query: 'x',
+      topK: 5,
+      hop: 1,
+    });
     const failure = await client.request(subjects.retrieve, bad, { timeoutMs: 5_000 }).catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(RemoteError);
     expect((failure as RemoteError).code).toBe('invalid_argument');
@@ -93,12 +126,18 @@ describe.skipIf(!nats.url)('retrieval-worker over NATS', () => {
     const stream = await client.durableStream();
     const deadLetters = await client.durableStream({ name: 'HOPLINE_DEADLETTER', subjects: [subjects.deadLetter] });
     const seen: string[] = [];
-    const consumer = await deadLetters.consume({ durable: 'test-dead-letters', filterSubject: subjects.deadLetter, maxDeliver: 1, ackWaitMs: 5_000 }, async (message) => {
-      seen.push(codecs.deadLetter.decode(message.data).reason);
-      return { kind: 'ack' };
-    });
+    const consumer = await deadLetters.consume(
+      { durable: 'test-dead-letters', filterSubject: subjects.deadLetter, maxDeliver: 1, ackWaitMs: 5_000 },
+      async (message) => {
+        seen.push(codecs.deadLetter.decode(message.data).reason);
+        return { kind: 'ack' };
+      },
+    );
     await stream.publish(subjects.ingest('acme', 'docs'), Uint8Array.from([0xff, 0xff, 0xff]), { msgId: 'garbage:1' });
-    await waitFor(() => seen.length >= 1, { timeoutMs: 10_000, description: 'the malformed command to be dead-lettered' });
+    await waitFor(() => seen.length >= 1, {
+      timeoutMs: 10_000,
+      description: 'the malformed command to be dead-lettered',
+    });
     expect(seen[0]).toMatch(/malformed/);
     // Both workers reject it, but the dead letter carries the command's message id: one record.
     expect(seen).toHaveLength(1);
@@ -116,9 +155,17 @@ describe('retrieval-worker on the in-memory bus', () => {
     const before = await chunkCount(w, 'acme', 'kb');
     const stream = await bus.durableStream();
     // A new message id with the same doc version: the indexer, not the stream, must dedupe it.
-    await stream.publish(subjects.ingest('acme', 'kb'), codecs.ingestCommand.encode({ upsert: { tenantId: 'acme', kbId: 'kb', docId: 'doc', version: 1, title: 'doc', text: 'Alpha beta gamma.' } }), { msgId: 'doc:1:again' });
+    await stream.publish(
+      subjects.ingest('acme', 'kb'),
+      codecs.ingestCommand.encode({
+        upsert: { tenantId: 'acme', kbId: 'kb', docId: 'doc', version: 1, title: 'doc', text: 'Alpha beta gamma.' },
+      }),
+      { msgId: 'doc:1:again' },
+    );
     await ingest(bus, 'acme', 'kb', 'marker', 'Delta.', 1);
-    await waitFor(async () => (await retrieve(bus, 'acme', ['kb'], 'Delta')).chunks.some((c) => c.docId === 'marker'), { timeoutMs: 5_000 });
+    await waitFor(async () => (await retrieve(bus, 'acme', ['kb'], 'Delta')).chunks.some((c) => c.docId === 'marker'), {
+      timeoutMs: 5_000,
+    });
     expect(await chunkCount(w, 'acme', 'kb')).toBe(before + 1);
     await w.stop();
     await bus.drain();

@@ -34,22 +34,31 @@ export function interpolate(value: unknown, variables: ReadonlyMap<string, strin
   const used = new Map<string, { hasDefault: boolean }>();
   const unresolved: string[] = [];
   const substitute = (text: string): string =>
-    text.replace(REFERENCE, (whole, braced: string | undefined, operator: string | undefined, argument: string | undefined, bare: string | undefined) => {
-      if (whole === '$$') return '$';
-      const name = (braced ?? bare) as string;
-      const hasDefault = operator === '-' || operator === ':-';
-      used.set(name, { hasDefault: hasDefault || (used.get(name)?.hasDefault ?? false) });
-      const current = variables.get(name);
-      const empty = current === undefined || current === '';
-      if (operator === ':-') return empty ? (argument ?? '') : current;
-      if (operator === '-') return current ?? argument ?? '';
-      if (operator === ':?' || operator === '?') {
-        if (operator === ':?' ? empty : current === undefined) unresolved.push(`${name}: ${argument ?? 'required'}`);
+    text.replace(
+      REFERENCE,
+      (
+        whole,
+        braced: string | undefined,
+        operator: string | undefined,
+        argument: string | undefined,
+        bare: string | undefined,
+      ) => {
+        if (whole === '$$') return '$';
+        const name = (braced ?? bare) as string;
+        const hasDefault = operator === '-' || operator === ':-';
+        used.set(name, { hasDefault: hasDefault || (used.get(name)?.hasDefault ?? false) });
+        const current = variables.get(name);
+        const empty = current === undefined || current === '';
+        if (operator === ':-') return empty ? (argument ?? '') : current;
+        if (operator === '-') return current ?? argument ?? '';
+        if (operator === ':?' || operator === '?') {
+          if (operator === ':?' ? empty : current === undefined) unresolved.push(`${name}: ${argument ?? 'required'}`);
+          return current ?? '';
+        }
+        if (current === undefined) unresolved.push(`${name} is not set`);
         return current ?? '';
-      }
-      if (current === undefined) unresolved.push(`${name} is not set`);
-      return current ?? '';
-    });
+      },
+    );
   const walk = (node: unknown): unknown => {
     if (typeof node === 'string') return substitute(node);
     if (Array.isArray(node)) return node.map(walk);
@@ -71,7 +80,9 @@ const healthcheckSchema = z
   .passthrough();
 
 const dependsOnSchema = z.union([
-  z.array(z.string()).transform((names) => Object.fromEntries(names.map((name) => [name, { condition: 'service_started' }]))),
+  z
+    .array(z.string())
+    .transform((names) => Object.fromEntries(names.map((name) => [name, { condition: 'service_started' }]))),
   z.record(z.string(), z.object({ condition: z.string().default('service_started') }).passthrough()),
 ]);
 
@@ -85,7 +96,10 @@ export const composeServiceSchema = z
           context: z.string(),
           dockerfile: z.string().optional(),
           args: z
-            .union([stringMap, z.array(z.string()).transform((list) => Object.fromEntries(list.map((item) => item.split(/=(.*)/s))))])
+            .union([
+              stringMap,
+              z.array(z.string()).transform((list) => Object.fromEntries(list.map((item) => item.split(/=(.*)/s)))),
+            ])
             .default({}),
         }),
       ])
@@ -93,7 +107,16 @@ export const composeServiceSchema = z
     environment: z
       .union([
         stringMap,
-        z.array(z.string()).transform((list) => Object.fromEntries(list.map((item) => [item.split('=')[0] ?? item, item.includes('=') ? item.slice(item.indexOf('=') + 1) : null]))),
+        z
+          .array(z.string())
+          .transform((list) =>
+            Object.fromEntries(
+              list.map((item) => [
+                item.split('=')[0] ?? item,
+                item.includes('=') ? item.slice(item.indexOf('=') + 1) : null,
+              ]),
+            ),
+          ),
       ])
       .optional(),
     env_file: z.unknown().optional(),
@@ -126,7 +149,9 @@ export function loadCompose(composeText: string, dotEnvText: string): LoadedComp
   const interpolation = interpolate(raw, parseDotEnv(dotEnvText));
   const result = composeFileSchema.safeParse(interpolation.value);
   if (!result.success) {
-    throw new Error(`docker-compose.yml: ${result.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')}`);
+    throw new Error(
+      `docker-compose.yml: ${result.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')}`,
+    );
   }
   return { file: result.data, interpolation };
 }

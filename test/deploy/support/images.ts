@@ -51,10 +51,13 @@ export function parseDockerfile(text: string, buildArgs: Readonly<Record<string,
   const globals = new Map<string, string>();
   const stages: DockerfileStage[] = [];
   const substitute = (value: string, scope: ReadonlyMap<string, string>) =>
-    value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)/g, (whole, braced?: string, bare?: string) => {
-      const name = (braced ?? bare) as string;
-      return buildArgs[name] ?? scope.get(name) ?? whole;
-    });
+    value.replace(
+      /\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)/g,
+      (whole, braced?: string, bare?: string) => {
+        const name = (braced ?? bare) as string;
+        return buildArgs[name] ?? scope.get(name) ?? whole;
+      },
+    );
   for (const line of logical) {
     const match = /^(\S+)\s*(.*)$/.exec(line);
     const keyword = (match?.[1] ?? '').toUpperCase();
@@ -62,7 +65,11 @@ export function parseDockerfile(text: string, buildArgs: Readonly<Record<string,
     if (keyword === 'FROM') {
       const parts = argument.split(/\s+/).filter((part) => !part.startsWith('--'));
       const as = parts.findIndex((part) => part.toUpperCase() === 'AS');
-      stages.push({ from: substitute(parts[0] ?? '', globals), name: as === -1 ? undefined : parts[as + 1], instructions: [] });
+      stages.push({
+        from: substitute(parts[0] ?? '', globals),
+        name: as === -1 ? undefined : parts[as + 1],
+        instructions: [],
+      });
     } else if (stages.length === 0 && keyword === 'ARG') {
       const [name = '', value] = argument.split(/=(.*)/s);
       if (value !== undefined) globals.set(name, value.replace(/^(['"])(.*)\1$/, '$2'));
@@ -101,7 +108,7 @@ export function dockerIgnores(dockerignore: string): (path: string) => boolean {
       const source = pattern
         .split(/(\*\*\/?|\*|\?)/)
         .map((part) => {
-          if (part === '**/' ) return '(?:.*/)?';
+          if (part === '**/') return '(?:.*/)?';
           if (part === '**') return '.*';
           if (part === '*') return '[^/]*';
           if (part === '?') return '[^/]';

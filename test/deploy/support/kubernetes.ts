@@ -6,7 +6,10 @@ const labels = z.record(z.string(), z.string());
 const probeSchema = z
   .object({
     grpc: z.object({ port: z.number().int(), service: z.string().optional() }).optional(),
-    httpGet: z.object({ path: z.string(), port: z.union([z.number().int(), z.string()]) }).passthrough().optional(),
+    httpGet: z
+      .object({ path: z.string(), port: z.union([z.number().int(), z.string()]) })
+      .passthrough()
+      .optional(),
     tcpSocket: z.unknown().optional(),
     exec: z.unknown().optional(),
   })
@@ -37,7 +40,9 @@ const containerSchema = z
   .object({
     name: z.string(),
     image: z.string(),
-    ports: z.array(z.object({ name: z.string().optional(), containerPort: z.number().int() }).passthrough()).default([]),
+    ports: z
+      .array(z.object({ name: z.string().optional(), containerPort: z.number().int() }).passthrough())
+      .default([]),
     env: z.array(envVarSchema).default([]),
     envFrom: z
       .array(
@@ -97,7 +102,17 @@ export const serviceSchema = z
     spec: z
       .object({
         selector: labels,
-        ports: z.array(z.object({ name: z.string().optional(), port: z.number().int(), targetPort: z.union([z.number().int(), z.string()]).optional() }).passthrough()).min(1),
+        ports: z
+          .array(
+            z
+              .object({
+                name: z.string().optional(),
+                port: z.number().int(),
+                targetPort: z.union([z.number().int(), z.string()]).optional(),
+              })
+              .passthrough(),
+          )
+          .min(1),
       })
       .passthrough(),
   })
@@ -120,7 +135,9 @@ export const hpaSchema = z
             z
               .object({
                 type: z.string(),
-                resource: z.object({ name: z.string(), target: z.object({ type: z.string() }).passthrough() }).optional(),
+                resource: z
+                  .object({ name: z.string(), target: z.object({ type: z.string() }).passthrough() })
+                  .optional(),
               })
               .passthrough(),
           )
@@ -160,15 +177,19 @@ export function ofKind<T>(resources: readonly Resource[], kind: string, schema: 
     .map((resource) => {
       const result = schema.safeParse(resource);
       if (!result.success) {
-        throw new Error(`${kind} ${resource.metadata.name}: ${result.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')}`);
+        throw new Error(
+          `${kind} ${resource.metadata.name}: ${result.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')}`,
+        );
       }
       return result.data;
     });
 }
 
 /** Whether every label of `selector` is on `podLabels`. */
-export const selects = (selector: Readonly<Record<string, string>>, podLabels: Readonly<Record<string, string>>): boolean =>
-  Object.entries(selector).every(([key, value]) => podLabels[key] === value);
+export const selects = (
+  selector: Readonly<Record<string, string>>,
+  podLabels: Readonly<Record<string, string>>,
+): boolean => Object.entries(selector).every(([key, value]) => podLabels[key] === value);
 
 export interface ResolvedEnv {
   env: Record<string, string>;
@@ -182,7 +203,9 @@ export interface ResolvedEnv {
  * placeholder, and envFrom expanded.
  */
 export function resolveContainerEnv(container: Container, resources: readonly Resource[]): ResolvedEnv {
-  const objects = ofKind(resources, 'ConfigMap', dataObjectSchema).concat(ofKind(resources, 'Secret', dataObjectSchema));
+  const objects = ofKind(resources, 'ConfigMap', dataObjectSchema).concat(
+    ofKind(resources, 'Secret', dataObjectSchema),
+  );
   const lookup = (kind: 'ConfigMap' | 'Secret', name: string) => {
     const object = objects.find((candidate) => candidate.kind === kind && candidate.metadata.name === name);
     return object ? { ...object.data, ...object.stringData } : undefined;
@@ -190,7 +213,9 @@ export function resolveContainerEnv(container: Container, resources: readonly Re
   const env: Record<string, string> = {};
   const unresolved: string[] = [];
   for (const source of container.envFrom) {
-    const [kind, ref] = source.configMapRef ? (['ConfigMap', source.configMapRef] as const) : (['Secret', source.secretRef] as const);
+    const [kind, ref] = source.configMapRef
+      ? (['ConfigMap', source.configMapRef] as const)
+      : (['Secret', source.secretRef] as const);
     const data = ref ? lookup(kind, ref.name) : undefined;
     if (!data) unresolved.push(`envFrom ${kind} ${ref?.name ?? '?'} does not exist`);
     for (const [key, value] of Object.entries(data ?? {})) env[`${source.prefix ?? ''}${key}`] = value;
@@ -202,7 +227,9 @@ export function resolveContainerEnv(container: Container, resources: readonly Re
     } else if (from?.fieldRef || from?.resourceFieldRef) {
       env[variable.name] = `<${from.fieldRef?.fieldPath ?? 'resource'}>`;
     } else if (from?.configMapKeyRef || from?.secretKeyRef) {
-      const [kind, ref] = from.configMapKeyRef ? (['ConfigMap', from.configMapKeyRef] as const) : (['Secret', from.secretKeyRef] as const);
+      const [kind, ref] = from.configMapKeyRef
+        ? (['ConfigMap', from.configMapKeyRef] as const)
+        : (['Secret', from.secretKeyRef] as const);
       if (!ref) continue;
       const value = lookup(kind, ref.name)?.[ref.key];
       if (value !== undefined) env[variable.name] = value;

@@ -72,7 +72,16 @@ const kustomizationSchema = z
     configMapGenerator: z.array(generatorSchema).default([]),
     secretGenerator: z.array(generatorSchema).default([]),
     images: z
-      .array(z.object({ name: z.string(), newName: z.string().optional(), newTag: z.string().optional(), digest: z.string().optional() }).strict())
+      .array(
+        z
+          .object({
+            name: z.string(),
+            newName: z.string().optional(),
+            newTag: z.string().optional(),
+            digest: z.string().optional(),
+          })
+          .strict(),
+      )
       .default([]),
     replicas: z.array(z.object({ name: z.string(), count: z.number().int().nonnegative() }).strict()).default([]),
     patches: z.array(patchSchema).default([]),
@@ -85,7 +94,9 @@ export function readKustomization(dir: string): Kustomization {
   const raw: unknown = parse(readFileSync(join(dir, 'kustomization.yaml'), 'utf8'));
   const result = kustomizationSchema.safeParse(raw);
   if (!result.success) {
-    throw new Error(`${dir}/kustomization.yaml: ${result.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')}`);
+    throw new Error(
+      `${dir}/kustomization.yaml: ${result.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')}`,
+    );
   }
   return result.data;
 }
@@ -95,7 +106,8 @@ export function readResources(path: string): Resource[] {
   return parseAllDocuments(readFileSync(path, 'utf8')).map((document, index) => {
     if (document.errors.length > 0) throw new Error(`${path} document ${index + 1}: ${document.errors[0]?.message}`);
     const result = resourceSchema.safeParse(document.toJS());
-    if (!result.success) throw new Error(`${path} document ${index + 1}: not a Kubernetes resource (${result.error.issues[0]?.message})`);
+    if (!result.success)
+      throw new Error(`${path} document ${index + 1}: not a Kubernetes resource (${result.error.issues[0]?.message})`);
     return result.data;
   });
 }
@@ -114,7 +126,8 @@ function keyValueLines(text: string, source: string): [string, string][] {
 
 function generatedData(dir: string, generator: z.infer<typeof generatorSchema>): Record<string, string> {
   const data: Record<string, string> = {};
-  for (const [key, value] of keyValueLines(generator.literals.join('\n'), `${generator.name} literals`)) data[key] = value;
+  for (const [key, value] of keyValueLines(generator.literals.join('\n'), `${generator.name} literals`))
+    data[key] = value;
   for (const entry of generator.files) {
     const at = entry.indexOf('=');
     const [key, file] = at === -1 ? [basename(entry), entry] : [entry.slice(0, at), entry.slice(at + 1)];
@@ -127,7 +140,8 @@ function generatedData(dir: string, generator: z.infer<typeof generatorSchema>):
 }
 
 type JsonObject = Record<string, unknown>;
-const isObject = (value: unknown): value is JsonObject => value !== null && typeof value === 'object' && !Array.isArray(value);
+const isObject = (value: unknown): value is JsonObject =>
+  value !== null && typeof value === 'object' && !Array.isArray(value);
 
 /** The pod template of a workload, as the object itself (transformers edit it in place). */
 function podTemplate(resource: Resource): JsonObject | undefined {
@@ -144,22 +158,31 @@ function applyImages(resource: Resource, images: Kustomization['images']): void 
     const [name = '', tag] = container.image.split(/:(?=[^/]*$)/);
     const rule = images.find((image) => image.name === name);
     if (!rule) continue;
-    const suffix = rule.digest ? `@${rule.digest}` : rule.newTag !== undefined || tag !== undefined ? `:${rule.newTag ?? tag ?? ''}` : '';
+    const suffix = rule.digest
+      ? `@${rule.digest}`
+      : rule.newTag !== undefined || tag !== undefined
+        ? `:${rule.newTag ?? tag ?? ''}`
+        : '';
     container.image = `${rule.newName ?? name}${suffix}`;
   }
 }
 
 function applyJsonPatch(target: unknown, operations: z.infer<typeof jsonPatchOperationSchema>[], source: string): void {
   for (const operation of operations) {
-    const segments = operation.path.split('/').slice(1).map((segment) => segment.replace(/~1/g, '/').replace(/~0/g, '~'));
+    const segments = operation.path
+      .split('/')
+      .slice(1)
+      .map((segment) => segment.replace(/~1/g, '/').replace(/~0/g, '~'));
     const last = segments.pop();
     let node: unknown = target;
     for (const segment of segments) {
       node = node !== null && typeof node === 'object' ? (node as Record<string, unknown>)[segment] : undefined;
     }
-    if (node === null || typeof node !== 'object' || last === undefined) throw new Error(`${source}: path ${operation.path} does not exist`);
+    if (node === null || typeof node !== 'object' || last === undefined)
+      throw new Error(`${source}: path ${operation.path} does not exist`);
     const parent = node as Record<string, unknown>;
-    if (operation.op !== 'add' && !(last in parent)) throw new Error(`${source}: path ${operation.path} does not exist`);
+    if (operation.op !== 'add' && !(last in parent))
+      throw new Error(`${source}: path ${operation.path} does not exist`);
     if (operation.op === 'remove') delete parent[last];
     else parent[last] = operation.value;
   }
@@ -186,7 +209,10 @@ export function renderKustomization(dir: string): Resource[] {
       if (existing) throw new Error(`${dir}: ${kind} ${generator.name} already exists; use behavior merge or replace`);
       resources.push({ apiVersion: 'v1', kind, metadata: { name: generator.name }, data });
     } else {
-      if (!existing) throw new Error(`${dir}: ${kind} ${generator.name} has behavior ${generator.behavior} but no base to ${generator.behavior}`);
+      if (!existing)
+        throw new Error(
+          `${dir}: ${kind} ${generator.name} has behavior ${generator.behavior} but no base to ${generator.behavior}`,
+        );
       const before = z.record(z.string(), z.string()).parse(existing.data ?? {});
       existing.data = generator.behavior === 'merge' ? { ...before, ...data } : data;
     }
@@ -196,7 +222,8 @@ export function renderKustomization(dir: string): Resource[] {
     if (kustomization.namespace && resource.kind !== 'Namespace') resource.metadata.namespace = kustomization.namespace;
     for (const label of kustomization.labels) {
       resource.metadata.labels = { ...resource.metadata.labels, ...label.pairs };
-      if (label.includeSelectors) throw new Error(`${dir}: labels with includeSelectors are not modelled by this renderer`);
+      if (label.includeSelectors)
+        throw new Error(`${dir}: labels with includeSelectors are not modelled by this renderer`);
       const template = label.includeTemplates ? podTemplate(resource) : undefined;
       if (template) {
         const metadata = isObject(template.metadata) ? template.metadata : (template.metadata = {});
@@ -214,10 +241,13 @@ export function renderKustomization(dir: string): Resource[] {
   }
 
   for (const { target, patch } of kustomization.patches) {
-    const resource = resources.find((candidate) => candidate.kind === target.kind && candidate.metadata.name === target.name);
+    const resource = resources.find(
+      (candidate) => candidate.kind === target.kind && candidate.metadata.name === target.name,
+    );
     if (!resource) throw new Error(`${dir}: patch targets ${target.kind} ${target.name}, which does not exist`);
     const operations = z.array(jsonPatchOperationSchema).safeParse(parse(patch));
-    if (!operations.success) throw new Error(`${dir}: only JSON 6902 patches are modelled (${operations.error.issues[0]?.message})`);
+    if (!operations.success)
+      throw new Error(`${dir}: only JSON 6902 patches are modelled (${operations.error.issues[0]?.message})`);
     applyJsonPatch(resource, operations.data, `${dir}: patch of ${target.kind} ${target.name}`);
   }
   return resources;

@@ -13,9 +13,13 @@ export const TARGET_LABELS = ['job', 'instance', 'namespace', 'pod'] as const;
 export async function hoplineSeries(): Promise<Map<string, Set<string>>> {
   const metrics = createMetrics('deploy-check');
   const series = new Map<string, Set<string>>();
-  const typeOf = new Map((await metrics.registry.getMetricsAsJSON()).map((metric) => [metric.name, String(metric.type)]));
+  const typeOf = new Map(
+    (await metrics.registry.getMetricsAsJSON()).map((metric) => [metric.name, String(metric.type)]),
+  );
   for (const metric of metrics.registry.getMetricsAsArray()) {
-    const { name, labelNames } = z.object({ name: z.string(), labelNames: z.array(z.string()).default([]) }).parse(metric);
+    const { name, labelNames } = z
+      .object({ name: z.string(), labelNames: z.array(z.string()).default([]) })
+      .parse(metric);
     const labels = new Set(['service', ...labelNames, ...TARGET_LABELS]);
     const type = typeOf.get(name);
     if (type === 'histogram') {
@@ -40,14 +44,28 @@ export async function hoplineSeries(): Promise<Map<string, Set<string>>> {
  */
 const SERVER_LABELS = ['server_id', 'server_name', 'cluster', 'domain', 'meta_leader', 'is_meta_leader'];
 const STREAM_LABELS = [...SERVER_LABELS, 'account', 'account_id', 'stream_name', 'stream_leader', 'is_stream_leader'];
-const CONSUMER_LABELS = [...STREAM_LABELS, 'consumer_name', 'consumer_leader', 'is_consumer_leader', 'consumer_desc', 'consumer_created'];
+const CONSUMER_LABELS = [
+  ...STREAM_LABELS,
+  'consumer_name',
+  'consumer_leader',
+  'is_consumer_leader',
+  'consumer_desc',
+  'consumer_created',
+];
 export const NATS_EXPORTER_SERIES = new Map<string, Set<string>>([
   ...['total_messages', 'total_bytes', 'first_seq', 'last_seq', 'consumer_count'].map(
     (family) => [`jetstream_stream_${family}`, new Set([...STREAM_LABELS, ...TARGET_LABELS])] as const,
   ),
-  ...['delivered_consumer_seq', 'delivered_stream_seq', 'num_ack_pending', 'num_redelivered', 'num_waiting', 'num_pending', 'ack_floor_stream_seq', 'ack_floor_consumer_seq'].map(
-    (family) => [`jetstream_consumer_${family}`, new Set([...CONSUMER_LABELS, ...TARGET_LABELS])] as const,
-  ),
+  ...[
+    'delivered_consumer_seq',
+    'delivered_stream_seq',
+    'num_ack_pending',
+    'num_redelivered',
+    'num_waiting',
+    'num_pending',
+    'ack_floor_stream_seq',
+    'ack_floor_consumer_seq',
+  ].map((family) => [`jetstream_consumer_${family}`, new Set([...CONSUMER_LABELS, ...TARGET_LABELS])] as const),
 ]);
 
 /** Values a label may take where Hopline's contracts define them. */

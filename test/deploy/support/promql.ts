@@ -54,7 +54,11 @@ function selectorOf(node: SyntaxNode, text: string): Selector {
       const op = matcher.getChild('MatchOp');
       const value = matcher.getChild('StringLiteral');
       return {
-        label: label ? (label.name === 'QuotedLabelName' ? unquote(text.slice(label.from, label.to)) : text.slice(label.from, label.to)) : '',
+        label: label
+          ? label.name === 'QuotedLabelName'
+            ? unquote(text.slice(label.from, label.to))
+            : text.slice(label.from, label.to)
+          : '',
         op: op ? text.slice(op.from, op.to) : '',
         value: value ? unquote(text.slice(value.from, value.to)) : '',
       };
@@ -68,7 +72,8 @@ export function analysePromql(expression: string): PromqlAnalysis {
   const errors: string[] = [];
   tree.iterate({
     enter: (node) => {
-      if (node.type.isError) errors.push(`syntax error at ${node.from}: "${expression.slice(Math.max(0, node.from - 10), node.to + 10)}"`);
+      if (node.type.isError)
+        errors.push(`syntax error at ${node.from}: "${expression.slice(Math.max(0, node.from - 10), node.to + 10)}"`);
     },
   });
   const top = tree.topNode;

@@ -50,7 +50,8 @@ export async function loadServices(): Promise<HoplineService[]> {
     names.map(async (name) => {
       const module: unknown = await import(pathToFileURL(join(repoRoot, 'services', name, 'src', 'config.ts')).href);
       const exported = z.object({ configSchema: zodObject }).safeParse(module);
-      if (!exported.success) throw new Error(`services/${name}/src/config.ts: ${exported.error.issues[0]?.message ?? 'no configSchema'}`);
+      if (!exported.success)
+        throw new Error(`services/${name}/src/config.ts: ${exported.error.issues[0]?.message ?? 'no configSchema'}`);
       return { name, schema: exported.data.configSchema };
     }),
   );

@@ -3,7 +3,10 @@ import { ConfigError, loadConfig, type EnvSchema } from '@hopline/config';
 const LOOPBACK = /(^|[/@])(127\.0\.0\.1|localhost|\[::1\])(:|\/|$)/;
 
 /** What the schema does when a variable is absent: fails, yields nothing, or yields a default. */
-export function absentBehaviour(schema: EnvSchema, key: string): { kind: 'required' } | { kind: 'optional' } | { kind: 'default'; value: unknown } {
+export function absentBehaviour(
+  schema: EnvSchema,
+  key: string,
+): { kind: 'required' } | { kind: 'optional' } | { kind: 'default'; value: unknown } {
   const field = schema.shape[key];
   if (!field) throw new Error(`${key} is not in the schema`);
   const result = field.safeParse(undefined);
@@ -33,7 +36,8 @@ export function variablesNeededInContainer(schema: EnvSchema): Map<string, strin
     }
   }
   if ('OTEL_SERVICE_NAME' in schema.shape) needed.set('OTEL_SERVICE_NAME', 'traces must carry the service name');
-  if ('OTEL_EXPORTER_OTLP_ENDPOINT' in schema.shape) needed.set('OTEL_EXPORTER_OTLP_ENDPOINT', 'without it no span is exported');
+  if ('OTEL_EXPORTER_OTLP_ENDPOINT' in schema.shape)
+    needed.set('OTEL_EXPORTER_OTLP_ENDPOINT', 'without it no span is exported');
   return needed;
 }
 
@@ -49,9 +53,14 @@ export interface EnvReport {
 }
 
 /** Checks one container's environment against its service's configSchema. */
-export function checkServiceEnvironment(service: { name: string; schema: EnvSchema }, env: Readonly<Record<string, string>>): EnvReport {
+export function checkServiceEnvironment(
+  service: { name: string; schema: EnvSchema },
+  env: Readonly<Record<string, string>>,
+): EnvReport {
   const keys = new Set(Object.keys(service.schema.shape));
-  const unread = Object.keys(env).filter((key) => !keys.has(key)).sort();
+  const unread = Object.keys(env)
+    .filter((key) => !keys.has(key))
+    .sort();
   const missing = [...variablesNeededInContainer(service.schema)]
     .filter(([key]) => env[key] === undefined || env[key] === '')
     .map(([key, reason]) => `${key} (${reason})`);

@@ -75,7 +75,9 @@ export class Broker {
   publish(message: WireMessage): number {
     const size = message.data.byteLength + message.headers.byteLength;
     if (size > this.maxPayload) {
-      throw new ValidationError(`publish ${message.subject}: message of ${size} bytes exceeds the server's max payload of ${this.maxPayload} bytes`);
+      throw new ValidationError(
+        `publish ${message.subject}: message of ${size} bytes exceeds the server's max payload of ${this.maxPayload} bytes`,
+      );
     }
     const receivers: Route[] = [];
     const groups = new Map<string, Route[]>();

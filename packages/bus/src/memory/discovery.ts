@@ -62,7 +62,11 @@ export function discoveryAnswer(verb: ServiceVerb, service: ServiceIdentity): un
         id: service.id,
         version,
         description: description ?? '',
-        endpoints: service.endpoints.map((endpoint) => ({ name: endpoint.name, subject: endpoint.subject, queue_group: endpoint.queue })),
+        endpoints: service.endpoints.map((endpoint) => ({
+          name: endpoint.name,
+          subject: endpoint.subject,
+          queue_group: endpoint.queue,
+        })),
       };
     case ServiceVerb.STATS:
       return {

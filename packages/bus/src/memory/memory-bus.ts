@@ -27,7 +27,13 @@ import { assertValidSubject } from '../subjects.js';
 import { withTracing } from '../tracing.js';
 import { decodeHeaders, encodeHeaders } from '../wire-headers.js';
 import { Broker, DEFAULT_MAX_PAYLOAD, Route, type WireMessage } from './broker.js';
-import { DISCOVERY_VERBS, discoveryAnswer, discoverySubjects, EndpointStats, type ServiceIdentity } from './discovery.js';
+import {
+  DISCOVERY_VERBS,
+  discoveryAnswer,
+  discoverySubjects,
+  EndpointStats,
+  type ServiceIdentity,
+} from './discovery.js';
 import { MemoryKeyValueStore } from './memory-kv.js';
 import { openMemoryDurableStream, type MemoryStream } from './memory-stream.js';
 
@@ -113,7 +119,12 @@ class MemoryBus implements Bus {
       };
       let receivers: number;
       try {
-        receivers = this.broker.publish({ subject, reply: inbox.pattern, data, headers: encodeHeaders(options.headers) });
+        receivers = this.broker.publish({
+          subject,
+          reply: inbox.pattern,
+          data,
+          headers: encodeHeaders(options.headers),
+        });
       } catch (error) {
         release();
         reject(error);
@@ -138,7 +149,11 @@ class MemoryBus implements Bus {
     this.broker.publish({ subject, data, headers: encodeHeaders(options.headers) });
   }
 
-  subscribe(subject: string, options: SubscribeOptions, handler: (message: BusMessage) => void | Promise<void>): Subscription {
+  subscribe(
+    subject: string,
+    options: SubscribeOptions,
+    handler: (message: BusMessage) => void | Promise<void>,
+  ): Subscription {
     this.assertOpen(`subscribe ${subject}`);
     assertValidSubject(subject, 'subscribe');
     const inFlight = new InFlight();
@@ -175,11 +190,14 @@ class MemoryBus implements Bus {
       definition,
       id: nuid.next(),
       started: new Date().toISOString(),
-      endpoints: definition.endpoints.map((endpoint) => new EndpointStats(endpoint.name, endpoint.subject, endpoint.queue ?? definition.name)),
+      endpoints: definition.endpoints.map(
+        (endpoint) => new EndpointStats(endpoint.name, endpoint.subject, endpoint.queue ?? definition.name),
+      ),
     };
 
     const respondTo = (request: WireMessage) => (reply: Reply) => {
-      if (request.reply !== undefined) this.broker.publish({ subject: request.reply, data: reply.data, headers: encodeHeaders(reply.headers) });
+      if (request.reply !== undefined)
+        this.broker.publish({ subject: request.reply, data: reply.data, headers: encodeHeaders(reply.headers) });
     };
     const endpointRoutes = definition.endpoints.map((endpoint, index) => {
       const stats = identity.endpoints[index];
@@ -194,7 +212,10 @@ class MemoryBus implements Bus {
     });
     const discoveryRoutes = DISCOVERY_VERBS.flatMap((verb) =>
       discoverySubjects(verb, definition.name, identity.id).map(
-        (subject) => new Route(subject, undefined, (wire) => respondTo(wire)({ data: new TextEncoder().encode(JSON.stringify(discoveryAnswer(verb, identity))) })),
+        (subject) =>
+          new Route(subject, undefined, (wire) =>
+            respondTo(wire)({ data: new TextEncoder().encode(JSON.stringify(discoveryAnswer(verb, identity))) }),
+          ),
       ),
     );
     const removals = [...endpointRoutes, ...discoveryRoutes].map((route) => this.broker.add(route));

@@ -79,7 +79,11 @@ export async function openJetStreamDurableStream(
     if (existing === undefined) {
       await jsm.streams.add({ name, subjects: streamSubjects, duplicate_window: duplicateWindow });
     } else {
-      await jsm.streams.update(name, { ...existing.config, subjects: streamSubjects, duplicate_window: duplicateWindow });
+      await jsm.streams.update(name, {
+        ...existing.config,
+        subjects: streamSubjects,
+        duplicate_window: duplicateWindow,
+      });
     }
   } catch (error) {
     throw fromNatsError(error, { operation: 'create stream', subject: name });
@@ -90,7 +94,10 @@ export async function openJetStreamDurableStream(
     async publish(subject, data, publishOptions) {
       assertValidSubject(subject, 'publish');
       try {
-        const ack = await js.publish(subject, data, { msgID: publishOptions.msgId, headers: toMsgHdrs(publishOptions.headers) });
+        const ack = await js.publish(subject, data, {
+          msgID: publishOptions.msgId,
+          headers: toMsgHdrs(publishOptions.headers),
+        });
         return { duplicate: ack.duplicate, seq: ack.seq };
       } catch (error) {
         // JetStream answers "no responders" when no stream stores the subject.
@@ -112,7 +119,9 @@ export async function openJetStreamDurableStream(
       }
       const loop = (async () => {
         for await (const delivery of messages) await settleOne(delivery, handler, report, termWithReason);
-      })().catch((error: unknown) => report(fromNatsError(error, { operation: 'consume', subject: name }), { operation: 'consume', subject: name }));
+      })().catch((error: unknown) =>
+        report(fromNatsError(error, { operation: 'consume', subject: name }), { operation: 'consume', subject: name }),
+      );
       const durableConsumer: DurableConsumer = {
         stop: async () => {
           consumers.delete(durableConsumer);
@@ -131,7 +140,9 @@ async function ensureConsumer(jsm: JetStreamManager, stream: string, options: Du
   assertValidSubject(options.filterSubject, 'subscribe');
   const ackWait = nanos(options.ackWaitMs);
   try {
-    const existing: ConsumerInfo | undefined = await orUndefinedWhenMissing(jsm.consumers.info(stream, options.durable));
+    const existing: ConsumerInfo | undefined = await orUndefinedWhenMissing(
+      jsm.consumers.info(stream, options.durable),
+    );
     if (existing === undefined) {
       await jsm.consumers.add(stream, {
         durable_name: options.durable,

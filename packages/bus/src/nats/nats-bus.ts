@@ -53,7 +53,9 @@ export async function connectNatsBus(options: NatsBusOptions): Promise<Bus> {
       noAsyncTraces: true,
     });
   } catch (error) {
-    throw new UnavailableError(`cannot connect to NATS at ${options.url}: ${(error as Error).message}`, { cause: error });
+    throw new UnavailableError(`cannot connect to NATS at ${options.url}: ${(error as Error).message}`, {
+      cause: error,
+    });
   }
   return withTracing(new NatsBus(connection, options.onError ?? reportToStderr));
 }
@@ -98,7 +100,11 @@ class NatsBus implements Bus {
     }
   }
 
-  subscribe(subject: string, options: SubscribeOptions, handler: (message: BusMessage) => void | Promise<void>): Subscription {
+  subscribe(
+    subject: string,
+    options: SubscribeOptions,
+    handler: (message: BusMessage) => void | Promise<void>,
+  ): Subscription {
     assertValidSubject(subject, 'subscribe');
     const inFlight = new InFlight();
     let natsSubscription: NatsSubscription;
@@ -107,13 +113,18 @@ class NatsBus implements Bus {
         queue: options.queue,
         callback: (error, msg) => {
           if (error) {
-            this.onError(fromNatsError(error, { operation: 'subscribe', subject }), { operation: 'subscribe', subject });
+            this.onError(fromNatsError(error, { operation: 'subscribe', subject }), {
+              operation: 'subscribe',
+              subject,
+            });
             return;
           }
           const message = toBusMessage(msg);
           inFlight
             .track((async () => handler(message))())
-            .catch((handlerError: unknown) => this.onError(handlerError, { operation: 'handle', subject: message.subject }));
+            .catch((handlerError: unknown) =>
+              this.onError(handlerError, { operation: 'handle', subject: message.subject }),
+            );
         },
       });
     } catch (error) {

@@ -16,7 +16,8 @@ export const singleMode: EvalMode = {
         deadlineUnixMs: Date.now() + questionTimeoutMs,
       });
       const latencyMs = performance.now() - started;
-      if (result.degraded) throw new Error(`question ${question.id}: retrieval degraded: ${result.degradedReasons.join('; ')}`);
+      if (result.degraded)
+        throw new Error(`question ${question.id}: retrieval degraded: ${result.degradedReasons.join('; ')}`);
       outcomes.push({
         id: question.id,
         dataset: question.dataset,

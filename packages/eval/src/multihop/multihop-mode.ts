@@ -53,8 +53,18 @@ function lexicalReranker(k: number): RerankerPort {
   });
   return {
     async rerank(input, ctx) {
-      const result = await reranker.rerank({ query: input.query, chunks: input.chunks, topN: input.topN, deadlineUnixMs: ctx.deadlineUnixMs, signal: ctx.signal });
-      return { chunks: result.chunks, fallback: result.fallback, ...(result.fallbackReason ? { fallbackReason: result.fallbackReason } : {}) };
+      const result = await reranker.rerank({
+        query: input.query,
+        chunks: input.chunks,
+        topN: input.topN,
+        deadlineUnixMs: ctx.deadlineUnixMs,
+        signal: ctx.signal,
+      });
+      return {
+        chunks: result.chunks,
+        fallback: result.fallback,
+        ...(result.fallbackReason ? { fallbackReason: result.fallbackReason } : {}),
+      };
     },
   };
 }

@@ -35,7 +35,9 @@ export function parseJsonReply<T>(reply: string, schema: z.ZodType<T>): JsonRepl
   }
   const result = schema.safeParse(parsed);
   if (!result.success) {
-    const issues = result.error.issues.slice(0, 5).map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`);
+    const issues = result.error.issues
+      .slice(0, 5)
+      .map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`);
     return { ok: false, problem: `the JSON does not match the schema: ${issues.join('; ')}` };
   }
   return { ok: true, value: result.data };

@@ -16,7 +16,10 @@ import { describeSchema, ModelOutputError, parseJsonReply } from './json-reply.j
 
 /** The part of `@hopline/resilience`'s Guard the adapter needs: a breaker with a per-call signal. */
 export interface CallGuard {
-  call<T>(work: (signal: AbortSignal) => Promise<T>, options: { deadlineUnixMs: number; capMs?: number; signal?: AbortSignal }): Promise<T>;
+  call<T>(
+    work: (signal: AbortSignal) => Promise<T>,
+    options: { deadlineUnixMs: number; capMs?: number; signal?: AbortSignal },
+  ): Promise<T>;
 }
 
 export interface OpenAiChatModelOptions {
@@ -36,21 +39,35 @@ const DEFAULT_REQUEST_TIMEOUT_MS = 20_000;
 
 function toUsage(usage: OpenAI.CompletionUsage | null | undefined): ChatUsage {
   if (!usage) return NO_USAGE;
-  return { promptTokens: usage.prompt_tokens, completionTokens: usage.completion_tokens, totalTokens: usage.total_tokens };
+  return {
+    promptTokens: usage.prompt_tokens,
+    completionTokens: usage.completion_tokens,
+    totalTokens: usage.total_tokens,
+  };
 }
 
 /** An OpenAI client error in Hopline's taxonomy, so breakers and retries judge it rightly. */
 function toModelError(error: unknown, signal: AbortSignal | undefined, baseURL: string): HoplineError {
   if (signal?.aborted) return abortReason(signal);
   if (isHoplineError(error)) return error;
-  if (error instanceof OpenAI.APIConnectionTimeoutError) return new DeadlineExceededError(`the model server at ${baseURL} timed out`, { cause: error });
-  if (error instanceof OpenAI.APIUserAbortError) return new CancelledError('the model request was cancelled', { cause: error });
-  if (error instanceof OpenAI.APIConnectionError) return new UnavailableError(`the model server at ${baseURL} cannot be reached`, { cause: error });
+  if (error instanceof OpenAI.APIConnectionTimeoutError)
+    return new DeadlineExceededError(`the model server at ${baseURL} timed out`, { cause: error });
+  if (error instanceof OpenAI.APIUserAbortError)
+    return new CancelledError('the model request was cancelled', { cause: error });
+  if (error instanceof OpenAI.APIConnectionError)
+    return new UnavailableError(`the model server at ${baseURL} cannot be reached`, { cause: error });
   if (error instanceof OpenAI.APIError) {
     const status = error.status ?? 0;
-    if (status === 429 || status >= 500) return new UnavailableError(`the model server answered ${status}: ${error.message}`, { cause: error });
-    if (status === 401) return new HoplineError('unauthenticated', `the model server refused the API key: ${error.message}`, { cause: error });
-    if (status === 403) return new HoplineError('permission_denied', `the model server denied the request: ${error.message}`, { cause: error });
+    if (status === 429 || status >= 500)
+      return new UnavailableError(`the model server answered ${status}: ${error.message}`, { cause: error });
+    if (status === 401)
+      return new HoplineError('unauthenticated', `the model server refused the API key: ${error.message}`, {
+        cause: error,
+      });
+    if (status === 403)
+      return new HoplineError('permission_denied', `the model server denied the request: ${error.message}`, {
+        cause: error,
+      });
     return new ValidationError(`the model server rejected the request (${status}): ${error.message}`, { cause: error });
   }
   return new HoplineError('internal', error instanceof Error ? error.message : String(error), { cause: error });
@@ -83,7 +100,8 @@ export function createOpenAiChatModel(options: OpenAiChatModelOptions): ChatMode
             throw toModelError(error, signal, options.baseURL);
           }
         };
-        if (options.guard) return options.guard.call(run, { deadlineUnixMs: request.deadlineUnixMs, capMs, signal: request.signal });
+        if (options.guard)
+          return options.guard.call(run, { deadlineUnixMs: request.deadlineUnixMs, capMs, signal: request.signal });
         const signal = deadlineSignal(Math.min(request.deadlineUnixMs, Date.now() + capMs), request.signal);
         return run(signal);
       },
@@ -91,38 +109,50 @@ export function createOpenAiChatModel(options: OpenAiChatModelOptions): ChatMode
     );
 
   const requestText = (request: ChatRequest, messages: readonly ChatMessage[]) =>
-    instrument('llm chat', { attributes: { 'gen_ai.request.model': options.model, 'gen_ai.operation.name': 'chat' } }, async (span) => {
-      request.meter?.beforeCall();
-      const completion = await guarded(request, (signal) =>
-        client.chat.completions.create(
-          {
-            model: options.model,
-            messages: messages.map((message) => ({ role: message.role, content: message.content })),
-            temperature: request.temperature ?? 0,
-            ...(request.maxTokens === undefined ? {} : { max_tokens: request.maxTokens }),
-          },
-          { signal },
-        ),
-      );
-      const usage = toUsage(completion.usage);
-      request.meter?.record(usage.totalTokens);
-      span.setAttributes({ 'gen_ai.usage.input_tokens': usage.promptTokens, 'gen_ai.usage.output_tokens': usage.completionTokens });
-      const text = completion.choices[0]?.message.content;
-      if (typeof text !== 'string') throw new ModelOutputError('the model returned no message content');
-      return { text, usage };
-    });
+    instrument(
+      'llm chat',
+      { attributes: { 'gen_ai.request.model': options.model, 'gen_ai.operation.name': 'chat' } },
+      async (span) => {
+        request.meter?.beforeCall();
+        const completion = await guarded(request, (signal) =>
+          client.chat.completions.create(
+            {
+              model: options.model,
+              messages: messages.map((message) => ({ role: message.role, content: message.content })),
+              temperature: request.temperature ?? 0,
+              ...(request.maxTokens === undefined ? {} : { max_tokens: request.maxTokens }),
+            },
+            { signal },
+          ),
+        );
+        const usage = toUsage(completion.usage);
+        request.meter?.record(usage.totalTokens);
+        span.setAttributes({
+          'gen_ai.usage.input_tokens': usage.promptTokens,
+          'gen_ai.usage.output_tokens': usage.completionTokens,
+        });
+        const text = completion.choices[0]?.message.content;
+        if (typeof text !== 'string') throw new ModelOutputError('the model returned no message content');
+        return { text, usage };
+      },
+    );
 
   async function complete(request: ChatRequest | JsonChatRequest<unknown>): Promise<ChatResult<unknown>> {
     const first = await requestText(request, request.messages);
-    if (!('json' in request)) return { value: first.text, text: first.text, usage: first.usage, requests: 1, model: options.model };
+    if (!('json' in request))
+      return { value: first.text, text: first.text, usage: first.usage, requests: 1, model: options.model };
 
     const parsed = parseJsonReply(first.text, request.json);
-    if (parsed.ok) return { value: parsed.value, text: first.text, usage: first.usage, requests: 1, model: options.model };
+    if (parsed.ok)
+      return { value: parsed.value, text: first.text, usage: first.usage, requests: 1, model: options.model };
 
     const repairMessages: ChatMessage[] = [
       ...request.messages,
       { role: 'assistant', content: first.text },
-      { role: 'user', content: renderPrompt('repair-json', { problem: parsed.problem, schema: describeSchema(request.json) }) },
+      {
+        role: 'user',
+        content: renderPrompt('repair-json', { problem: parsed.problem, schema: describeSchema(request.json) }),
+      },
     ];
     const second = await requestText(request, repairMessages);
     const usage = addUsage(first.usage, second.usage);

@@ -15,9 +15,13 @@ export interface ReadAnswer {
 }
 
 const MONTH = '(?:January|February|March|April|May|June|July|August|September|October|November|December)';
-const FULL_DATE = new RegExp(`\\b(?:\\d{1,2}\\s+${MONTH}\\s+\\d{3,4}|${MONTH}\\s+\\d{1,2},?\\s+\\d{3,4}|${MONTH}\\s+\\d{3,4})\\b`, 'g');
+const FULL_DATE = new RegExp(
+  `\\b(?:\\d{1,2}\\s+${MONTH}\\s+\\d{3,4}|${MONTH}\\s+\\d{1,2},?\\s+\\d{3,4}|${MONTH}\\s+\\d{3,4})\\b`,
+  'g',
+);
 const YEAR = /\b(1[0-9]{3}|20[0-9]{2})s?\b/g;
-const NUMBER = /\b\d[\d,.]*(?:\s+(?:million|billion|thousand|hundred))?\b|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|hundred)\b/gi;
+const NUMBER =
+  /\b\d[\d,.]*(?:\s+(?:million|billion|thousand|hundred))?\b|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|hundred)\b/gi;
 
 /** Sentences of the chunks, those sharing most relation words with the question first. */
 function rankedSentences(chunks: readonly Chunk__Output[], relationTerms: readonly string[]) {
@@ -39,10 +43,17 @@ function firstMatch(pattern: RegExp, text: string): string | undefined {
 }
 
 /** A date or number answer from the sentence that best matches the question's relation words. */
-export function readTypedAnswer(type: AnswerType, cited: readonly Chunk__Output[], relationTerms: readonly string[]): ReadAnswer | undefined {
+export function readTypedAnswer(
+  type: AnswerType,
+  cited: readonly Chunk__Output[],
+  relationTerms: readonly string[],
+): ReadAnswer | undefined {
   if (type !== 'date' && type !== 'number') return undefined;
   for (const sentence of rankedSentences(cited, relationTerms)) {
-    const found = type === 'date' ? (firstMatch(FULL_DATE, sentence.text) ?? firstMatch(YEAR, sentence.text)) : firstMatch(NUMBER, sentence.text);
+    const found =
+      type === 'date'
+        ? (firstMatch(FULL_DATE, sentence.text) ?? firstMatch(YEAR, sentence.text))
+        : firstMatch(NUMBER, sentence.text);
     if (found) return { answer: found.trim(), chunkId: sentence.chunkId };
   }
   return undefined;
@@ -73,10 +84,15 @@ export interface DatedOption {
  * earlier year, "died later" the later. Undefined when the question compares something else,
  * fewer than two options have a year, or the years tie.
  */
-export function pickByYear(question: string, options: readonly DatedOption[]): { chosen: DatedOption; other: DatedOption } | undefined {
+export function pickByYear(
+  question: string,
+  options: readonly DatedOption[],
+): { chosen: DatedOption; other: DatedOption } | undefined {
   const wanted = dateComparison(question);
   if (!wanted) return undefined;
-  const dated = options.filter((entry) => entry.year !== undefined).sort((a, b) => (a.year as number) - (b.year as number));
+  const dated = options
+    .filter((entry) => entry.year !== undefined)
+    .sort((a, b) => (a.year as number) - (b.year as number));
   if (dated.length < 2) return undefined;
   const chosen = wanted === 'earlier' ? dated[0] : dated.at(-1);
   const other = wanted === 'earlier' ? dated.at(-1) : dated[0];

@@ -39,7 +39,8 @@ export interface CandidateOptions {
 // than being one, so it makes a poor bridge unless the question asks for a nationality.
 const DEMONYM = /^\p{Lu}\p{Ll}+(?:an|ian|ish|ese|i|ic)$/u;
 const DEMONYM_WEIGHT = 0.3;
-const DATE_LIKE = /\b(January|February|March|April|May|June|July|August|September|October|November|December)\b|^\p{N}+$/u;
+const DATE_LIKE =
+  /\b(January|February|March|April|May|June|July|August|September|October|November|December)\b|^\p{N}+$/u;
 const TRAILING_NUMBERS = /(?:\s+[\p{N}][\p{N}\p{Pd}.,:/]*)+$/u;
 const PROXIMITY_SCALE = 4;
 const FOLLOWS_RELATION = 1.3;
@@ -102,7 +103,12 @@ export function bridgeCandidates(cited: readonly Chunk__Output[], options: Candi
       let proximity = 0;
       if (span.firstToken >= 0) {
         for (const position of relationPositions) {
-          const gap = position < span.firstToken ? span.firstToken - position : position >= span.lastToken ? position - span.lastToken + 1 : 0;
+          const gap =
+            position < span.firstToken
+              ? span.firstToken - position
+              : position >= span.lastToken
+                ? position - span.lastToken + 1
+                : 0;
           // English names the role-holder after the relation: "directed by X", "the son of X".
           const after = position < span.firstToken ? FOLLOWS_RELATION : 1;
           proximity = Math.max(proximity, after / (1 + gap / PROXIMITY_SCALE));
@@ -110,9 +116,16 @@ export function bridgeCandidates(cited: readonly Chunk__Output[], options: Candi
       }
       for (const relationSpan of hanRelations) {
         const before = relationSpan.end <= span.start;
-        const gap = before ? span.start - relationSpan.end : relationSpan.start >= span.end ? relationSpan.start - span.end : 0;
+        const gap = before
+          ? span.start - relationSpan.end
+          : relationSpan.start >= span.end
+            ? relationSpan.start - span.end
+            : 0;
         // "负责人是李明" names the holder after the relation, as English does.
-        proximity = Math.max(proximity, (before ? FOLLOWS_RELATION : 1) / (1 + gap / HAN_CHARS_PER_TOKEN / PROXIMITY_SCALE));
+        proximity = Math.max(
+          proximity,
+          (before ? FOLLOWS_RELATION : 1) / (1 + gap / HAN_CHARS_PER_TOKEN / PROXIMITY_SCALE),
+        );
       }
       const titled = titleKeys.has(key) ? TITLE_OF_RETRIEVED_BONUS : 0;
       const early = EARLY_MENTION_WEIGHT / (1 + span.start / 150);
@@ -125,7 +138,12 @@ export function bridgeCandidates(cited: readonly Chunk__Output[], options: Candi
     for (const title of options.retrievedTitles) {
       const name = bareTitle(title);
       const long = hasHan(name) ? name.length >= 2 : name.length > 3;
-      if (long && entityKey(name) !== ownKey && lowerText.includes(name.toLowerCase()) && !isKnown(name, options.known)) {
+      if (
+        long &&
+        entityKey(name) !== ownKey &&
+        lowerText.includes(name.toLowerCase()) &&
+        !isKnown(name, options.known)
+      ) {
         offer(name, NAMED_TITLE_SCORE * weight, chunk.chunkId);
       }
     }
@@ -138,7 +156,8 @@ function hanRelationSpans(text: string, relation: readonly string[]): { start: n
   const found: { start: number; end: number }[] = [];
   for (const term of relation) {
     if (!hasHan(term)) continue;
-    for (let at = text.indexOf(term); at >= 0; at = text.indexOf(term, at + term.length)) found.push({ start: at, end: at + term.length });
+    for (let at = text.indexOf(term); at >= 0; at = text.indexOf(term, at + term.length))
+      found.push({ start: at, end: at + term.length });
   }
   return found;
 }

@@ -74,7 +74,9 @@ const isNounish = (word: TaggedWord) => /^(?:n|nr|nrt|nrfg|ns|nt|nz|ng|nl|j|eng)
 
 // Heads that make a name of what precedes them: "北风" + "实验室", "数据平台" + "部".
 const ORGANISATION_HEADS: ReadonlySet<string> = new Set(
-  '实验室 公司 集团 大学 学院 学校 中学 小学 医院 银行 研究所 研究院 研究中心 中心 部 部门 局 厅 署 委员会 协会 学会 基金会 项目 工作室 俱乐部 球队 队 乐队 出版社 报社 电视台 事务所 工厂 厂'.split(' '),
+  '实验室 公司 集团 大学 学院 学校 中学 小学 医院 银行 研究所 研究院 研究中心 中心 部 部门 局 厅 署 委员会 协会 学会 基金会 项目 工作室 俱乐部 球队 队 乐队 出版社 报社 电视台 事务所 工厂 厂'.split(
+    ' ',
+  ),
 );
 
 /** Role nouns a Chinese question asks about: "X的负责人", "X的创始人". */
@@ -84,10 +86,43 @@ export const CHINESE_ROLE_NOUNS: readonly string[] = (
 ).split(' ');
 
 // A name follows these: "负责人是李明", "隶属于数据平台部", "毕业于清华大学".
-const NAME_FOLLOWS = new Set(['隶属于', '隶属', '属于', '归属于', '归属', '就职于', '任职于', '供职于', '加入', '来自', '位于', '出生于', '生于', '毕业于', '嫁给', '娶']);
+const NAME_FOLLOWS = new Set([
+  '隶属于',
+  '隶属',
+  '属于',
+  '归属于',
+  '归属',
+  '就职于',
+  '任职于',
+  '供职于',
+  '加入',
+  '来自',
+  '位于',
+  '出生于',
+  '生于',
+  '毕业于',
+  '嫁给',
+  '娶',
+]);
 const COPULAS = new Set(['是', '为', '：', ':']);
 // A name precedes these: "李明担任…", "由张伟负责".
-const NAME_PRECEDES = new Set(['担任', '出任', '兼任', '任职', '负责', '领导', '主导', '牵头', '创立', '创办', '创建', '执导', '主演', '编写', '管理']);
+const NAME_PRECEDES = new Set([
+  '担任',
+  '出任',
+  '兼任',
+  '任职',
+  '负责',
+  '领导',
+  '主导',
+  '牵头',
+  '创立',
+  '创办',
+  '创建',
+  '执导',
+  '主演',
+  '编写',
+  '管理',
+]);
 
 export interface ChineseName {
   text: string;
@@ -129,7 +164,8 @@ export function chineseNames(text: string): ChineseName[] {
     if ([...name].length < 2 || !HAN.test(name) || CHINESE_FUNCTION_WORDS.has(name)) return;
     const key = `${first.start}:${name}`;
     const current = found.get(key);
-    if (!current || (stated && !current.stated)) found.set(key, { text: name, start: first.start, end: last.end, stated });
+    if (!current || (stated && !current.stated))
+      found.set(key, { text: name, start: first.start, end: last.end, stated });
   };
 
   words.forEach((word, index) => {
@@ -140,7 +176,8 @@ export function chineseNames(text: string): ChineseName[] {
     }
     const next = words[index + 1];
     if (NAME_FOLLOWS.has(word.word)) add(nounPhraseFrom(words, index + 1), true);
-    if (CHINESE_ROLE_NOUNS.includes(word.word) && next && COPULAS.has(next.word)) add(nounPhraseFrom(words, index + 2), true);
+    if (CHINESE_ROLE_NOUNS.includes(word.word) && next && COPULAS.has(next.word))
+      add(nounPhraseFrom(words, index + 2), true);
     if (NAME_PRECEDES.has(word.word)) {
       // "由张伟负责": the phrase between 由 and the verb; "李明担任…": a tagged name before the verb.
       const phrase = nounPhraseBefore(words, index);
@@ -165,6 +202,7 @@ export function chineseQuestionEntities(question: string): string[] {
   };
   const possessive = words.findIndex((word) => word.word === '的');
   if (possessive > 0) push(nounPhraseBefore(words, possessive));
-  for (const name of chineseNames(question)) if (!entities.some((entity) => entity.includes(name.text))) entities.push(name.text);
+  for (const name of chineseNames(question))
+    if (!entities.some((entity) => entity.includes(name.text))) entities.push(name.text);
   return entities;
 }

@@ -35,5 +35,7 @@ export function claimPhrases(text: string): string[] {
   }
   for (const match of text.matchAll(NUMBER)) phrases.add(match[0]);
   // A name inside a longer claimed name ("Falcons" in "Granite Falcons") is claimed by it.
-  return [...phrases].filter((phrase) => ![...phrases].some((other) => other !== phrase && other.includes(phrase) && !/^\p{N}/u.test(phrase)));
+  return [...phrases].filter(
+    (phrase) => ![...phrases].some((other) => other !== phrase && other.includes(phrase) && !/^\p{N}/u.test(phrase)),
+  );
 }

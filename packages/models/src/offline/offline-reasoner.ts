@@ -6,7 +6,15 @@ import type { BridgeCandidate } from './bridge.js';
 import { bridgeCandidates, isAbout, UNANCHORED_WEIGHT } from './bridge.js';
 import { gradeEvidence } from './grade.js';
 import type { AnswerType } from './question.js';
-import { answerType, chineseComparisonOptions, choiceOptions, dateComparison, questionAnchors, questionWords, relationTerms } from './question.js';
+import {
+  answerType,
+  chineseComparisonOptions,
+  choiceOptions,
+  dateComparison,
+  questionAnchors,
+  questionWords,
+  relationTerms,
+} from './question.js';
 import { expandRelations, isRoleNoun } from './relations.js';
 import { synthesizeOffline } from './synthesis.js';
 import { bareTitle, containsStem, contentTerms, entityKey } from './text.js';
@@ -81,7 +89,10 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
 
     const about = chunksAbout(chunks, sought).slice(0, ABOUT_CITATIONS);
     const cited = last
-      ? (about.length > 0 ? about : chunks.filter((chunk) => sought.some((entity) => mentions(chunk, entity))).slice(0, 1)).slice(0, settings.laterHopCitations)
+      ? (about.length > 0
+          ? about
+          : chunks.filter((chunk) => sought.some((entity) => mentions(chunk, entity))).slice(0, 1)
+        ).slice(0, settings.laterHopCitations)
       : unique([...about, ...chunks]).slice(0, settings.firstHopCitations);
 
     const candidateOptions = {
@@ -100,19 +111,27 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
     const readBefore = previous.flatMap((step) => step.cited.slice(0, 1));
     const coveredBefore = readBefore.flatMap((chunk) => contentTerms(`${chunk.title} ${chunk.text}`));
     const stillAsked = relation.filter((term) => !containsStem(coveredBefore, term));
-    const covered = [...coveredBefore, ...(about.length > 0 ? about : cited.slice(0, 1)).flatMap((chunk) => contentTerms(`${chunk.title} ${chunk.text}`))];
+    const covered = [
+      ...coveredBefore,
+      ...(about.length > 0 ? about : cited.slice(0, 1)).flatMap((chunk) =>
+        contentTerms(`${chunk.title} ${chunk.text}`),
+      ),
+    ];
     const unresolved = relation.filter((term) => !containsStem(covered, term));
     // A question read as one lookup whose evidence leaves relation words unexplained has a
     // bridge the wording hid ("a 1935 film starring an actress born in what year"): one more
     // hop, when the chain has one.
-    const hiddenBridge = input.expectedHops === 1 && hop === 1 && input.hopsLeft > 0 && unresolved.length > 0 && candidates.length > 0;
+    const hiddenBridge =
+      input.expectedHops === 1 && hop === 1 && input.hopsLeft > 0 && unresolved.length > 0 && candidates.length > 0;
     const done = hop >= input.expectedHops && !hiddenBridge;
 
     if (done) {
       const typed = readTypedAnswer(hopAnswerType(input), cited, relation);
       // The answer is read from the documents about what this hop looked for, when it found any.
       const source = about.length > 0 ? about : cited;
-      const named = typed ? undefined : (bridgeCandidates(source, { ...candidateOptions, concluding: true })[0] ?? entityItself(about, hop));
+      const named = typed
+        ? undefined
+        : (bridgeCandidates(source, { ...candidateOptions, concluding: true })[0] ?? entityItself(about, hop));
       const answer = typed?.answer ?? named?.name;
       if (!answer) return unknownFinding(citedIds);
       // A name is only an answer where the evidence states the relation the question asks for:
@@ -120,16 +139,30 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
       if (named && stillAsked.length > 0 && !statesRelation(cited, stillAsked)) return unknownFinding(citedIds);
       const sourceId = typed?.chunkId ?? named?.chunkId;
       // A named answer's own document, when this hop retrieved it, is evidence that it is what was asked.
-      const own = typed ? [] : chunksAbout(chunks, [answer]).slice(0, 1).map((chunk) => chunk.chunkId);
+      const own = typed
+        ? []
+        : chunksAbout(chunks, [answer])
+            .slice(0, 1)
+            .map((chunk) => chunk.chunkId);
       return {
         answer,
         unknown: false,
         done: true,
         nextQuery: '',
-        confidence: confidenceOf(candidates.map((candidate) => candidate.score), typed !== undefined),
-        citedChunkIds: [...new Set([...about.map((chunk) => chunk.chunkId), ...(sourceId ? [sourceId] : []), ...own, ...citedIds])],
+        confidence: confidenceOf(
+          candidates.map((candidate) => candidate.score),
+          typed !== undefined,
+        ),
+        citedChunkIds: [
+          ...new Set([...about.map((chunk) => chunk.chunkId), ...(sourceId ? [sourceId] : []), ...own, ...citedIds]),
+        ],
         // A sub-question that others depend on hands them its answer and the runners-up.
-        bridgeEntities: [...new Set([answer, ...candidates.slice(0, settings.entitiesPerQuery - 1).map((candidate) => candidate.name)])],
+        bridgeEntities: [
+          ...new Set([
+            answer,
+            ...candidates.slice(0, settings.entitiesPerQuery - 1).map((candidate) => candidate.name),
+          ]),
+        ],
       };
     }
 
@@ -139,11 +172,16 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
     // would only pull the search towards its own documents. A later hop whose best lead's own
     // document gives the best bridge follows that document: the names in the documents of the
     // runner-up leads belong to other chains, and only names near as good as the best go with it.
-    const leadDocuments = new Set(last ? cited.filter((chunk) => isAbout(chunk, sought[0] ?? '')).map((chunk) => chunk.chunkId) : []);
+    const leadDocuments = new Set(
+      last ? cited.filter((chunk) => isAbout(chunk, sought[0] ?? '')).map((chunk) => chunk.chunkId) : [],
+    );
     const fromLead = candidates.filter((candidate) => leadDocuments.has(candidate.chunkId));
     const followed = fromLead.length > 0 && fromLead[0] === candidates[0] ? fromLead : candidates;
     const floor = (candidates[0]?.score ?? 0) * (followed === fromLead ? LEAD_BRIDGE_SCORE_FLOOR : BRIDGE_SCORE_FLOOR);
-    const bridges = followed.slice(0, settings.entitiesPerQuery).filter((candidate) => candidate.score >= floor).map((candidate) => candidate.name);
+    const bridges = followed
+      .slice(0, settings.entitiesPerQuery)
+      .filter((candidate) => candidate.score >= floor)
+      .map((candidate) => candidate.name);
     // The best bridges' own documents, when this hop already retrieved them, support them.
     const bridgePages = chunksAbout(chunks, bridges.slice(0, BRIDGE_PAGES_SOUGHT)).slice(0, BRIDGE_PAGE_CITATIONS);
     return {
@@ -151,9 +189,19 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
       unknown: false,
       done: false,
       nextQuery: [...bridges, ...questionWords(input.focus, unresolved)].join(' '),
-      confidence: confidenceOf(candidates.map((candidate) => candidate.score), false),
+      confidence: confidenceOf(
+        candidates.map((candidate) => candidate.score),
+        false,
+      ),
       citedChunkIds: [
-        ...new Set([...about.map((chunk) => chunk.chunkId), ...bridgePages.map((chunk) => chunk.chunkId), candidates[0]?.chunkId ?? '', ...citedIds].filter(Boolean)),
+        ...new Set(
+          [
+            ...about.map((chunk) => chunk.chunkId),
+            ...bridgePages.map((chunk) => chunk.chunkId),
+            candidates[0]?.chunkId ?? '',
+            ...citedIds,
+          ].filter(Boolean),
+        ),
       ],
       bridgeEntities: bridges,
     };

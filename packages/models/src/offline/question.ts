@@ -11,7 +11,8 @@ export type AnswerType = 'date' | 'number' | 'yesno' | 'choice' | 'entity';
 
 const AUXILIARY_OPENING = /^\s*(is|are|was|were|do|does|did|has|have|had|can|could|will|would|should)\b/i;
 const DATE_QUESTION = /\b(when|what year|which year|what date|in what year|on what date)\b|何时|哪一年|什么时候/i;
-const NUMBER_QUESTION = /\b(how many|how much|how long|how old|how tall|how far|what percentage|what number)\b|多少|几/i;
+const NUMBER_QUESTION =
+  /\b(how many|how much|how long|how old|how tall|how far|what percentage|what number)\b|多少|几/i;
 
 /** Named entities the question mentions: capitalised runs, quoted titles, and Chinese names (see chinese.ts). */
 export function questionAnchors(question: string): string[] {
@@ -27,19 +28,32 @@ export function questionAnchors(question: string): string[] {
     anchors.push(text);
   }
   // A quoted title contains capitalised runs of its own; the longer title is the entity.
-  return anchors.filter((anchor) => !anchors.some((other) => other !== anchor && entityKey(other).includes(entityKey(anchor)) && entityKey(other) !== entityKey(anchor)));
+  return anchors.filter(
+    (anchor) =>
+      !anchors.some(
+        (other) =>
+          other !== anchor && entityKey(other).includes(entityKey(anchor)) && entityKey(other) !== entityKey(anchor),
+      ),
+  );
 }
 
 const CHOICE_TAIL = /,\s*(?:the\s+)?([^,?]+?)\s+or\s+(?:the\s+)?([^,?]+?)\s*\??\s*$/i;
 // "Between A and B, which …" asks to choose; "a collaboration between A and B" does not.
-const CHOICE_BETWEEN = /^\s*(?:in\s+)?between\s+(?:the\s+)?(.+?)\s+and\s+(?:the\s+)?(.+?)(?:,|\s+which\b|\s+who\b|\?|$)/i;
+const CHOICE_BETWEEN =
+  /^\s*(?:in\s+)?between\s+(?:the\s+)?(.+?)\s+and\s+(?:the\s+)?(.+?)(?:,|\s+which\b|\s+who\b|\?|$)/i;
 const CHOICE_MIDDLE = /,\s*(?:the\s+)?([^,?]+?)\s+or\s+(?:the\s+)?([^,?]+?)\s*,/i;
-const CHOICE_INLINE = /\b(?:which|who|what)\b[^,?]*?\b(?:is|was|are|were|has|had|came|come)?\s*[^,?]*?[,:]?\s+(?:the\s+)?([A-Z0-9"'“][^,?]*?)\s+or\s+(?:the\s+)?([A-Z0-9"'“][^,?]*?)\s*\??\s*$/;
-const CHINESE_CHOICE = /(?:对比|比较|区别)?\s*([^，,、和与跟及]+?)\s*(?:和|与|跟|及|还是|、)\s*([^，,的？?]+?)(?:的|，|,|？|\?|$)/;
+const CHOICE_INLINE =
+  /\b(?:which|who|what)\b[^,?]*?\b(?:is|was|are|were|has|had|came|come)?\s*[^,?]*?[,:]?\s+(?:the\s+)?([A-Z0-9"'“][^,?]*?)\s+or\s+(?:the\s+)?([A-Z0-9"'“][^,?]*?)\s*\??\s*$/;
+const CHINESE_CHOICE =
+  /(?:对比|比较|区别)?\s*([^，,、和与跟及]+?)\s*(?:和|与|跟|及|还是|、)\s*([^，,的？?]+?)(?:的|，|,|？|\?|$)/;
 
 /** The options of a "which …, A or B?" question ("which X, A or B, is…"), or of "between A and B"; [] when there are none. */
 export function choiceOptions(question: string): string[] {
-  const match = CHOICE_TAIL.exec(question) ?? CHOICE_MIDDLE.exec(question) ?? CHOICE_BETWEEN.exec(question) ?? CHOICE_INLINE.exec(question);
+  const match =
+    CHOICE_TAIL.exec(question) ??
+    CHOICE_MIDDLE.exec(question) ??
+    CHOICE_BETWEEN.exec(question) ??
+    CHOICE_INLINE.exec(question);
   if (!match?.[1] || !match[2]) return [];
   const clean = (option: string) => option.replace(/^["'“‘]|["'”’]$/g, '').trim();
   const options = [clean(match[1]), clean(match[2])];
@@ -93,11 +107,15 @@ export function relationTerms(question: string, anchors: readonly string[]): str
   tokens.forEach((token, index) => {
     const term = token.term;
     if (!term || QUESTION_WORDS.has(term) || containsStem(anchorTerms, term)) return;
-    const nearest = anchorPositions.reduce((best, position) => Math.min(best, Math.abs(position - index)), Number.POSITIVE_INFINITY);
+    const nearest = anchorPositions.reduce(
+      (best, position) => Math.min(best, Math.abs(position - index)),
+      Number.POSITIVE_INFINITY,
+    );
     distance.set(term, Math.min(distance.get(term) ?? Number.POSITIVE_INFINITY, nearest));
   });
   for (const term of contentTerms(question)) {
-    if (!distance.has(term) && !QUESTION_WORDS.has(term) && !containsStem(anchorTerms, term)) distance.set(term, Number.POSITIVE_INFINITY);
+    if (!distance.has(term) && !QUESTION_WORDS.has(term) && !containsStem(anchorTerms, term))
+      distance.set(term, Number.POSITIVE_INFINITY);
   }
   return [...distance.entries()].sort((a, b) => a[1] - b[1]).map(([term]) => term);
 }
@@ -115,9 +133,14 @@ function chineseRelationTerms(question: string, anchors: readonly string[]): str
   const distance = new Map<string, number>();
   for (const word of chineseWords(question)) {
     const term = hasHan(word.word) ? fold(word.word) : contentTerms(word.word)[0];
-    if (!term || QUESTION_WORDS.has(term) || CHINESE_FUNCTION_WORDS.has(term) || containsStem(anchorTerms, term)) continue;
+    if (!term || QUESTION_WORDS.has(term) || CHINESE_FUNCTION_WORDS.has(term) || containsStem(anchorTerms, term))
+      continue;
     if (anchorSpans.some((span) => word.start >= span.start && word.end <= span.end)) continue;
-    const gap = anchorSpans.reduce((best, span) => Math.min(best, word.start >= span.end ? word.start - span.end : Math.max(0, span.start - word.end)), Number.POSITIVE_INFINITY);
+    const gap = anchorSpans.reduce(
+      (best, span) =>
+        Math.min(best, word.start >= span.end ? word.start - span.end : Math.max(0, span.start - word.end)),
+      Number.POSITIVE_INFINITY,
+    );
     distance.set(term, Math.min(distance.get(term) ?? Number.POSITIVE_INFINITY, gap));
   }
   return [...distance.entries()].sort((a, b) => a[1] - b[1]).map(([term]) => term);

@@ -2,7 +2,14 @@ import type { Chunk__Output } from '@hopline/contracts';
 import type { EvidenceItem, SynthesisHop, SynthesisInput } from '../reasoner/reasoner.js';
 import { pickByYear, yearIn, yearOf } from './answers.js';
 import { hasHan } from './chinese.js';
-import { choiceOptions, chineseComparisonOptions, dateComparison, questionAnchors, relationTerms, sameEntity } from './question.js';
+import {
+  choiceOptions,
+  chineseComparisonOptions,
+  dateComparison,
+  questionAnchors,
+  relationTerms,
+  sameEntity,
+} from './question.js';
 import { expandRelations } from './relations.js';
 import { containsStem, contentTerms, sentences, states } from './text.js';
 
@@ -69,14 +76,20 @@ const phrasebookFor = (question: string): Phrasebook => (hasHan(question) ? CHIN
 
 /** Evidence in the order to look for support: the hop's own citations first, then the rest. */
 function evidenceFor(hop: SynthesisHop | undefined, evidence: readonly EvidenceItem[]): EvidenceItem[] {
-  const own = (hop?.finding.citedChunkIds ?? []).flatMap((chunkId) => evidence.filter((item) => item.chunk.chunkId === chunkId));
+  const own = (hop?.finding.citedChunkIds ?? []).flatMap((chunkId) =>
+    evidence.filter((item) => item.chunk.chunkId === chunkId),
+  );
   return [...own, ...evidence.filter((item) => !own.includes(item))];
 }
 
 const chunkStates = (chunk: Chunk__Output, phrase: string) => states(chunk.text, phrase) || states(chunk.title, phrase);
 
 /** The evidence number of the first chunk that states every phrase, the hop's own citations first. */
-function indexStating(phrases: readonly string[], hop: SynthesisHop | undefined, evidence: readonly EvidenceItem[]): number | undefined {
+function indexStating(
+  phrases: readonly string[],
+  hop: SynthesisHop | undefined,
+  evidence: readonly EvidenceItem[],
+): number | undefined {
   return evidenceFor(hop, evidence).find((item) => phrases.every((phrase) => chunkStates(item.chunk, phrase)))?.index;
 }
 
@@ -93,7 +106,10 @@ function sentenceStating(hop: SynthesisHop, evidence: readonly EvidenceItem[]): 
 
 /** Which hop answered which option of a choice: the hop whose focus names it. */
 function hopForOption(option: string, hops: readonly SynthesisHop[]): SynthesisHop | undefined {
-  return hops.find((hop) => questionAnchors(hop.focus).some((anchor) => sameEntity(anchor, option))) ?? hops.find((hop) => hop.focus.toLowerCase().includes(option.toLowerCase()));
+  return (
+    hops.find((hop) => questionAnchors(hop.focus).some((anchor) => sameEntity(anchor, option))) ??
+    hops.find((hop) => hop.focus.toLowerCase().includes(option.toLowerCase()))
+  );
 }
 
 /** The option whose evidence shares the most relation words with the question. */
@@ -124,7 +140,11 @@ function chunkOfHop(hop: SynthesisHop | undefined, evidence: readonly EvidenceIt
  * A choice decided by dates: each option's date is its hop's answer (or, failing that, the first
  * year its document gives), and the sentence cites the chunk stating each option's date.
  */
-function dateChoice(input: SynthesisInput, entries: readonly { option: string; hop: SynthesisHop | undefined }[], words: Phrasebook): Opening | undefined {
+function dateChoice(
+  input: SynthesisInput,
+  entries: readonly { option: string; hop: SynthesisHop | undefined }[],
+  words: Phrasebook,
+): Opening | undefined {
   const wanted = dateComparison(input.question);
   if (!wanted) return undefined;
   const wantsDeath = /\b(died|death|dead)\b|去世|逝世/i.test(input.question);
@@ -145,7 +165,9 @@ function dateChoice(input: SynthesisInput, entries: readonly { option: string; h
     const both = indexStating([entry.option, entry.date], entry.hop, input.evidence);
     const nameIndex = both ?? indexStating([entry.option], entry.hop, input.evidence);
     const dateIndex = both ?? indexStating([entry.date], entry.hop, input.evidence);
-    return nameIndex === undefined || dateIndex === undefined ? undefined : { name: { text: entry.option, index: nameIndex }, date: { text: entry.date, index: dateIndex } };
+    return nameIndex === undefined || dateIndex === undefined
+      ? undefined
+      : { name: { text: entry.option, index: nameIndex }, date: { text: entry.date, index: dateIndex } };
   };
   const chosenClaim = claim(chosen);
   const otherClaim = claim(other);
@@ -177,7 +199,9 @@ function opening(input: SynthesisInput, words: Phrasebook): Opening | undefined 
   const last = focused.at(-1);
   if (!last?.finding.answer) return undefined;
   const index = indexStating([last.finding.answer], last, evidence);
-  return index === undefined ? { unstated: last.finding.answer } : { sentence: `${last.finding.answer} [${index}]${words.stop}` };
+  return index === undefined
+    ? { unstated: last.finding.answer }
+    : { sentence: `${last.finding.answer} [${index}]${words.stop}` };
 }
 
 /** Each found hop's sentence stating its answer, each sentence once. */

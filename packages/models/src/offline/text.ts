@@ -19,8 +19,26 @@ const STOP_WORDS: ReadonlySet<string> = new Set(
 
 /** Words that ask rather than tell: never part of what a hop must match. */
 export const QUESTION_WORDS: ReadonlySet<string> = new Set([
-  'what', 'which', 'who', 'whom', 'whose', 'when', 'where', 'why', 'how', 'many', 'much', 'name', 'named',
-  'type', 'kind', 'year', 'is', 'was', 'did', 'does',
+  'what',
+  'which',
+  'who',
+  'whom',
+  'whose',
+  'when',
+  'where',
+  'why',
+  'how',
+  'many',
+  'much',
+  'name',
+  'named',
+  'type',
+  'kind',
+  'year',
+  'is',
+  'was',
+  'did',
+  'does',
 ]);
 
 const COMBINING_MARKS = /[\u0300-\u036f]/g;
@@ -37,7 +55,9 @@ export function fold(text: string): string {
 }
 
 function trimPlural(word: string): string {
-  return word.length > 3 && word.endsWith('s') && !word.endsWith('ss') && !word.endsWith('us') ? word.slice(0, -1) : word;
+  return word.length > 3 && word.endsWith('s') && !word.endsWith('ss') && !word.endsWith('us')
+    ? word.slice(0, -1)
+    : word;
 }
 
 /**
@@ -63,7 +83,8 @@ function phraseWords(text: string): string {
   const words: string[] = [];
   for (const match of fold(text).matchAll(WORDS)) {
     const word = match[0];
-    if (CJK.test(word)) words.push(...(word.match(/[\u3400-\u9fff\uf900-\ufaff]|[^\u3400-\u9fff\uf900-\ufaff]+/g) ?? []));
+    if (CJK.test(word))
+      words.push(...(word.match(/[\u3400-\u9fff\uf900-\ufaff]|[^\u3400-\u9fff\uf900-\ufaff]+/g) ?? []));
     else words.push(word);
   }
   return ` ${words.join(' ')} `;
@@ -127,7 +148,8 @@ export interface Token {
 
 const TOKEN = /[\p{L}\p{N}][\p{L}\p{N}'’\-.&]*[\p{L}\p{N}]|[\p{L}\p{N}]|[.!?;:,()"“”«»《》「」]/gu;
 // A full stop after these is an abbreviation, not the end of a sentence: "St. Louis", "C. S. Lewis".
-const ABBREVIATION = /^(?:\p{Lu}\.?)+$|^(?:St|Mt|Ft|Dr|Mr|Mrs|Ms|Jr|Sr|Gen|Col|Lt|Capt|Sgt|Rev|Prof|Co|Inc|Ltd|No|Vol)$/u;
+const ABBREVIATION =
+  /^(?:\p{Lu}\.?)+$|^(?:St|Mt|Ft|Dr|Mr|Mrs|Ms|Jr|Sr|Gen|Col|Lt|Capt|Sgt|Rev|Prof|Co|Inc|Ltd|No|Vol)$/u;
 const POSSESSIVE = /['’]s$/;
 
 /** Words, numbers and the punctuation that bounds spans, with a possessive "'s" split off. */
@@ -170,7 +192,27 @@ export interface NamedSpan {
 }
 
 // Lower-case words that may sit inside a name between capitalised words: "Bank of England".
-const NAME_JOINERS: ReadonlySet<string> = new Set(['of', 'the', 'de', 'von', 'van', 'der', 'den', 'la', 'le', 'du', 'da', 'di', 'del', 'y', '&', 'al', 'bin', 'ibn', 'el']);
+const NAME_JOINERS: ReadonlySet<string> = new Set([
+  'of',
+  'the',
+  'de',
+  'von',
+  'van',
+  'der',
+  'den',
+  'la',
+  'le',
+  'du',
+  'da',
+  'di',
+  'del',
+  'y',
+  '&',
+  'al',
+  'bin',
+  'ibn',
+  'el',
+]);
 // Capitalised only because they open a sentence: never the start of a name.
 const SENTENCE_OPENERS: ReadonlySet<string> = new Set(
   (
@@ -187,13 +229,19 @@ const QUOTED = /"([^"]{2,120})"|“([^”]{2,120})”|``([^`']{2,120})''|《([^�
  * continue a run: "Game 6"), minus sentence openers, plus every quoted title and, in Chinese
  * text, the names the segmenter tags or a relation phrase states.
  */
-export function namedSpans(text: string, tokens: readonly Token[] = tokenize(text), options: { numbersOpenNames?: boolean } = {}): NamedSpan[] {
+export function namedSpans(
+  text: string,
+  tokens: readonly Token[] = tokenize(text),
+  options: { numbersOpenNames?: boolean } = {},
+): NamedSpan[] {
   const spans: NamedSpan[] = [];
   let i = 0;
   while (i < tokens.length) {
     // A name starts with a capital. In a question a number may start one ("101 Dalmatians");
     // in prose it is mostly a year before an adjective ("a 1938 American Western").
-    const opensName = tokens[i]?.capitalised === true || (options.numbersOpenNames === true && tokens[i]?.numeric === true && tokens[i + 1]?.capitalised === true);
+    const opensName =
+      tokens[i]?.capitalised === true ||
+      (options.numbersOpenNames === true && tokens[i]?.numeric === true && tokens[i + 1]?.capitalised === true);
     if (!opensName) {
       i += 1;
       continue;
@@ -209,14 +257,20 @@ export function namedSpans(text: string, tokens: readonly Token[] = tokenize(tex
       const afterNext = tokens[j + 2];
       const joins =
         NAME_JOINERS.has(token.text.toLowerCase()) &&
-        (next?.capitalised === true || (next !== undefined && NAME_JOINERS.has(next.text.toLowerCase()) && afterNext?.capitalised === true));
+        (next?.capitalised === true ||
+          (next !== undefined && NAME_JOINERS.has(next.text.toLowerCase()) && afterNext?.capitalised === true));
       if (!joins) break;
       j += 1;
     }
     let first = i;
     // "The", "In", "He" open sentences; mid-sentence ("We Sweat Blood") they belong to the name.
     const atSentenceStart = i === 0 || /^[.!?;:"“(]$/.test((tokens[i - 1] as Token).text);
-    while (first < j && (atSentenceStart || first > i) && SENTENCE_OPENERS.has((tokens[first] as Token).text.toLowerCase())) first += 1;
+    while (
+      first < j &&
+      (atSentenceStart || first > i) &&
+      SENTENCE_OPENERS.has((tokens[first] as Token).text.toLowerCase())
+    )
+      first += 1;
     let last = j;
     while (last > first && NAME_JOINERS.has((tokens[last - 1] as Token).text.toLowerCase())) last -= 1;
     if (first < last) {
@@ -233,7 +287,15 @@ export function namedSpans(text: string, tokens: readonly Token[] = tokenize(tex
     spans.push({ text: inner.trim(), start, end: start + inner.length, firstToken: -1, lastToken: -1 });
   }
   if (hasHan(text)) {
-    for (const name of chineseNames(text)) spans.push({ text: name.text, start: name.start, end: name.end, firstToken: -1, lastToken: -1, stated: name.stated });
+    for (const name of chineseNames(text))
+      spans.push({
+        text: name.text,
+        start: name.start,
+        end: name.end,
+        firstToken: -1,
+        lastToken: -1,
+        stated: name.stated,
+      });
   }
   return spans;
 }
@@ -246,11 +308,12 @@ export function sentences(text: string): { text: string; start: number; end: num
   for (const match of text.matchAll(boundary)) {
     const end = match.index + match[0].length;
     const piece = text.slice(start, end);
-    if (piece.trim()) result.push({ text: piece.trim(), start: start + (piece.length - piece.trimStart().length), end });
+    if (piece.trim())
+      result.push({ text: piece.trim(), start: start + (piece.length - piece.trimStart().length), end });
     start = end;
   }
   const rest = text.slice(start);
-  if (rest.trim()) result.push({ text: rest.trim(), start: start + (rest.length - rest.trimStart().length), end: text.length });
+  if (rest.trim())
+    result.push({ text: rest.trim(), start: start + (rest.length - rest.trimStart().length), end: text.length });
   return result;
 }
-

@@ -31,9 +31,15 @@ export function createModelReasoner(options: ModelReasonerOptions): Reasoner {
 
   async function extractHopAnswer(input: HopExtractionInput, call: ModelCallContext): Promise<HopFinding> {
     const fenced = fenceEvidence(input.chunks.map((chunk, position) => ({ label: label(position), chunk })));
-    const previous = input.previous.length === 0
-      ? '(none: this is the first step)'
-      : input.previous.map((step, position) => `${position + 1}. searched "${step.query}" → ${step.finding.unknown ? 'not found' : step.finding.answer}`).join('\n');
+    const previous =
+      input.previous.length === 0
+        ? '(none: this is the first step)'
+        : input.previous
+            .map(
+              (step, position) =>
+                `${position + 1}. searched "${step.query}" → ${step.finding.unknown ? 'not found' : step.finding.answer}`,
+            )
+            .join('\n');
     const reply = await chat.complete({
       messages: promptMessages('extract-hop', {
         nonce: fenced.nonce,
@@ -75,13 +81,22 @@ export function createModelReasoner(options: ModelReasonerOptions): Reasoner {
   async function* synthesize(input: SynthesisInput, call: ModelCallContext): AsyncGenerator<string> {
     const fenced = fenceEvidence(input.evidence.map((item) => ({ label: `[${item.index}]`, chunk: item.chunk })));
     const chain = input.hops
-      .map((hop) => `step ${hop.hop} (${hop.focus}): searched "${hop.query}" → ${hop.finding.unknown ? 'not found' : hop.finding.answer}`)
+      .map(
+        (hop) =>
+          `step ${hop.hop} (${hop.focus}): searched "${hop.query}" → ${hop.finding.unknown ? 'not found' : hop.finding.answer}`,
+      )
       .join('\n');
     const completeness = input.complete
       ? 'The chain of evidence is complete: answer the question.'
       : `The chain of evidence is INCOMPLETE (${input.missing || 'a step found nothing'}): do not answer; say that you cannot, what the evidence did show (cited), and what was not found.`;
     yield* chat.stream({
-      messages: promptMessages('synthesize', { nonce: fenced.nonce, completeness, question: input.question, chain, evidence: fenced.text }),
+      messages: promptMessages('synthesize', {
+        nonce: fenced.nonce,
+        completeness,
+        question: input.question,
+        chain,
+        evidence: fenced.text,
+      }),
       temperature: 0,
       ...(options.maxAnswerTokens === undefined ? {} : { maxTokens: options.maxAnswerTokens }),
       deadlineUnixMs: call.deadlineUnixMs,

@@ -68,7 +68,9 @@ export async function startScriptedOpenAiServer(): Promise<ScriptedOpenAiServer>
     if ('hang' in reply) return;
     if ('status' in reply) {
       response.writeHead(reply.status, { 'content-type': 'application/json' });
-      response.end(JSON.stringify({ error: { message: reply.message ?? `scripted status ${reply.status}`, type: 'scripted' } }));
+      response.end(
+        JSON.stringify({ error: { message: reply.message ?? `scripted status ${reply.status}`, type: 'scripted' } }),
+      );
       return;
     }
     completionId += 1;
@@ -90,15 +92,37 @@ export async function startScriptedOpenAiServer(): Promise<ScriptedOpenAiServer>
       return;
     }
     const deltas = 'deltas' in reply ? reply.deltas : reply.content.split(/(?<=\s)/);
-    response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+    response.writeHead(200, {
+      'content-type': 'text/event-stream',
+      'cache-control': 'no-cache',
+      connection: 'keep-alive',
+    });
     const send = (chunk: unknown) => response.write(`data: ${JSON.stringify(chunk)}\n\n`);
-    send({ id, object: 'chat.completion.chunk', created, model: body.model, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] });
+    send({
+      id,
+      object: 'chat.completion.chunk',
+      created,
+      model: body.model,
+      choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }],
+    });
     for (const delta of deltas) {
       if ('pauseMs' in reply && reply.pauseMs) await sleep(reply.pauseMs);
       if (response.destroyed) return;
-      send({ id, object: 'chat.completion.chunk', created, model: body.model, choices: [{ index: 0, delta: { content: delta }, finish_reason: null }] });
+      send({
+        id,
+        object: 'chat.completion.chunk',
+        created,
+        model: body.model,
+        choices: [{ index: 0, delta: { content: delta }, finish_reason: null }],
+      });
     }
-    send({ id, object: 'chat.completion.chunk', created, model: body.model, choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] });
+    send({
+      id,
+      object: 'chat.completion.chunk',
+      created,
+      model: body.model,
+      choices: [{ index: 0, delta: {}, finish_reason: 'stop' }],
+    });
     send({ id, object: 'chat.completion.chunk', created, model: body.model, choices: [], usage: usageOf(reply) });
     response.end('data: [DONE]\n\n');
   };
@@ -142,7 +166,9 @@ export async function startScriptedOpenAiServer(): Promise<ScriptedOpenAiServer>
 }
 
 /** The text of a request's last user message. */
-export const lastUserMessage = (body: ChatRequestBody): string => [...body.messages].reverse().find((message) => message.role === 'user')?.content ?? '';
+export const lastUserMessage = (body: ChatRequestBody): string =>
+  [...body.messages].reverse().find((message) => message.role === 'user')?.content ?? '';
 
 /** The system prompt of a request, which names the task (extraction, synthesis, planning…). */
-export const systemPrompt = (body: ChatRequestBody): string => body.messages.find((message) => message.role === 'system')?.content ?? '';
+export const systemPrompt = (body: ChatRequestBody): string =>
+  body.messages.find((message) => message.role === 'system')?.content ?? '';

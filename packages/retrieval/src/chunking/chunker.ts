@@ -75,7 +75,8 @@ export function chunkDocument(doc: ChunkableDocument, options: ChunkerOptions = 
       effectiveDate: doc.effectiveDate,
       sourceUri: doc.sourceUri,
     };
-    if (window.start < range.start || window.end > range.end) chunk.lexicalText = doc.text.slice(window.start, window.end);
+    if (window.start < range.start || window.end > range.end)
+      chunk.lexicalText = doc.text.slice(window.start, window.end);
     return chunk;
   });
 }

@@ -75,7 +75,11 @@ export function fuseByRelativeScore(lists: readonly RankedList[], options: { kee
 
 type Contribution = (rank: number, hit: ScoredChunk) => number;
 
-function accumulate(lists: readonly RankedList[], keep: number, contributionFor: (list: RankedList) => Contribution): FusedCandidate[] {
+function accumulate(
+  lists: readonly RankedList[],
+  keep: number,
+  contributionFor: (list: RankedList) => Contribution,
+): FusedCandidate[] {
   const fused = new Map<string, FusedCandidate & { paths: Set<SearchPath> }>();
   for (const list of lists) {
     const contribution = contributionFor(list);

@@ -34,7 +34,10 @@ export function createDeadlineGuard(now: () => number = Date.now): Guard {
           controller.abort(error);
           reject(error);
         };
-        const timer = setTimeout(() => fail(new DeadlineExceededError(`call exceeded its deadline (${remaining} ms)`)), remaining);
+        const timer = setTimeout(
+          () => fail(new DeadlineExceededError(`call exceeded its deadline (${remaining} ms)`)),
+          remaining,
+        );
         const onCancel = (): void => fail(new CancelledError('call cancelled by the caller'));
         options.signal?.addEventListener('abort', onCancel, { once: true });
         const settle = (): void => {

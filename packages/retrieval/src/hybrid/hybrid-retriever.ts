@@ -50,7 +50,10 @@ export interface HybridRetrieverDependencies {
  * declares for itself (a weak offline embedder asks for less say than BM25), then `overrides`.
  * Undefined overrides are ignored, so a caller can pass optional settings straight through.
  */
-export function hybridOptionsFor(embedder: Pick<Embedder, 'fusion'>, overrides: Partial<HybridRetrieverOptions> = {}): HybridRetrieverOptions {
+export function hybridOptionsFor(
+  embedder: Pick<Embedder, 'fusion'>,
+  overrides: Partial<HybridRetrieverOptions> = {},
+): HybridRetrieverOptions {
   const declared: Partial<HybridRetrieverOptions> = embedder.fusion
     ? { fusion: embedder.fusion.method, vectorWeight: embedder.fusion.vectorWeight }
     : {};
@@ -131,14 +134,21 @@ export function createHybridRetriever(dependencies: HybridRetrieverDependencies)
       const [bm25, vectorOutcome] = await Promise.all([
         timed('bm25', () =>
           lexicalGuard.call(
-            (signal) => lexical.search({ scope: input.scope, query: input.query, limit: Math.max(options.bm25Candidates, keep) }, signal),
+            (signal) =>
+              lexical.search(
+                { scope: input.scope, query: input.query, limit: Math.max(options.bm25Candidates, keep) },
+                signal,
+              ),
             guardOptions,
           ),
         ),
         timed('vector', () =>
           vectorGuard.call(async (signal) => {
             const query = await queryVector(input, signal);
-            return vector.search({ scope: input.scope, vector: query, limit: Math.max(options.vectorCandidates, keep) }, signal);
+            return vector.search(
+              { scope: input.scope, vector: query, limit: Math.max(options.vectorCandidates, keep) },
+              signal,
+            );
           }, guardOptions),
         ),
       ]);
@@ -148,12 +158,18 @@ export function createHybridRetriever(dependencies: HybridRetrieverDependencies)
       const lists: RankedList[] = [];
       for (const outcome of [bm25, vectorOutcome]) {
         if (outcome.hits) {
-          lists.push({ path: outcome.path, weight: outcome.path === 'bm25' ? options.bm25Weight : options.vectorWeight, hits: outcome.hits });
+          lists.push({
+            path: outcome.path,
+            weight: outcome.path === 'bm25' ? options.bm25Weight : options.vectorWeight,
+            hits: outcome.hits,
+          });
           continue;
         }
         const error = toHoplineError(outcome.error);
         if (error instanceof ValidationError) throw error;
-        degradedReasons.push(`${outcome.path === 'bm25' ? lexical.name : vector.name} search failed (${error.code}): ${error.message}`);
+        degradedReasons.push(
+          `${outcome.path === 'bm25' ? lexical.name : vector.name} search failed (${error.code}): ${error.message}`,
+        );
       }
 
       const fusionStarted = performance.now();

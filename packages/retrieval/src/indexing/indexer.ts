@@ -1,6 +1,13 @@
 import type { Document__Output, DocumentRef__Output, IngestCommand__Output } from '@hopline/contracts';
 import { ValidationError } from '@hopline/contracts';
-import type { EmbeddedChunk, IndexedChunk, LexicalBackend, VectorBackend, VersionedDocumentKey, WriteOutcome } from '../backends/types.js';
+import type {
+  EmbeddedChunk,
+  IndexedChunk,
+  LexicalBackend,
+  VectorBackend,
+  VersionedDocumentKey,
+  WriteOutcome,
+} from '../backends/types.js';
 import type { ChunkableDocument } from '../chunking/chunker.js';
 import { chunkDocument } from '../chunking/chunker.js';
 import { decideDelete, decideUpsert } from '../storage/versioning.js';
@@ -50,7 +57,10 @@ export function createIndexer(dependencies: IndexerDependencies): Indexer {
     const embedded: EmbeddedChunk[] = [];
     for (let start = 0; start < chunks.length; start += batchSize) {
       const batch = chunks.slice(start, start + batchSize);
-      const vectors = await embedder.embed(batch.map((c) => embeddingText(c.title, c.text)), signal);
+      const vectors = await embedder.embed(
+        batch.map((c) => embeddingText(c.title, c.text)),
+        signal,
+      );
       if (vectors.length !== batch.length) {
         throw new Error(`embedder ${embedder.model} returned ${vectors.length} vectors for ${batch.length} texts`);
       }
@@ -61,7 +71,10 @@ export function createIndexer(dependencies: IndexerDependencies): Indexer {
 
   async function upsert(document: Document__Output, signal: AbortSignal): Promise<IndexResult> {
     const doc = validDocumentKey(document, 'document');
-    const [lexicalState, vectorState] = await Promise.all([lexical.documentState(doc, signal), vector.documentState(doc, signal)]);
+    const [lexicalState, vectorState] = await Promise.all([
+      lexical.documentState(doc, signal),
+      vector.documentState(doc, signal),
+    ]);
     let lexicalOutcome = decideUpsert(lexicalState, doc.version);
     let vectorOutcome = decideUpsert(vectorState, doc.version);
     if (lexicalOutcome !== 'applied' && vectorOutcome !== 'applied') {
@@ -84,15 +97,29 @@ export function createIndexer(dependencies: IndexerDependencies): Indexer {
       vectorOutcome === 'applied' ? vector.upsertDocument(doc, embedded, signal) : vectorOutcome,
     ]);
     const changed = lexicalOutcome === 'applied' || vectorOutcome === 'applied';
-    return { op: 'upsert', doc, lexical: lexicalOutcome, vector: vectorOutcome, chunks: changed ? chunks.length : 0, changed };
+    return {
+      op: 'upsert',
+      doc,
+      lexical: lexicalOutcome,
+      vector: vectorOutcome,
+      chunks: changed ? chunks.length : 0,
+      changed,
+    };
   }
 
   async function remove(ref: DocumentRef__Output, signal: AbortSignal): Promise<IndexResult> {
     const doc = validDocumentKey(ref, 'document reference');
-    const [lexicalState, vectorState] = await Promise.all([lexical.documentState(doc, signal), vector.documentState(doc, signal)]);
+    const [lexicalState, vectorState] = await Promise.all([
+      lexical.documentState(doc, signal),
+      vector.documentState(doc, signal),
+    ]);
     const [lexicalOutcome, vectorOutcome] = await Promise.all([
-      decideDelete(lexicalState, doc.version) === 'applied' ? lexical.deleteDocument(doc, signal) : decideDelete(lexicalState, doc.version),
-      decideDelete(vectorState, doc.version) === 'applied' ? vector.deleteDocument(doc, signal) : decideDelete(vectorState, doc.version),
+      decideDelete(lexicalState, doc.version) === 'applied'
+        ? lexical.deleteDocument(doc, signal)
+        : decideDelete(lexicalState, doc.version),
+      decideDelete(vectorState, doc.version) === 'applied'
+        ? vector.deleteDocument(doc, signal)
+        : decideDelete(vectorState, doc.version),
     ]);
     const changed = lexicalOutcome === 'applied' || vectorOutcome === 'applied';
     return { op: 'delete', doc, lexical: lexicalOutcome, vector: vectorOutcome, chunks: 0, changed };
@@ -105,8 +132,14 @@ export function createIndexer(dependencies: IndexerDependencies): Indexer {
       return Promise.reject(new ValidationError('ingest command carries neither an upsert nor a delete'));
     },
     async checkConsistency(signal) {
-      const [lexicalCounts, vectorCounts] = await Promise.all([lexical.countChunks(signal), vector.countChunks(signal)]);
-      return compareChunkCounts({ name: lexical.name, counts: lexicalCounts }, { name: vector.name, counts: vectorCounts });
+      const [lexicalCounts, vectorCounts] = await Promise.all([
+        lexical.countChunks(signal),
+        vector.countChunks(signal),
+      ]);
+      return compareChunkCounts(
+        { name: lexical.name, counts: lexicalCounts },
+        { name: vector.name, counts: vectorCounts },
+      );
     },
   };
 }

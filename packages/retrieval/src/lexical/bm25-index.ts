@@ -279,7 +279,8 @@ export class Bm25Index {
   constructor(parameters: Partial<Bm25Parameters> = {}) {
     this.parameters = { ...DEFAULT_BM25_PARAMETERS, ...parameters };
     if (!(this.parameters.k1 > 0)) throw new RangeError(`BM25 k1 must be positive, got ${this.parameters.k1}`);
-    if (!(this.parameters.b >= 0 && this.parameters.b <= 1)) throw new RangeError(`BM25 b must be in [0, 1], got ${this.parameters.b}`);
+    if (!(this.parameters.b >= 0 && this.parameters.b <= 1))
+      throw new RangeError(`BM25 b must be in [0, 1], got ${this.parameters.b}`);
   }
 
   /** Adds a document, replacing any document with the same key in that partition. */

@@ -94,8 +94,15 @@ export class EmbeddedLexicalBackend implements LexicalBackend {
   async search(request: LexicalSearchRequest, signal: AbortSignal): Promise<ScoredChunk[]> {
     assertScope(request.scope);
     signal.throwIfAborted();
-    const { hits } = this.index.search(scopePartitions(request.scope), this.tokenizer.tokenize(request.query), request.limit);
-    return hits.map((hit) => ({ chunk: this.chunks.get(chunkKey(hit.partition, hit.key)) as IndexedChunk, score: hit.score }));
+    const { hits } = this.index.search(
+      scopePartitions(request.scope),
+      this.tokenizer.tokenize(request.query),
+      request.limit,
+    );
+    return hits.map((hit) => ({
+      chunk: this.chunks.get(chunkKey(hit.partition, hit.key)) as IndexedChunk,
+      score: hit.score,
+    }));
   }
 
   upsertDocument(doc: VersionedDocumentKey, items: readonly IndexedChunk[]): Promise<WriteOutcome> {

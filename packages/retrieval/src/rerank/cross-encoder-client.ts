@@ -1,4 +1,10 @@
-import { CancelledError, DeadlineExceededError, HoplineError, UnavailableError, ValidationError } from '@hopline/contracts';
+import {
+  CancelledError,
+  DeadlineExceededError,
+  HoplineError,
+  UnavailableError,
+  ValidationError,
+} from '@hopline/contracts';
 import { z } from 'zod';
 import type { RelevanceScorer } from './relevance-scorer.js';
 
@@ -60,7 +66,8 @@ export function createCrossEncoderClient(options: CrossEncoderClientOptions): Re
       const pairs = parsePairs(options.api, payload, endpoint);
       const scores: Array<number | undefined> = texts.map(() => undefined);
       for (const { index, score } of pairs) {
-        if (index >= texts.length) throw new UnavailableError(`rerank API ${endpoint} scored index ${index} of ${texts.length} texts`);
+        if (index >= texts.length)
+          throw new UnavailableError(`rerank API ${endpoint} scored index ${index} of ${texts.length} texts`);
         scores[index] = score;
       }
       const missing = scores.findIndex((score) => score === undefined);
@@ -74,11 +81,16 @@ function parsePairs(api: RerankApi, payload: unknown, endpoint: string): Array<{
   if (api === 'tei') {
     const parsed = teiResponse.safeParse(payload);
     if (parsed.success) return parsed.data;
-    throw new UnavailableError(`rerank API ${endpoint} sent an unexpected body: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
+    throw new UnavailableError(
+      `rerank API ${endpoint} sent an unexpected body: ${parsed.error.issues[0]?.message ?? 'invalid'}`,
+    );
   }
   const parsed = cohereResponse.safeParse(payload);
-  if (parsed.success) return parsed.data.results.map((result) => ({ index: result.index, score: result.relevance_score }));
-  throw new UnavailableError(`rerank API ${endpoint} sent an unexpected body: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
+  if (parsed.success)
+    return parsed.data.results.map((result) => ({ index: result.index, score: result.relevance_score }));
+  throw new UnavailableError(
+    `rerank API ${endpoint} sent an unexpected body: ${parsed.error.issues[0]?.message ?? 'invalid'}`,
+  );
 }
 
 function transportError(error: unknown, signal: AbortSignal, endpoint: string): Error {
@@ -87,7 +99,8 @@ function transportError(error: unknown, signal: AbortSignal, endpoint: string): 
     if (reason instanceof HoplineError) return reason;
     return new CancelledError(`rerank call to ${endpoint} was aborted`, { cause: reason });
   }
-  if (error instanceof Error && error.name === 'TimeoutError') return new DeadlineExceededError(`rerank call to ${endpoint} timed out`, { cause: error });
+  if (error instanceof Error && error.name === 'TimeoutError')
+    return new DeadlineExceededError(`rerank call to ${endpoint} timed out`, { cause: error });
   return new UnavailableError(`rerank API ${endpoint} unreachable: ${(error as Error).message}`, { cause: error });
 }
 

@@ -23,7 +23,8 @@ export function minMaxScale(values: readonly number[]): number[] {
  * [0, 1] (see `minMaxScale`), scaled over the whole candidate set the scorer saw.
  */
 export function selectByMmr<T>(candidates: ReadonlyArray<{ item: T; relevance: number }>, options: MmrOptions<T>): T[] {
-  if (!(options.lambda >= 0 && options.lambda <= 1)) throw new RangeError(`MMR lambda must be in [0, 1], got ${options.lambda}`);
+  if (!(options.lambda >= 0 && options.lambda <= 1))
+    throw new RangeError(`MMR lambda must be in [0, 1], got ${options.lambda}`);
   const keep = Math.min(options.keep, candidates.length);
   if (keep <= 0) return [];
   const relevance = candidates.map((candidate) => candidate.relevance);
@@ -34,7 +35,8 @@ export function selectByMmr<T>(candidates: ReadonlyArray<{ item: T; relevance: n
     let bestAt = 0;
     let bestValue = Number.NEGATIVE_INFINITY;
     remaining.forEach((index, at) => {
-      const value = options.lambda * (relevance[index] as number) - (1 - options.lambda) * (maxSimilarity[index] as number);
+      const value =
+        options.lambda * (relevance[index] as number) - (1 - options.lambda) * (maxSimilarity[index] as number);
       if (value > bestValue) {
         bestValue = value;
         bestAt = at;

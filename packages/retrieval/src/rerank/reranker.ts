@@ -65,28 +65,45 @@ export function createReranker(dependencies: RerankerDependencies): Reranker {
   const defaults = { ...DEFAULT_RERANK, ...dependencies.defaults };
   const tokenizer = dependencies.tokenizer ?? createTokenizer();
 
-  async function score(input: RerankInput, texts: string[]): Promise<{ scores: number[]; scorer: string; fallbackReason: string }> {
+  async function score(
+    input: RerankInput,
+    texts: string[],
+  ): Promise<{ scores: number[]; scorer: string; fallbackReason: string }> {
     const guardOptions = { deadlineUnixMs: input.deadlineUnixMs, ...(input.signal ? { signal: input.signal } : {}) };
     try {
-      const scores = await dependencies.guard.call((signal) => dependencies.scorer.score(input.query, texts, signal), guardOptions);
+      const scores = await dependencies.guard.call(
+        (signal) => dependencies.scorer.score(input.query, texts, signal),
+        guardOptions,
+      );
       return { scores, scorer: dependencies.scorer.name, fallbackReason: '' };
     } catch (error) {
       if (input.signal?.aborted) throw new CancelledError('rerank cancelled by the caller', { cause: error });
       if (!dependencies.fallback) throw error;
       const failure = toHoplineError(error);
-      const scores = await dependencies.fallback.score(input.query, texts, input.signal ?? new AbortController().signal);
-      return { scores, scorer: dependencies.fallback.name, fallbackReason: `${dependencies.scorer.name} failed (${failure.code}): ${failure.message}` };
+      const scores = await dependencies.fallback.score(
+        input.query,
+        texts,
+        input.signal ?? new AbortController().signal,
+      );
+      return {
+        scores,
+        scorer: dependencies.fallback.name,
+        fallbackReason: `${dependencies.scorer.name} failed (${failure.code}): ${failure.message}`,
+      };
     }
   }
 
   return {
     async rerank(input) {
       if (!input.query.trim()) throw new ValidationError('rerank query is empty');
-      if (input.chunks.length === 0) return { chunks: [], fallback: false, fallbackReason: '', scorer: dependencies.scorer.name };
+      if (input.chunks.length === 0)
+        return { chunks: [], fallback: false, fallbackReason: '', scorer: dependencies.scorer.name };
       const texts = input.chunks.map(rerankText);
       const scored = await score(input, texts);
       if (scored.scores.length !== texts.length) {
-        throw new ValidationError(`scorer ${scored.scorer} returned ${scored.scores.length} scores for ${texts.length} texts`);
+        throw new ValidationError(
+          `scorer ${scored.scorer} returned ${scored.scores.length} scores for ${texts.length} texts`,
+        );
       }
       const keep = input.topN && input.topN > 0 ? input.topN : defaults.keep;
       const relevance = minMaxScale(scored.scores);

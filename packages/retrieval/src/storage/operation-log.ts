@@ -46,7 +46,9 @@ export class OperationLog {
         validBytes += Buffer.byteLength(line) + 1;
       } catch (error) {
         if (isLast) break;
-        throw new Error(`operation log ${file} is damaged at line ${i + 1}: ${(error as Error).message}`, { cause: error });
+        throw new Error(`operation log ${file} is damaged at line ${i + 1}: ${(error as Error).message}`, {
+          cause: error,
+        });
       }
     }
     const handle = await open(file, 'a+');

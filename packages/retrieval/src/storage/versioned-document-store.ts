@@ -1,5 +1,11 @@
 import { z } from 'zod';
-import type { DocumentKey, DocumentState, KbChunkCount, VersionedDocumentKey, WriteOutcome } from '../backends/types.js';
+import type {
+  DocumentKey,
+  DocumentState,
+  KbChunkCount,
+  VersionedDocumentKey,
+  WriteOutcome,
+} from '../backends/types.js';
 import { partitionKey } from '../backends/types.js';
 import { OperationLog } from './operation-log.js';
 import { decideDelete, decideUpsert } from './versioning.js';
@@ -68,7 +74,8 @@ export class VersionedDocumentStore<Item> {
     const store = new VersionedDocumentStore(options.codec, options.listener, log);
     entries.forEach((raw, index) => {
       const parsed = logEntrySchema.safeParse(raw);
-      if (!parsed.success) throw new Error(`${options.file}: entry ${index + 1} is not a valid write: ${parsed.error.message}`);
+      if (!parsed.success)
+        throw new Error(`${options.file}: entry ${index + 1} is not a valid write: ${parsed.error.message}`);
       store.applyEntry(parsed.data);
     });
     return store;
@@ -115,7 +122,11 @@ export class VersionedDocumentStore<Item> {
   private applyEntry(entry: LogEntry): void {
     if (entry.op === 'upsert') {
       if (decideUpsert(this.documents.get(documentId(entry.doc)), entry.doc.version) !== 'applied') return;
-      this.replace(entry.doc, entry.items.map((item) => this.codec.decode(item)), false);
+      this.replace(
+        entry.doc,
+        entry.items.map((item) => this.codec.decode(item)),
+        false,
+      );
       return;
     }
     const current = this.documents.get(documentId(entry.doc));

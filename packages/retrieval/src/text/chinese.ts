@@ -3,7 +3,9 @@ import { dict } from '@node-rs/jieba/dict.js';
 
 /** Function words too frequent to discriminate between passages. */
 export const CHINESE_STOP_WORDS: ReadonlySet<string> = new Set(
-  '的 了 是 在 和 与 及 或 也 都 而 就 被 把 这 那 之 其 于 对 为 以 个 着 吗 呢 吧 啊 哪 谁 什么 哪个 哪些 一个'.split(' '),
+  '的 了 是 在 和 与 及 或 也 都 而 就 被 把 这 那 之 其 于 对 为 以 个 着 吗 呢 吧 啊 哪 谁 什么 哪个 哪些 一个'.split(
+    ' ',
+  ),
 );
 
 // Loading the dictionary takes ~170 ms and ~30 MB: once per process, and only when a text

@@ -65,7 +65,8 @@ export class AdaptiveVectorIndex implements VectorIndex {
     if (graphed.length === 0) return this.flat.search(flat, query, limit);
     if (flat.length === 0) return this.hnsw.search(graphed, query, limit);
     const best = new TopK<VectorHit>(limit);
-    for (const hit of [...this.flat.search(flat, query, limit), ...this.hnsw.search(graphed, query, limit)]) best.push(hit.score, hit);
+    for (const hit of [...this.flat.search(flat, query, limit), ...this.hnsw.search(graphed, query, limit)])
+      best.push(hit.score, hit);
     return best.drain().map(({ item }) => item);
   }
 

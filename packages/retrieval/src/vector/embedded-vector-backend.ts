@@ -97,13 +97,18 @@ export class EmbeddedVectorBackend implements VectorBackend {
     assertScope(request.scope);
     signal.throwIfAborted();
     const hits = this.index.search(scopePartitions(request.scope), request.vector, request.limit);
-    return hits.map((hit) => ({ chunk: this.chunks.get(chunkKey(hit.partition, hit.key)) as IndexedChunk, score: hit.score }));
+    return hits.map((hit) => ({
+      chunk: this.chunks.get(chunkKey(hit.partition, hit.key)) as IndexedChunk,
+      score: hit.score,
+    }));
   }
 
   async upsertDocument(doc: VersionedDocumentKey, items: readonly EmbeddedChunk[]): Promise<WriteOutcome> {
     for (const { chunk, vector } of items) {
       if (vector.length !== this.dimensions) {
-        throw new ValidationError(`chunk ${chunk.chunkId} has a ${vector.length}-dimension vector, the index holds ${this.dimensions}`);
+        throw new ValidationError(
+          `chunk ${chunk.chunkId} has a ${vector.length}-dimension vector, the index holds ${this.dimensions}`,
+        );
       }
     }
     return this.store.upsert(doc, items);

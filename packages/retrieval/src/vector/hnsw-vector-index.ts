@@ -127,7 +127,8 @@ export class HnswVectorIndex implements VectorIndex {
     const point = Array.from(query);
     const best = new TopK<{ partition: string; key: string }>(limit);
     for (const name of new Set(partitions)) {
-      for (const hit of this.partitions.get(name)?.search(point, limit, this.ef) ?? []) best.push(hit.score, { partition: name, key: hit.key });
+      for (const hit of this.partitions.get(name)?.search(point, limit, this.ef) ?? [])
+        best.push(hit.score, { partition: name, key: hit.key });
     }
     return best.drain().map(({ score, item }) => ({ partition: item.partition, key: item.key, score }));
   }

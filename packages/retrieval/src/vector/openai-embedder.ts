@@ -1,4 +1,10 @@
-import { CancelledError, DeadlineExceededError, HoplineError, UnavailableError, ValidationError } from '@hopline/contracts';
+import {
+  CancelledError,
+  DeadlineExceededError,
+  HoplineError,
+  UnavailableError,
+  ValidationError,
+} from '@hopline/contracts';
 import OpenAI from 'openai';
 import { z } from 'zod';
 import type { Embedder } from './embedder.js';
@@ -72,12 +78,18 @@ export class OpenAiEmbedder implements Embedder {
       throw mapError(error, signal, this.model);
     }
     const parsed = embeddingsResponse.safeParse(raw);
-    if (!parsed.success) throw new UnavailableError(`embedding server sent an unexpected body for ${this.model}: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
+    if (!parsed.success)
+      throw new UnavailableError(
+        `embedding server sent an unexpected body for ${this.model}: ${parsed.error.issues[0]?.message ?? 'invalid'}`,
+      );
     const vectors: Array<Float32Array | undefined> = batch.map(() => undefined);
     for (const item of parsed.data.data) {
-      if (item.index >= batch.length) throw new UnavailableError(`embedding server returned index ${item.index} for ${batch.length} texts`);
+      if (item.index >= batch.length)
+        throw new UnavailableError(`embedding server returned index ${item.index} for ${batch.length} texts`);
       if (item.embedding.length !== this.dimensions) {
-        throw new UnavailableError(`${this.model} returned ${item.embedding.length} dimensions, configured for ${this.dimensions}`);
+        throw new UnavailableError(
+          `${this.model} returned ${item.embedding.length} dimensions, configured for ${this.dimensions}`,
+        );
       }
       vectors[item.index] = normalizeInPlace(Float32Array.from(item.embedding));
     }
@@ -90,16 +102,21 @@ export class OpenAiEmbedder implements Embedder {
 function mapError(error: unknown, signal: AbortSignal, model: string): HoplineError {
   if (signal.aborted) {
     const reason: unknown = signal.reason;
-    return reason instanceof HoplineError ? reason : new CancelledError(`embedding call for ${model} was aborted`, { cause: reason });
+    return reason instanceof HoplineError
+      ? reason
+      : new CancelledError(`embedding call for ${model} was aborted`, { cause: reason });
   }
-  if (error instanceof OpenAI.APIConnectionTimeoutError) return new DeadlineExceededError(`embedding call for ${model} timed out`, { cause: error });
-  if (error instanceof OpenAI.APIConnectionError) return new UnavailableError(`embedding server unreachable: ${error.message}`, { cause: error });
+  if (error instanceof OpenAI.APIConnectionTimeoutError)
+    return new DeadlineExceededError(`embedding call for ${model} timed out`, { cause: error });
+  if (error instanceof OpenAI.APIConnectionError)
+    return new UnavailableError(`embedding server unreachable: ${error.message}`, { cause: error });
   if (error instanceof OpenAI.APIError) {
     const message = `embedding server answered ${error.status ?? 'an error'} for ${model}: ${error.message}`;
     if (error.status === 429) return new HoplineError('resource_exhausted', message, { cause: error });
     if (error.status === 401) return new HoplineError('unauthenticated', message, { cause: error });
     if (error.status === 403) return new HoplineError('permission_denied', message, { cause: error });
-    if (error.status !== undefined && error.status >= 400 && error.status < 500) return new ValidationError(message, { cause: error });
+    if (error.status !== undefined && error.status >= 400 && error.status < 500)
+      return new ValidationError(message, { cause: error });
     return new UnavailableError(message, { cause: error });
   }
   return new UnavailableError(`embedding call for ${model} failed: ${(error as Error).message}`, { cause: error });

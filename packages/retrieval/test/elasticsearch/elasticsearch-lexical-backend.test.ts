@@ -1,7 +1,14 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Client, errors } from '@elastic/elasticsearch';
-import { CancelledError, DeadlineExceededError, HoplineError, UnavailableError, ValidationError, isInfrastructureError } from '@hopline/contracts';
+import {
+  CancelledError,
+  DeadlineExceededError,
+  HoplineError,
+  UnavailableError,
+  ValidationError,
+  isInfrastructureError,
+} from '@hopline/contracts';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   ElasticsearchLexicalBackend,
@@ -19,13 +26,18 @@ const RECORDS = 'hopline-chunks-documents';
 const doc = { tenantId: 't1', kbId: 'kb1', docId: 'rfc', version: 7 };
 const recordPath = `/${RECORDS}/_doc/t1/kb1/rfc`;
 
-function logRecorder(): { lines: Array<{ level: string; message: string; fields?: Record<string, unknown> }>; log: typeof silentLog } {
+function logRecorder(): {
+  lines: Array<{ level: string; message: string; fields?: Record<string, unknown> }>;
+  log: typeof silentLog;
+} {
   const lines: Array<{ level: string; message: string; fields?: Record<string, unknown> }> = [];
   return {
     lines,
     log: {
-      info: (message: string, fields?: Record<string, unknown>) => void lines.push({ level: 'info', message, ...(fields ? { fields } : {}) }),
-      warn: (message: string, fields?: Record<string, unknown>) => void lines.push({ level: 'warn', message, ...(fields ? { fields } : {}) }),
+      info: (message: string, fields?: Record<string, unknown>) =>
+        void lines.push({ level: 'info', message, ...(fields ? { fields } : {}) }),
+      warn: (message: string, fields?: Record<string, unknown>) =>
+        void lines.push({ level: 'warn', message, ...(fields ? { fields } : {}) }),
     },
   };
 }
@@ -39,13 +51,33 @@ async function started(es: ReturnType<typeof esMock>): Promise<ElasticsearchLexi
 function recordReply(state: { doc_version: number; deleted: boolean; chunks: number } | undefined): () => unknown {
   return () =>
     state
-      ? { _index: RECORDS, _id: 't1/kb1/rfc', found: true, _version: state.doc_version * 2, _source: { tenant_id: 't1', kb_id: 'kb1', doc_id: 'rfc', ...state } }
+      ? {
+          _index: RECORDS,
+          _id: 't1/kb1/rfc',
+          found: true,
+          _version: state.doc_version * 2,
+          _source: { tenant_id: 't1', kb_id: 'kb1', doc_id: 'rfc', ...state },
+        }
       : { _index: RECORDS, _id: 't1/kb1/rfc', found: false };
 }
 
 const chunks = [
-  chunkOf({ docId: 'rfc', chunkId: 'rfc#0', docVersion: 7, title: 'RFC 7231', text: 'HTTP semantics', lexicalText: 'HTTP semantics and content' }),
-  chunkOf({ docId: 'rfc', chunkId: 'rfc#1', docVersion: 7, title: 'RFC 7231', text: 'top_p is not here', span: { start: 15, end: 32 } }),
+  chunkOf({
+    docId: 'rfc',
+    chunkId: 'rfc#0',
+    docVersion: 7,
+    title: 'RFC 7231',
+    text: 'HTTP semantics',
+    lexicalText: 'HTTP semantics and content',
+  }),
+  chunkOf({
+    docId: 'rfc',
+    chunkId: 'rfc#1',
+    docVersion: 7,
+    title: 'RFC 7231',
+    text: 'top_p is not here',
+    span: { start: 15, end: 32 },
+  }),
 ];
 
 describe('elasticsearch lexical backend - start-up', () => {
@@ -55,7 +87,10 @@ describe('elasticsearch lexical backend - start-up', () => {
     const backend = await createElasticsearchLexicalBackend({ client: es.client, bm25: { k1: 1.2, b: 0.6 }, log });
     expect(backend.analyzer).toBe('smartcn');
     expect(es.sent('POST', '/_analyze')[0]?.body).toMatchObject({ analyzer: 'smartcn' });
-    const created = es.sent('PUT', `/${INDEX}`)[0]?.body as { settings: unknown; mappings: { dynamic: string; properties: Record<string, unknown> } };
+    const created = es.sent('PUT', `/${INDEX}`)[0]?.body as {
+      settings: unknown;
+      mappings: { dynamic: string; properties: Record<string, unknown> };
+    };
     expect(created.settings).toEqual({ index: { similarity: { hopline_bm25: { type: 'BM25', k1: 1.2, b: 0.6 } } } });
     expect(created.mappings.dynamic).toBe('strict');
     expect(created.mappings.properties).toMatchObject({
@@ -69,17 +104,25 @@ describe('elasticsearch lexical backend - start-up', () => {
       text: { type: 'text', index: false },
     });
     const records = es.sent('PUT', `/${RECORDS}`)[0]?.body as { mappings: { properties: Record<string, unknown> } };
-    expect(records.mappings.properties).toMatchObject({ doc_version: { type: 'long' }, deleted: { type: 'boolean' }, chunks: { type: 'integer' } });
+    expect(records.mappings.properties).toMatchObject({
+      doc_version: { type: 'long' },
+      deleted: { type: 'boolean' },
+      chunks: { type: 'integer' },
+    });
     expect(lines).toContainEqual(expect.objectContaining({ level: 'info', fields: { analyzer: 'smartcn' } }));
   });
 
   it('elasticsearch - falls back to the standard analyzer when the cluster has no smartcn, and says so', async () => {
     const es = esMock();
-    es.on('POST', '/_analyze', () => responseError(400, 'illegal_argument_exception', 'failed to find global analyzer [smartcn]'));
+    es.on('POST', '/_analyze', () =>
+      responseError(400, 'illegal_argument_exception', 'failed to find global analyzer [smartcn]'),
+    );
     const { lines, log } = logRecorder();
     const backend = await createElasticsearchLexicalBackend({ client: es.client, log });
     expect(backend.analyzer).toBe('standard');
-    const created = es.sent('PUT', `/${INDEX}`)[0]?.body as { mappings: { properties: Record<string, { analyzer?: string }> } };
+    const created = es.sent('PUT', `/${INDEX}`)[0]?.body as {
+      mappings: { properties: Record<string, { analyzer?: string }> };
+    };
     expect(created.mappings.properties.body?.analyzer).toBe('standard');
     expect(created.mappings.properties.title?.analyzer).toBe('standard');
     expect(lines).toContainEqual(expect.objectContaining({ level: 'warn', fields: { analyzer: 'standard' } }));
@@ -98,7 +141,13 @@ describe('elasticsearch lexical backend - start-up', () => {
     await createElasticsearchLexicalBackend({ client: es.client, log });
     expect(es.sent('PUT', `/${INDEX}`)).toEqual([]);
     expect(lines).toContainEqual(
-      expect.objectContaining({ level: 'warn', fields: expect.objectContaining({ inIndex: { analyzer: 'smartcn', k1: 1.2, b: 0.75 }, configured: { analyzer: 'smartcn', k1: 1.5, b: 0.75 } }) }),
+      expect.objectContaining({
+        level: 'warn',
+        fields: expect.objectContaining({
+          inIndex: { analyzer: 'smartcn', k1: 1.2, b: 0.75 },
+          configured: { analyzer: 'smartcn', k1: 1.5, b: 0.75 },
+        }),
+      }),
     );
   });
 
@@ -112,14 +161,18 @@ describe('elasticsearch lexical backend - start-up', () => {
       },
     }));
     const { lines, log } = logRecorder();
-    await expect(createElasticsearchLexicalBackend({ client: es.client, log })).resolves.toBeInstanceOf(ElasticsearchLexicalBackend);
+    await expect(createElasticsearchLexicalBackend({ client: es.client, log })).resolves.toBeInstanceOf(
+      ElasticsearchLexicalBackend,
+    );
     expect(lines.filter((line) => line.level === 'warn')).toEqual([]);
   });
 
   it('elasticsearch - an unreachable cluster fails start-up with UnavailableError', async () => {
     const es = esMock();
     es.on('POST', '/_analyze', () => new errors.ConnectionError('connect ECONNREFUSED 127.0.0.1:9200'));
-    await expect(createElasticsearchLexicalBackend({ client: es.client, log: silentLog })).rejects.toBeInstanceOf(UnavailableError);
+    await expect(createElasticsearchLexicalBackend({ client: es.client, log: silentLog })).rejects.toBeInstanceOf(
+      UnavailableError,
+    );
   });
 });
 
@@ -132,7 +185,9 @@ describe('elasticsearch lexical backend - search', () => {
     for (const query of ['RFC 7231', hostile]) {
       await backend.search({ scope: { tenantId: 't1', kbIds: ['kb1', 'kb2'] }, query, limit: 50 }, never);
     }
-    const bodies = es.sent('POST', `/${INDEX}/_search`).map((r) => r.body as { size: number; query: { bool: { filter: unknown; must: unknown } } });
+    const bodies = es
+      .sent('POST', `/${INDEX}/_search`)
+      .map((r) => r.body as { size: number; query: { bool: { filter: unknown; must: unknown } } });
     for (const [i, query] of ['RFC 7231', hostile].entries()) {
       expect(bodies[i]?.size).toBe(50);
       expect(bodies[i]?.query).toEqual({
@@ -154,8 +209,18 @@ describe('elasticsearch lexical backend - search', () => {
             _id: 't1/kb1/rfc%230',
             _score: 3.5,
             _source: {
-              chunk_id: 'rfc#0', tenant_id: 't1', kb_id: 'kb1', doc_id: 'rfc', doc_version: 7, title: 'RFC 7231', text: 'HTTP semantics',
-              span_start: 0, span_end: 14, dedupe_key: 'rfc#0', effective_date: '2014-06-01', source_uri: 'rfc.txt',
+              chunk_id: 'rfc#0',
+              tenant_id: 't1',
+              kb_id: 'kb1',
+              doc_id: 'rfc',
+              doc_version: 7,
+              title: 'RFC 7231',
+              text: 'HTTP semantics',
+              span_start: 0,
+              span_end: 14,
+              dedupe_key: 'rfc#0',
+              effective_date: '2014-06-01',
+              source_uri: 'rfc.txt',
             },
           },
         ],
@@ -166,8 +231,17 @@ describe('elasticsearch lexical backend - search', () => {
       {
         score: 3.5,
         chunk: {
-          chunkId: 'rfc#0', tenantId: 't1', kbId: 'kb1', docId: 'rfc', docVersion: 7, title: 'RFC 7231', text: 'HTTP semantics',
-          span: { start: 0, end: 14 }, dedupeKey: 'rfc#0', effectiveDate: '2014-06-01', sourceUri: 'rfc.txt',
+          chunkId: 'rfc#0',
+          tenantId: 't1',
+          kbId: 'kb1',
+          docId: 'rfc',
+          docVersion: 7,
+          title: 'RFC 7231',
+          text: 'HTTP semantics',
+          span: { start: 0, end: 14 },
+          dedupeKey: 'rfc#0',
+          effectiveDate: '2014-06-01',
+          sourceUri: 'rfc.txt',
         },
       },
     ]);
@@ -177,8 +251,12 @@ describe('elasticsearch lexical backend - search', () => {
   it('elasticsearch - a malformed hit is an internal error, not a chunk', async () => {
     const es = esMock();
     const backend = await started(es);
-    es.on('POST', `/${INDEX}/_search`, () => ({ hits: { hits: [{ _id: 'x', _score: 1, _source: { chunk_id: 'x' } }] } }));
-    const failure = await backend.search({ scope: { tenantId: 't1', kbIds: ['kb1'] }, query: 'x', limit: 5 }, never).catch((e: unknown) => e);
+    es.on('POST', `/${INDEX}/_search`, () => ({
+      hits: { hits: [{ _id: 'x', _score: 1, _source: { chunk_id: 'x' } }] },
+    }));
+    const failure = await backend
+      .search({ scope: { tenantId: 't1', kbIds: ['kb1'] }, query: 'x', limit: 5 }, never)
+      .catch((e: unknown) => e);
     expect(failure).toBeInstanceOf(HoplineError);
     expect((failure as HoplineError).code).toBe('internal');
   });
@@ -186,8 +264,12 @@ describe('elasticsearch lexical backend - search', () => {
   it('elasticsearch - a scope without tenant or kb fails before any request', async () => {
     const es = esMock();
     const backend = await started(es);
-    await expect(backend.search({ scope: { tenantId: '', kbIds: ['kb1'] }, query: 'x', limit: 5 }, never)).rejects.toBeInstanceOf(ValidationError);
-    await expect(backend.search({ scope: { tenantId: 't1', kbIds: [] }, query: 'x', limit: 5 }, never)).rejects.toBeInstanceOf(ValidationError);
+    await expect(
+      backend.search({ scope: { tenantId: '', kbIds: ['kb1'] }, query: 'x', limit: 5 }, never),
+    ).rejects.toBeInstanceOf(ValidationError);
+    await expect(
+      backend.search({ scope: { tenantId: 't1', kbIds: [] }, query: 'x', limit: 5 }, never),
+    ).rejects.toBeInstanceOf(ValidationError);
     expect(es.requests).toEqual([]);
   });
 });
@@ -205,18 +287,45 @@ describe('elasticsearch lexical backend - versioned writes', () => {
     expect(bulk).toEqual([
       { index: { _index: INDEX, _id: 't1/kb1/rfc%230', version: 7, version_type: 'external' } },
       {
-        chunk_id: 'rfc#0', tenant_id: 't1', kb_id: 'kb1', doc_id: 'rfc', doc_version: 7, title: 'RFC 7231',
-        body: 'HTTP semantics and content', text: 'HTTP semantics', span_start: 0, span_end: 14,
-        dedupe_key: chunks[0]?.dedupeKey, effective_date: '', source_uri: '',
+        chunk_id: 'rfc#0',
+        tenant_id: 't1',
+        kb_id: 'kb1',
+        doc_id: 'rfc',
+        doc_version: 7,
+        title: 'RFC 7231',
+        body: 'HTTP semantics and content',
+        text: 'HTTP semantics',
+        span_start: 0,
+        span_end: 14,
+        dedupe_key: chunks[0]?.dedupeKey,
+        effective_date: '',
+        source_uri: '',
       },
       { index: { _index: INDEX, _id: 't1/kb1/rfc%231', version: 7, version_type: 'external' } },
-      expect.objectContaining({ chunk_id: 'rfc#1', body: 'top_p is not here', text: 'top_p is not here', span_start: 15, span_end: 32 }),
+      expect.objectContaining({
+        chunk_id: 'rfc#1',
+        body: 'top_p is not here',
+        text: 'top_p is not here',
+        span_start: 15,
+        span_end: 32,
+      }),
     ]);
     const record = es.sent('PUT', recordPath)[0];
     expect(record?.querystring).toEqual({ version: '14', version_type: 'external' });
-    expect(record?.body).toEqual({ tenant_id: 't1', kb_id: 'kb1', doc_id: 'rfc', doc_version: 7, deleted: false, chunks: 2 });
+    expect(record?.body).toEqual({
+      tenant_id: 't1',
+      kb_id: 'kb1',
+      doc_id: 'rfc',
+      doc_version: 7,
+      deleted: false,
+      chunks: 2,
+    });
     // Nothing older existed: no refresh, no delete_by_query.
-    expect(es.requests.map((r) => `${r.method} ${r.path}`)).toEqual([`GET ${recordPath}`, 'POST /_bulk', `PUT ${recordPath}`]);
+    expect(es.requests.map((r) => `${r.method} ${r.path}`)).toEqual([
+      `GET ${recordPath}`,
+      'POST /_bulk',
+      `PUT ${recordPath}`,
+    ]);
   });
 
   it('elasticsearch - a newer version removes the older chunks of the document after recording itself', async () => {
@@ -240,7 +349,12 @@ describe('elasticsearch lexical backend - versioned writes', () => {
     expect(cleanup?.body).toEqual({
       query: {
         bool: {
-          filter: [{ term: { tenant_id: 't1' } }, { term: { kb_id: 'kb1' } }, { term: { doc_id: 'rfc' } }, { range: { doc_version: { lt: 7 } } }],
+          filter: [
+            { term: { tenant_id: 't1' } },
+            { term: { kb_id: 'kb1' } },
+            { term: { doc_id: 'rfc' } },
+            { range: { doc_version: { lt: 7 } } },
+          ],
         },
       },
     });
@@ -265,7 +379,14 @@ describe('elasticsearch lexical backend - versioned writes', () => {
     es.on('POST', '/_bulk', () => ({
       errors: true,
       items: [
-        { index: { _index: INDEX, _id: 't1/kb1/rfc%230', status: 409, error: { type: 'version_conflict_engine_exception', reason: 'current version [8] is higher' } } },
+        {
+          index: {
+            _index: INDEX,
+            _id: 't1/kb1/rfc%230',
+            status: 409,
+            error: { type: 'version_conflict_engine_exception', reason: 'current version [8] is higher' },
+          },
+        },
         { index: { _index: INDEX, _id: 't1/kb1/rfc%231', status: 201, result: 'created' } },
       ],
     }));
@@ -276,26 +397,38 @@ describe('elasticsearch lexical backend - versioned writes', () => {
   it.each([
     [400, 'mapper_parsing_exception', ValidationError],
     [429, 'es_rejected_execution_exception', UnavailableError],
-  ] as const)('elasticsearch - a bulk item failing with %i (%s) fails the write before the version is recorded', async (status, type, errorClass) => {
-    const es = esMock();
-    const backend = await started(es);
-    es.on('GET', `/${RECORDS}/_doc/*`, recordReply(undefined));
-    es.on('POST', '/_bulk', () => ({ errors: true, items: [{ index: { _index: INDEX, _id: 't1/kb1/rfc%230', status, error: { type, reason: 'no' } } }] }));
-    await expect(backend.upsertDocument(doc, chunks, never)).rejects.toBeInstanceOf(errorClass);
-    expect(es.sent('PUT', recordPath)).toEqual([]);
-  });
+  ] as const)(
+    'elasticsearch - a bulk item failing with %i (%s) fails the write before the version is recorded',
+    async (status, type, errorClass) => {
+      const es = esMock();
+      const backend = await started(es);
+      es.on('GET', `/${RECORDS}/_doc/*`, recordReply(undefined));
+      es.on('POST', '/_bulk', () => ({
+        errors: true,
+        items: [{ index: { _index: INDEX, _id: 't1/kb1/rfc%230', status, error: { type, reason: 'no' } } }],
+      }));
+      await expect(backend.upsertDocument(doc, chunks, never)).rejects.toBeInstanceOf(errorClass);
+      expect(es.sent('PUT', recordPath)).toEqual([]);
+    },
+  );
 
   it('elasticsearch - a write whose record loses to a concurrent newer one removes what it added and reports stale', async () => {
     const es = esMock();
     const backend = await started(es);
     let reads = 0;
-    es.on('GET', `/${RECORDS}/_doc/*`, () => recordReply(reads++ === 0 ? undefined : { doc_version: 9, deleted: false, chunks: 1 })());
+    es.on('GET', `/${RECORDS}/_doc/*`, () =>
+      recordReply(reads++ === 0 ? undefined : { doc_version: 9, deleted: false, chunks: 1 })(),
+    );
     es.on('POST', '/_bulk', () => ({ errors: false, items: [] }));
-    es.on('PUT', `/${RECORDS}/_doc/*`, () => responseError(409, 'version_conflict_engine_exception', 'current version [18] is higher'));
+    es.on('PUT', `/${RECORDS}/_doc/*`, () =>
+      responseError(409, 'version_conflict_engine_exception', 'current version [18] is higher'),
+    );
     es.on('GET', `/${INDEX}/_refresh`, () => ({}));
     es.on('POST', `/${INDEX}/_delete_by_query`, () => ({ deleted: 2, failures: [] }));
     expect(await backend.upsertDocument(doc, chunks, never)).toBe('stale');
-    const cleanup = es.sent('POST', `/${INDEX}/_delete_by_query`)[0]?.body as { query: { bool: { filter: unknown[] } } };
+    const cleanup = es.sent('POST', `/${INDEX}/_delete_by_query`)[0]?.body as {
+      query: { bool: { filter: unknown[] } };
+    };
     expect(cleanup.query.bool.filter).toContainEqual({ range: { doc_version: { lt: 9 } } });
   });
 
@@ -309,9 +442,23 @@ describe('elasticsearch lexical backend - versioned writes', () => {
     expect(await backend.deleteDocument(doc, never)).toBe('applied');
     const record = es.sent('PUT', recordPath)[0];
     expect(record?.querystring).toEqual({ version: '15', version_type: 'external' });
-    expect(record?.body).toEqual({ tenant_id: 't1', kb_id: 'kb1', doc_id: 'rfc', doc_version: 7, deleted: true, chunks: 0 });
-    const cleanup = es.sent('POST', `/${INDEX}/_delete_by_query`)[0]?.body as { query: { bool: { filter: unknown[] } } };
-    expect(cleanup.query.bool.filter).toEqual([{ term: { tenant_id: 't1' } }, { term: { kb_id: 'kb1' } }, { term: { doc_id: 'rfc' } }, { range: { doc_version: { lte: 7 } } }]);
+    expect(record?.body).toEqual({
+      tenant_id: 't1',
+      kb_id: 'kb1',
+      doc_id: 'rfc',
+      doc_version: 7,
+      deleted: true,
+      chunks: 0,
+    });
+    const cleanup = es.sent('POST', `/${INDEX}/_delete_by_query`)[0]?.body as {
+      query: { bool: { filter: unknown[] } };
+    };
+    expect(cleanup.query.bool.filter).toEqual([
+      { term: { tenant_id: 't1' } },
+      { term: { kb_id: 'kb1' } },
+      { term: { doc_id: 'rfc' } },
+      { range: { doc_version: { lte: 7 } } },
+    ]);
   });
 
   it.each([
@@ -331,15 +478,29 @@ describe('elasticsearch lexical backend - versioned writes', () => {
     es.on('GET', `/${RECORDS}/_doc/*`, recordReply({ doc_version: 6, deleted: false, chunks: 2 }));
     es.on('PUT', `/${RECORDS}/_doc/*`, () => ({ result: 'updated' }));
     es.on('GET', `/${INDEX}/_refresh`, () => ({}));
-    es.on('POST', `/${INDEX}/_delete_by_query`, () => ({ deleted: 1, failures: [{ index: INDEX, id: 'x', status: 503, cause: { type: 'unavailable_shards_exception', reason: 'primary shard is not active' } }] }));
+    es.on('POST', `/${INDEX}/_delete_by_query`, () => ({
+      deleted: 1,
+      failures: [
+        {
+          index: INDEX,
+          id: 'x',
+          status: 503,
+          cause: { type: 'unavailable_shards_exception', reason: 'primary shard is not active' },
+        },
+      ],
+    }));
     await expect(backend.deleteDocument(doc, never)).rejects.toBeInstanceOf(UnavailableError);
   });
 
   it('elasticsearch - refuses chunks of another document and versions it cannot order', async () => {
     const es = esMock();
     const backend = await started(es);
-    await expect(backend.upsertDocument(doc, [chunkOf({ docId: 'other', text: 'x', docVersion: 7 })], never)).rejects.toBeInstanceOf(ValidationError);
-    await expect(backend.upsertDocument({ ...doc, version: 2 ** 53 }, [], never)).rejects.toBeInstanceOf(ValidationError);
+    await expect(
+      backend.upsertDocument(doc, [chunkOf({ docId: 'other', text: 'x', docVersion: 7 })], never),
+    ).rejects.toBeInstanceOf(ValidationError);
+    await expect(backend.upsertDocument({ ...doc, version: 2 ** 53 }, [], never)).rejects.toBeInstanceOf(
+      ValidationError,
+    );
     expect(es.requests).toEqual([]);
   });
 });
@@ -365,7 +526,10 @@ describe('elasticsearch lexical backend - state and counts', () => {
     const es = esMock();
     const backend = await started(es);
     const pages = [
-      { buckets: Array.from({ length: 1_000 }, (_, i) => ({ key: { tenant: 't1', kb: `kb${i}` }, doc_count: i + 1 })), after_key: { tenant: 't1', kb: 'kb999' } },
+      {
+        buckets: Array.from({ length: 1_000 }, (_, i) => ({ key: { tenant: 't1', kb: `kb${i}` }, doc_count: i + 1 })),
+        after_key: { tenant: 't1', kb: 'kb999' },
+      },
       { buckets: [{ key: { tenant: 't2', kb: 'kb1' }, doc_count: 4 }] },
     ];
     let page = 0;
@@ -373,9 +537,14 @@ describe('elasticsearch lexical backend - state and counts', () => {
     const counts = await backend.countChunks(never);
     expect(counts).toHaveLength(1_001);
     expect(counts.at(-1)).toEqual({ tenantId: 't2', kbId: 'kb1', chunks: 4 });
-    const bodies = es.sent('POST', `/${INDEX}/_search`).map((r) => r.body as { size: number; aggs: { kbs: { composite: { after?: unknown; sources: unknown } } } });
+    const bodies = es
+      .sent('POST', `/${INDEX}/_search`)
+      .map((r) => r.body as { size: number; aggs: { kbs: { composite: { after?: unknown; sources: unknown } } } });
     expect(bodies[0]?.size).toBe(0);
-    expect(bodies[0]?.aggs.kbs.composite.sources).toEqual([{ tenant: { terms: { field: 'tenant_id' } } }, { kb: { terms: { field: 'kb_id' } } }]);
+    expect(bodies[0]?.aggs.kbs.composite.sources).toEqual([
+      { tenant: { terms: { field: 'tenant_id' } } },
+      { kb: { terms: { field: 'kb_id' } } },
+    ]);
     expect(bodies[0]?.aggs.kbs.composite.after).toBeUndefined();
     expect(bodies[1]?.aggs.kbs.composite.after).toEqual({ tenant: 't1', kb: 'kb999' });
   });
@@ -386,10 +555,30 @@ describe('elasticsearch lexical backend - failures', () => {
     backend.search({ scope: { tenantId: 't1', kbIds: ['kb1'] }, query: 'x', limit: 5 }, signal);
 
   it.each([
-    ['a connection error becomes UnavailableError, counted by the breaker', () => new errors.ConnectionError('connect ECONNREFUSED'), UnavailableError, true],
-    ['a 503 becomes UnavailableError, counted by the breaker', () => responseError(503, 'search_phase_execution_exception', 'all shards failed'), UnavailableError, true],
-    ['a 429 becomes UnavailableError, counted by the breaker', () => responseError(429, 'es_rejected_execution_exception', 'queue full'), UnavailableError, true],
-    ['a 400 becomes ValidationError, not counted by the breaker', () => responseError(400, 'parsing_exception', 'bad query'), ValidationError, false],
+    [
+      'a connection error becomes UnavailableError, counted by the breaker',
+      () => new errors.ConnectionError('connect ECONNREFUSED'),
+      UnavailableError,
+      true,
+    ],
+    [
+      'a 503 becomes UnavailableError, counted by the breaker',
+      () => responseError(503, 'search_phase_execution_exception', 'all shards failed'),
+      UnavailableError,
+      true,
+    ],
+    [
+      'a 429 becomes UnavailableError, counted by the breaker',
+      () => responseError(429, 'es_rejected_execution_exception', 'queue full'),
+      UnavailableError,
+      true,
+    ],
+    [
+      'a 400 becomes ValidationError, not counted by the breaker',
+      () => responseError(400, 'parsing_exception', 'bad query'),
+      ValidationError,
+      false,
+    ],
   ] as const)('elasticsearch - %s', async (_case, reply, errorClass, infrastructure) => {
     const es = esMock();
     const backend = await started(es);
@@ -428,7 +617,8 @@ describe('elasticsearch lexical backend - failures', () => {
       return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, requests };
     }
 
-    const backendOn = (client: Client): ElasticsearchLexicalBackend => new ElasticsearchLexicalBackend(client, INDEX, RECORDS, 'standard', 2, true);
+    const backendOn = (client: Client): ElasticsearchLexicalBackend =>
+      new ElasticsearchLexicalBackend(client, INDEX, RECORDS, 'standard', 2, true);
 
     it('elasticsearch - aborting the signal aborts the HTTP request in flight', async () => {
       const { url, requests } = await silentServer();
@@ -467,10 +657,23 @@ describe('elasticsearch lexical backend - failures', () => {
     const embedder = new HashingEmbedder({ dimensions: 64 });
     const vector = await EmbeddedVectorBackend.open({ dimensions: 64 });
     const [embedded] = await embedder.embed(['lighthouse keeper'], never);
-    await vector.upsertDocument({ tenantId: 't1', kbId: 'kb1', docId: 'lh', version: 1 }, [{ chunk: chunkOf({ docId: 'lh', text: 'lighthouse keeper' }), vector: embedded as Float32Array }]);
+    await vector.upsertDocument({ tenantId: 't1', kbId: 'kb1', docId: 'lh', version: 1 }, [
+      { chunk: chunkOf({ docId: 'lh', text: 'lighthouse keeper' }), vector: embedded as Float32Array },
+    ]);
     const guard = createDeadlineGuard();
-    const retriever = createHybridRetriever({ lexical: backend, vector, embedder, lexicalGuard: guard, vectorGuard: guard });
-    const result = await retriever.retrieve({ query: 'lighthouse keeper', scope: { tenantId: 't1', kbIds: ['kb1'] }, hop: 1, deadlineUnixMs: Date.now() + 2_000 });
+    const retriever = createHybridRetriever({
+      lexical: backend,
+      vector,
+      embedder,
+      lexicalGuard: guard,
+      vectorGuard: guard,
+    });
+    const result = await retriever.retrieve({
+      query: 'lighthouse keeper',
+      scope: { tenantId: 't1', kbIds: ['kb1'] },
+      hop: 1,
+      deadlineUnixMs: Date.now() + 2_000,
+    });
     expect(result.degraded).toBe(true);
     expect(result.degradedReasons).toEqual([expect.stringMatching(/^elasticsearch search failed \(unavailable\)/)]);
     expect(result.chunks.map((c) => [c.docId, c.foundBy])).toEqual([['lh', 'VECTOR']]);

@@ -16,10 +16,18 @@ describe.skipIf(!url)('elasticsearch lexical backend - live cluster', () => {
 
   const scope = { tenantId: 't1', kbIds: ['kb1'] };
   const key = (docId: string, version: number) => ({ tenantId: 't1', kbId: 'kb1', docId, version });
-  const chunk = (docId: string, index: number, version: number, title: string, text: string, tenantId = 't1'): IndexedChunk =>
-    chunkOf({ tenantId, docId, chunkId: `${docId}#${index}`, docVersion: version, title, text });
+  const chunk = (
+    docId: string,
+    index: number,
+    version: number,
+    title: string,
+    text: string,
+    tenantId = 't1',
+  ): IndexedChunk => chunkOf({ tenantId, docId, chunkId: `${docId}#${index}`, docVersion: version, title, text });
   const searchIds = async (query: string): Promise<string[]> =>
-    (await backend.search({ scope, query, limit: 10 }, never)).map((hit) => `${hit.chunk.chunkId}@${hit.chunk.docVersion}`).sort();
+    (await backend.search({ scope, query, limit: 10 }, never))
+      .map((hit) => `${hit.chunk.chunkId}@${hit.chunk.docVersion}`)
+      .sort();
 
   beforeAll(async () => {
     admin = new Client({ node: url as string });
@@ -33,28 +41,52 @@ describe.skipIf(!url)('elasticsearch lexical backend - live cluster', () => {
   });
 
   it('elasticsearch live - finds English and Chinese text by BM25 within the scope only', async () => {
-    await backend.upsertDocument(key('http', 1), [chunk('http', 0, 1, 'RFC 7231', 'HTTP/1.1 semantics: top_p is not a header')]);
-    await backend.upsertDocument(key('law', 1), [chunk('law', 0, 1, '劳动合同法', '第十二条 劳动合同分为固定期限劳动合同')]);
-    await backend.upsertDocument({ tenantId: 't2', kbId: 'kb1', docId: 'http', version: 1 }, [chunk('http', 0, 1, 'RFC 7231', 'HTTP/1.1 semantics', 't2')]);
+    await backend.upsertDocument(key('http', 1), [
+      chunk('http', 0, 1, 'RFC 7231', 'HTTP/1.1 semantics: top_p is not a header'),
+    ]);
+    await backend.upsertDocument(key('law', 1), [
+      chunk('law', 0, 1, '劳动合同法', '第十二条 劳动合同分为固定期限劳动合同'),
+    ]);
+    await backend.upsertDocument({ tenantId: 't2', kbId: 'kb1', docId: 'http', version: 1 }, [
+      chunk('http', 0, 1, 'RFC 7231', 'HTTP/1.1 semantics', 't2'),
+    ]);
     await expect.poll(() => searchIds('RFC 7231'), { timeout: 10_000 }).toEqual(['http#0@1']);
     await expect.poll(() => searchIds('第十二条'), { timeout: 10_000 }).toEqual(['law#0@1']);
     expect(await searchIds('top_p')).toEqual(['http#0@1']);
   });
 
   it('elasticsearch live - a newer version replaces the old chunks and an older one never comes back', async () => {
-    await backend.upsertDocument(key('policy', 2), [chunk('policy', 0, 2, 'Policy', 'retention two years'), chunk('policy', 1, 2, 'Policy', 'retention appendix')]);
-    expect(await backend.upsertDocument(key('policy', 3), [chunk('policy', 0, 3, 'Policy', 'retention three years')])).toBe('applied');
-    expect(await backend.upsertDocument(key('policy', 2), [chunk('policy', 0, 2, 'Policy', 'retention two years'), chunk('policy', 1, 2, 'Policy', 'retention appendix')])).toBe('stale');
+    await backend.upsertDocument(key('policy', 2), [
+      chunk('policy', 0, 2, 'Policy', 'retention two years'),
+      chunk('policy', 1, 2, 'Policy', 'retention appendix'),
+    ]);
+    expect(
+      await backend.upsertDocument(key('policy', 3), [chunk('policy', 0, 3, 'Policy', 'retention three years')]),
+    ).toBe('applied');
+    expect(
+      await backend.upsertDocument(key('policy', 2), [
+        chunk('policy', 0, 2, 'Policy', 'retention two years'),
+        chunk('policy', 1, 2, 'Policy', 'retention appendix'),
+      ]),
+    ).toBe('stale');
     await expect.poll(() => searchIds('retention'), { timeout: 10_000 }).toEqual(['policy#0@3']);
-    expect(await backend.documentState({ tenantId: 't1', kbId: 'kb1', docId: 'policy' })).toEqual({ version: 3, deleted: false, chunks: 1 });
+    expect(await backend.documentState({ tenantId: 't1', kbId: 'kb1', docId: 'policy' })).toEqual({
+      version: 3,
+      deleted: false,
+      chunks: 1,
+    });
   });
 
   it('elasticsearch live - a delete removes the document and keeps older versions out', async () => {
     await backend.upsertDocument(key('memo', 1), [chunk('memo', 0, 1, 'Memo', 'quarterly lighthouse memo')]);
     expect(await backend.deleteDocument(key('memo', 1))).toBe('applied');
-    expect(await backend.upsertDocument(key('memo', 1), [chunk('memo', 0, 1, 'Memo', 'quarterly lighthouse memo')])).toBe('stale');
+    expect(
+      await backend.upsertDocument(key('memo', 1), [chunk('memo', 0, 1, 'Memo', 'quarterly lighthouse memo')]),
+    ).toBe('stale');
     await expect.poll(() => searchIds('lighthouse'), { timeout: 10_000 }).toEqual([]);
-    expect(await backend.upsertDocument(key('memo', 2), [chunk('memo', 0, 2, 'Memo', 'annual lighthouse memo')])).toBe('applied');
+    expect(await backend.upsertDocument(key('memo', 2), [chunk('memo', 0, 2, 'Memo', 'annual lighthouse memo')])).toBe(
+      'applied',
+    );
     await expect.poll(() => searchIds('lighthouse'), { timeout: 10_000 }).toEqual(['memo#0@2']);
   });
 

@@ -19,7 +19,12 @@ type Reply = (request: RecordedRequest) => unknown;
  * recorded, and each route answers what the test scripts. Routes a test does not script answer
  * as an empty cluster would at start-up (smartcn present, no indexes yet).
  */
-export function esMock(): { client: Client; requests: RecordedRequest[]; on(method: string, path: string, reply: Reply): void; sent(method: string, path: string): RecordedRequest[] } {
+export function esMock(): {
+  client: Client;
+  requests: RecordedRequest[];
+  on(method: string, path: string, reply: Reply): void;
+  sent(method: string, path: string): RecordedRequest[];
+} {
   const mock = new Mock();
   const requests: RecordedRequest[] = [];
   const on = (method: string, path: string, reply: Reply): void => {
@@ -34,13 +39,28 @@ export function esMock(): { client: Client; requests: RecordedRequest[]; on(meth
   on('HEAD', '/:index', () => responseError(404, ''));
   on('PUT', '/:index', (request) => ({ acknowledged: true, index: request.path.slice(1) }));
   const client = new Client({ node: 'http://localhost:9200', Connection: mock.getConnection(), maxRetries: 0 });
-  return { client, requests, on, sent: (method, path) => requests.filter((r) => r.method === method && r.path === path) };
+  return {
+    client,
+    requests,
+    on,
+    sent: (method, path) => requests.filter((r) => r.method === method && r.path === path),
+  };
 }
 
 /** What Elasticsearch answers with an error status, as the client will see it. */
-export function responseError(statusCode: number, type: string, reason = ''): InstanceType<typeof errors.ResponseError> {
+export function responseError(
+  statusCode: number,
+  type: string,
+  reason = '',
+): InstanceType<typeof errors.ResponseError> {
   const body = type ? { error: { type, reason }, status: statusCode } : '';
-  return new errors.ResponseError({ body, statusCode, headers: {}, warnings: null, meta: {} } as unknown as ConstructorParameters<typeof errors.ResponseError>[0]);
+  return new errors.ResponseError({
+    body,
+    statusCode,
+    headers: {},
+    warnings: null,
+    meta: {},
+  } as unknown as ConstructorParameters<typeof errors.ResponseError>[0]);
 }
 
 export const silentLog: ElasticsearchSetupLog = { info() {}, warn() {} };

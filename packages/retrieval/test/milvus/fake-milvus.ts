@@ -17,7 +17,11 @@ import protobuf from 'protobufjs';
 const LOADER_OPTIONS = { keepCase: true, longs: String, enums: String, defaults: true, oneofs: true } as const;
 
 const require = createRequire(import.meta.url);
-const protoJson = (require(join(dirname(require.resolve('@zilliz/milvus2-sdk-node')), 'proto-json', 'milvus.js')) as { default: protobuf.INamespace }).default;
+const protoJson = (
+  require(join(dirname(require.resolve('@zilliz/milvus2-sdk-node')), 'proto-json', 'milvus.js')) as {
+    default: protobuf.INamespace;
+  }
+).default;
 const protoRoot = protobuf.Root.fromJSON(protoJson);
 const CollectionSchema = protoRoot.lookupType('milvus.proto.schema.CollectionSchema');
 const PlaceholderGroup = protoRoot.lookupType('milvus.proto.common.PlaceholderGroup');
@@ -70,7 +74,11 @@ export interface FakeMilvus {
 
 export async function startFakeMilvus(): Promise<FakeMilvus> {
   const definition = protoLoader.fromJSON(protoJson, LOADER_OPTIONS);
-  const service = (grpc.loadPackageDefinition(definition) as unknown as { milvus: { proto: { milvus: { MilvusService: grpc.ServiceClientConstructor } } } }).milvus.proto.milvus.MilvusService.service;
+  const service = (
+    grpc.loadPackageDefinition(definition) as unknown as {
+      milvus: { proto: { milvus: { MilvusService: grpc.ServiceClientConstructor } } };
+    }
+  ).milvus.proto.milvus.MilvusService.service;
   const calls: Call[] = [];
   const unexpected: string[] = [];
   const collections = new Map<string, FakeCollection>();
@@ -82,7 +90,14 @@ export async function startFakeMilvus(): Promise<FakeMilvus> {
     Connect: () => ({ status: OK, identifier: '42', server_info: { build_tags: 'fake-milvus' } }),
     DescribeCollection(request) {
       const collection = collections.get(String(request.collection_name));
-      if (!collection) return { status: { error_code: 'UnexpectedError', code: 100, reason: `collection not found[collection=${String(request.collection_name)}]` } };
+      if (!collection)
+        return {
+          status: {
+            error_code: 'UnexpectedError',
+            code: 100,
+            reason: `collection not found[collection=${String(request.collection_name)}]`,
+          },
+        };
       return {
         status: OK,
         schema: collection.schema,
@@ -96,26 +111,49 @@ export async function startFakeMilvus(): Promise<FakeMilvus> {
     },
     CreateCollection(request) {
       const name = String(request.collection_name);
-      if (collections.has(name)) return { error_code: 'UnexpectedError', code: 65535, reason: `collection ${name} already exists` };
-      const schema = CollectionSchema.toObject(CollectionSchema.decode(request.schema as Uint8Array), LOADER_OPTIONS) as FakeCollection['schema'];
+      if (collections.has(name))
+        return { error_code: 'UnexpectedError', code: 65535, reason: `collection ${name} already exists` };
+      const schema = CollectionSchema.toObject(
+        CollectionSchema.decode(request.schema as Uint8Array),
+        LOADER_OPTIONS,
+      ) as FakeCollection['schema'];
       schema.fields.forEach((field, i) => Object.assign(field, { fieldID: String(100 + i) }));
-      collections.set(name, { name, schema, consistency_level: String(request.consistency_level), rows: new Map(), loadPolls: 0 });
+      collections.set(name, {
+        name,
+        schema,
+        consistency_level: String(request.consistency_level),
+        rows: new Map(),
+        loadPolls: 0,
+      });
       return OK;
     },
     CreateIndex(request) {
       const collection = collections.get(String(request.collection_name));
       if (!collection) return { error_code: 'UnexpectedError', code: 100, reason: 'collection not found' };
-      const params = Object.fromEntries((request.extra_params as Array<{ key: string; value: string }>).map(({ key, value }) => [key, value]));
+      const params = Object.fromEntries(
+        (request.extra_params as Array<{ key: string; value: string }>).map(({ key, value }) => [key, value]),
+      );
       if (collection.index && JSON.stringify(collection.index.params) !== JSON.stringify(params)) {
-        return { error_code: 'UnexpectedError', code: 65535, reason: 'CreateIndex failed: at most one distinct index is allowed per field' };
+        return {
+          error_code: 'UnexpectedError',
+          code: 65535,
+          reason: 'CreateIndex failed: at most one distinct index is allowed per field',
+        };
       }
       collection.index = { field_name: String(request.field_name), params };
       return OK;
     },
-    LoadCollection: (request) => (collections.has(String(request.collection_name)) ? OK : { error_code: 'UnexpectedError', code: 100, reason: 'collection not found' }),
+    LoadCollection: (request) =>
+      collections.has(String(request.collection_name))
+        ? OK
+        : { error_code: 'UnexpectedError', code: 100, reason: 'collection not found' },
     GetLoadState(request) {
       const collection = collections.get(String(request.collection_name));
-      if (!collection) return { status: { error_code: 'UnexpectedError', code: 100, reason: 'collection not found' }, state: 'LoadStateNotExist' };
+      if (!collection)
+        return {
+          status: { error_code: 'UnexpectedError', code: 100, reason: 'collection not found' },
+          state: 'LoadStateNotExist',
+        };
       collection.loadPolls += 1;
       return { status: OK, state: collection.loadPolls > fake.loadingPolls ? 'LoadStateLoaded' : 'LoadStateLoading' };
     },
@@ -124,7 +162,12 @@ export async function startFakeMilvus(): Promise<FakeMilvus> {
       const rows = rowsFromFieldData(request.fields_data as Json[], Number(request.num_rows));
       const pkField = collection.schema.fields.find((f) => f.is_primary_key)?.name ?? 'pk';
       for (const row of rows) collection.rows.set(String(row[pkField]), row);
-      return { status: OK, IDs: { str_id: { data: rows.map((row) => row[pkField]) } }, upsert_cnt: String(rows.length), succ_index: rows.map((_, i) => i) };
+      return {
+        status: OK,
+        IDs: { str_id: { data: rows.map((row) => row[pkField]) } },
+        upsert_cnt: String(rows.length),
+        succ_index: rows.map((_, i) => i),
+      };
     },
     Delete(request) {
       const collection = required(request);
@@ -141,18 +184,35 @@ export async function startFakeMilvus(): Promise<FakeMilvus> {
     Query(request) {
       const collection = required(request);
       const matches = matcher(String(request.expr), request.expr_template_values as Json);
-      const params = Object.fromEntries((request.query_params as Array<{ key: string; value: string }>).map(({ key, value }) => [key, value]));
+      const params = Object.fromEntries(
+        (request.query_params as Array<{ key: string; value: string }>).map(({ key, value }) => [key, value]),
+      );
       const outputs = request.output_fields as string[];
-      const found = [...collection.rows.values()].filter(matches).sort((a, b) => (String(a.pk) < String(b.pk) ? -1 : 1)); // primary-key (byte) order, as Milvus pages
+      const found = [...collection.rows.values()]
+        .filter(matches)
+        .sort((a, b) => (String(a.pk) < String(b.pk) ? -1 : 1)); // primary-key (byte) order, as Milvus pages
       if (outputs.length === 1 && outputs[0] === 'count(*)') {
-        return { status: OK, fields_data: [{ type: 'Int64', field_name: 'count(*)', scalars: { long_data: { data: [String(found.length)] } } }], output_fields: outputs };
+        return {
+          status: OK,
+          fields_data: [
+            { type: 'Int64', field_name: 'count(*)', scalars: { long_data: { data: [String(found.length)] } } },
+          ],
+          output_fields: outputs,
+        };
       }
       const limited = params.limit ? found.slice(0, Number(params.limit)) : found;
-      return { status: OK, fields_data: outputs.map((name) => fieldData(collection, name, limited)), output_fields: outputs, collection_name: collection.name };
+      return {
+        status: OK,
+        fields_data: outputs.map((name) => fieldData(collection, name, limited)),
+        output_fields: outputs,
+        collection_name: collection.name,
+      };
     },
     Search(request) {
       const collection = required(request);
-      const params = Object.fromEntries((request.search_params as Array<{ key: string; value: string }>).map(({ key, value }) => [key, value]));
+      const params = Object.fromEntries(
+        (request.search_params as Array<{ key: string; value: string }>).map(({ key, value }) => [key, value]),
+      );
       const annsField = params.anns_field ?? 'vector';
       const query = queryVector(request.placeholder_group as Uint8Array);
       const matches = matcher(String(request.dsl), request.expr_template_values as Json);
@@ -182,21 +242,31 @@ export async function startFakeMilvus(): Promise<FakeMilvus> {
 
   function required(request: Json): FakeCollection {
     const collection = collections.get(String(request.collection_name));
-    if (!collection) throw new MilvusStatusError({ error_code: 'UnexpectedError', code: 100, reason: `collection not found[collection=${String(request.collection_name)}]` });
+    if (!collection)
+      throw new MilvusStatusError({
+        error_code: 'UnexpectedError',
+        code: 100,
+        reason: `collection not found[collection=${String(request.collection_name)}]`,
+      });
     return collection;
   }
 
   const implementation: grpc.UntypedServiceImplementation = {};
   for (const [name, method] of Object.entries(service)) {
-    const returnsStatus = method.path.endsWith('/CreateCollection') || method.path.endsWith('/CreateIndex') || method.path.endsWith('/LoadCollection');
+    const returnsStatus =
+      method.path.endsWith('/CreateCollection') ||
+      method.path.endsWith('/CreateIndex') ||
+      method.path.endsWith('/LoadCollection');
     implementation[name] = (call: grpc.ServerUnaryCall<Json, Json>, callback: grpc.sendUnaryData<Json>) => {
       calls.push({ method: name, request: call.request });
       const hook = hooks.get(name);
       hooks.delete(name);
       hook?.(call.request);
       const fault = faults.get(name);
-      if (fault === 'hang') return void hanging.push(() => callback({ code: grpc.status.UNAVAILABLE, details: 'fake milvus closed' }));
-      if (fault && 'grpc' in fault) return callback({ code: fault.grpc, details: fault.details ?? `fake ${name} failure` });
+      if (fault === 'hang')
+        return void hanging.push(() => callback({ code: grpc.status.UNAVAILABLE, details: 'fake milvus closed' }));
+      if (fault && 'grpc' in fault)
+        return callback({ code: fault.grpc, details: fault.details ?? `fake ${name} failure` });
       if (fault) return callback(null, returnsStatus ? fault.status : { status: fault.status });
       const handler = handlers[name];
       if (!handler) {
@@ -206,7 +276,8 @@ export async function startFakeMilvus(): Promise<FakeMilvus> {
       try {
         callback(null, handler(call.request));
       } catch (error) {
-        if (error instanceof MilvusStatusError) return callback(null, returnsStatus ? error.status : { status: error.status });
+        if (error instanceof MilvusStatusError)
+          return callback(null, returnsStatus ? error.status : { status: error.status });
         callback({ code: grpc.status.INTERNAL, details: (error as Error).message });
       }
     };
@@ -215,7 +286,9 @@ export async function startFakeMilvus(): Promise<FakeMilvus> {
   const server = new grpc.Server();
   server.addService(service, implementation);
   const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, bound) => (error ? reject(error) : resolve(bound))),
+    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, bound) =>
+      error ? reject(error) : resolve(bound),
+    ),
   );
 
   const fake: FakeMilvus = {
@@ -268,7 +341,9 @@ function columnValues(field: Json, count: number): unknown[] {
     case 'Bool':
       return scalars.bool_data?.data ?? [];
     case 'JSON':
-      return (scalars.json_data?.data ?? []).map((bytes) => JSON.parse(Buffer.from(bytes as Uint8Array).toString('utf8')) as unknown);
+      return (scalars.json_data?.data ?? []).map(
+        (bytes) => JSON.parse(Buffer.from(bytes as Uint8Array).toString('utf8')) as unknown,
+      );
     default:
       throw new Error(`fake milvus cannot store ${String(field.type)} field ${String(field.field_name)}`);
   }
@@ -277,7 +352,8 @@ function columnValues(field: Json, count: number): unknown[] {
 /** Rows to the column-wise FieldData of one output field. */
 function fieldData(collection: FakeCollection, name: string, rows: readonly Row[]): Json {
   const field = collection.schema.fields.find((f) => f.name === name);
-  if (!field) throw new MilvusStatusError({ error_code: 'UnexpectedError', code: 1100, reason: `field ${name} not exist` });
+  if (!field)
+    throw new MilvusStatusError({ error_code: 'UnexpectedError', code: 1100, reason: `field ${name} not exist` });
   const values = rows.map((row) => row[name]);
   switch (field.data_type) {
     case 'VarChar':
@@ -287,9 +363,17 @@ function fieldData(collection: FakeCollection, name: string, rows: readonly Row[
     case 'Bool':
       return { type: 'Bool', field_name: name, scalars: { bool_data: { data: values } } };
     case 'JSON':
-      return { type: 'JSON', field_name: name, scalars: { json_data: { data: values.map((value) => Buffer.from(JSON.stringify(value))) } } };
+      return {
+        type: 'JSON',
+        field_name: name,
+        scalars: { json_data: { data: values.map((value) => Buffer.from(JSON.stringify(value))) } },
+      };
     default:
-      throw new MilvusStatusError({ error_code: 'UnexpectedError', code: 1100, reason: `fake milvus cannot return ${field.data_type} field ${name}` });
+      throw new MilvusStatusError({
+        error_code: 'UnexpectedError',
+        code: 1100,
+        reason: `fake milvus cannot return ${field.data_type} field ${name}`,
+      });
   }
 }
 
@@ -299,8 +383,19 @@ const CLAUSE = /^\s*(\w+)\s*(==|!=|<=|>=|<|>|in)\s*(?:\{(\w+)\}|(true|false))\s*
 function matcher(expression: string, templates: Json): (row: Row) => boolean {
   const clauses = expression.split('&&').map((text) => {
     const match = CLAUSE.exec(text);
-    if (!match) throw new MilvusStatusError({ error_code: 'UnexpectedError', code: 1100, reason: `cannot parse expression: ${expression}` });
-    const [, field, op, template, literal] = match as unknown as [string, string, string, string | undefined, string | undefined];
+    if (!match)
+      throw new MilvusStatusError({
+        error_code: 'UnexpectedError',
+        code: 1100,
+        reason: `cannot parse expression: ${expression}`,
+      });
+    const [, field, op, template, literal] = match as unknown as [
+      string,
+      string,
+      string,
+      string | undefined,
+      string | undefined,
+    ];
     const value = template === undefined ? literal === 'true' : templateValue(templates, template, expression);
     return { field, op, value };
   });
@@ -327,8 +422,21 @@ function matcher(expression: string, templates: Json): (row: Row) => boolean {
 }
 
 function templateValue(templates: Json, name: string, expression: string): unknown {
-  const value = templates[name] as { val?: string; string_val?: string; int64_val?: string; bool_val?: boolean; array_val?: { string_data?: { data: string[] }; long_data?: { data: string[] } } } | undefined;
-  if (!value) throw new MilvusStatusError({ error_code: 'UnexpectedError', code: 1100, reason: `template {${name}} has no value in ${expression}` });
+  const value = templates[name] as
+    | {
+        val?: string;
+        string_val?: string;
+        int64_val?: string;
+        bool_val?: boolean;
+        array_val?: { string_data?: { data: string[] }; long_data?: { data: string[] } };
+      }
+    | undefined;
+  if (!value)
+    throw new MilvusStatusError({
+      error_code: 'UnexpectedError',
+      code: 1100,
+      reason: `template {${name}} has no value in ${expression}`,
+    });
   switch (value.val) {
     case 'string_val':
       return value.string_val;
@@ -342,7 +450,9 @@ function templateValue(templates: Json, name: string, expression: string): unkno
 }
 
 function queryVector(bytes: Uint8Array): number[] {
-  const group = PlaceholderGroup.toObject(PlaceholderGroup.decode(bytes)) as { placeholders: Array<{ values: Uint8Array[] }> };
+  const group = PlaceholderGroup.toObject(PlaceholderGroup.decode(bytes)) as {
+    placeholders: Array<{ values: Uint8Array[] }>;
+  };
   const raw = group.placeholders[0]?.values[0];
   if (!raw) throw new MilvusStatusError({ error_code: 'UnexpectedError', code: 1100, reason: 'no query vector' });
   const copy = new Uint8Array(raw);

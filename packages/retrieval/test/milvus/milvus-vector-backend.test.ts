@@ -1,9 +1,26 @@
 import { createServer } from 'node:net';
 import { status as grpcStatus } from '@grpc/grpc-js';
-import { CancelledError, DeadlineExceededError, HoplineError, UnavailableError, ValidationError, isInfrastructureError } from '@hopline/contracts';
+import {
+  CancelledError,
+  DeadlineExceededError,
+  HoplineError,
+  UnavailableError,
+  ValidationError,
+  isInfrastructureError,
+} from '@hopline/contracts';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { EmbeddedChunk, MilvusSetupLog, MilvusVectorBackend, MilvusVectorBackendOptions } from '../../src/index.js';
-import { EmbeddedLexicalBackend, createDeadlineGuard, createHybridRetriever, createMilvusVectorBackend } from '../../src/index.js';
+import type {
+  EmbeddedChunk,
+  MilvusSetupLog,
+  MilvusVectorBackend,
+  MilvusVectorBackendOptions,
+} from '../../src/index.js';
+import {
+  EmbeddedLexicalBackend,
+  createDeadlineGuard,
+  createHybridRetriever,
+  createMilvusVectorBackend,
+} from '../../src/index.js';
 import { chunkOf, never } from '../fixtures.js';
 import type { FakeMilvus, Row } from './fake-milvus.js';
 import { startFakeMilvus } from './fake-milvus.js';
@@ -31,7 +48,9 @@ async function open(fake: FakeMilvus, options: Partial<MilvusVectorBackendOption
 }
 
 /** A backend on a fresh fake, with the start-up RPCs cleared from the record. */
-async function started(options: Partial<MilvusVectorBackendOptions> = {}): Promise<{ fake: FakeMilvus; backend: MilvusVectorBackend }> {
+async function started(
+  options: Partial<MilvusVectorBackendOptions> = {},
+): Promise<{ fake: FakeMilvus; backend: MilvusVectorBackend }> {
   const fake = await fakeServer();
   const backend = await open(fake, options);
   fake.calls.length = 0;
@@ -42,17 +61,50 @@ function vectorOf(...values: number[]): Float32Array {
   return Float32Array.from({ length: DIM }, (_, i) => values[i] ?? 0);
 }
 
-function embedded(docId: string, index: number, version: number, vector: Float32Array, where: { tenantId?: string; kbId?: string } = {}): EmbeddedChunk {
-  return { chunk: chunkOf({ docId, chunkId: `${docId}#${index}`, docVersion: version, title: docId, text: `${docId} part ${index}`, ...where }), vector };
+function embedded(
+  docId: string,
+  index: number,
+  version: number,
+  vector: Float32Array,
+  where: { tenantId?: string; kbId?: string } = {},
+): EmbeddedChunk {
+  return {
+    chunk: chunkOf({
+      docId,
+      chunkId: `${docId}#${index}`,
+      docVersion: version,
+      title: docId,
+      text: `${docId} part ${index}`,
+      ...where,
+    }),
+    vector,
+  };
 }
 
-const key = (docId: string, version: number, where: { tenantId?: string; kbId?: string } = {}) => ({ tenantId: 't1', kbId: 'kb1', docId, version, ...where });
-const rowsOf = (fake: FakeMilvus, collection: string): Row[] => [...(fake.collections.get(collection)?.rows.values() ?? [])];
-const chunkKeys = (fake: FakeMilvus): string[] => rowsOf(fake, CHUNKS).map((row) => String(row.pk)).sort();
+const key = (docId: string, version: number, where: { tenantId?: string; kbId?: string } = {}) => ({
+  tenantId: 't1',
+  kbId: 'kb1',
+  docId,
+  version,
+  ...where,
+});
+const rowsOf = (fake: FakeMilvus, collection: string): Row[] => [
+  ...(fake.collections.get(collection)?.rows.values() ?? []),
+];
+const chunkKeys = (fake: FakeMilvus): string[] =>
+  rowsOf(fake, CHUNKS)
+    .map((row) => String(row.pk))
+    .sort();
 
-function logRecorder(): { warnings: Array<{ message: string; fields?: Record<string, unknown> }>; log: MilvusSetupLog } {
+function logRecorder(): {
+  warnings: Array<{ message: string; fields?: Record<string, unknown> }>;
+  log: MilvusSetupLog;
+} {
   const warnings: Array<{ message: string; fields?: Record<string, unknown> }> = [];
-  return { warnings, log: { info() {}, warn: (message, fields) => void warnings.push({ message, ...(fields ? { fields } : {}) }) } };
+  return {
+    warnings,
+    log: { info() {}, warn: (message, fields) => void warnings.push({ message, ...(fields ? { fields } : {}) }) },
+  };
 }
 
 describe('milvus vector backend - start-up', () => {
@@ -66,13 +118,29 @@ describe('milvus vector backend - start-up', () => {
     const fields = Object.fromEntries((chunks?.schema.fields ?? []).map((f) => [f.name, f]));
     expect(fields.pk).toMatchObject({ data_type: 'VarChar', is_primary_key: true });
     expect(fields.tenant_id).toMatchObject({ data_type: 'VarChar', is_partition_key: true });
-    for (const name of ['kb_id', 'doc_id', 'chunk_id']) expect(fields[name]).toMatchObject({ data_type: 'VarChar', is_partition_key: false });
+    for (const name of ['kb_id', 'doc_id', 'chunk_id'])
+      expect(fields[name]).toMatchObject({ data_type: 'VarChar', is_partition_key: false });
     expect(fields.doc_version).toMatchObject({ data_type: 'Int64' });
     expect(fields.chunk).toMatchObject({ data_type: 'JSON' });
-    expect(fields.vector).toMatchObject({ data_type: 'FloatVector', type_params: [{ key: 'dim', value: String(DIM) }] });
-    expect(chunks?.index).toEqual({ field_name: 'vector', params: { index_type: 'HNSW', metric_type: 'COSINE', params: '{"M":16,"efConstruction":200}' } });
+    expect(fields.vector).toMatchObject({
+      data_type: 'FloatVector',
+      type_params: [{ key: 'dim', value: String(DIM) }],
+    });
+    expect(chunks?.index).toEqual({
+      field_name: 'vector',
+      params: { index_type: 'HNSW', metric_type: 'COSINE', params: '{"M":16,"efConstruction":200}' },
+    });
     const records = fake.collections.get(RECORDS);
-    expect(records?.schema.fields.map((f) => f.name)).toEqual(['pk', 'tenant_id', 'kb_id', 'doc_id', 'doc_version', 'deleted', 'chunks', 'placeholder']);
+    expect(records?.schema.fields.map((f) => f.name)).toEqual([
+      'pk',
+      'tenant_id',
+      'kb_id',
+      'doc_id',
+      'doc_version',
+      'deleted',
+      'chunks',
+      'placeholder',
+    ]);
     expect(fake.callsOf('LoadCollection').map((r) => r.collection_name)).toEqual([CHUNKS, RECORDS]);
     // Loading, loading, loaded — polled, not assumed.
     expect(fake.callsOf('GetLoadState').filter((r) => r.collection_name === CHUNKS)).toHaveLength(3);
@@ -91,7 +159,9 @@ describe('milvus vector backend - start-up', () => {
   it('milvus - a collection holding vectors of another length fails start-up, naming both lengths', async () => {
     const fake = await fakeServer();
     await open(fake);
-    const failure = await createMilvusVectorBackend({ address: fake.address, dimensions: 1536 }).catch((e: unknown) => e);
+    const failure = await createMilvusVectorBackend({ address: fake.address, dimensions: 1536 }).catch(
+      (e: unknown) => e,
+    );
     expect(failure).toBeInstanceOf(ValidationError);
     expect((failure as Error).message).toMatch(/4-dimension .* 1536/);
   });
@@ -112,13 +182,17 @@ describe('milvus vector backend - start-up', () => {
         probe.close(() => resolve(free));
       });
     });
-    await expect(createMilvusVectorBackend({ address: `127.0.0.1:${port}`, dimensions: DIM })).rejects.toBeInstanceOf(UnavailableError);
+    await expect(createMilvusVectorBackend({ address: `127.0.0.1:${port}`, dimensions: DIM })).rejects.toBeInstanceOf(
+      UnavailableError,
+    );
   });
 
   it('milvus - a collection that never loads fails start-up with UnavailableError', async () => {
     const fake = await fakeServer();
     fake.loadingPolls = Number.POSITIVE_INFINITY;
-    await expect(createMilvusVectorBackend({ address: fake.address, dimensions: DIM, loadTimeoutMs: 150 })).rejects.toThrow(/did not load within 150 ms/);
+    await expect(
+      createMilvusVectorBackend({ address: fake.address, dimensions: DIM, loadTimeoutMs: 150 }),
+    ).rejects.toThrow(/did not load within 150 ms/);
   });
 });
 
@@ -126,13 +200,23 @@ describe('milvus vector backend - search', () => {
   it('milvus - searches with ef 64 under COSINE, filtered by a template on tenant and kb ids, and returns only chunks in scope', async () => {
     const { fake, backend } = await started();
     await backend.upsertDocument(key('a', 1), [embedded('a', 0, 1, vectorOf(1, 0.1))]);
-    await backend.upsertDocument(key('b', 1, { kbId: 'kb2' }), [embedded('b', 0, 1, vectorOf(1, 0.2), { kbId: 'kb2' })]);
+    await backend.upsertDocument(key('b', 1, { kbId: 'kb2' }), [
+      embedded('b', 0, 1, vectorOf(1, 0.2), { kbId: 'kb2' }),
+    ]);
     await backend.upsertDocument(key('c', 1, { kbId: 'kb3' }), [embedded('c', 0, 1, vectorOf(1), { kbId: 'kb3' })]);
-    await backend.upsertDocument(key('a', 1, { tenantId: 't2' }), [embedded('a', 0, 1, vectorOf(1), { tenantId: 't2' })]);
+    await backend.upsertDocument(key('a', 1, { tenantId: 't2' }), [
+      embedded('a', 0, 1, vectorOf(1), { tenantId: 't2' }),
+    ]);
     fake.calls.length = 0;
 
-    const hits = await backend.search({ scope: { tenantId: 't1', kbIds: ['kb1', 'kb2'] }, vector: vectorOf(1), limit: 10 }, never);
-    expect(hits.map((hit) => `${hit.chunk.tenantId}/${hit.chunk.kbId}/${hit.chunk.chunkId}`)).toEqual(['t1/kb1/a#0', 't1/kb2/b#0']);
+    const hits = await backend.search(
+      { scope: { tenantId: 't1', kbIds: ['kb1', 'kb2'] }, vector: vectorOf(1), limit: 10 },
+      never,
+    );
+    expect(hits.map((hit) => `${hit.chunk.tenantId}/${hit.chunk.kbId}/${hit.chunk.chunkId}`)).toEqual([
+      't1/kb1/a#0',
+      't1/kb2/b#0',
+    ]);
     expect(hits[0]?.score).toBeGreaterThan(hits[1]?.score ?? 1);
     expect(hits[0]?.chunk).toEqual(embedded('a', 0, 1, vectorOf(1)).chunk);
 
@@ -142,7 +226,9 @@ describe('milvus vector backend - search', () => {
       tenant_id: { string_val: 't1' },
       kb_ids: { array_val: { string_data: { data: ['kb1', 'kb2'] } } },
     });
-    const params = Object.fromEntries((request?.search_params as Array<{ key: string; value: string }>).map(({ key: k, value }) => [k, value]));
+    const params = Object.fromEntries(
+      (request?.search_params as Array<{ key: string; value: string }>).map(({ key: k, value }) => [k, value]),
+    );
     expect(params).toMatchObject({ anns_field: 'vector', metric_type: 'COSINE', topk: '10', params: '{"ef":64}' });
   });
 
@@ -150,12 +236,18 @@ describe('milvus vector backend - search', () => {
     const { fake, backend } = await started();
     await backend.upsertDocument(key('a', 1), [embedded('a', 0, 1, vectorOf(1))]);
     const hostile = 'kb1" || tenant_id != "nobody';
-    expect(await backend.search({ scope: { tenantId: 't1', kbIds: [hostile] }, vector: vectorOf(1), limit: 5 }, never)).toEqual([]);
+    expect(
+      await backend.search({ scope: { tenantId: 't1', kbIds: [hostile] }, vector: vectorOf(1), limit: 5 }, never),
+    ).toEqual([]);
     const request = fake.callsOf('Search').at(-1);
     expect(request?.dsl).toBe('tenant_id == {tenant_id} && kb_id in {kb_ids}');
-    expect(request?.expr_template_values).toMatchObject({ kb_ids: { array_val: { string_data: { data: [hostile] } } } });
+    expect(request?.expr_template_values).toMatchObject({
+      kb_ids: { array_val: { string_data: { data: [hostile] } } },
+    });
     // Writes with such ids stay templates too, and land in their own kb.
-    await backend.upsertDocument(key('h', 1, { kbId: hostile }), [embedded('h', 0, 1, vectorOf(0, 1), { kbId: hostile })]);
+    await backend.upsertDocument(key('h', 1, { kbId: hostile }), [
+      embedded('h', 0, 1, vectorOf(0, 1), { kbId: hostile }),
+    ]);
     await backend.deleteDocument(key('h', 1, { kbId: hostile }));
     for (const { expr } of fake.callsOf('Delete')) expect(String(expr)).not.toContain('kb1"');
     expect(chunkKeys(fake)).toEqual(['t1/kb1/a%230@1']);
@@ -164,14 +256,23 @@ describe('milvus vector backend - search', () => {
   it('milvus - ef grows to the number of results asked for', async () => {
     const { fake, backend } = await started();
     await backend.search({ scope: { tenantId: 't1', kbIds: ['kb1'] }, vector: vectorOf(1), limit: 100 }, never);
-    const params = Object.fromEntries((fake.callsOf('Search')[0]?.search_params as Array<{ key: string; value: string }>).map(({ key: k, value }) => [k, value]));
+    const params = Object.fromEntries(
+      (fake.callsOf('Search')[0]?.search_params as Array<{ key: string; value: string }>).map(({ key: k, value }) => [
+        k,
+        value,
+      ]),
+    );
     expect(params.params).toBe('{"ef":100}');
   });
 
   it('milvus - a query vector of the wrong length or a scope without kb fails before anything is sent', async () => {
     const { fake, backend } = await started();
-    await expect(backend.search({ scope: { tenantId: 't1', kbIds: ['kb1'] }, vector: new Float32Array(3), limit: 5 }, never)).rejects.toBeInstanceOf(ValidationError);
-    await expect(backend.search({ scope: { tenantId: 't1', kbIds: [] }, vector: vectorOf(1), limit: 5 }, never)).rejects.toBeInstanceOf(ValidationError);
+    await expect(
+      backend.search({ scope: { tenantId: 't1', kbIds: ['kb1'] }, vector: new Float32Array(3), limit: 5 }, never),
+    ).rejects.toBeInstanceOf(ValidationError);
+    await expect(
+      backend.search({ scope: { tenantId: 't1', kbIds: [] }, vector: vectorOf(1), limit: 5 }, never),
+    ).rejects.toBeInstanceOf(ValidationError);
     expect(fake.calls).toEqual([]);
   });
 });
@@ -179,15 +280,30 @@ describe('milvus vector backend - search', () => {
 describe('milvus vector backend - versioned writes', () => {
   it('milvus - upserts each chunk version under its own key with its scope fields, then records the version', async () => {
     const { fake, backend } = await started();
-    expect(await backend.upsertDocument(key('a', 5), [embedded('a', 0, 5, vectorOf(1)), embedded('a', 1, 5, vectorOf(0, 1))])).toBe('applied');
+    expect(
+      await backend.upsertDocument(key('a', 5), [
+        embedded('a', 0, 5, vectorOf(1)),
+        embedded('a', 1, 5, vectorOf(0, 1)),
+      ]),
+    ).toBe('applied');
     const upserts = fake.callsOf('Upsert');
     expect(upserts.map((r) => r.collection_name)).toEqual([CHUNKS, RECORDS]);
     expect(upserts[0]?.num_rows).toBe(2);
     expect(rowsOf(fake, CHUNKS)).toEqual([
-      expect.objectContaining({ pk: 't1/kb1/a%230@5', chunk_id: 'a#0', tenant_id: 't1', kb_id: 'kb1', doc_id: 'a', doc_version: 5, vector: [1, 0, 0, 0] }),
+      expect.objectContaining({
+        pk: 't1/kb1/a%230@5',
+        chunk_id: 'a#0',
+        tenant_id: 't1',
+        kb_id: 'kb1',
+        doc_id: 'a',
+        doc_version: 5,
+        vector: [1, 0, 0, 0],
+      }),
       expect.objectContaining({ pk: 't1/kb1/a%231@5', chunk_id: 'a#1', doc_version: 5 }),
     ]);
-    expect(rowsOf(fake, RECORDS)).toEqual([expect.objectContaining({ pk: 't1/kb1/a@5', doc_version: 5, deleted: false, chunks: 2 })]);
+    expect(rowsOf(fake, RECORDS)).toEqual([
+      expect.objectContaining({ pk: 't1/kb1/a@5', doc_version: 5, deleted: false, chunks: 2 }),
+    ]);
     // A first version has nothing older to remove.
     expect(fake.callsOf('Delete')).toEqual([]);
   });
@@ -199,8 +315,13 @@ describe('milvus vector backend - versioned writes', () => {
     expect(chunkKeys(fake)).toEqual(['t1/kb1/a%230@2']);
     expect(rowsOf(fake, RECORDS).map((row) => row.pk)).toEqual(['t1/kb1/a@2']);
     const cleanup = fake.callsOf('Delete').find((r) => r.collection_name === CHUNKS);
-    expect(cleanup?.expr).toBe('tenant_id == {tenant_id} && kb_id == {kb_id} && doc_id == {doc_id} && doc_version < {doc_version}');
-    expect(cleanup?.expr_template_values).toMatchObject({ doc_id: { string_val: 'a' }, doc_version: { int64_val: '2' } });
+    expect(cleanup?.expr).toBe(
+      'tenant_id == {tenant_id} && kb_id == {kb_id} && doc_id == {doc_id} && doc_version < {doc_version}',
+    );
+    expect(cleanup?.expr_template_values).toMatchObject({
+      doc_id: { string_val: 'a' },
+      doc_version: { int64_val: '2' },
+    });
 
     fake.calls.length = 0;
     expect(await backend.upsertDocument(key('a', 1), [embedded('a', 0, 1, vectorOf(1))])).toBe('stale');
@@ -215,7 +336,9 @@ describe('milvus vector backend - versioned writes', () => {
     expect(await backend.deleteDocument(key('a', 3))).toBe('applied');
     expect(chunkKeys(fake)).toEqual([]);
     expect(await backend.documentState(key('a', 3))).toEqual({ version: 3, deleted: true, chunks: 0 });
-    expect(fake.callsOf('Delete').find((r) => r.collection_name === CHUNKS)?.expr).toMatch(/doc_version <= \{doc_version\}$/);
+    expect(fake.callsOf('Delete').find((r) => r.collection_name === CHUNKS)?.expr).toMatch(
+      /doc_version <= \{doc_version\}$/,
+    );
     expect(await backend.deleteDocument(key('a', 2))).toBe('unchanged');
     expect(await backend.upsertDocument(key('a', 3), [embedded('a', 0, 3, vectorOf(1))])).toBe('stale');
     expect(await backend.upsertDocument(key('a', 4), [embedded('a', 0, 4, vectorOf(1))])).toBe('applied');
@@ -227,10 +350,34 @@ describe('milvus vector backend - versioned writes', () => {
     const { fake, backend } = await started();
     // Another worker's version 2 lands between this write's check and its record.
     fake.beforeNext('Upsert', () => {
-      fake.collections.get(CHUNKS)?.rows.set('t1/kb1/a%230@2', { pk: 't1/kb1/a%230@2', chunk_id: 'a#0', tenant_id: 't1', kb_id: 'kb1', doc_id: 'a', doc_version: 2, chunk: {}, vector: [0, 1, 0, 0] });
-      fake.collections.get(RECORDS)?.rows.set('t1/kb1/a@2', { pk: 't1/kb1/a@2', tenant_id: 't1', kb_id: 'kb1', doc_id: 'a', doc_version: 2, deleted: false, chunks: 1, placeholder: [1, 0] });
+      fake.collections
+        .get(CHUNKS)
+        ?.rows.set('t1/kb1/a%230@2', {
+          pk: 't1/kb1/a%230@2',
+          chunk_id: 'a#0',
+          tenant_id: 't1',
+          kb_id: 'kb1',
+          doc_id: 'a',
+          doc_version: 2,
+          chunk: {},
+          vector: [0, 1, 0, 0],
+        });
+      fake.collections
+        .get(RECORDS)
+        ?.rows.set('t1/kb1/a@2', {
+          pk: 't1/kb1/a@2',
+          tenant_id: 't1',
+          kb_id: 'kb1',
+          doc_id: 'a',
+          doc_version: 2,
+          deleted: false,
+          chunks: 1,
+          placeholder: [1, 0],
+        });
     });
-    expect(await backend.upsertDocument(key('a', 1), [embedded('a', 0, 1, vectorOf(1)), embedded('a', 1, 1, vectorOf(1))])).toBe('stale');
+    expect(
+      await backend.upsertDocument(key('a', 1), [embedded('a', 0, 1, vectorOf(1)), embedded('a', 1, 1, vectorOf(1))]),
+    ).toBe('stale');
     expect(chunkKeys(fake)).toEqual(['t1/kb1/a%230@2']);
     expect(rowsOf(fake, RECORDS).map((row) => row.pk)).toEqual(['t1/kb1/a@2']);
     expect(await backend.documentState(key('a', 1))).toEqual({ version: 2, deleted: false, chunks: 1 });
@@ -238,11 +385,33 @@ describe('milvus vector backend - versioned writes', () => {
 
   it('milvus - a write that sees an older version recorded meanwhile removes that version too', async () => {
     const { fake, backend } = await started();
-    const older = [{ pk: 't1/kb1/a%239@1', chunk_id: 'a#9', tenant_id: 't1', kb_id: 'kb1', doc_id: 'a', doc_version: 1, chunk: {}, vector: [1, 0, 0, 0] }];
+    const older = [
+      {
+        pk: 't1/kb1/a%239@1',
+        chunk_id: 'a#9',
+        tenant_id: 't1',
+        kb_id: 'kb1',
+        doc_id: 'a',
+        doc_version: 1,
+        chunk: {},
+        vector: [1, 0, 0, 0],
+      },
+    ];
     // A stale worker's rows for version 1 land between this write's check and its record.
     fake.beforeNext('Upsert', () => {
       for (const row of older) fake.collections.get(CHUNKS)?.rows.set(row.pk, row);
-      fake.collections.get(RECORDS)?.rows.set('t1/kb1/a@1', { pk: 't1/kb1/a@1', tenant_id: 't1', kb_id: 'kb1', doc_id: 'a', doc_version: 1, deleted: false, chunks: 1, placeholder: [1, 0] });
+      fake.collections
+        .get(RECORDS)
+        ?.rows.set('t1/kb1/a@1', {
+          pk: 't1/kb1/a@1',
+          tenant_id: 't1',
+          kb_id: 'kb1',
+          doc_id: 'a',
+          doc_version: 1,
+          deleted: false,
+          chunks: 1,
+          placeholder: [1, 0],
+        });
     });
     expect(await backend.upsertDocument(key('a', 2), [embedded('a', 0, 2, vectorOf(0, 1))])).toBe('applied');
     expect(chunkKeys(fake)).toEqual(['t1/kb1/a%230@2']);
@@ -251,9 +420,15 @@ describe('milvus vector backend - versioned writes', () => {
 
   it('milvus - chunks of another document or with vectors of the wrong length are refused before anything is written', async () => {
     const { fake, backend } = await started();
-    await expect(backend.upsertDocument(key('a', 1), [embedded('b', 0, 1, vectorOf(1))])).rejects.toBeInstanceOf(ValidationError);
-    await expect(backend.upsertDocument(key('a', 1), [embedded('a', 0, 2, vectorOf(1))])).rejects.toBeInstanceOf(ValidationError);
-    await expect(backend.upsertDocument(key('a', 1), [{ ...embedded('a', 0, 1, vectorOf(1)), vector: new Float32Array(DIM + 1) }])).rejects.toBeInstanceOf(ValidationError);
+    await expect(backend.upsertDocument(key('a', 1), [embedded('b', 0, 1, vectorOf(1))])).rejects.toBeInstanceOf(
+      ValidationError,
+    );
+    await expect(backend.upsertDocument(key('a', 1), [embedded('a', 0, 2, vectorOf(1))])).rejects.toBeInstanceOf(
+      ValidationError,
+    );
+    await expect(
+      backend.upsertDocument(key('a', 1), [{ ...embedded('a', 0, 1, vectorOf(1)), vector: new Float32Array(DIM + 1) }]),
+    ).rejects.toBeInstanceOf(ValidationError);
     await expect(backend.upsertDocument(key('a'.repeat(600), 1), [])).rejects.toBeInstanceOf(ValidationError);
     expect(fake.callsOf('Upsert')).toEqual([]);
   });
@@ -263,12 +438,23 @@ describe('milvus vector backend - counts', () => {
   it('milvus - counts vectors per knowledge base with count(*) inside each tenant and kb, listing kbs page by page', async () => {
     const { fake, backend } = await started();
     await backend.upsertDocument(key('a', 1), [embedded('a', 0, 1, vectorOf(1)), embedded('a', 1, 1, vectorOf(1))]);
-    await backend.upsertDocument(key('b', 1, { tenantId: 't2', kbId: 'kb9' }), [embedded('b', 0, 1, vectorOf(1), { tenantId: 't2', kbId: 'kb9' })]);
+    await backend.upsertDocument(key('b', 1, { tenantId: 't2', kbId: 'kb9' }), [
+      embedded('b', 0, 1, vectorOf(1), { tenantId: 't2', kbId: 'kb9' }),
+    ]);
     // Enough live records to need a second page of the kb listing (16,384 rows a page).
     const records = fake.collections.get(RECORDS)?.rows;
     for (let i = 0; i < 16_400; i++) {
       const pk = `t1/kb1/filler${String(i).padStart(5, '0')}@1`;
-      records?.set(pk, { pk, tenant_id: 't1', kb_id: 'kb1', doc_id: `filler${i}`, doc_version: 1, deleted: false, chunks: 0, placeholder: [1, 0] });
+      records?.set(pk, {
+        pk,
+        tenant_id: 't1',
+        kb_id: 'kb1',
+        doc_id: `filler${i}`,
+        doc_version: 1,
+        deleted: false,
+        chunks: 0,
+        placeholder: [1, 0],
+      });
     }
     fake.calls.length = 0;
     expect(await backend.countChunks()).toEqual([
@@ -276,7 +462,10 @@ describe('milvus vector backend - counts', () => {
       { tenantId: 't2', kbId: 'kb9', chunks: 1 },
     ]);
     const listings = fake.callsOf('Query').filter((r) => r.collection_name === RECORDS);
-    expect(listings.map((r) => r.expr)).toEqual(['deleted == false && pk > {after}', 'deleted == false && pk > {after}']);
+    expect(listings.map((r) => r.expr)).toEqual([
+      'deleted == false && pk > {after}',
+      'deleted == false && pk > {after}',
+    ]);
     expect(listings[0]?.expr_template_values).toMatchObject({ after: { string_val: '' } });
     expect(listings[1]?.expr_template_values).toMatchObject({ after: { string_val: 't1/kb1/filler16382@1' } });
     const counts = fake.callsOf('Query').filter((r) => r.collection_name === CHUNKS);
@@ -292,11 +481,36 @@ describe('milvus vector backend - failures', () => {
     backend.search({ scope: { tenantId: 't1', kbIds: ['kb1'] }, vector: vectorOf(1), limit: 5 }, signal);
 
   it.each([
-    ['gRPC UNAVAILABLE becomes UnavailableError, counted by the breaker', { grpc: grpcStatus.UNAVAILABLE }, UnavailableError, true],
-    ['gRPC DEADLINE_EXCEEDED becomes DeadlineExceededError, counted by the breaker', { grpc: grpcStatus.DEADLINE_EXCEEDED }, DeadlineExceededError, true],
-    ['a Milvus parameter error (1100) becomes ValidationError, not counted', { status: { error_code: 'UnexpectedError', code: 1100, reason: 'invalid parameter' } }, ValidationError, false],
-    ['a retriable Milvus error becomes UnavailableError, counted', { status: { error_code: 'UnexpectedError', code: 2, reason: 'service unavailable', retriable: true } }, UnavailableError, true],
-    ['any other Milvus error is internal, counted', { status: { error_code: 'UnexpectedError', code: 65535, reason: 'segment lost' } }, HoplineError, true],
+    [
+      'gRPC UNAVAILABLE becomes UnavailableError, counted by the breaker',
+      { grpc: grpcStatus.UNAVAILABLE },
+      UnavailableError,
+      true,
+    ],
+    [
+      'gRPC DEADLINE_EXCEEDED becomes DeadlineExceededError, counted by the breaker',
+      { grpc: grpcStatus.DEADLINE_EXCEEDED },
+      DeadlineExceededError,
+      true,
+    ],
+    [
+      'a Milvus parameter error (1100) becomes ValidationError, not counted',
+      { status: { error_code: 'UnexpectedError', code: 1100, reason: 'invalid parameter' } },
+      ValidationError,
+      false,
+    ],
+    [
+      'a retriable Milvus error becomes UnavailableError, counted',
+      { status: { error_code: 'UnexpectedError', code: 2, reason: 'service unavailable', retriable: true } },
+      UnavailableError,
+      true,
+    ],
+    [
+      'any other Milvus error is internal, counted',
+      { status: { error_code: 'UnexpectedError', code: 65535, reason: 'segment lost' } },
+      HoplineError,
+      true,
+    ],
   ] as const)('milvus - %s', async (_case, fault, errorClass, infrastructure) => {
     const { fake, backend } = await started();
     fake.fail('Search', fault);
@@ -327,7 +541,9 @@ describe('milvus vector backend - failures', () => {
   it('milvus - a failed write is an error, so the ingest consumer retries it', async () => {
     const { fake, backend } = await started();
     fake.fail('Upsert', { grpc: grpcStatus.UNAVAILABLE });
-    await expect(backend.upsertDocument(key('a', 1), [embedded('a', 0, 1, vectorOf(1))])).rejects.toBeInstanceOf(UnavailableError);
+    await expect(backend.upsertDocument(key('a', 1), [embedded('a', 0, 1, vectorOf(1))])).rejects.toBeInstanceOf(
+      UnavailableError,
+    );
     fake.heal('Upsert');
     expect(await backend.upsertDocument(key('a', 1), [embedded('a', 0, 1, vectorOf(1))])).toBe('applied');
   });
@@ -337,10 +553,25 @@ describe('milvus vector backend - failures', () => {
     fake.fail('Search', { grpc: grpcStatus.UNAVAILABLE });
     const lexical = await EmbeddedLexicalBackend.open();
     await lexical.upsertDocument(key('lh', 1), [chunkOf({ docId: 'lh', text: 'the lighthouse keeper' })]);
-    const embedder = { model: 'fixed', dimensions: DIM, embed: async (texts: readonly string[]) => texts.map(() => vectorOf(1)) };
+    const embedder = {
+      model: 'fixed',
+      dimensions: DIM,
+      embed: async (texts: readonly string[]) => texts.map(() => vectorOf(1)),
+    };
     const guard = createDeadlineGuard();
-    const retriever = createHybridRetriever({ lexical, vector: backend, embedder, lexicalGuard: guard, vectorGuard: guard });
-    const result = await retriever.retrieve({ query: 'lighthouse keeper', scope: { tenantId: 't1', kbIds: ['kb1'] }, hop: 1, deadlineUnixMs: Date.now() + 5_000 });
+    const retriever = createHybridRetriever({
+      lexical,
+      vector: backend,
+      embedder,
+      lexicalGuard: guard,
+      vectorGuard: guard,
+    });
+    const result = await retriever.retrieve({
+      query: 'lighthouse keeper',
+      scope: { tenantId: 't1', kbIds: ['kb1'] },
+      hop: 1,
+      deadlineUnixMs: Date.now() + 5_000,
+    });
     expect(result.degraded).toBe(true);
     expect(result.degradedReasons).toEqual([expect.stringMatching(/^milvus search failed \(unavailable\)/)]);
     expect(result.chunks.map((c) => [c.docId, c.foundBy])).toEqual([['lh', 'BM25']]);

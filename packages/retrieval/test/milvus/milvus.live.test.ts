@@ -14,13 +14,34 @@ describe.skipIf(!address)('milvus vector backend - live server', () => {
   let backend: MilvusVectorBackend;
 
   const vectorOf = (...values: number[]): Float32Array => Float32Array.from({ length: DIM }, (_, i) => values[i] ?? 0);
-  const item = (docId: string, index: number, version: number, vector: Float32Array, where: { tenantId?: string; kbId?: string } = {}): EmbeddedChunk => ({
-    chunk: chunkOf({ docId, chunkId: `${docId}#${index}`, docVersion: version, title: docId, text: `${docId} ${index}`, ...where }),
+  const item = (
+    docId: string,
+    index: number,
+    version: number,
+    vector: Float32Array,
+    where: { tenantId?: string; kbId?: string } = {},
+  ): EmbeddedChunk => ({
+    chunk: chunkOf({
+      docId,
+      chunkId: `${docId}#${index}`,
+      docVersion: version,
+      title: docId,
+      text: `${docId} ${index}`,
+      ...where,
+    }),
     vector,
   });
-  const key = (docId: string, version: number, where: { tenantId?: string; kbId?: string } = {}) => ({ tenantId: 't1', kbId: 'kb1', docId, version, ...where });
+  const key = (docId: string, version: number, where: { tenantId?: string; kbId?: string } = {}) => ({
+    tenantId: 't1',
+    kbId: 'kb1',
+    docId,
+    version,
+    ...where,
+  });
   const found = async (kbIds: string[]): Promise<string[]> =>
-    (await backend.search({ scope: { tenantId: 't1', kbIds }, vector: vectorOf(1, 1), limit: 10 }, never)).map((hit) => `${hit.chunk.kbId}/${hit.chunk.chunkId}@${hit.chunk.docVersion}`).sort();
+    (await backend.search({ scope: { tenantId: 't1', kbIds }, vector: vectorOf(1, 1), limit: 10 }, never))
+      .map((hit) => `${hit.chunk.kbId}/${hit.chunk.chunkId}@${hit.chunk.docVersion}`)
+      .sort();
 
   beforeAll(async () => {
     backend = await createMilvusVectorBackend({ address: address as string, collection, dimensions: DIM });
@@ -37,7 +58,9 @@ describe.skipIf(!address)('milvus vector backend - live server', () => {
   it('milvus live - finds vectors inside the tenant and kbs asked for only', async () => {
     await backend.upsertDocument(key('a', 1), [item('a', 0, 1, vectorOf(1, 1))]);
     await backend.upsertDocument(key('b', 1, { kbId: 'kb2' }), [item('b', 0, 1, vectorOf(1, 0.9), { kbId: 'kb2' })]);
-    await backend.upsertDocument(key('c', 1, { tenantId: 't2' }), [item('c', 0, 1, vectorOf(1, 1), { tenantId: 't2' })]);
+    await backend.upsertDocument(key('c', 1, { tenantId: 't2' }), [
+      item('c', 0, 1, vectorOf(1, 1), { tenantId: 't2' }),
+    ]);
     await expect.poll(() => found(['kb1']), { timeout: 15_000 }).toEqual(['kb1/a#0@1']);
     await expect.poll(() => found(['kb1', 'kb2']), { timeout: 15_000 }).toEqual(['kb1/a#0@1', 'kb2/b#0@1']);
     expect(await found(['kb1" || tenant_id != "'])).toEqual([]);

@@ -1,5 +1,11 @@
 import { createHash } from 'node:crypto';
-import { loadProtobufRoot, PROTO_LOADER_OPTIONS, ValidationError, type Done, type Done__Output } from '@hopline/contracts';
+import {
+  loadProtobufRoot,
+  PROTO_LOADER_OPTIONS,
+  ValidationError,
+  type Done,
+  type Done__Output,
+} from '@hopline/contracts';
 
 /**
  * Where cached answers and kb versions live: Redis (shared by every gateway instance) or an
@@ -53,7 +59,10 @@ function encodeDone(done: Done): Uint8Array {
 function decodeDone(bytes: Uint8Array): Done__Output {
   const type = doneType();
   try {
-    return type.toObject(type.decode(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)), PROTO_LOADER_OPTIONS) as Done__Output;
+    return type.toObject(
+      type.decode(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)),
+      PROTO_LOADER_OPTIONS,
+    ) as Done__Output;
   } catch (error) {
     throw new ValidationError(`malformed cached answer: ${(error as Error).message}`, { cause: error });
   }
@@ -93,7 +102,15 @@ export class AnswerCache {
       this.options.lookups?.inc({ cache: 'answer', result: 'error' });
       return undefined;
     }
-    const identity = JSON.stringify(['v1', scope.tenantId, scope.userId, kbIds, versions, maxHops, normaliseQuestion(question)]);
+    const identity = JSON.stringify([
+      'v1',
+      scope.tenantId,
+      scope.userId,
+      kbIds,
+      versions,
+      maxHops,
+      normaliseQuestion(question),
+    ]);
     return `hopline:answer:${createHash('sha256').update(identity).digest('hex')}`;
   }
 
@@ -153,5 +170,11 @@ const unbumpedKey = (tenantId: string, kbId: string) => `${tenantId}/${kbId}`;
 // A degraded answer would outlive the outage that degraded it; an answer cut short by the
 // deadline or a cancel is not the answer to the question.
 function isReusable(done: Done__Output): boolean {
-  return !done.degraded && !done.cached && done.stopReason !== 'DEADLINE' && done.stopReason !== 'CANCELLED' && done.stopReason !== 'BUDGET';
+  return (
+    !done.degraded &&
+    !done.cached &&
+    done.stopReason !== 'DEADLINE' &&
+    done.stopReason !== 'CANCELLED' &&
+    done.stopReason !== 'BUDGET'
+  );
 }

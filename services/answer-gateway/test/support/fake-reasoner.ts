@@ -180,7 +180,15 @@ export function twoHopScript(options: { gated?: boolean; tokens?: number; done?:
     const wait = async () => {
       if (options.gated) await q.gate();
     };
-    q.emit({ event: 'route', route: { route: 'ITERATIVE', complexity: 3, decidedBy: 'RULES', subQuestions: [{ text: 'Who owns project Atlas?' }] } });
+    q.emit({
+      event: 'route',
+      route: {
+        route: 'ITERATIVE',
+        complexity: 3,
+        decidedBy: 'RULES',
+        subQuestions: [{ text: 'Who owns project Atlas?' }],
+      },
+    });
     const hops = [
       { sub: 'Who owns project Atlas?', answer: 'Dana Reyes', next: 'Which department does Dana Reyes belong to?' },
       { sub: 'Which department does Dana Reyes belong to?', answer: 'Materials Science', next: '' },
@@ -192,7 +200,15 @@ export function twoHopScript(options: { gated?: boolean; tokens?: number; done?:
       q.emit({ event: 'retrieval', retrieval: { hop: number, hits: 8, chunkIds: ['c1', 'c2'], grade: 'RELEVANT' } });
       q.emit({
         event: 'hopAnswer',
-        hopAnswer: { hop: number, query: hop.sub, answer: hop.answer, done: !hop.next, nextQuery: hop.next, confidence: 0.9 - index * 0.1, grade: 'RELEVANT' },
+        hopAnswer: {
+          hop: number,
+          query: hop.sub,
+          answer: hop.answer,
+          done: !hop.next,
+          nextQuery: hop.next,
+          confidence: 0.9 - index * 0.1,
+          grade: 'RELEVANT',
+        },
       });
     }
     const done = doneFor(q.ask, options.done);

@@ -23,9 +23,21 @@ export interface TestKey {
 export function testKeys(): Record<'alice' | 'bob' | 'carol', TestKey> {
   const run = randomBytes(4).toString('hex');
   return {
-    alice: { key: generateApiKey(), tenantId: `tenant-a-${run}`, userId: 'alice', kbIds: ['handbook', 'projects'], canIngest: true },
+    alice: {
+      key: generateApiKey(),
+      tenantId: `tenant-a-${run}`,
+      userId: 'alice',
+      kbIds: ['handbook', 'projects'],
+      canIngest: true,
+    },
     bob: { key: generateApiKey(), tenantId: `tenant-a-${run}`, userId: 'bob', kbIds: ['handbook'], canIngest: false },
-    carol: { key: generateApiKey(), tenantId: `tenant-b-${run}`, userId: 'carol', kbIds: ['handbook'], canIngest: true },
+    carol: {
+      key: generateApiKey(),
+      tenantId: `tenant-b-${run}`,
+      userId: 'carol',
+      kbIds: ['handbook'],
+      canIngest: true,
+    },
   };
 }
 
@@ -120,10 +132,23 @@ export interface SseConnection {
 }
 
 /** Opens an SSE request and collects its events as they arrive. */
-export async function openSse(url: string, init: RequestInit & { headers?: Record<string, string> }): Promise<SseConnection> {
+export async function openSse(
+  url: string,
+  init: RequestInit & { headers?: Record<string, string> },
+): Promise<SseConnection> {
   const controller = new AbortController();
-  const response = await fetch(url, { ...init, headers: { Accept: 'text/event-stream', ...init.headers }, signal: controller.signal });
-  const connection: SseConnection = { response, events: [], comments: 0, ended: Promise.resolve(), abort: () => controller.abort() };
+  const response = await fetch(url, {
+    ...init,
+    headers: { Accept: 'text/event-stream', ...init.headers },
+    signal: controller.signal,
+  });
+  const connection: SseConnection = {
+    response,
+    events: [],
+    comments: 0,
+    ended: Promise.resolve(),
+    abort: () => controller.abort(),
+  };
   if (!response.ok || !response.body) return connection;
   const body = response.body;
   connection.ended = (async () => {
@@ -144,7 +169,11 @@ export async function openSse(url: string, init: RequestInit & { headers?: Recor
           }
           const data = fields.get('data');
           if (data !== undefined) {
-            connection.events.push({ id: Number(fields.get('id')), name: fields.get('event') ?? 'message', data: JSON.parse(data) as Record<string, unknown> });
+            connection.events.push({
+              id: Number(fields.get('id')),
+              name: fields.get('event') ?? 'message',
+              data: JSON.parse(data) as Record<string, unknown>,
+            });
           }
         }
       }
@@ -158,10 +187,19 @@ export async function openSse(url: string, init: RequestInit & { headers?: Recor
 export const bearer = (key: TestKey) => ({ Authorization: `Bearer ${key.key}` });
 
 export function askSse(baseUrl: string, key: TestKey, body: unknown): Promise<SseConnection> {
-  return openSse(`${baseUrl}/v1/ask`, { method: 'POST', headers: { ...bearer(key), 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+  return openSse(`${baseUrl}/v1/ask`, {
+    method: 'POST',
+    headers: { ...bearer(key), 'Content-Type': 'application/json' },
+    body: JSON.stringify(body),
+  });
 }
 
-export function askJson(baseUrl: string, key: TestKey | undefined, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
+export function askJson(
+  baseUrl: string,
+  key: TestKey | undefined,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<Response> {
   return fetch(`${baseUrl}/v1/ask`, {
     method: 'POST',
     headers: { ...(key ? bearer(key) : {}), 'Content-Type': 'application/json', ...headers },
@@ -170,10 +208,16 @@ export function askJson(baseUrl: string, key: TestKey | undefined, body: unknown
 }
 
 /** The value of one labelled series of a counter or gauge. */
-export async function metricValue(metrics: HoplineMetrics, name: string, labels: Record<string, string> = {}): Promise<number> {
+export async function metricValue(
+  metrics: HoplineMetrics,
+  name: string,
+  labels: Record<string, string> = {},
+): Promise<number> {
   const metric = metrics.registry.getSingleMetric(name);
   if (!metric) throw new Error(`no metric ${name}`);
   const { values } = await metric.get();
-  const series = values.find((value) => Object.entries(labels).every(([key, expected]) => value.labels[key] === expected));
+  const series = values.find((value) =>
+    Object.entries(labels).every(([key, expected]) => value.labels[key] === expected),
+  );
   return series?.value ?? 0;
 }

@@ -29,6 +29,8 @@ export async function findRedis(env: NodeJS.ProcessEnv = process.env): Promise<R
   if (await answersPing(url)) return { url };
   const reason = `no Redis answers at ${url}`;
   if (env.CI) throw new Error(`Redis-backed cache tests cannot run: ${reason}. Start redis-server or set REDIS_URL.`);
-  console.warn(`\n!!!!!!!!\n!!  SKIPPING Redis-backed answer-cache tests: ${reason}. Start redis-server or set REDIS_URL (in CI they fail instead).\n!!!!!!!!\n`);
+  console.warn(
+    `\n!!!!!!!!\n!!  SKIPPING Redis-backed answer-cache tests: ${reason}. Start redis-server or set REDIS_URL (in CI they fail instead).\n!!!!!!!!\n`,
+  );
   return { url: undefined, skipReason: reason };
 }

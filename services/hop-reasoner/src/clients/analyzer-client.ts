@@ -17,7 +17,10 @@ export function createAnalyzerClient(
           unaryCall(
             client,
             'Analyze',
-            { ctx: { questionId: ctx.request.questionId, scope: ctx.request.scope, deadlineUnixMs: ctx.deadlineUnixMs }, question },
+            {
+              ctx: { questionId: ctx.request.questionId, scope: ctx.request.scope, deadlineUnixMs: ctx.deadlineUnixMs },
+              question,
+            },
             { deadlineUnixMs: ctx.deadlineUnixMs, signal, ...(metrics ? { metrics } : {}) },
           ),
         { deadlineUnixMs: ctx.deadlineUnixMs, signal: ctx.signal },

@@ -64,7 +64,11 @@ export function createQuestionService(deps: QuestionServiceDeps): QuestionServic
     } catch (thrown) {
       const error = toHoplineError(thrown);
       deps.logger.error('question failed', { questionId, error });
-      publish({ questionId, atUnixMs: Date.now(), error: { code: error.code, message: error.message, retryable: error.retryable } });
+      publish({
+        questionId,
+        atUnixMs: Date.now(),
+        error: { code: error.code, message: error.message, retryable: error.retryable },
+      });
     } finally {
       cancel.unsubscribe();
       await deps.bus.flush().catch(() => undefined);
@@ -82,7 +86,8 @@ export function createQuestionService(deps: QuestionServiceDeps): QuestionServic
       if (running.size >= deps.maxConcurrent) {
         throw new HoplineError('resource_exhausted', `this hop-reasoner already runs ${running.size} questions`);
       }
-      if (running.has(questionId)) throw new HoplineError('invalid_argument', `question ${questionId} is already running`);
+      if (running.has(questionId))
+        throw new HoplineError('invalid_argument', `question ${questionId} is already running`);
       trace.getActiveSpan()?.setAttribute('hopline.question_id', questionId);
       const abort = new AbortController();
       // The question outlives this request: run it in the request's trace context so that its
@@ -105,7 +110,8 @@ export function createQuestionService(deps: QuestionServiceDeps): QuestionServic
     },
     async stop() {
       const questions = [...running.values()];
-      for (const question of questions) question.abort.abort(new HoplineError('cancelled', 'the hop-reasoner is shutting down'));
+      for (const question of questions)
+        question.abort.abort(new HoplineError('cancelled', 'the hop-reasoner is shutting down'));
       await Promise.all(questions.map((question) => question.finished));
     },
   };

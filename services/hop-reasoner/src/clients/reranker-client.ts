@@ -24,7 +24,11 @@ export function createRerankerClient(
                 client,
                 'Rerank',
                 {
-                  ctx: { questionId: ctx.request.questionId, scope: ctx.request.scope, deadlineUnixMs: ctx.deadlineUnixMs },
+                  ctx: {
+                    questionId: ctx.request.questionId,
+                    scope: ctx.request.scope,
+                    deadlineUnixMs: ctx.deadlineUnixMs,
+                  },
                   query: input.query,
                   chunks: [...input.chunks],
                   topN: input.topN,
@@ -33,14 +37,27 @@ export function createRerankerClient(
               ),
             { deadlineUnixMs: ctx.deadlineUnixMs, signal: ctx.signal },
           ),
-        () => ({ chunks: input.chunks.slice(0, input.topN), fallback: true, fallbackReason: 'reranker unavailable', scorer: 'fused-order' }),
+        () => ({
+          chunks: input.chunks.slice(0, input.topN),
+          fallback: true,
+          fallbackReason: 'reranker unavailable',
+          scorer: 'fused-order',
+        }),
       );
       if (outcome.degraded) {
         metrics?.degradedRetrievals.inc({ path: 'rerank', reason: outcome.error.code });
-        return { chunks: outcome.value.chunks, fallback: true, fallbackReason: `reranker failed (${outcome.error.code}): ${outcome.error.message}` };
+        return {
+          chunks: outcome.value.chunks,
+          fallback: true,
+          fallbackReason: `reranker failed (${outcome.error.code}): ${outcome.error.message}`,
+        };
       }
       const response = outcome.value;
-      return { chunks: response.chunks, fallback: response.fallback, ...(response.fallbackReason ? { fallbackReason: response.fallbackReason } : {}) };
+      return {
+        chunks: response.chunks,
+        fallback: response.fallback,
+        ...(response.fallbackReason ? { fallbackReason: response.fallbackReason } : {}),
+      };
     },
   };
 }

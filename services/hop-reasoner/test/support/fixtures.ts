@@ -2,16 +2,39 @@ import type { Analysis__Output, AskCommand__Output, Chunk__Output } from '@hopli
 import { DecidedBy, Route } from '@hopline/contracts';
 import { contentTerms } from '@hopline/models';
 import { chunk } from '../../../../packages/models/test/support/chunks.js';
-import type { AnalyzerPort, CallContext, QaEventDraft, RerankerPort, RetrieveInput, RetrieverPort } from '../../src/index.js';
+import type {
+  AnalyzerPort,
+  CallContext,
+  QaEventDraft,
+  RerankerPort,
+  RetrieveInput,
+  RetrieverPort,
+} from '../../src/index.js';
 
 /** A small knowledge base whose answers need a bridge: film → its star → her husband. */
 export const corpus: Chunk__Output[] = [
-  chunk('film', 'No Escape (1936 film)', 'No Escape is a 1936 British thriller film directed by Norman Lee and starring Valerie Hobson, Leslie Perrins and Robert Cochran.'),
-  chunk('star', 'Valerie Hobson', 'Valerie Hobson was a British actress. In 1954 she became the wife of John Profumo, a government minister.'),
+  chunk(
+    'film',
+    'No Escape (1936 film)',
+    'No Escape is a 1936 British thriller film directed by Norman Lee and starring Valerie Hobson, Leslie Perrins and Robert Cochran.',
+  ),
+  chunk(
+    'star',
+    'Valerie Hobson',
+    'Valerie Hobson was a British actress. In 1954 she became the wife of John Profumo, a government minister.',
+  ),
   chunk('son', 'David Profumo', 'David Profumo is a novelist, the son of John Profumo and his wife Valerie Hobson.'),
-  chunk('escape', 'Escape from L.A.', 'Escape from L.A. is a 1996 American action film written and directed by John Carpenter.'),
+  chunk(
+    'escape',
+    'Escape from L.A.',
+    'Escape from L.A. is a 1996 American action film written and directed by John Carpenter.',
+  ),
   chunk('lee', 'Norman Lee', 'Norman Lee was a British film director and screenwriter of the 1930s.'),
-  chunk('thames', 'River Thames', 'The River Thames flows through London and is the longest river entirely in England.'),
+  chunk(
+    'thames',
+    'River Thames',
+    'The River Thames flows through London and is the longest river entirely in England.',
+  ),
   chunk('mozhi', 'Thai Mozhi', 'Thai Mozhi is a 1992 Tamil drama film directed by R. Sundarrajan.'),
   chunk('avoid', 'How To Avoid Everything', 'How To Avoid Everything is a 2009 short comedy film.'),
 ];
@@ -19,7 +42,16 @@ export const corpus: Chunk__Output[] = [
 export const BRIDGE_QUESTION = 'Who was married to the star of No Escape?';
 
 export function analysis(overrides: Partial<Analysis__Output> = {}): Analysis__Output {
-  return { route: Route.ITERATIVE, subQuestions: [], complexity: 2, signals: ['bridge:role-of'], hydeText: '', decidedBy: DecidedBy.RULES, fallbackReason: '', ...overrides };
+  return {
+    route: Route.ITERATIVE,
+    subQuestions: [],
+    complexity: 2,
+    signals: ['bridge:role-of'],
+    hydeText: '',
+    decidedBy: DecidedBy.RULES,
+    fallbackReason: '',
+    ...overrides,
+  };
 }
 
 export function fixedAnalyzer(result: Analysis__Output = analysis()): AnalyzerPort {
@@ -34,7 +66,10 @@ export interface RecordingRetriever extends RetrieverPort {
  * Term-overlap retrieval over a list of chunks, stamping the hop. `slow` queries wait for their
  * signal, as a well-behaved remote client does when the service hangs.
  */
-export function overlapRetriever(chunks: readonly Chunk__Output[] = corpus, options: { slow?: (query: string) => boolean } = {}): RecordingRetriever {
+export function overlapRetriever(
+  chunks: readonly Chunk__Output[] = corpus,
+  options: { slow?: (query: string) => boolean } = {},
+): RecordingRetriever {
   const calls: RetrieveInput[] = [];
   return {
     calls,
@@ -42,16 +77,27 @@ export function overlapRetriever(chunks: readonly Chunk__Output[] = corpus, opti
       calls.push(input);
       if (options.slow?.(input.query)) {
         await new Promise<never>((_resolve, reject) =>
-          ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason instanceof Error ? ctx.signal.reason : new Error('aborted')), { once: true }),
+          ctx.signal.addEventListener(
+            'abort',
+            () => reject(ctx.signal.reason instanceof Error ? ctx.signal.reason : new Error('aborted')),
+            { once: true },
+          ),
         );
       }
       const wanted = new Set(contentTerms(input.query));
       const scored = chunks
-        .map((candidate) => ({ candidate, score: contentTerms(`${candidate.title} ${candidate.text}`).filter((term) => wanted.has(term)).length }))
+        .map((candidate) => ({
+          candidate,
+          score: contentTerms(`${candidate.title} ${candidate.text}`).filter((term) => wanted.has(term)).length,
+        }))
         .filter((entry) => entry.score > 0)
         .sort((a, b) => b.score - a.score)
         .slice(0, input.topK);
-      return { chunks: scored.map(({ candidate }) => ({ ...candidate, hop: input.hop })), degraded: false, degradedReasons: [] };
+      return {
+        chunks: scored.map(({ candidate }) => ({ ...candidate, hop: input.hop })),
+        degraded: false,
+        degradedReasons: [],
+      };
     },
   };
 }
@@ -62,9 +108,16 @@ export const keepOrder: RerankerPort = {
   },
 };
 
-export function ask(question = BRIDGE_QUESTION, options: { deadlineMs?: number; maxHops?: number } = {}): AskCommand__Output {
+export function ask(
+  question = BRIDGE_QUESTION,
+  options: { deadlineMs?: number; maxHops?: number } = {},
+): AskCommand__Output {
   return {
-    ctx: { questionId: 'q-1', scope: { tenantId: 't1', userId: 'u1', kbIds: ['kb1'] }, deadlineUnixMs: Date.now() + (options.deadlineMs ?? 10_000) },
+    ctx: {
+      questionId: 'q-1',
+      scope: { tenantId: 't1', userId: 'u1', kbIds: ['kb1'] },
+      deadlineUnixMs: Date.now() + (options.deadlineMs ?? 10_000),
+    },
     question,
     maxHops: options.maxHops ?? 0,
   };
@@ -79,7 +132,8 @@ export function eventLog() {
       events.push(event);
     },
     kinds: () => events.map((event) => event.event),
-    of: <K extends QaEventDraft['event']>(kind: K) => events.filter((event): event is Extract<QaEventDraft, { event: K }> => event.event === kind),
+    of: <K extends QaEventDraft['event']>(kind: K) =>
+      events.filter((event): event is Extract<QaEventDraft, { event: K }> => event.event === kind),
   };
 }
 
@@ -87,4 +141,3 @@ export function eventLog() {
 export function shape(kinds: readonly string[]): string[] {
   return kinds.filter((kind, index) => kind !== 'token' || kinds[index - 1] !== 'token');
 }
-

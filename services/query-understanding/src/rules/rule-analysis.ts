@@ -35,15 +35,24 @@ function focusQuestion(question: string, focus: string, foci: readonly string[])
     const name = `(?:the\\s+)?${escapeRegExp(other)}`;
     const separator = '(?:,|\\bor\\b|\\band\\b|&|和|与|跟|及|、)';
     // The other focus leaves with the conjunction between the two: "A or B" keeps "A" either way.
-    const otherFirst = text.toLowerCase().indexOf(other.toLowerCase()) < text.toLowerCase().indexOf(focus.toLowerCase());
-    const pattern = otherFirst ? new RegExp(`${name}\\s*${separator}\\s*`, 'i') : new RegExp(`\\s*${separator}\\s*${name}`, 'i');
+    const otherFirst =
+      text.toLowerCase().indexOf(other.toLowerCase()) < text.toLowerCase().indexOf(focus.toLowerCase());
+    const pattern = otherFirst
+      ? new RegExp(`${name}\\s*${separator}\\s*`, 'i')
+      : new RegExp(`\\s*${separator}\\s*${name}`, 'i');
     text = text.replace(pattern, '');
   }
   if (text === question || contentTerms(text).length === 0) {
-    const relation = contentTerms(question).filter((term) => !others.some((other) => contentTerms(other).includes(term)));
+    const relation = contentTerms(question).filter(
+      (term) => !others.some((other) => contentTerms(other).includes(term)),
+    );
     return `${focus}: ${relation.join(' ')}`;
   }
-  return text.replace(/\s+([,?？])/g, '$1').replace(/,\s*\?/, '?').replace(/\s{2,}/g, ' ').trim();
+  return text
+    .replace(/\s+([,?？])/g, '$1')
+    .replace(/,\s*\?/, '?')
+    .replace(/\s{2,}/g, ' ')
+    .trim();
 }
 
 function escapeRegExp(text: string): string {
@@ -57,13 +66,23 @@ function escapeRegExp(text: string): string {
 function parallelPlan(question: string, signals: QuestionSignals): SubQuestion__Output[] {
   const foci = signals.foci;
   if (!signals.roleNoun) {
-    return foci.map((focus, index) => ({ id: `q${index + 1}`, text: focusQuestion(question, focus, foci), dependsOn: [] }));
+    return foci.map((focus, index) => ({
+      id: `q${index + 1}`,
+      text: focusQuestion(question, focus, foci),
+      dependsOn: [],
+    }));
   }
   const role = signals.roleNoun;
-  const rest = contentTerms(question).filter((term) => term !== role && !foci.some((focus) => contentTerms(focus).includes(term)));
+  const rest = contentTerms(question).filter(
+    (term) => term !== role && !foci.some((focus) => contentTerms(focus).includes(term)),
+  );
   // The finder keeps the question's wording around its focus: "the documentaries Out of Place"
   // finds the film, where "director of Out of Place" would find any director.
-  const finders = foci.map((focus, index) => ({ id: `q${index + 1}`, text: focusQuestion(question, focus, foci), dependsOn: [] }));
+  const finders = foci.map((focus, index) => ({
+    id: `q${index + 1}`,
+    text: focusQuestion(question, focus, foci),
+    dependsOn: [],
+  }));
   const askers = foci.map((_focus, index) => ({
     id: `q${foci.length + index + 1}`,
     text: `#q${index + 1} ${rest.join(' ')}`.trim(),

@@ -27,7 +27,8 @@ export interface QuestionSignals {
 const COMPARE = /\b(compare|comparison|versus|vs\.?|difference between|differ(?:ence)?s?)\b|对比|比较|区别|异同/i;
 const SEPARATELY = /\b(respectively|each of)\b|分别|各自/i;
 const SHARED = /\b(both|same|in common|alike|also)\b|都|共同/i;
-const COMPARATIVE = /\b(first|earlier|later|older|younger|longer|shorter|taller|larger|bigger|smaller|more|less|fewer|further|higher|lower|closer|farther)\b/i;
+const COMPARATIVE =
+  /\b(first|earlier|later|older|younger|longer|shorter|taller|larger|bigger|smaller|more|less|fewer|further|higher|lower|closer|farther)\b/i;
 const WHICH = /\b(which|who|what)\b|哪/i;
 const QUESTION_MARKS = /[?？]/g;
 
@@ -40,9 +41,11 @@ const DETERMINED_ROLE = /\b(?:the|whose|their|its|his|her)\s+([\w-]+)(?:\s+([\w-
 // "X's father", "Kentucky Tavern's manufacturer"
 const POSSESSIVE_ROLE = /['’]s\s+(?:[\w-]+\s+)?([\w-]+)/gi;
 // "a sitcom created by", "the album released by"
-const PARTICIPLE_BY = /\b(?:created|directed|written|founded|owned|produced|performed|composed|published|released|designed|developed|built|coached|managed|hosted|sung|played|voiced|invented|discovered|named)\s+(?:by|after)\b/i;
+const PARTICIPLE_BY =
+  /\b(?:created|directed|written|founded|owned|produced|performed|composed|published|released|designed|developed|built|coached|managed|hosted|sung|played|voiced|invented|discovered|named)\s+(?:by|after)\b/i;
 // "X 的负责人属于哪个部门", "X 的 Y 的 Z"
-const CHINESE_BRIDGE = /的[^的？?]{0,6}(?:负责人|创始人|作者|导演|主管|经理|母公司|所属|上级|法人|老板|领导)|的[^的？?]+的/;
+const CHINESE_BRIDGE =
+  /的[^的？?]{0,6}(?:负责人|创始人|作者|导演|主管|经理|母公司|所属|上级|法人|老板|领导)|的[^的？?]+的/;
 const RELATIVE_PRONOUN = /\b(?:that|which|who|whose|whom|where)\b/gi;
 const BIRTH_PLACE = /\bbirth\s*(?:city|place)\b/gi;
 
@@ -93,16 +96,21 @@ export function detectSignals(question: string): QuestionSignals {
   if (chineseOptions.length >= 2) fired.push('compare:zh');
   if (questionMarks >= 2) fired.push(`questions:${questionMarks}`);
   if (anchors.length >= 2 && SHARED.test(question) && /\band\b|和|与/.test(question)) fired.push('shared:both');
-  if (anchors.length >= 2 && WHICH.test(question) && COMPARATIVE.test(question) && /\bor\b/.test(question)) fired.push('which:comparative');
+  if (anchors.length >= 2 && WHICH.test(question) && COMPARATIVE.test(question) && /\bor\b/.test(question))
+    fired.push('which:comparative');
 
   const joined = conjoinedAnchors(question, anchors);
   if (joined.length === 2) fired.push('conjunction');
   const foci =
-    options.length === 2 ? options
-    : chineseOptions.length >= 2 ? chineseOptions
-    : joined.length === 2 ? joined
-    : fired.length > 0 && anchors.length >= 2 ? anchors
-    : [];
+    options.length === 2
+      ? options
+      : chineseOptions.length >= 2
+        ? chineseOptions
+        : joined.length === 2
+          ? joined
+          : fired.length > 0 && anchors.length >= 2
+            ? anchors
+            : [];
   const multiFocus = foci.length >= 2 || questionMarks >= 2;
 
   const ofRole = roleNounIn(ROLE_OF, question);
@@ -116,7 +124,8 @@ export function detectSignals(question: string): QuestionSignals {
 
   // The opening "Who…"/"Which…" asks; a relative pronoun after it links one part to the next.
   const relatives = [...question.matchAll(RELATIVE_PRONOUN)].filter((match) => match.index > 3).length;
-  const roles = contentTerms(question).filter((term) => isRoleNoun(term)).length + (question.match(BIRTH_PLACE)?.length ?? 0);
+  const roles =
+    contentTerms(question).filter((term) => isRoleNoun(term)).length + (question.match(BIRTH_PLACE)?.length ?? 0);
   return {
     fired,
     foci,

@@ -19,7 +19,13 @@ import { DEFAULT_BM25_PARAMETERS } from '../../lexical/bm25-index.js';
 import { decideDelete, decideUpsert } from '../../storage/versioning.js';
 import { elasticsearchError, statusError } from './errors.js';
 import type { ElasticsearchSetupLog, TextAnalyzer } from './index-setup.js';
-import { chunkIndexDefinition, detectAnalyzer, documentIndexDefinition, ensureIndex, warnOnDrift } from './index-setup.js';
+import {
+  chunkIndexDefinition,
+  detectAnalyzer,
+  documentIndexDefinition,
+  ensureIndex,
+  warnOnDrift,
+} from './index-setup.js';
 
 export interface ElasticsearchLexicalBackendOptions {
   /** The cluster URL, e.g. `http://127.0.0.1:9200`; ignored when `client` is given. */
@@ -110,7 +116,15 @@ export class ElasticsearchLexicalBackend implements LexicalBackend {
             bool: {
               // The verified scope, as filters: the query text is only ever a match value.
               filter: [{ term: { tenant_id: request.scope.tenantId } }, { terms: { kb_id: [...request.scope.kbIds] } }],
-              must: [{ multi_match: { query: request.query, fields: [`title^${this.titleBoost}`, 'body'], type: 'most_fields' } }],
+              must: [
+                {
+                  multi_match: {
+                    query: request.query,
+                    fields: [`title^${this.titleBoost}`, 'body'],
+                    type: 'most_fields',
+                  },
+                },
+              ],
             },
           },
         },
@@ -120,7 +134,11 @@ export class ElasticsearchLexicalBackend implements LexicalBackend {
     return response.hits.hits.map((hit) => ({ chunk: chunkFromSource(hit._source, hit._id), score: hit._score ?? 0 }));
   }
 
-  async upsertDocument(doc: VersionedDocumentKey, items: readonly IndexedChunk[], signal?: AbortSignal): Promise<WriteOutcome> {
+  async upsertDocument(
+    doc: VersionedDocumentKey,
+    items: readonly IndexedChunk[],
+    signal?: AbortSignal,
+  ): Promise<WriteOutcome> {
     checkVersion(doc.version);
     for (const chunk of items) checkBelongs(chunk, doc);
     const outcome = decideUpsert(await this.documentState(doc, signal), doc.version);
@@ -152,10 +170,17 @@ export class ElasticsearchLexicalBackend implements LexicalBackend {
 
   async documentState(key: DocumentKey, signal?: AbortSignal): Promise<DocumentState | undefined> {
     const response = await this.call('reading a document record', signal, (options) =>
-      this.client.get<DocumentSource>({ index: this.documentsIndex, id: documentRecordId(key) }, { ...options, ignore: [404] }),
+      this.client.get<DocumentSource>(
+        { index: this.documentsIndex, id: documentRecordId(key) },
+        { ...options, ignore: [404] },
+      ),
     );
     // A missing record answers `found: false`; a missing index answers an error body instead.
-    if (response.found === undefined) throw new HoplineError('internal', `elasticsearch: index ${this.documentsIndex} is missing; restart the worker to create it`);
+    if (response.found === undefined)
+      throw new HoplineError(
+        'internal',
+        `elasticsearch: index ${this.documentsIndex} is missing; restart the worker to create it`,
+      );
     if (!response.found) return undefined;
     const record = parseOrThrow(documentSourceSchema, response._source, `document record ${response._id}`);
     return { version: record.doc_version, deleted: record.deleted, chunks: record.chunks };
@@ -199,7 +224,11 @@ export class ElasticsearchLexicalBackend implements LexicalBackend {
   }
 
   /** Indexes the chunks at the document's version; a chunk already at that version or newer stays as it is. */
-  private async writeChunks(doc: VersionedDocumentKey, items: readonly IndexedChunk[], signal?: AbortSignal): Promise<void> {
+  private async writeChunks(
+    doc: VersionedDocumentKey,
+    items: readonly IndexedChunk[],
+    signal?: AbortSignal,
+  ): Promise<void> {
     const operations: Array<estypes.BulkOperationContainer | ChunkSource> = [];
     for (const chunk of items) {
       operations.push(
@@ -212,7 +241,10 @@ export class ElasticsearchLexicalBackend implements LexicalBackend {
     for (const item of response.items) {
       const result = item.index;
       if (!result?.error || result.status === 409) continue;
-      throw statusError(result.status, `indexing chunk ${result._id ?? '?'} of ${doc.docId}: ${result.error.type} (${result.error.reason ?? ''})`);
+      throw statusError(
+        result.status,
+        `indexing chunk ${result._id ?? '?'} of ${doc.docId}: ${result.error.type} (${result.error.reason ?? ''})`,
+      );
     }
   }
 
@@ -225,24 +257,43 @@ export class ElasticsearchLexicalBackend implements LexicalBackend {
     state: { deleted: boolean; chunks: number },
     signal?: AbortSignal,
   ): Promise<'created' | 'updated' | DocumentState> {
-    const record: DocumentSource = { tenant_id: doc.tenantId, kb_id: doc.kbId, doc_id: doc.docId, doc_version: doc.version, ...state };
+    const record: DocumentSource = {
+      tenant_id: doc.tenantId,
+      kb_id: doc.kbId,
+      doc_id: doc.docId,
+      doc_version: doc.version,
+      ...state,
+    };
     const response = await this.call('writing a document record', signal, (options) =>
       this.client.index(
-        { index: this.documentsIndex, id: documentRecordId(doc), document: record, version: rank(doc.version, state.deleted), version_type: 'external' },
+        {
+          index: this.documentsIndex,
+          id: documentRecordId(doc),
+          document: record,
+          version: rank(doc.version, state.deleted),
+          version_type: 'external',
+        },
         { ...options, ignore: [409] },
       ),
     );
     if (response.result === 'created' || response.result === 'updated') return response.result;
     const winner = await this.documentState(doc, signal);
-    if (!winner) throw new HoplineError('internal', `document record of ${doc.docId} conflicted but cannot be read back`);
+    if (!winner)
+      throw new HoplineError('internal', `document record of ${doc.docId} conflicted but cannot be read back`);
     return winner;
   }
 
   /** Deletes the document's chunks older than `state` (a delete's own version included). */
-  private async removeChunksBefore(doc: DocumentKey, state: { version: number; deleted: boolean }, signal?: AbortSignal): Promise<void> {
+  private async removeChunksBefore(
+    doc: DocumentKey,
+    state: { version: number; deleted: boolean },
+    signal?: AbortSignal,
+  ): Promise<void> {
     const range = state.deleted ? { lte: state.version } : { lt: state.version };
     // delete_by_query sees what a refresh has published; the chunks being replaced may be younger.
-    await this.call('refreshing the chunks index', signal, (options) => this.client.indices.refresh({ index: this.index }, options));
+    await this.call('refreshing the chunks index', signal, (options) =>
+      this.client.indices.refresh({ index: this.index }, options),
+    );
     const response = await this.call('removing replaced chunks', signal, (options) =>
       this.client.deleteByQuery(
         {
@@ -264,10 +315,18 @@ export class ElasticsearchLexicalBackend implements LexicalBackend {
       ),
     );
     const failure = response.failures?.[0];
-    if (failure) throw statusError(failure.status, `removing replaced chunks of ${doc.docId}: ${failure.cause.type} (${failure.cause.reason ?? ''})`);
+    if (failure)
+      throw statusError(
+        failure.status,
+        `removing replaced chunks of ${doc.docId}: ${failure.cause.type} (${failure.cause.reason ?? ''})`,
+      );
   }
 
-  private async call<T>(what: string, signal: AbortSignal | undefined, request: (options: { signal?: AbortSignal }) => Promise<T>): Promise<T> {
+  private async call<T>(
+    what: string,
+    signal: AbortSignal | undefined,
+    request: (options: { signal?: AbortSignal }) => Promise<T>,
+  ): Promise<T> {
     try {
       signal?.throwIfAborted();
       return await request(signal ? { signal } : {});
@@ -281,21 +340,33 @@ export class ElasticsearchLexicalBackend implements LexicalBackend {
  * Connects, picks the analyzer (smartcn when the cluster has it, else standard, logged), and
  * creates the chunks and document-record indexes when they are missing.
  */
-export async function createElasticsearchLexicalBackend(options: ElasticsearchLexicalBackendOptions): Promise<ElasticsearchLexicalBackend> {
+export async function createElasticsearchLexicalBackend(
+  options: ElasticsearchLexicalBackendOptions,
+): Promise<ElasticsearchLexicalBackend> {
   const log = options.log ?? { info() {}, warn() {} };
   const bm25 = { ...DEFAULT_BM25_PARAMETERS, ...options.bm25 };
   const index = options.index ?? DEFAULT_ELASTICSEARCH_INDEX;
   const documentsIndex = options.documentsIndex ?? `${index}-documents`;
-  if (!options.client && !options.node) throw new ValidationError('elasticsearch: neither a client nor a node URL was given');
+  if (!options.client && !options.node)
+    throw new ValidationError('elasticsearch: neither a client nor a node URL was given');
   // Retries are the caller's to decide (the guard's deadline, the ingest consumer's backoff).
-  const client = options.client ?? new Client({ node: options.node as string, requestTimeout: options.requestTimeoutMs ?? 10_000, maxRetries: 0 });
+  const client =
+    options.client ??
+    new Client({ node: options.node as string, requestTimeout: options.requestTimeoutMs ?? 10_000, maxRetries: 0 });
   try {
     const analyzer = await detectAnalyzer(client, log);
     if ((await ensureIndex(client, index, chunkIndexDefinition(analyzer, bm25), log)) === 'exists') {
       await warnOnDrift(client, index, analyzer, bm25, log);
     }
     await ensureIndex(client, documentsIndex, documentIndexDefinition(), log);
-    return new ElasticsearchLexicalBackend(client, index, documentsIndex, analyzer, options.titleBoost ?? 2, !options.client);
+    return new ElasticsearchLexicalBackend(
+      client,
+      index,
+      documentsIndex,
+      analyzer,
+      options.titleBoost ?? 2,
+      !options.client,
+    );
   } catch (error) {
     if (!options.client) await client.close();
     throw error;
@@ -323,8 +394,15 @@ function checkVersion(version: number): void {
 }
 
 function checkBelongs(chunk: IndexedChunk, doc: VersionedDocumentKey): void {
-  if (chunk.tenantId !== doc.tenantId || chunk.kbId !== doc.kbId || chunk.docId !== doc.docId || chunk.docVersion !== doc.version) {
-    throw new ValidationError(`chunk ${chunk.chunkId} does not belong to ${doc.tenantId}/${doc.kbId}/${doc.docId} version ${doc.version}`);
+  if (
+    chunk.tenantId !== doc.tenantId ||
+    chunk.kbId !== doc.kbId ||
+    chunk.docId !== doc.docId ||
+    chunk.docVersion !== doc.version
+  ) {
+    throw new ValidationError(
+      `chunk ${chunk.chunkId} does not belong to ${doc.tenantId}/${doc.kbId}/${doc.docId} version ${doc.version}`,
+    );
   }
 }
 
@@ -366,6 +444,7 @@ function chunkFromSource(source: unknown, id: string | null | undefined): Indexe
 
 function parseOrThrow<T>(schema: z.ZodType<T>, value: unknown, what: string): T {
   const parsed = schema.safeParse(value);
-  if (!parsed.success) throw new HoplineError('internal', `elasticsearch returned a malformed ${what}: ${parsed.error.message}`);
+  if (!parsed.success)
+    throw new HoplineError('internal', `elasticsearch returned a malformed ${what}: ${parsed.error.message}`);
   return parsed.data;
 }

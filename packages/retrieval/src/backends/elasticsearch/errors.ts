@@ -21,11 +21,13 @@ export function elasticsearchError(error: unknown, what: string, signal?: AbortS
     return isHoplineError(reason) ? reason : new CancelledError(`${what}: request aborted`, { cause: error });
   }
   if (isHoplineError(error)) return error;
-  if (error instanceof errors.TimeoutError) return new DeadlineExceededError(`${what}: Elasticsearch did not answer in time`, { cause: error });
+  if (error instanceof errors.TimeoutError)
+    return new DeadlineExceededError(`${what}: Elasticsearch did not answer in time`, { cause: error });
   if (error instanceof errors.ConnectionError || error instanceof errors.NoLivingConnectionsError) {
     return new UnavailableError(`${what}: Elasticsearch is unreachable (${error.message})`, { cause: error });
   }
-  if (error instanceof errors.ResponseError) return statusError(error.statusCode, `${what}: ${describeResponse(error)}`, error);
+  if (error instanceof errors.ResponseError)
+    return statusError(error.statusCode, `${what}: ${describeResponse(error)}`, error);
   return toHoplineError(error);
 }
 
@@ -46,7 +48,8 @@ function describeResponse(error: InstanceType<typeof errors.ResponseError>): str
     const detail = (body as { error: unknown }).error;
     if (typeof detail === 'object' && detail !== null) {
       const { type, reason } = detail as { type?: unknown; reason?: unknown };
-      if (typeof type === 'string') return `HTTP ${error.statusCode}: ${type}${typeof reason === 'string' ? ` (${reason})` : ''}`;
+      if (typeof type === 'string')
+        return `HTTP ${error.statusCode}: ${type}${typeof reason === 'string' ? ` (${reason})` : ''}`;
     }
   }
   return `HTTP ${error.statusCode}: ${error.message}`;

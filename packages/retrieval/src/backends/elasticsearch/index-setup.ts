@@ -25,13 +25,18 @@ const ANALYZER_PROBE = '第十二条规定';
 export async function detectAnalyzer(client: Client, log: ElasticsearchSetupLog): Promise<TextAnalyzer> {
   try {
     await client.indices.analyze({ analyzer: 'smartcn', text: ANALYZER_PROBE });
-    log.info('elasticsearch: smartcn analyzer available; Chinese text is segmented into words', { analyzer: 'smartcn' });
+    log.info('elasticsearch: smartcn analyzer available; Chinese text is segmented into words', {
+      analyzer: 'smartcn',
+    });
     return 'smartcn';
   } catch (error) {
     if (error instanceof errors.ResponseError && error.statusCode === 400) {
-      log.warn('elasticsearch: smartcn analyzer missing (install analysis-smartcn); falling back to the standard analyzer', {
-        analyzer: 'standard',
-      });
+      log.warn(
+        'elasticsearch: smartcn analyzer missing (install analysis-smartcn); falling back to the standard analyzer',
+        {
+          analyzer: 'standard',
+        },
+      );
       return 'standard';
     }
     throw elasticsearchError(error, 'detecting the Chinese analyzer');
@@ -39,7 +44,10 @@ export async function detectAnalyzer(client: Client, log: ElasticsearchSetupLog)
 }
 
 /** The chunks index: scope fields as keywords, title and body analysed and scored by BM25(k1, b). */
-export function chunkIndexDefinition(analyzer: TextAnalyzer, bm25: Bm25Parameters): { settings: estypes.IndicesIndexSettings; mappings: estypes.MappingTypeMapping } {
+export function chunkIndexDefinition(
+  analyzer: TextAnalyzer,
+  bm25: Bm25Parameters,
+): { settings: estypes.IndicesIndexSettings; mappings: estypes.MappingTypeMapping } {
   const searched = { type: 'text', analyzer, similarity: SIMILARITY } as const;
   return {
     settings: { index: { similarity: { [SIMILARITY]: { type: 'BM25', k1: bm25.k1, b: bm25.b } } } },
@@ -96,7 +104,11 @@ export async function ensureIndex(
     log.info('elasticsearch: index created', { index });
     return 'created';
   } catch (error) {
-    if (error instanceof errors.ResponseError && error.statusCode === 400 && error.message.includes('resource_already_exists_exception')) {
+    if (
+      error instanceof errors.ResponseError &&
+      error.statusCode === 400 &&
+      error.message.includes('resource_already_exists_exception')
+    ) {
       return 'exists';
     }
     throw elasticsearchError(error, `creating index ${index}`);
@@ -107,7 +119,13 @@ export async function ensureIndex(
  * An index keeps the analyzer and similarity it was created with; when the configuration has
  * changed since, say so, since only a reindex applies the new one.
  */
-export async function warnOnDrift(client: Client, index: string, analyzer: TextAnalyzer, bm25: Bm25Parameters, log: ElasticsearchSetupLog): Promise<void> {
+export async function warnOnDrift(
+  client: Client,
+  index: string,
+  analyzer: TextAnalyzer,
+  bm25: Bm25Parameters,
+  log: ElasticsearchSetupLog,
+): Promise<void> {
   let description: estypes.IndicesIndexState | undefined;
   try {
     description = Object.values(await client.indices.get({ index }))[0];
@@ -115,7 +133,8 @@ export async function warnOnDrift(client: Client, index: string, analyzer: TextA
     throw elasticsearchError(error, `reading index ${index}`);
   }
   const body = description?.mappings?.properties?.body as { analyzer?: string } | undefined;
-  const similarity = description?.settings?.index?.similarity?.[SIMILARITY] as { k1?: unknown; b?: unknown } | undefined;
+  const similarity = description?.settings?.index?.similarity?.[SIMILARITY] as
+    { k1?: unknown; b?: unknown } | undefined;
   const actual = { analyzer: body?.analyzer, k1: Number(similarity?.k1), b: Number(similarity?.b) };
   if (actual.analyzer !== analyzer || actual.k1 !== bm25.k1 || actual.b !== bm25.b) {
     log.warn('elasticsearch: index was created with other analysis settings; reindex to apply the configured ones', {

@@ -82,14 +82,21 @@ export interface CollectionPlan {
  * collection must hold vectors of the configured length; an index built with other parameters
  * is kept, with a warning, since only a rebuild applies new ones.
  */
-export async function ensureCollection(client: MilvusClient, plan: CollectionPlan, log: MilvusSetupLog, loadTimeoutMs: number): Promise<void> {
+export async function ensureCollection(
+  client: MilvusClient,
+  plan: CollectionPlan,
+  log: MilvusSetupLog,
+  loadTimeoutMs: number,
+): Promise<void> {
   const what = `collection ${plan.name}`;
   const exists = await startupCall(`checking ${what}`, () => client.hasCollection({ collection_name: plan.name }));
   checkStatus(exists.status, `checking ${what}`);
   let created = false;
   if (!exists.value) {
     const status = await startupCall(`creating ${what}`, () =>
-      client.createCollection({ collection_name: plan.name, fields: plan.fields, consistency_level: 'Bounded' }).catch(statusOrThrow),
+      client
+        .createCollection({ collection_name: plan.name, fields: plan.fields, consistency_level: 'Bounded' })
+        .catch(statusOrThrow),
     );
     if (!isAlreadyThere(status)) {
       checkStatus(status, `creating ${what}`);
@@ -97,7 +104,9 @@ export async function ensureCollection(client: MilvusClient, plan: CollectionPla
       log.info('milvus: collection created', { collection: plan.name });
     }
   }
-  const description = await startupCall(`describing ${what}`, () => client.describeCollection({ collection_name: plan.name }));
+  const description = await startupCall(`describing ${what}`, () =>
+    client.describeCollection({ collection_name: plan.name }),
+  );
   checkStatus(description.status, `describing ${what}`);
   const vector = description.schema.fields.find((field) => field.name === plan.vectorField);
   const dimensions = Number(vector?.type_params?.find((param) => param.key === 'dim')?.value);
@@ -111,18 +120,31 @@ export async function ensureCollection(client: MilvusClient, plan: CollectionPla
     client.createIndex({ collection_name: plan.name, field_name: plan.vectorField, ...plan.index }),
   );
   if (created) checkStatus(index, `indexing ${what}`);
-  else if (!succeeded(index)) log.warn('milvus: the existing vector index differs from the configured one; rebuild it to apply', { collection: plan.name, reason: index.reason, configured: plan.index });
-  checkStatus(await startupCall(`loading ${what}`, () => client.loadCollectionAsync({ collection_name: plan.name })), `loading ${what}`);
+  else if (!succeeded(index))
+    log.warn('milvus: the existing vector index differs from the configured one; rebuild it to apply', {
+      collection: plan.name,
+      reason: index.reason,
+      configured: plan.index,
+    });
+  checkStatus(
+    await startupCall(`loading ${what}`, () => client.loadCollectionAsync({ collection_name: plan.name })),
+    `loading ${what}`,
+  );
   await waitUntilLoaded(client, plan.name, loadTimeoutMs);
 }
 
 async function waitUntilLoaded(client: MilvusClient, collection: string, timeoutMs: number): Promise<void> {
   const giveUpAt = Date.now() + timeoutMs;
   for (let pauseMs = 25; ; pauseMs = Math.min(pauseMs * 2, 1_000)) {
-    const load = await startupCall(`loading collection ${collection}`, () => client.getLoadState({ collection_name: collection }));
+    const load = await startupCall(`loading collection ${collection}`, () =>
+      client.getLoadState({ collection_name: collection }),
+    );
     checkStatus(load.status, `loading collection ${collection}`);
     if (load.state === 'LoadStateLoaded') return;
-    if (Date.now() + pauseMs > giveUpAt) throw new UnavailableError(`milvus collection ${collection} did not load within ${timeoutMs} ms (state ${load.state})`);
+    if (Date.now() + pauseMs > giveUpAt)
+      throw new UnavailableError(
+        `milvus collection ${collection} did not load within ${timeoutMs} ms (state ${load.state})`,
+      );
     await new Promise((resolve) => setTimeout(resolve, pauseMs));
   }
 }

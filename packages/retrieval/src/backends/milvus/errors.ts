@@ -1,7 +1,22 @@
-import { CancelledError, DeadlineExceededError, HoplineError, UnavailableError, ValidationError, isHoplineError } from '@hopline/contracts';
+import {
+  CancelledError,
+  DeadlineExceededError,
+  HoplineError,
+  UnavailableError,
+  ValidationError,
+  isHoplineError,
+} from '@hopline/contracts';
 
 /** gRPC status codes the Milvus SDK rejects with (`@grpc/grpc-js` `status`). */
-const GRPC = { CANCELLED: 1, INVALID_ARGUMENT: 3, DEADLINE_EXCEEDED: 4, PERMISSION_DENIED: 7, RESOURCE_EXHAUSTED: 8, UNAVAILABLE: 14, UNAUTHENTICATED: 16 } as const;
+const GRPC = {
+  CANCELLED: 1,
+  INVALID_ARGUMENT: 3,
+  DEADLINE_EXCEEDED: 4,
+  PERMISSION_DENIED: 7,
+  RESOURCE_EXHAUSTED: 8,
+  UNAVAILABLE: 14,
+  UNAUTHENTICATED: 16,
+} as const;
 
 /** Milvus error codes 1100–1199 are parameter errors (`merr.ErrParameterInvalid` and kin). */
 const PARAMETER_CODES = { from: 1100, to: 1199 };
@@ -60,10 +75,12 @@ export function checkStatus(status: MilvusStatus | undefined, what: string): voi
 
 /** A parameter error is the request's fault; a retriable one is the server's (breaker, retry). */
 export function statusError(status: MilvusStatus | undefined, what: string): HoplineError {
-  if (!status || status.error_code === undefined) return new HoplineError('internal', `${what}: Milvus sent no status (is the server older than 2.5?)`);
+  if (!status || status.error_code === undefined)
+    return new HoplineError('internal', `${what}: Milvus sent no status (is the server older than 2.5?)`);
   const message = `${what}: Milvus ${String(status.error_code)}${status.code ? ` ${status.code}` : ''}: ${status.reason ?? ''}`;
   const code = status.code ?? 0;
-  if (status.error_code === 'IllegalArgument' || (code >= PARAMETER_CODES.from && code <= PARAMETER_CODES.to)) return new ValidationError(message);
+  if (status.error_code === 'IllegalArgument' || (code >= PARAMETER_CODES.from && code <= PARAMETER_CODES.to))
+    return new ValidationError(message);
   if (status.retriable || status.error_code === 'RateLimit') return new UnavailableError(message);
   return new HoplineError('internal', message);
 }

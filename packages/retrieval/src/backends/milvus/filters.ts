@@ -12,7 +12,10 @@ export interface MilvusFilter {
 
 /** The caller's verified scope. `tenant_id` is the partition key, so Milvus searches one partition. */
 export function scopeFilter(scope: SearchScope): MilvusFilter {
-  return { filter: 'tenant_id == {tenant_id} && kb_id in {kb_ids}', exprValues: { tenant_id: scope.tenantId, kb_ids: [...scope.kbIds] } };
+  return {
+    filter: 'tenant_id == {tenant_id} && kb_id in {kb_ids}',
+    exprValues: { tenant_id: scope.tenantId, kb_ids: [...scope.kbIds] },
+  };
 }
 
 export function kbFilter(tenantId: string, kbId: string): MilvusFilter {

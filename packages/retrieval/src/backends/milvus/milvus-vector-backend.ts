@@ -17,10 +17,24 @@ import type {
 } from '../types.js';
 import { decideDelete, decideUpsert } from '../../storage/versioning.js';
 import type { HnswParameters, MilvusSetupLog } from './collections.js';
-import { DEFAULT_MILVUS_HNSW, RECORD_PLACEHOLDER, VARCHAR_LIMITS, chunkCollectionFields, documentCollectionFields, ensureCollection } from './collections.js';
+import {
+  DEFAULT_MILVUS_HNSW,
+  RECORD_PLACEHOLDER,
+  VARCHAR_LIMITS,
+  chunkCollectionFields,
+  documentCollectionFields,
+  ensureCollection,
+} from './collections.js';
 import { checkStatus, milvusError } from './errors.js';
 import type { MilvusFilter } from './filters.js';
-import { documentFilter, kbFilter, liveRecordsAfter, olderRecordsFilter, olderVersionsFilter, scopeFilter } from './filters.js';
+import {
+  documentFilter,
+  kbFilter,
+  liveRecordsAfter,
+  olderRecordsFilter,
+  olderVersionsFilter,
+  scopeFilter,
+} from './filters.js';
 
 export interface MilvusVectorBackendOptions {
   /** `host:port` of the Milvus proxy, e.g. `127.0.0.1:19530`. */
@@ -126,17 +140,32 @@ export class MilvusVectorBackend implements VectorBackend {
     return (response.results as unknown[]).map((hit) => toScoredChunk(hit));
   }
 
-  async upsertDocument(doc: VersionedDocumentKey, items: readonly EmbeddedChunk[], signal?: AbortSignal): Promise<WriteOutcome> {
+  async upsertDocument(
+    doc: VersionedDocumentKey,
+    items: readonly EmbeddedChunk[],
+    signal?: AbortSignal,
+  ): Promise<WriteOutcome> {
     checkDocument(doc);
     const rows = items.map((item) => this.chunkRow(doc, item));
     const before = await this.records(doc, signal);
     const outcome = decideUpsert(stateOf(newest(before)), doc.version);
     if (outcome !== 'applied') return outcome;
     for (let start = 0; start < rows.length; start += UPSERT_BATCH) {
-      await this.upsert(this.collection, rows.slice(start, start + UPSERT_BATCH), `writing vectors of ${doc.docId}`, signal);
+      await this.upsert(
+        this.collection,
+        rows.slice(start, start + UPSERT_BATCH),
+        `writing vectors of ${doc.docId}`,
+        signal,
+      );
     }
     // Before the record: once it is there, a redelivery is a no-op and would never clean up.
-    if (before.length > 0) await this.deleteWhere(this.collection, olderVersionsFilter(doc, doc.version, false), `removing replaced vectors of ${doc.docId}`, signal);
+    if (before.length > 0)
+      await this.deleteWhere(
+        this.collection,
+        olderVersionsFilter(doc, doc.version, false),
+        `removing replaced vectors of ${doc.docId}`,
+        signal,
+      );
     return this.record(doc, false, items.length, before, signal);
   }
 
@@ -145,7 +174,12 @@ export class MilvusVectorBackend implements VectorBackend {
     const before = await this.records(ref, signal);
     const outcome = decideDelete(stateOf(newest(before)), ref.version);
     if (outcome !== 'applied') return outcome;
-    await this.deleteWhere(this.collection, olderVersionsFilter(ref, ref.version, true), `deleting vectors of ${ref.docId}`, signal);
+    await this.deleteWhere(
+      this.collection,
+      olderVersionsFilter(ref, ref.version, true),
+      `deleting vectors of ${ref.docId}`,
+      signal,
+    );
     return this.record(ref, true, 0, before, signal);
   }
 
@@ -155,17 +189,32 @@ export class MilvusVectorBackend implements VectorBackend {
 
   async countChunks(signal?: AbortSignal): Promise<KbChunkCount[]> {
     const kbs = new Map<string, { tenantId: string; kbId: string }>();
-    for (let after = ''; ; ) {
-      const page = await this.query(this.documents, liveRecordsAfter(after), ['pk', 'tenant_id', 'kb_id'], QUERY_LIMIT, 'listing knowledge bases', signal);
+    for (let after = ''; ;) {
+      const page = await this.query(
+        this.documents,
+        liveRecordsAfter(after),
+        ['pk', 'tenant_id', 'kb_id'],
+        QUERY_LIMIT,
+        'listing knowledge bases',
+        signal,
+      );
       const rows = page.map((row) => parse(kbRowSchema, row, 'document record'));
-      for (const row of rows) kbs.set(JSON.stringify([row.tenant_id, row.kb_id]), { tenantId: row.tenant_id, kbId: row.kb_id });
+      for (const row of rows)
+        kbs.set(JSON.stringify([row.tenant_id, row.kb_id]), { tenantId: row.tenant_id, kbId: row.kb_id });
       if (rows.length < QUERY_LIMIT) break;
       // Query pages come back in primary-key order, so the last key starts the next page.
       after = rows.reduce((max, row) => (row.pk > max ? row.pk : max), after);
     }
     const counts: KbChunkCount[] = [];
     for (const kb of kbs.values()) {
-      const [row] = await this.query(this.collection, kbFilter(kb.tenantId, kb.kbId), [COUNT], undefined, `counting vectors of ${kb.kbId}`, signal);
+      const [row] = await this.query(
+        this.collection,
+        kbFilter(kb.tenantId, kb.kbId),
+        [COUNT],
+        undefined,
+        `counting vectors of ${kb.kbId}`,
+        signal,
+      );
       counts.push({ ...kb, chunks: parse(countRowSchema, row, 'count')[COUNT] });
     }
     return counts;
@@ -179,11 +228,28 @@ export class MilvusVectorBackend implements VectorBackend {
    * Adds this write's record, then reads the records back to settle races: the newest record
    * decides the outcome, and what is older than it goes.
    */
-  private async record(doc: VersionedDocumentKey, deleted: boolean, chunks: number, before: readonly RecordRow[], signal?: AbortSignal): Promise<WriteOutcome> {
+  private async record(
+    doc: VersionedDocumentKey,
+    deleted: boolean,
+    chunks: number,
+    before: readonly RecordRow[],
+    signal?: AbortSignal,
+  ): Promise<WriteOutcome> {
     const pk = recordKey(doc, deleted);
     await this.upsert(
       this.documents,
-      [{ pk, tenant_id: doc.tenantId, kb_id: doc.kbId, doc_id: doc.docId, doc_version: doc.version, deleted, chunks, placeholder: RECORD_PLACEHOLDER }],
+      [
+        {
+          pk,
+          tenant_id: doc.tenantId,
+          kb_id: doc.kbId,
+          doc_id: doc.docId,
+          doc_version: doc.version,
+          deleted,
+          chunks,
+          placeholder: RECORD_PLACEHOLDER,
+        },
+      ],
       `recording ${doc.docId} version ${doc.version}`,
       signal,
     );
@@ -191,23 +257,47 @@ export class MilvusVectorBackend implements VectorBackend {
     const winner = newest(after) ?? { pk, doc_version: doc.version, deleted, chunks };
     const raced = after.some((row) => row.pk !== pk && !before.some((seen) => seen.pk === row.pk));
     if (winner.pk !== pk || raced) {
-      await this.deleteWhere(this.collection, olderVersionsFilter(doc, winner.doc_version, winner.deleted), `removing superseded vectors of ${doc.docId}`, signal);
+      await this.deleteWhere(
+        this.collection,
+        olderVersionsFilter(doc, winner.doc_version, winner.deleted),
+        `removing superseded vectors of ${doc.docId}`,
+        signal,
+      );
     }
     if (after.length > 1) {
-      await this.deleteWhere(this.documents, olderRecordsFilter(doc, winner.doc_version, winner.deleted, winner.pk), `removing superseded records of ${doc.docId}`, signal);
+      await this.deleteWhere(
+        this.documents,
+        olderRecordsFilter(doc, winner.doc_version, winner.deleted, winner.pk),
+        `removing superseded records of ${doc.docId}`,
+        signal,
+      );
     }
     if (winner.pk === pk) return 'applied';
     return deleted ? decideDelete(stateOf(winner), doc.version) : decideUpsert(stateOf(winner), doc.version);
   }
 
   private async records(key: DocumentKey, signal?: AbortSignal): Promise<RecordRow[]> {
-    const rows = await this.query(this.documents, documentFilter(key), ['pk', 'doc_version', 'deleted', 'chunks'], QUERY_LIMIT, `reading the records of ${key.docId}`, signal);
+    const rows = await this.query(
+      this.documents,
+      documentFilter(key),
+      ['pk', 'doc_version', 'deleted', 'chunks'],
+      QUERY_LIMIT,
+      `reading the records of ${key.docId}`,
+      signal,
+    );
     return rows.map((row) => parse(recordRowSchema, row, 'document record'));
   }
 
   private chunkRow(doc: VersionedDocumentKey, { chunk, vector }: EmbeddedChunk): RowData {
-    if (chunk.tenantId !== doc.tenantId || chunk.kbId !== doc.kbId || chunk.docId !== doc.docId || chunk.docVersion !== doc.version) {
-      throw new ValidationError(`chunk ${chunk.chunkId} does not belong to ${doc.tenantId}/${doc.kbId}/${doc.docId} version ${doc.version}`);
+    if (
+      chunk.tenantId !== doc.tenantId ||
+      chunk.kbId !== doc.kbId ||
+      chunk.docId !== doc.docId ||
+      chunk.docVersion !== doc.version
+    ) {
+      throw new ValidationError(
+        `chunk ${chunk.chunkId} does not belong to ${doc.tenantId}/${doc.kbId}/${doc.docId} version ${doc.version}`,
+      );
     }
     this.checkDimensions(vector.length, `chunk ${chunk.chunkId}`);
     checkLength(chunk.chunkId, VARCHAR_LIMITS.id, 'chunk id');
@@ -232,7 +322,8 @@ export class MilvusVectorBackend implements VectorBackend {
   }
 
   private checkDimensions(length: number, what: string): void {
-    if (length !== this.dimensions) throw new ValidationError(`${what} has ${length} dimensions, the Milvus collection holds ${this.dimensions}`);
+    if (length !== this.dimensions)
+      throw new ValidationError(`${what} has ${length} dimensions, the Milvus collection holds ${this.dimensions}`);
   }
 
   private async upsert(collection: string, data: RowData[], what: string, signal?: AbortSignal): Promise<void> {
@@ -240,15 +331,35 @@ export class MilvusVectorBackend implements VectorBackend {
     checkStatus(response.status, what);
   }
 
-  private async deleteWhere(collection: string, filter: MilvusFilter, what: string, signal?: AbortSignal): Promise<void> {
-    const response = await this.call(what, signal, () => this.client.deleteEntities({ collection_name: collection, ...filter }));
+  private async deleteWhere(
+    collection: string,
+    filter: MilvusFilter,
+    what: string,
+    signal?: AbortSignal,
+  ): Promise<void> {
+    const response = await this.call(what, signal, () =>
+      this.client.deleteEntities({ collection_name: collection, ...filter }),
+    );
     checkStatus(response.status, what);
   }
 
   /** Reads at Strong consistency: a write's own records must be visible to its check. */
-  private async query(collection: string, filter: MilvusFilter, outputFields: string[], limit: number | undefined, what: string, signal?: AbortSignal): Promise<unknown[]> {
+  private async query(
+    collection: string,
+    filter: MilvusFilter,
+    outputFields: string[],
+    limit: number | undefined,
+    what: string,
+    signal?: AbortSignal,
+  ): Promise<unknown[]> {
     const response = await this.call(what, signal, () =>
-      this.client.query({ collection_name: collection, output_fields: outputFields, consistency_level: ConsistencyLevelEnum.Strong, ...(limit ? { limit } : {}), ...filter }),
+      this.client.query({
+        collection_name: collection,
+        output_fields: outputFields,
+        consistency_level: ConsistencyLevelEnum.Strong,
+        ...(limit ? { limit } : {}),
+        ...filter,
+      }),
     );
     checkStatus(response.status, what);
     return response.data;
@@ -277,7 +388,8 @@ export class MilvusVectorBackend implements VectorBackend {
  * COSINE — and the document records collection, and loads both.
  */
 export async function createMilvusVectorBackend(options: MilvusVectorBackendOptions): Promise<MilvusVectorBackend> {
-  if (!Number.isInteger(options.dimensions) || options.dimensions < 1) throw new ValidationError(`milvus: dimensions must be a positive integer, got ${options.dimensions}`);
+  if (!Number.isInteger(options.dimensions) || options.dimensions < 1)
+    throw new ValidationError(`milvus: dimensions must be a positive integer, got ${options.dimensions}`);
   const log = options.log ?? { info() {}, warn() {} };
   const hnsw = { ...DEFAULT_MILVUS_HNSW, ...options.hnsw };
   const collection = options.collection ?? DEFAULT_MILVUS_COLLECTION;
@@ -307,7 +419,11 @@ export async function createMilvusVectorBackend(options: MilvusVectorBackendOpti
         fields: chunkCollectionFields(options.dimensions),
         vectorField: 'vector',
         dimensions: options.dimensions,
-        index: { index_type: 'HNSW', metric_type: 'COSINE', params: { M: hnsw.M, efConstruction: hnsw.efConstruction } },
+        index: {
+          index_type: 'HNSW',
+          metric_type: 'COSINE',
+          params: { M: hnsw.M, efConstruction: hnsw.efConstruction },
+        },
       },
       log,
       loadTimeoutMs,
@@ -349,7 +465,12 @@ export function recordKey(doc: VersionedDocumentKey, deleted: boolean): string {
 function newest(rows: readonly RecordRow[]): RecordRow | undefined {
   let best: RecordRow | undefined;
   for (const row of rows) {
-    if (!best || row.doc_version > best.doc_version || (row.doc_version === best.doc_version && row.deleted && !best.deleted)) best = row;
+    if (
+      !best ||
+      row.doc_version > best.doc_version ||
+      (row.doc_version === best.doc_version && row.deleted && !best.deleted)
+    )
+      best = row;
   }
   return best;
 }
@@ -374,18 +495,21 @@ function toScoredChunk(hit: unknown): ScoredChunk {
 }
 
 function checkDocument(doc: VersionedDocumentKey): void {
-  if (!Number.isSafeInteger(doc.version) || doc.version < 0) throw new ValidationError(`document version ${doc.version} is not a non-negative integer`);
+  if (!Number.isSafeInteger(doc.version) || doc.version < 0)
+    throw new ValidationError(`document version ${doc.version} is not a non-negative integer`);
   checkLength(doc.tenantId, VARCHAR_LIMITS.id, 'tenant id');
   checkLength(doc.kbId, VARCHAR_LIMITS.id, 'kb id');
   checkLength(doc.docId, VARCHAR_LIMITS.id, 'doc id');
 }
 
 function checkLength(value: string, maxBytes: number, what: string): void {
-  if (Buffer.byteLength(value) > maxBytes) throw new ValidationError(`${what} is longer than the ${maxBytes} bytes Milvus stores`);
+  if (Buffer.byteLength(value) > maxBytes)
+    throw new ValidationError(`${what} is longer than the ${maxBytes} bytes Milvus stores`);
 }
 
 function parse<T>(schema: z.ZodType<T>, value: unknown, what: string): T {
   const parsed = schema.safeParse(value);
-  if (!parsed.success) throw new HoplineError('internal', `milvus returned a malformed ${what}: ${parsed.error.message}`);
+  if (!parsed.success)
+    throw new HoplineError('internal', `milvus returned a malformed ${what}: ${parsed.error.message}`);
   return parsed.data;
 }
