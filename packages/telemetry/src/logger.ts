@@ -1,4 +1,5 @@
 import { isSpanContextValid, trace } from '@opentelemetry/api';
+import { pino, type DestinationStream } from 'pino';
 
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -28,14 +29,6 @@ export interface Logger {
   child(fields: LogFields): Logger;
 }
 
-const SEVERITY: Record<LogLevel, number> = {
-  debug: 10,
-  info: 20,
-  warn: 30,
-  error: 40,
-  silent: Number.POSITIVE_INFINITY,
-};
-
 // The line's own keys: a field of the same name would make the line lie about itself.
 const RESERVED = new Set(['time', 'level', 'service', 'msg', 'trace_id', 'span_id']);
 
@@ -64,18 +57,36 @@ export function serializeError(error: Error, depth = 0): SerializedError {
   return serialized;
 }
 
-/** A JSON replacer for one line: errors as objects, bigints as strings, cycles cut. */
-function lineReplacer(): (key: string, value: unknown) => unknown {
-  const seen = new WeakSet<object>();
-  return (_key, value) => {
-    if (value instanceof Error) return serializeError(value);
-    if (typeof value === 'bigint') return value.toString();
-    if (typeof value === 'object' && value !== null) {
-      if (seen.has(value)) return '[Circular]';
-      seen.add(value);
-    }
-    return value;
-  };
+const isPlainObject = (value: object): value is Record<string, unknown> => {
+  const prototype = Object.getPrototypeOf(value) as unknown;
+  return prototype === Object.prototype || prototype === null;
+};
+
+/**
+ * A field value as it is logged: errors wherever they sit, bigints as strings (a JSON number
+ * would lose their precision), a reference back to an enclosing object as "[Circular]".
+ * Anything else is left to pino, which stringifies it safely.
+ */
+function logValue(value: unknown, enclosing: Set<object>): unknown {
+  if (value instanceof Error) return serializeError(value);
+  if (typeof value === 'bigint') return value.toString();
+  if (typeof value !== 'object' || value === null) return value;
+  if (!Array.isArray(value) && !isPlainObject(value)) return value;
+  if (enclosing.has(value)) return '[Circular]';
+  enclosing.add(value);
+  const copy = Array.isArray(value)
+    ? value.map((item) => logValue(item, enclosing))
+    : Object.fromEntries(Object.entries(value).map(([key, item]) => [key, logValue(item, enclosing)]));
+  enclosing.delete(value);
+  return copy;
+}
+
+function ownFields(fields: LogFields): LogFields {
+  const line: LogFields = {};
+  for (const [key, value] of Object.entries(fields)) {
+    if (!RESERVED.has(key)) line[key] = logValue(value, new Set());
+  }
+  return line;
 }
 
 function activeTraceIds(): { trace_id?: string; span_id?: string } {
@@ -84,51 +95,43 @@ function activeTraceIds(): { trace_id?: string; span_id?: string } {
   return { trace_id: spanContext.traceId, span_id: spanContext.spanId };
 }
 
+let standardOutput: DestinationStream | undefined;
+
 /**
- * A JSON-lines logger: `{ time, level, service, msg, trace_id, span_id, ...fields }`, with the
- * ids of the span active where the line is written.
+ * A JSON-lines logger on pino: `{ time, level, service, msg, trace_id, span_id, ...fields }`,
+ * with the ids of the span active where the line is written.
  */
 export function createLogger(service: string, options: LoggerOptions = {}): Logger {
-  return boundLogger(service, options, {});
+  // One synchronous stream for every logger of the process (the embedded mode has one per
+  // service): lines are written whole and in order, and none is lost when the process exits.
+  const destination = options.destination ?? (standardOutput ??= pino.destination({ dest: 1, sync: true }));
+  const root = pino(
+    {
+      level: options.level ?? 'info',
+      base: { service },
+      timestamp: pino.stdTimeFunctions.isoTime,
+      formatters: { level: (label) => ({ level: label }) },
+      mixin: activeTraceIds,
+      // The span's ids are the line's own: a field of the same name does not replace them.
+      mixinMergeStrategy: (fields, ids) => Object.assign(fields, ids),
+    },
+    destination,
+  );
+  return wrap(root);
 }
 
-function boundLogger(service: string, options: LoggerOptions, bound: LogFields): Logger {
-  const level = options.level ?? 'info';
-  const destination = options.destination ?? process.stdout;
-  const threshold = SEVERITY[level];
-
-  const write = (lineLevel: EmittingLevel, msg: string, fields: LogFields | undefined) => {
-    if (SEVERITY[lineLevel] < threshold) return;
-    const line: LogFields = { time: new Date().toISOString(), level: lineLevel, service, msg, ...activeTraceIds() };
-    for (const source of [bound, fields ?? {}]) {
-      for (const [key, value] of Object.entries(source)) {
-        if (!RESERVED.has(key)) line[key] = value;
-      }
-    }
-    let text: string;
-    try {
-      text = JSON.stringify(line, lineReplacer());
-    } catch (error) {
-      // A field whose toJSON throws must not cost the line itself.
-      text = JSON.stringify({
-        time: line.time,
-        level: lineLevel,
-        service,
-        msg,
-        ...activeTraceIds(),
-        log_error: String(error),
-      });
-    }
-    destination.write(`${text}\n`);
+function wrap(logger: pino.Logger): Logger {
+  const write = (level: EmittingLevel) => (msg: string, fields?: LogFields) => {
+    if (fields) logger[level](ownFields(fields), msg);
+    else logger[level](msg);
   };
-
   return {
-    level,
-    debug: (msg, fields) => write('debug', msg, fields),
-    info: (msg, fields) => write('info', msg, fields),
-    warn: (msg, fields) => write('warn', msg, fields),
-    error: (msg, fields) => write('error', msg, fields),
-    isLevelEnabled: (candidate) => SEVERITY[candidate] >= threshold,
-    child: (fields) => boundLogger(service, { level, destination }, { ...bound, ...fields }),
+    level: logger.level as LogLevel,
+    debug: write('debug'),
+    info: write('info'),
+    warn: write('warn'),
+    error: write('error'),
+    isLevelEnabled: (level) => logger.isLevelEnabled(level),
+    child: (fields) => wrap(logger.child(ownFields(fields))),
   };
 }

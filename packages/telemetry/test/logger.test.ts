@@ -83,15 +83,25 @@ describe('logger', () => {
     expect(records()[0]).toMatchObject({ msg: 'odd fields', node: { name: 'a', self: '[Circular]' }, big: '10' });
   });
 
-  it('logger - a field whose toJSON throws still writes the message with the failure noted', () => {
+  it('logger - a field whose toJSON throws costs that field only, not the line', () => {
     const { logger, records } = capture();
     logger.info('still here', {
+      kept: 1,
       broken: {
         toJSON: () => {
           throw new Error('cannot serialise');
         },
       },
     });
-    expect(records()[0]).toMatchObject({ msg: 'still here', log_error: 'Error: cannot serialise' });
+    const [record] = records();
+    expect(record).toMatchObject({ msg: 'still here', kept: 1 });
+    expect(String(record?.broken)).toMatch(/unable to serialize/);
+  });
+
+  it('logger - a repeated reference that is not a cycle is logged twice, not cut', () => {
+    const { logger, records } = capture();
+    const shared = { id: 7 };
+    logger.info('twice', { first: shared, second: shared });
+    expect(records()[0]).toMatchObject({ first: { id: 7 }, second: { id: 7 } });
   });
 });
