@@ -118,6 +118,8 @@ export function createHttpApp(deps: HttpAppDeps): (request: IncomingMessage, res
       } catch (error) {
         const problem = toProblem(error);
         if (problem.status >= 500) deps.logger.error('request failed', { route: route.name, error });
+        else if (problem.slug === 'client-closed-request')
+          deps.logger.info('client closed the request', { route: route.name });
         span.setAttribute('http.response.status_code', problem.status);
         sendProblem(response, problem);
       }

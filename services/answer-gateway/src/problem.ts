@@ -54,6 +54,9 @@ export const problems = {
       'Retry-After': '1',
     }),
   timeout: (detail: string) => new Problem(504, 'timeout', 'The question ran out of time', detail),
+  // 499 as nginx logs it: nobody reads this response, but the request's span and log need a status.
+  clientClosedRequest: () =>
+    new Problem(499, 'client-closed-request', 'Client closed the request', 'the connection closed mid-request'),
   internal: () => new Problem(500, 'internal', 'Internal error', "the error was logged with the request's trace id"),
 } as const;
 
@@ -76,8 +79,13 @@ export function problemFromErrorEvent(error: { code: string; message: string } |
   return new Problem(502, 'question-failed', 'The question failed', `${code}: ${detail}`);
 }
 
+/** How Node's HTTP server fails the body of a request whose connection closed mid-body. */
+const isRequestAborted = (error: unknown): boolean =>
+  error instanceof Error && (error as NodeJS.ErrnoException).code === 'ECONNRESET' && error.message === 'aborted';
+
 export function toProblem(error: unknown): Problem {
   if (error instanceof Problem) return error;
+  if (isRequestAborted(error)) return problems.clientClosedRequest();
   if (isHoplineError(error)) return STATUS_BY_CODE[error.code]?.() ?? problems.internal();
   return problems.internal();
 }

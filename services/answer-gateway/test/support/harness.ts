@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { createMemoryBroker, type Bus, type KeyValueStore } from '@hopline/bus';
-import { createLogger, createMetrics, type HoplineMetrics } from '@hopline/telemetry';
+import { createLogger, createMetrics, type HoplineMetrics, type Logger } from '@hopline/telemetry';
 import { ApiKeyStore, generateApiKey, hashApiKey } from '../../src/api-keys.js';
 import type { AnswerCache } from '../../src/cache/answer-cache.js';
 import { configSchema } from '../../src/config.js';
@@ -65,6 +65,8 @@ export interface TestGatewayOptions {
   config?: Partial<GatewayConfig>;
   script?: Script;
   cache?: AnswerCache;
+  /** Where the gateway logs; silent by default. */
+  logger?: Logger;
 }
 
 /** A gateway on the memory bus with a fake hop-reasoner, on free ports, stopped on dispose. */
@@ -91,7 +93,7 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
     ingest: await bus.durableStream(),
     traces: await bus.keyValue(),
     keys: keyStoreOf(keys),
-    logger: createLogger('answer-gateway', { level: 'silent' }),
+    logger: options.logger ?? createLogger('answer-gateway', { level: 'silent' }),
     metrics,
     ...(options.cache ? { cache: options.cache } : {}),
   });
