@@ -350,30 +350,26 @@ describe('milvus vector backend - versioned writes', () => {
     const { fake, backend } = await started();
     // Another worker's version 2 lands between this write's check and its record.
     fake.beforeNext('Upsert', () => {
-      fake.collections
-        .get(CHUNKS)
-        ?.rows.set('t1/kb1/a%230@2', {
-          pk: 't1/kb1/a%230@2',
-          chunk_id: 'a#0',
-          tenant_id: 't1',
-          kb_id: 'kb1',
-          doc_id: 'a',
-          doc_version: 2,
-          chunk: {},
-          vector: [0, 1, 0, 0],
-        });
-      fake.collections
-        .get(RECORDS)
-        ?.rows.set('t1/kb1/a@2', {
-          pk: 't1/kb1/a@2',
-          tenant_id: 't1',
-          kb_id: 'kb1',
-          doc_id: 'a',
-          doc_version: 2,
-          deleted: false,
-          chunks: 1,
-          placeholder: [1, 0],
-        });
+      fake.collections.get(CHUNKS)?.rows.set('t1/kb1/a%230@2', {
+        pk: 't1/kb1/a%230@2',
+        chunk_id: 'a#0',
+        tenant_id: 't1',
+        kb_id: 'kb1',
+        doc_id: 'a',
+        doc_version: 2,
+        chunk: {},
+        vector: [0, 1, 0, 0],
+      });
+      fake.collections.get(RECORDS)?.rows.set('t1/kb1/a@2', {
+        pk: 't1/kb1/a@2',
+        tenant_id: 't1',
+        kb_id: 'kb1',
+        doc_id: 'a',
+        doc_version: 2,
+        deleted: false,
+        chunks: 1,
+        placeholder: [1, 0],
+      });
     });
     expect(
       await backend.upsertDocument(key('a', 1), [embedded('a', 0, 1, vectorOf(1)), embedded('a', 1, 1, vectorOf(1))]),
@@ -400,18 +396,16 @@ describe('milvus vector backend - versioned writes', () => {
     // A stale worker's rows for version 1 land between this write's check and its record.
     fake.beforeNext('Upsert', () => {
       for (const row of older) fake.collections.get(CHUNKS)?.rows.set(row.pk, row);
-      fake.collections
-        .get(RECORDS)
-        ?.rows.set('t1/kb1/a@1', {
-          pk: 't1/kb1/a@1',
-          tenant_id: 't1',
-          kb_id: 'kb1',
-          doc_id: 'a',
-          doc_version: 1,
-          deleted: false,
-          chunks: 1,
-          placeholder: [1, 0],
-        });
+      fake.collections.get(RECORDS)?.rows.set('t1/kb1/a@1', {
+        pk: 't1/kb1/a@1',
+        tenant_id: 't1',
+        kb_id: 'kb1',
+        doc_id: 'a',
+        doc_version: 1,
+        deleted: false,
+        chunks: 1,
+        placeholder: [1, 0],
+      });
     });
     expect(await backend.upsertDocument(key('a', 2), [embedded('a', 0, 2, vectorOf(0, 1))])).toBe('applied');
     expect(chunkKeys(fake)).toEqual(['t1/kb1/a%230@2']);
