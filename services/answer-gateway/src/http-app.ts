@@ -277,7 +277,9 @@ async function getTrace(
 
 const docIdSchema = z
   .string()
-  .regex(/^[A-Za-z0-9_.:-]{1,200}$/, 'docId must be 1-200 letters, digits, "_", ".", ":" or "-"');
+  .regex(/^[A-Za-z0-9_.:-]{1,200}$/, 'docId must be 1-200 letters, digits, "_", ".", ":" or "-"')
+  // URLs resolve "." and ".." away: a document with such an id could never be deleted.
+  .refine((docId) => docId !== '.' && docId !== '..', 'docId cannot be "." or ".."');
 const documentSchema = z
   .object({
     docId: docIdSchema,
@@ -333,8 +335,8 @@ async function deleteDocument(
 ): Promise<void> {
   const principal = authenticate(deps, request);
   requireIngestScope(principal, kbId);
-  if (!docIdSchema.safeParse(docId).success)
-    throw problems.invalidRequest('docId must be 1-200 letters, digits, "_", ".", ":" or "-"');
+  const valid = docIdSchema.safeParse(docId);
+  if (!valid.success) throw problems.invalidRequest(valid.error.issues.map((issue) => issue.message).join('; '));
   const version = Date.now();
   await deps.ingest.publish(
     subjects.ingest(principal.tenantId, kbId),
