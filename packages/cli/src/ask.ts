@@ -1,36 +1,56 @@
-// `pnpm ask "question" [--kb id]... [--max-hops n] [--json]`: asks the gateway and streams
-// the hop events and the answer to the terminal as they arrive.
-import { parseArgs } from 'node:util';
+// `pnpm ask "question" [--kb id]... [--max-hops n] [--json] [--url url]`: asks the gateway and
+// streams the hop events and the answer to the terminal as they arrive.
 import { resolveApiKey } from './api-key.js';
+import {
+  DEFAULT_GATEWAY_URL,
+  ENVIRONMENT_HELP,
+  gatewayUrl,
+  parseCommandLine,
+  refusalLine,
+  runCommand,
+  unreachable,
+  UsageError,
+} from './command.js';
 import { formatEvent } from './format.js';
 import { readSse } from './sse-client.js';
 
-const { values, positionals } = parseArgs({
-  allowPositionals: true,
-  options: {
-    kb: { type: 'string', multiple: true },
-    'max-hops': { type: 'string' },
-    url: { type: 'string', default: process.env.HOPLINE_URL ?? 'http://127.0.0.1:8080' },
-    json: { type: 'boolean', default: false },
-  },
-});
+const USAGE = `usage: pnpm ask "your question" [--kb id]... [--max-hops n] [--json] [--url url]
 
-const question = positionals.join(' ').trim();
-if (!question) {
-  console.error('usage: pnpm ask "your question" [--kb id]... [--max-hops n] [--json]');
-  process.exit(2);
-}
+  --kb id        a knowledge base to ask over; repeat for several (default: every kb the key may read)
+  --max-hops n   at most n hops, 1-5 (default: the gateway's DEFAULT_MAX_HOPS)
+  --json         print each event as one JSON line instead of text
+  --url url      the gateway's HTTP address (default: $HOPLINE_URL, else ${DEFAULT_GATEWAY_URL})
+  --help         print this help
 
-const body: Record<string, unknown> = { question };
-if (values.kb) body.kbIds = values.kb;
-if (values['max-hops']) body.maxHops = Number(values['max-hops']);
+${ENVIRONMENT_HELP}`;
 
-const abort = new AbortController();
-process.once('SIGINT', () => abort.abort());
+runCommand(USAGE, async () => {
+  const { values, positionals } = parseCommandLine({
+    allowPositionals: true,
+    options: {
+      kb: { type: 'string', multiple: true },
+      'max-hops': { type: 'string' },
+      url: { type: 'string' },
+      json: { type: 'boolean', default: false },
+      help: { type: 'boolean', default: false },
+    },
+  });
+  if (values.help) {
+    console.log(USAGE);
+    return 0;
+  }
+  const question = positionals.join(' ').trim();
+  if (!question) throw new UsageError('no question');
+  const url = gatewayUrl(values.url);
 
-let response: Response;
-try {
-  response = await fetch(new URL('/v1/ask', values.url), {
+  const body: Record<string, unknown> = { question };
+  if (values.kb) body.kbIds = values.kb;
+  if (values['max-hops']) body.maxHops = Number(values['max-hops']);
+
+  const abort = new AbortController();
+  process.once('SIGINT', () => abort.abort());
+
+  const response = await fetch(new URL('/v1/ask', url), {
     method: 'POST',
     headers: {
       Authorization: `Bearer ${resolveApiKey()}`,
@@ -39,23 +59,19 @@ try {
     },
     body: JSON.stringify(body),
     signal: abort.signal,
+  }).catch((error: unknown) => {
+    throw unreachable(url, error);
   });
-} catch (error) {
-  console.error(`cannot reach the gateway at ${values.url}: ${(error as Error).message}`);
-  process.exit(1);
-}
-if (!response.ok || !response.body) {
-  console.error(`${response.status} ${response.statusText}: ${await response.text()}`);
-  process.exit(1);
-}
+  if (!response.ok || !response.body) throw new Error(await refusalLine(response));
 
-let failed = false;
-for await (const event of readSse(response.body)) {
-  if (values.json) {
-    console.log(JSON.stringify({ event: event.event, data: JSON.parse(event.data) as unknown }));
-  } else {
-    process.stdout.write(formatEvent(event.event, JSON.parse(event.data) as Record<string, unknown>));
+  let failed = false;
+  let answerStreamed = false;
+  for await (const event of readSse(response.body)) {
+    const data = JSON.parse(event.data) as Record<string, unknown>;
+    if (values.json) console.log(JSON.stringify({ event: event.event, data }));
+    else process.stdout.write(formatEvent(event.event, data, answerStreamed));
+    if (event.event === 'token') answerStreamed = true;
+    if (event.event === 'error') failed = true;
   }
-  if (event.event === 'error') failed = true;
-}
-process.exitCode = failed ? 1 : 0;
+  return failed ? 1 : 0;
+});

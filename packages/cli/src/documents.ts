@@ -1,4 +1,5 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, extname, join, relative } from 'node:path';
 import { z } from 'zod';
 
@@ -26,22 +27,41 @@ const jsonlLineSchema = z
 
 const SUPPORTED = new Set(['.txt', '.md', '.markdown', '.jsonl']);
 
-/** Document ids must survive as NATS message ids and URL segments. */
+/**
+ * A document id from a file name (or a JSONL id): it must survive as a NATS message id and a
+ * URL segment, so only ASCII letters, digits, "_", ".", ":" and "-" are kept. A name with
+ * other letters (天穹项目.md) would lose them all, so it gets a hash of the whole name: names
+ * that differ only outside ASCII keep different ids, and the same name always the same id.
+ */
 export function documentIdFrom(name: string): string {
-  return (
-    name
-      .replace(/\.[^.]+$/, '')
-      .replace(/[^A-Za-z0-9_.:-]+/g, '-')
-      .replace(/^-+|-+$/g, '')
-      .slice(0, 200) || 'doc'
-  );
+  const stem = name.normalize('NFC').replace(/\.[^.]+$/, '');
+  const ascii = stem.replace(/[^A-Za-z0-9_.:-]+/g, '-').replace(/^-+|-+$/g, '');
+  const id = /\P{ASCII}/u.test(stem)
+    ? `${ascii.slice(0, 180) || 'doc'}-${createHash('sha256').update(stem).digest('hex').slice(0, 12)}`
+    : ascii.slice(0, 200);
+  if (id === '' || id === '.' || id === '..') {
+    throw new Error(`"${name}" gives no usable document id ("${id}"): name it with a letter or digit`);
+  }
+  return id;
 }
 
-/** Every supported file under a folder (or the one file), as documents. */
+/** Every supported file under a folder (or the one file), as documents, each id once. */
 export function loadDocuments(path: string): DocumentInput[] {
+  if (!existsSync(path)) throw new Error(`${path}: no such file or folder`);
   const stat = statSync(path);
   const files = stat.isDirectory() ? listFiles(path) : [path];
-  return files.flatMap((file) => fileDocuments(file, stat.isDirectory() ? relative(path, file) : basename(file)));
+  const sources = new Map<string, string>();
+  return files.flatMap((file) => {
+    const name = stat.isDirectory() ? relative(path, file) : basename(file);
+    const documents = fileDocuments(file, name);
+    for (const { docId } of documents) {
+      const earlier = sources.get(docId);
+      // Ingesting both would keep only the last: refuse rather than lose one silently.
+      if (earlier) throw new Error(`document id "${docId}" comes from both ${earlier} and ${name}: rename one`);
+      sources.set(docId, name);
+    }
+    return documents;
+  });
 }
 
 function listFiles(folder: string): string[] {

@@ -6,7 +6,11 @@ const str = (value: unknown): string =>
 const num = (value: unknown): number => (typeof value === 'number' ? value : 0);
 const list = (value: unknown): Fields[] => (Array.isArray(value) ? (value as Fields[]) : []);
 
-export function formatEvent(name: string, data: Fields): string {
+/**
+ * One event as terminal text. `answerStreamed` says whether the answer already arrived as
+ * tokens; a cached answer arrives only in its `done` event, which then prints it.
+ */
+export function formatEvent(name: string, data: Fields, answerStreamed = true): string {
   switch (name) {
     case 'route': {
       const subQuestions = list(data.subQuestions)
@@ -39,7 +43,10 @@ export function formatEvent(name: string, data: Fields): string {
         )
         .join('\n');
       const timings = (data.timings ?? {}) as Fields;
-      return `\n\n${citations}${citations ? '\n' : ''}stop: ${str(data.stopReason).toLowerCase()} · hops ${num(data.hops)} · ${Math.round(num(timings.totalMs))} ms · question ${str(data.questionId)}\n`;
+      const cachedNote = data.cached ? 'cached   answered before (same question, same kb versions)\n' : '';
+      const answer = answerStreamed ? '' : `${cachedNote}${str(data.answer)}`;
+      const took = data.cached ? 'cached' : `${Math.round(num(timings.totalMs))} ms`;
+      return `${answer}\n\n${citations}${citations ? '\n' : ''}stop: ${str(data.stopReason).toLowerCase()} · hops ${num(data.hops)} · ${took} · question ${str(data.questionId)}\n`;
     }
     case 'error':
       return `\nerror: ${str(data.code)}: ${str(data.message)}\n`;

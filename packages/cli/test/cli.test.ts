@@ -65,6 +65,65 @@ describe('cli', () => {
     expect(documentIdFrom('notes/Q3 plan (final).md')).toBe('notes-Q3-plan-final');
   });
 
+  it('ingest - names outside ASCII get stable, distinct ids instead of one shared "doc"', () => {
+    const sky = documentIdFrom('天穹项目.md');
+    const owner = documentIdFrom('负责人.md');
+    expect(sky).toMatch(/^doc-[0-9a-f]{12}$/);
+    expect(owner).not.toBe(sky);
+    expect(documentIdFrom('天穹项目.md')).toBe(sky);
+    // The same name typed on macOS (decomposed) and Linux (composed) is the same document.
+    expect(documentIdFrom('Café.md'.normalize('NFD'))).toBe(documentIdFrom('Café.md'.normalize('NFC')));
+    expect(documentIdFrom('Atlas 计划.md')).toMatch(/^Atlas-[0-9a-f]{12}$/);
+  });
+
+  it('ingest - "." and ".." are refused as document ids with a clear error', () => {
+    expect(() => documentIdFrom('..md')).toThrow(/no usable document id/);
+    expect(() => documentIdFrom('..')).toThrow(/no usable document id/);
+    expect(() => documentIdFrom('(((.txt')).toThrow(/no usable document id/);
+    expect(documentIdFrom('...')).toBe('...');
+  });
+
+  it('ingest - two files that would get the same document id are refused, naming both', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'hopline-cli-'));
+    dirs.push(dir);
+    writeFileSync(join(dir, 'q3 plan.md'), 'one');
+    writeFileSync(join(dir, 'q3-plan.txt'), 'two');
+    expect(() => loadDocuments(dir)).toThrow('document id "q3-plan" comes from both q3 plan.md and q3-plan.txt');
+  });
+
+  it('ingest - Chinese-named files in one folder become separate documents', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'hopline-cli-'));
+    dirs.push(dir);
+    writeFileSync(join(dir, '天穹项目.md'), '# 天穹项目\n\n负责人是李明。');
+    writeFileSync(join(dir, '李明.md'), '# 李明\n\n隶属于数据平台部。');
+    const ids = loadDocuments(dir).map((doc) => doc.docId);
+    expect(new Set(ids).size).toBe(2);
+  });
+
+  it('ingest - a path that does not exist is named in the error', () => {
+    expect(() => loadDocuments(join(tmpdir(), 'hopline-no-such-folder'))).toThrow(
+      /hopline-no-such-folder: no such file or folder/,
+    );
+  });
+
+  it('format - a cached answer, which arrives only in its done event, is printed and marked cached', () => {
+    const done = {
+      questionId: 'q1',
+      answer: 'Platform Engineering [1].',
+      citations: [{ index: 1, title: 'Mira Chen', docId: 'mira-chen', hop: 1 }],
+      stopReason: 'SUFFICIENT',
+      hops: 2,
+      timings: { totalMs: 228 },
+      cached: true,
+    };
+    const text = formatEvent('done', done, false);
+    expect(text).toContain('cached');
+    expect(text).toContain('Platform Engineering [1].');
+    expect(text).toContain('[1] Mira Chen — mira-chen');
+    // A streamed answer is not printed twice.
+    expect(formatEvent('done', { ...done, cached: false }, true)).not.toContain('Platform Engineering [1].');
+  });
+
   it('format - a hop answer that is unknown says so instead of inventing one', () => {
     expect(formatEvent('hop_answer', { unknown: true, confidence: 0 })).toContain('UNKNOWN');
   });
