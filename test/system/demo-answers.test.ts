@@ -164,7 +164,7 @@ describe('system - demo answers', () => {
   async function ask(question: string): Promise<AskReply> {
     const response = await fetch(`${embedded.httpUrl}/v1/ask`, {
       method: 'POST',
-      headers: { Authorization: `Bearer ${embedded.apiKey}`, 'Content-Type': 'application/json' },
+      headers: { Authorization: `Bearer ${embedded.devKey?.key}`, 'Content-Type': 'application/json' },
       body: JSON.stringify({ question, kbIds: ['demo'] }),
     });
     expect(response.status).toBe(200);
@@ -176,7 +176,7 @@ describe('system - demo answers', () => {
     const giveUpAt = Date.now() + 10_000;
     for (;;) {
       const response = await fetch(`${embedded.httpUrl}/v1/questions/${questionId}/trace`, {
-        headers: { Authorization: `Bearer ${embedded.apiKey}` },
+        headers: { Authorization: `Bearer ${embedded.devKey?.key}` },
       });
       if (response.ok) return (await response.json()) as TraceReply;
       if (Date.now() > giveUpAt) throw new Error(`no trace for ${questionId}: ${response.status}`);

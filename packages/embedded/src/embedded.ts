@@ -16,8 +16,10 @@ export interface Embedded {
   httpUrl: string;
   grpcAddress: string;
   metricsUrl: string;
-  apiKey: string;
-  apiKeyFile: string;
+  /** Where the gateway's API keys come from, and how many there are. */
+  keys: { source: 'dev key' | 'API_KEYS_FILE' | 'API_KEYS'; count: number };
+  /** The key made on first start and saved in a file; none when API_KEYS_FILE or API_KEYS name the keys. */
+  devKey: { key: string; file: string } | undefined;
   busKind: 'memory' | 'nats';
   demoCorpus: { loaded: boolean; documents: number };
   stop(): Promise<void>;
@@ -99,20 +101,23 @@ export async function startEmbedded(config: EmbeddedConfig, env: NodeJS.ProcessE
     const gatewayBus = await connect('answer-gateway');
     buses.push(gatewayBus);
     const ingest = await gatewayBus.durableStream();
-    const apiKeyFile = join(config.DATA_DIR, 'dev-api-key');
-    const devKey = loadOrCreateDevKey(apiKeyFile);
     const gatewayConfig = serviceConfig('answer-gateway', gateway.configSchema, {
       HTTP_HOST: config.HTTP_HOST,
       HTTP_PORT: String(config.HTTP_PORT),
       GRPC_HOST: config.GRPC_HOST,
       GRPC_PORT: String(config.GRPC_PORT),
     });
+    // Keys named as for the gateway serve several tenants; without them, one dev key.
+    const keySource = gatewayConfig.API_KEYS_FILE ? 'API_KEYS_FILE' : gatewayConfig.API_KEYS ? 'API_KEYS' : 'dev key';
+    const apiKeyFile = join(config.DATA_DIR, 'dev-api-key');
+    const devKey = keySource === 'dev key' ? loadOrCreateDevKey(apiKeyFile) : undefined;
+    const keys = devKey?.store ?? gateway.ApiKeyStore.fromConfig(gatewayConfig);
     const gatewayService = await gateway.startAnswerGateway({
       config: gatewayConfig,
       bus: gatewayBus,
       ingest,
       traces,
-      keys: devKey.store,
+      keys,
       logger: logger('answer-gateway'),
       metrics,
     });
@@ -146,8 +151,8 @@ export async function startEmbedded(config: EmbeddedConfig, env: NodeJS.ProcessE
       httpUrl: `http://${host}:${gatewayService.httpPort}`,
       grpcAddress: `${config.GRPC_HOST === '0.0.0.0' ? '127.0.0.1' : config.GRPC_HOST}:${gatewayService.grpcPort}`,
       metricsUrl: `http://127.0.0.1:${ops.port}/metrics`,
-      apiKey: devKey.key,
-      apiKeyFile,
+      keys: { source: keySource, count: keys.size },
+      devKey: devKey && { key: devKey.key, file: apiKeyFile },
       busKind: broker ? 'memory' : 'nats',
       demoCorpus,
       stop,
