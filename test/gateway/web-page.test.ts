@@ -143,30 +143,33 @@ describe.skipIf(!enabled)('the web page at / in headless Chromium', () => {
     await proxy.close();
   });
 
-  it('keeps the API key in localStorage and shows the problem of a refused question', async () => {
+  it('keeps the API key only once the gateway accepted it, and shows the problem of a refused question', async () => {
     await using t = await startTestGateway();
     const page = await browser.newPage();
     await page.goto(`${t.baseUrl}/`);
-    await page.fill('#api-key', 'hl_not-a-key');
-    await page.fill('#question', 'Who owns Atlas?');
-    await page.click('#ask');
-    await page.waitForSelector('#status.error');
-    expect(await page.textContent('#status')).toBe('Missing or unknown API key: the API key is not known');
-
-    await page.reload();
-    expect(await page.inputValue('#api-key')).toBe('hl_not-a-key');
-    await page.fill('#api-key', t.keys.alice.key);
-    await page.fill('#question', 'Who owns Atlas?');
-    await page.click('#ask');
-    await page.waitForSelector('#status:has-text("Answered.")');
+    expect(await page.textContent('#key-help')).toContain('.data/dev-api-key');
     // The callback runs in the page; the test's own TypeScript has no DOM types.
-    expect(
-      await page.evaluate(() =>
+    const storedKey = () =>
+      page.evaluate(() =>
         (globalThis as unknown as { localStorage: { getItem(key: string): string | null } }).localStorage.getItem(
           'hopline.apiKey',
         ),
-      ),
-    ).toBe(t.keys.alice.key);
+      );
+    await page.fill('#api-key', t.keys.alice.key);
+    expect(await storedKey()).toBeNull();
+    await page.fill('#question', 'Who owns Atlas?');
+    await page.click('#ask');
+    await page.waitForSelector('#status:has-text("Answered.")');
+    expect(await storedKey()).toBe(t.keys.alice.key);
+
+    await page.fill('#api-key', 'hl_not-a-key');
+    await page.locator('#api-key').blur();
+    await page.click('#ask');
+    await page.waitForSelector('#status.error');
+    expect(await page.textContent('#status')).toBe('Missing or unknown API key: the API key is not known');
+    // A key the gateway refused is never stored: the next visit still has the accepted one.
+    await page.reload();
+    expect(await page.inputValue('#api-key')).toBe(t.keys.alice.key);
     await page.close();
   });
 

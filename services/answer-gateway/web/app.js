@@ -80,7 +80,6 @@ async function ask(event) {
     setStatus('Enter an API key first.', true);
     return;
   }
-  localStorage.setItem(KEY_STORAGE, apiKey);
   resetView();
   const body = { question: $('question').value };
   const kbIds = $('kb-ids')
@@ -109,10 +108,14 @@ async function ask(event) {
       body: JSON.stringify(body),
       signal: run.abort.signal,
     });
+    // The key is kept for the next visit only once the server has accepted it; a key it does
+    // not know is forgotten, so a typo or a revoked key does not come back.
+    if (response.status === 401 && localStorage.getItem(KEY_STORAGE) === apiKey) localStorage.removeItem(KEY_STORAGE);
     if (!response.ok) {
       setStatus(await problemText(response), true);
       return;
     }
+    localStorage.setItem(KEY_STORAGE, apiKey);
     run.questionId = response.headers.get('Hopline-Question-Id');
     await follow(run, response);
     for (let attempt = 1; !run.finished && attempt <= RESUME_ATTEMPTS && !run.abort.signal.aborted; attempt++) {
@@ -301,7 +304,6 @@ async function stop() {
 
 document.addEventListener('DOMContentLoaded', () => {
   $('api-key').value = localStorage.getItem(KEY_STORAGE) ?? '';
-  $('api-key').addEventListener('change', () => localStorage.setItem(KEY_STORAGE, $('api-key').value.trim()));
   $('ask-form').addEventListener('submit', (event) => void ask(event));
   $('stop').addEventListener('click', () => void stop());
   $('close-detail').addEventListener('click', () => {
