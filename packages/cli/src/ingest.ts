@@ -1,5 +1,6 @@
 // `pnpm ingest <folder|file> [--kb id] [--url url]`: sends text, markdown and JSONL documents to
 // the gateway's ingestion API, which publishes them to the durable ingest stream.
+import { resolve } from 'node:path';
 import { resolveApiKey } from './api-key.js';
 import {
   DEFAULT_GATEWAY_URL,
@@ -43,7 +44,8 @@ runCommand(USAGE, async () => {
   if (!path) throw new UsageError('no folder or file to ingest');
   const url = gatewayUrl(values.url);
 
-  const documents = loadDocuments(path);
+  // pnpm runs scripts in the repository root; a relative path means the folder pnpm was run in.
+  const documents = loadDocuments(resolve(process.env.INIT_CWD ?? '.', path));
   let accepted = 0;
   let duplicates = 0;
   for (let start = 0; start < documents.length; start += BATCH) {

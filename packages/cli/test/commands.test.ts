@@ -1,8 +1,11 @@
 // `pnpm ask` and `pnpm ingest` as a user runs them: real processes, against a stand-in gateway
 // that speaks the documented wire format.
 import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 
@@ -121,5 +124,32 @@ describe('cli commands', () => {
     expect(result.stdout).toMatch(/^cached/m);
     expect(result.stdout).toContain('· cached · question q-cached');
     expect(asked).toEqual([expect.objectContaining({ authorization: 'Bearer hl_test' })]);
+  });
+
+  it('ingest - a relative path means the folder pnpm was run in (INIT_CWD), not the repository root', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'hopline-ingest-'));
+    mkdirSync(join(folder, 'notes'));
+    writeFileSync(join(folder, 'notes', 'atlas.md'), '# Project Atlas\n\nOwned by Mira Chen.');
+    const posted: Array<{ path: string | undefined; docIds: string[] }> = [];
+    const url = await listen(
+      createServer((request, response) => {
+        let body = '';
+        request.on('data', (chunk: Buffer) => (body += chunk.toString()));
+        request.on('end', () => {
+          const { documents } = JSON.parse(body) as { documents: Array<{ docId: string }> };
+          posted.push({ path: request.url, docIds: documents.map((document) => document.docId) });
+          response.writeHead(202, { 'Content-Type': 'application/json' });
+          response.end(JSON.stringify({ accepted: documents.map((d) => ({ docId: d.docId, duplicate: false })) }));
+        });
+      }),
+    );
+    try {
+      const result = await run('ingest', ['notes', '--kb', 'handbook', '--url', url], { INIT_CWD: folder });
+      expect(result.stderr).toBe('');
+      expect(result.stdout).toContain('queued 1 documents for kb "handbook"');
+      expect(posted).toEqual([{ path: '/v1/kbs/handbook/documents', docIds: ['atlas'] }]);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
   });
 });
