@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { subjectToken } from '@hopline/contracts';
 import { z } from 'zod';
 
@@ -46,6 +46,36 @@ export function generateApiKey(): string {
   return `hl_${randomBytes(24).toString('base64url')}`;
 }
 
+/** A keys document validated, naming the first problem and where it is. */
+function validKeysFile(raw: unknown, source: string): ApiKeysFile {
+  const result = apiKeysFileSchema.safeParse(raw);
+  if (!result.success) {
+    const issue = result.error.issues[0];
+    throw new Error(`${source}: ${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}`);
+  }
+  return result.data;
+}
+
+function parseJson(json: string, source: string): unknown {
+  try {
+    return JSON.parse(json);
+  } catch (error) {
+    throw new Error(`${source}: not valid JSON (${(error as Error).message})`);
+  }
+}
+
+/**
+ * Makes a new key for a principal and adds its hash to a keys file, creating the file (readable
+ * by its owner only); returns the key, which is kept nowhere else.
+ */
+export function addApiKey(file: string, principal: Omit<z.input<typeof keyEntrySchema>, 'keyHash'>): string {
+  const current = existsSync(file) ? validKeysFile(parseJson(readFileSync(file, 'utf8'), file), file) : { keys: [] };
+  const key = generateApiKey();
+  const next = validKeysFile({ keys: [...current.keys, { keyHash: hashApiKey(key), ...principal }] }, file);
+  writeFileSync(file, `${JSON.stringify(next, null, 2)}\n`, { mode: 0o600 });
+  return key;
+}
+
 export class ApiKeyStore {
   private readonly byHash: ReadonlyMap<string, Principal>;
 
@@ -66,18 +96,7 @@ export class ApiKeyStore {
 
   /** Parses and validates a keys document, naming the first problem. */
   static parse(json: string, source: string): ApiKeyStore {
-    let raw: unknown;
-    try {
-      raw = JSON.parse(json);
-    } catch (error) {
-      throw new Error(`${source}: not valid JSON (${(error as Error).message})`);
-    }
-    const result = apiKeysFileSchema.safeParse(raw);
-    if (!result.success) {
-      const issue = result.error.issues[0];
-      throw new Error(`${source}: ${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}`);
-    }
-    return new ApiKeyStore(result.data);
+    return new ApiKeyStore(validKeysFile(parseJson(json, source), source));
   }
 
   static fromFile(path: string): ApiKeyStore {

@@ -1,4 +1,4 @@
-export { ApiKeyStore, generateApiKey, hashApiKey, type ApiKeysFile, type Principal } from './api-keys.js';
+export { addApiKey, ApiKeyStore, generateApiKey, hashApiKey, type ApiKeysFile, type Principal } from './api-keys.js';
 export { AnswerCache, normaliseQuestion, type AnswerCacheStore } from './cache/answer-cache.js';
 export { MemoryCacheStore } from './cache/memory-store.js';
 export { RedisCacheStore } from './cache/redis-store.js';

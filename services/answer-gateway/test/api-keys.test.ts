@@ -1,8 +1,8 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ApiKeyStore, bearerToken, generateApiKey, hashApiKey } from '../src/api-keys.js';
+import { addApiKey, ApiKeyStore, bearerToken, generateApiKey, hashApiKey } from '../src/api-keys.js';
 
 const entry = (key: string) => ({ keyHash: hashApiKey(key), tenantId: 'acme', userId: 'ana', kbIds: ['handbook'] });
 
@@ -55,5 +55,18 @@ describe('api keys', () => {
     expect(bearerToken('Basic abc')).toBeUndefined();
     expect(bearerToken('Bearer a b')).toBeUndefined();
     expect(bearerToken(undefined)).toBeUndefined();
+  });
+
+  it('api-key - a new key is added to a keys file by its hash only, and the gateway accepts it', () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'hopline-keys-')), 'api-keys.json');
+    const first = addApiKey(file, { tenantId: 'acme', userId: 'ops', kbIds: ['handbook'], canIngest: true });
+    const second = addApiKey(file, { tenantId: 'globex', userId: 'gus', kbIds: ['wiki'] });
+    expect(first).not.toBe(second);
+    expect(statSync(file).mode & 0o077).toBe(0);
+    const store = ApiKeyStore.fromFile(file);
+    expect(store.verify(first)).toMatchObject({ tenantId: 'acme', canIngest: true });
+    expect(store.verify(second)).toMatchObject({ tenantId: 'globex', canIngest: false });
+    expect(readFileSync(file, 'utf8')).not.toContain(first);
+    expect(() => addApiKey(file, { tenantId: 'bad tenant', userId: 'x', kbIds: ['wiki'] })).toThrow(/tenantId/);
   });
 });
