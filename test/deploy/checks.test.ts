@@ -8,7 +8,8 @@ import { afterEach, describe, expect, test } from 'vitest';
 import { z } from 'zod';
 import { interpolate, parseDotEnv } from './support/compose.js';
 import { baseImages, dockerIgnores, parseDockerfile, unpinnedReason } from './support/images.js';
-import { renderKustomization } from './support/kustomize.js';
+import { requireTool } from '../gateway/support.js';
+import { hasKubectl, ofKind, renderKustomization, validResource } from './support/kustomize.js';
 import { resolveContainerEnv, type Container } from './support/kubernetes.js';
 import { analysePromql } from './support/promql.js';
 import { checkServiceEnvironment, hostAndPort, variablesNeededInContainer } from './support/service-env.js';
@@ -119,7 +120,12 @@ describe('deploy checks', () => {
       ],
     };
     const resolved = resolveContainerEnv(container, [
-      { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'config' }, data: { NATS_URL: 'nats://nats:4222' } },
+      validResource({
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: 'config' },
+        data: { NATS_URL: 'nats://nats:4222' },
+      }),
     ]);
     expect(resolved.env).toEqual({ NATS_URL: 'nats://nats:4222' });
     expect(resolved.unresolved).toEqual(['REDIS_URL: ConfigMap config has no key REDIS_URL']);
@@ -153,7 +159,9 @@ describe('deploy checks', () => {
   });
 });
 
-describe('kustomize renderer', () => {
+const kubectl = requireTool('kubectl', hasKubectl(), 'apt-get install kubernetes-client');
+
+describe('rendered manifests', () => {
   const folders: string[] = [];
   afterEach(() => {
     for (const folder of folders.splice(0)) rmSync(folder, { recursive: true, force: true });
@@ -164,58 +172,56 @@ describe('kustomize renderer', () => {
     for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
     return dir;
   }
-  const deployment =
-    'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  template:\n    spec:\n      containers:\n        - name: web\n          image: hopline/web:1.0.0\n';
+  const deployment = (env: string) =>
+    `apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  selector:\n    matchLabels: { app: web }\n  template:\n    metadata:\n      labels: { app: web }\n    spec:\n      containers:\n        - name: web\n          image: hopline/web:1.0.0\n          env: ${env}\n`;
 
-  test('kustomize renderer - applies namespace, images, replicas, generators and JSON patches', () => {
-    const dir = kustomization({
-      'deployment.yaml': deployment,
-      'kustomization.yaml': [
-        'apiVersion: kustomize.config.k8s.io/v1beta1',
-        'kind: Kustomization',
-        'namespace: shop',
-        'resources: [deployment.yaml]',
-        'images: [{ name: hopline/web, newName: registry.test/web, newTag: 2.0.0 }]',
-        'replicas: [{ name: web, count: 3 }]',
-        'configMapGenerator: [{ name: config, literals: [A=1] }]',
-        'patches:',
-        '  - target: { kind: Deployment, name: web }',
-        '    patch: "[{ op: add, path: /spec/paused, value: true }]"',
-      ].join('\n'),
-    });
-    const [web, config] = renderKustomization(dir);
-    expect(web).toMatchObject({
-      metadata: { name: 'web', namespace: 'shop' },
-      spec: { replicas: 3, paused: true, template: { spec: { containers: [{ image: 'registry.test/web:2.0.0' }] } } },
-    });
-    expect(config).toMatchObject({
-      kind: 'ConfigMap',
-      metadata: { name: 'config', namespace: 'shop' },
-      data: { A: '1' },
-    });
+  test('manifests - an object that breaks its Kubernetes schema is reported with its kind, name and field', () => {
+    const broken = {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'web' },
+      spec: {
+        selector: { matchLabels: { app: 'web' } },
+        template: { spec: { containers: [{ image: 'hopline/web:1.0.0', ports: [{ containerPort: '80' }] }] } },
+      },
+    };
+    expect(() => validResource(broken)).toThrow(/^Deployment web: .*containers\/0 must have required property name/);
+    expect(() => validResource(broken)).toThrow(/containerPort must be integer/);
   });
 
-  test('kustomize renderer - refuses what it does not model, a patch to nothing and a merge into nothing', () => {
-    const base = { 'deployment.yaml': deployment };
-    const header = 'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [deployment.yaml]\n';
+  test('manifests - a kind without a schema here, or an apiVersion its schema is not, is refused', () => {
+    expect(() => validResource({ apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'once' } })).toThrow(
+      'Job once: no schema for kind Job',
+    );
     expect(() =>
-      renderKustomization(kustomization({ ...base, 'kustomization.yaml': `${header}helmCharts: []\n` })),
-    ).toThrow(/helmCharts/);
-    expect(() =>
-      renderKustomization(
-        kustomization({
-          ...base,
-          'kustomization.yaml': `${header}patches: [{ target: { kind: Deployment, name: api }, patch: "[]" }]\n`,
-        }),
-      ),
-    ).toThrow(/does not exist/);
-    expect(() =>
-      renderKustomization(
-        kustomization({
-          ...base,
-          'kustomization.yaml': `${header}configMapGenerator: [{ name: config, behavior: merge, literals: [A=1] }]\n`,
-        }),
-      ),
-    ).toThrow(/no base to merge/);
+      validResource({ apiVersion: 'autoscaling/v1', kind: 'HorizontalPodAutoscaler', metadata: { name: 'x' } }),
+    ).toThrow('apiVersion autoscaling/v1, expected autoscaling/v2');
   });
+
+  test.skipIf(!kubectl)(
+    'manifests - generated names carry a hash that kubectl rewrites in every reference, and Secret values are decoded',
+    () => {
+      const dir = kustomization({
+        'deployment.yaml': deployment(
+          '[{ name: NATS_URL, valueFrom: { configMapKeyRef: { name: config, key: NATS_URL } } }, { name: API_KEYS, valueFrom: { secretKeyRef: { name: secrets, key: API_KEYS } } }]',
+        ),
+        'keys.json': '{"keys":[]}',
+        'kustomization.yaml': [
+          'apiVersion: kustomize.config.k8s.io/v1beta1',
+          'kind: Kustomization',
+          'resources: [deployment.yaml]',
+          'configMapGenerator: [{ name: config, literals: [NATS_URL=nats://nats:4222] }]',
+          'secretGenerator: [{ name: secrets, files: [API_KEYS=keys.json] }]',
+        ].join('\n'),
+      });
+      const resources = renderKustomization(dir);
+      const [web] = ofKind(resources, 'Deployment');
+      const container = web?.spec?.template.spec?.containers[0];
+      expect(container?.env?.[0]?.valueFrom?.configMapKeyRef?.name).toMatch(/^config-[a-z0-9]{10}$/);
+      expect(resolveContainerEnv(container ?? { name: 'web' }, resources)).toEqual({
+        env: { NATS_URL: 'nats://nats:4222', API_KEYS: '{"keys":[]}' },
+        unresolved: [],
+      });
+    },
+  );
 });
