@@ -10,6 +10,8 @@
  * key or payload the server would refuse) and RemoteError (the responder's error envelope).
  */
 
+import type { RetentionClass } from './jetstream-policy.js';
+
 /** Message headers. Names are case-sensitive, as in NATS; values are trimmed, as NATS does. */
 export type BusHeaders = Record<string, string>;
 
@@ -90,11 +92,15 @@ export interface DurableStreamOptions {
   subjects?: string[];
   /** How long a msgId is remembered for deduplication; defaults to two minutes. */
   duplicateWindowMs?: number;
+  /** Which limits of the bus's JetStream policy the stream keeps; defaults to `keep` (no limits). */
+  retention?: RetentionClass;
 }
 
 export interface KeyValueOptions {
   /** Bucket name; defaults to `jetstream.traceBucket`. */
   bucket?: string;
+  /** Which limits of the bus's JetStream policy the bucket keeps; defaults to `traces`. */
+  retention?: RetentionClass;
 }
 
 export interface Bus {
@@ -130,9 +136,12 @@ export interface Bus {
    * handlers in flight (which may still publish and request), then flushes and disconnects.
    */
   drain(): Promise<void>;
-  /** The durable stream (created or updated to match the options) on this bus's server. */
+  /**
+   * The durable stream on this bus's server, created or updated to match the options and the
+   * bus's JetStream policy (replicas, storage, the retention class's limits).
+   */
   durableStream(options?: DurableStreamOptions): Promise<DurableStream>;
-  /** A key-value bucket (created when missing) on this bus's server. */
+  /** A key-value bucket on this bus's server, created or updated like a durable stream. */
   keyValue(options?: KeyValueOptions): Promise<KeyValueStore>;
 }
 

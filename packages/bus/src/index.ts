@@ -1,5 +1,14 @@
 export * from './bus.js';
 export { withTracing } from './tracing.js';
+export {
+  DEFAULT_JETSTREAM_POLICY,
+  jetStreamPolicyFrom,
+  limitsOf,
+  type JetStreamEnv,
+  type JetStreamPolicy,
+  type RetentionClass,
+  type RetentionLimits,
+} from './jetstream-policy.js';
 export { connectNatsBus, type NatsBusOptions } from './nats/nats-bus.js';
 export {
   createMemoryBroker,

@@ -73,6 +73,22 @@ export const telemetryEnv = {
   OTEL_RESOURCE_ATTRIBUTES: z.string().optional(),
 } as const;
 
+/**
+ * How the JetStream streams and buckets a service creates are kept; read by every service that
+ * creates one (see `jetStreamPolicyFrom` in @hopline/bus). Ages in hours, sizes in bytes.
+ */
+export const jetstreamEnv = {
+  /** Copies of every stream and bucket: 1 on a single server, 3 on a three-node cluster. */
+  JETSTREAM_REPLICAS: z.coerce.number().int().min(1).max(5).default(1),
+  JETSTREAM_STORAGE: z.enum(['file', 'memory']).default('file'),
+  DEAD_LETTERS_MAX_AGE_HOURS: z.coerce.number().positive().default(720),
+  DEAD_LETTERS_MAX_BYTES: env.positiveInt(1024 ** 3),
+  EVENTS_MAX_AGE_HOURS: z.coerce.number().positive().default(24),
+  EVENTS_MAX_BYTES: env.positiveInt(1024 ** 3),
+  TRACES_MAX_AGE_HOURS: z.coerce.number().positive().default(168),
+  TRACES_MAX_BYTES: env.positiveInt(1024 ** 3),
+} as const;
+
 /** What every service process reads besides its own settings. */
 export const serviceEnv = {
   ...telemetryEnv,

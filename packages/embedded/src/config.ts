@@ -1,4 +1,4 @@
-import { env, serviceEnv } from '@hopline/config';
+import { env, jetstreamEnv, serviceEnv } from '@hopline/config';
 import { z } from 'zod';
 
 /**
@@ -8,6 +8,7 @@ import { z } from 'zod';
  */
 export const embeddedConfigSchema = z.object({
   ...serviceEnv,
+  ...jetstreamEnv,
   /** Switches the in-memory bus to a NATS server (JetStream for ingestion and traces). */
   NATS_URL: env.url().optional(),
   /** Where the indexes, traces and the dev API key persist, relative to the working folder. */

@@ -1,5 +1,11 @@
 import { join } from 'node:path';
-import { connectNatsBus, createFileKeyValueStore, createMemoryBroker, type Bus } from '@hopline/bus';
+import {
+  connectNatsBus,
+  createFileKeyValueStore,
+  createMemoryBroker,
+  jetStreamPolicyFrom,
+  type Bus,
+} from '@hopline/bus';
 import { loadConfig } from '@hopline/config';
 import * as gateway from '@hopline/answer-gateway';
 import * as hopReasoner from '@hopline/hop-reasoner';
@@ -40,7 +46,12 @@ export async function startEmbedded(config: EmbeddedConfig, env: NodeJS.ProcessE
       logger(service).warn('bus message failed', { ...where, error });
     return broker
       ? broker.connect({ onError })
-      : connectNatsBus({ url: config.NATS_URL as string, name: service, onError });
+      : connectNatsBus({
+          url: config.NATS_URL as string,
+          name: service,
+          onError,
+          jetstream: jetStreamPolicyFrom(config),
+        });
   };
   const serviceConfig = <S extends Parameters<typeof loadConfig>[1]>(
     service: string,

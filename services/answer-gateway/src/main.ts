@@ -1,6 +1,6 @@
 // The answer-gateway as its own process: config → logger → keys → bus → cache → gateway →
 // ops server → graceful shutdown. Telemetry was booted by instrumentation.ts (node --import).
-import { connectNatsBus } from '@hopline/bus';
+import { connectNatsBus, jetStreamPolicyFrom } from '@hopline/bus';
 import { loadConfig } from '@hopline/config';
 import { stopAll, stopOnSignals } from '@hopline/runtime';
 import { createLogger, createMetrics, startOpsServer } from '@hopline/telemetry';
@@ -18,6 +18,7 @@ const keys = ApiKeyStore.fromConfig(config);
 const bus = await connectNatsBus({
   url: config.NATS_URL,
   name: SERVICE,
+  jetstream: jetStreamPolicyFrom(config),
   onError: (error, where) => logger.warn('bus message failed', { ...where, error }),
 });
 const ingest = await bus.durableStream();

@@ -1,8 +1,9 @@
-import { env, serviceEnv } from '@hopline/config';
+import { env, jetstreamEnv, serviceEnv } from '@hopline/config';
 import { z } from 'zod';
 
 export const configSchema = z.object({
   ...serviceEnv,
+  ...jetstreamEnv,
   NATS_URL: env.url().default('nats://127.0.0.1:4222'),
   QUERY_UNDERSTANDING_ADDRESS: env.string('127.0.0.1:50061'),
   RERANKER_ADDRESS: env.string('127.0.0.1:50062'),

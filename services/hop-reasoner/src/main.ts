@@ -1,5 +1,5 @@
 // hop-reasoner: config → logger/metrics → NATS (+ trace bucket) → service → ops server → shutdown.
-import { connectNatsBus } from '@hopline/bus';
+import { connectNatsBus, jetStreamPolicyFrom } from '@hopline/bus';
 import { loadConfig } from '@hopline/config';
 import { stopAll, stopOnSignals } from '@hopline/runtime';
 import { createLogger, createMetrics, startOpsServer } from '@hopline/telemetry';
@@ -14,6 +14,7 @@ const metrics = createMetrics(SERVICE);
 const bus = await connectNatsBus({
   url: config.NATS_URL,
   name: SERVICE,
+  jetstream: jetStreamPolicyFrom(config),
   onError: (error, where) => logger.warn('bus message failed', { ...where, error }),
 });
 const traces = await bus.keyValue();

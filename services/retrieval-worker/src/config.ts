@@ -1,9 +1,10 @@
-import { env, serviceEnv } from '@hopline/config';
+import { env, jetstreamEnv, serviceEnv } from '@hopline/config';
 import { FUSION_METHODS } from '@hopline/retrieval';
 import { z } from 'zod';
 
 export const configSchema = z.object({
   ...serviceEnv,
+  ...jetstreamEnv,
   NATS_URL: env.url().default('nats://127.0.0.1:4222'),
   /**
    * Names this worker in responses and logs; defaults to the host name. With the embedded

@@ -1,5 +1,5 @@
 // retrieval-worker: config → logger/metrics → NATS → indexes → worker → ops server → shutdown.
-import { connectNatsBus } from '@hopline/bus';
+import { connectNatsBus, jetStreamPolicyFrom } from '@hopline/bus';
 import { loadConfig } from '@hopline/config';
 import { stopAll, stopOnSignals } from '@hopline/runtime';
 import { createLogger, createMetrics, startOpsServer } from '@hopline/telemetry';
@@ -12,7 +12,7 @@ const config = loadConfig(SERVICE, configSchema);
 const logger = createLogger(SERVICE, { level: config.LOG_LEVEL });
 const metrics = createMetrics(SERVICE);
 
-const bus = await connectNatsBus({ url: config.NATS_URL, name: SERVICE });
+const bus = await connectNatsBus({ url: config.NATS_URL, name: SERVICE, jetstream: jetStreamPolicyFrom(config) });
 const backends = await openBackends(config, logger);
 const worker = await startRetrievalWorker({ config, bus, ...backends, logger, metrics });
 const ops = await startOpsServer({

@@ -77,7 +77,11 @@ export async function startRetrievalWorker(deps: RetrievalWorkerDeps): Promise<R
 
   const [stream, deadLetters] = await Promise.all([
     bus.durableStream(),
-    bus.durableStream({ name: jetstream.deadLetterStream, subjects: [subjects.deadLetter] }),
+    bus.durableStream({
+      name: jetstream.deadLetterStream,
+      subjects: [subjects.deadLetter],
+      retention: 'dead-letters',
+    }),
   ]);
   const service: ServiceHandle = await bus.serve({
     name: natsServices.retrievalWorker,

@@ -2,13 +2,16 @@ import { jetstream, subjects, ValidationError } from '@hopline/contracts';
 import {
   AckPolicy,
   DeliverPolicy,
+  DiscardPolicy,
   NatsError,
   nanos,
   type ConsumerInfo,
   type JetStreamManager,
   type JsMsg,
+  StorageType,
   type KV,
   type NatsConnection,
+  type StreamConfig,
   type StreamInfo,
 } from 'nats';
 import {
@@ -23,6 +26,7 @@ import {
   type Settlement,
   type StreamMessage,
 } from '../bus.js';
+import { limitsOf, type JetStreamPolicy, type RetentionClass } from '../jetstream-policy.js';
 import { assertValidKey, assertValidName } from '../names.js';
 import { fromNatsError } from '../nats-errors.js';
 import { assertValidSubject } from '../subjects.js';
@@ -57,13 +61,46 @@ async function orUndefinedWhenMissing<T>(lookup: Promise<T>): Promise<T | undefi
 }
 
 /**
- * Creates the stream, or updates it to these subjects and this duplicate window, and returns
- * the DurableStream over it. Consumers it starts join `consumers`, so that the bus's drain
- * stops them; their failures go to the bus's reporter unless a consumer brings its own.
+ * The one place a stream's configuration is decided: subjects, duplicate window, and the
+ * policy's replicas, storage and retention limits. A missing stream is created; an existing
+ * one is updated to match (JetStream moves replicas itself). Storage cannot change in place:
+ * that is refused with the way out, rather than silently kept.
+ */
+async function ensureStream(
+  jsm: JetStreamManager,
+  name: string,
+  config: Partial<StreamConfig>,
+  retention: RetentionClass,
+  policy: JetStreamPolicy,
+): Promise<StreamInfo> {
+  const limits = limitsOf(policy, retention);
+  const wanted: Partial<StreamConfig> = {
+    ...config,
+    num_replicas: policy.replicas,
+    max_age: nanos(limits.maxAgeMs),
+    max_bytes: limits.maxBytes > 0 ? limits.maxBytes : -1,
+  };
+  const storage = policy.storage === 'memory' ? StorageType.Memory : StorageType.File;
+  const existing: StreamInfo | undefined = await orUndefinedWhenMissing(jsm.streams.info(name));
+  if (existing === undefined) return jsm.streams.add({ ...wanted, name, storage });
+  if (existing.config.storage !== storage) {
+    throw new ValidationError(
+      `stream ${name} is stored in ${existing.config.storage} storage, not ${storage} as JETSTREAM_STORAGE asks; ` +
+        'JetStream cannot move it: back it up and delete it, or keep its storage',
+    );
+  }
+  return jsm.streams.update(name, { ...existing.config, ...wanted });
+}
+
+/**
+ * Creates the stream, or updates it to these subjects, this duplicate window and the policy,
+ * and returns the DurableStream over it. Consumers it starts join `consumers`, so that the
+ * bus's drain stops them; their failures go to the bus's reporter unless a consumer brings its own.
  */
 export async function openJetStreamDurableStream(
   nc: NatsConnection,
   options: DurableStreamOptions,
+  policy: JetStreamPolicy,
   consumers: Set<DurableConsumer>,
   busReporter: BusErrorReporter,
 ): Promise<DurableStream> {
@@ -71,20 +108,16 @@ export async function openJetStreamDurableStream(
   const streamSubjects = options.subjects ?? [subjects.ingestAll];
   assertValidName(name, 'stream name');
   streamSubjects.forEach((subject) => assertValidSubject(subject, 'subscribe'));
-  const duplicateWindow = nanos(options.duplicateWindowMs ?? DEFAULT_DUPLICATE_WINDOW_MS);
   let jsm: JetStreamManager;
   try {
     jsm = await nc.jetstreamManager();
-    const existing: StreamInfo | undefined = await orUndefinedWhenMissing(jsm.streams.info(name));
-    if (existing === undefined) {
-      await jsm.streams.add({ name, subjects: streamSubjects, duplicate_window: duplicateWindow });
-    } else {
-      await jsm.streams.update(name, {
-        ...existing.config,
-        subjects: streamSubjects,
-        duplicate_window: duplicateWindow,
-      });
-    }
+    await ensureStream(
+      jsm,
+      name,
+      { subjects: streamSubjects, duplicate_window: nanos(options.duplicateWindowMs ?? DEFAULT_DUPLICATE_WINDOW_MS) },
+      options.retention ?? 'keep',
+      policy,
+    );
   } catch (error) {
     throw fromNatsError(error, { operation: 'create stream', subject: name });
   }
@@ -200,13 +233,30 @@ async function settleOne(
   }
 }
 
-/** The JetStream KV bucket (created with history 1 when missing) as a KeyValueStore. */
-export async function openJetStreamKeyValue(nc: NatsConnection, options: KeyValueOptions): Promise<KeyValueStore> {
+/**
+ * The JetStream KV bucket as a KeyValueStore: created with history 1 when missing (nats.js
+ * lays out the stream behind it), then brought to the policy like any stream.
+ */
+export async function openJetStreamKeyValue(
+  nc: NatsConnection,
+  options: KeyValueOptions,
+  policy: JetStreamPolicy,
+): Promise<KeyValueStore> {
   const bucket = options.bucket ?? jetstream.traceBucket;
   assertValidName(bucket, 'bucket name');
+  const retention = options.retention ?? 'traces';
+  const limits = limitsOf(policy, retention);
   let kv: KV;
   try {
-    kv = await nc.jetstream().views.kv(bucket, { history: 1 });
+    kv = await nc.jetstream().views.kv(bucket, {
+      history: 1,
+      replicas: policy.replicas,
+      storage: policy.storage === 'memory' ? StorageType.Memory : StorageType.File,
+      ...(limits.maxAgeMs > 0 ? { ttl: limits.maxAgeMs } : {}),
+      ...(limits.maxBytes > 0 ? { max_bytes: limits.maxBytes } : {}),
+    });
+    // A full bucket drops its oldest entries rather than refusing new ones, as nats.js would have it.
+    await ensureStream(await nc.jetstreamManager(), `KV_${bucket}`, { discard: DiscardPolicy.Old }, retention, policy);
   } catch (error) {
     throw fromNatsError(error, { operation: 'open bucket', subject: bucket });
   }

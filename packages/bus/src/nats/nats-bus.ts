@@ -19,6 +19,7 @@ import type {
 import { raiseIfErrorEnvelope } from '../envelope.js';
 import { reportToStderr } from '../report.js';
 import { InFlight } from '../in-flight.js';
+import { DEFAULT_JETSTREAM_POLICY, type JetStreamPolicy } from '../jetstream-policy.js';
 import { assertValidServiceDefinition } from '../names.js';
 import { fromNatsError } from '../nats-errors.js';
 import { assertRequestCanStart, raceAbort } from '../request-guard.js';
@@ -35,6 +36,8 @@ export interface NatsBusOptions {
   name: string;
   /** Where failures without a caller go (a subscriber that threw); defaults to stderr. */
   onError?: BusErrorReporter;
+  /** Replicas, storage and retention of the streams and buckets it creates; defaults to one replica on file. */
+  jetstream?: JetStreamPolicy;
 }
 
 /**
@@ -57,7 +60,9 @@ export async function connectNatsBus(options: NatsBusOptions): Promise<Bus> {
       cause: error,
     });
   }
-  return withTracing(new NatsBus(connection, options.onError ?? reportToStderr));
+  return withTracing(
+    new NatsBus(connection, options.onError ?? reportToStderr, options.jetstream ?? DEFAULT_JETSTREAM_POLICY),
+  );
 }
 
 function toBusMessage(msg: Msg): BusMessage {
@@ -74,6 +79,7 @@ class NatsBus implements Bus {
   constructor(
     private readonly nc: NatsConnection,
     private readonly onError: BusErrorReporter,
+    private readonly policy: JetStreamPolicy,
   ) {}
 
   async request(subject: string, data: Uint8Array, options: RequestOptions): Promise<BusMessage> {
@@ -224,10 +230,10 @@ class NatsBus implements Bus {
   }
 
   durableStream(options: DurableStreamOptions = {}): Promise<DurableStream> {
-    return openJetStreamDurableStream(this.nc, options, this.consumers, this.onError);
+    return openJetStreamDurableStream(this.nc, options, this.policy, this.consumers, this.onError);
   }
 
   keyValue(options: KeyValueOptions = {}): Promise<KeyValueStore> {
-    return openJetStreamKeyValue(this.nc, options);
+    return openJetStreamKeyValue(this.nc, options, this.policy);
   }
 }
