@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { hashApiKey } from '@hopline/answer-gateway';
 import { connectNatsBus, type Bus } from '@hopline/bus';
-import { freePort, startNats, waitFor, type NatsFixture } from '@hopline/test-support';
+import { freePort, startNats, startNatsServer, waitFor, type NatsFixture } from '@hopline/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeReasoner, twoHopScript } from '../../services/answer-gateway/test/support/fake-reasoner.js';
 import { askSse, testKeys } from '../../services/answer-gateway/test/support/harness.js';
@@ -97,7 +97,7 @@ describe.skipIf(!nats.url)('answer-gateway as its own process over NATS', () => 
       expect(metrics).toMatch(/hopline_cache_lookups_total\{[^}]*result="miss"[^}]*\} 1/);
       expect(await (await fetch(`${gateway.opsUrl}/healthz`)).json()).toMatchObject({
         ok: true,
-        details: { bus: 'nats', cache: 'memory' },
+        details: { bus: { kind: 'nats', connected: true }, cache: 'memory' },
       });
       expect(gateway.output()).toMatch(/"msg":"answer-gateway listening"/);
     } finally {
@@ -145,4 +145,56 @@ describe.skipIf(!nats.url)('answer-gateway as its own process over NATS', () => 
     expect(code).not.toBe(0);
     expect(output).toContain('set API_KEYS_FILE to a keys file or API_KEYS to its JSON');
   });
+});
+
+const ownServer = await startNatsServer();
+
+describe.skipIf(!ownServer)('answer-gateway process when NATS goes away', () => {
+  afterAll(async () => {
+    await ownServer?.[Symbol.asyncDispose]();
+  });
+
+  it('NATS down - /healthz is 503 with the reason, a new question gets 503 "message bus unavailable" with Retry-After, and both recover with NATS', async () => {
+    const server = ownServer as NonNullable<typeof ownServer>;
+    const keys = testKeys();
+    const apiKeys = JSON.stringify({
+      keys: Object.values(keys).map(({ key, ...entry }) => ({ keyHash: hashApiKey(key), ...entry })),
+    });
+    const reasonerBus = await connectNatsBus({ url: server.url, name: 'outage-reasoner' });
+    const reasoner = await FakeReasoner.start(reasonerBus, twoHopScript());
+    const gateway = await startGatewayProcess({ NATS_URL: server.url, API_KEYS: apiKeys });
+    const ask = () =>
+      fetch(`${gateway.httpUrl}/v1/ask`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${keys.alice.key}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ question: 'Who owns Atlas?' }),
+      });
+    try {
+      await server.stop('SIGKILL');
+      const health = await waitFor(async () => {
+        const response = await fetch(`${gateway.opsUrl}/healthz`);
+        return response.status === 503 ? ((await response.json()) as { details: { bus: Record<string, unknown> } }) : 0;
+      });
+      expect(health.details.bus).toMatchObject({ kind: 'nats', connected: false });
+      expect(String(health.details.bus.reason)).toMatch(/lost the connection/);
+
+      const refused = await ask();
+      expect(refused.status).toBe(503);
+      expect(refused.headers.get('retry-after')).toBe('2');
+      expect(await refused.json()).toMatchObject({ detail: 'message bus unavailable' });
+
+      await server.start();
+      await waitFor(async () => (await fetch(`${gateway.opsUrl}/healthz`)).ok, { timeoutMs: 15_000 });
+      await waitFor(async () => reasonerBus.connection().connected, { timeoutMs: 15_000 });
+      expect((await ask()).status).toBe(200);
+      expect(gateway.output()).toMatch(/"msg":"connected to NATS"/);
+      expect(gateway.output()).toMatch(/"msg":"NATS connection lost; reconnecting"/);
+      expect(gateway.output()).toMatch(/"msg":"NATS connection restored"/);
+    } finally {
+      gateway.child.kill('SIGTERM');
+      await gateway.exited;
+      await reasoner.stop();
+      await reasonerBus.drain();
+    }
+  }, 60_000);
 });

@@ -103,9 +103,25 @@ export interface KeyValueOptions {
   retention?: RetentionClass;
 }
 
+/** The state of a bus's connection to its server. */
+export interface BusConnection {
+  /** False while the connection is down; the NATS client reconnects by itself meanwhile. */
+  readonly connected: boolean;
+  /** Since when (ms since the Unix epoch) it has been in this state. */
+  readonly sinceUnixMs: number;
+  /** Why it is down, while it is. */
+  readonly reason?: string;
+}
+
 export interface Bus {
   /** Adapter name, for logs and health: "nats" or "memory". */
   readonly kind: 'nats' | 'memory';
+  /**
+   * Whether the server can be reached now. A request that times out while the connection was
+   * down rejects with BusUnavailableError rather than DeadlineExceededError: the bus, not the
+   * responder, was the problem.
+   */
+  connection(): BusConnection;
   /**
    * Sends a request and waits for one reply. Rejects with DeadlineExceededError after
    * timeoutMs, NoRespondersError when nobody listens, CancelledError when the signal aborts,

@@ -1,5 +1,6 @@
 export * from './bus.js';
 export { withTracing } from './tracing.js';
+export { busHealth } from './health.js';
 export {
   DEFAULT_JETSTREAM_POLICY,
   jetStreamPolicyFrom,

@@ -23,7 +23,12 @@ export function fromNatsError(error: unknown, context: NatsErrorContext): Hoplin
   const options = { cause: error };
   switch (error.code) {
     case ErrorCode.Timeout:
-      return new DeadlineExceededError(`${where}: no answer within ${context.timeoutMs ?? '?'} ms`, options);
+      return new DeadlineExceededError(
+        context.timeoutMs === undefined
+          ? `${where}: the server did not answer in time`
+          : `${where}: no answer within ${context.timeoutMs} ms`,
+        options,
+      );
     case ErrorCode.NoResponders:
       return new NoRespondersError(context.subject ?? context.operation, options);
     case ErrorCode.Cancelled:

@@ -14,6 +14,7 @@ import type { Bus, BusHeaders, BusMessage, DurableStream, Endpoint, PublishOptio
 export function withTracing(bus: Bus): Bus {
   return {
     kind: bus.kind,
+    connection: () => bus.connection(),
     request: (subject: string, data: Uint8Array, options: RequestOptions) =>
       instrument(
         `${subjectTemplate(subject)} request`,

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { UnavailableError } from '@hopline/contracts';
-import { freePort, startNats } from '@hopline/test-support';
+import { BusUnavailableError, UnavailableError } from '@hopline/contracts';
+import { freePort, startNats, startNatsServer, waitFor } from '@hopline/test-support';
 import { connect, nanos } from 'nats';
 import { afterAll, describe, expect, it } from 'vitest';
 import { connectNatsBus, DEFAULT_JETSTREAM_POLICY, type JetStreamPolicy } from '../src/index.js';
@@ -79,5 +79,36 @@ describe.skipIf(nats.url === undefined)('NATS adapter - JetStream policy', () =>
       new RegExp(`create stream ${name}: .*replicas`),
     );
     await bus.drain();
+  });
+});
+
+const restartable = await startNatsServer();
+
+describe.skipIf(!restartable)('NATS adapter - losing the server', () => {
+  afterAll(async () => {
+    await restartable?.[Symbol.asyncDispose]();
+  });
+
+  it('connection - a lost server shows as disconnected with the reason, is logged, and a request meanwhile fails as the bus being unavailable', async () => {
+    const server = restartable as NonNullable<typeof restartable>;
+    const logged: string[] = [];
+    const logger = { info: (message: string) => logged.push(message), warn: (message: string) => logged.push(message) };
+    const bus = await connectNatsBus({ url: server.url, name: 'outage-test', logger });
+    try {
+      expect(bus.connection().connected).toBe(true);
+      await server.stop('SIGKILL');
+      await waitFor(() => !bus.connection().connected);
+      expect(bus.connection().reason).toMatch(/lost the connection/);
+
+      const failure = await bus.request('test.outage', new Uint8Array(), { timeoutMs: 200 }).catch((e: unknown) => e);
+      expect(failure).toBeInstanceOf(BusUnavailableError);
+      expect((failure as Error).message).toMatch(/no answer within 200 ms; the connection to NATS is down/);
+
+      await server.start();
+      await waitFor(() => bus.connection().connected, { timeoutMs: 15_000 });
+      expect(logged).toEqual(['connected to NATS', 'NATS connection lost; reconnecting', 'NATS connection restored']);
+    } finally {
+      await bus.drain();
+    }
   });
 });

@@ -81,6 +81,12 @@ export class UnavailableError extends HoplineError {
   }
 }
 
+/**
+ * The message bus itself cannot be reached: the connection to NATS is down (the client is
+ * reconnecting), so nothing sent now is delivered. Clients are told "message bus unavailable".
+ */
+export class BusUnavailableError extends UnavailableError {}
+
 export class NoRespondersError extends HoplineError {
   constructor(subject: string, options?: HoplineErrorOptions) {
     super('no_responders', `no service is listening on ${subject}`, options);
@@ -108,6 +114,7 @@ export const isTimeout = (error: unknown): boolean => isHoplineError(error) && e
 export const isNoResponders = (error: unknown): boolean => isHoplineError(error) && error.code === 'no_responders';
 export const isBreakerOpen = (error: unknown): boolean => isHoplineError(error) && error.code === 'breaker_open';
 export const isCancelled = (error: unknown): boolean => isHoplineError(error) && error.code === 'cancelled';
+export const isBusUnavailable = (error: unknown): boolean => error instanceof BusUnavailableError;
 
 /**
  * Whether a failure counts against the health of the dependency that raised it. Errors the

@@ -176,3 +176,67 @@ async function stopProcess(child: ChildProcess, exited: Promise<void>): Promise<
   await exited;
   clearTimeout(killTimer);
 }
+
+/**
+ * A nats-server child process of a test's own, for faults: `stop()` ends it (SIGTERM, or
+ * `kill('SIGKILL')` for a crash) and `start()` brings it back on the same port with the same
+ * JetStream storage, as an operator's restart would.
+ */
+export interface NatsServerProcess extends AsyncDisposable {
+  readonly url: string;
+  readonly port: number;
+  start(): Promise<void>;
+  stop(signal?: NodeJS.Signals): Promise<void>;
+}
+
+/** Starts a restartable nats-server; undefined when no binary is on PATH (the caller skips). */
+export async function startNatsServer(
+  options: { binary?: string; readyTimeoutMs?: number } = {},
+): Promise<NatsServerProcess | undefined> {
+  const binary = options.binary ?? 'nats-server';
+  const readyTimeoutMs = options.readyTimeoutMs ?? 10_000;
+  const storeDir = await mkdtemp(join(tmpdir(), 'hopline-nats-'));
+  const port = await freePort();
+  const url = `nats://127.0.0.1:${port}`;
+  let child: ChildProcess | undefined;
+  let exited: Promise<void> = Promise.resolve();
+
+  const start = async () => {
+    const process = spawn(binary, ['-js', '-a', '127.0.0.1', '-p', String(port), '-sd', storeDir], {
+      stdio: ['ignore', 'ignore', 'ignore'],
+    });
+    let spawnError: NodeJS.ErrnoException | undefined;
+    process.once('error', (error: NodeJS.ErrnoException) => (spawnError = error));
+    child = process;
+    exited = exitOf(process);
+    await waitFor(async () => spawnError !== undefined || process.exitCode !== null || (await answersNats(url, 200)), {
+      timeoutMs: readyTimeoutMs,
+      description: `nats-server on port ${port} to accept connections`,
+    });
+    if (spawnError) throw spawnError;
+    if (process.exitCode !== null) throw new Error(`nats-server on port ${port} exited with ${process.exitCode}`);
+  };
+  const stop = async (signal: NodeJS.Signals = 'SIGTERM') => {
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    child.kill(signal);
+    await exited;
+  };
+
+  try {
+    await start();
+  } catch (error) {
+    await rm(storeDir, { recursive: true, force: true });
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+  return {
+    url,
+    port,
+    start,
+    stop,
+    [Symbol.asyncDispose]: async () => {
+      await stop();
+      await rm(storeDir, { recursive: true, force: true });
+    },
+  };
+}

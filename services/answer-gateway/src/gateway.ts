@@ -1,7 +1,7 @@
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Bus, DurableStream, KeyValueStore } from '@hopline/bus';
-import { codecs, loadHoplineGrpc, subjects } from '@hopline/contracts';
+import { busHealth, type Bus, type DurableStream, type KeyValueStore } from '@hopline/bus';
+import { BusUnavailableError, codecs, loadHoplineGrpc, subjects } from '@hopline/contracts';
 import { createGrpcServer } from '@hopline/grpc';
 import { createGuard } from '@hopline/resilience';
 import type { HealthReport, HoplineMetrics, Logger } from '@hopline/telemetry';
@@ -116,6 +116,11 @@ export async function startAnswerGateway(options: AnswerGatewayOptions): Promise
     metrics,
   });
   const sendAsk = async (command: Uint8Array, deadlineUnixMs: number) => {
+    // With NATS down the ask could only wait out the accept timeout; the client hears why at once.
+    const connection = bus.connection();
+    if (!connection.connected) {
+      throw new BusUnavailableError(`message bus unavailable: ${connection.reason ?? 'disconnected'}`);
+    }
     await askGuard.call(
       (signal) => bus.request(subjects.ask, command, { timeoutMs: config.ACCEPT_TIMEOUT_MS, signal }),
       {
@@ -223,15 +228,18 @@ export async function startAnswerGateway(options: AnswerGatewayOptions): Promise
   return {
     httpPort,
     grpcPort,
-    health: () => ({
-      ok: stopping === undefined,
-      details: {
-        inFlight: registry.inFlight,
-        cache: cache.kind,
-        bus: bus.kind,
-        ...(stopping ? { stopping: true } : {}),
-      },
-    }),
+    health: () => {
+      const busState = busHealth(bus);
+      return {
+        ok: stopping === undefined && busState.ok,
+        details: {
+          inFlight: registry.inFlight,
+          cache: cache.kind,
+          bus: busState.details,
+          ...(stopping ? { stopping: true } : {}),
+        },
+      };
+    },
     stop({ graceMs = config.SHUTDOWN_GRACE_MS } = {}) {
       stopping ??= (async () => {
         asks.stopAccepting();

@@ -19,6 +19,7 @@ const bus = await connectNatsBus({
   url: config.NATS_URL,
   name: SERVICE,
   jetstream: jetStreamPolicyFrom(config),
+  logger,
   onError: (error, where) => logger.warn('bus message failed', { ...where, error }),
 });
 const ingest = await bus.durableStream();

@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { isHoplineError, type ErrorCode } from '@hopline/contracts';
+import { isBusUnavailable, isHoplineError, type ErrorCode } from '@hopline/contracts';
 
 /**
  * Errors at the HTTP edge are RFC 9457 problem documents with a stable `type`, so clients
@@ -60,6 +60,9 @@ export const problems = {
   internal: () => new Problem(500, 'internal', 'Internal error', "the error was logged with the request's trace id"),
 } as const;
 
+/** NATS clients retry every 2 s; a client retrying sooner would meet the same outage. */
+const BUS_RETRY_AFTER_MS = 2_000;
+
 const STATUS_BY_CODE: Partial<Record<ErrorCode, () => Problem>> = {
   invalid_argument: () => problems.invalidRequest('the request was rejected downstream'),
   deadline_exceeded: () => problems.timeout('no answer before the deadline'),
@@ -86,6 +89,7 @@ const isRequestAborted = (error: unknown): boolean =>
 export function toProblem(error: unknown): Problem {
   if (error instanceof Problem) return error;
   if (isRequestAborted(error)) return problems.clientClosedRequest();
+  if (isBusUnavailable(error)) return problems.unavailable('message bus unavailable', BUS_RETRY_AFTER_MS);
   if (isHoplineError(error)) return STATUS_BY_CODE[error.code]?.() ?? problems.internal();
   return problems.internal();
 }

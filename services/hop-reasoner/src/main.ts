@@ -15,6 +15,7 @@ const bus = await connectNatsBus({
   url: config.NATS_URL,
   name: SERVICE,
   jetstream: jetStreamPolicyFrom(config),
+  logger,
   onError: (error, where) => logger.warn('bus message failed', { ...where, error }),
 });
 const traces = await bus.keyValue();

@@ -1,4 +1,4 @@
-import type { Bus, KeyValueStore, ServiceHandle } from '@hopline/bus';
+import { busHealth, type Bus, type KeyValueStore, type ServiceHandle } from '@hopline/bus';
 import { loadHoplineGrpc, natsServices } from '@hopline/contracts';
 import { createClient } from '@hopline/grpc';
 import { createOpenAiChatModel, type ChatModel } from '@hopline/models';
@@ -96,7 +96,11 @@ export async function startHopReasonerService(deps: HopReasonerServiceDeps): Pro
   return {
     async health() {
       const breakers = Object.fromEntries(Object.values(guards).map((g) => [g.downstream, g.state]));
-      return { ok: guards.retrieve.state !== 'open', details: { inFlight: questions.inFlight, breakers } };
+      const busState = busHealth(bus);
+      return {
+        ok: guards.retrieve.state !== 'open' && busState.ok,
+        details: { inFlight: questions.inFlight, breakers, bus: busState.details },
+      };
     },
     async stop() {
       await service.stop();

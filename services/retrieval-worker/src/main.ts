@@ -12,7 +12,12 @@ const config = loadConfig(SERVICE, configSchema);
 const logger = createLogger(SERVICE, { level: config.LOG_LEVEL });
 const metrics = createMetrics(SERVICE);
 
-const bus = await connectNatsBus({ url: config.NATS_URL, name: SERVICE, jetstream: jetStreamPolicyFrom(config) });
+const bus = await connectNatsBus({
+  url: config.NATS_URL,
+  name: SERVICE,
+  jetstream: jetStreamPolicyFrom(config),
+  logger,
+});
 const backends = await openBackends(config, logger);
 const worker = await startRetrievalWorker({ config, bus, ...backends, logger, metrics });
 const ops = await startOpsServer({

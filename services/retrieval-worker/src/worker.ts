@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import type { Bus, ServiceHandle } from '@hopline/bus';
+import { busHealth, type Bus, type ServiceHandle } from '@hopline/bus';
 import { jetstream, natsServices, subjects, subjectToken } from '@hopline/contracts';
 import { createGuard, DEFAULT_BREAKER, type Guard } from '@hopline/resilience';
 import {
@@ -107,10 +107,12 @@ export async function startRetrievalWorker(deps: RetrievalWorkerDeps): Promise<R
     workerId,
     async health() {
       const report = await indexer.checkConsistency();
+      const busState = busHealth(bus);
       return {
-        ok: lexicalGuard.state !== 'open' || vectorGuard.state !== 'open',
+        ok: (lexicalGuard.state !== 'open' || vectorGuard.state !== 'open') && busState.ok,
         details: {
           workerId,
+          bus: busState.details,
           breakers: { [lexical.name]: lexicalGuard.state, [vector.name]: vectorGuard.state },
           kbs: report.kbs,
           gaps: report.messages,

@@ -2,6 +2,7 @@ import { DeadlineExceededError, NoRespondersError, UnavailableError } from '@hop
 import { createInbox, nuid } from 'nats';
 import type {
   Bus,
+  BusConnection,
   BusErrorReporter,
   BusMessage,
   DurableConsumer,
@@ -83,11 +84,19 @@ class MemoryBus implements Bus {
   private readonly consumers = new Set<DurableConsumer>();
   private draining: Promise<void> | undefined;
   private closed = false;
+  private readonly openedAt = Date.now();
+  private closedAt = 0;
 
   constructor(
     private readonly server: MemoryServer,
     private readonly onError: BusErrorReporter,
   ) {}
+
+  connection(): BusConnection {
+    return this.closed
+      ? { connected: false, sinceUnixMs: this.closedAt, reason: 'closed' }
+      : { connected: true, sinceUnixMs: this.openedAt };
+  }
 
   private get broker(): Broker {
     return this.server.broker;
@@ -253,6 +262,7 @@ class MemoryBus implements Bus {
       ...[...this.consumers].map((consumer) => consumer.stop()),
     ]);
     this.closed = true;
+    this.closedAt = Date.now();
   }
 
   async durableStream(options: DurableStreamOptions = {}): Promise<DurableStream> {

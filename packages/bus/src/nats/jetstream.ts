@@ -29,6 +29,7 @@ import {
 import { limitsOf, type JetStreamPolicy, type RetentionClass } from '../jetstream-policy.js';
 import { assertValidKey, assertValidName } from '../names.js';
 import { fromNatsError } from '../nats-errors.js';
+import type { ConnectionWatch } from './connection-watch.js';
 import { assertValidSubject } from '../subjects.js';
 import { fromMsgHdrs, toMsgHdrs } from '../wire-headers.js';
 
@@ -36,6 +37,9 @@ import { fromMsgHdrs, toMsgHdrs } from '../wire-headers.js';
 // reason is only informational (it goes into the server's advisory), so it is left out there.
 // 2.10.x releases are not all known to accept it, hence the conservative bound.
 const TERM_REASON_SINCE = [2, 11, 0] as const;
+
+/** How long a JetStream API call or publish waits for the server's answer. */
+const JETSTREAM_TIMEOUT_MS = 5_000;
 
 function serverAtLeast(version: string | undefined, wanted: readonly [number, number, number]): boolean {
   const parts = (version ?? '0.0.0').split(/[.-]/).slice(0, 3).map(Number);
@@ -99,6 +103,7 @@ async function ensureStream(
  */
 export async function openJetStreamDurableStream(
   nc: NatsConnection,
+  watch: ConnectionWatch,
   options: DurableStreamOptions,
   policy: JetStreamPolicy,
   consumers: Set<DurableConsumer>,
@@ -110,7 +115,7 @@ export async function openJetStreamDurableStream(
   streamSubjects.forEach((subject) => assertValidSubject(subject, 'subscribe'));
   let jsm: JetStreamManager;
   try {
-    jsm = await nc.jetstreamManager();
+    jsm = await nc.jetstreamManager({ timeout: JETSTREAM_TIMEOUT_MS });
     await ensureStream(
       jsm,
       name,
@@ -119,13 +124,14 @@ export async function openJetStreamDurableStream(
       policy,
     );
   } catch (error) {
-    throw fromNatsError(error, { operation: 'create stream', subject: name });
+    throw fromNatsError(error, { operation: 'create stream', subject: name, timeoutMs: JETSTREAM_TIMEOUT_MS });
   }
-  const js = nc.jetstream();
+  const js = nc.jetstream({ timeout: JETSTREAM_TIMEOUT_MS });
 
   return {
     async publish(subject, data, publishOptions) {
       assertValidSubject(subject, 'publish');
+      const mark = watch.mark;
       try {
         const ack = await js.publish(subject, data, {
           msgID: publishOptions.msgId,
@@ -134,7 +140,8 @@ export async function openJetStreamDurableStream(
         return { duplicate: ack.duplicate, seq: ack.seq };
       } catch (error) {
         // JetStream answers "no responders" when no stream stores the subject.
-        throw fromNatsError(error, { operation: 'stream publish', subject });
+        const failure = fromNatsError(error, { operation: 'stream publish', subject, timeoutMs: JETSTREAM_TIMEOUT_MS });
+        throw watch.unavailableIfDown(failure, mark, `stream publish ${subject}`);
       }
     },
 
@@ -148,12 +155,15 @@ export async function openJetStreamDurableStream(
         // One message at a time: a buffered message's ack wait would run while it waits.
         messages = await consumer.consume({ max_messages: 1 });
       } catch (error) {
-        throw fromNatsError(error, { operation: 'consume', subject: name });
+        throw fromNatsError(error, { operation: 'consume', subject: name, timeoutMs: JETSTREAM_TIMEOUT_MS });
       }
       const loop = (async () => {
         for await (const delivery of messages) await settleOne(delivery, handler, report, termWithReason);
       })().catch((error: unknown) =>
-        report(fromNatsError(error, { operation: 'consume', subject: name }), { operation: 'consume', subject: name }),
+        report(fromNatsError(error, { operation: 'consume', subject: name, timeoutMs: JETSTREAM_TIMEOUT_MS }), {
+          operation: 'consume',
+          subject: name,
+        }),
       );
       const durableConsumer: DurableConsumer = {
         stop: async () => {
@@ -196,7 +206,11 @@ async function ensureConsumer(jsm: JetStreamManager, stream: string, options: Du
       await jsm.consumers.update(stream, options.durable, { max_deliver: options.maxDeliver, ack_wait: ackWait });
     }
   } catch (error) {
-    throw fromNatsError(error, { operation: 'create consumer', subject: `${stream}/${options.durable}` });
+    throw fromNatsError(error, {
+      operation: 'create consumer',
+      subject: `${stream}/${options.durable}`,
+      timeoutMs: JETSTREAM_TIMEOUT_MS,
+    });
   }
 }
 
@@ -248,7 +262,7 @@ export async function openJetStreamKeyValue(
   const limits = limitsOf(policy, retention);
   let kv: KV;
   try {
-    kv = await nc.jetstream().views.kv(bucket, {
+    kv = await nc.jetstream({ timeout: JETSTREAM_TIMEOUT_MS }).views.kv(bucket, {
       history: 1,
       replicas: policy.replicas,
       storage: policy.storage === 'memory' ? StorageType.Memory : StorageType.File,
@@ -256,9 +270,15 @@ export async function openJetStreamKeyValue(
       ...(limits.maxBytes > 0 ? { max_bytes: limits.maxBytes } : {}),
     });
     // A full bucket drops its oldest entries rather than refusing new ones, as nats.js would have it.
-    await ensureStream(await nc.jetstreamManager(), `KV_${bucket}`, { discard: DiscardPolicy.Old }, retention, policy);
+    await ensureStream(
+      await nc.jetstreamManager({ timeout: JETSTREAM_TIMEOUT_MS }),
+      `KV_${bucket}`,
+      { discard: DiscardPolicy.Old },
+      retention,
+      policy,
+    );
   } catch (error) {
-    throw fromNatsError(error, { operation: 'open bucket', subject: bucket });
+    throw fromNatsError(error, { operation: 'open bucket', subject: bucket, timeoutMs: JETSTREAM_TIMEOUT_MS });
   }
   return {
     async put(key, value) {
@@ -266,7 +286,11 @@ export async function openJetStreamKeyValue(
       try {
         await kv.put(key, value);
       } catch (error) {
-        throw fromNatsError(error, { operation: 'kv put', subject: `${bucket}/${key}` });
+        throw fromNatsError(error, {
+          operation: 'kv put',
+          subject: `${bucket}/${key}`,
+          timeoutMs: JETSTREAM_TIMEOUT_MS,
+        });
       }
     },
     async get(key) {
@@ -275,7 +299,11 @@ export async function openJetStreamKeyValue(
         const entry = await kv.get(key);
         return entry !== null && entry.operation === 'PUT' ? entry.value : undefined;
       } catch (error) {
-        throw fromNatsError(error, { operation: 'kv get', subject: `${bucket}/${key}` });
+        throw fromNatsError(error, {
+          operation: 'kv get',
+          subject: `${bucket}/${key}`,
+          timeoutMs: JETSTREAM_TIMEOUT_MS,
+        });
       }
     },
   };

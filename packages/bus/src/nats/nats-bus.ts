@@ -1,7 +1,9 @@
 import { UnavailableError } from '@hopline/contracts';
 import { connect, type Msg, type NatsConnection, type Service, type Subscription as NatsSubscription } from 'nats';
+import type { Logger } from '@hopline/telemetry';
 import type {
   Bus,
+  BusConnection,
   BusErrorReporter,
   BusMessage,
   DurableConsumer,
@@ -27,6 +29,7 @@ import { answerRequest } from '../responder.js';
 import { assertValidSubject } from '../subjects.js';
 import { withTracing } from '../tracing.js';
 import { fromMsgHdrs, toMsgHdrs } from '../wire-headers.js';
+import { ConnectionWatch } from './connection-watch.js';
 import { openJetStreamDurableStream, openJetStreamKeyValue } from './jetstream.js';
 
 export interface NatsBusOptions {
@@ -38,6 +41,8 @@ export interface NatsBusOptions {
   onError?: BusErrorReporter;
   /** Replicas, storage and retention of the streams and buckets it creates; defaults to one replica on file. */
   jetstream?: JetStreamPolicy;
+  /** Where the connection's losses, restorations and server errors are logged. */
+  logger?: Pick<Logger, 'info' | 'warn'>;
 }
 
 /**
@@ -61,7 +66,12 @@ export async function connectNatsBus(options: NatsBusOptions): Promise<Bus> {
     });
   }
   return withTracing(
-    new NatsBus(connection, options.onError ?? reportToStderr, options.jetstream ?? DEFAULT_JETSTREAM_POLICY),
+    new NatsBus(
+      connection,
+      new ConnectionWatch(connection, options.logger),
+      options.onError ?? reportToStderr,
+      options.jetstream ?? DEFAULT_JETSTREAM_POLICY,
+    ),
   );
 }
 
@@ -78,18 +88,25 @@ class NatsBus implements Bus {
 
   constructor(
     private readonly nc: NatsConnection,
+    private readonly watch: ConnectionWatch,
     private readonly onError: BusErrorReporter,
     private readonly policy: JetStreamPolicy,
   ) {}
+
+  connection(): BusConnection {
+    return this.watch.connection;
+  }
 
   async request(subject: string, data: Uint8Array, options: RequestOptions): Promise<BusMessage> {
     assertValidSubject(subject, 'publish');
     assertRequestCanStart(subject, options);
     const timeoutMs = Math.ceil(options.timeoutMs);
+    const mark = this.watch.mark;
     const reply = this.nc.request(subject, data, { timeout: timeoutMs, headers: toMsgHdrs(options.headers) }).then(
       (msg) => raiseIfErrorEnvelope(toBusMessage(msg)),
       (error: unknown) => {
-        throw fromNatsError(error, { operation: 'request', subject, timeoutMs });
+        const failure = fromNatsError(error, { operation: 'request', subject, timeoutMs });
+        throw this.watch.unavailableIfDown(failure, mark, `request ${subject}`);
       },
     );
     // nats.js cannot cancel a request: an abort answers the caller now, and a late reply is dropped.
@@ -230,7 +247,7 @@ class NatsBus implements Bus {
   }
 
   durableStream(options: DurableStreamOptions = {}): Promise<DurableStream> {
-    return openJetStreamDurableStream(this.nc, options, this.policy, this.consumers, this.onError);
+    return openJetStreamDurableStream(this.nc, this.watch, options, this.policy, this.consumers, this.onError);
   }
 
   keyValue(options: KeyValueOptions = {}): Promise<KeyValueStore> {
