@@ -4,6 +4,7 @@ import {
   CancelledError,
   DeadlineExceededError,
   HoplineError,
+  isCancelled,
   isInfrastructureError,
   toHoplineError,
 } from '@hopline/contracts';
@@ -24,6 +25,12 @@ export interface BreakerOptions {
   rollingCountTimeoutMs: number;
   /** Buckets the window is counted in. Default 10. */
   rollingCountBuckets?: number;
+  /**
+   * Opens after this many infrastructure failures in a row, whatever the window's share: a
+   * downstream that was fine a moment ago and now times out on every call is down, even while
+   * its earlier successes keep the share low. Default: only the share counts.
+   */
+  consecutiveFailures?: number;
 }
 
 /**
@@ -78,6 +85,17 @@ export interface GuardStats {
 
 export type StateListener = (state: BreakerState, downstream: string) => void;
 
+/** What the work is told about the call it makes. */
+export interface Attempt {
+  /**
+   * The half-open breaker's one trial call. It should wait, within its timeout, for a
+   * connection that is still being made (gRPC `waitForReady`) rather than fail fast: a trial
+   * that fails on a dependency that is just coming back keeps the breaker open for another
+   * reset period.
+   */
+  trial: boolean;
+}
+
 export interface Guard {
   readonly downstream: string;
   readonly state: BreakerState;
@@ -86,7 +104,7 @@ export interface Guard {
    * timeout (DeadlineExceededError), on the caller's signal (CancelledError) or on breaker
    * rejection (BreakerOpenError); the call rejects with the same error.
    */
-  call<T>(work: (signal: AbortSignal) => Promise<T>, options: GuardCallOptions): Promise<T>;
+  call<T>(work: (signal: AbortSignal, attempt: Attempt) => Promise<T>, options: GuardCallOptions): Promise<T>;
   stats(): GuardStats;
   /** Calls `listener` on every state change; returns the unsubscribe function. */
   onStateChange(listener: StateListener): () => void;
@@ -94,15 +112,15 @@ export interface Guard {
   shutdown(): void;
 }
 
-type Work = (signal: AbortSignal) => Promise<unknown>;
+type Work = (signal: AbortSignal, attempt: Attempt) => Promise<unknown>;
 
 const OPOSSUM_OPEN = 'EOPENBREAKER';
 const OPOSSUM_SHUTDOWN = 'ESHUTDOWN';
 
 /** The breaker's action: the work, settled early by its signal, with every failure a HoplineError. */
-async function runAttempt(work: Work, signal: AbortSignal): Promise<unknown> {
+async function runAttempt(work: Work, signal: AbortSignal, attempt: Attempt): Promise<unknown> {
   try {
-    return await abortable(new Promise<unknown>((resolve) => resolve(work(signal))), signal);
+    return await abortable(new Promise<unknown>((resolve) => resolve(work(signal, attempt))), signal);
   } catch (error) {
     // Work that gave up because its signal aborted reports its own AbortError; the reason is the truth.
     throw signal.aborted ? abortReason(signal) : toHoplineError(error);
@@ -116,7 +134,7 @@ async function runAttempt(work: Work, signal: AbortSignal): Promise<unknown> {
  */
 export function createGuard(options: GuardOptions): Guard {
   const { downstream, logger, metrics } = options;
-  const breaker = new CircuitBreaker<[Work, AbortSignal], unknown>(runAttempt, {
+  const breaker = new CircuitBreaker<[Work, AbortSignal, Attempt], unknown>(runAttempt, {
     name: downstream,
     timeout: false,
     errorThresholdPercentage: options.breaker.errorThresholdPercentage,
@@ -125,7 +143,11 @@ export function createGuard(options: GuardOptions): Guard {
     rollingCountTimeout: options.breaker.rollingCountTimeoutMs,
     rollingCountBuckets: options.breaker.rollingCountBuckets ?? 10,
     // Only failures that say something about the downstream's health count towards opening.
-    errorFilter: (error: unknown) => !isInfrastructureError(error),
+    // Opossum takes a filtered error for a success, which would close a half-open breaker on a
+    // trial its caller cancelled: a cancelled trial proved nothing, so it counts as a failure
+    // and the breaker stays open for another reset period.
+    errorFilter: ((error: unknown, _work: Work, _signal: AbortSignal, attempt: Attempt) =>
+      attempt.trial && isCancelled(error) ? false : !isInfrastructureError(error)) as (error: unknown) => boolean,
   });
 
   const counts = {
@@ -140,6 +162,7 @@ export function createGuard(options: GuardOptions): Guard {
   };
   const listeners = new Set<StateListener>();
   let inFlight = 0;
+  let failuresInARow = 0;
 
   const currentState = (): BreakerState => (breaker.opened ? 'open' : breaker.halfOpen ? 'halfOpen' : 'closed');
 
@@ -157,9 +180,15 @@ export function createGuard(options: GuardOptions): Guard {
   };
   breaker.on('open', () => transition('open'));
   breaker.on('halfOpen', () => transition('halfOpen'));
-  breaker.on('close', () => transition('closed'));
+  breaker.on('close', () => {
+    failuresInARow = 0;
+    transition('closed');
+  });
 
-  const call = async <T>(work: (signal: AbortSignal) => Promise<T>, callOptions: GuardCallOptions): Promise<T> => {
+  const call = async <T>(
+    work: (signal: AbortSignal, attempt: Attempt) => Promise<T>,
+    callOptions: GuardCallOptions,
+  ): Promise<T> => {
     counts.calls += 1;
     const callerSignal = callOptions.signal;
     let timeoutMs: number;
@@ -190,9 +219,11 @@ export function createGuard(options: GuardOptions): Guard {
       controller.abort(new CancelledError(`the call to ${downstream} was cancelled`, { cause: callerSignal?.reason }));
     callerSignal?.addEventListener('abort', onCallerAbort, { once: true });
     inFlight += 1;
+    const attempt: Attempt = { trial: breaker.halfOpen && breaker.pendingClose };
     try {
-      const result = (await breaker.fire(work, controller.signal)) as T;
+      const result = (await breaker.fire(work, controller.signal, attempt)) as T;
       counts.successes += 1;
+      failuresInARow = 0;
       return result;
     } catch (error) {
       const code = (error as { code?: unknown }).code;
@@ -204,8 +235,12 @@ export function createGuard(options: GuardOptions): Guard {
       }
       const failure = toHoplineError(error);
       if (failure.code === 'cancelled') counts.cancelled += 1;
-      else if (isInfrastructureError(failure)) counts.failures += 1;
-      else counts.ignoredErrors += 1;
+      else if (isInfrastructureError(failure)) {
+        counts.failures += 1;
+        failuresInARow += 1;
+        const limit = options.breaker.consecutiveFailures;
+        if (limit !== undefined && failuresInARow >= limit && breaker.closed) breaker.open();
+      } else counts.ignoredErrors += 1;
       if (failure.code === 'deadline_exceeded' && controller.signal.aborted && controller.signal.reason === failure)
         counts.timeouts += 1;
       throw failure;

@@ -243,6 +243,71 @@ describe('guard - breaker', () => {
     expect(guard.state).toBe('open');
   });
 
+  it('guard - half-open: a trial its caller cancels proves nothing, so it does not close the breaker', async () => {
+    const guard = guardFor({
+      breaker: { errorThresholdPercentage: 50, volumeThreshold: 2, resetTimeoutMs: 50, rollingCountTimeoutMs: 10_000 },
+    });
+    const states: BreakerState[] = [];
+    guard.onStateChange((state) => states.push(state));
+    await failTimes(guard, 2, () => new UnavailableError('down'));
+    await vi.waitFor(() => expect(guard.state).toBe('halfOpen'), { timeout: 2_000, interval: 10 });
+    const caller = new AbortController();
+    let started = false;
+    const trial = guard.call((signal) => ((started = true), hangUntilAborted(signal)), {
+      ...soon(),
+      signal: caller.signal,
+    });
+    await vi.waitFor(() => expect(started).toBe(true));
+    caller.abort();
+    await expect(trial).rejects.toBeInstanceOf(CancelledError);
+    expect(guard.state).not.toBe('closed');
+    expect(states).toEqual(['open', 'halfOpen', 'open']);
+    // The next trial still decides.
+    await vi.waitFor(() => expect(guard.state).toBe('halfOpen'), { timeout: 2_000, interval: 10 });
+    await expect(guard.call(async () => 'recovered', soon())).resolves.toBe('recovered');
+    expect(guard.state).toBe('closed');
+  });
+
+  it('guard - the half-open trial, and only it, is told it is the trial', async () => {
+    const guard = guardFor({
+      breaker: { errorThresholdPercentage: 50, volumeThreshold: 2, resetTimeoutMs: 50, rollingCountTimeoutMs: 10_000 },
+    });
+    const seen: boolean[] = [];
+    const record = async (_signal: AbortSignal, attempt: { trial: boolean }) => {
+      seen.push(attempt.trial);
+      return 'ok';
+    };
+    await guard.call(record, soon());
+    await failTimes(guard, 2, () => new UnavailableError('down'));
+    await vi.waitFor(() => expect(guard.state).toBe('halfOpen'), { timeout: 2_000, interval: 10 });
+    await guard.call(record, soon());
+    await guard.call(record, soon());
+    expect(seen).toEqual([false, true, false]);
+  });
+
+  it('guard - failures in a row open it even when earlier successes keep their share under the threshold', async () => {
+    const consecutive = guardFor({
+      breaker: {
+        errorThresholdPercentage: 50,
+        volumeThreshold: 5,
+        resetTimeoutMs: 60_000,
+        rollingCountTimeoutMs: 10_000,
+        consecutiveFailures: 2,
+      },
+    });
+    const shareOnly = guardFor();
+    for (const guard of [consecutive, shareOnly]) {
+      for (let i = 0; i < 10; i += 1) await guard.call(async () => 'fine', soon());
+      for (let i = 0; i < 2; i += 1) {
+        await expect(
+          guard.call(hangUntilAborted, { deadlineUnixMs: Date.now() + 60_000, capMs: 20 }),
+        ).rejects.toBeInstanceOf(DeadlineExceededError);
+      }
+    }
+    expect(consecutive.state).toBe('open');
+    expect(shareOnly.state).toBe('closed');
+  });
+
   it('guard - an unsubscribed listener hears nothing more', async () => {
     const guard = guardFor({
       breaker: {
