@@ -193,11 +193,27 @@ export interface DurableConsumerOptions {
    * handler's work, and what brings back the messages of a consumer that died.
    */
   ackWaitMs: number;
+  /**
+   * The server deletes the consumer after it had no client for this long (JetStream
+   * `inactive_threshold`), so that the consumer of a worker that is gone for good does not
+   * hold its backlog forever. Unset, it is kept. The memory adapter keeps it regardless.
+   */
+  inactiveThresholdMs?: number;
+}
+
+/** How far a durable consumer has got through its stream. */
+export interface ConsumerProgress {
+  /** Every message of the stream up to this sequence has been settled (acked or terminated). */
+  settledThrough: number;
+  /** Messages of the stream not settled yet: not delivered, or delivered and awaiting settlement. */
+  lag: number;
 }
 
 export interface DurableConsumer {
   /** Stops taking deliveries and waits for the handler in flight. */
   stop(): Promise<void>;
+  /** Asks the server (or broker) where the consumer stands now. */
+  progress(): Promise<ConsumerProgress>;
 }
 
 /**
@@ -218,6 +234,8 @@ export interface DurableStream {
     handler: (message: StreamMessage) => Promise<Settlement>,
     onError?: BusErrorReporter,
   ): Promise<DurableConsumer>;
+  /** The sequence of the newest message stored; 0 when there is none. */
+  lastSequence(): Promise<number>;
 }
 
 /**

@@ -53,6 +53,7 @@ export function withTracing(bus: Bus): Bus {
 
 function traceDurableStream(stream: DurableStream): DurableStream {
   return {
+    lastSequence: () => stream.lastSequence(),
     publish: (subject, data, options) =>
       instrument(
         `${subjectTemplate(subject)} publish`,

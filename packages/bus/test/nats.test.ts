@@ -112,3 +112,27 @@ describe.skipIf(!restartable)('NATS adapter - losing the server', () => {
     }
   });
 });
+
+describe.skipIf(nats.url === undefined)('NATS adapter - durable consumers that are gone', () => {
+  it('durable - a consumer with an inactive threshold is deleted by the server once no client has used it for that long', async () => {
+    const id = randomUUID().slice(0, 8);
+    const bus = await connectNatsBus({ url: nats.url ?? '', name: 'inactive-test' });
+    const stream = await bus.durableStream({ name: `GONE_${id}`, subjects: [`test.${id}.>`] });
+    const consumer = await stream.consume(
+      { durable: `worker-${id}`, filterSubject: `test.${id}.>`, maxDeliver: 3, ackWaitMs: 5_000, inactiveThresholdMs: 500 },
+      async () => ({ kind: 'ack' }),
+    );
+    await consumer.stop();
+    const nc = await connect({ servers: nats.url ?? '' });
+    try {
+      const jsm = await nc.jetstreamManager();
+      await waitFor(
+        async () => (await jsm.consumers.list(`GONE_${id}`).next()).every((info) => info.name !== `worker-${id}`),
+        { timeoutMs: 10_000, description: 'the abandoned consumer to expire' },
+      );
+    } finally {
+      await nc.close();
+      await bus.drain();
+    }
+  });
+});

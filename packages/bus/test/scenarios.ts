@@ -653,6 +653,26 @@ export function busScenarios(adapter: string, connect: ConnectBus): void {
         expect(reported[0]).toEqual({ operation: 'consume', subject: `test.${t.id}.kb.t.k.ingest` });
       });
 
+      it('durable - progress says how far the consumer has settled the stream and how much is left', async () => {
+        const t = unique();
+        const connection = await bus();
+        const stream = await connection.durableStream(streamFor(t));
+        const subject = `test.${t.id}.kb.t.k.ingest`;
+        expect(await stream.lastSequence()).toBe(0);
+        for (const id of ['a', 'b', 'c']) await stream.publish(subject, text(id), { msgId: id });
+        expect(await stream.lastSequence()).toBe(3);
+        const held = gate();
+        const consumer = await stream.consume(consumerFor(t), async (message) => {
+          if (read(message.data) === 'c') await held.opened;
+          return { kind: 'ack' };
+        });
+        await waitFor(async () => (await consumer.progress()).settledThrough === 2);
+        expect((await consumer.progress()).lag).toBe(1);
+        held.open();
+        await waitFor(async () => (await consumer.progress()).settledThrough === 3);
+        expect((await consumer.progress()).lag).toBe(0);
+      });
+
       it('durable - publishing to a subject outside the stream fails with NoRespondersError', async () => {
         const t = unique();
         const connection = await bus();

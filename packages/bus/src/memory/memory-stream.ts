@@ -3,6 +3,7 @@ import { context, ROOT_CONTEXT } from '@opentelemetry/api';
 import {
   DEFAULT_DUPLICATE_WINDOW_MS,
   type BusErrorReporter,
+  type ConsumerProgress,
   type DurableConsumer,
   type DurableConsumerOptions,
   type DurablePublishOptions,
@@ -155,6 +156,15 @@ class DurableState {
     this.pump();
   }
 
+  progress(): ConsumerProgress {
+    const delivered = this.nextSeq - 1;
+    const oldestUnsettled = Math.min(...this.unsettled.keys());
+    return {
+      settledThrough: Number.isFinite(oldestUnsettled) ? oldestUnsettled - 1 : delivered,
+      lag: this.stream.lastSequence - delivered + this.unsettled.size,
+    };
+  }
+
   private take(): { seq: number; message: StoredMessage; deliveries: number } | undefined {
     while (this.due.length > 0) {
       const seq = this.due.shift() as number;
@@ -226,6 +236,10 @@ export function openMemoryDurableStream(
       return opened.publish(subject, data, publishOptions);
     },
 
+    async lastSequence() {
+      return opened.lastSequence;
+    },
+
     async consume(consumerOptions, handler, onError) {
       assertValidName(consumerOptions.durable, 'durable consumer name');
       assertValidSubject(consumerOptions.filterSubject, 'subscribe');
@@ -265,6 +279,7 @@ export function openMemoryDurableStream(
           leave();
           await inFlight.settled();
         },
+        progress: async () => durable.progress(),
       };
       consumers.add(consumer);
       return consumer;

@@ -145,6 +145,14 @@ export async function openJetStreamDurableStream(
       }
     },
 
+    async lastSequence() {
+      try {
+        return (await jsm.streams.info(name)).state.last_seq;
+      } catch (error) {
+        throw fromNatsError(error, { operation: 'stream info', subject: name, timeoutMs: JETSTREAM_TIMEOUT_MS });
+      }
+    },
+
     async consume(consumerOptions, handler, onError) {
       await ensureConsumer(jsm, name, consumerOptions);
       const termWithReason = serverAtLeast(nc.info?.version, TERM_REASON_SINCE);
@@ -171,6 +179,15 @@ export async function openJetStreamDurableStream(
           await messages.close();
           await loop;
         },
+        progress: async () => {
+          try {
+            const info = await jsm.consumers.info(name, consumerOptions.durable);
+            return { settledThrough: info.ack_floor.stream_seq, lag: info.num_pending + info.num_ack_pending };
+          } catch (error) {
+            const what = `${name}/${consumerOptions.durable}`;
+            throw fromNatsError(error, { operation: 'consumer info', subject: what, timeoutMs: JETSTREAM_TIMEOUT_MS });
+          }
+        },
       };
       consumers.add(durableConsumer);
       return durableConsumer;
@@ -182,6 +199,7 @@ async function ensureConsumer(jsm: JetStreamManager, stream: string, options: Du
   assertValidName(options.durable, 'durable consumer name');
   assertValidSubject(options.filterSubject, 'subscribe');
   const ackWait = nanos(options.ackWaitMs);
+  const inactiveThreshold = options.inactiveThresholdMs === undefined ? 0 : nanos(options.inactiveThresholdMs);
   try {
     const existing: ConsumerInfo | undefined = await orUndefinedWhenMissing(
       jsm.consumers.info(stream, options.durable),
@@ -194,6 +212,7 @@ async function ensureConsumer(jsm: JetStreamManager, stream: string, options: Du
         filter_subject: options.filterSubject,
         max_deliver: options.maxDeliver,
         ack_wait: ackWait,
+        ...(inactiveThreshold > 0 ? { inactive_threshold: inactiveThreshold } : {}),
       });
       return;
     }
@@ -202,8 +221,16 @@ async function ensureConsumer(jsm: JetStreamManager, stream: string, options: Du
         `durable consumer ${options.durable} of ${stream} filters ${existing.config.filter_subject ?? '(all)'}, not ${options.filterSubject}`,
       );
     }
-    if (existing.config.max_deliver !== options.maxDeliver || existing.config.ack_wait !== ackWait) {
-      await jsm.consumers.update(stream, options.durable, { max_deliver: options.maxDeliver, ack_wait: ackWait });
+    if (
+      existing.config.max_deliver !== options.maxDeliver ||
+      existing.config.ack_wait !== ackWait ||
+      (existing.config.inactive_threshold ?? 0) !== inactiveThreshold
+    ) {
+      await jsm.consumers.update(stream, options.durable, {
+        max_deliver: options.maxDeliver,
+        ack_wait: ackWait,
+        inactive_threshold: inactiveThreshold,
+      });
     }
   } catch (error) {
     throw fromNatsError(error, {
