@@ -119,7 +119,13 @@ describe.skipIf(nats.url === undefined)('NATS adapter - durable consumers that a
     const bus = await connectNatsBus({ url: nats.url ?? '', name: 'inactive-test' });
     const stream = await bus.durableStream({ name: `GONE_${id}`, subjects: [`test.${id}.>`] });
     const consumer = await stream.consume(
-      { durable: `worker-${id}`, filterSubject: `test.${id}.>`, maxDeliver: 3, ackWaitMs: 5_000, inactiveThresholdMs: 500 },
+      {
+        durable: `worker-${id}`,
+        filterSubject: `test.${id}.>`,
+        maxDeliver: 3,
+        ackWaitMs: 5_000,
+        inactiveThresholdMs: 500,
+      },
       async () => ({ kind: 'ack' }),
     );
     await consumer.stop();

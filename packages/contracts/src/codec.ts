@@ -5,12 +5,15 @@ import { PROTO_LOADER_OPTIONS } from './proto-options.js';
 import type { AskCommand, AskCommand__Output } from './generated/hopline/v1/AskCommand.js';
 import type { CancelCommand, CancelCommand__Output } from './generated/hopline/v1/CancelCommand.js';
 import type { DeadLetter, DeadLetter__Output } from './generated/hopline/v1/DeadLetter.js';
+import type { DocumentLookup, DocumentLookup__Output } from './generated/hopline/v1/DocumentLookup.js';
+import type { DocumentState, DocumentState__Output } from './generated/hopline/v1/DocumentState.js';
 import type { IngestCommand, IngestCommand__Output } from './generated/hopline/v1/IngestCommand.js';
 import type { KbChanged, KbChanged__Output } from './generated/hopline/v1/KbChanged.js';
 import type { QaEvent, QaEvent__Output } from './generated/hopline/v1/QaEvent.js';
 import type { ReasoningTrace, ReasoningTrace__Output } from './generated/hopline/v1/ReasoningTrace.js';
 import type { RetrieveRequest, RetrieveRequest__Output } from './generated/hopline/v1/RetrieveRequest.js';
 import type { RetrieveResponse, RetrieveResponse__Output } from './generated/hopline/v1/RetrieveResponse.js';
+import type { WorkerPresence, WorkerPresence__Output } from './generated/hopline/v1/WorkerPresence.js';
 
 /** Encodes a message for the wire and decodes it into the same shape gRPC hands out. */
 export interface Codec<In, Out> {
@@ -56,6 +59,9 @@ export const codecs = {
   qaEvent: codecFor<QaEvent, QaEvent__Output>('hopline.v1.QaEvent'),
   retrieveRequest: codecFor<RetrieveRequest, RetrieveRequest__Output>('hopline.v1.RetrieveRequest'),
   retrieveResponse: codecFor<RetrieveResponse, RetrieveResponse__Output>('hopline.v1.RetrieveResponse'),
+  workerPresence: codecFor<WorkerPresence, WorkerPresence__Output>('hopline.v1.WorkerPresence'),
+  documentLookup: codecFor<DocumentLookup, DocumentLookup__Output>('hopline.v1.DocumentLookup'),
+  documentState: codecFor<DocumentState, DocumentState__Output>('hopline.v1.DocumentState'),
   ingestCommand: codecFor<IngestCommand, IngestCommand__Output>('hopline.v1.IngestCommand'),
   deadLetter: codecFor<DeadLetter, DeadLetter__Output>('hopline.v1.DeadLetter'),
   kbChanged: codecFor<KbChanged, KbChanged__Output>('hopline.v1.KbChanged'),

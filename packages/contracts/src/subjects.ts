@@ -21,6 +21,12 @@ export const subjects = {
   cancel: (questionId: string) => `hopline.qa.${subjectToken(questionId, 'question id')}.cancel`,
   /** RetrieveRequest → RetrieveResponse, served by the retrieval-worker queue group. */
   retrieve: 'hopline.retrieve',
+  /** The same, served by one retrieval worker alone: where a hedged or retried retrieval goes. */
+  retrieveAt: (workerId: string) => `hopline.retrieve.worker.${subjectToken(workerId, 'worker id')}`,
+  /** WorkerPresence, published every second by each retrieval worker that is ready. */
+  retrievalPresence: 'hopline.retrieve.presence',
+  /** DocumentLookup → DocumentState, served by the retrieval-worker queue group. */
+  documentLookup: 'hopline.kb.lookup',
   /** IngestCommand into the durable ingest stream. */
   ingest: (tenantId: string, kbId: string) =>
     `hopline.kb.${subjectToken(tenantId, 'tenant id')}.${subjectToken(kbId, 'kb id')}.ingest`,
@@ -42,6 +48,7 @@ export function subjectTemplate(subject: string): string {
   if (parts[0] !== 'hopline') return subject;
   if (parts[1] === 'qa' && parts.length === 4) return `hopline.qa.{question}.${parts[3]}`;
   if (parts[1] === 'kb' && parts.length === 5) return `hopline.kb.{tenant}.{kb}.${parts[4]}`;
+  if (parts[1] === 'retrieve' && parts[2] === 'worker' && parts.length === 4) return 'hopline.retrieve.worker.{worker}';
   return subject;
 }
 

@@ -2,11 +2,7 @@
 // Regenerate with `pnpm gen:proto`; never edit by hand.
 export type { Analysis, Analysis__Output } from './generated/hopline/v1/Analysis.js';
 export type { AnalyzeRequest, AnalyzeRequest__Output } from './generated/hopline/v1/AnalyzeRequest.js';
-export type {
-  AnswerGatewayClient,
-  AnswerGatewayDefinition,
-  AnswerGatewayHandlers,
-} from './generated/hopline/v1/AnswerGateway.js';
+export type { AnswerGatewayClient, AnswerGatewayDefinition, AnswerGatewayHandlers } from './generated/hopline/v1/AnswerGateway.js';
 export type { AskCommand, AskCommand__Output } from './generated/hopline/v1/AskCommand.js';
 export type { AskRequest, AskRequest__Output } from './generated/hopline/v1/AskRequest.js';
 export type { CancelCommand, CancelCommand__Output } from './generated/hopline/v1/CancelCommand.js';
@@ -17,7 +13,9 @@ export type { DeadLetter, DeadLetter__Output } from './generated/hopline/v1/Dead
 export type { DecidedBy__Output } from './generated/hopline/v1/DecidedBy.js';
 export { DecidedBy } from './generated/hopline/v1/DecidedBy.js';
 export type { Document, Document__Output } from './generated/hopline/v1/Document.js';
+export type { DocumentLookup, DocumentLookup__Output } from './generated/hopline/v1/DocumentLookup.js';
 export type { DocumentRef, DocumentRef__Output } from './generated/hopline/v1/DocumentRef.js';
+export type { DocumentState, DocumentState__Output } from './generated/hopline/v1/DocumentState.js';
 export type { Done, Done__Output } from './generated/hopline/v1/Done.js';
 export type { ErrorEvent, ErrorEvent__Output } from './generated/hopline/v1/ErrorEvent.js';
 export type { FoundBy__Output } from './generated/hopline/v1/FoundBy.js';
@@ -30,11 +28,7 @@ export type { HopStarted, HopStarted__Output } from './generated/hopline/v1/HopS
 export type { IngestCommand, IngestCommand__Output } from './generated/hopline/v1/IngestCommand.js';
 export type { KbChanged, KbChanged__Output } from './generated/hopline/v1/KbChanged.js';
 export type { QaEvent, QaEvent__Output } from './generated/hopline/v1/QaEvent.js';
-export type {
-  QueryUnderstandingClient,
-  QueryUnderstandingDefinition,
-  QueryUnderstandingHandlers,
-} from './generated/hopline/v1/QueryUnderstanding.js';
+export type { QueryUnderstandingClient, QueryUnderstandingDefinition, QueryUnderstandingHandlers } from './generated/hopline/v1/QueryUnderstanding.js';
 export type { ReasoningTrace, ReasoningTrace__Output } from './generated/hopline/v1/ReasoningTrace.js';
 export type { RequestContext, RequestContext__Output } from './generated/hopline/v1/RequestContext.js';
 export type { RerankRequest, RerankRequest__Output } from './generated/hopline/v1/RerankRequest.js';
@@ -54,3 +48,4 @@ export { StopReason } from './generated/hopline/v1/StopReason.js';
 export type { SubQuestion, SubQuestion__Output } from './generated/hopline/v1/SubQuestion.js';
 export type { TextSpan, TextSpan__Output } from './generated/hopline/v1/TextSpan.js';
 export type { TokenEvent, TokenEvent__Output } from './generated/hopline/v1/TokenEvent.js';
+export type { WorkerPresence, WorkerPresence__Output } from './generated/hopline/v1/WorkerPresence.js';

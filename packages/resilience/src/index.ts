@@ -12,7 +12,10 @@
  *   its own AbortSignal (DeadlineExceededError on timeout, CancelledError on the caller's abort).
  *   These four are `guard.call`.
  * - retry:    `retryWithinDeadline` wraps `guard.call`, so every attempt passes the bulkhead and
- *   breaker again, and no attempt starts that the deadline cannot fit.
+ *   breaker again, and no attempt starts that the deadline cannot fit. Where replicas are
+ *   addressable one by one, `hedged` runs inside `guard.call` instead: a second attempt on
+ *   another replica once the first outlasts its recent p95 (`LatencyWindow`) or fails, within
+ *   the same call's timeout, so one stuck replica costs a hedge delay, not the deadline.
  * - fallback: `withFallback` turns the final failure into a degraded, flagged result.
  * - trace:    the transport helpers' CLIENT span and the caller's `instrument` span record the
  *   outcome, breaker state and degraded flag.
@@ -22,5 +25,6 @@
 export * from './deadline.js';
 export * from './fallback.js';
 export * from './guard.js';
+export * from './hedge.js';
 export * from './retry.js';
 export * from './signals.js';

@@ -23,6 +23,8 @@ export interface HoplineMetrics {
   readonly degradedRetrievals: Counter<'path' | 'reason'>;
   /** Ingest commands given up on; `cause` is malformed, invalid or exhausted (retries used up). */
   readonly ingestDeadLetters: Counter<'cause'>;
+  /** Ingest commands in the stream that this worker's index has not applied yet. */
+  readonly ingestLag: Gauge;
   /** `result` is hit or miss. */
   readonly cacheLookups: Counter<'cache' | 'result'>;
   readonly llmCalls: Counter<'model' | 'purpose' | 'outcome'>;
@@ -92,6 +94,11 @@ export function createMetrics(service: string, options: MetricsOptions = {}): Ho
       name: 'hopline_ingest_dead_letters_total',
       help: 'Ingest commands terminated and published on the dead-letter subject',
       labelNames: ['cause'],
+      registers,
+    }),
+    ingestLag: new Gauge({
+      name: 'hopline_ingest_lag_messages',
+      help: "Ingest commands in the stream not yet applied to this worker's index",
       registers,
     }),
     cacheLookups: new Counter({

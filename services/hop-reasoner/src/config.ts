@@ -17,6 +17,17 @@ export const configSchema = z.object({
   LLM_TOKEN_BUDGET: env.positiveInt(20_000),
   /** Questions one instance runs at once; more wait in NATS. */
   MAX_CONCURRENT_QUESTIONS: env.positiveInt(32),
+  /**
+   * Stage budgets: the longest one call of the stage may take, whatever is left of the
+   * question's deadline (it gets the smaller of the two). A retrieval's budget covers its hedge
+   * on a second worker; a model call's covers one request, retries aside.
+   */
+  ANALYZE_BUDGET_MS: env.positiveInt(5_000),
+  RETRIEVE_BUDGET_MS: env.positiveInt(2_500),
+  RERANK_BUDGET_MS: env.positiveInt(2_000),
+  MODEL_CALL_BUDGET_MS: env.positiveInt(20_000),
+  /** How long a downstream's open breaker fails fast before it lets one trial call through. */
+  BREAKER_RESET_MS: env.positiveInt(1_000),
 });
 
 export type Config = z.infer<typeof configSchema>;

@@ -8,6 +8,7 @@ import { createAnalyzerClient } from './clients/analyzer-client.js';
 import { createQuestionService } from './clients/question-service.js';
 import { createRerankerClient } from './clients/reranker-client.js';
 import { createRetrieverClient } from './clients/retriever-client.js';
+import { WorkerDirectory } from './clients/worker-directory.js';
 import type { Config } from './config.js';
 import { createHopReasoner } from './hop-reasoner.js';
 
@@ -24,6 +25,11 @@ export interface HopReasonerServiceDeps {
     | 'LLM_CALL_BUDGET'
     | 'LLM_TOKEN_BUDGET'
     | 'MAX_CONCURRENT_QUESTIONS'
+    | 'ANALYZE_BUDGET_MS'
+    | 'RETRIEVE_BUDGET_MS'
+    | 'RERANK_BUDGET_MS'
+    | 'MODEL_CALL_BUDGET_MS'
+    | 'BREAKER_RESET_MS'
   >;
   bus: Bus;
   /** Where reasoning traces are kept for GET /v1/questions/{id}/trace. */
@@ -40,12 +46,16 @@ export interface HopReasonerService {
 /**
  * The hop-reasoner: takes questions from the ask queue group and runs the bounded loop,
  * calling query-understanding and the reranker over gRPC and the retrieval workers over NATS,
- * each through its own breaker, with deadlines derived from the question's.
+ * each through its own breaker, each call within the smaller of its stage budget and what is
+ * left of the question's deadline.
  */
 export async function startHopReasonerService(deps: HopReasonerServiceDeps): Promise<HopReasonerService> {
   const { config, bus, traces, logger, metrics } = deps;
   const grpc = loadHoplineGrpc().hopline.v1;
-  const guard = (downstream: string): Guard => createGuard({ downstream, breaker: DEFAULT_BREAKER, logger, metrics });
+  // A downstream that times out twice in a row is down, whatever its earlier successes; it is
+  // tried again after BREAKER_RESET_MS, its trial waiting for a reconnecting channel.
+  const breaker = { ...DEFAULT_BREAKER, resetTimeoutMs: config.BREAKER_RESET_MS, consecutiveFailures: 2 };
+  const guard = (downstream: string): Guard => createGuard({ downstream, breaker, logger, metrics });
   const guards = {
     analyze: guard('query-understanding'),
     retrieve: guard('retrieval-worker'),
@@ -61,13 +71,25 @@ export async function startHopReasonerService(deps: HopReasonerServiceDeps): Pro
         apiKey: config.OPENAI_API_KEY,
         model: config.CHAT_MODEL,
         guard: guards.chat,
+        requestTimeoutMs: config.MODEL_CALL_BUDGET_MS,
       })
     : undefined;
 
+  const workers = await WorkerDirectory.start(bus);
   const reasoner = createHopReasoner({
-    analyzer: createAnalyzerClient(analyzerClient, guards.analyze, metrics),
-    retriever: createRetrieverClient(bus, guards.retrieve),
-    reranker: createRerankerClient(rerankerClient, guards.rerank, metrics),
+    analyzer: createAnalyzerClient({
+      client: analyzerClient,
+      guard: guards.analyze,
+      budgetMs: config.ANALYZE_BUDGET_MS,
+      metrics,
+    }),
+    retriever: createRetrieverClient({ bus, guard: guards.retrieve, workers, budgetMs: config.RETRIEVE_BUDGET_MS }),
+    reranker: createRerankerClient({
+      client: rerankerClient,
+      guard: guards.rerank,
+      budgetMs: config.RERANK_BUDGET_MS,
+      metrics,
+    }),
     ...(chat ? { chat } : {}),
     logger,
     config: {
@@ -99,12 +121,13 @@ export async function startHopReasonerService(deps: HopReasonerServiceDeps): Pro
       const busState = busHealth(bus);
       return {
         ok: guards.retrieve.state !== 'open' && busState.ok,
-        details: { inFlight: questions.inFlight, breakers, bus: busState.details },
+        details: { inFlight: questions.inFlight, breakers, retrievalWorkers: workers.live, bus: busState.details },
       };
     },
     async stop() {
       await service.stop();
       await questions.stop();
+      workers.stop();
       for (const g of Object.values(guards)) g.shutdown();
       analyzerClient.close();
       rerankerClient.close();

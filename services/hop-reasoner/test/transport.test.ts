@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createMemoryBroker, type Bus, type KeyValueStore } from '@hopline/bus';
 import {
-  BreakerOpenError,
   codecs,
   loadHoplineGrpc,
   RemoteError,
@@ -12,7 +11,7 @@ import {
   type QaEvent__Output,
   type ReasoningTrace__Output,
 } from '@hopline/contracts';
-import { createClient } from '@hopline/grpc';
+import { createClient, createGrpcServer } from '@hopline/grpc';
 import { createGuard } from '@hopline/resilience';
 import { createLogger, createMetrics } from '@hopline/telemetry';
 import { freePort, waitFor } from '@hopline/test-support';
@@ -20,6 +19,7 @@ import { createAnalyzerClient } from '../src/clients/analyzer-client.js';
 import { createQuestionService } from '../src/clients/question-service.js';
 import { createRerankerClient } from '../src/clients/reranker-client.js';
 import { createRetrieverClient } from '../src/clients/retriever-client.js';
+import { WorkerDirectory } from '../src/clients/worker-directory.js';
 import type { HopReasoner } from '../src/hop-reasoner.js';
 import type { CallContext } from '../src/ports.js';
 
@@ -208,11 +208,18 @@ describe('hop-reasoner transports', () => {
   it('retriever client - no worker listening fails fast as no_responders, and repeated failures open the breaker', async () => {
     const bus = createMemoryBroker().connect();
     const guard = createGuard({ downstream: 'retrieval-worker', breaker });
-    const retriever = createRetrieverClient(bus, guard);
+    const workers = await WorkerDirectory.start(bus);
+    const retriever = createRetrieverClient({ bus, guard, workers, budgetMs: 2_000 });
     const input = { query: 'q', hydeText: '', topK: 5, hop: 1 };
+    await expect(retriever.retrieve(input, callContext())).rejects.toMatchObject({
+      code: 'no_responders',
+      message: 'no retrieval worker is running',
+    });
     await expect(retriever.retrieve(input, callContext())).rejects.toMatchObject({ code: 'no_responders' });
-    await expect(retriever.retrieve(input, callContext())).rejects.toMatchObject({ code: 'no_responders' });
-    await expect(retriever.retrieve(input, callContext())).rejects.toBeInstanceOf(BreakerOpenError);
+    await expect(retriever.retrieve(input, callContext())).rejects.toMatchObject({
+      code: 'breaker_open',
+      message: 'retrieval failed repeatedly and is skipped until it recovers',
+    });
     expect(guard.state).toBe('open');
     guard.shutdown();
   });
@@ -225,7 +232,8 @@ describe('hop-reasoner transports', () => {
       endpoints: [{ name: 'retrieve', subject: subjects.retrieve, handle: () => new Promise(() => undefined) }],
     });
     const guard = createGuard({ downstream: 'retrieval-worker', breaker });
-    const retriever = createRetrieverClient(bus, guard);
+    const workers = await WorkerDirectory.start(bus);
+    const retriever = createRetrieverClient({ bus, guard, workers, budgetMs: 2_000 });
     const ctx = { ...callContext(), deadlineUnixMs: Date.now() + 150 };
     const started = Date.now();
     await expect(retriever.retrieve({ query: 'q', hydeText: '', topK: 5, hop: 1 }, ctx)).rejects.toMatchObject({
@@ -235,15 +243,73 @@ describe('hop-reasoner transports', () => {
     guard.shutdown();
   });
 
+  it('retriever client - a worker that stops answering costs a hedge delay: the retrieval is answered by another worker', async () => {
+    const broker = createMemoryBroker();
+    const bus = broker.connect();
+    const workersBus = broker.connect();
+    const answer = (workerId: string) => async () => ({
+      data: codecs.retrieveResponse.encode({ chunks: [], degraded: false, degradedReasons: [], workerId }),
+    });
+    await workersBus.serve({
+      name: 'retrieval-worker',
+      version: '0.1.0',
+      endpoints: [
+        { name: 'frozen', subject: subjects.retrieveAt('frozen'), handle: () => new Promise(() => undefined) },
+        { name: 'healthy', subject: subjects.retrieveAt('healthy'), handle: answer('healthy') },
+      ],
+    });
+    const workers = await WorkerDirectory.start(bus);
+    for (const workerId of ['frozen', 'healthy'])
+      workersBus.publish(subjects.retrievalPresence, codecs.workerPresence.encode({ workerId, ingestLag: 0 }));
+    await waitFor(() => workers.live.length === 2);
+    const guard = createGuard({ downstream: 'retrieval-worker', breaker });
+    const retriever = createRetrieverClient({ bus, guard, workers, budgetMs: 2_000, minHedgeDelayMs: 20 });
+    const input = { query: 'q', hydeText: '', topK: 5, hop: 1 };
+    // Half of first attempts would go to the frozen worker; every retrieval must still be answered.
+    for (let i = 0; i < 12; i += 1) await expect(retriever.retrieve(input, callContext())).resolves.toBeDefined();
+    expect(guard.stats()).toMatchObject({ successes: 12, failures: 0 });
+    workers.stop();
+    guard.shutdown();
+  });
+
+  it('reranker client - a reranker that does not answer within its budget falls back to the fused order, and two timeouts open its breaker', async () => {
+    const server = createGrpcServer({ logger, metrics });
+    server.addService(loadHoplineGrpc().hopline.v1.Reranker, { Rerank: () => new Promise(() => undefined) });
+    const port = await server.listen('127.0.0.1', 0);
+    const client = createClient(loadHoplineGrpc().hopline.v1.Reranker, `127.0.0.1:${port}`);
+    const guard = createGuard({
+      downstream: 'reranker',
+      breaker: { ...breaker, volumeThreshold: 10, consecutiveFailures: 2 },
+    });
+    const reranker = createRerankerClient({ client, guard, budgetMs: 200, metrics });
+    const chunks = ['a', 'b', 'c'].map((chunkId) => ({ chunkId }) as Chunk__Output);
+    for (let i = 0; i < 2; i += 1) {
+      const result = await reranker.rerank({ query: 'q', chunks, topN: 2 }, callContext());
+      expect(result).toMatchObject({
+        fallback: true,
+        fallbackReason: 'the reranker did not answer within 200 ms; the chunks keep their retrieval order',
+      });
+      expect(result.chunks.map((chunk) => chunk.chunkId)).toEqual(['a', 'b']);
+    }
+    expect(guard.state).toBe('open');
+    const skipped = await reranker.rerank({ query: 'q', chunks, topN: 2 }, callContext());
+    expect(skipped.fallbackReason).toBe(
+      'the reranker failed repeatedly and is skipped until it recovers; the chunks keep their retrieval order',
+    );
+    guard.shutdown();
+    client.close();
+    await server.shutdown({ graceMs: 0 });
+  });
+
   it('reranker client - a reranker that is down leaves the fused order in place, flagged as a fallback', async () => {
     const port = await freePort();
     const client = createClient(loadHoplineGrpc().hopline.v1.Reranker, `127.0.0.1:${port}`);
     const guard = createGuard({ downstream: 'reranker', breaker });
-    const reranker = createRerankerClient(client, guard, metrics);
+    const reranker = createRerankerClient({ client, guard, budgetMs: 1_000, metrics });
     const chunks = ['a', 'b', 'c'].map((chunkId) => ({ chunkId }) as Chunk__Output);
     const result = await reranker.rerank({ query: 'q', chunks, topN: 2 }, callContext());
     expect(result.fallback).toBe(true);
-    expect(result.fallbackReason).toMatch(/unavailable/);
+    expect(result.fallbackReason).toBe('the reranker could not be reached; the chunks keep their retrieval order');
     expect(result.chunks.map((chunk) => chunk.chunkId)).toEqual(['a', 'b']);
     guard.shutdown();
     client.close();
@@ -253,7 +319,7 @@ describe('hop-reasoner transports', () => {
     const port = await freePort();
     const client = createClient(loadHoplineGrpc().hopline.v1.QueryUnderstanding, `127.0.0.1:${port}`);
     const guard = createGuard({ downstream: 'query-understanding', breaker });
-    const analyzer = createAnalyzerClient(client, guard);
+    const analyzer = createAnalyzerClient({ client, guard, budgetMs: 1_000 });
     const abort = new AbortController();
     abort.abort();
     await expect(analyzer.analyze('Who?', callContext(abort.signal))).rejects.toMatchObject({ code: 'cancelled' });

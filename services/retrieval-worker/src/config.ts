@@ -7,12 +7,16 @@ export const configSchema = z.object({
   ...jetstreamEnv,
   NATS_URL: env.url().default('nats://127.0.0.1:4222'),
   /**
-   * Names this worker in responses and logs; defaults to the host name. With the embedded
-   * indexes it also names the worker's own ingest consumer, so keep it stable across restarts.
+   * Names this worker in responses, logs and its own retrieve subject; with the embedded indexes
+   * it also names the worker's own ingest consumer. Unset, the worker makes one (host name and
+   * a random suffix) and keeps it in DATA_DIR, so that each worker, on one host or not, has its
+   * own and keeps it across restarts.
    */
   WORKER_ID: z.string().min(1).optional(),
-  /** Where the embedded indexes persist. */
+  /** Where the embedded indexes and the worker's identity persist. */
   DATA_DIR: env.string('.data/retrieval'),
+  /** A worker's own ingest consumer that no worker used for this long is deleted by JetStream. */
+  INGEST_CONSUMER_INACTIVE_HOURS: z.coerce.number().positive().default(24),
   /** Switches BM25 to Elasticsearch. */
   ELASTICSEARCH_URL: env.url().optional(),
   /** The chunks index (its document records go to `<index>-documents`); created at start-up. */

@@ -15,6 +15,8 @@ export interface IngestConsumerDeps {
   durable: string;
   maxDeliver?: number;
   ackWaitMs?: number;
+  /** The server deletes the consumer after no worker used it for this long. */
+  inactiveThresholdMs?: number;
 }
 
 const BASE_RETRY_MS = 500;
@@ -61,6 +63,7 @@ export async function startIngestConsumer(deps: IngestConsumerDeps): Promise<Dur
       filterSubject: subjects.ingestAll,
       maxDeliver: maxDeliver + 2,
       ackWaitMs: deps.ackWaitMs ?? 60_000,
+      ...(deps.inactiveThresholdMs === undefined ? {} : { inactiveThresholdMs: deps.inactiveThresholdMs }),
     },
     async (message) => {
       let command: IngestCommand__Output;

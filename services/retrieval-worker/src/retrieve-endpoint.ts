@@ -1,5 +1,5 @@
 import type { Endpoint } from '@hopline/bus';
-import { codecs, requireRequestContext, subjects, queueGroups } from '@hopline/contracts';
+import { codecs, requireRequestContext } from '@hopline/contracts';
 import type { HybridRetriever } from '@hopline/retrieval';
 import type { HoplineMetrics } from '@hopline/telemetry';
 import { trace } from '@opentelemetry/api';
@@ -8,17 +8,31 @@ export interface RetrieveEndpointDeps {
   retriever: HybridRetriever;
   workerId: string;
   metrics: Pick<HoplineMetrics, 'degradedRetrievals'>;
+  /** Endpoint name and subject: the queue group's, or this worker's own. */
+  name: string;
+  subject: string;
+  /** Ingest commands not applied to the index yet, as of now. */
+  ingestLag: () => Promise<number>;
 }
 
 /**
  * The retrieve request/reply endpoint. The scope comes from the verified request context and
- * nothing else in the request can widen it: the retriever applies it as a hard filter.
+ * nothing else in the request can widen it: the retriever applies it as a hard filter. Nothing
+ * found while the index still has ingest commands to apply is flagged degraded, never a plain
+ * "nothing found": the answer may be in a document not indexed yet, and a degraded answer is
+ * neither trusted nor cached.
  */
-export function retrieveEndpoint({ retriever, workerId, metrics }: RetrieveEndpointDeps): Endpoint {
+export function retrieveEndpoint({
+  retriever,
+  workerId,
+  metrics,
+  name,
+  subject,
+  ingestLag,
+}: RetrieveEndpointDeps): Endpoint {
   return {
-    name: 'retrieve',
-    subject: subjects.retrieve,
-    queue: queueGroups.retrievalWorker,
+    name,
+    subject,
     async handle(message) {
       const request = codecs.retrieveRequest.decode(message.data);
       const ctx = requireRequestContext(request.ctx);
@@ -30,12 +44,18 @@ export function retrieveEndpoint({ retriever, workerId, metrics }: RetrieveEndpo
         hop: request.hop,
         deadlineUnixMs: ctx.deadlineUnixMs,
       });
+      const degradedReasons = [...result.degradedReasons];
+      const lag = result.chunks.length === 0 ? await ingestLag() : 0;
+      if (lag > 0) {
+        degradedReasons.push(`the search index is still catching up (${lag} document changes not applied yet)`);
+        metrics.degradedRetrievals.inc({ path: 'index', reason: 'catching_up' });
+      }
       const span = trace.getActiveSpan();
       span?.setAttributes({
         'hopline.question_id': ctx.questionId,
         'hopline.hop': request.hop,
         'hopline.retrieval.hits': result.chunks.length,
-        'hopline.retrieval.degraded': result.degraded,
+        'hopline.retrieval.degraded': degradedReasons.length > 0,
       });
       for (const reason of result.degradedReasons) {
         // Reasons read "<backend> search failed (<code>): <message>"; labels take the closed parts.
@@ -47,8 +67,8 @@ export function retrieveEndpoint({ retriever, workerId, metrics }: RetrieveEndpo
       return {
         data: codecs.retrieveResponse.encode({
           chunks: result.chunks,
-          degraded: result.degraded,
-          degradedReasons: result.degradedReasons,
+          degraded: degradedReasons.length > 0,
+          degradedReasons,
           timings: result.timings,
           workerId,
         }),

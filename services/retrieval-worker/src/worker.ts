@@ -1,6 +1,5 @@
-import { hostname } from 'node:os';
 import { busHealth, type Bus, type ServiceHandle } from '@hopline/bus';
-import { jetstream, natsServices, subjects, subjectToken } from '@hopline/contracts';
+import { codecs, jetstream, natsServices, subjects } from '@hopline/contracts';
 import { createGuard, DEFAULT_BREAKER, type Guard } from '@hopline/resilience';
 import {
   createHybridRetriever,
@@ -12,13 +11,18 @@ import {
 } from '@hopline/retrieval';
 import type { HealthReport, HoplineMetrics, Logger } from '@hopline/telemetry';
 import type { Config } from './config.js';
+import { workerIdentity } from './identity.js';
 import { startIngestConsumer } from './ingest-consumer.js';
+import { IngestProgress } from './ingest-progress.js';
+import { documentLookupEndpoint } from './lookup-endpoint.js';
 import { retrieveEndpoint } from './retrieve-endpoint.js';
 
 export interface RetrievalWorkerDeps {
   config: Pick<
     Config,
     | 'WORKER_ID'
+    | 'DATA_DIR'
+    | 'INGEST_CONSUMER_INACTIVE_HOURS'
     | 'FUSION_METHOD'
     | 'RRF_K'
     | 'RRF_WEIGHT_BM25'
@@ -43,17 +47,24 @@ export interface RetrievalWorkerDeps {
 
 export interface RetrievalWorker {
   readonly workerId: string;
+  /** Resolves once the index has caught up with the ingest stream and the worker serves retrievals. */
+  readonly ready: Promise<void>;
   health(): Promise<HealthReport>;
   stop(): Promise<void>;
 }
 
+/** How often a ready worker announces itself; hop-reasoners forget it after a few missed beats. */
+const PRESENCE_INTERVAL_MS = 1_000;
+
 /**
- * One retrieval worker: answers retrieve requests in the shared queue group (so more workers
- * means more capacity) and applies the durable ingest stream to its indexes.
+ * One retrieval worker. It applies the durable ingest stream to its indexes through a consumer
+ * named by its identity (shared by all workers when the indexes are shared), and only once its
+ * index has caught up with the stream does it join the retrieve queue group, serve its own
+ * retrieve subject and document lookups, and announce itself every second.
  */
 export async function startRetrievalWorker(deps: RetrievalWorkerDeps): Promise<RetrievalWorker> {
   const { config, bus, lexical, vector, embedder, logger, metrics } = deps;
-  const workerId = config.WORKER_ID ?? hostname();
+  const workerId = await workerIdentity(config.WORKER_ID, config.DATA_DIR);
   const guard = (downstream: string): Guard => createGuard({ downstream, breaker: DEFAULT_BREAKER, logger, metrics });
   const lexicalGuard = guard(lexical.name);
   const vectorGuard = guard(vector.name);
@@ -83,35 +94,72 @@ export async function startRetrievalWorker(deps: RetrievalWorkerDeps): Promise<R
       retention: 'dead-letters',
     }),
   ]);
-  const service: ServiceHandle = await bus.serve({
-    name: natsServices.retrievalWorker,
-    version: '0.1.0',
-    description: 'Hybrid BM25 + vector retrieval, scoped to the caller',
-    endpoints: [retrieveEndpoint({ retriever, workerId, metrics })],
+  const durable = deps.indexesShared ? jetstream.ingestConsumer : `${jetstream.ingestConsumer}-${workerId}`;
+  const consumer = await startIngestConsumer({
+    bus,
+    stream,
+    deadLetters,
+    indexer,
+    logger,
+    metrics,
+    durable,
+    // A worker's own consumer outlives restarts, not the worker: a shared one is never abandoned.
+    ...(deps.indexesShared ? {} : { inactiveThresholdMs: config.INGEST_CONSUMER_INACTIVE_HOURS * 3_600_000 }),
   });
-  const durable = deps.indexesShared
-    ? jetstream.ingestConsumer
-    : `${jetstream.ingestConsumer}-${subjectToken(workerId, 'WORKER_ID')}`;
-  const consumer = await startIngestConsumer({ bus, stream, deadLetters, indexer, logger, metrics, durable });
-  logger.info('retrieval worker ready', {
-    workerId,
-    ingestConsumer: durable,
-    lexical: lexical.name,
-    vector: vector.name,
-    embedder: embedder.model,
-    fusion: options.fusion,
-    vectorWeight: options.vectorWeight,
+  const progress = await IngestProgress.start({ stream, consumer, metrics, logger });
+
+  let service: ServiceHandle | undefined;
+  let presence: NodeJS.Timeout | undefined;
+  let stopping = false;
+  const announce = () =>
+    bus.publish(subjects.retrievalPresence, codecs.workerPresence.encode({ workerId, ingestLag: progress.lag ?? 0 }));
+  const ready = progress.ready.then(async () => {
+    if (stopping) return;
+    const endpoint = (name: string, subject: string) =>
+      retrieveEndpoint({ retriever, workerId, metrics, name, subject, ingestLag: () => progress.currentLag() });
+    service = await bus.serve({
+      name: natsServices.retrievalWorker,
+      version: '0.1.0',
+      description: 'Hybrid BM25 + vector retrieval, scoped to the caller',
+      endpoints: [
+        endpoint('retrieve', subjects.retrieve),
+        endpoint('retrieve-direct', subjects.retrieveAt(workerId)),
+        documentLookupEndpoint({ lexical, progress }),
+      ],
+    });
+    announce();
+    presence = setInterval(() => {
+      try {
+        announce();
+      } catch (error) {
+        logger.warn('could not announce the worker', { error });
+      }
+    }, PRESENCE_INTERVAL_MS);
+    presence.unref();
+    logger.info('retrieval worker ready', {
+      workerId,
+      ingestConsumer: durable,
+      lexical: lexical.name,
+      vector: vector.name,
+      embedder: embedder.model,
+      fusion: options.fusion,
+      vectorWeight: options.vectorWeight,
+    });
   });
+  ready.catch((error: unknown) => logger.error('retrieval worker could not start serving', { error }));
 
   return {
     workerId,
+    ready,
     async health() {
       const report = await indexer.checkConsistency();
       const busState = busHealth(bus);
+      const serving = service !== undefined;
       return {
-        ok: (lexicalGuard.state !== 'open' || vectorGuard.state !== 'open') && busState.ok,
+        ok: serving && (lexicalGuard.state !== 'open' || vectorGuard.state !== 'open') && busState.ok,
         details: {
           workerId,
+          ingest: { consumer: durable, caughtUp: progress.isReady, serving, lag: progress.lag },
           bus: busState.details,
           breakers: { [lexical.name]: lexicalGuard.state, [vector.name]: vectorGuard.state },
           kbs: report.kbs,
@@ -120,7 +168,10 @@ export async function startRetrievalWorker(deps: RetrievalWorkerDeps): Promise<R
       };
     },
     async stop() {
-      await service.stop();
+      stopping = true;
+      clearInterval(presence);
+      progress.stop();
+      await service?.stop();
       await consumer.stop();
       lexicalGuard.shutdown();
       vectorGuard.shutdown();

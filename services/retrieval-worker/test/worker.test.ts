@@ -1,7 +1,15 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectNatsBus, createMemoryBroker, type Bus } from '@hopline/bus';
 import { codecs, RemoteError, subjects } from '@hopline/contracts';
-import { EmbeddedLexicalBackend, EmbeddedVectorBackend, HashingEmbedder } from '@hopline/retrieval';
+import {
+  EmbeddedLexicalBackend,
+  EmbeddedVectorBackend,
+  HashingEmbedder,
+  type LexicalBackend,
+} from '@hopline/retrieval';
 import { createLogger, createMetrics } from '@hopline/telemetry';
 import { startNats, waitFor } from '@hopline/test-support';
 import { configSchema } from '../src/config.js';
@@ -10,6 +18,57 @@ import { startRetrievalWorker, type RetrievalWorker } from '../src/worker.js';
 const nats = await startNats();
 const logger = createLogger('retrieval-worker-test', { level: 'silent' });
 
+/**
+ * Holds indexing until the test opens its gate: the indexer reads a document's state before it
+ * writes anything, so holding that read holds the whole command, and searches are untouched.
+ */
+class IndexingGate {
+  held: Promise<void> = Promise.resolve();
+  around(inner: LexicalBackend): LexicalBackend {
+    return {
+      name: inner.name,
+      upsertDocument: (doc, items, signal) => inner.upsertDocument(doc, items, signal),
+      deleteDocument: (ref, signal) => inner.deleteDocument(ref, signal),
+      documentState: async (key, signal) => {
+        await this.held;
+        return inner.documentState(key, signal);
+      },
+      countChunks: (signal) => inner.countChunks(signal),
+      close: () => inner.close(),
+      search: (request, signal) => inner.search(request, signal),
+    };
+  }
+}
+
+function gate(): { opened: Promise<void>; open: () => void } {
+  let open = () => {};
+  const opened = new Promise<void>((resolve) => (open = resolve));
+  return { opened, open };
+}
+
+/** A worker started but not awaited: it may still be catching up with the stream. */
+async function startWorker(
+  bus: Bus,
+  env: Record<string, string>,
+  indexingGate = new IndexingGate(),
+): Promise<RetrievalWorker> {
+  const embedder = new HashingEmbedder();
+  const [lexical, vector] = await Promise.all([
+    EmbeddedLexicalBackend.open(),
+    EmbeddedVectorBackend.open({ dimensions: embedder.dimensions }),
+  ]);
+  return startRetrievalWorker({
+    config: configSchema.parse(env),
+    bus,
+    lexical: indexingGate.around(lexical),
+    vector,
+    embedder,
+    indexesShared: false,
+    logger,
+    metrics: createMetrics('test', { defaultMetrics: false }),
+  });
+}
+
 async function worker(bus: Bus, workerId: string, env: Record<string, string> = {}): Promise<RetrievalWorker> {
   const embedder = new HashingEmbedder();
   const [lexical, vector] = await Promise.all([
@@ -17,7 +76,7 @@ async function worker(bus: Bus, workerId: string, env: Record<string, string> = 
     EmbeddedVectorBackend.open({ dimensions: embedder.dimensions }),
   ]);
   const config = configSchema.parse({ WORKER_ID: workerId, ...env });
-  return startRetrievalWorker({
+  const started = await startRetrievalWorker({
     config,
     bus,
     lexical,
@@ -27,6 +86,8 @@ async function worker(bus: Bus, workerId: string, env: Record<string, string> = 
     logger,
     metrics: createMetrics('test', { defaultMetrics: false }),
   });
+  await started.ready;
+  return started;
 }
 
 const deadline = () => Date.now() + 5_000;
@@ -143,6 +204,37 @@ describe.skipIf(!nats.url)('retrieval-worker over NATS', () => {
     expect(seen).toHaveLength(1);
     await consumer.stop();
   });
+
+  it('identity - two workers on one host without WORKER_ID each make and keep an identity of their own, so both index the whole stream', async () => {
+    const dirs = [mkdtempSync(join(tmpdir(), 'worker-a-')), mkdtempSync(join(tmpdir(), 'worker-b-'))];
+    const buses: Bus[] = [];
+    const workers: RetrievalWorker[] = [];
+    try {
+      for (const dir of dirs) {
+        const bus = await connectNatsBus({ url: nats.url as string, name: 'identity-test' });
+        buses.push(bus);
+        workers.push(await startWorker(bus, { DATA_DIR: dir }));
+      }
+      const [first, second] = workers as [RetrievalWorker, RetrievalWorker];
+      expect(first.workerId).not.toBe(second.workerId);
+      const tenant = `identity-${first.workerId.slice(-8)}`;
+      for (let i = 0; i < 10; i += 1)
+        await ingest(buses[0] as Bus, tenant, 'docs', `doc-${i}`, `Document number ${i}.`);
+      await waitFor(
+        async () =>
+          (await Promise.all(workers.map((w) => chunkCount(w, tenant, 'docs')))).every((count) => count === 10),
+        { timeoutMs: 15_000, description: 'both workers to index all ten documents' },
+      );
+      await first.stop();
+      const again = await startWorker(buses[0] as Bus, { DATA_DIR: dirs[0] as string });
+      expect(again.workerId).toBe(first.workerId);
+      workers[0] = again;
+    } finally {
+      for (const w of workers) await w.stop();
+      for (const bus of buses) await bus.drain();
+      for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
 
 describe('retrieval-worker on the in-memory bus', () => {
@@ -190,5 +282,54 @@ describe('retrieval-worker on the in-memory bus', () => {
     expect(await topScore({})).toBeCloseTo(1.1, 10);
     expect(await topScore({ RRF_WEIGHT_VECTOR: '0.5' })).toBeCloseTo(1.5, 10);
     expect(await topScore({ FUSION_METHOD: 'rrf', RRF_WEIGHT_VECTOR: '1' })).toBeCloseTo(2 / 61, 10);
+  });
+});
+
+describe('retrieval-worker readiness', () => {
+  it('readiness - a worker serves retrievals only once its index caught up with the stream; until then /healthz is not ok and reports the lag', async () => {
+    const bus = createMemoryBroker().connect();
+    await ingest(bus, 'acme', 'kb', 'doc', 'Alpha beta gamma.', 1);
+    const indexingGate = new IndexingGate();
+    const indexing = gate();
+    indexingGate.held = indexing.opened;
+    const w = await startWorker(bus, { WORKER_ID: 'late' }, indexingGate);
+    try {
+      const health = await w.health();
+      expect(health.ok).toBe(false);
+      expect(health.details.ingest).toMatchObject({ caughtUp: false, serving: false, lag: 1 });
+      await expect(retrieve(bus, 'acme', ['kb'], 'alpha')).rejects.toMatchObject({ code: 'no_responders' });
+
+      indexing.open();
+      await w.ready;
+      expect((await retrieve(bus, 'acme', ['kb'], 'alpha')).chunks[0]?.docId).toBe('doc');
+      expect(await w.health()).toMatchObject({ ok: true, details: { ingest: { caughtUp: true, serving: true } } });
+    } finally {
+      await w.stop();
+      await bus.drain();
+    }
+  });
+
+  it('retrieval - nothing found while document changes wait to be applied is flagged degraded, never a plain "nothing found"', async () => {
+    const bus = createMemoryBroker().connect();
+    const indexingGate = new IndexingGate();
+    const w = await startWorker(bus, { WORKER_ID: 'lagging' }, indexingGate);
+    try {
+      await w.ready;
+      const indexing = gate();
+      indexingGate.held = indexing.opened;
+      await ingest(bus, 'acme', 'kb', 'delta', 'Delta epsilon.', 1);
+      const response = await retrieve(bus, 'acme', ['kb'], 'delta');
+      expect(response.chunks).toEqual([]);
+      expect(response.degraded).toBe(true);
+      expect(response.degradedReasons).toEqual([
+        'the search index is still catching up (1 document changes not applied yet)',
+      ]);
+      indexing.open();
+      await waitFor(async () => (await retrieve(bus, 'acme', ['kb'], 'delta')).chunks.length > 0);
+      expect((await retrieve(bus, 'acme', ['kb'], 'delta')).degraded).toBe(false);
+    } finally {
+      await w.stop();
+      await bus.drain();
+    }
   });
 });

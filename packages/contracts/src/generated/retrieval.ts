@@ -4,7 +4,9 @@ import type { EnumTypeDefinition, MessageTypeDefinition } from '@grpc/proto-load
 import type { Chunk as _hopline_v1_Chunk, Chunk__Output as _hopline_v1_Chunk__Output } from './hopline/v1/Chunk.js';
 import type { DeadLetter as _hopline_v1_DeadLetter, DeadLetter__Output as _hopline_v1_DeadLetter__Output } from './hopline/v1/DeadLetter.js';
 import type { Document as _hopline_v1_Document, Document__Output as _hopline_v1_Document__Output } from './hopline/v1/Document.js';
+import type { DocumentLookup as _hopline_v1_DocumentLookup, DocumentLookup__Output as _hopline_v1_DocumentLookup__Output } from './hopline/v1/DocumentLookup.js';
 import type { DocumentRef as _hopline_v1_DocumentRef, DocumentRef__Output as _hopline_v1_DocumentRef__Output } from './hopline/v1/DocumentRef.js';
+import type { DocumentState as _hopline_v1_DocumentState, DocumentState__Output as _hopline_v1_DocumentState__Output } from './hopline/v1/DocumentState.js';
 import type { IngestCommand as _hopline_v1_IngestCommand, IngestCommand__Output as _hopline_v1_IngestCommand__Output } from './hopline/v1/IngestCommand.js';
 import type { KbChanged as _hopline_v1_KbChanged, KbChanged__Output as _hopline_v1_KbChanged__Output } from './hopline/v1/KbChanged.js';
 import type { RequestContext as _hopline_v1_RequestContext, RequestContext__Output as _hopline_v1_RequestContext__Output } from './hopline/v1/RequestContext.js';
@@ -14,6 +16,7 @@ import type { RetrieveResponse as _hopline_v1_RetrieveResponse, RetrieveResponse
 import type { Scope as _hopline_v1_Scope, Scope__Output as _hopline_v1_Scope__Output } from './hopline/v1/Scope.js';
 import type { Scores as _hopline_v1_Scores, Scores__Output as _hopline_v1_Scores__Output } from './hopline/v1/Scores.js';
 import type { TextSpan as _hopline_v1_TextSpan, TextSpan__Output as _hopline_v1_TextSpan__Output } from './hopline/v1/TextSpan.js';
+import type { WorkerPresence as _hopline_v1_WorkerPresence, WorkerPresence__Output as _hopline_v1_WorkerPresence__Output } from './hopline/v1/WorkerPresence.js';
 
 type SubtypeConstructor<Constructor extends new (...args: any) => any, Subtype> = {
   new(...args: ConstructorParameters<Constructor>): Subtype;
@@ -25,7 +28,9 @@ export interface ProtoGrpcType {
       Chunk: MessageTypeDefinition<_hopline_v1_Chunk, _hopline_v1_Chunk__Output>
       DeadLetter: MessageTypeDefinition<_hopline_v1_DeadLetter, _hopline_v1_DeadLetter__Output>
       Document: MessageTypeDefinition<_hopline_v1_Document, _hopline_v1_Document__Output>
+      DocumentLookup: MessageTypeDefinition<_hopline_v1_DocumentLookup, _hopline_v1_DocumentLookup__Output>
       DocumentRef: MessageTypeDefinition<_hopline_v1_DocumentRef, _hopline_v1_DocumentRef__Output>
+      DocumentState: MessageTypeDefinition<_hopline_v1_DocumentState, _hopline_v1_DocumentState__Output>
       FoundBy: EnumTypeDefinition
       IngestCommand: MessageTypeDefinition<_hopline_v1_IngestCommand, _hopline_v1_IngestCommand__Output>
       KbChanged: MessageTypeDefinition<_hopline_v1_KbChanged, _hopline_v1_KbChanged__Output>
@@ -36,6 +41,7 @@ export interface ProtoGrpcType {
       Scope: MessageTypeDefinition<_hopline_v1_Scope, _hopline_v1_Scope__Output>
       Scores: MessageTypeDefinition<_hopline_v1_Scores, _hopline_v1_Scores__Output>
       TextSpan: MessageTypeDefinition<_hopline_v1_TextSpan, _hopline_v1_TextSpan__Output>
+      WorkerPresence: MessageTypeDefinition<_hopline_v1_WorkerPresence, _hopline_v1_WorkerPresence__Output>
     }
   }
 }

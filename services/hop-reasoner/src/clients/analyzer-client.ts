@@ -4,16 +4,20 @@ import type { Guard } from '@hopline/resilience';
 import type { HoplineMetrics } from '@hopline/telemetry';
 import type { AnalyzerPort, CallContext } from '../ports.js';
 
-/** Query understanding over gRPC, under its breaker. */
-export function createAnalyzerClient(
-  client: QueryUnderstandingClient,
-  guard: Guard,
-  metrics?: Pick<HoplineMetrics, 'grpcRequests' | 'grpcRequestDuration'>,
-): AnalyzerPort {
+export interface AnalyzerClientDeps {
+  client: QueryUnderstandingClient;
+  guard: Guard;
+  /** The longest one Analyze call may take, however much of the question's time is left. */
+  budgetMs: number;
+  metrics?: Pick<HoplineMetrics, 'grpcRequests' | 'grpcRequestDuration'>;
+}
+
+/** Query understanding over gRPC, under its breaker and its stage budget. */
+export function createAnalyzerClient({ client, guard, budgetMs, metrics }: AnalyzerClientDeps): AnalyzerPort {
   return {
     analyze(question: string, ctx: CallContext): Promise<Analysis__Output> {
       return guard.call(
-        (signal) =>
+        (signal, attempt) =>
           unaryCall(
             client,
             'Analyze',
@@ -21,9 +25,15 @@ export function createAnalyzerClient(
               ctx: { questionId: ctx.request.questionId, scope: ctx.request.scope, deadlineUnixMs: ctx.deadlineUnixMs },
               question,
             },
-            { deadlineUnixMs: ctx.deadlineUnixMs, signal, ...(metrics ? { metrics } : {}) },
+            {
+              deadlineUnixMs: ctx.deadlineUnixMs,
+              capMs: budgetMs,
+              signal,
+              waitForReady: attempt.trial,
+              ...(metrics ? { metrics } : {}),
+            },
           ),
-        { deadlineUnixMs: ctx.deadlineUnixMs, signal: ctx.signal },
+        { deadlineUnixMs: ctx.deadlineUnixMs, capMs: budgetMs, signal: ctx.signal },
       );
     },
   };

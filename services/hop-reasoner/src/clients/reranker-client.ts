@@ -1,25 +1,47 @@
-import type { RerankerClient } from '@hopline/contracts';
+import type { HoplineError, RerankerClient } from '@hopline/contracts';
 import { unaryCall } from '@hopline/grpc';
-import { withFallback, type Guard } from '@hopline/resilience';
+import { remainingMs, withFallback, type Guard } from '@hopline/resilience';
 import type { HoplineMetrics } from '@hopline/telemetry';
 import type { CallContext, RerankerPort, RerankInput, RerankOutput } from '../ports.js';
 
+export interface RerankerClientDeps {
+  client: RerankerClient;
+  guard: Guard;
+  /** The longest one Rerank call may take, however much of the question's time is left. */
+  budgetMs: number;
+  metrics?: Pick<HoplineMetrics, 'grpcRequests' | 'grpcRequestDuration' | 'degradedRetrievals'>;
+}
+
+/** Why the reranker did not rank, in the words an answer's reader understands. */
+function fallbackReason(error: HoplineError, limitMs: number): string {
+  const consequence = 'the chunks keep their retrieval order';
+  switch (error.code) {
+    case 'deadline_exceeded':
+      return `the reranker did not answer within ${Math.round(limitMs)} ms; ${consequence}`;
+    case 'breaker_open':
+      return `the reranker failed repeatedly and is skipped until it recovers; ${consequence}`;
+    case 'unavailable':
+    case 'no_responders':
+      return `the reranker could not be reached; ${consequence}`;
+    default:
+      return `the reranker failed (${error.code}); ${consequence}`;
+  }
+}
+
 /**
- * Reranking over gRPC, under its breaker. When the reranker cannot answer, the fused order
- * from retrieval stands, flagged as a fallback: a slow reranker degrades the answer, it never
- * fails the question.
+ * Reranking over gRPC, under its breaker and its stage budget. When the reranker cannot
+ * answer in time, the fused order from retrieval stands, flagged as a fallback: a slow or
+ * stuck reranker degrades the answer (and, by timing out, opens its breaker), it never fails
+ * the question or spends its deadline.
  */
-export function createRerankerClient(
-  client: RerankerClient,
-  guard: Guard,
-  metrics?: Pick<HoplineMetrics, 'grpcRequests' | 'grpcRequestDuration' | 'degradedRetrievals'>,
-): RerankerPort {
+export function createRerankerClient({ client, guard, budgetMs, metrics }: RerankerClientDeps): RerankerPort {
   return {
     async rerank(input: RerankInput, ctx: CallContext): Promise<RerankOutput> {
+      const limitMs = Math.min(budgetMs, remainingMs(ctx.deadlineUnixMs));
       const outcome = await withFallback(
         () =>
           guard.call(
-            (signal) =>
+            (signal, attempt) =>
               unaryCall(
                 client,
                 'Rerank',
@@ -33,25 +55,23 @@ export function createRerankerClient(
                   chunks: [...input.chunks],
                   topN: input.topN,
                 },
-                { deadlineUnixMs: ctx.deadlineUnixMs, signal, ...(metrics ? { metrics } : {}) },
+                {
+                  deadlineUnixMs: ctx.deadlineUnixMs,
+                  capMs: budgetMs,
+                  signal,
+                  waitForReady: attempt.trial,
+                  ...(metrics ? { metrics } : {}),
+                },
               ),
-            { deadlineUnixMs: ctx.deadlineUnixMs, signal: ctx.signal },
+            { deadlineUnixMs: ctx.deadlineUnixMs, capMs: budgetMs, signal: ctx.signal },
           ),
-        () => ({
+        (error) => ({
           chunks: input.chunks.slice(0, input.topN),
           fallback: true,
-          fallbackReason: 'reranker unavailable',
-          scorer: 'fused-order',
+          fallbackReason: fallbackReason(error, limitMs),
         }),
       );
-      if (outcome.degraded) {
-        metrics?.degradedRetrievals.inc({ path: 'rerank', reason: outcome.error.code });
-        return {
-          chunks: outcome.value.chunks,
-          fallback: true,
-          fallbackReason: `reranker failed (${outcome.error.code}): ${outcome.error.message}`,
-        };
-      }
+      if (outcome.degraded) metrics?.degradedRetrievals.inc({ path: 'rerank', reason: outcome.error.code });
       const response = outcome.value;
       return {
         chunks: response.chunks,

@@ -1,10 +1,52 @@
 import type { Bus } from '@hopline/bus';
-import { codecs, subjects } from '@hopline/contracts';
-import { remainingMs, type Guard } from '@hopline/resilience';
+import { codecs, DeadlineExceededError, HoplineError, subjects, toHoplineError } from '@hopline/contracts';
+import { hedged, LatencyWindow, remainingMs, type Guard } from '@hopline/resilience';
 import type { CallContext, RetrieveInput, RetrieveOutput, RetrieverPort } from '../ports.js';
+import type { WorkerDirectory } from './worker-directory.js';
 
-/** Retrieval over NATS: a request to the retrieval-worker queue group, under its breaker. */
-export function createRetrieverClient(bus: Bus, guard: Guard): RetrieverPort {
+export interface RetrieverClientDeps {
+  bus: Bus;
+  guard: Guard;
+  workers: WorkerDirectory;
+  /** The longest one hop's retrieval may take, its hedge included. */
+  budgetMs: number;
+  /** The hedge never starts sooner than this, however fast retrievals have been. Default 50 ms. */
+  minHedgeDelayMs?: number;
+}
+
+/** How long a worker that left a hedged attempt unanswered is passed over. */
+const AVOID_AFTER_LOST_HEDGE_MS = 5_000;
+
+/** A failure of the whole retrieval in the words an answer's reader understands; the code is kept. */
+function explain(error: HoplineError, limitMs: number): HoplineError {
+  switch (error.code) {
+    case 'deadline_exceeded':
+      return new DeadlineExceededError(`no retrieval worker answered within ${Math.round(limitMs)} ms`, {
+        cause: error,
+      });
+    case 'no_responders':
+      return new HoplineError('no_responders', 'no retrieval worker is running', { cause: error });
+    case 'breaker_open':
+      return new HoplineError('breaker_open', 'retrieval failed repeatedly and is skipped until it recovers', {
+        cause: error,
+      });
+    default:
+      return error;
+  }
+}
+
+/**
+ * Retrieval over NATS under its breaker and its stage budget, hedged across workers. The first
+ * attempt goes to the live worker with the fewest of this reasoner's retrievals in flight, on
+ * its own subject; when it has not answered after the recent p95 of retrievals (or failed), a
+ * second goes to another worker, and the first answer wins. One frozen worker thus costs a
+ * hedge delay, not the question's deadline. Without announced workers it falls back to the
+ * queue group.
+ */
+export function createRetrieverClient(deps: RetrieverClientDeps): RetrieverPort {
+  const { bus, guard, workers, budgetMs } = deps;
+  const latency = new LatencyWindow({ floorMs: deps.minHedgeDelayMs ?? 50, ceilingMs: budgetMs / 2 });
+
   return {
     async retrieve(input: RetrieveInput, ctx: CallContext): Promise<RetrieveOutput> {
       const request = codecs.retrieveRequest.encode({
@@ -14,10 +56,39 @@ export function createRetrieverClient(bus: Bus, guard: Guard): RetrieverPort {
         topK: input.topK,
         hop: input.hop,
       });
-      const reply = await guard.call(
-        (signal) => bus.request(subjects.retrieve, request, { timeoutMs: remainingMs(ctx.deadlineUnixMs), signal }),
-        { deadlineUnixMs: ctx.deadlineUnixMs, signal: ctx.signal },
-      );
+      const limitMs = Math.min(budgetMs, remainingMs(ctx.deadlineUnixMs));
+      const callDeadline = Date.now() + limitMs;
+      const tried: string[] = [];
+      const attempt = async (_attemptNumber: 1 | 2, signal: AbortSignal) => {
+        const worker = workers.pick(tried);
+        if (worker) tried.push(worker.workerId);
+        const done = worker ? workers.begin(worker.workerId) : () => undefined;
+        const started = performance.now();
+        try {
+          const reply = await bus.request(worker?.subject ?? subjects.retrieve, request, {
+            timeoutMs: remainingMs(callDeadline),
+            signal,
+          });
+          latency.record(performance.now() - started);
+          return reply;
+        } finally {
+          done();
+        }
+      };
+      let reply;
+      try {
+        reply = await guard.call(
+          async (signal) => {
+            const outcome = await hedged(attempt, { delayMs: latency.hedgeDelayMs(limitMs / 2), signal });
+            const [first] = tried;
+            if (outcome.winner === 2 && first !== undefined) workers.avoid(first, AVOID_AFTER_LOST_HEDGE_MS);
+            return outcome.value;
+          },
+          { deadlineUnixMs: ctx.deadlineUnixMs, capMs: budgetMs, signal: ctx.signal },
+        );
+      } catch (error) {
+        throw explain(toHoplineError(error), limitMs);
+      }
       const response = codecs.retrieveResponse.decode(reply.data);
       return { chunks: response.chunks, degraded: response.degraded, degradedReasons: response.degradedReasons };
     },

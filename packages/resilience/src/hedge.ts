@@ -1,0 +1,92 @@
+import { isInfrastructureError, toHoplineError } from '@hopline/contracts';
+import { abortReason } from './signals.js';
+
+export interface HedgeOptions {
+  /** How long the first attempt may run alone before the second starts beside it. */
+  delayMs: number;
+  /** Aborting it aborts both attempts; the call then rejects with its reason. */
+  signal: AbortSignal;
+}
+
+export interface Hedged<T> {
+  value: T;
+  /** Which attempt answered: 2 means the first was slower than the hedge delay, or failed. */
+  winner: 1 | 2;
+}
+
+/**
+ * Runs `attempt(1)`; when it has not answered after `delayMs`, or failed with an
+ * infrastructure error before that, runs `attempt(2)` too, meant for another replica. The
+ * first answer wins and the other attempt's signal aborts; when both fail, the call rejects
+ * with the last failure. An error about the request itself (not an infrastructure failure)
+ * ends the call at once: another replica would refuse it too.
+ */
+export function hedged<T>(
+  attempt: (attemptNumber: 1 | 2, signal: AbortSignal) => Promise<T>,
+  options: HedgeOptions,
+): Promise<Hedged<T>> {
+  const { signal } = options;
+  if (signal.aborted) return Promise.reject(abortReason(signal));
+  return new Promise<Hedged<T>>((resolve, reject) => {
+    const controllers = new Map<1 | 2, AbortController>();
+    let failures = 0;
+    let settled = false;
+    const finish = (outcome: () => void) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      signal.removeEventListener('abort', onAbort);
+      for (const controller of controllers.values()) controller.abort(abortReason(signal));
+      outcome();
+    };
+    const onAbort = () => finish(() => reject(abortReason(signal)));
+    const launch = (attemptNumber: 1 | 2) => {
+      if (settled || controllers.has(attemptNumber)) return;
+      const controller = new AbortController();
+      controllers.set(attemptNumber, controller);
+      new Promise<T>((run) => run(attempt(attemptNumber, controller.signal))).then(
+        (value) => finish(() => resolve({ value, winner: attemptNumber })),
+        (error: unknown) => {
+          if (settled) return;
+          failures += 1;
+          const failure = toHoplineError(error);
+          if (failures === 2 || !isInfrastructureError(failure)) finish(() => reject(failure));
+          else launch(2);
+        },
+      );
+    };
+    const timer = setTimeout(() => launch(2), Math.max(0, options.delayMs));
+    signal.addEventListener('abort', onAbort, { once: true });
+    launch(1);
+  });
+}
+
+/**
+ * The recent latencies of one kind of call, for a hedge delay: its p95 over the last
+ * `capacity` successful calls, clamped to [floorMs, ceilingMs]. Until `minSamples` are in,
+ * the ceiling stands, so that a cold start does not hedge every call.
+ */
+export class LatencyWindow {
+  private readonly samples: number[] = [];
+  private next = 0;
+
+  constructor(
+    private readonly options: { capacity?: number; minSamples?: number; floorMs: number; ceilingMs: number },
+  ) {}
+
+  record(latencyMs: number): void {
+    const capacity = this.options.capacity ?? 200;
+    if (this.samples.length < capacity) this.samples.push(latencyMs);
+    else this.samples[this.next] = latencyMs;
+    this.next = (this.next + 1) % capacity;
+  }
+
+  /** The delay after which a second attempt is worth its cost. */
+  hedgeDelayMs(ceilingMs: number = this.options.ceilingMs): number {
+    const ceiling = Math.min(ceilingMs, this.options.ceilingMs);
+    if (this.samples.length < (this.options.minSamples ?? 20)) return ceiling;
+    const sorted = [...this.samples].sort((a, b) => a - b);
+    const p95 = sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.95))] ?? ceiling;
+    return Math.min(ceiling, Math.max(this.options.floorMs, p95));
+  }
+}
