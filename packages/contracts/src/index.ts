@@ -6,3 +6,4 @@ export * from './proto-options.js';
 export * from './request-context.js';
 export * from './subjects.js';
 export * from './types.js';
+export * from './versions.js';

@@ -55,7 +55,9 @@ export function subjectTemplate(subject: string): string {
 /**
  * The Nats-Msg-Id of an ingest command. One stream carries every tenant's commands and drops a
  * repeated id, so the id names the tenant and kb as well as the document, operation and version:
- * two tenants ingesting "readme" version 1 must not cancel each other out.
+ * two tenants ingesting "readme" version 1 must not cancel each other out. Its parts are
+ * separated by "/", which no tenant, kb or document id contains, and the operation comes first:
+ * the upsert of a document named "x:delete" and the delete of "x" cannot share an id.
  */
 export function ingestMessageId(
   op: 'upsert' | 'delete',
@@ -64,7 +66,7 @@ export function ingestMessageId(
   docId: string,
   version: number,
 ): string {
-  return `${tenantId}/${kbId}/${docId}:${op === 'delete' ? 'delete:' : ''}${version}`;
+  return `${op}/${tenantId}/${kbId}/${docId}/${version}`;
 }
 
 export const queueGroups = {

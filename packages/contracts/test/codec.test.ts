@@ -54,4 +54,17 @@ describe('contracts', () => {
     ]);
     expect(ids.size).toBe(4);
   });
+
+  it('ingest message ids - the upsert of a document named "x:delete" and the delete of "x" never collide', () => {
+    expect(ingestMessageId('upsert', 't', 'kb', 'x:delete', 5)).not.toBe(ingestMessageId('delete', 't', 'kb', 'x', 5));
+    expect(ingestMessageId('upsert', 't', 'kb', 'x:delete:5', 1)).not.toBe(
+      ingestMessageId('delete', 't', 'kb', 'x', 5),
+    );
+  });
+
+  it("subjects - a worker's own retrieve subject is one token per worker, and its template has none", () => {
+    expect(subjects.retrieveAt('worker-1')).toBe('hopline.retrieve.worker.worker-1');
+    expect(() => subjects.retrieveAt('a.b')).toThrow(ValidationError);
+    expect(subjectTemplate(subjects.retrieveAt('worker-1'))).toBe('hopline.retrieve.worker.{worker}');
+  });
 });

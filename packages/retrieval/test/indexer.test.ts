@@ -150,6 +150,24 @@ describe('createIndexer', () => {
     await expect(indexer.apply({})).rejects.toBeInstanceOf(ValidationError);
   });
 
+  it('indexer - a version far ahead of the clock is refused, so it cannot pin the document against later ingests and deletes', async () => {
+    const deps = await setup();
+    const indexer = createIndexer(deps);
+    const farFuture = Date.now() + 365 * 24 * 3_600_000;
+    await expect(indexer.apply({ op: 'upsert', upsert: document({ version: farFuture }) })).rejects.toThrow(
+      /ahead of the clock/,
+    );
+    const now = Date.now();
+    await expect(indexer.apply({ op: 'upsert', upsert: document({ version: now }) })).resolves.toMatchObject({
+      changed: true,
+    });
+    const deleted = await indexer.apply({
+      op: 'delete',
+      delete: { tenantId: 't1', kbId: 'kb1', docId: 'policy', version: now + 1 },
+    });
+    expect(deleted.changed).toBe(true);
+  });
+
   it('indexer - an embedder returning the wrong number of vectors fails the command', async () => {
     const inner = new HashingEmbedder({ dimensions: 64 });
     const short: Embedder = {

@@ -1,7 +1,14 @@
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { busHealth, type Bus, type DurableStream, type KeyValueStore } from '@hopline/bus';
-import { BusUnavailableError, codecs, loadHoplineGrpc, subjects } from '@hopline/contracts';
+import {
+  BusUnavailableError,
+  codecs,
+  isBusUnavailable,
+  loadHoplineGrpc,
+  subjects,
+  toHoplineError,
+} from '@hopline/contracts';
 import { createGrpcServer } from '@hopline/grpc';
 import { createGuard } from '@hopline/resilience';
 import type { HealthReport, HoplineMetrics, Logger } from '@hopline/telemetry';
@@ -16,6 +23,7 @@ import { createGatewayMetrics } from './gateway-metrics.js';
 import { answerGatewayHandlers } from './grpc-service.js';
 import { createHttpApp } from './http-app.js';
 import { QuestionRegistry } from './question-registry.js';
+import { problems } from './problem.js';
 import { loadStaticSite } from './static-site.js';
 
 /** The gateway's settings: its config schema's values (the embedded mode passes its own). */
@@ -188,6 +196,7 @@ export async function startAnswerGateway(options: AnswerGatewayOptions): Promise
       logger,
       settings: { maxBodyBytes: config.MAX_BODY_BYTES, sseHeartbeatMs: config.SSE_HEARTBEAT_MS, sseRetryMs: 1_000 },
       kbWritten: bumpKb,
+      lookupDocument: (tenantId, kbId, docId) => lookupDocument(bus, options.ingest, { tenantId, kbId, docId }),
     }),
   );
   let stopping: Promise<void> | undefined;
@@ -266,6 +275,34 @@ export async function startAnswerGateway(options: AnswerGatewayOptions): Promise
       return stopping;
     },
   };
+}
+
+/** A lookup waits for a worker to apply what was accepted before it; beyond this the client retries. */
+const LOOKUP_TIMEOUT_MS = 5_000;
+
+/**
+ * Asks a retrieval worker whether a document is indexed, once its index has applied every
+ * ingest command stored before the question: a document accepted a moment ago is found.
+ */
+async function lookupDocument(
+  bus: Bus,
+  ingest: DurableStream,
+  document: { tenantId: string; kbId: string; docId: string },
+): Promise<{ exists: boolean; version: number }> {
+  const afterSeq = await ingest.lastSequence();
+  try {
+    const reply = await bus.request(subjects.documentLookup, codecs.documentLookup.encode({ ...document, afterSeq }), {
+      timeoutMs: LOOKUP_TIMEOUT_MS,
+    });
+    return codecs.documentState.decode(reply.data);
+  } catch (error) {
+    const failure = toHoplineError(error);
+    if (failure.code === 'no_responders')
+      throw problems.unavailable('no retrieval worker is running to look the document up', 1_000);
+    if ((failure.code === 'unavailable' && !isBusUnavailable(failure)) || failure.code === 'deadline_exceeded')
+      throw problems.unavailable('the search index is still applying recent changes; retry shortly', 1_000);
+    throw failure;
+  }
 }
 
 function listen(server: Server, host: string, port: number): Promise<number> {

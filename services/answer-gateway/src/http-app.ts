@@ -35,6 +35,8 @@ export interface HttpAppDeps {
   settings: HttpSettings;
   /** Called after the gateway itself wrote to a kb, so answers cached before are not served. */
   kbWritten: (tenantId: string, kbId: string) => Promise<void>;
+  /** Whether the document is indexed, and at which version, counting everything accepted before the call. */
+  lookupDocument: (tenantId: string, kbId: string, docId: string) => Promise<{ exists: boolean; version: number }>;
 }
 
 type Route = (request: IncomingMessage, response: ServerResponse, params: string[]) => Promise<void>;
@@ -313,6 +315,15 @@ async function ingestDocuments(
   if (!parsed.success)
     throw problems.invalidRequest(parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));
   const documents = 'documents' in parsed.data ? parsed.data.documents : [parsed.data];
+  const now = Date.now();
+  const ahead = documents.find((document) => document.version !== undefined && document.version > now);
+  if (ahead) {
+    throw problems.invalidRequest(
+      `version ${ahead.version} of "${ahead.docId}" is ahead of the clock (${now} ms since the epoch): versions are ` +
+        'ordered against the time of later ingests and deletes, which a future version would outrank; leave it out ' +
+        'to get the current time',
+    );
+  }
   const accepted = [];
   for (const document of documents) {
     const version = document.version ?? Date.now();
@@ -337,7 +348,10 @@ async function deleteDocument(
   requireIngestScope(principal, kbId);
   const valid = docIdSchema.safeParse(docId);
   if (!valid.success) throw problems.invalidRequest(valid.error.issues.map((issue) => issue.message).join('; '));
-  const version = Date.now();
+  const current = await deps.lookupDocument(principal.tenantId, kbId, docId);
+  if (!current.exists) throw problems.notFound(`no document "${docId}" in kb "${kbId}"`);
+  // Never below the version indexed: a gateway whose clock runs behind still deletes it.
+  const version = Math.max(Date.now(), current.version);
   await deps.ingest.publish(
     subjects.ingest(principal.tenantId, kbId),
     codecs.ingestCommand.encode({ delete: { tenantId: principal.tenantId, kbId, docId, version } }),

@@ -208,6 +208,18 @@ for (const backend of backends) {
       });
       expect(ingested.status).toBe(202);
       expect((await ask(t, t.keys.alice, QUESTION)).cached).toBe(false);
+      // What a retrieval worker answers once it indexed the document.
+      await t.peerBus.serve({
+        name: 'retrieval-worker',
+        version: '0.1.0',
+        endpoints: [
+          {
+            name: 'document-lookup',
+            subject: subjects.documentLookup,
+            handle: async () => ({ data: codecs.documentState.encode({ exists: true, version: 1 }) }),
+          },
+        ],
+      });
       const deleted = await fetch(`${t.baseUrl}/v1/kbs/handbook/documents/atlas`, {
         method: 'DELETE',
         headers: bearer(t.keys.alice),

@@ -1,5 +1,5 @@
 import type { Document__Output, DocumentRef__Output, IngestCommand__Output } from '@hopline/contracts';
-import { ValidationError } from '@hopline/contracts';
+import { ValidationError, versionAheadOfClock } from '@hopline/contracts';
 import type {
   EmbeddedChunk,
   IndexedChunk,
@@ -154,6 +154,12 @@ function validDocumentKey(
   const version = doc.version ?? 0;
   if (!Number.isSafeInteger(version) || version < 1) {
     throw new ValidationError(`${what} ${doc.docId} has version ${version}; versions are integers from 1`);
+  }
+  if (versionAheadOfClock(version)) {
+    throw new ValidationError(
+      `${what} ${doc.docId} has version ${version}, ahead of the clock (${Date.now()} ms since the epoch): ` +
+        'it would outrank every later ingest and delete of the document',
+    );
   }
   return { tenantId: doc.tenantId, kbId: doc.kbId, docId: doc.docId, version };
 }

@@ -1,0 +1,61 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { embeddedConfigSchema, startEmbedded, type Embedded } from '@hopline/embedded';
+
+const dataDir = mkdtempSync(join(tmpdir(), 'hopline-ingestion-'));
+const config = embeddedConfigSchema.parse({
+  DATA_DIR: dataDir,
+  HTTP_PORT: '0',
+  GRPC_PORT: '0',
+  LOG_LEVEL: 'warn',
+  LOAD_DEMO_CORPUS: 'false',
+});
+
+describe('system - ingestion through the gateway', () => {
+  let hopline: Embedded;
+  const documents = (path = '') => `${hopline.httpUrl}/v1/kbs/demo/documents${path}`;
+  const headers = () => ({ Authorization: `Bearer ${hopline.apiKey}`, 'Content-Type': 'application/json' });
+  const ingest = (body: unknown) =>
+    fetch(documents(), { method: 'POST', headers: headers(), body: JSON.stringify(body) });
+  const remove = (docId: string) => fetch(documents(`/${docId}`), { method: 'DELETE', headers: headers() });
+
+  beforeAll(async () => {
+    hopline = await startEmbedded(config, {});
+  });
+  afterAll(async () => {
+    await hopline?.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('ingestion - a version ahead of the clock is refused, so no client can pin a document against later ingests and deletes', async () => {
+    const refused = await ingest({ docId: 'pinned', text: 'Pinned forever?', version: Date.now() + 86_400_000 });
+    expect(refused.status).toBe(400);
+    expect(((await refused.json()) as { detail: string }).detail).toMatch(/ahead of the clock/);
+    expect((await ingest({ docId: 'pinned', text: 'Not pinned.', version: 7 })).status).toBe(202);
+    expect((await remove('pinned')).status).toBe(202);
+    expect((await ingest({ docId: 'pinned', text: 'Back again.' })).status).toBe(202);
+    expect((await remove('pinned')).status).toBe(202);
+  });
+
+  it('ingestion - deleting an unknown document says so, and a document accepted a moment ago is found', async () => {
+    const unknown = await remove('never-ingested');
+    expect(unknown.status).toBe(404);
+    expect(((await unknown.json()) as { detail: string }).detail).toBe('no document "never-ingested" in kb "demo"');
+
+    expect((await ingest({ docId: 'fresh', title: 'Fresh', text: 'Accepted a moment ago.' })).status).toBe(202);
+    const deleted = await remove('fresh');
+    expect(deleted.status).toBe(202);
+    expect(await deleted.json()).toMatchObject({ docId: 'fresh', deleted: true });
+    expect((await remove('fresh')).status).toBe(404);
+  });
+
+  it('ingestion - a document named "x:delete" and the delete of "x" are both applied', async () => {
+    expect((await ingest({ docId: 'x', text: 'The document x.' })).status).toBe(202);
+    expect((await ingest({ docId: 'x:delete', text: 'A document whose name ends in :delete.' })).status).toBe(202);
+    expect((await remove('x')).status).toBe(202);
+    expect((await remove('x')).status).toBe(404);
+    expect((await remove('x:delete')).status).toBe(202);
+  });
+});
