@@ -1,4 +1,12 @@
+import type { Redis } from 'ioredis';
 import { problems } from './problem.js';
+
+export type RateVerdict = { allowed: true } | { allowed: false; retryAfterMs: number };
+
+/** Takes one token from an API key's bucket; never waits for a slot. */
+export interface RateLimiter {
+  take(keyId: string): RateVerdict | Promise<RateVerdict>;
+}
 
 export interface RateLimitOptions {
   /** Tokens added per second. */
@@ -14,10 +22,11 @@ interface Bucket {
 }
 
 /**
- * A token bucket per API key. Checking is O(1) and never waits, so a refused request is
- * answered at once and costs the questions already running nothing.
+ * A token bucket per API key, in this process: the limit of one gateway instance. Checking is
+ * O(1) and never waits, so a refused request is answered at once and costs the questions
+ * already running nothing.
  */
-export class KeyRateLimiter {
+export class KeyRateLimiter implements RateLimiter {
   private readonly buckets = new Map<string, Bucket>();
   private readonly now: () => number;
 
@@ -31,7 +40,7 @@ export class KeyRateLimiter {
   }
 
   /** Takes one token; when the bucket is empty, returns how long until one is back. */
-  take(keyId: string): { allowed: true } | { allowed: false; retryAfterMs: number } {
+  take(keyId: string): RateVerdict {
     const now = this.now();
     const bucket = this.refill(keyId, now);
     if (bucket.tokens >= 1) {
@@ -64,7 +73,65 @@ export class KeyRateLimiter {
   }
 }
 
+// The same bucket as KeyRateLimiter, kept in Redis and updated atomically on Redis's clock, so
+// that every gateway instance draws on one bucket per key. Returns {allowed, ms until a token}.
+const TAKE_TOKEN = `
+local rate = tonumber(ARGV[1])
+local burst = tonumber(ARGV[2])
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local bucket = redis.call('HMGET', KEYS[1], 'tokens', 'at')
+local tokens = tonumber(bucket[1]) or burst
+local at = tonumber(bucket[2]) or now
+tokens = math.min(burst, tokens + math.max(0, now - at) * rate)
+local allowed = 0
+local wait = 0
+if tokens >= 1 then
+  tokens = tokens - 1
+  allowed = 1
+else
+  wait = math.ceil((1 - tokens) / rate)
+end
+redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'at', tostring(now))
+redis.call('PEXPIRE', KEYS[1], math.ceil(burst / rate) + 1000)
+return {allowed, wait}
+`;
+
+export interface SharedRateLimiterOptions extends RateLimitOptions {
+  redis: Redis;
+  /** Used while Redis cannot answer: the instance's own bucket, so admission never stops the API. */
+  fallback: RateLimiter;
+  onError?: (error: unknown) => void;
+}
+
+/**
+ * One token bucket per API key for all gateway instances, in Redis: with two replicas behind a
+ * load balancer a key gets its rate once, not once per replica. While Redis fails, each
+ * instance falls back to its own bucket (and says so), rather than refusing or admitting all.
+ */
+export class SharedRateLimiter implements RateLimiter {
+  constructor(private readonly options: SharedRateLimiterOptions) {}
+
+  async take(keyId: string): Promise<RateVerdict> {
+    try {
+      const [allowed, waitMs] = (await this.options.redis.eval(
+        TAKE_TOKEN,
+        1,
+        `hopline:rate:${keyId}`,
+        String(this.options.ratePerSecond / 1000),
+        String(this.options.burst),
+      )) as [number, number];
+      return allowed === 1 ? { allowed: true } : { allowed: false, retryAfterMs: waitMs };
+    } catch (error) {
+      this.options.onError?.(error);
+      return this.options.fallback.take(keyId);
+    }
+  }
+}
+
 export interface AdmissionOptions extends RateLimitOptions {
+  /** The per-key buckets: this instance's, or shared through Redis. Default: this instance's. */
+  rate?: RateLimiter;
   maxInFlight: number;
   /** Questions this instance runs now. */
   inFlight: () => number;
@@ -73,15 +140,15 @@ export interface AdmissionOptions extends RateLimitOptions {
 
 /** Decides, without waiting, whether a question may start; throws a 429 problem when it may not. */
 export class Admission {
-  private readonly rate: KeyRateLimiter;
+  private readonly rate: RateLimiter;
 
   constructor(private readonly options: AdmissionOptions) {
-    this.rate = new KeyRateLimiter(options);
+    this.rate = options.rate ?? new KeyRateLimiter(options);
   }
 
   /** Charges the key's rate: every ask counts, cached answers included. */
-  chargeKey(keyId: string): void {
-    const verdict = this.rate.take(keyId);
+  async chargeKey(keyId: string): Promise<void> {
+    const verdict = await this.rate.take(keyId);
     if (!verdict.allowed) {
       this.options.onRejected?.('rate');
       throw problems.tooManyRequests(

@@ -50,7 +50,7 @@ export class AskService {
     const { settings, cache, admission, registry } = this.deps;
     const body = parseAskBody(rawBody, settings);
     const kbIds = resolveKbScope(principal, body.kbIds);
-    admission.chargeKey(principal.keyId);
+    await admission.chargeKey(principal.keyId);
     const maxHops = body.maxHops ?? settings.defaultMaxHops;
     const scope = { tenantId: principal.tenantId, userId: principal.userId, kbIds };
     const questionId = randomUUID();

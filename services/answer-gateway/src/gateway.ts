@@ -1,5 +1,6 @@
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Redis } from 'ioredis';
 import { busHealth, type Bus, type DurableStream, type KeyValueStore } from '@hopline/bus';
 import {
   BusUnavailableError,
@@ -12,7 +13,7 @@ import {
 import { createGrpcServer } from '@hopline/grpc';
 import { createGuard } from '@hopline/resilience';
 import type { HealthReport, HoplineMetrics, Logger } from '@hopline/telemetry';
-import { Admission } from './admission.js';
+import { Admission, KeyRateLimiter, SharedRateLimiter } from './admission.js';
 import type { ApiKeyStore } from './api-keys.js';
 import { AskService } from './ask-service.js';
 import { AnswerCache } from './cache/answer-cache.js';
@@ -150,9 +151,20 @@ export async function startAnswerGateway(options: AnswerGatewayOptions): Promise
       if (run.cancelReason) counters.cancellations.inc({ reason: run.cancelReason });
     },
   });
+  const rates = { ratePerSecond: config.RATE_PER_KEY_PER_SECOND, burst: config.RATE_BURST_PER_KEY };
+  const ownRate = new KeyRateLimiter(rates);
+  const rateRedis = config.REDIS_URL ? await connectRateRedis(config.REDIS_URL, logger) : undefined;
   const admission = new Admission({
-    ratePerSecond: config.RATE_PER_KEY_PER_SECOND,
-    burst: config.RATE_BURST_PER_KEY,
+    ...rates,
+    rate: rateRedis
+      ? new SharedRateLimiter({
+          ...rates,
+          redis: rateRedis,
+          fallback: ownRate,
+          onError: (error) =>
+            logger.warn('admission: Redis did not answer; this instance counts rates alone', { error }),
+        })
+      : ownRate,
     maxInFlight: config.MAX_IN_FLIGHT,
     inFlight: () => registry.inFlight,
     onRejected: (reason) => counters.admissionRejections.inc({ reason }),
@@ -231,6 +243,7 @@ export async function startAnswerGateway(options: AnswerGatewayOptions): Promise
     httpServer.close();
     await grpcServer.shutdown({ graceMs: 0 });
     if (ownsCache) await cache.close();
+    rateRedis?.disconnect();
     throw error;
   }
 
@@ -271,10 +284,29 @@ export async function startAnswerGateway(options: AnswerGatewayOptions): Promise
         registry.clear();
         askGuard.shutdown();
         if (ownsCache) await cache.close();
+        rateRedis?.disconnect();
       })();
       return stopping;
     },
   };
+}
+
+/**
+ * The Redis the per-key rates are shared in. A command fails at once while Redis is away
+ * (no offline queue, a short timeout), so that admission falls back to the instance's own
+ * buckets instead of making every ask wait.
+ */
+async function connectRateRedis(url: string, logger: Logger): Promise<Redis> {
+  const redis = new Redis(url, {
+    lazyConnect: true,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    commandTimeout: 250,
+  });
+  // Without a listener, ioredis's error event would crash the process on a Redis restart.
+  redis.on('error', (error: Error) => logger.warn('admission: Redis connection error', { error }));
+  await redis.connect().catch((error: unknown) => logger.warn('admission: Redis not reachable yet', { error }));
+  return redis;
 }
 
 /** A lookup waits for a worker to apply what was accepted before it; beyond this the client retries. */

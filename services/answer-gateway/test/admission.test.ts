@@ -1,8 +1,13 @@
 import { waitFor } from '@hopline/test-support';
 import { describe, expect, it } from 'vitest';
 import { KeyRateLimiter } from '../src/admission.js';
+import { AnswerCache } from '../src/cache/answer-cache.js';
+import { MemoryCacheStore } from '../src/cache/memory-store.js';
 import { twoHopScript } from './support/fake-reasoner.js';
-import { askJson, askSse, metricValue, startTestGateway } from './support/harness.js';
+import { askJson, askSse, metricValue, startTestGateway, testKeys } from './support/harness.js';
+import { findRedis } from './support/redis.js';
+
+const redis = await findRedis();
 
 describe('answer-gateway admission control', () => {
   it('beyond the in-flight bound answers 429 with Retry-After at once, and the running questions finish complete', async () => {
@@ -107,5 +112,38 @@ describe('KeyRateLimiter', () => {
     limiter.take('late');
     // Everything but the newcomer had refilled by then, "early" included.
     expect(limiter.trackedKeys).toBe(1);
+  });
+});
+
+describe.skipIf(redis.url === undefined)('answer-gateway admission shared through Redis', () => {
+  it("with REDIS_URL two gateway instances share each key's rate: the burst is admitted once between them, with Retry-After", async () => {
+    const keys = testKeys();
+    const config = { REDIS_URL: redis.url, RATE_BURST_PER_KEY: 4, RATE_PER_KEY_PER_SECOND: 0.01 };
+    await using first = await startTestGateway({ config, keys });
+    await using second = await startTestGateway({ config, keys });
+    const statuses: number[] = [];
+    for (let i = 0; i < 8; i += 1) {
+      const gateway = i % 2 === 0 ? first : second;
+      statuses.push((await askJson(gateway.baseUrl, keys.alice, { question: `Who owns Atlas ${i}?` })).status);
+    }
+    expect(statuses).toEqual([200, 200, 200, 200, 429, 429, 429, 429]);
+    const limited = await askJson(second.baseUrl, keys.alice, { question: 'Once more?' });
+    expect(limited.status).toBe(429);
+    // One token per 100 s, and a fraction of one already back: about 100 s to wait.
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(90);
+    // Another key has its own bucket.
+    expect((await askJson(first.baseUrl, keys.carol, { question: 'Who owns Atlas?' })).status).toBe(200);
+  });
+
+  it('while Redis cannot be reached each instance limits rates alone, rather than refusing or admitting everything', async () => {
+    await using t = await startTestGateway({
+      config: { REDIS_URL: 'redis://127.0.0.1:1', RATE_BURST_PER_KEY: 2, RATE_PER_KEY_PER_SECOND: 0.01 },
+      // Only the rates go to the Redis that is not there.
+      cache: new AnswerCache(new MemoryCacheStore(10), { ttlMs: 60_000 }),
+    });
+    const statuses = [];
+    for (let i = 0; i < 3; i += 1)
+      statuses.push((await askJson(t.baseUrl, t.keys.alice, { question: `Who owns Atlas ${i}?` })).status);
+    expect(statuses).toEqual([200, 200, 429]);
   });
 });

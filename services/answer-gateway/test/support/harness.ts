@@ -63,6 +63,8 @@ export interface TestGateway extends AsyncDisposable {
 
 export interface TestGatewayOptions {
   config?: Partial<GatewayConfig>;
+  /** The API keys; fresh ones by default. Two gateways given the same keys serve the same clients. */
+  keys?: ReturnType<typeof testKeys>;
   script?: Script;
   cache?: AnswerCache;
   /** Where the gateway logs; silent by default. */
@@ -74,7 +76,7 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
   const broker = createMemoryBroker();
   const bus = broker.connect();
   const peerBus = broker.connect();
-  const keys = testKeys();
+  const keys = options.keys ?? testKeys();
   const config: GatewayConfig = {
     ...configSchema.parse({}),
     HTTP_HOST: '127.0.0.1',
