@@ -92,7 +92,10 @@ export interface DurableStreamOptions {
   subjects?: string[];
   /** How long a msgId is remembered for deduplication; defaults to two minutes. */
   duplicateWindowMs?: number;
-  /** Which limits of the bus's JetStream policy the stream keeps; defaults to `keep` (no limits). */
+  /**
+   * Which limits of the bus's JetStream policy the stream keeps; defaults to `keep` (no limits).
+   * The memory adapter, which lives and dies with its process, keeps everything.
+   */
   retention?: RetentionClass;
 }
 

@@ -24,7 +24,7 @@ export const configSchema = z.object({
    */
   ANALYZE_BUDGET_MS: env.positiveInt(5_000),
   RETRIEVE_BUDGET_MS: env.positiveInt(2_500),
-  RERANK_BUDGET_MS: env.positiveInt(2_000),
+  RERANK_BUDGET_MS: env.positiveInt(1_500),
   MODEL_CALL_BUDGET_MS: env.positiveInt(20_000),
   /** How long a downstream's open breaker fails fast before it lets one trial call through. */
   BREAKER_RESET_MS: env.positiveInt(1_000),
