@@ -2,7 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectNatsBus, createMemoryBroker, type Bus } from '@hopline/bus';
+import { connectNatsBus, createMemoryBroker, DEFAULT_JETSTREAM_POLICY, type Bus } from '@hopline/bus';
+import { connect, nanos } from 'nats';
 import { codecs, RemoteError, subjects } from '@hopline/contracts';
 import {
   EmbeddedLexicalBackend,
@@ -185,7 +186,11 @@ describe.skipIf(!nats.url)('retrieval-worker over NATS', () => {
 
   it('ingestion - a malformed command is dead-lettered with the reason, not retried forever', async () => {
     const stream = await client.durableStream();
-    const deadLetters = await client.durableStream({ name: 'HOPLINE_DEADLETTER', subjects: [subjects.deadLetter] });
+    const deadLetters = await client.durableStream({
+      name: 'HOPLINE_DEADLETTER',
+      subjects: [subjects.deadLetter],
+      retention: 'dead-letters',
+    });
     const seen: string[] = [];
     const consumer = await deadLetters.consume(
       { durable: 'test-dead-letters', filterSubject: subjects.deadLetter, maxDeliver: 1, ackWaitMs: 5_000 },
@@ -203,6 +208,21 @@ describe.skipIf(!nats.url)('retrieval-worker over NATS', () => {
     // Both workers reject it, but the dead letter carries the command's message id: one record.
     expect(seen).toHaveLength(1);
     await consumer.stop();
+  });
+
+  it('retention - the dead letters a worker keeps are bounded by age and size, the ingest stream is kept whole', async () => {
+    const nc = await connect({ servers: nats.url as string });
+    try {
+      const jsm = await nc.jetstreamManager();
+      const { limits } = DEFAULT_JETSTREAM_POLICY;
+      expect((await jsm.streams.info('HOPLINE_DEADLETTER')).config).toMatchObject({
+        max_age: nanos(limits['dead-letters'].maxAgeMs),
+        max_bytes: limits['dead-letters'].maxBytes,
+      });
+      expect((await jsm.streams.info('HOPLINE_INGEST')).config).toMatchObject({ max_age: 0, max_bytes: -1 });
+    } finally {
+      await nc.close();
+    }
   });
 
   it('identity - two workers on one host without WORKER_ID each make and keep an identity of their own, so both index the whole stream', async () => {
