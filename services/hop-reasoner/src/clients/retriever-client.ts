@@ -1,5 +1,12 @@
 import type { Bus } from '@hopline/bus';
-import { codecs, DeadlineExceededError, HoplineError, subjects, toHoplineError } from '@hopline/contracts';
+import {
+  codecs,
+  DeadlineExceededError,
+  HoplineError,
+  isBusUnavailable,
+  subjects,
+  toHoplineError,
+} from '@hopline/contracts';
 import { hedged, LatencyWindow, remainingMs, type Guard } from '@hopline/resilience';
 import type { CallContext, RetrieveInput, RetrieveOutput, RetrieverPort } from '../ports.js';
 import type { WorkerDirectory } from './worker-directory.js';
@@ -26,6 +33,12 @@ function explain(error: HoplineError, limitMs: number): HoplineError {
       });
     case 'no_responders':
       return new HoplineError('no_responders', 'no retrieval worker is running', { cause: error });
+    case 'unavailable':
+      return new HoplineError(
+        'unavailable',
+        isBusUnavailable(error) ? 'the message bus is unavailable' : 'no retrieval worker could be reached',
+        { cause: error },
+      );
     case 'breaker_open':
       return new HoplineError('breaker_open', 'retrieval failed repeatedly and is skipped until it recovers', {
         cause: error,
