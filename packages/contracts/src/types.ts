@@ -2,7 +2,11 @@
 // Regenerate with `pnpm gen:proto`; never edit by hand.
 export type { Analysis, Analysis__Output } from './generated/hopline/v1/Analysis.js';
 export type { AnalyzeRequest, AnalyzeRequest__Output } from './generated/hopline/v1/AnalyzeRequest.js';
-export type { AnswerGatewayClient, AnswerGatewayDefinition, AnswerGatewayHandlers } from './generated/hopline/v1/AnswerGateway.js';
+export type {
+  AnswerGatewayClient,
+  AnswerGatewayDefinition,
+  AnswerGatewayHandlers,
+} from './generated/hopline/v1/AnswerGateway.js';
 export type { AskCommand, AskCommand__Output } from './generated/hopline/v1/AskCommand.js';
 export type { AskRequest, AskRequest__Output } from './generated/hopline/v1/AskRequest.js';
 export type { CancelCommand, CancelCommand__Output } from './generated/hopline/v1/CancelCommand.js';
@@ -28,7 +32,11 @@ export type { HopStarted, HopStarted__Output } from './generated/hopline/v1/HopS
 export type { IngestCommand, IngestCommand__Output } from './generated/hopline/v1/IngestCommand.js';
 export type { KbChanged, KbChanged__Output } from './generated/hopline/v1/KbChanged.js';
 export type { QaEvent, QaEvent__Output } from './generated/hopline/v1/QaEvent.js';
-export type { QueryUnderstandingClient, QueryUnderstandingDefinition, QueryUnderstandingHandlers } from './generated/hopline/v1/QueryUnderstanding.js';
+export type {
+  QueryUnderstandingClient,
+  QueryUnderstandingDefinition,
+  QueryUnderstandingHandlers,
+} from './generated/hopline/v1/QueryUnderstanding.js';
 export type { ReasoningTrace, ReasoningTrace__Output } from './generated/hopline/v1/ReasoningTrace.js';
 export type { RequestContext, RequestContext__Output } from './generated/hopline/v1/RequestContext.js';
 export type { RerankRequest, RerankRequest__Output } from './generated/hopline/v1/RerankRequest.js';
