@@ -16,7 +16,7 @@ const config = embeddedConfigSchema.parse({
 describe('system - ingestion through the gateway', () => {
   let hopline: Embedded;
   const documents = (path = '') => `${hopline.httpUrl}/v1/kbs/demo/documents${path}`;
-  const headers = () => ({ Authorization: `Bearer ${hopline.apiKey}`, 'Content-Type': 'application/json' });
+  const headers = () => ({ Authorization: `Bearer ${hopline.devKey?.key ?? ''}`, 'Content-Type': 'application/json' });
   const ingest = (body: unknown) =>
     fetch(documents(), { method: 'POST', headers: headers(), body: JSON.stringify(body) });
   const remove = (docId: string) => fetch(documents(`/${docId}`), { method: 'DELETE', headers: headers() });
