@@ -1,5 +1,5 @@
 import type { Chunk__Output } from '@hopline/contracts';
-import { claimPhrases, states } from '@hopline/models';
+import { claimPhrases, states } from '@hopline/reasoning';
 
 export interface WrittenAnswer {
   text: string;

@@ -15,8 +15,10 @@ import {
   toHoplineError,
   ValidationError,
 } from '@hopline/contracts';
-import type { ChatModel, EvidenceItem, Reasoner, SynthesisHop } from '@hopline/models';
-import { createModelReasoner, createOfflineReasoner, UsageMeter } from '@hopline/models';
+import type { ChatModel } from '@hopline/models';
+import type { EvidenceItem, Reasoner, SynthesisHop } from '@hopline/reasoning';
+import { UsageMeter } from '@hopline/models';
+import { createModelReasoner, createOfflineReasoner } from '@hopline/reasoning';
 import { deadlineSignal } from '@hopline/resilience';
 import type { Logger } from '@hopline/telemetry';
 import { instrument } from '@hopline/telemetry';

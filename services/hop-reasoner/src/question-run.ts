@@ -7,8 +7,9 @@ import type {
   ValidRequestContext,
 } from '@hopline/contracts';
 import { StopReason } from '@hopline/contracts';
-import type { ModelCallContext, Reasoner, UsageMeter } from '@hopline/models';
-import { bareTitle, sameEntity } from '@hopline/models';
+import type { UsageMeter } from '@hopline/models';
+import type { ModelCallContext, Reasoner } from '@hopline/reasoning';
+import { bareTitle, sameEntity } from '@hopline/reasoning';
 import type { Logger } from '@hopline/telemetry';
 import type { EventStream } from './events.js';
 import type { AnalyzerPort, CallContext, Clock, RerankerPort, RetrieverPort } from './ports.js';

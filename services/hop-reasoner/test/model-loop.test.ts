@@ -2,7 +2,7 @@ import { StopReason } from '@hopline/contracts';
 import { createOpenAiChatModel } from '@hopline/models';
 import { createGuard, type Guard } from '@hopline/resilience';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { chunk } from '../../../packages/models/test/support/chunks.js';
+import { chunk } from '../../../packages/reasoning/test/support/chunks.js';
 import {
   lastUserMessage,
   startScriptedOpenAiServer,

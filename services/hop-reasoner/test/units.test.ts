@@ -1,7 +1,7 @@
 import type { Chunk__Output } from '@hopline/contracts';
 import { Grade, StopReason } from '@hopline/contracts';
 import { describe, expect, it } from 'vitest';
-import { chunk } from '../../../packages/models/test/support/chunks.js';
+import { chunk } from '../../../packages/reasoning/test/support/chunks.js';
 import { writeAnswer } from '../src/answer-writer.js';
 import { rankedAtStop } from '../src/chain.js';
 import { fuseRankedLists, interleaveCitations, selectEvidence } from '../src/evidence.js';

@@ -1,6 +1,6 @@
 import type { Route__Output } from '@hopline/contracts';
 import type { ChatModel } from '@hopline/models';
-import { promptMessages } from '@hopline/models';
+import { prompts } from '@hopline/reasoning';
 import { z } from 'zod';
 
 const MAX_SUB_QUESTIONS = 6;
@@ -64,7 +64,7 @@ export async function planWithModel(
   call: ModelCall,
 ): Promise<ModelPlan> {
   const reply = await chat.complete({
-    messages: promptMessages('decompose', { question, route: rules.route, signals: rules.signals.join(', ') }),
+    messages: prompts.messages('decompose', { question, route: rules.route, signals: rules.signals.join(', ') }),
     json: modelPlanSchema,
     temperature: 0,
     deadlineUnixMs: call.deadlineUnixMs,
@@ -76,7 +76,7 @@ export async function planWithModel(
 /** A hypothetical answer passage for the vector path; '' when the model wrote nothing usable. */
 export async function writeHypotheticalAnswer(chat: ChatModel, question: string, call: ModelCall): Promise<string> {
   const reply = await chat.complete({
-    messages: promptMessages('hyde', { question }),
+    messages: prompts.messages('hyde', { question }),
     temperature: 0,
     maxTokens: 160,
     deadlineUnixMs: call.deadlineUnixMs,

@@ -9,7 +9,7 @@ import {
 import { abortReason, deadlineSignal, retryWithinDeadline } from '@hopline/resilience';
 import { instrument } from '@hopline/telemetry';
 import OpenAI from 'openai';
-import { renderPrompt } from '../prompts.js';
+import { createPromptBook } from '../prompts.js';
 import type { ChatMessage, ChatModel, ChatRequest, ChatResult, ChatUsage, JsonChatRequest } from './chat-model.js';
 import { addUsage, NO_USAGE } from './chat-model.js';
 import { describeSchema, ModelOutputError, parseJsonReply } from './json-reply.js';
@@ -36,6 +36,7 @@ export interface OpenAiChatModelOptions {
 }
 
 const DEFAULT_REQUEST_TIMEOUT_MS = 20_000;
+const prompts = createPromptBook<'repair-json'>(new URL('../../prompts/', import.meta.url));
 
 function toUsage(usage: OpenAI.CompletionUsage | null | undefined): ChatUsage {
   if (!usage) return NO_USAGE;
@@ -151,7 +152,7 @@ export function createOpenAiChatModel(options: OpenAiChatModelOptions): ChatMode
       { role: 'assistant', content: first.text },
       {
         role: 'user',
-        content: renderPrompt('repair-json', { problem: parsed.problem, schema: describeSchema(request.json) }),
+        content: prompts.render('repair-json', { problem: parsed.problem, schema: describeSchema(request.json) }),
       },
     ];
     const second = await requestText(request, repairMessages);

@@ -1,7 +1,7 @@
 import type { Analysis__Output, AskCommand__Output, Chunk__Output } from '@hopline/contracts';
 import { DecidedBy, Route } from '@hopline/contracts';
-import { contentTerms } from '@hopline/models';
-import { chunk } from '../../../../packages/models/test/support/chunks.js';
+import { contentTerms } from '@hopline/reasoning';
+import { chunk } from '../../../../packages/reasoning/test/support/chunks.js';
 import type {
   AnalyzerPort,
   CallContext,

@@ -1,4 +1,4 @@
-import { choiceOptions, chineseComparisonOptions, contentTerms, isRoleNoun, questionAnchors } from '@hopline/models';
+import { choiceOptions, chineseComparisonOptions, contentTerms, isRoleNoun, questionAnchors } from '@hopline/reasoning';
 
 /**
  * The rule signals a question's wording carries. Each detector is a regular expression or a

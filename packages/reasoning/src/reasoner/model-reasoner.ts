@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import type { ChatModel } from '../chat/chat-model.js';
-import { fenceEvidence, promptMessages } from '../prompts.js';
+import type { ChatModel } from '@hopline/models';
+import { fenceEvidence, prompts } from '../prompts.js';
 import type { HopExtractionInput, HopFinding, ModelCallContext, Reasoner, SynthesisInput } from './reasoner.js';
 
 const hopReplySchema = z.object({
@@ -41,7 +41,7 @@ export function createModelReasoner(options: ModelReasonerOptions): Reasoner {
             )
             .join('\n');
     const reply = await chat.complete({
-      messages: promptMessages('extract-hop', {
+      messages: prompts.messages('extract-hop', {
         nonce: fenced.nonce,
         question: input.question,
         focus: input.focus,
@@ -90,7 +90,7 @@ export function createModelReasoner(options: ModelReasonerOptions): Reasoner {
       ? 'The chain of evidence is complete: answer the question.'
       : `The chain of evidence is INCOMPLETE (${input.missing || 'a step found nothing'}): do not answer; say that you cannot, what the evidence did show (cited), and what was not found.`;
     yield* chat.stream({
-      messages: promptMessages('synthesize', {
+      messages: prompts.messages('synthesize', {
         nonce: fenced.nonce,
         completeness,
         question: input.question,

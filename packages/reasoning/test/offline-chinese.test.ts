@@ -1,3 +1,4 @@
+import { UsageMeter } from '@hopline/models';
 import { describe, expect, it } from 'vitest';
 import type { HopExtractionInput, ModelCallContext, PreviousHop, SynthesisInput } from '../src/index.js';
 import {
@@ -7,7 +8,6 @@ import {
   questionAnchors,
   relationTerms,
   states,
-  UsageMeter,
 } from '../src/index.js';
 import { chineseNames } from '../src/offline/chinese.js';
 import { chunk } from './support/chunks.js';

@@ -1,5 +1,5 @@
 import type { Chunk__Output } from '@hopline/contracts';
-import type { UsageMeter } from '../usage.js';
+import type { UsageMeter } from '@hopline/models';
 
 /** What one hop concluded from its evidence. */
 export interface HopFinding {

@@ -1,0 +1,29 @@
+export type {
+  EvidenceItem,
+  HopExtractionInput,
+  HopFinding,
+  ModelCallContext,
+  PreviousHop,
+  Reasoner,
+  SynthesisHop,
+  SynthesisInput,
+} from './reasoner/reasoner.js';
+export { createModelReasoner } from './reasoner/model-reasoner.js';
+export type { ModelReasonerOptions } from './reasoner/model-reasoner.js';
+export { createOfflineReasoner } from './offline/offline-reasoner.js';
+export type { OfflineReasonerOptions } from './offline/offline-reasoner.js';
+export { gradeEvidence } from './offline/grade.js';
+export {
+  answerType,
+  choiceOptions,
+  chineseComparisonOptions,
+  questionAnchors,
+  relationTerms,
+  sameEntity,
+} from './offline/question.js';
+export type { AnswerType } from './offline/question.js';
+export { isRoleNoun, ROLE_NOUNS } from './offline/relations.js';
+export { bareTitle, contentTerms, entityKey, namedSpans, states } from './offline/text.js';
+export { claimPhrases } from './offline/claims.js';
+export { fenceEvidence, prompts } from './prompts.js';
+export type { FencedEvidence, ReasoningPrompt } from './prompts.js';
