@@ -11,7 +11,7 @@
 //   node --conditions=@hopline/source --import tsx bench/reasoning.ts [path/to/questions.jsonl]
 import { readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
-import { analyzeByRules, createAnalyzer } from '@hopline/query-understanding';
+import { analyzeByRules, createAnalyzer } from '@hopline/reasoning';
 
 const WARMUP_ROUNDS = 3;
 const ROUNDS = 15;

@@ -27,3 +27,7 @@ export { bareTitle, contentTerms, entityKey, namedSpans, states } from './offlin
 export { claimPhrases } from './offline/claims.js';
 export { fenceEvidence, prompts } from './prompts.js';
 export type { FencedEvidence, ReasoningPrompt } from './prompts.js';
+export { createAnalyzer } from './analysis/analyzer.js';
+export type { AnalyzeOptions, Analyzer, AnalyzerDependencies } from './analysis/analyzer.js';
+export { analyzeByRules } from './analysis/rules/rule-analysis.js';
+export type { RuleAnalysis } from './analysis/rules/rule-analysis.js';

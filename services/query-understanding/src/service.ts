@@ -1,10 +1,10 @@
 import { loadHoplineGrpc, requireRequestContext } from '@hopline/contracts';
 import { createGrpcServer } from '@hopline/grpc';
 import { createOpenAiChatModel } from '@hopline/models';
+import { createAnalyzer } from '@hopline/reasoning';
 import { createGuard, DEFAULT_BREAKER } from '@hopline/resilience';
 import type { HealthReport, HoplineMetrics, Logger } from '@hopline/telemetry';
 import { trace } from '@opentelemetry/api';
-import { createAnalyzer } from './analyzer.js';
 import type { Config } from './config.js';
 
 export interface QueryUnderstandingDeps {

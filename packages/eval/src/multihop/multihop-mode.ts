@@ -3,7 +3,7 @@ import type { AnalyzerPort, RerankerPort, RetrieverPort } from '@hopline/hop-rea
 import { createHopReasoner } from '@hopline/hop-reasoner';
 import type { ChatModel } from '@hopline/models';
 import { createOpenAiChatModel } from '@hopline/models';
-import { createAnalyzer } from '@hopline/query-understanding';
+import { createAnalyzer } from '@hopline/reasoning';
 import { createDeadlineGuard, createLexicalScorer, createReranker } from '@hopline/retrieval';
 import type { QuestionOutcome } from '../metrics.js';
 import type { EvalContext, EvalMode } from '../modes/mode.js';

@@ -1,4 +1,6 @@
-import { choiceOptions, chineseComparisonOptions, contentTerms, isRoleNoun, questionAnchors } from '@hopline/reasoning';
+import { choiceOptions, chineseComparisonOptions, questionAnchors } from '../../offline/question.js';
+import { isRoleNoun } from '../../offline/relations.js';
+import { contentTerms } from '../../offline/text.js';
 
 /**
  * The rule signals a question's wording carries. Each detector is a regular expression or a

@@ -1,6 +1,6 @@
 import type { Route__Output } from '@hopline/contracts';
 import type { ChatModel } from '@hopline/models';
-import { prompts } from '@hopline/reasoning';
+import { prompts } from '../prompts.js';
 import { z } from 'zod';
 
 const MAX_SUB_QUESTIONS = 6;

@@ -5,7 +5,7 @@ import {
   startScriptedOpenAiServer,
   systemPrompt,
   type ScriptedOpenAiServer,
-} from '../../../packages/models/test/support/scripted-openai-server.js';
+} from '../../models/test/support/scripted-openai-server.js';
 import { createAnalyzer } from '../src/index.js';
 
 let server: ScriptedOpenAiServer;
