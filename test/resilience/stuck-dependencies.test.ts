@@ -7,13 +7,13 @@ import { join } from 'node:path';
 import { connectNatsBus } from '@hopline/bus';
 import { codecs, loadHoplineGrpc, subjects, type Chunk__Output } from '@hopline/contracts';
 import { createClient } from '@hopline/grpc';
+import type { CallContext } from '@hopline/reasoning';
 import { createGuard, DEFAULT_BREAKER, type BreakerState } from '@hopline/resilience';
 import { freePort, startNats, waitFor } from '@hopline/test-support';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createRerankerClient } from '../../services/hop-reasoner/src/clients/reranker-client.js';
 import { createRetrieverClient } from '../../services/hop-reasoner/src/clients/retriever-client.js';
 import { WorkerDirectory } from '../../services/hop-reasoner/src/clients/worker-directory.js';
-import type { CallContext } from '../../services/hop-reasoner/src/ports.js';
 import { startServiceProcess } from './service-process.js';
 
 const nats = await startNats();

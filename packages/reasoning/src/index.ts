@@ -31,3 +31,21 @@ export { createAnalyzer } from './analysis/analyzer.js';
 export type { AnalyzeOptions, Analyzer, AnalyzerDependencies } from './analysis/analyzer.js';
 export { analyzeByRules } from './analysis/rules/rule-analysis.js';
 export type { RuleAnalysis } from './analysis/rules/rule-analysis.js';
+export { createHopReasoner } from './loop/hop-reasoner.js';
+export type { AnswerOptions, AnswerOutcome, HopReasoner, HopReasonerDependencies } from './loop/hop-reasoner.js';
+export type {
+  AnalyzerPort,
+  CallContext,
+  Clock,
+  EventSink,
+  QaEventDraft,
+  RerankerPort,
+  RerankInput,
+  RerankOutput,
+  RetrieveInput,
+  RetrieveOutput,
+  RetrieverPort,
+} from './loop/ports.js';
+export { systemClock } from './loop/ports.js';
+export { HARD_MAX_HOPS, resolveSettings } from './loop/settings.js';
+export type { HopReasonerConfig, HopReasonerSettings } from './loop/settings.js';

@@ -2,6 +2,7 @@ import { busHealth, type Bus, type KeyValueStore, type ServiceHandle } from '@ho
 import { loadHoplineGrpc, natsServices } from '@hopline/contracts';
 import { createClient } from '@hopline/grpc';
 import { createOpenAiChatModel, type ChatModel } from '@hopline/models';
+import { createHopReasoner } from '@hopline/reasoning';
 import { createGuard, DEFAULT_BREAKER, type Guard } from '@hopline/resilience';
 import type { HealthReport, HoplineMetrics, Logger } from '@hopline/telemetry';
 import { createAnalyzerClient } from './clients/analyzer-client.js';
@@ -10,7 +11,6 @@ import { createRerankerClient } from './clients/reranker-client.js';
 import { createRetrieverClient } from './clients/retriever-client.js';
 import { WorkerDirectory } from './clients/worker-directory.js';
 import type { Config } from './config.js';
-import { createHopReasoner } from './hop-reasoner.js';
 
 export interface HopReasonerServiceDeps {
   config: Pick<

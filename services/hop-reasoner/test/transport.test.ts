@@ -12,6 +12,7 @@ import {
   type ReasoningTrace__Output,
 } from '@hopline/contracts';
 import { createClient, createGrpcServer } from '@hopline/grpc';
+import type { CallContext, HopReasoner } from '@hopline/reasoning';
 import { createGuard } from '@hopline/resilience';
 import { createLogger, createMetrics } from '@hopline/telemetry';
 import { freePort, waitFor } from '@hopline/test-support';
@@ -20,8 +21,6 @@ import { createQuestionService } from '../src/clients/question-service.js';
 import { createRerankerClient } from '../src/clients/reranker-client.js';
 import { createRetrieverClient } from '../src/clients/retriever-client.js';
 import { WorkerDirectory } from '../src/clients/worker-directory.js';
-import type { HopReasoner } from '../src/hop-reasoner.js';
-import type { CallContext } from '../src/ports.js';
 
 const logger = createLogger('hop-reasoner-test', { level: 'silent' });
 const metrics = createMetrics('hop-reasoner-test', { defaultMetrics: false });

@@ -1,9 +1,8 @@
 import type { AskCommand__Output } from '@hopline/contracts';
-import type { AnalyzerPort, RerankerPort, RetrieverPort } from '@hopline/hop-reasoner';
-import { createHopReasoner } from '@hopline/hop-reasoner';
 import type { ChatModel } from '@hopline/models';
 import { createOpenAiChatModel } from '@hopline/models';
-import { createAnalyzer } from '@hopline/reasoning';
+import type { AnalyzerPort, RerankerPort, RetrieverPort } from '@hopline/reasoning';
+import { createAnalyzer, createHopReasoner } from '@hopline/reasoning';
 import { createDeadlineGuard, createLexicalScorer, createReranker } from '@hopline/retrieval';
 import type { QuestionOutcome } from '../metrics.js';
 import type { EvalContext, EvalMode } from '../modes/mode.js';

@@ -1,8 +1,8 @@
 import type { Analysis__Output, QueryUnderstandingClient } from '@hopline/contracts';
 import { unaryCall } from '@hopline/grpc';
+import type { AnalyzerPort, CallContext } from '@hopline/reasoning';
 import type { Guard } from '@hopline/resilience';
 import type { HoplineMetrics } from '@hopline/telemetry';
-import type { AnalyzerPort, CallContext } from '../ports.js';
 
 export interface AnalyzerClientDeps {
   client: QueryUnderstandingClient;

@@ -9,9 +9,9 @@ import {
   type AskCommand__Output,
   type QaEvent,
 } from '@hopline/contracts';
+import type { HopReasoner } from '@hopline/reasoning';
 import type { HoplineMetrics, Logger } from '@hopline/telemetry';
 import { context, trace } from '@opentelemetry/api';
-import type { HopReasoner } from '../hop-reasoner.js';
 
 export interface QuestionServiceDeps {
   bus: Bus;

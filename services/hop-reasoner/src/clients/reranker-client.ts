@@ -1,8 +1,8 @@
 import type { HoplineError, RerankerClient } from '@hopline/contracts';
 import { unaryCall } from '@hopline/grpc';
+import type { CallContext, RerankerPort, RerankInput, RerankOutput } from '@hopline/reasoning';
 import { remainingMs, withFallback, type Guard } from '@hopline/resilience';
 import type { HoplineMetrics } from '@hopline/telemetry';
-import type { CallContext, RerankerPort, RerankInput, RerankOutput } from '../ports.js';
 
 export interface RerankerClientDeps {
   client: RerankerClient;

@@ -7,8 +7,8 @@ import {
   subjects,
   toHoplineError,
 } from '@hopline/contracts';
+import type { CallContext, RetrieveInput, RetrieveOutput, RetrieverPort } from '@hopline/reasoning';
 import { hedged, LatencyWindow, remainingMs, type Guard } from '@hopline/resilience';
-import type { CallContext, RetrieveInput, RetrieveOutput, RetrieverPort } from '../ports.js';
 import type { WorkerDirectory } from './worker-directory.js';
 
 export interface RetrieverClientDeps {

@@ -1,13 +1,13 @@
 import type { Chunk__Output } from '@hopline/contracts';
 import { Grade, StopReason } from '@hopline/contracts';
 import { describe, expect, it } from 'vitest';
-import { chunk } from '../../../packages/reasoning/test/support/chunks.js';
-import { writeAnswer } from '../src/answer-writer.js';
-import { rankedAtStop } from '../src/chain.js';
-import { fuseRankedLists, interleaveCitations, selectEvidence } from '../src/evidence.js';
-import type { HopOutcome } from '../src/hop.js';
-import { planLayers } from '../src/plan.js';
-import { firstHopSearch } from '../src/search-query.js';
+import { chunk } from './support/chunks.js';
+import { writeAnswer } from '../src/loop/answer-writer.js';
+import { rankedAtStop } from '../src/loop/chain.js';
+import { fuseRankedLists, interleaveCitations, selectEvidence } from '../src/loop/evidence.js';
+import type { HopOutcome } from '../src/loop/hop.js';
+import { planLayers } from '../src/loop/plan.js';
+import { firstHopSearch } from '../src/loop/search-query.js';
 
 async function* deltas(...pieces: string[]): AsyncGenerator<string> {
   for (const piece of pieces) yield piece;

@@ -1,6 +1,6 @@
 import type { Chunk__Output, StopReason__Output } from '@hopline/contracts';
 import { StopReason } from '@hopline/contracts';
-import type { PreviousHop } from '@hopline/reasoning';
+import type { PreviousHop } from '../reasoner/reasoner.js';
 import type { HopOutcome } from './hop.js';
 import { fuseRankedLists } from './evidence.js';
 import { QuestionInterrupted, runHop } from './hop.js';

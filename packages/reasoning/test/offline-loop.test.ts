@@ -2,7 +2,7 @@ import { Grade, Route, StopReason, ValidationError } from '@hopline/contracts';
 import { describe, expect, it } from 'vitest';
 import type { RetrieverPort } from '../src/index.js';
 import { createHopReasoner } from '../src/index.js';
-import { chunk } from '../../../packages/reasoning/test/support/chunks.js';
+import { chunk } from './support/chunks.js';
 import {
   analysis,
   ask,

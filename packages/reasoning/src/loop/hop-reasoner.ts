@@ -16,9 +16,10 @@ import {
   ValidationError,
 } from '@hopline/contracts';
 import type { ChatModel } from '@hopline/models';
-import type { EvidenceItem, Reasoner, SynthesisHop } from '@hopline/reasoning';
+import type { EvidenceItem, Reasoner, SynthesisHop } from '../reasoner/reasoner.js';
 import { UsageMeter } from '@hopline/models';
-import { createModelReasoner, createOfflineReasoner } from '@hopline/reasoning';
+import { createModelReasoner } from '../reasoner/model-reasoner.js';
+import { createOfflineReasoner } from '../offline/offline-reasoner.js';
 import { deadlineSignal } from '@hopline/resilience';
 import type { Logger } from '@hopline/telemetry';
 import { instrument } from '@hopline/telemetry';

@@ -1,5 +1,5 @@
 import type { Chunk__Output } from '@hopline/contracts';
-import { contentTerms } from '@hopline/reasoning';
+import { contentTerms } from '../offline/text.js';
 import { approximateTokens } from '@hopline/retrieval';
 
 const RRF_K = 60;

@@ -1,5 +1,6 @@
 import type { Chunk__Output } from '@hopline/contracts';
-import { claimPhrases, states } from '@hopline/reasoning';
+import { claimPhrases } from '../offline/claims.js';
+import { states } from '../offline/text.js';
 
 export interface WrittenAnswer {
   text: string;

@@ -1,6 +1,6 @@
 import type { StopReason__Output, SubQuestion__Output } from '@hopline/contracts';
 import { StopReason } from '@hopline/contracts';
-import type { PreviousHop } from '@hopline/reasoning';
+import type { PreviousHop } from '../reasoner/reasoner.js';
 import { deadlineSignal } from '@hopline/resilience';
 import type { ChainResult } from './chain.js';
 import { runChain } from './chain.js';

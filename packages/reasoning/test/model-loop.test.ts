@@ -2,7 +2,7 @@ import { StopReason } from '@hopline/contracts';
 import { createOpenAiChatModel } from '@hopline/models';
 import { createGuard, type Guard } from '@hopline/resilience';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { chunk } from '../../../packages/reasoning/test/support/chunks.js';
+import { chunk } from './support/chunks.js';
 import {
   lastUserMessage,
   startScriptedOpenAiServer,
@@ -10,7 +10,7 @@ import {
   type ChatRequestBody,
   type ScriptedOpenAiServer,
   type ScriptedReply,
-} from '../../../packages/models/test/support/scripted-openai-server.js';
+} from '../../models/test/support/scripted-openai-server.js';
 import { createHopReasoner, type HopReasonerConfig } from '../src/index.js';
 import {
   analysis,

@@ -1,7 +1,7 @@
 import type { Analysis__Output, AskCommand__Output, Chunk__Output } from '@hopline/contracts';
 import { DecidedBy, Route } from '@hopline/contracts';
-import { contentTerms } from '@hopline/reasoning';
-import { chunk } from '../../../../packages/reasoning/test/support/chunks.js';
+import { contentTerms } from '../../src/index.js';
+import { chunk } from './chunks.js';
 import type {
   AnalyzerPort,
   CallContext,

@@ -1,8 +1,8 @@
 import type { Chunk__Output, Grade__Output, StopReason__Output } from '@hopline/contracts';
 import { isHoplineError, StopReason, toHoplineError } from '@hopline/contracts';
-import type { HopExtractionInput, HopFinding, PreviousHop } from '@hopline/reasoning';
+import type { HopExtractionInput, HopFinding, PreviousHop } from '../reasoner/reasoner.js';
 import { BudgetExhaustedError } from '@hopline/models';
-import { gradeEvidence } from '@hopline/reasoning';
+import { gradeEvidence } from '../offline/grade.js';
 import { abortable } from '@hopline/resilience';
 import { instrument } from '@hopline/telemetry';
 import type { QuestionRun } from './question-run.js';

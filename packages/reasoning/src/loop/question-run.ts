@@ -8,8 +8,9 @@ import type {
 } from '@hopline/contracts';
 import { StopReason } from '@hopline/contracts';
 import type { UsageMeter } from '@hopline/models';
-import type { ModelCallContext, Reasoner } from '@hopline/reasoning';
-import { bareTitle, sameEntity } from '@hopline/reasoning';
+import type { ModelCallContext, Reasoner } from '../reasoner/reasoner.js';
+import { bareTitle } from '../offline/text.js';
+import { sameEntity } from '../offline/question.js';
 import type { Logger } from '@hopline/telemetry';
 import type { EventStream } from './events.js';
 import type { AnalyzerPort, CallContext, Clock, RerankerPort, RetrieverPort } from './ports.js';

@@ -1,4 +1,4 @@
-import { questionAnchors } from '@hopline/reasoning';
+import { questionAnchors } from '../offline/question.js';
 
 // How many times a named entity counts in a first-hop search: the names a question gives are
 // its most selective words, and BM25 weighs a query term by how often the query repeats it.
