@@ -27,9 +27,9 @@ import {
   HashingEmbedder,
   HnswVectorIndex,
   chunkDocument,
-  createTokenizer,
   embeddingText,
 } from '@hopline/retrieval';
+import { createTokenizer } from '@hopline/text';
 import MiniSearch from 'minisearch';
 
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));

@@ -1,6 +1,6 @@
 import type { Document__Output } from '@hopline/contracts';
 import type { Indexer } from '@hopline/retrieval';
-import { hashText } from '@hopline/retrieval';
+import { hashText } from '@hopline/text';
 import type { MultihopQuestion, Paragraph } from './dataset.js';
 import { paragraphText } from './dataset.js';
 

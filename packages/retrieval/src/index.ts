@@ -1,12 +1,6 @@
 export * from './backends/types.js';
 export { assertScope } from './backends/scope.js';
 export { indexedChunkSchema } from './backends/chunk-schema.js';
-export { createTokenizer } from './text/tokenizer.js';
-export type { Tokenizer, TokenizerOptions } from './text/tokenizer.js';
-export { ENGLISH_STOP_WORDS, lightStem } from './text/english.js';
-export { CHINESE_STOP_WORDS } from './text/chinese.js';
-export { foldText, hashText, normalizeText } from './text/normalize.js';
-export { approximateTokens } from './text/token-count.js';
 export { Bm25Index, DEFAULT_BM25_PARAMETERS } from './lexical/bm25-index.js';
 export type { Bm25Hit, Bm25Parameters, Bm25SearchResult } from './lexical/bm25-index.js';
 export { EmbeddedLexicalBackend, LEXICAL_LOG_FILE, lexicalTerms } from './lexical/embedded-lexical-backend.js';

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { approximateTokens, chunkDocument, dedupeKeyFor } from '../src/index.js';
+import { approximateTokens } from '@hopline/text';
+import { chunkDocument, dedupeKeyFor } from '../src/index.js';
 
 const base = {
   tenantId: 't1',

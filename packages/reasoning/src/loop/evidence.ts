@@ -1,6 +1,6 @@
 import type { Chunk__Output } from '@hopline/contracts';
+import { approximateTokens } from '@hopline/text';
 import { contentTerms } from '../offline/text.js';
-import { approximateTokens } from '@hopline/retrieval';
 
 const RRF_K = 60;
 

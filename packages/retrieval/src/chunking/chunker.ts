@@ -1,5 +1,5 @@
+import { approximateTokens } from '@hopline/text';
 import type { IndexedChunk, TextRange } from '../backends/types.js';
-import { approximateTokens } from '../text/token-count.js';
 import { dedupeKeyFor } from './dedupe-key.js';
 
 /**

@@ -1,4 +1,4 @@
-import { hashText, normalizeText } from '../text/normalize.js';
+import { hashText, normalizeText } from '@hopline/text';
 
 /**
  * The key duplicates are recognised by: the chunk id when there is one, else a digest of the

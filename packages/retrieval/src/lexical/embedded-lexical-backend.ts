@@ -1,4 +1,6 @@
 import { join } from 'node:path';
+import type { Tokenizer } from '@hopline/text';
+import { createTokenizer } from '@hopline/text';
 import { assertScope } from '../backends/scope.js';
 import { indexedChunkSchema } from '../backends/chunk-schema.js';
 import type {
@@ -14,8 +16,6 @@ import type {
 } from '../backends/types.js';
 import { partitionKey, scopePartitions } from '../backends/types.js';
 import { VersionedDocumentStore } from '../storage/versioned-document-store.js';
-import type { Tokenizer } from '../text/tokenizer.js';
-import { createTokenizer } from '../text/tokenizer.js';
 import type { Bm25Parameters } from './bm25-index.js';
 import { Bm25Index } from './bm25-index.js';
 

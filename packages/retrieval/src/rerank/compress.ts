@@ -1,5 +1,5 @@
 import type { Chunk__Output } from '@hopline/contracts';
-import { approximateTokens } from '../text/token-count.js';
+import { approximateTokens } from '@hopline/text';
 
 export interface CompressionResult {
   chunks: Chunk__Output[];

@@ -1,5 +1,5 @@
-import type { Tokenizer } from '../text/tokenizer.js';
-import { createTokenizer } from '../text/tokenizer.js';
+import type { Tokenizer } from '@hopline/text';
+import { createTokenizer } from '@hopline/text';
 import type { RelevanceScorer } from './relevance-scorer.js';
 
 export interface LexicalScorerOptions {

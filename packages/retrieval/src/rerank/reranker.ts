@@ -1,8 +1,8 @@
 import type { Chunk__Output } from '@hopline/contracts';
 import { CancelledError, ValidationError, toHoplineError } from '@hopline/contracts';
+import type { Tokenizer } from '@hopline/text';
+import { createTokenizer } from '@hopline/text';
 import type { Guard } from '../hybrid/guard.js';
-import type { Tokenizer } from '../text/tokenizer.js';
-import { createTokenizer } from '../text/tokenizer.js';
 import { compressToBudget } from './compress.js';
 import { jaccard, minMaxScale, selectByMmr } from './mmr.js';
 import type { RelevanceScorer } from './relevance-scorer.js';

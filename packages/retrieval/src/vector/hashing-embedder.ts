@@ -1,5 +1,4 @@
-import { ENGLISH_STOP_WORDS } from '../text/english.js';
-import { foldText } from '../text/normalize.js';
+import { ENGLISH_STOP_WORDS, foldText } from '@hopline/text';
 import type { Embedder, FusionDefaults } from './embedder.js';
 import { normalizeInPlace } from './embedder.js';
 
