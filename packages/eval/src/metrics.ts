@@ -1,17 +1,4 @@
-import type { ReasoningOutcome } from './multihop/reasoning-summary.js';
-
-/** What one question's retrieval produced, in the terms the metrics need. */
-export interface QuestionOutcome {
-  id: string;
-  dataset: string;
-  /** Document ids of the gold paragraphs. */
-  goldDocIds: readonly string[];
-  /** Document id of each retrieved chunk, best first. */
-  rankedDocIds: readonly string[];
-  latencyMs: number;
-  /** What the hop loop did, for modes that run it. */
-  reasoning?: ReasoningOutcome;
-}
+import type { QuestionOutcome } from './outcome.js';
 
 export interface QuestionScore {
   gold: number;

@@ -1,9 +1,10 @@
 import type { EmbeddedLexicalBackendOptions, Embedder, FusionMethod, HybridRetrieverOptions } from '@hopline/retrieval';
 import type { MultihopQuestion } from './dataset.js';
 import { buildKnowledgeBase, ingestKnowledgeBase } from './knowledge-base.js';
-import type { QuestionOutcome, RecallSummary } from './metrics.js';
+import type { RecallSummary } from './metrics.js';
 import { summarizeByDataset } from './metrics.js';
 import type { EvalMode } from './modes/mode.js';
+import type { QuestionOutcome } from './outcome.js';
 import type { ReasoningFigures } from './multihop/reasoning-summary.js';
 import { formatReasoning } from './multihop/reasoning-summary.js';
 import { openEvalRetrievalStack } from './retrieval-stack.js';

@@ -1,6 +1,6 @@
 import type { MultihopQuestion } from '../dataset.js';
 import type { KnowledgeBase } from '../knowledge-base.js';
-import type { QuestionOutcome } from '../metrics.js';
+import type { QuestionOutcome } from '../outcome.js';
 import type { ReasoningFigures } from '../multihop/reasoning-summary.js';
 import type { EvalRetrievalStack } from '../retrieval-stack.js';
 

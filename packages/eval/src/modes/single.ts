@@ -1,5 +1,5 @@
 import type { EvalContext, EvalMode } from './mode.js';
-import type { QuestionOutcome } from '../metrics.js';
+import type { QuestionOutcome } from '../outcome.js';
 
 /** One hybrid retrieval per question, with the question as the query: the single-shot baseline. */
 export const singleMode: EvalMode = {

@@ -4,7 +4,7 @@ import { createOpenAiChatModel } from '@hopline/models';
 import type { AnalyzerPort, RerankerPort, RetrieverPort } from '@hopline/reasoning';
 import { createAnalyzer, createHopReasoner } from '@hopline/reasoning';
 import { createDeadlineGuard, createLexicalScorer, createReranker } from '@hopline/retrieval';
-import type { QuestionOutcome } from '../metrics.js';
+import type { QuestionOutcome } from '../outcome.js';
 import type { EvalContext, EvalMode } from '../modes/mode.js';
 import type { EvalRetrievalStack } from '../retrieval-stack.js';
 import { shortAnswer } from './answer-metrics.js';

@@ -1,20 +1,7 @@
-import type { QuestionOutcome, RecallSummary } from '../metrics.js';
+import type { RecallSummary } from '../metrics.js';
 import { summarizeByDataset } from '../metrics.js';
+import type { QuestionOutcome, ReasoningOutcome } from '../outcome.js';
 import { bestAnswerScore } from './answer-metrics.js';
-
-/** What the hop loop did for one question, beside the evidence it handed to synthesis. */
-export interface ReasoningOutcome {
-  /** The short answer of the synthesized text ('' when it abstained). */
-  answer: string;
-  /** The gold answer and its aliases. */
-  goldAnswers: string[];
-  hops: number;
-  llmCalls: number;
-  stopReason: string;
-  route: string;
-  /** Document ids a single retrieval of the question returned, in the same run. */
-  singleShotDocIds: string[];
-}
 
 export interface ReasoningFigures {
   /** Exact match and F1 of the short answers, percent, HotpotQA normalisation. */
