@@ -6,7 +6,7 @@ import {
   ValidationError,
 } from '@hopline/contracts';
 import { createGuard, type Guard } from '@hopline/resilience';
-import { waitFor } from '@hopline/test-support';
+import { lastUserMessage, type ScriptedOpenAiServer, startScriptedOpenAiServer, waitFor } from '@hopline/test-support';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
@@ -16,11 +16,6 @@ import {
   UsageMeter,
   type ChatModel,
 } from '../src/index.js';
-import {
-  lastUserMessage,
-  startScriptedOpenAiServer,
-  type ScriptedOpenAiServer,
-} from './support/scripted-openai-server.js';
 
 let server: ScriptedOpenAiServer;
 const guards: Guard[] = [];

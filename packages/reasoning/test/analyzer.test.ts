@@ -1,11 +1,7 @@
 import { DecidedBy, Route } from '@hopline/contracts';
 import { createOpenAiChatModel } from '@hopline/models';
+import { startScriptedOpenAiServer, systemPrompt, type ScriptedOpenAiServer } from '@hopline/test-support';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import {
-  startScriptedOpenAiServer,
-  systemPrompt,
-  type ScriptedOpenAiServer,
-} from '../../models/test/support/scripted-openai-server.js';
 import { createAnalyzer } from '../src/index.js';
 
 let server: ScriptedOpenAiServer;

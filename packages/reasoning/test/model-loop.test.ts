@@ -1,8 +1,6 @@
 import { StopReason } from '@hopline/contracts';
 import { createOpenAiChatModel } from '@hopline/models';
 import { createGuard, type Guard } from '@hopline/resilience';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { chunk } from './support/chunks.js';
 import {
   lastUserMessage,
   startScriptedOpenAiServer,
@@ -10,7 +8,9 @@ import {
   type ChatRequestBody,
   type ScriptedOpenAiServer,
   type ScriptedReply,
-} from '../../models/test/support/scripted-openai-server.js';
+} from '@hopline/test-support';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { chunk } from './support/chunks.js';
 import { createHopReasoner, type HopReasonerConfig } from '../src/index.js';
 import {
   analysis,
