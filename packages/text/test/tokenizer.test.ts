@@ -38,6 +38,13 @@ describe('tokenizer', () => {
     expect(tokenizer.tokenize('北京大学的研究生')).not.toContain('的');
   });
 
+  it('tokenizer - Chinese question words are stop words, as reasoning reads them', () => {
+    const tokens = tokenizer.tokenize('他如何加入数据平台部');
+    expect(tokens).toEqual(expect.arrayContaining(['加入', '数据']));
+    expect(tokens).not.toContain('如何');
+    expect(tokens).not.toContain('他');
+  });
+
   it('tokenizer - mixed text keeps both languages', () => {
     const tokens = tokenizer.tokenize('我们使用RFC 7231协议');
     expect(tokens).toEqual(expect.arrayContaining(['我们', 'rfc7231', '协议']));

@@ -1,5 +1,5 @@
 import type { Chunk__Output } from '@hopline/contracts';
-import { hasHan } from './chinese.js';
+import { hasHan } from '@hopline/text';
 import { expandRelations } from './relations.js';
 import { bareTitle, containsStem, entityKey, namedSpans, tokenize } from './text.js';
 

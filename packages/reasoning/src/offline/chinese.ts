@@ -1,5 +1,5 @@
-import { Jieba } from '@node-rs/jieba';
-import { dict } from '@node-rs/jieba/dict.js';
+import type { TaggedWord } from '@hopline/text';
+import { CHINESE_STOP_WORDS, hasHan, segmentChinese, taggedWords } from '@hopline/text';
 
 /**
  * Chinese text as the offline reasoner reads it. Chinese has no capitals and no spaces, so words
@@ -9,60 +9,21 @@ import { dict } from '@node-rs/jieba/dict.js';
  * "由张伟负责").
  */
 
-const HAN = /[\u3400-\u9fff\uf900-\ufaff]/;
 const ALL_HAN = /^[\u3400-\u9fff\uf900-\ufaff]+$/;
-
-export const hasHan = (text: string): boolean => HAN.test(text);
-
-// Loading the dictionary takes ~170 ms and ~30 MB: once per process, and only when a text
-// actually contains Chinese.
-let segmenter: Jieba | undefined;
-
-function jieba(): Jieba {
-  segmenter ??= Jieba.withDict(dict);
-  return segmenter;
-}
-
-/** Function words and the words that ask rather than tell: never what a hop must match. */
-export const CHINESE_FUNCTION_WORDS: ReadonlySet<string> = new Set(
-  (
-    '的 地 得 了 着 过 是 在 和 与 及 或 也 都 而 就 被 把 这 那 之 其 于 对 为 以 个 吗 呢 吧 啊 从 向 并 且 又 ' +
-    '由 被 给 让 哪 谁 什么 哪个 哪些 哪家 哪位 哪种 哪国 哪所 哪座 哪部 哪里 哪儿 哪一年 何时 何地 几 多少 怎么 怎样 如何 为什么 请问 是否 有没有 一个 该 此 他 她 它 他们 她们 它们'
-  ).split(' '),
-);
 
 /**
  * The words of a Chinese run for matching, in search mode: a long word and its dictionary parts
  * ("隶属于" → 隶属, 属于, 隶属于), so that "属于" in a question matches "隶属于" in evidence.
  */
 export function chineseTerms(run: string): string[] {
-  return jieba()
-    .cutForSearch(run, true)
-    .filter((word) => /[\p{L}\p{N}]/u.test(word) && !CHINESE_FUNCTION_WORDS.has(word));
-}
-
-export interface TaggedWord {
-  word: string;
-  tag: string;
-  start: number;
-  end: number;
-}
-
-/** jieba's words with their part-of-speech tags and character offsets, spaces left out. */
-export function taggedWords(text: string): TaggedWord[] {
-  let offset = 0;
-  const words: TaggedWord[] = [];
-  for (const { word, tag } of jieba().tag(text, true)) {
-    const start = offset;
-    offset += word.length;
-    if (word.trim()) words.push({ word, tag, start, end: offset });
-  }
-  return words;
+  const words: string[] = [];
+  segmentChinese(run, words, true);
+  return words.filter((word) => /[\p{L}\p{N}]/u.test(word));
 }
 
 /** The content words of a text as written (precise mode, one reading per word), function words out. */
 export function chineseWords(text: string): TaggedWord[] {
-  return taggedWords(text).filter(({ word }) => /[\p{L}\p{N}]/u.test(word) && !CHINESE_FUNCTION_WORDS.has(word));
+  return taggedWords(text).filter(({ word }) => /[\p{L}\p{N}]/u.test(word) && !CHINESE_STOP_WORDS.has(word));
 }
 
 // Person, place, organisation, other proper noun (and their variants).
@@ -161,7 +122,7 @@ export function chineseNames(text: string): ChineseName[] {
     const first = words[range[0]] as TaggedWord;
     const last = words[range[1] - 1] as TaggedWord;
     const name = text.slice(first.start, last.end).trim();
-    if ([...name].length < 2 || !HAN.test(name) || CHINESE_FUNCTION_WORDS.has(name)) return;
+    if ([...name].length < 2 || !hasHan(name) || CHINESE_STOP_WORDS.has(name)) return;
     const key = `${first.start}:${name}`;
     const current = found.get(key);
     if (!current || (stated && !current.stated))
@@ -198,7 +159,7 @@ export function chineseQuestionEntities(question: string): string[] {
   const push = (range: [number, number] | undefined) => {
     if (!range) return;
     const name = question.slice((words[range[0]] as TaggedWord).start, (words[range[1] - 1] as TaggedWord).end).trim();
-    if ([...name].length >= 2 && HAN.test(name) && !entities.includes(name)) entities.push(name);
+    if ([...name].length >= 2 && hasHan(name) && !entities.includes(name)) entities.push(name);
   };
   const possessive = words.findIndex((word) => word.word === '的');
   if (possessive > 0) push(nounPhraseBefore(words, possessive));

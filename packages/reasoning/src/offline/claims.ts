@@ -1,4 +1,5 @@
-import { chineseNames, hasHan, taggedWords } from './chinese.js';
+import { hasHan, taggedWords } from '@hopline/text';
+import { chineseNames } from './chinese.js';
 import { contentTerms, namedSpans, QUESTION_WORDS } from './text.js';
 
 /**

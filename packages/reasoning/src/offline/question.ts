@@ -1,4 +1,5 @@
-import { CHINESE_FUNCTION_WORDS, chineseQuestionEntities, chineseWords, hasHan } from './chinese.js';
+import { CHINESE_STOP_WORDS, hasHan } from '@hopline/text';
+import { chineseQuestionEntities, chineseWords } from './chinese.js';
 import { containsStem, contentTerms, entityKey, fold, namedSpans, QUESTION_WORDS, sameStem, tokenize } from './text.js';
 
 /**
@@ -133,8 +134,7 @@ function chineseRelationTerms(question: string, anchors: readonly string[]): str
   const distance = new Map<string, number>();
   for (const word of chineseWords(question)) {
     const term = hasHan(word.word) ? fold(word.word) : contentTerms(word.word)[0];
-    if (!term || QUESTION_WORDS.has(term) || CHINESE_FUNCTION_WORDS.has(term) || containsStem(anchorTerms, term))
-      continue;
+    if (!term || QUESTION_WORDS.has(term) || CHINESE_STOP_WORDS.has(term) || containsStem(anchorTerms, term)) continue;
     if (anchorSpans.some((span) => word.start >= span.start && word.end <= span.end)) continue;
     const gap = anchorSpans.reduce(
       (best, span) =>

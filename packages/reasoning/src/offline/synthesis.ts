@@ -1,7 +1,7 @@
 import type { Chunk__Output } from '@hopline/contracts';
+import { hasHan } from '@hopline/text';
 import type { EvidenceItem, SynthesisHop, SynthesisInput } from '../reasoner/reasoner.js';
 import { pickByYear, yearIn, yearOf } from './answers.js';
-import { hasHan } from './chinese.js';
 import {
   choiceOptions,
   chineseComparisonOptions,

@@ -1,4 +1,5 @@
-import { chineseNames, chineseTerms, hasHan } from './chinese.js';
+import { hasHan } from '@hopline/text';
+import { chineseNames, chineseTerms } from './chinese.js';
 
 /**
  * The text analysis the offline reasoner reads evidence with: content terms that match across
