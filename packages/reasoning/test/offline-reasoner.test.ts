@@ -2,7 +2,7 @@ import { Grade } from '@hopline/contracts';
 import { UsageMeter } from '@hopline/models';
 import { describe, expect, it } from 'vitest';
 import type { HopExtractionInput, ModelCallContext, PreviousHop, SynthesisInput } from '../src/index.js';
-import { createOfflineReasoner, gradeEvidence, namedSpans } from '../src/index.js';
+import { contentTerms, createOfflineReasoner, gradeEvidence, namedSpans } from '../src/index.js';
 import { chunk } from './support/chunks.js';
 
 const reasoner = createOfflineReasoner();
@@ -208,6 +208,12 @@ describe('offline reasoner - reading names', () => {
       call,
     );
     expect(finding.answer).toBe('Paul Quinn');
+  });
+});
+
+describe('offline reasoner - content terms', () => {
+  it('offline reasoner - content terms leave out the stop words the index leaves out ("same", "between")', () => {
+    expect(contentTerms('Are both from the same country, between the wars?')).toEqual(['country', 'war']);
   });
 });
 

@@ -4,6 +4,9 @@
  * and leaves derivations alone (Porter's "university" → "univers" merges too much).
  */
 
+// Retrieval and reasoning read with this one list. Words only reasoning used to drop ("yes",
+// "since", "might", "shall"…) stay in the index: they are in titles ("Yes", "We Shall Overcome").
+// A lone "s" is what a possessive or an initial leaves.
 export const ENGLISH_STOP_WORDS: ReadonlySet<string> = new Set(
   (
     'a about above after again against all am an and any are as at be because been before being below ' +
@@ -12,7 +15,7 @@ export const ENGLISH_STOP_WORDS: ReadonlySet<string> = new Set(
     'myself no nor not now of off on once only or other our ours ourselves out over own same she should so ' +
     'some such than that the their theirs them themselves then there these they this those through to too ' +
     'under until up very was we were what when where which while who whom why will with would you your ' +
-    'yours yourself yourselves also whose'
+    'yours yourself yourselves also whose s'
   ).split(' '),
 );
 

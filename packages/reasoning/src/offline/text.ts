@@ -1,4 +1,4 @@
-import { hasHan } from '@hopline/text';
+import { ENGLISH_STOP_WORDS, hasHan } from '@hopline/text';
 import { chineseNames, chineseTerms } from './chinese.js';
 
 /**
@@ -7,16 +7,6 @@ import { chineseNames, chineseTerms } from './chinese.js';
  * quoted titles) that are the candidate bridge entities of a hop. English and Chinese; Chinese
  * has no capitals, so its words and names come from a segmenter (see chinese.ts).
  */
-
-const STOP_WORDS: ReadonlySet<string> = new Set(
-  (
-    'a an the of in on at to for from by with and or nor but if then than as is are was were be been being am ' +
-    'do does did doing done has have had having it its this that these those there here he she they them his her ' +
-    'hers their theirs him we us our you your i me my which who whom whose what when where why how also not no ' +
-    'yes both either neither each any all some such into onto about over under after before during while since ' +
-    'until upon can could would should will shall may might must one s'
-  ).split(' '),
-);
 
 /** Words that ask rather than tell: never part of what a hop must match. */
 export const QUESTION_WORDS: ReadonlySet<string> = new Set([
@@ -73,7 +63,7 @@ export function contentTerms(text: string): string[] {
       terms.push(...chineseTerms(word));
       continue;
     }
-    if (STOP_WORDS.has(word)) continue;
+    if (ENGLISH_STOP_WORDS.has(word)) continue;
     terms.push(trimPlural(word));
   }
   return terms;
@@ -132,7 +122,8 @@ export function containsStem(terms: readonly string[], term: string): boolean {
 function termOf(word: string): string {
   if (!/^[\p{L}\p{N}]/u.test(word)) return '';
   const folded = fold(word);
-  if (!NON_ASCII.test(folded) && /^[a-z0-9]+$/.test(folded)) return STOP_WORDS.has(folded) ? '' : trimPlural(folded);
+  if (!NON_ASCII.test(folded) && /^[a-z0-9]+$/.test(folded))
+    return ENGLISH_STOP_WORDS.has(folded) ? '' : trimPlural(folded);
   return contentTerms(word)[0] ?? '';
 }
 
