@@ -215,6 +215,10 @@ describe('offline reasoner - content terms', () => {
   it('offline reasoner - content terms leave out the stop words the index leaves out ("same", "between")', () => {
     expect(contentTerms('Are both from the same country, between the wars?')).toEqual(['country', 'war']);
   });
+
+  it('offline reasoner - content terms make plurals singular as the index stemmer does ("cities" → "city")', () => {
+    expect(contentTerms('The cities and churches of Tennis County')).toEqual(['city', 'church', 'tennis', 'county']);
+  });
 });
 
 describe('offline reasoner - grading', () => {

@@ -34,21 +34,48 @@ function undouble(stem: string): string {
 }
 
 /**
+ * The light stemmer's first step: a lower-case plural folded to its singular ("cities" → "city",
+ * "churches" → "church", "players" → "player"; "bus", "class" and "tennis" stay). Reasoning stops
+ * here, since its terms are read back as words (queries, sub-questions); the index goes on.
+ */
+export function singular(word: string): string {
+  if (word.length <= 3) return word;
+  if (word.endsWith('ies') && word.length > 4) return word.slice(0, -3) + 'y';
+  if (word.endsWith('sses')) return word.slice(0, -2);
+  if (/(?:ches|shes|xes|zzes)$/.test(word)) return word.slice(0, -2);
+  if (word.endsWith('s') && !/(?:ss|us|is|'s)$/.test(word)) return word.slice(0, -1);
+  return word;
+}
+
+/**
  * Stems one lower-case alphabetic word. A final silent "e" is dropped after suffix removal so
  * that "create", "creates" and "created" share "creat".
  */
 export function lightStem(word: string): string {
   if (word.length <= 3) return word;
-  let stem = word;
-  if (stem.endsWith('ies') && stem.length > 4) stem = stem.slice(0, -3) + 'y';
-  else if (stem.endsWith('sses')) stem = stem.slice(0, -2);
-  else if (/(?:ches|shes|xes|zzes)$/.test(stem)) stem = stem.slice(0, -2);
-  else if (stem.endsWith('s') && !/(?:ss|us|is|'s)$/.test(stem)) stem = stem.slice(0, -1);
-
+  let stem = singular(word);
   if (stem.endsWith('ing') && stem.length > 5 && hasVowel(stem.slice(0, -3))) stem = undouble(stem.slice(0, -3));
   else if (stem.endsWith('ed') && stem.length > 4 && hasVowel(stem.slice(0, -2))) {
     stem = stem.endsWith('ied') ? stem.slice(0, -3) + 'y' : undouble(stem.slice(0, -2));
   }
   if (stem.length > 4 && stem.endsWith('e') && !stem.endsWith('ee')) stem = stem.slice(0, -1);
   return stem;
+}
+
+/**
+ * Whether two terms are forms of one word: equal, one a prefix of the other (at least four
+ * letters: "star"/"starring"), or sharing a long common prefix ("directed"/"director"). Reasoning
+ * compares its unstemmed terms with it, where the index compares stems.
+ */
+export function sameStem(a: string, b: string): boolean {
+  if (a === b) return true;
+  const shorter = Math.min(a.length, b.length);
+  if (shorter < 4) return false;
+  let common = 0;
+  while (common < shorter && a.charCodeAt(common) === b.charCodeAt(common)) common += 1;
+  return common === shorter || (common >= 5 && common >= 0.7 * shorter);
+}
+
+export function containsStem(terms: readonly string[], term: string): boolean {
+  return terms.some((candidate) => sameStem(candidate, term));
 }

@@ -1,7 +1,7 @@
 export { createTokenizer } from './tokenizer.js';
 export type { Tokenizer, TokenizerOptions } from './tokenizer.js';
-export { ENGLISH_STOP_WORDS, lightStem } from './english.js';
+export { containsStem, ENGLISH_STOP_WORDS, lightStem, sameStem, singular } from './english.js';
 export { CHINESE_STOP_WORDS, hasHan, segmentChinese, taggedWords } from './chinese.js';
 export type { TaggedWord } from './chinese.js';
-export { foldText, hashText, normalizeText } from './normalize.js';
+export { fold, foldText, hashText, normalizeText } from './normalize.js';
 export { approximateTokens } from './token-count.js';

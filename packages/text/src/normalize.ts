@@ -13,6 +13,11 @@ export function foldText(text: string): string {
   return text.normalize('NFKD').replace(COMBINING_DIACRITICS, '').normalize('NFC');
 }
 
+/** Lower case without width forms or diacritics: "Mýa" and "mya" read the same. */
+export function fold(text: string): string {
+  return foldText(text).toLowerCase();
+}
+
 /** Case, width, diacritics and whitespace folded: two texts that read the same compare equal. */
 export function normalizeText(text: string): string {
   return foldText(text).toLowerCase().replace(/\s+/g, ' ').trim();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createTokenizer, lightStem } from '../src/index.js';
+import { createTokenizer, fold, lightStem, sameStem, singular } from '../src/index.js';
 
 const tokenizer = createTokenizer();
 
@@ -75,5 +75,40 @@ describe('lightStem', () => {
     ['is', 'is'],
   ])('lightStem - %s → %s', (word, stem) => {
     expect(lightStem(word)).toBe(stem);
+  });
+});
+
+describe('singular', () => {
+  it.each([
+    ['cities', 'city'],
+    ['churches', 'church'],
+    ['players', 'player'],
+    ['tennis', 'tennis'],
+    ['class', 'class'],
+    ['bus', 'bus'],
+  ])('singular - %s → %s', (word, stem) => {
+    expect(singular(word)).toBe(stem);
+  });
+
+  it('singular - is the light stemmer stopped after its plural step', () => {
+    expect(lightStem(singular('universities'))).toBe(lightStem('universities'));
+  });
+});
+
+describe('sameStem', () => {
+  it.each([
+    ['star', 'starring', true],
+    ['directed', 'director', true],
+    ['city', 'city', true],
+    ['art', 'artist', false],
+    ['director', 'district', false],
+  ])('sameStem - %s ~ %s: %s', (a, b, same) => {
+    expect(sameStem(a, b)).toBe(same);
+  });
+});
+
+describe('fold', () => {
+  it('fold - lower case without diacritics or width forms', () => {
+    expect(fold('Mýa ＲＦＣ')).toBe('mya rfc');
   });
 });

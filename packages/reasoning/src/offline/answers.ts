@@ -1,8 +1,9 @@
 import type { Chunk__Output } from '@hopline/contracts';
+import { containsStem } from '@hopline/text';
 import type { AnswerType } from './question.js';
 import { dateComparison } from './question.js';
 import { expandRelations } from './relations.js';
-import { containsStem, contentTerms, sentences } from './text.js';
+import { contentTerms, sentences } from './text.js';
 
 /**
  * The typed answers the offline reasoner can read off evidence: a date, a number, or a

@@ -1,7 +1,7 @@
 import type { Chunk__Output } from '@hopline/contracts';
-import { hasHan } from '@hopline/text';
+import { containsStem, hasHan } from '@hopline/text';
 import { expandRelations } from './relations.js';
-import { bareTitle, containsStem, entityKey, namedSpans, tokenize } from './text.js';
+import { bareTitle, entityKey, namedSpans, tokenize } from './text.js';
 
 /**
  * Bridge entities: the names in a hop's cited evidence that the next hop should look up. A name

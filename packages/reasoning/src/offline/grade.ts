@@ -1,6 +1,7 @@
 import type { Chunk__Output } from '@hopline/contracts';
 import { Grade, type Grade__Output } from '@hopline/contracts';
-import { containsStem, contentTerms } from './text.js';
+import { containsStem } from '@hopline/text';
+import { contentTerms } from './text.js';
 
 const RELEVANT_SHARE = 0.5;
 

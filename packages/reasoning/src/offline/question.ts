@@ -1,6 +1,6 @@
-import { CHINESE_STOP_WORDS, hasHan } from '@hopline/text';
+import { CHINESE_STOP_WORDS, containsStem, fold, hasHan, sameStem } from '@hopline/text';
 import { chineseQuestionEntities, chineseWords } from './chinese.js';
-import { containsStem, contentTerms, entityKey, fold, namedSpans, QUESTION_WORDS, sameStem, tokenize } from './text.js';
+import { contentTerms, entityKey, namedSpans, QUESTION_WORDS, tokenize } from './text.js';
 
 /**
  * What the shape of a question says without any model: the entities it names (anchors), the

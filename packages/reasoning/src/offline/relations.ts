@@ -1,4 +1,4 @@
-import { sameStem } from './text.js';
+import { sameStem } from '@hopline/text';
 
 /**
  * How text says a relation a question asks about: the question asks for a "husband", the

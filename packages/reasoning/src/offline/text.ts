@@ -1,4 +1,4 @@
-import { ENGLISH_STOP_WORDS, hasHan } from '@hopline/text';
+import { ENGLISH_STOP_WORDS, fold, hasHan, singular } from '@hopline/text';
 import { chineseNames, chineseTerms } from './chinese.js';
 
 /**
@@ -32,27 +32,14 @@ export const QUESTION_WORDS: ReadonlySet<string> = new Set([
   'does',
 ]);
 
-const COMBINING_MARKS = /[\u0300-\u036f]/g;
 const CJK = /[\u3400-\u9fff\uf900-\ufaff]/;
 const WORDS = /[\p{L}\p{N}]+/gu;
 
 // eslint-disable-next-line no-control-regex
 const NON_ASCII = /[^\u0000-\u007f]/;
 
-/** Lower case without diacritics: "Mýa" and "Mya" read the same. ASCII, the common case, skips Unicode work. */
-export function fold(text: string): string {
-  if (!NON_ASCII.test(text)) return text.toLowerCase();
-  return text.normalize('NFKD').replace(COMBINING_MARKS, '').toLowerCase();
-}
-
-function trimPlural(word: string): string {
-  return word.length > 3 && word.endsWith('s') && !word.endsWith('ss') && !word.endsWith('us')
-    ? word.slice(0, -1)
-    : word;
-}
-
 /**
- * Content terms in order: folded words without stop words and plural "s"; a run of Chinese
+ * Content terms in order: folded words without stop words, plurals made singular; a run of Chinese
  * characters becomes its segmented words and their parts, function words left out.
  */
 export function contentTerms(text: string): string[] {
@@ -64,7 +51,7 @@ export function contentTerms(text: string): string[] {
       continue;
     }
     if (ENGLISH_STOP_WORDS.has(word)) continue;
-    terms.push(trimPlural(word));
+    terms.push(singular(word));
   }
   return terms;
 }
@@ -101,29 +88,12 @@ export function bareTitle(title: string): string {
   return title.replace(/\s*\([^)]*\)\s*$/, '').trim();
 }
 
-/**
- * Whether two content terms are forms of one word: equal, one a prefix of the other (at least
- * four letters: "star"/"starring"), or sharing a long common prefix ("directed"/"director").
- */
-export function sameStem(a: string, b: string): boolean {
-  if (a === b) return true;
-  const shorter = Math.min(a.length, b.length);
-  if (shorter < 4) return false;
-  let common = 0;
-  while (common < shorter && a.charCodeAt(common) === b.charCodeAt(common)) common += 1;
-  return common === shorter || (common >= 5 && common >= 0.7 * shorter);
-}
-
-export function containsStem(terms: readonly string[], term: string): boolean {
-  return terms.some((candidate) => sameStem(candidate, term));
-}
-
 /** The content term of one token ('' for stop words and punctuation): contentTerms' first, cheaply. */
 function termOf(word: string): string {
   if (!/^[\p{L}\p{N}]/u.test(word)) return '';
   const folded = fold(word);
   if (!NON_ASCII.test(folded) && /^[a-z0-9]+$/.test(folded))
-    return ENGLISH_STOP_WORDS.has(folded) ? '' : trimPlural(folded);
+    return ENGLISH_STOP_WORDS.has(folded) ? '' : singular(folded);
   return contentTerms(word)[0] ?? '';
 }
 
