@@ -23,7 +23,7 @@ export {
 } from './offline/question.js';
 export type { AnswerType } from './offline/question.js';
 export { isRoleNoun, ROLE_NOUNS } from './offline/relations.js';
-export { bareTitle, contentTerms, entityKey, namedSpans, states } from './offline/text.js';
+export { bareTitle, entityKey, namedSpans, states } from './offline/text.js';
 export { claimPhrases } from './offline/claims.js';
 export { fenceEvidence, prompts } from './prompts.js';
 export type { FencedEvidence, ReasoningPrompt } from './prompts.js';

@@ -1,14 +1,8 @@
 import { UsageMeter } from '@hopline/models';
+import { contentTerms } from '@hopline/text';
 import { describe, expect, it } from 'vitest';
 import type { HopExtractionInput, ModelCallContext, PreviousHop, SynthesisInput } from '../src/index.js';
-import {
-  claimPhrases,
-  contentTerms,
-  createOfflineReasoner,
-  questionAnchors,
-  relationTerms,
-  states,
-} from '../src/index.js';
+import { claimPhrases, createOfflineReasoner, questionAnchors, relationTerms, states } from '../src/index.js';
 import { chineseNames } from '../src/offline/chinese.js';
 import { chunk } from './support/chunks.js';
 

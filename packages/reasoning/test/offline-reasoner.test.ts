@@ -1,8 +1,9 @@
 import { Grade } from '@hopline/contracts';
 import { UsageMeter } from '@hopline/models';
+import { contentTerms } from '@hopline/text';
 import { describe, expect, it } from 'vitest';
 import type { HopExtractionInput, ModelCallContext, PreviousHop, SynthesisInput } from '../src/index.js';
-import { contentTerms, createOfflineReasoner, gradeEvidence, namedSpans } from '../src/index.js';
+import { createOfflineReasoner, gradeEvidence, namedSpans } from '../src/index.js';
 import { chunk } from './support/chunks.js';
 
 const reasoner = createOfflineReasoner();

@@ -1,4 +1,4 @@
-export { createTokenizer } from './tokenizer.js';
+export { contentTerms, createTokenizer } from './tokenizer.js';
 export type { Tokenizer, TokenizerOptions } from './tokenizer.js';
 export { containsStem, ENGLISH_STOP_WORDS, lightStem, sameStem, singular } from './english.js';
 export { CHINESE_STOP_WORDS, hasHan, segmentChinese, taggedWords } from './chinese.js';

@@ -1,5 +1,5 @@
 import { segmentChinese } from './chinese.js';
-import { ENGLISH_STOP_WORDS, lightStem } from './english.js';
+import { ENGLISH_STOP_WORDS, lightStem, singular } from './english.js';
 import { foldText } from './normalize.js';
 
 /** Turns a text into index terms; the same function serves documents and queries. */
@@ -58,10 +58,19 @@ function joinableGap(text: string, from: number, to: number): boolean {
   return code === 32 || code === 45;
 }
 
+/**
+ * What a word is, for retrieval and reasoning alike: a run of letters and digits, possibly joined
+ * by connectors into an identifier (top_p, gpt-4, v1.2, o'neill, c++), with a possessive "'s"
+ * folded onto its name; a run of Han characters is segmented by jieba. Index terms add each
+ * word's search variants (an identifier whole and in parts, letters and digits apart, "RFC 7231"
+ * joined, numbered articles whole) so that every spelling meets; content terms are the words
+ * themselves, in order, one term each (an identifier by its parts).
+ */
 class MixedLanguageTokenizer implements Tokenizer {
   constructor(
     private readonly stopWords: boolean,
-    private readonly stem: boolean,
+    private readonly stem: ((word: string) => string) | undefined,
+    private readonly variants: boolean,
   ) {}
 
   // Stemming the same frequent words again and again dominated tokenisation; the cache is
@@ -73,7 +82,7 @@ class MixedLanguageTokenizer implements Tokenizer {
     let stem = this.stems.get(word);
     if (stem === undefined) {
       if (this.stems.size >= 200_000) this.stems.clear();
-      stem = lightStem(word);
+      stem = this.stem(word);
       this.stems.set(word, stem);
     }
     return stem;
@@ -93,6 +102,7 @@ class MixedLanguageTokenizer implements Tokenizer {
       last = match.index + match[0].length;
     }
     this.latin(folded.slice(last), out);
+    if (!this.variants) return out;
     for (const match of folded.matchAll(NUMBERED_ARTICLE)) {
       const article = match[0].replace(/\s+/g, '');
       // jieba usually emits an all-Han article whole already; a second copy would double its tf.
@@ -108,7 +118,12 @@ class MixedLanguageTokenizer implements Tokenizer {
       let word = match[0];
       if (word.endsWith("'s")) word = word.slice(0, -2);
       const kind = kindOf(word);
-      if (previousWord !== undefined && kind === HAS_DIGIT && joinableGap(text, previousEnd, match.index)) {
+      if (
+        this.variants &&
+        previousWord !== undefined &&
+        kind === HAS_DIGIT &&
+        joinableGap(text, previousEnd, match.index)
+      ) {
         out.push(previousWord + word);
       }
       previousWord = undefined;
@@ -122,15 +137,17 @@ class MixedLanguageTokenizer implements Tokenizer {
     }
   }
 
-  /** An identifier: kept whole, its parts indexed too, and letters+digits parts joined. */
+  /** An identifier: indexed whole, in parts, and with letters+digits parts joined; as content, its parts. */
   private compound(word: string, out: string[]): void {
-    out.push(word);
+    if (this.variants) out.push(word);
     const parts = word.split(/['._\-/]+/).filter((part) => part.length > 0);
     for (const part of parts) {
       const kind = kindOf(part);
-      if (part.length > 1 || kind === HAS_DIGIT) this.simple(part, kind, out);
+      // A letter alone is noise in an index, but a word of a name to reasoning ("L.A.", "G-Force").
+      if (part.length > 1 || kind === HAS_DIGIT || !this.variants) this.simple(part, kind, out);
     }
-    if (parts.length === 2 && isAlpha(parts[0] ?? '') && isDigits(parts[1] ?? '')) out.push(parts.join(''));
+    if (this.variants && parts.length === 2 && isAlpha(parts[0] ?? '') && isDigits(parts[1] ?? ''))
+      out.push(parts.join(''));
   }
 
   private simple(word: string, kind: number, out: string[]): void {
@@ -140,7 +157,7 @@ class MixedLanguageTokenizer implements Tokenizer {
       return;
     }
     out.push(word);
-    if (kind === HAS_DIGIT) return;
+    if (kind === HAS_DIGIT || !this.variants) return;
     // Letters and digits mixed ("rfc7231", "1990s"): the whole term, plus each run.
     for (const run of word.matchAll(LETTER_OR_DIGIT_RUN)) {
       const part = run[0];
@@ -155,5 +172,16 @@ class MixedLanguageTokenizer implements Tokenizer {
 }
 
 export function createTokenizer(options: TokenizerOptions = {}): Tokenizer {
-  return new MixedLanguageTokenizer(options.stopWords ?? true, options.stem ?? true);
+  return new MixedLanguageTokenizer(options.stopWords ?? true, (options.stem ?? true) ? lightStem : undefined, true);
+}
+
+const contentTokenizer = new MixedLanguageTokenizer(true, singular, false);
+
+/**
+ * The content words of a text in order, as reasoning compares them: folded, stop words left
+ * out, plurals made singular (not stemmed further: the terms are read back as words, in queries
+ * and sub-questions), Chinese segmented in search mode.
+ */
+export function contentTerms(text: string): string[] {
+  return contentTokenizer.tokenize(text);
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createTokenizer, fold, lightStem, sameStem, singular } from '../src/index.js';
+import { contentTerms, createTokenizer, fold, lightStem, sameStem, singular } from '../src/index.js';
 
 const tokenizer = createTokenizer();
 
@@ -61,6 +61,37 @@ describe('tokenizer', () => {
 
   it('tokenizer - options can keep stop words and skip stemming', () => {
     expect(createTokenizer({ stopWords: false, stem: false }).tokenize('the players')).toEqual(['the', 'players']);
+  });
+});
+
+describe('content terms', () => {
+  it('content terms - one term per word, in order: an identifier by its parts, without the index variants', () => {
+    expect(contentTerms('The Players of G-Force played RFC 7231 in the 1990s')).toEqual([
+      'player',
+      'g',
+      'force',
+      'played',
+      'rfc',
+      '7231',
+      '1990s',
+    ]);
+  });
+
+  it('content terms - Chinese is segmented in search mode, function words left out', () => {
+    const terms = contentTerms('李明隶属于数据平台部吗');
+    expect(terms).toEqual(expect.arrayContaining(['李明', '隶属于', '属于', '数据']));
+    expect(terms).not.toContain('吗');
+  });
+
+  it.each([
+    'The cities and churches of Tennis County, between the wars',
+    'Who directed the 1936 film starring Valerie Hobson?',
+    "Obama's speeches at the U.S. Senate and the G-Force premiere",
+    '天穹项目的负责人属于哪个部门？',
+  ])('content terms - read the words the index reads: each, stemmed on, is an index term: %s', (text) => {
+    const index = new Set(tokenizer.tokenize(text));
+    const words = contentTerms(text).filter((term) => term.length > 1);
+    expect(words.filter((term) => !index.has(/^[a-z]+$/.test(term) ? lightStem(term) : term))).toEqual([]);
   });
 });
 

@@ -1,6 +1,5 @@
 import type { Chunk__Output } from '@hopline/contracts';
-import { approximateTokens } from '@hopline/text';
-import { contentTerms } from '../offline/text.js';
+import { approximateTokens, contentTerms } from '@hopline/text';
 
 const RRF_K = 60;
 

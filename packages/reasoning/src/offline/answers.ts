@@ -1,9 +1,9 @@
 import type { Chunk__Output } from '@hopline/contracts';
-import { containsStem } from '@hopline/text';
+import { containsStem, contentTerms } from '@hopline/text';
 import type { AnswerType } from './question.js';
 import { dateComparison } from './question.js';
 import { expandRelations } from './relations.js';
-import { contentTerms, sentences } from './text.js';
+import { sentences } from './text.js';
 
 /**
  * The typed answers the offline reasoner can read off evidence: a date, a number, or a

@@ -1,5 +1,5 @@
 import type { TaggedWord } from '@hopline/text';
-import { CHINESE_STOP_WORDS, hasHan, segmentChinese, taggedWords } from '@hopline/text';
+import { CHINESE_STOP_WORDS, hasHan, taggedWords } from '@hopline/text';
 
 /**
  * Chinese text as the offline reasoner reads it. Chinese has no capitals and no spaces, so words
@@ -10,16 +10,6 @@ import { CHINESE_STOP_WORDS, hasHan, segmentChinese, taggedWords } from '@hoplin
  */
 
 const ALL_HAN = /^[\u3400-\u9fff\uf900-\ufaff]+$/;
-
-/**
- * The words of a Chinese run for matching, in search mode: a long word and its dictionary parts
- * ("隶属于" → 隶属, 属于, 隶属于), so that "属于" in a question matches "隶属于" in evidence.
- */
-export function chineseTerms(run: string): string[] {
-  const words: string[] = [];
-  segmentChinese(run, words, true);
-  return words.filter((word) => /[\p{L}\p{N}]/u.test(word));
-}
 
 /** The content words of a text as written (precise mode, one reading per word), function words out. */
 export function chineseWords(text: string): TaggedWord[] {

@@ -1,6 +1,6 @@
-import { hasHan, taggedWords } from '@hopline/text';
+import { contentTerms, hasHan, taggedWords } from '@hopline/text';
 import { chineseNames } from './chinese.js';
-import { contentTerms, namedSpans, QUESTION_WORDS } from './text.js';
+import { namedSpans, QUESTION_WORDS } from './text.js';
 
 /**
  * What a written sentence claims that its cited evidence must state: the names it gives

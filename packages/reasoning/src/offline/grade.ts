@@ -1,7 +1,6 @@
 import type { Chunk__Output } from '@hopline/contracts';
 import { Grade, type Grade__Output } from '@hopline/contracts';
-import { containsStem } from '@hopline/text';
-import { contentTerms } from './text.js';
+import { containsStem, contentTerms } from '@hopline/text';
 
 const RELEVANT_SHARE = 0.5;
 

@@ -1,6 +1,6 @@
 import type { Chunk__Output } from '@hopline/contracts';
 import { Grade } from '@hopline/contracts';
-import { containsStem } from '@hopline/text';
+import { containsStem, contentTerms } from '@hopline/text';
 import type { HopExtractionInput, HopFinding, Reasoner } from '../reasoner/reasoner.js';
 import { readTypedAnswer } from './answers.js';
 import type { BridgeCandidate } from './bridge.js';
@@ -18,7 +18,7 @@ import {
 } from './question.js';
 import { expandRelations, isRoleNoun } from './relations.js';
 import { synthesizeOffline } from './synthesis.js';
-import { bareTitle, contentTerms, entityKey } from './text.js';
+import { bareTitle, entityKey } from './text.js';
 
 export interface OfflineReasonerOptions {
   /** Chunks the first hop cites: the documents about the question's entities, then the best ranked. */

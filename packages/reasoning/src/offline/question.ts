@@ -1,6 +1,6 @@
-import { CHINESE_STOP_WORDS, containsStem, fold, hasHan, sameStem } from '@hopline/text';
+import { CHINESE_STOP_WORDS, containsStem, contentTerms, fold, hasHan, sameStem } from '@hopline/text';
 import { chineseQuestionEntities, chineseWords } from './chinese.js';
-import { contentTerms, entityKey, namedSpans, QUESTION_WORDS, tokenize } from './text.js';
+import { entityKey, namedSpans, QUESTION_WORDS, tokenize } from './text.js';
 
 /**
  * What the shape of a question says without any model: the entities it names (anchors), the

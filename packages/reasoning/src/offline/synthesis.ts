@@ -1,5 +1,5 @@
 import type { Chunk__Output } from '@hopline/contracts';
-import { containsStem, hasHan } from '@hopline/text';
+import { containsStem, contentTerms, hasHan } from '@hopline/text';
 import type { EvidenceItem, SynthesisHop, SynthesisInput } from '../reasoner/reasoner.js';
 import { pickByYear, yearIn, yearOf } from './answers.js';
 import {
@@ -11,7 +11,7 @@ import {
   sameEntity,
 } from './question.js';
 import { expandRelations } from './relations.js';
-import { contentTerms, sentences, states } from './text.js';
+import { sentences, states } from './text.js';
 
 /**
  * Extractive synthesis: the answer first, cited to a chunk that states it, then each hop's

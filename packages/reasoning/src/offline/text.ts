@@ -1,5 +1,5 @@
-import { ENGLISH_STOP_WORDS, fold, hasHan, singular } from '@hopline/text';
-import { chineseNames, chineseTerms } from './chinese.js';
+import { contentTerms, ENGLISH_STOP_WORDS, fold, hasHan, singular } from '@hopline/text';
+import { chineseNames } from './chinese.js';
 
 /**
  * The text analysis the offline reasoner reads evidence with: content terms that match across
@@ -38,24 +38,6 @@ const WORDS = /[\p{L}\p{N}]+/gu;
 // eslint-disable-next-line no-control-regex
 const NON_ASCII = /[^\u0000-\u007f]/;
 
-/**
- * Content terms in order: folded words without stop words, plurals made singular; a run of Chinese
- * characters becomes its segmented words and their parts, function words left out.
- */
-export function contentTerms(text: string): string[] {
-  const terms: string[] = [];
-  for (const match of fold(text).matchAll(WORDS)) {
-    const word = match[0];
-    if (CJK.test(word)) {
-      terms.push(...chineseTerms(word));
-      continue;
-    }
-    if (ENGLISH_STOP_WORDS.has(word)) continue;
-    terms.push(singular(word));
-  }
-  return terms;
-}
-
 /** Words of a text for phrase matching: folded, punctuation gone, each Han character a word of its own. */
 function phraseWords(text: string): string {
   const words: string[] = [];
@@ -92,8 +74,10 @@ export function bareTitle(title: string): string {
 function termOf(word: string): string {
   if (!/^[\p{L}\p{N}]/u.test(word)) return '';
   const folded = fold(word);
-  if (!NON_ASCII.test(folded) && /^[a-z0-9]+$/.test(folded))
-    return ENGLISH_STOP_WORDS.has(folded) ? '' : singular(folded);
+  if (!NON_ASCII.test(folded)) {
+    if (/^[a-z]+$/.test(folded)) return ENGLISH_STOP_WORDS.has(folded) ? '' : singular(folded);
+    if (/^[0-9]+$/.test(folded)) return folded;
+  }
   return contentTerms(word)[0] ?? '';
 }
 

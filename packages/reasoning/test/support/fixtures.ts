@@ -1,6 +1,6 @@
 import type { Analysis__Output, AskCommand__Output, Chunk__Output } from '@hopline/contracts';
 import { DecidedBy, Route } from '@hopline/contracts';
-import { contentTerms } from '../../src/index.js';
+import { contentTerms } from '@hopline/text';
 import { chunk } from './chunks.js';
 import type {
   AnalyzerPort,

@@ -1,6 +1,6 @@
 import type { Route__Output, SubQuestion__Output } from '@hopline/contracts';
 import { Route } from '@hopline/contracts';
-import { contentTerms } from '../../offline/text.js';
+import { contentTerms } from '@hopline/text';
 import type { QuestionSignals } from './signals.js';
 import { detectSignals } from './signals.js';
 

@@ -1,6 +1,6 @@
+import { contentTerms } from '@hopline/text';
 import { choiceOptions, chineseComparisonOptions, questionAnchors } from '../../offline/question.js';
 import { isRoleNoun } from '../../offline/relations.js';
-import { contentTerms } from '../../offline/text.js';
 
 /**
  * The rule signals a question's wording carries. Each detector is a regular expression or a
