@@ -39,7 +39,7 @@ function undouble(stem: string): string {
  * here, since its terms are read back as words (queries, sub-questions); the index goes on.
  */
 export function singular(word: string): string {
-  if (word.length <= 3) return word;
+  if (word.length <= 3 || !word.endsWith('s')) return word;
   if (word.endsWith('ies') && word.length > 4) return word.slice(0, -3) + 'y';
   if (word.endsWith('sses')) return word.slice(0, -2);
   if (/(?:ches|shes|xes|zzes)$/.test(word)) return word.slice(0, -2);

@@ -79,6 +79,8 @@ class MixedLanguageTokenizer implements Tokenizer {
 
   private stemmed(word: string): string {
     if (!this.stem) return word;
+    // Content terms only fold plurals, which costs less than the lookup.
+    if (!this.variants) return this.stem(word);
     let stem = this.stems.get(word);
     if (stem === undefined) {
       if (this.stems.size >= 200_000) this.stems.clear();
@@ -131,7 +133,7 @@ class MixedLanguageTokenizer implements Tokenizer {
         this.compound(word, out);
       } else {
         this.simple(word, kind, out);
-        if (kind === HAS_LETTER && !this.isStopWord(word)) previousWord = word;
+        if (this.variants && kind === HAS_LETTER && !this.isStopWord(word)) previousWord = word;
       }
       previousEnd = match.index + match[0].length;
     }
