@@ -1,7 +1,7 @@
 import type { Chunk__Output } from '@hopline/contracts';
 import { containsStem, hasHan } from '@hopline/text';
 import { expandRelations } from './relations.js';
-import { bareTitle, entityKey, namedSpans, tokenize } from './text.js';
+import { bareTitle, entityKey, namedSpans, spanTokens } from './text.js';
 
 /**
  * Bridge entities: the names in a hop's cited evidence that the next hop should look up. A name
@@ -86,7 +86,7 @@ export function bridgeCandidates(cited: readonly Chunk__Output[], options: Candi
     const ownTitleScore = options.concluding ? OWN_TITLE_SCORE_CONCLUDING : OWN_TITLE_SCORE;
     if (!isKnown(ownTitle, options.known)) offer(ownTitle, ownTitleScore * weight, chunk.chunkId);
 
-    const tokens = tokenize(chunk.text);
+    const tokens = spanTokens(chunk.text);
     const relationPositions: number[] = [];
     tokens.forEach((token, index) => {
       if (token.term && containsStem(relation, token.term)) relationPositions.push(index);

@@ -1,6 +1,6 @@
 import { CHINESE_STOP_WORDS, containsStem, contentTerms, fold, hasHan, sameStem } from '@hopline/text';
 import { chineseQuestionEntities, chineseWords } from './chinese.js';
-import { entityKey, namedSpans, QUESTION_WORDS, tokenize } from './text.js';
+import { entityKey, namedSpans, QUESTION_WORDS, spanTokens } from './text.js';
 
 /**
  * What the shape of a question says without any model: the entities it names (anchors), the
@@ -19,7 +19,7 @@ const NUMBER_QUESTION =
 export function questionAnchors(question: string): string[] {
   const seen = new Set<string>();
   const anchors: string[] = [];
-  const spans = namedSpans(question, tokenize(question), { numbersOpenNames: true }).map((span) => span.text);
+  const spans = namedSpans(question, spanTokens(question), { numbersOpenNames: true }).map((span) => span.text);
   if (hasHan(question)) spans.push(...chineseQuestionEntities(question));
   for (const text of spans) {
     const key = entityKey(text);
@@ -99,7 +99,7 @@ export function answerType(question: string): AnswerType {
 export function relationTerms(question: string, anchors: readonly string[]): string[] {
   if (hasHan(question)) return chineseRelationTerms(question, anchors);
   const anchorTerms = anchors.flatMap((anchor) => contentTerms(anchor));
-  const tokens = tokenize(question);
+  const tokens = spanTokens(question);
   const anchorPositions: number[] = [];
   tokens.forEach((token, index) => {
     if (token.term && containsStem(anchorTerms, token.term)) anchorPositions.push(index);
@@ -148,7 +148,7 @@ function chineseRelationTerms(question: string, anchors: readonly string[]): str
 
 /** The words of the question that the terms came from, as written: search engines stem their own way. */
 export function questionWords(question: string, terms: readonly string[]): string[] {
-  const tokens = tokenize(question);
+  const tokens = spanTokens(question);
   return terms.map((term) => tokens.find((token) => token.term === term)?.text ?? term);
 }
 

@@ -2,10 +2,11 @@ import { contentTerms, ENGLISH_STOP_WORDS, fold, hasHan, singular } from '@hopli
 import { chineseNames } from './chinese.js';
 
 /**
- * The text analysis the offline reasoner reads evidence with: content terms that match across
- * inflections ("starring" ~ "star", "directed" ~ "director"), and named spans (capitalised runs,
- * quoted titles) that are the candidate bridge entities of a hop. English and Chinese; Chinese
- * has no capitals, so its words and names come from a segmenter (see chinese.ts).
+ * How the offline reasoner reads evidence beyond its terms (words, stop words and stemming come
+ * from @hopline/text, as retrieval's do): named spans (capitalised runs, quoted titles) that are
+ * the candidate bridge entities of a hop, phrases a text states, and sentence bounds. English
+ * and Chinese; Chinese has no capitals, so its names come from the segmenter's tags (see
+ * chinese.ts).
  */
 
 /** Words that ask rather than tell: never part of what a hop must match. */
@@ -38,7 +39,11 @@ const WORDS = /[\p{L}\p{N}]+/gu;
 // eslint-disable-next-line no-control-regex
 const NON_ASCII = /[^\u0000-\u007f]/;
 
-/** Words of a text for phrase matching: folded, punctuation gone, each Han character a word of its own. */
+/**
+ * Words of a text for phrase matching: folded, punctuation gone, each Han character a word of its
+ * own. A phrase is matched by its characters in order, so every letter-digit run counts
+ * ("G-Force" states "G Force"), where terms would read an identifier by its parts.
+ */
 function phraseWords(text: string): string {
   const words: string[] = [];
   for (const match of fold(text).matchAll(WORDS)) {
@@ -98,8 +103,12 @@ const ABBREVIATION =
   /^(?:\p{Lu}\.?)+$|^(?:St|Mt|Ft|Dr|Mr|Mrs|Ms|Jr|Sr|Gen|Col|Lt|Capt|Sgt|Rev|Prof|Co|Inc|Ltd|No|Vol)$/u;
 const POSSESSIVE = /['’]s$/;
 
-/** Words, numbers and the punctuation that bounds spans, with a possessive "'s" split off. */
-export function tokenize(text: string): Token[] {
+/**
+ * The tokens names are read from: words and numbers with their offsets and capitalisation, the
+ * punctuation that bounds a name, a possessive "'s" split off. Each word's term is its content
+ * term, so names and terms agree on what a word says.
+ */
+export function spanTokens(text: string): Token[] {
   const tokens: Token[] = [];
   const push = (word: string, start: number) => {
     tokens.push({
@@ -130,7 +139,7 @@ export interface NamedSpan {
   text: string;
   start: number;
   end: number;
-  /** Token index range [first, last) in `tokenize(text)`, or -1 for spans found by quotes or in Chinese. */
+  /** Token index range [first, last) in `spanTokens(text)`, or -1 for spans found by quotes or in Chinese. */
   firstToken: number;
   lastToken: number;
   /** Read where the text states a relation to it ("负责人是李明"), not only from its form. */
@@ -177,7 +186,7 @@ const QUOTED = /"([^"]{2,120})"|“([^”]{2,120})”|``([^`']{2,120})''|《([^�
  */
 export function namedSpans(
   text: string,
-  tokens: readonly Token[] = tokenize(text),
+  tokens: readonly Token[] = spanTokens(text),
   options: { numbersOpenNames?: boolean } = {},
 ): NamedSpan[] {
   const spans: NamedSpan[] = [];
