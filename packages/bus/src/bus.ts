@@ -97,6 +97,11 @@ export interface DurableStreamOptions {
    * The memory adapter, which lives and dies with its process, keeps everything.
    */
   retention?: RetentionClass;
+  /**
+   * A work queue: a message leaves the stream as soon as a consumer acks or terminates it (the
+   * retention class's limits still bound what nobody took). Fixed when the stream is created.
+   */
+  workQueue?: boolean;
 }
 
 export interface KeyValueOptions {
@@ -167,18 +172,35 @@ export interface Bus {
 /** Reports failures that have no caller to reject: a subscriber that threw, a reply that could not be sent. */
 export type BusErrorReporter = (error: unknown, where: { operation: string; subject: string }) => void;
 
-/** How a durable consumer settles one delivery. */
-export type Settlement = { kind: 'ack' } | { kind: 'retry'; delayMs: number } | { kind: 'terminate'; reason: string };
+/**
+ * How a durable consumer settles one delivery. `abandon` neither acks nor retries: the consumer
+ * forgets the delivery (another delivery of the same message now belongs to someone else), and
+ * the stream delivers it again after the ack wait unless that other delivery settles it.
+ */
+export type Settlement =
+  { kind: 'ack' } | { kind: 'retry'; delayMs: number } | { kind: 'terminate'; reason: string } | { kind: 'abandon' };
 
 export interface StreamMessage extends BusMessage {
   /** 1 on first delivery, then counting redeliveries. */
   readonly deliveryCount: number;
 }
 
+/** A message as the stream stores it. */
+export interface StoredMessage extends BusMessage {
+  /** The stream sequence: increasing over the whole stream, not per subject. */
+  readonly seq: number;
+}
+
 export interface DurablePublishOptions {
   headers?: BusHeaders;
   /** Deduplication id (Nats-Msg-Id): a second publish with the same id within the window is dropped. */
   msgId: string;
+  /**
+   * Stores the message only if the last message on its subject has this stream sequence (0: the
+   * subject has none); otherwise rejects with ConflictError. Checked after deduplication, so a
+   * retried publish with the same msgId reports a duplicate, not a conflict.
+   */
+  expectedLastSubjectSeq?: number;
 }
 
 export interface DurableConsumerOptions {
@@ -192,8 +214,8 @@ export interface DurableConsumerOptions {
    */
   maxDeliver: number;
   /**
-   * How long one delivery may stay unsettled before it is redelivered: the bound on a
-   * handler's work, and what brings back the messages of a consumer that died.
+   * How long one delivery may stay unsettled before it is redelivered: what brings back the
+   * messages of a consumer that died, and, without `keepAlive`, the bound on a handler's work.
    */
   ackWaitMs: number;
   /**
@@ -202,6 +224,14 @@ export interface DurableConsumerOptions {
    * hold its backlog forever. Unset, it is kept. The memory adapter keeps it regardless.
    */
   inactiveThresholdMs?: number;
+  /** Deliveries this consumer handles at once; it asks the stream for more only while it has room. Default 1. */
+  maxInFlight?: number;
+  /**
+   * Marks a delivery in progress every third of the ack wait while its handler runs, so the ack
+   * wait bounds how long the deliveries of a consumer that died (or lost its connection) wait
+   * for another, not how long a handler may work.
+   */
+  keepAlive?: boolean;
 }
 
 /** How far a durable consumer has got through its stream. */
@@ -213,17 +243,22 @@ export interface ConsumerProgress {
 }
 
 export interface DurableConsumer {
-  /** Stops taking deliveries and waits for the handler in flight. */
+  /** Stops taking deliveries and waits for the handlers in flight. */
   stop(): Promise<void>;
   /** Asks the server (or broker) where the consumer stands now. */
   progress(): Promise<ConsumerProgress>;
 }
 
+export interface FollowOptions {
+  /** Ends the iteration (without an error) when it aborts. */
+  signal: AbortSignal;
+}
+
 /**
- * The durable stream behind ingestion (JetStream in production): a publish resolves once the
- * stream stored the message, and a message is redelivered until a consumer settles it. Each
- * consumer handles one delivery at a time. A handler that throws leaves its delivery unsettled
- * (it comes back after ackWaitMs) and the error goes to `onError`, or to the bus's reporter.
+ * A durable stream (JetStream in production): ingestion, question jobs and question events. A
+ * publish resolves once the stream stored the message, and a message is redelivered until a
+ * consumer settles it. A handler that throws leaves its delivery unsettled (it comes back after
+ * ackWaitMs) and the error goes to `onError`, or to the bus's reporter.
  */
 export interface DurableStream {
   /** Rejects with NoRespondersError when the subject is not one of the stream's subjects. */
@@ -239,6 +274,16 @@ export interface DurableStream {
   ): Promise<DurableConsumer>;
   /** The sequence of the newest message stored; 0 when there is none. */
   lastSequence(): Promise<number>;
+  /** The last message stored on a literal subject, or undefined when it has none. */
+  last(subject: string): Promise<StoredMessage | undefined>;
+  /**
+   * Every message stored on a literal subject, oldest first, then each new one as it is
+   * stored, in order and without gaps, until the signal aborts. Survives a reconnect: the
+   * reading resumes after the last message it yielded.
+   */
+  follow(subject: string, options: FollowOptions): AsyncIterable<StoredMessage>;
+  /** Removes every message stored on a literal subject (a job taken back before anyone ran it). */
+  purge(subject: string): Promise<void>;
 }
 
 /**

@@ -1,5 +1,6 @@
 import {
   CancelledError,
+  ConflictError,
   DeadlineExceededError,
   HoplineError,
   NoRespondersError,
@@ -8,6 +9,9 @@ import {
   ValidationError,
 } from '@hopline/contracts';
 import { ErrorCode, NatsError } from 'nats';
+
+// JetStream's error code for a publish whose expected last sequence did not match.
+const JS_WRONG_LAST_SEQUENCE = 10071;
 
 export interface NatsErrorContext {
   operation: string;
@@ -21,6 +25,9 @@ export function fromNatsError(error: unknown, context: NatsErrorContext): Hoplin
   if (!(error instanceof NatsError)) return toHoplineError(error);
   const where = context.subject === undefined ? context.operation : `${context.operation} ${context.subject}`;
   const options = { cause: error };
+  if (error.api_error?.err_code === JS_WRONG_LAST_SEQUENCE) {
+    return new ConflictError(`${where}: ${error.api_error.description}`, options);
+  }
   switch (error.code) {
     case ErrorCode.Timeout:
       return new DeadlineExceededError(

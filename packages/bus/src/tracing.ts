@@ -1,7 +1,16 @@
 import { isCancelled, subjectTemplate } from '@hopline/contracts';
 import { extractContext, injectContext, instrument } from '@hopline/telemetry';
 import { context, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Span } from '@opentelemetry/api';
-import type { Bus, BusHeaders, BusMessage, DurableStream, Endpoint, PublishOptions, RequestOptions } from './bus.js';
+import type {
+  Bus,
+  BusHeaders,
+  BusMessage,
+  DurableStream,
+  Endpoint,
+  PublishOptions,
+  RequestOptions,
+  StoredMessage,
+} from './bus.js';
 
 /**
  * Adds the messaging spans of one trace per question to any bus: a PRODUCER (publish) or
@@ -72,10 +81,35 @@ function traceDurableStream(stream: DurableStream): DurableStream {
           }),
         onError,
       ),
+    last: (subject) => stream.last(subject),
+    follow: (subject, options) => traceFollow(stream.follow(subject, options)),
+    purge: (subject) => stream.purge(subject),
   };
 }
 
-type MessagingOperation = 'publish' | 'request' | 'process';
+/**
+ * A message read from a stream gets a CONSUMER span in its sender's trace as it is handed
+ * over; the reader's work with it is not in the span, since an iterator has no handler to
+ * wrap. A message read again (a resumed stream) adds another such span.
+ */
+async function* traceFollow(messages: AsyncIterable<StoredMessage>): AsyncGenerator<StoredMessage> {
+  for await (const message of messages) {
+    trace
+      .getTracer('hopline')
+      .startSpan(
+        `${subjectTemplate(message.subject)} receive`,
+        {
+          kind: SpanKind.CONSUMER,
+          attributes: messagingAttributes(message.subject, 'receive', message.data),
+        },
+        extractContext(message.headers, ROOT_CONTEXT),
+      )
+      .end();
+    yield message;
+  }
+}
+
+type MessagingOperation = 'publish' | 'request' | 'process' | 'receive';
 
 function messagingAttributes(
   subject: string,
@@ -87,7 +121,7 @@ function messagingAttributes(
     'messaging.system': 'nats',
     'messaging.destination.name': subjectTemplate(subject),
     'messaging.operation.name': operation,
-    'messaging.operation.type': operation === 'process' ? 'process' : 'send',
+    'messaging.operation.type': operation === 'process' || operation === 'receive' ? operation : 'send',
     'messaging.message.body.size': data.byteLength,
   };
   if (queue !== undefined) attributes['messaging.consumer.group.name'] = queue;

@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
   CancelledError,
   codecs,
+  ConflictError,
   DeadlineExceededError,
   headers as headerNames,
   NoRespondersError,
@@ -11,7 +13,17 @@ import {
 } from '@hopline/contracts';
 import { waitFor } from '@hopline/test-support';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Bus, BusErrorReporter, BusMessage, Endpoint, Settlement, StreamMessage } from '../src/index.js';
+import type {
+  Bus,
+  BusErrorReporter,
+  BusMessage,
+  DurableConsumerOptions,
+  DurableStreamOptions,
+  Endpoint,
+  Settlement,
+  StoredMessage,
+  StreamMessage,
+} from '../src/index.js';
 
 const text = (value: string) => new TextEncoder().encode(value);
 const read = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
@@ -680,6 +692,212 @@ export function busScenarios(adapter: string, connect: ConnectBus): void {
         await expect(stream.publish(`test.${t.id}.elsewhere`, text(''), { msgId: 'x' })).rejects.toBeInstanceOf(
           NoRespondersError,
         );
+      });
+    });
+
+    describe('question streams', () => {
+      const eventsFor = (t: ReturnType<typeof unique>, options: Partial<DurableStreamOptions> = {}) => ({
+        name: `EVENTS_${t.id}`,
+        subjects: [`test.${t.id}.*.events`],
+        ...options,
+      });
+      const jobsFor = (t: ReturnType<typeof unique>) => ({
+        name: `JOBS_${t.id}`,
+        subjects: [`test.${t.id}.*.ask`],
+        workQueue: true,
+      });
+      const jobConsumer = (t: ReturnType<typeof unique>, overrides: Partial<DurableConsumerOptions> = {}) => ({
+        durable: t.name('reasoner'),
+        filterSubject: `test.${t.id}.*.ask`,
+        maxDeliver: 5,
+        ackWaitMs: 30_000,
+        ...overrides,
+      });
+      const all = async (messages: AsyncIterable<StoredMessage>, count: number) => {
+        const seen: StoredMessage[] = [];
+        for await (const message of messages) {
+          seen.push(message);
+          if (seen.length === count) break;
+        }
+        return seen;
+      };
+
+      it('expected last sequence - a publish behind its subject is a ConflictError; 0 means the subject is empty', async () => {
+        const t = unique();
+        const stream = await (await bus()).durableStream(eventsFor(t));
+        const subject = `test.${t.id}.q1.events`;
+        const first = await stream.publish(subject, text('1'), { msgId: 'q1/a/1', expectedLastSubjectSeq: 0 });
+        // Another subject's messages do not count: the check is per subject.
+        await stream.publish(`test.${t.id}.q2.events`, text('other'), { msgId: 'q2/a/1', expectedLastSubjectSeq: 0 });
+        const lost = await rejection(
+          stream.publish(subject, text('1'), { msgId: 'q1/b/1', expectedLastSubjectSeq: 0 }),
+        );
+        expect(lost).toBeInstanceOf(ConflictError);
+        const second = await stream.publish(subject, text('2'), {
+          msgId: 'q1/a/2',
+          expectedLastSubjectSeq: first.seq,
+        });
+        expect(second.duplicate).toBe(false);
+        // A publish retried after its ack was lost is a duplicate, not a conflict.
+        expect(await stream.publish(subject, text('1'), { msgId: 'q1/a/1', expectedLastSubjectSeq: 0 })).toEqual({
+          duplicate: true,
+          seq: first.seq,
+        });
+      });
+
+      it('last - the last message of a subject with its headers and sequence; none for an empty subject', async () => {
+        const t = unique();
+        const [writer, reader] = [await bus(), await bus()];
+        const stream = await writer.durableStream(eventsFor(t));
+        const subject = `test.${t.id}.q1.events`;
+        await stream.publish(subject, text('one'), { msgId: 'one' });
+        const two = await stream.publish(subject, text('two'), { msgId: 'two', headers: { 'Hopline-Owner': 'acme' } });
+        await stream.publish(`test.${t.id}.q2.events`, text('elsewhere'), { msgId: 'three' });
+        const readerStream = await reader.durableStream(eventsFor(t));
+        const last = await readerStream.last(subject);
+        expect(last && { seq: last.seq, data: read(last.data), owner: last.headers['Hopline-Owner'] }).toEqual({
+          seq: two.seq,
+          data: 'two',
+          owner: 'acme',
+        });
+        expect(await readerStream.last(`test.${t.id}.q3.events`)).toBeUndefined();
+      });
+
+      it('follow - reads a subject from its first message, then each new one in order, until the signal aborts', async () => {
+        const t = unique();
+        const [writer, reader] = [await bus(), await bus()];
+        const stream = await writer.durableStream(eventsFor(t));
+        const subject = `test.${t.id}.q1.events`;
+        await stream.publish(subject, text('1'), { msgId: '1' });
+        await stream.publish(`test.${t.id}.q2.events`, text('not mine'), { msgId: 'x' });
+        await stream.publish(subject, text('2'), { msgId: '2' });
+        const stop = new AbortController();
+        const seen: string[] = [];
+        const reading = (async () => {
+          for await (const message of (await reader.durableStream(eventsFor(t))).follow(subject, {
+            signal: stop.signal,
+          }))
+            seen.push(read(message.data));
+        })();
+        await waitFor(() => seen.length === 2);
+        for (let i = 3; i <= 20; i++) await stream.publish(subject, text(String(i)), { msgId: String(i) });
+        await waitFor(() => seen.length === 20);
+        stop.abort();
+        await reading;
+        expect(seen).toEqual(Array.from({ length: 20 }, (_, i) => String(i + 1)));
+      });
+
+      it('follow - breaking out of the reading stops it; a second reader starts again from the first message', async () => {
+        const t = unique();
+        const stream = await (await bus()).durableStream(eventsFor(t));
+        const subject = `test.${t.id}.q1.events`;
+        for (let i = 1; i <= 3; i++) await stream.publish(subject, text(String(i)), { msgId: String(i) });
+        const signal = new AbortController().signal;
+        expect((await all(stream.follow(subject, { signal }), 2)).map((m) => read(m.data))).toEqual(['1', '2']);
+        expect((await all(stream.follow(subject, { signal }), 3)).map((m) => read(m.data))).toEqual(['1', '2', '3']);
+      });
+
+      it('purge - removes every message of one subject: nobody is handed a purged job', async () => {
+        const t = unique();
+        const connection = await bus();
+        const jobs = await connection.durableStream(jobsFor(t));
+        await jobs.publish(`test.${t.id}.q1.ask`, text('withdrawn'), { msgId: 'q1' });
+        await jobs.publish(`test.${t.id}.q2.ask`, text('kept'), { msgId: 'q2' });
+        await jobs.purge(`test.${t.id}.q1.ask`);
+        expect(await jobs.last(`test.${t.id}.q1.ask`)).toBeUndefined();
+        const taken: string[] = [];
+        await jobs.consume(jobConsumer(t), async (message) => {
+          taken.push(read(message.data));
+          return { kind: 'ack' };
+        });
+        await waitFor(() => taken.length === 1);
+        expect(taken).toEqual(['kept']);
+      });
+
+      it('work queue - an acked or terminated job leaves the stream; one being handled stays', async () => {
+        const t = unique();
+        const connection = await bus();
+        const jobs = await connection.durableStream(jobsFor(t));
+        for (const id of ['acked', 'terminated', 'running'])
+          await jobs.publish(`test.${t.id}.${id}.ask`, text(id), { msgId: id });
+        const running = gate();
+        const handled: string[] = [];
+        await jobs.consume(jobConsumer(t, { maxInFlight: 3 }), async (message): Promise<Settlement> => {
+          const id = read(message.data);
+          handled.push(id);
+          if (id === 'running') await running.opened;
+          return id === 'terminated' ? { kind: 'terminate', reason: 'no longer wanted' } : { kind: 'ack' };
+        });
+        await waitFor(async () => (await jobs.last(`test.${t.id}.terminated.ask`)) === undefined);
+        await waitFor(async () => (await jobs.last(`test.${t.id}.acked.ask`)) === undefined);
+        expect(await jobs.last(`test.${t.id}.running.ask`)).toBeDefined();
+        running.open();
+        await waitFor(async () => (await jobs.last(`test.${t.id}.running.ask`)) === undefined);
+        expect(handled.sort()).toEqual(['acked', 'running', 'terminated']);
+      });
+
+      it('work queue - a stream cannot become a work queue once created', async () => {
+        const t = unique();
+        const connection = await bus();
+        await connection.durableStream(eventsFor(t));
+        await expect(connection.durableStream({ ...eventsFor(t), workQueue: true })).rejects.toBeInstanceOf(
+          ValidationError,
+        );
+      });
+
+      it('max in flight - a consumer holds at most its room; a second member of the durable takes the rest', async () => {
+        const t = unique();
+        const [first, second, producer] = [await bus(), await bus(), await bus()];
+        const jobs = await producer.durableStream(jobsFor(t));
+        const release = gate();
+        const holders: Record<string, string[]> = { first: [], second: [] };
+        const member =
+          (name: 'first' | 'second') =>
+          async (message: StreamMessage): Promise<Settlement> => {
+            holders[name]?.push(read(message.data));
+            await release.opened;
+            return { kind: 'ack' };
+          };
+        await (await first.durableStream(jobsFor(t))).consume(jobConsumer(t, { maxInFlight: 2 }), member('first'));
+        for (let i = 1; i <= 3; i++) await jobs.publish(`test.${t.id}.q${i}.ask`, text(`q${i}`), { msgId: `q${i}` });
+        await waitFor(() => holders.first?.length === 2);
+        await (await second.durableStream(jobsFor(t))).consume(jobConsumer(t, { maxInFlight: 2 }), member('second'));
+        await waitFor(() => holders.second?.length === 1, { timeoutMs: 10_000 });
+        expect(holders.first).toHaveLength(2);
+        release.open();
+      });
+
+      it('keep alive - a handler working past the ack wait keeps its job; an abandoned job goes to another member', async () => {
+        const t = unique();
+        const [one, other, producer] = [await bus(), await bus(), await bus()];
+        const jobs = await producer.durableStream(jobsFor(t));
+        await jobs.publish(`test.${t.id}.slow.ask`, text('slow'), { msgId: 'slow' });
+        const options = jobConsumer(t, { ackWaitMs: 600, keepAlive: true });
+        const deliveries: string[] = [];
+        const longWork = gate();
+        const firstConsumer = await (
+          await one.durableStream(jobsFor(t))
+        ).consume(options, async (message): Promise<Settlement> => {
+          deliveries.push(`one#${message.deliveryCount}`);
+          await longWork.opened;
+          // Someone else owns the job now (as a reasoner superseded by another attempt would find).
+          return { kind: 'abandon' };
+        });
+        await waitFor(() => deliveries.length === 1);
+        await (
+          await other.durableStream(jobsFor(t))
+        ).consume(options, async (message) => {
+          deliveries.push(`other#${message.deliveryCount}`);
+          return { kind: 'ack' };
+        });
+        // Nothing to poll for: what is checked is that nothing happens for three ack waits of work.
+        await sleep(3 * options.ackWaitMs);
+        expect(deliveries).toEqual(['one#1']);
+        longWork.open();
+        await firstConsumer.stop();
+        await waitFor(() => deliveries.length === 2, { timeoutMs: 10_000 });
+        expect(deliveries).toEqual(['one#1', 'other#2']);
+        await waitFor(async () => (await jobs.last(`test.${t.id}.slow.ask`)) === undefined);
       });
     });
 

@@ -15,6 +15,7 @@ export const ERROR_CODES = [
   'unavailable',
   'no_responders',
   'breaker_open',
+  'conflict',
   'internal',
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
@@ -99,6 +100,16 @@ export class BreakerOpenError extends HoplineError {
   }
 }
 
+/**
+ * A write that lost a race: it expected what it followed to be the latest (the last event of a
+ * question), and something else was written there first.
+ */
+export class ConflictError extends HoplineError {
+  constructor(message: string, options?: HoplineErrorOptions) {
+    super('conflict', message, options);
+  }
+}
+
 /** An error a remote service sent back in its reply envelope. */
 export class RemoteError extends HoplineError {
   constructor(code: ErrorCode, message: string, options?: Omit<HoplineErrorOptions, 'remote'>) {
@@ -115,6 +126,7 @@ export const isNoResponders = (error: unknown): boolean => isHoplineError(error)
 export const isBreakerOpen = (error: unknown): boolean => isHoplineError(error) && error.code === 'breaker_open';
 export const isCancelled = (error: unknown): boolean => isHoplineError(error) && error.code === 'cancelled';
 export const isBusUnavailable = (error: unknown): boolean => error instanceof BusUnavailableError;
+export const isConflict = (error: unknown): boolean => isHoplineError(error) && error.code === 'conflict';
 
 /**
  * Whether a failure counts against the health of the dependency that raised it. Errors the

@@ -24,6 +24,7 @@ const STATUS_BY_CODE: Record<ErrorCode, GrpcStatus> = {
   unavailable: GrpcStatus.UNAVAILABLE,
   no_responders: GrpcStatus.UNAVAILABLE,
   breaker_open: GrpcStatus.UNAVAILABLE,
+  conflict: GrpcStatus.ABORTED,
   internal: GrpcStatus.INTERNAL,
 };
 
@@ -39,6 +40,7 @@ const CODE_BY_STATUS: Partial<Record<GrpcStatus, ErrorCode>> = {
   [GrpcStatus.DEADLINE_EXCEEDED]: 'deadline_exceeded',
   [GrpcStatus.CANCELLED]: 'cancelled',
   [GrpcStatus.UNAVAILABLE]: 'unavailable',
+  [GrpcStatus.ABORTED]: 'conflict',
 };
 
 export function grpcStatusFor(code: ErrorCode): GrpcStatus {

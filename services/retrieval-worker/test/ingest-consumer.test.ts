@@ -55,8 +55,7 @@ describe('ingest consumer', () => {
     const { bus, consumer, realDeadLetters } = await setUp(
       indexerOf(async () => Promise.reject(new UnavailableError('index down'))),
       (real) => ({
-        consume: real.consume.bind(real),
-        lastSequence: real.lastSequence.bind(real),
+        ...real,
         publish: async (...args) => {
           if (failures++ === 0) throw new UnavailableError('dead-letter stream down');
           return real.publish(...args);

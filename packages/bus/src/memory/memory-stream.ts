@@ -1,4 +1,4 @@
-import { headers, jetstream, NoRespondersError, subjects, ValidationError } from '@hopline/contracts';
+import { ConflictError, headers, jetstream, NoRespondersError, subjects, ValidationError } from '@hopline/contracts';
 import { context, ROOT_CONTEXT } from '@opentelemetry/api';
 import {
   DEFAULT_DUPLICATE_WINDOW_MS,
@@ -10,6 +10,7 @@ import {
   type DurableStream,
   type DurableStreamOptions,
   type Settlement,
+  type StoredMessage,
   type StreamMessage,
 } from '../bus.js';
 import { InFlight } from '../in-flight.js';
@@ -17,7 +18,8 @@ import { assertValidName } from '../names.js';
 import { assertValidSubject, subjectMatches } from '../subjects.js';
 import { decodeHeaders, encodeHeaders } from '../wire-headers.js';
 
-interface StoredMessage {
+interface StoredEntry {
+  readonly seq: number;
   readonly subject: string;
   readonly data: Uint8Array;
   readonly headers: Uint8Array;
@@ -26,18 +28,34 @@ interface StoredMessage {
 interface StreamConfig {
   subjects: string[];
   duplicateWindowMs: number;
+  workQueue: boolean;
+}
+
+function toStoredMessage(entry: StoredEntry): StoredMessage {
+  return {
+    subject: entry.subject,
+    data: new Uint8Array(entry.data),
+    headers: decodeHeaders(entry.headers),
+    seq: entry.seq,
+  };
 }
 
 /**
- * The in-memory stand-in for a JetStream stream with limits retention: messages stay stored,
- * a msgId seen within the duplicate window is not stored twice, and each durable consumer
- * keeps its own position and its own unsettled deliveries.
+ * The in-memory stand-in for a JetStream stream: a msgId seen within the duplicate window is
+ * not stored twice, a publish can require the last sequence of its subject, each durable
+ * consumer keeps its own position and unsettled deliveries, and a message stays until a purge
+ * of its subject or, in a work queue, until a consumer is done with it. No age or size limits:
+ * the stream lives and dies with its process.
  */
 export class MemoryStream {
   private lastSeq = 0;
-  private readonly messages = new Map<number, StoredMessage>();
+  private readonly messages = new Map<number, StoredEntry>();
+  /** Stream sequences per subject, ascending. */
+  private readonly bySubject = new Map<string, number[]>();
+  /** Insertion order is publish order, so the oldest ids are first. */
   private readonly msgIds = new Map<string, { seq: number; at: number }>();
   private readonly durables = new Map<string, DurableState>();
+  private readonly stored = new Set<() => void>();
 
   constructor(
     readonly name: string,
@@ -50,30 +68,63 @@ export class MemoryStream {
       throw new NoRespondersError(subject);
     }
     const now = Date.now();
-    for (const [id, seen] of this.msgIds) {
-      if (now - seen.at > this.config.duplicateWindowMs) this.msgIds.delete(id);
-    }
+    this.forgetMsgIdsBefore(now - this.config.duplicateWindowMs);
     const seen = this.msgIds.get(options.msgId);
     if (seen !== undefined) return { duplicate: true, seq: seen.seq };
-    const seq = ++this.lastSeq;
-    this.msgIds.set(options.msgId, { seq, at: now });
-    this.messages.set(seq, {
+    const last = this.last(subject)?.seq ?? 0;
+    if (options.expectedLastSubjectSeq !== undefined && options.expectedLastSubjectSeq !== last) {
+      throw new ConflictError(`stream publish ${subject}: wrong last sequence: ${last}`);
+    }
+    const entry: StoredEntry = {
+      seq: ++this.lastSeq,
       subject,
       data: new Uint8Array(data),
       headers: encodeHeaders({ ...options.headers, [headers.msgId]: options.msgId }),
-    });
+    };
+    this.msgIds.set(options.msgId, { seq: entry.seq, at: now });
+    this.messages.set(entry.seq, entry);
+    const ofSubject = this.bySubject.get(subject);
+    if (ofSubject === undefined) this.bySubject.set(subject, [entry.seq]);
+    else ofSubject.push(entry.seq);
     for (const durable of this.durables.values()) durable.pump();
-    return { duplicate: false, seq };
+    for (const wake of this.stored) wake();
+    return { duplicate: false, seq: entry.seq };
   }
 
   /** The stored message at `seq`, if there is one and `filter` matches its subject. */
-  read(seq: number, filter: string): StoredMessage | undefined {
+  read(seq: number, filter: string): StoredEntry | undefined {
     const message = this.messages.get(seq);
     return message !== undefined && subjectMatches(filter, message.subject) ? message : undefined;
   }
 
   get lastSequence(): number {
     return this.lastSeq;
+  }
+
+  last(subject: string): StoredEntry | undefined {
+    const seq = this.bySubject.get(subject)?.at(-1);
+    return seq === undefined ? undefined : this.messages.get(seq);
+  }
+
+  /** The stored messages of `subject` after stream sequence `afterSeq`, oldest first. */
+  after(subject: string, afterSeq: number): StoredEntry[] {
+    const seqs = this.bySubject.get(subject) ?? [];
+    return seqs.filter((seq) => seq > afterSeq).map((seq) => this.messages.get(seq) as StoredEntry);
+  }
+
+  purge(subject: string): void {
+    for (const seq of [...(this.bySubject.get(subject) ?? [])]) this.remove(seq);
+  }
+
+  /** Calls `wake` after each message stored; returns the function that stops it. */
+  onStored(wake: () => void): () => void {
+    this.stored.add(wake);
+    return () => this.stored.delete(wake);
+  }
+
+  /** A work queue forgets a message once a consumer is done with it. */
+  consumed(seq: number): void {
+    if (this.config.workQueue) this.remove(seq);
   }
 
   /** Creates the durable consumer, or updates its delivery limits as JetStream allows. */
@@ -92,16 +143,35 @@ export class MemoryStream {
     existing.options = options;
     return existing;
   }
+
+  private remove(seq: number): void {
+    const entry = this.messages.get(seq);
+    if (entry === undefined) return;
+    this.messages.delete(seq);
+    const ofSubject = this.bySubject.get(entry.subject) ?? [];
+    ofSubject.splice(ofSubject.indexOf(seq), 1);
+    if (ofSubject.length === 0) this.bySubject.delete(entry.subject);
+  }
+
+  private forgetMsgIdsBefore(cutoff: number): void {
+    for (const [id, seen] of this.msgIds) {
+      if (seen.at >= cutoff) return;
+      this.msgIds.delete(id);
+    }
+  }
 }
 
 interface Unsettled {
   deliveries: number;
+  /** The ack wait of the latest delivery is running (not yet settled, not yet due again). */
+  awaitingAck: boolean;
   timer?: NodeJS.Timeout;
 }
 
 interface Member {
-  busy: boolean;
-  handle(seq: number, message: StoredMessage, deliveryCount: number): void;
+  /** Whether it can take one more delivery now. */
+  readonly hasRoom: boolean;
+  handle(seq: number, message: StoredEntry, deliveryCount: number): void;
 }
 
 /** One durable consumer: its position in the stream, its unsettled deliveries, the members sharing it. */
@@ -123,18 +193,22 @@ class DurableState {
     return () => this.members.delete(member);
   }
 
-  /** Hands due messages to idle members, on a later tick, as a pull consumer receives them. */
+  /** Hands due messages to members with room, one each in turn, on a later tick, as a pull consumer receives them. */
   pump(): void {
     if (this.pumpScheduled) return;
     this.pumpScheduled = true;
     setImmediate(() => {
       this.pumpScheduled = false;
       context.with(ROOT_CONTEXT, () => {
-        for (const member of this.members) {
-          if (member.busy) continue;
-          const next = this.take();
-          if (next === undefined) return;
-          member.handle(next.seq, next.message, next.deliveries);
+        for (let handed = true; handed;) {
+          handed = false;
+          for (const member of this.members) {
+            if (!member.hasRoom) continue;
+            const next = this.take();
+            if (next === undefined) return;
+            member.handle(next.seq, next.message, next.deliveries);
+            handed = true;
+          }
         }
       });
     });
@@ -142,18 +216,21 @@ class DurableState {
 
   settle(seq: number, settlement: Settlement): void {
     const entry = this.unsettled.get(seq);
-    if (entry === undefined) return;
+    if (entry === undefined || settlement.kind === 'abandon') return;
     clearTimeout(entry.timer);
+    entry.awaitingAck = false;
     if (settlement.kind === 'retry') {
       this.redeliverLater(seq, entry, settlement.delayMs);
     } else {
       this.unsettled.delete(seq);
+      this.stream.consumed(seq);
     }
   }
 
-  /** A member finished one delivery, settled or not: it may take the next. */
-  idle(): void {
-    this.pump();
+  /** Restarts the ack wait of the delivery in progress. */
+  keepAlive(seq: number, delivery: number): void {
+    const entry = this.unsettled.get(seq);
+    if (entry?.deliveries === delivery && entry.awaitingAck) entry.timer?.refresh();
   }
 
   progress(): ConsumerProgress {
@@ -165,18 +242,19 @@ class DurableState {
     };
   }
 
-  private take(): { seq: number; message: StoredMessage; deliveries: number } | undefined {
+  private take(): { seq: number; message: StoredEntry; deliveries: number } | undefined {
     while (this.due.length > 0) {
       const seq = this.due.shift() as number;
       const entry = this.unsettled.get(seq);
       const message = this.stream.read(seq, this.options.filterSubject);
       if (entry !== undefined && message !== undefined) return { seq, message, deliveries: this.deliver(seq, entry) };
+      this.unsettled.delete(seq);
     }
     while (this.nextSeq <= this.stream.lastSequence) {
       const seq = this.nextSeq++;
       const message = this.stream.read(seq, this.options.filterSubject);
       if (message === undefined) continue;
-      const entry: Unsettled = { deliveries: 0 };
+      const entry: Unsettled = { deliveries: 0, awaitingAck: false };
       this.unsettled.set(seq, entry);
       return { seq, message, deliveries: this.deliver(seq, entry) };
     }
@@ -185,6 +263,7 @@ class DurableState {
 
   private deliver(seq: number, entry: Unsettled): number {
     entry.deliveries++;
+    entry.awaitingAck = true;
     const delivery = entry.deliveries;
     entry.timer = setTimeout(() => {
       if (this.unsettled.get(seq) === entry && entry.deliveries === delivery) this.redeliverLater(seq, entry, 0);
@@ -195,6 +274,7 @@ class DurableState {
 
   /** After maxDeliver deliveries the stream gives up on a message, as JetStream does. */
   private redeliverLater(seq: number, entry: Unsettled, delayMs: number): void {
+    entry.awaitingAck = false;
     if (entry.deliveries >= this.options.maxDeliver) {
       this.unsettled.delete(seq);
       return;
@@ -218,6 +298,7 @@ export function openMemoryDurableStream(
   const config: StreamConfig = {
     subjects: options.subjects ?? [subjects.ingestAll],
     duplicateWindowMs: options.duplicateWindowMs ?? DEFAULT_DUPLICATE_WINDOW_MS,
+    workQueue: options.workQueue ?? false,
   };
   assertValidName(name, 'stream name');
   config.subjects.forEach((subject) => assertValidSubject(subject, 'subscribe'));
@@ -226,6 +307,9 @@ export function openMemoryDurableStream(
     stream = new MemoryStream(name, config);
     streams.set(name, stream);
   } else {
+    if (stream.config.workQueue !== config.workQueue) {
+      throw new ValidationError(`stream ${name} cannot become${config.workQueue ? '' : ' no longer'} a work queue`);
+    }
     stream.config = config;
   }
   const opened = stream;
@@ -245,18 +329,25 @@ export function openMemoryDurableStream(
       assertValidSubject(consumerOptions.filterSubject, 'subscribe');
       const durable = opened.durable(consumerOptions);
       const report: BusErrorReporter = onError ?? busReporter;
+      const maxInFlight = consumerOptions.maxInFlight ?? 1;
       const inFlight = new InFlight();
+      let running = 0;
       let stopped = false;
       const member: Member = {
-        busy: false,
+        get hasRoom() {
+          return !stopped && running < maxInFlight;
+        },
         handle(seq, stored, deliveryCount) {
-          member.busy = true;
+          running++;
           const message: StreamMessage = {
             subject: stored.subject,
             data: new Uint8Array(stored.data),
             headers: decodeHeaders(stored.headers),
             deliveryCount,
           };
+          const keepAlive = consumerOptions.keepAlive
+            ? setInterval(() => durable.keepAlive(seq, deliveryCount), consumerOptions.ackWaitMs / 3)
+            : undefined;
           const work = (async () => {
             try {
               durable.settle(seq, await handler(message));
@@ -264,8 +355,9 @@ export function openMemoryDurableStream(
               // Left unsettled: it comes back once the ack wait runs out.
               report(error, { operation: 'consume', subject: message.subject });
             } finally {
-              member.busy = false;
-              if (!stopped) durable.idle();
+              clearInterval(keepAlive);
+              running--;
+              if (!stopped) durable.pump();
             }
           })();
           void inFlight.track(work);
@@ -283,6 +375,46 @@ export function openMemoryDurableStream(
       };
       consumers.add(consumer);
       return consumer;
+    },
+
+    async last(subject) {
+      assertValidSubject(subject, 'publish');
+      const entry = opened.last(subject);
+      return entry === undefined ? undefined : toStoredMessage(entry);
+    },
+
+    follow(subject, { signal }) {
+      assertValidSubject(subject, 'publish');
+      return {
+        async *[Symbol.asyncIterator]() {
+          let afterSeq = 0;
+          let wake: () => void = () => {};
+          const stopWaking = opened.onStored(() => wake());
+          const onAbort = () => wake();
+          signal.addEventListener('abort', onAbort);
+          try {
+            while (!signal.aborted) {
+              const stored = new Promise<void>((resolve) => (wake = resolve));
+              for (const entry of opened.after(subject, afterSeq)) {
+                afterSeq = entry.seq;
+                yield toStoredMessage(entry);
+                if (signal.aborted) return;
+              }
+              // A delivery arrives on a later tick, as from a NATS subscription.
+              await stored;
+              await new Promise<void>((resolve) => setImmediate(resolve));
+            }
+          } finally {
+            stopWaking();
+            signal.removeEventListener('abort', onAbort);
+          }
+        },
+      };
+    },
+
+    async purge(subject) {
+      assertValidSubject(subject, 'publish');
+      opened.purge(subject);
     },
   };
 }

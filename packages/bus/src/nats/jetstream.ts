@@ -1,13 +1,15 @@
-import { jetstream, subjects, ValidationError } from '@hopline/contracts';
+import { jetstream, subjects, UnavailableError, ValidationError } from '@hopline/contracts';
 import {
   AckPolicy,
   DeliverPolicy,
   DiscardPolicy,
   NatsError,
   nanos,
+  RetentionPolicy,
+  type Consumer,
   type ConsumerInfo,
+  type ConsumerMessages,
   type JetStreamManager,
-  type JsMsg,
   StorageType,
   type KV,
   type NatsConnection,
@@ -23,13 +25,14 @@ import {
   type DurableStreamOptions,
   type KeyValueOptions,
   type KeyValueStore,
-  type Settlement,
-  type StreamMessage,
+  type StoredMessage,
 } from '../bus.js';
+import { abortableDelay } from '../delay.js';
 import { limitsOf, type JetStreamPolicy, type RetentionClass } from '../jetstream-policy.js';
 import { assertValidKey, assertValidName } from '../names.js';
 import { fromNatsError } from '../nats-errors.js';
 import type { ConnectionWatch } from './connection-watch.js';
+import { PullLoop } from './pull-loop.js';
 import { assertValidSubject } from '../subjects.js';
 import { fromMsgHdrs, toMsgHdrs } from '../wire-headers.js';
 
@@ -65,10 +68,11 @@ async function orUndefinedWhenMissing<T>(lookup: Promise<T>): Promise<T | undefi
 }
 
 /**
- * The one place a stream's configuration is decided: subjects, duplicate window, and the
- * policy's replicas, storage and retention limits. A missing stream is created; an existing
- * one is updated to match (JetStream moves replicas itself). Storage cannot change in place:
- * that is refused with the way out, rather than silently kept.
+ * The one place a stream's configuration is decided: subjects, duplicate window, whether it is
+ * a work queue, and the policy's replicas, storage and retention limits. A missing stream is
+ * created; an existing one is updated to match (JetStream moves replicas itself). Storage and
+ * work-queue retention cannot change in place: that is refused with the way out, rather than
+ * silently kept.
  */
 async function ensureStream(
   jsm: JetStreamManager,
@@ -87,6 +91,12 @@ async function ensureStream(
   const storage = policy.storage === 'memory' ? StorageType.Memory : StorageType.File;
   const existing: StreamInfo | undefined = await orUndefinedWhenMissing(jsm.streams.info(name));
   if (existing === undefined) return jsm.streams.add({ ...wanted, name, storage });
+  if (config.retention !== undefined && existing.config.retention !== config.retention) {
+    throw new ValidationError(
+      `stream ${name} has ${existing.config.retention} retention, not ${config.retention}; ` +
+        'JetStream cannot change it: delete the stream (its messages with it) or keep its retention',
+    );
+  }
   if (existing.config.storage !== storage) {
     throw new ValidationError(
       `stream ${name} is stored in ${existing.config.storage} storage, not ${storage} as JETSTREAM_STORAGE asks; ` +
@@ -119,7 +129,11 @@ export async function openJetStreamDurableStream(
     await ensureStream(
       jsm,
       name,
-      { subjects: streamSubjects, duplicate_window: nanos(options.duplicateWindowMs ?? DEFAULT_DUPLICATE_WINDOW_MS) },
+      {
+        subjects: streamSubjects,
+        duplicate_window: nanos(options.duplicateWindowMs ?? DEFAULT_DUPLICATE_WINDOW_MS),
+        retention: options.workQueue ? RetentionPolicy.Workqueue : RetentionPolicy.Limits,
+      },
       options.retention ?? 'keep',
       policy,
     );
@@ -132,10 +146,12 @@ export async function openJetStreamDurableStream(
     async publish(subject, data, publishOptions) {
       assertValidSubject(subject, 'publish');
       const mark = watch.mark;
+      const expected = publishOptions.expectedLastSubjectSeq;
       try {
         const ack = await js.publish(subject, data, {
           msgID: publishOptions.msgId,
           headers: toMsgHdrs(publishOptions.headers),
+          ...(expected === undefined ? {} : { expect: { lastSubjectSequence: expected } }),
         });
         return { duplicate: ack.duplicate, seq: ack.seq };
       } catch (error) {
@@ -155,29 +171,21 @@ export async function openJetStreamDurableStream(
 
     async consume(consumerOptions, handler, onError) {
       await ensureConsumer(jsm, name, consumerOptions);
-      const termWithReason = serverAtLeast(nc.info?.version, TERM_REASON_SINCE);
-      const report: BusErrorReporter = onError ?? busReporter;
-      let messages;
+      let consumer: Consumer;
       try {
-        const consumer = await js.consumers.get(name, consumerOptions.durable);
-        // One message at a time: a buffered message's ack wait would run while it waits.
-        messages = await consumer.consume({ max_messages: 1 });
+        consumer = await js.consumers.get(name, consumerOptions.durable);
       } catch (error) {
         throw fromNatsError(error, { operation: 'consume', subject: name, timeoutMs: JETSTREAM_TIMEOUT_MS });
       }
-      const loop = (async () => {
-        for await (const delivery of messages) await settleOne(delivery, handler, report, termWithReason);
-      })().catch((error: unknown) =>
-        report(fromNatsError(error, { operation: 'consume', subject: name, timeoutMs: JETSTREAM_TIMEOUT_MS }), {
-          operation: 'consume',
-          subject: name,
-        }),
-      );
+      const pulling = new PullLoop(consumer, consumerOptions, handler, {
+        stream: name,
+        report: onError ?? busReporter,
+        termWithReason: serverAtLeast(nc.info?.version, TERM_REASON_SINCE),
+      });
       const durableConsumer: DurableConsumer = {
         stop: async () => {
           consumers.delete(durableConsumer);
-          await messages.close();
-          await loop;
+          await pulling.stop();
         },
         progress: async () => {
           try {
@@ -191,6 +199,35 @@ export async function openJetStreamDurableStream(
       };
       consumers.add(durableConsumer);
       return durableConsumer;
+    },
+
+    async last(subject) {
+      assertValidSubject(subject, 'publish');
+      const mark = watch.mark;
+      try {
+        const stored = await orUndefinedWhenMissing(jsm.streams.getMessage(name, { last_by_subj: subject }));
+        if (stored === undefined) return undefined;
+        return { subject: stored.subject, data: stored.data, headers: fromMsgHdrs(stored.header), seq: stored.seq };
+      } catch (error) {
+        const failure = fromNatsError(error, { operation: 'stream get', subject, timeoutMs: JETSTREAM_TIMEOUT_MS });
+        throw watch.unavailableIfDown(failure, mark, `stream get ${subject}`);
+      }
+    },
+
+    follow(subject, followOptions) {
+      assertValidSubject(subject, 'publish');
+      return followSubject(nc, name, subject, followOptions.signal, busReporter);
+    },
+
+    async purge(subject) {
+      assertValidSubject(subject, 'publish');
+      const mark = watch.mark;
+      try {
+        await jsm.streams.purge(name, { filter: subject });
+      } catch (error) {
+        const failure = fromNatsError(error, { operation: 'stream purge', subject, timeoutMs: JETSTREAM_TIMEOUT_MS });
+        throw watch.unavailableIfDown(failure, mark, `stream purge ${subject}`);
+      }
     },
   };
 }
@@ -241,36 +278,67 @@ async function ensureConsumer(jsm: JetStreamManager, stream: string, options: Du
   }
 }
 
-async function settleOne(
-  delivery: JsMsg,
-  handler: (message: StreamMessage) => Promise<Settlement>,
+// How long a follow waits before it starts a new ordered consumer after one failed.
+const FOLLOW_RETRY_MS = 250;
+// The server drops an ordered consumer nobody pulled from for this long: a reader whose
+// process died leaves nothing behind for long (a live one pulls all the time).
+const FOLLOW_INACTIVE_MS = 30_000;
+
+/**
+ * Reads one subject through an ordered consumer, which nats.js recreates after a gap or a
+ * reconnect. Should it fail anyway (no server to create it on), a new one starts after the
+ * last message yielded, so that the reader still sees every message once. Only a closed
+ * connection ends the reading with an error.
+ */
+async function* followSubject(
+  nc: NatsConnection,
+  stream: string,
+  subject: string,
+  signal: AbortSignal,
   report: BusErrorReporter,
-  termWithReason: boolean,
-): Promise<void> {
-  const message: StreamMessage = {
-    subject: delivery.subject,
-    data: delivery.data,
-    headers: fromMsgHdrs(delivery.headers),
-    deliveryCount: delivery.info.redeliveryCount,
-  };
-  let settlement: Settlement;
-  try {
-    settlement = await handler(message);
-  } catch (error) {
-    // Left unsettled: JetStream redelivers it once the ack wait runs out.
-    report(error, { operation: 'consume', subject: message.subject });
-    return;
-  }
-  switch (settlement.kind) {
-    case 'ack':
-      delivery.ack();
-      return;
-    case 'retry':
-      delivery.nak(settlement.delayMs);
-      return;
-    case 'terminate':
-      delivery.term(termWithReason ? settlement.reason : undefined);
-      return;
+): AsyncGenerator<StoredMessage> {
+  const js = nc.jetstream({ timeout: JETSTREAM_TIMEOUT_MS });
+  let lastSeq = 0;
+  let failures = 0;
+  while (!signal.aborted) {
+    if (nc.isClosed()) throw new UnavailableError(`follow ${subject}: the NATS connection is closed`);
+    let consumer: Consumer | undefined;
+    let messages: ConsumerMessages | undefined;
+    const close = () => messages?.stop();
+    signal.addEventListener('abort', close);
+    try {
+      consumer = await js.consumers.get(stream, {
+        filterSubjects: subject,
+        inactive_threshold: FOLLOW_INACTIVE_MS,
+        ...(lastSeq > 0 ? { opt_start_seq: lastSeq + 1 } : {}),
+      });
+      messages = await consumer.consume();
+      if (signal.aborted) return;
+      for await (const delivery of messages) {
+        failures = 0;
+        lastSeq = delivery.seq;
+        yield {
+          subject: delivery.subject,
+          data: delivery.data,
+          headers: fromMsgHdrs(delivery.headers),
+          seq: delivery.seq,
+        };
+        if (signal.aborted) return;
+      }
+    } catch (error) {
+      if (signal.aborted) return;
+      const failure = fromNatsError(error, { operation: 'follow', subject, timeoutMs: JETSTREAM_TIMEOUT_MS });
+      if (nc.isClosed()) throw failure;
+      // One report per outage, not one per retry.
+      if (++failures === 1) report(failure, { operation: 'follow', subject });
+      await abortableDelay(FOLLOW_RETRY_MS, signal);
+    } finally {
+      signal.removeEventListener('abort', close);
+      // stop(), not close(): close() waits for an iteration that may never have begun.
+      messages?.stop();
+      // An ordered consumer would otherwise stay on the server until its inactivity threshold.
+      await consumer?.delete().catch(() => undefined);
+    }
   }
 }
 
