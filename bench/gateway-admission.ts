@@ -16,7 +16,8 @@ import { setTimeout as sleep, setImmediate as yieldToLoop } from 'node:timers/pr
 import { fileURLToPath } from 'node:url';
 import { ApiKeyStore, configSchema, generateApiKey, hashApiKey, startAnswerGateway } from '@hopline/answer-gateway';
 import { createMemoryBroker } from '@hopline/bus';
-import { codecs, queueGroups, subjects } from '@hopline/contracts';
+import { codecs } from '@hopline/contracts';
+import { openQuestionStreams, type EventBody } from '@hopline/questions';
 import { createLogger, createMetrics } from '@hopline/telemetry';
 
 const MAX_IN_FLIGHT = 8;
@@ -83,36 +84,22 @@ async function main(): Promise<void> {
   const broker = createMemoryBroker();
   const bus = broker.connect();
   const reasonerBus = broker.connect();
-  await reasonerBus.serve({
-    name: 'hop-reasoner',
-    version: '0.0.1',
-    endpoints: [
-      {
-        name: 'ask',
-        subject: subjects.ask,
-        queue: queueGroups.hopReasoner,
-        handle: (request) => {
-          const questionId = codecs.askCommand.decode(request.data).ctx?.questionId ?? '';
-          const publish = (seq: number, body: object) =>
-            reasonerBus.publish(
-              subjects.events(questionId),
-              codecs.qaEvent.encode({ questionId, seq, atUnixMs: Date.now(), ...body }),
-            );
-          void (async () => {
-            await yieldToLoop();
-            publish(1, { event: 'route', route: { route: 'SINGLE' } });
-            for (let i = 0; i < TOKENS; i++) {
-              publish(i + 2, { event: 'token', token: { text: `token${i} ` } });
-              await yieldToLoop();
-            }
-            // Held open until the phase ends, so that its slot stays taken while others are measured.
-            await new Promise<void>((resolve) => heldOpen.add(resolve));
-            publish(TOKENS + 2, { event: 'done', done: { answer: 'bench', stopReason: 'NOT_ITERATIVE' } });
-          })();
-          return Promise.resolve({ data: new Uint8Array() });
-        },
-      },
-    ],
+  const reasonerStreams = await openQuestionStreams(reasonerBus);
+  await reasonerStreams.queue.take({ capacity: 1_000, leaseMs: 60_000 }, async (job) => {
+    const ctx = codecs.askCommand.decode(job.data).ctx;
+    const writer = reasonerStreams.log.writer(
+      ctx?.questionId ?? '',
+      { tenantId: ctx?.scope?.tenantId ?? '', userId: ctx?.scope?.userId ?? '', deadlineUnixMs: 0 },
+      1,
+    );
+    const write = (body: EventBody) => writer.append(body, 0);
+    await write({ event: 'accepted', accepted: {} });
+    await write({ event: 'route', route: { route: 'SINGLE' } });
+    for (let i = 0; i < TOKENS; i++) await write({ event: 'token', token: { text: `token${i} ` } });
+    // Held open until the phase ends, so that its slot stays taken while others are measured.
+    await new Promise<void>((resolve) => heldOpen.add(resolve));
+    await write({ event: 'done', done: { answer: 'bench', stopReason: 'NOT_ITERATIVE' } });
+    return { kind: 'ack' };
   });
 
   const askerKey = generateApiKey();
@@ -136,6 +123,7 @@ async function main(): Promise<void> {
       RATE_PER_KEY_PER_SECOND: 1e9,
     },
     bus,
+    questions: await openQuestionStreams(bus),
     ingest: await bus.durableStream(),
     traces: await bus.keyValue(),
     keys: new ApiKeyStore({ keys: [entry(askerKey, 'asker'), entry(flooderKey, 'flooder')] }),

@@ -82,9 +82,9 @@ describe.skipIf(!enabled)('a Python gRPC client generated from proto/ streams an
     expect(lines.at(-1)).toEqual({ status: 'OK' });
     const events = lines.slice(0, -1).map((line) => line.event as Record<string, unknown>);
     const kinds = events.map((event) =>
-      Object.keys(event).find((key) => !['questionId', 'seq', 'atUnixMs'].includes(key)),
+      Object.keys(event).find((key) => !['questionId', 'seq', 'attempt', 'atUnixMs'].includes(key)),
     );
-    expect(kinds.slice(0, 4)).toEqual(['route', 'hopStarted', 'retrieval', 'hopAnswer']);
+    expect(kinds.slice(0, 5)).toEqual(['accepted', 'route', 'hopStarted', 'retrieval', 'hopAnswer']);
     expect(kinds.at(-1)).toBe('done');
     expect(events.map((event) => event.seq)).toEqual(events.map((_, index) => index + 1));
     const done = events.at(-1)?.done as Record<string, unknown>;

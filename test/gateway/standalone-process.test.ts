@@ -88,7 +88,7 @@ describe.skipIf(!nats.url)('answer-gateway as its own process over NATS', () => 
         question: 'Which department does the owner of project Atlas belong to?',
       });
       await stream.ended;
-      expect(stream.events[0]?.name).toBe('route');
+      expect(stream.events.map((event) => event.name).slice(0, 2)).toEqual(['accepted', 'route']);
       expect(stream.events.at(-1)?.name).toBe('done');
       expect(stream.events.map((event) => event.id)).toEqual(stream.events.map((_, index) => index + 1));
 

@@ -48,6 +48,9 @@ export function formatEvent(name: string, data: Fields, answerStreamed = true): 
       const took = data.cached ? 'cached' : `${Math.round(num(timings.totalMs))} ms`;
       return `${answer}\n\n${citations}${citations ? '\n' : ''}stop: ${str(data.stopReason).toLowerCase()} · hops ${num(data.hops)} · ${took} · question ${str(data.questionId)}\n`;
     }
+    case 'restarted':
+      // What the earlier attempt printed is superseded; the new attempt prints from its route on.
+      return `\nrestarted (attempt ${num(data.attempt)}): ${str(data.reason)}\n`;
     case 'error':
       return `\nerror: ${str(data.code)}: ${str(data.message)}\n`;
     default:

@@ -127,4 +127,11 @@ describe('cli', () => {
   it('format - a hop answer that is unknown says so instead of inventing one', () => {
     expect(formatEvent('hop_answer', { unknown: true, confidence: 0 })).toContain('UNKNOWN');
   });
+
+  it('format - a restarted question says so with its attempt and why; being accepted prints nothing', () => {
+    expect(formatEvent('restarted', { attempt: 2, reason: 'the hop-reasoner stopped' })).toBe(
+      '\nrestarted (attempt 2): the hop-reasoner stopped\n',
+    );
+    expect(formatEvent('accepted', { attempt: 1 })).toBe('');
+  });
 });

@@ -10,6 +10,8 @@ export const EVENT_NAMES = {
   citations: 'citations',
   done: 'done',
   error: 'error',
+  accepted: 'accepted',
+  restarted: 'restarted',
 } as const;
 
 export type QaEventKind = keyof typeof EVENT_NAMES;

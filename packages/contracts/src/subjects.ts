@@ -13,12 +13,19 @@ export function subjectToken(value: string, what: string): string {
 
 /** Every NATS subject Hopline uses. Services never write a subject literal of their own. */
 export const subjects = {
-  /** AskCommand, gateway → hop-reasoner queue group. */
-  ask: 'hopline.qa.ask',
-  /** QaEvent stream of one question, hop-reasoner → gateway. */
+  /** AskCommand of one question: its job in the work-queue stream, gateway → one hop-reasoner. */
+  ask: (questionId: string) => `hopline.qa.${subjectToken(questionId, 'question id')}.ask`,
+  askAll: 'hopline.qa.*.ask',
+  /** QaEvent log of one question in the events stream: hop-reasoner (and gateway) → gateways. */
   events: (questionId: string) => `hopline.qa.${subjectToken(questionId, 'question id')}.events`,
+  eventsAll: 'hopline.qa.*.events',
   /** CancelCommand for one question, gateway → the hop-reasoner running it. */
   cancel: (questionId: string) => `hopline.qa.${subjectToken(questionId, 'question id')}.cancel`,
+  /**
+   * Empty pings from a gateway streaming a question it did not accept (a resume through another
+   * replica) to the gateway that did: someone still reads it, so it is not cancelled as abandoned.
+   */
+  readers: (questionId: string) => `hopline.qa.${subjectToken(questionId, 'question id')}.readers`,
   /** RetrieveRequest → RetrieveResponse, served by the retrieval-worker queue group. */
   retrieve: 'hopline.retrieve',
   /** The same, served by one retrieval worker alone: where a hedged or retried retrieval goes. */
@@ -70,7 +77,6 @@ export function ingestMessageId(
 }
 
 export const queueGroups = {
-  hopReasoner: 'hop-reasoner',
   retrievalWorker: 'retrieval-worker',
 } as const;
 
@@ -80,12 +86,17 @@ export const jetstream = {
   deadLetterStream: 'HOPLINE_DEADLETTER',
   ingestConsumer: 'retrieval-worker',
   traceBucket: 'hopline_traces',
+  /** Work queue of question jobs (AskCommand), one message per question. */
+  questionStream: 'HOPLINE_QUESTIONS',
+  /** The hop-reasoners' one durable consumer of the question jobs. */
+  questionConsumer: 'hop-reasoner',
+  /** Every question's events (QaEvent), one subject per question. */
+  questionEventsStream: 'HOPLINE_QUESTION_EVENTS',
 } as const;
 
 /** NATS micro-service names, answered on $SRV.PING / $SRV.INFO / $SRV.STATS. */
 export const natsServices = {
   retrievalWorker: 'retrieval-worker',
-  hopReasoner: 'hop-reasoner',
 } as const;
 
 /** Header names that carry Hopline's envelope beside the W3C trace context. */
@@ -93,4 +104,9 @@ export const headers = {
   errorCode: 'Hopline-Error-Code',
   errorMessage: 'Hopline-Error-Message',
   msgId: 'Nats-Msg-Id',
+  /** On every stored question event: who asked, so that any gateway can check who may read it. */
+  tenantId: 'Hopline-Tenant-Id',
+  userId: 'Hopline-User-Id',
+  /** On every stored question event: the question's deadline, for any gateway streaming it. */
+  deadline: 'Hopline-Deadline-Unix-Ms',
 } as const;

@@ -7,6 +7,7 @@ import {
   type Bus,
 } from '@hopline/bus';
 import { loadConfig } from '@hopline/config';
+import { openQuestionStreams } from '@hopline/questions';
 import * as gateway from '@hopline/answer-gateway';
 import * as hopReasoner from '@hopline/hop-reasoner';
 import * as queryUnderstanding from '@hopline/query-understanding';
@@ -103,6 +104,7 @@ export async function startEmbedded(config: EmbeddedConfig, env: NodeJS.ProcessE
         RERANKER_ADDRESS: `127.0.0.1:${rerankerService.port}`,
       }),
       bus: reasonerBus,
+      questions: await openQuestionStreams(reasonerBus),
       traces,
       logger: logger('hop-reasoner'),
       metrics,
@@ -126,6 +128,7 @@ export async function startEmbedded(config: EmbeddedConfig, env: NodeJS.ProcessE
     const gatewayService = await gateway.startAnswerGateway({
       config: gatewayConfig,
       bus: gatewayBus,
+      questions: await openQuestionStreams(gatewayBus),
       ingest,
       traces,
       keys,

@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { trace } from '@opentelemetry/api';
-import { subjectToken, type QaEvent__Output } from '@hopline/contracts';
+import { isBusUnavailable, toHoplineError, subjectToken, type QaEvent__Output } from '@hopline/contracts';
 import type { Admission } from './admission.js';
 import type { Principal } from './api-keys.js';
 import { parseAskBody, resolveKbScope } from './ask-request.js';
 import type { AnswerCache } from './cache/answer-cache.js';
-import { problems } from './problem.js';
-import type { QuestionRegistry } from './question-registry.js';
+import { problems, toProblem, type Problem } from './problem.js';
+import type { QuestionHandle, QuestionRegistry } from './question-registry.js';
+import type { QuestionRun } from './question-run.js';
 
 /** What both transports read: a question's events after a given seq, ending with its terminal one. */
 export interface QuestionStream {
@@ -65,18 +66,23 @@ export class AskService {
     const cachedDone = cacheKey === undefined ? undefined : await cache.get(cacheKey);
     span?.setAttribute('hopline.cache_hit', cachedDone !== undefined);
     if (cachedDone) {
-      return replayOf({ questionId, seq: 1, atUnixMs: Date.now(), event: 'done', done: cachedDone });
+      return replayOf({ questionId, seq: 1, attempt: 1, atUnixMs: Date.now(), event: 'done', done: cachedDone });
     }
 
     // No await between the capacity check and the registration: concurrent asks cannot both slip in.
     admission.checkCapacity();
-    const run = await registry.start({
-      questionId,
-      question: body.question,
-      scope,
-      maxHops,
-      deadlineUnixMs: Date.now() + settings.questionTimeoutMs,
-    });
+    let run: QuestionRun;
+    try {
+      run = await registry.start({
+        questionId,
+        question: body.question,
+        scope,
+        maxHops,
+        deadlineUnixMs: Date.now() + settings.questionTimeoutMs,
+      });
+    } catch (error) {
+      throw notAccepted(error);
+    }
     if (cacheKey !== undefined) {
       void run.finished.then(async (terminal) => {
         if (terminal.event === 'done' && terminal.done) await cache.put(cacheKey, terminal.done);
@@ -86,8 +92,13 @@ export class AskService {
   }
 
   /** The caller's own question, readable after `lastEventId`; 404 for unknown or other callers' questions. */
-  resume(principal: Principal, questionId: string, lastEventId: number, transport: 'sse' | 'grpc'): QuestionStream {
-    const run = this.find(principal, questionId);
+  async resume(
+    principal: Principal,
+    questionId: string,
+    lastEventId: number,
+    transport: 'sse' | 'grpc',
+  ): Promise<QuestionStream> {
+    const run = await this.find(principal, questionId);
     if (lastEventId > run.latestSeq) {
       throw problems.invalidRequest(
         `the last event id ${lastEventId} is ahead of the question's events (latest ${run.latestSeq})`,
@@ -100,23 +111,46 @@ export class AskService {
   }
 
   /** Cancels the caller's own running question at once. */
-  cancel(principal: Principal, questionId: string): { cancelled: boolean } {
-    const run = this.find(principal, questionId);
-    const running = run.terminal === undefined;
-    run.cancel('client_request');
-    return { cancelled: running };
+  async cancel(principal: Principal, questionId: string): Promise<{ cancelled: boolean }> {
+    const question = await this.find(principal, questionId);
+    return { cancelled: await question.cancel('client_request') };
   }
 
-  private find(principal: Principal, questionId: string) {
+  private async find(principal: Principal, questionId: string): Promise<QuestionHandle> {
     let id: string;
     try {
       id = subjectToken(questionId, 'question id');
     } catch {
       throw problems.notFound('no such question');
     }
-    const run = this.deps.registry.find(id, principal);
+    const run = await this.deps.registry.find(id, principal);
     if (!run) throw problems.notFound('no such question, or it ended longer ago than the resume window');
     return run;
+  }
+}
+
+// The questions a full fleet or a dead one refuses can be asked again shortly.
+const NOT_ACCEPTED_RETRY_MS = 1_000;
+
+/** Why a question could not start, as the 503 a client can retry after. */
+function notAccepted(error: unknown): Problem {
+  if (isBusUnavailable(error)) return toProblem(error);
+  const failure = toHoplineError(error);
+  switch (failure.code) {
+    case 'invalid_argument':
+      return problems.invalidRequest(failure.message);
+    case 'deadline_exceeded':
+      return problems.unavailable(
+        'no hop-reasoner took the question in time: all are busy or none is running',
+        NOT_ACCEPTED_RETRY_MS,
+      );
+    case 'breaker_open':
+      return problems.unavailable(
+        'no hop-reasoner took the recent questions in time; retry later',
+        NOT_ACCEPTED_RETRY_MS,
+      );
+    default:
+      return problems.unavailable(failure.message, NOT_ACCEPTED_RETRY_MS);
   }
 }
 

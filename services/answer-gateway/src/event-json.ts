@@ -14,8 +14,8 @@ export interface RenderedEvent {
 }
 
 /**
- * One QaEvent as the HTTP API shows it: the variant's own fields plus the question id, seq
- * and time, under the variant's snake_case name.
+ * One QaEvent as the HTTP API shows it: the variant's own fields plus the question id, seq,
+ * attempt and time, under the variant's snake_case name.
  */
 export function renderEvent(event: QaEvent__Output): RenderedEvent {
   const kind = eventKind(event);
@@ -23,6 +23,12 @@ export function renderEvent(event: QaEvent__Output): RenderedEvent {
   return {
     id: event.seq,
     name: EVENT_NAMES[kind],
-    data: { questionId: event.questionId, seq: event.seq, atUnixMs: event.atUnixMs, ...payload },
+    data: {
+      questionId: event.questionId,
+      seq: event.seq,
+      attempt: event.attempt,
+      atUnixMs: event.atUnixMs,
+      ...payload,
+    },
   };
 }

@@ -10,6 +10,7 @@ import {
   subjects,
   toHoplineError,
 } from '@hopline/contracts';
+import type { QuestionStreams } from '@hopline/questions';
 import { createGrpcServer } from '@hopline/grpc';
 import { createGuard } from '@hopline/resilience';
 import type { HealthReport, HoplineMetrics, Logger } from '@hopline/telemetry';
@@ -55,6 +56,8 @@ export type GatewayConfig = Pick<
 export interface AnswerGatewayOptions {
   config: GatewayConfig;
   bus: Bus;
+  /** The question queue it enqueues questions on and the log their events are read from. */
+  questions: QuestionStreams;
   /** The durable stream documents are ingested through. */
   ingest: DurableStream;
   /** Where the hop-reasoner stores reasoning traces, by question id. */
@@ -86,7 +89,7 @@ export interface AnswerGateway {
 
 /** Time past a question's deadline left to the hop-reasoner's own terminal event. */
 const DEADLINE_SLACK_MS = 1_000;
-/** Opens when half of at least 5 asks in 10 s found no reasoner or no acknowledgement. */
+/** Opens when half of at least 5 asks in 10 s were taken by no hop-reasoner in time. */
 const ASK_BREAKER = { errorThresholdPercentage: 50, volumeThreshold: 5, rollingCountTimeoutMs: 10_000 };
 /** How long finished streams may take to flush their last bytes once every question ended. */
 const CLOSE_FLUSH_MS = 1_000;
@@ -116,33 +119,27 @@ export async function startAnswerGateway(options: AnswerGatewayOptions): Promise
   const cache = options.cache ?? (await createAnswerCache(config, logger, metrics));
   const onError = (message: string, error: unknown) => logger.warn(message, { error });
 
-  // The ask is the gateway's one call across the bus: a breaker keeps a dead or overloaded
-  // reasoner pool from costing every client the accept timeout.
+  // Waiting for a hop-reasoner to take a question is the gateway's one wait on the fleet: a
+  // breaker keeps a dead or full fleet from costing every client the accept timeout.
   const askGuard = createGuard({
     downstream: 'hop-reasoner',
     breaker: { ...ASK_BREAKER, resetTimeoutMs: config.ASK_BREAKER_RESET_MS },
     logger,
     metrics,
   });
-  const sendAsk = async (command: Uint8Array, deadlineUnixMs: number) => {
-    // With NATS down the ask could only wait out the accept timeout; the client hears why at once.
-    const connection = bus.connection();
-    if (!connection.connected) {
-      throw new BusUnavailableError(`message bus unavailable: ${connection.reason ?? 'disconnected'}`);
-    }
-    await askGuard.call(
-      (signal) => bus.request(subjects.ask, command, { timeoutMs: config.ACCEPT_TIMEOUT_MS, signal }),
-      {
-        deadlineUnixMs,
-        capMs: config.ACCEPT_TIMEOUT_MS,
-      },
-    );
-  };
 
   const counters = createGatewayMetrics(metrics.registry, () => registry.inFlight);
   const registry = new QuestionRegistry({
     bus,
-    sendAsk,
+    ...options.questions,
+    accept: async (work, deadlineUnixMs) => {
+      // With NATS down the question could only wait out the accept timeout; the client hears why at once.
+      const connection = bus.connection();
+      if (!connection.connected) {
+        throw new BusUnavailableError(`message bus unavailable: ${connection.reason ?? 'disconnected'}`);
+      }
+      await askGuard.call(work, { deadlineUnixMs, capMs: config.ACCEPT_TIMEOUT_MS });
+    },
     graceMs: config.RESUME_GRACE_MS,
     replayLimit: config.REPLAY_BUFFER_EVENTS,
     deadlineSlackMs: DEADLINE_SLACK_MS,
@@ -150,6 +147,7 @@ export async function startAnswerGateway(options: AnswerGatewayOptions): Promise
     onFinished: (run) => {
       if (run.cancelReason) counters.cancellations.inc({ reason: run.cancelReason });
     },
+    onCancelled: (reason) => counters.cancellations.inc({ reason }),
   });
   const rates = { ratePerSecond: config.RATE_PER_KEY_PER_SECOND, burst: config.RATE_BURST_PER_KEY };
   const ownRate = new KeyRateLimiter(rates);
@@ -274,7 +272,7 @@ export async function startAnswerGateway(options: AnswerGatewayOptions): Promise
             inFlight: registry.inFlight,
             graceMs,
           });
-          registry.cancelAll('shutdown');
+          await registry.cancelAll('shutdown');
         }
         kbChanges.unsubscribe();
         closeConnectionsWhenQuiet();

@@ -51,7 +51,7 @@ export function answerGatewayHandlers(deps: AnswerGatewayHandlerDeps) {
       try {
         const principal = authenticate(deps.keys, stream);
         const question = request.resumeQuestionId
-          ? deps.asks.resume(principal, request.resumeQuestionId, request.lastEventId, 'grpc')
+          ? await deps.asks.resume(principal, request.resumeQuestionId, request.lastEventId, 'grpc')
           : await deps.asks.ask(principal, {
               question: request.question,
               // proto3 cannot tell "unset" from empty: no kbs means all the key's, 0 hops the default.

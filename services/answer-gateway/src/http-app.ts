@@ -169,7 +169,7 @@ async function resume(
   const lastEventId = Number(Array.isArray(raw) ? raw[0] : raw);
   if (!Number.isSafeInteger(lastEventId) || lastEventId < 0)
     throw problems.invalidRequest('Last-Event-ID must be a non-negative integer (an event id)');
-  await streamAsSse(deps, deps.asks.resume(principal, questionId, lastEventId, 'sse'), lastEventId, response);
+  await streamAsSse(deps, await deps.asks.resume(principal, questionId, lastEventId, 'sse'), lastEventId, response);
 }
 
 async function cancel(
@@ -179,7 +179,7 @@ async function cancel(
   [questionId = '']: string[],
 ): Promise<void> {
   const principal = authenticate(deps, request);
-  sendJson(response, 200, { questionId, ...deps.asks.cancel(principal, questionId) });
+  sendJson(response, 200, { questionId, ...(await deps.asks.cancel(principal, questionId)) });
 }
 
 /** An AbortSignal that fires when the client closes the connection before the response ended. */

@@ -1,7 +1,9 @@
-// The answer-gateway as its own process: config → logger → keys → bus → cache → gateway →
-// ops server → graceful shutdown. Telemetry was booted by instrumentation.ts (node --import).
+// The answer-gateway as its own process: config → logger → keys → bus (question streams, ingest,
+// traces) → cache → gateway → ops server → graceful shutdown. Telemetry was booted by
+// instrumentation.ts (node --import).
 import { connectNatsBus, jetStreamPolicyFrom } from '@hopline/bus';
 import { loadConfig } from '@hopline/config';
+import { openQuestionStreams } from '@hopline/questions';
 import { stopAll, stopOnSignals } from '@hopline/runtime';
 import { createLogger, createMetrics, startOpsServer } from '@hopline/telemetry';
 import { ApiKeyStore } from './api-keys.js';
@@ -22,10 +24,11 @@ const bus = await connectNatsBus({
   logger,
   onError: (error, where) => logger.warn('bus message failed', { ...where, error }),
 });
+const questions = await openQuestionStreams(bus);
 const ingest = await bus.durableStream();
 const traces = await bus.keyValue();
 const cache = await createAnswerCache(config, logger, metrics);
-const gateway = await startAnswerGateway({ config, bus, ingest, traces, keys, logger, metrics, cache });
+const gateway = await startAnswerGateway({ config, bus, questions, ingest, traces, keys, logger, metrics, cache });
 const ops = await startOpsServer({
   port: config.METRICS_PORT,
   registry: metrics.registry,

@@ -1,21 +1,27 @@
-import type { Bus } from '@hopline/bus';
 import type { QaEvent__Output } from '@hopline/contracts';
-import { QuestionRun, type CancelReason, type QuestionSpec } from './question-run.js';
+import type { CancelReason } from './question-end.js';
+import { QuestionRun, type QuestionRunOptions, type QuestionSpec } from './question-run.js';
+import { RemoteQuestion, type RemoteQuestionOptions } from './remote-question.js';
 
-export interface QuestionRegistryOptions {
-  bus: Bus;
-  sendAsk: (command: Uint8Array, deadlineUnixMs: number) => Promise<void>;
-  graceMs: number;
-  replayLimit: number;
-  deadlineSlackMs: number;
-  onError: (message: string, error: unknown) => void;
+export interface QuestionRegistryOptions extends QuestionRunOptions, RemoteQuestionOptions {
   /** Called once per accepted question when it ends. */
   onFinished?: (run: QuestionRun, terminal: QaEvent__Output) => void;
 }
 
+/** A question as a resume or a cancel sees it, wherever it was accepted. */
+export interface QuestionHandle {
+  readonly questionId: string;
+  readonly latestSeq: number;
+  readonly terminal: QaEvent__Output | undefined;
+  read(afterSeq: number, signal: AbortSignal): AsyncGenerator<QaEvent__Output>;
+  /** Ends the question now; resolves with whether it was still running. */
+  cancel(reason: CancelReason): Promise<boolean>;
+}
+
 /**
- * The questions this instance runs, by id. A finished question stays findable for the grace
- * window, so that a client that lost its connection just before the end can still read it.
+ * The questions this instance accepted, by id. A finished question stays here for the grace
+ * window, so that a client that lost its connection just before the end can still read it
+ * from memory; questions accepted elsewhere (or forgotten here) are read from their logs.
  */
 export class QuestionRegistry {
   private readonly runs = new Map<string, QuestionRun>();
@@ -32,7 +38,7 @@ export class QuestionRegistry {
 
   /**
    * Registers the question (it counts as in flight at once, so concurrent admissions see it)
-   * and asks a hop-reasoner to take it. Rejects with the bus error when none accepts.
+   * and waits until a hop-reasoner took it. Rejects with the accept runner's error when none did.
    */
   async start(spec: QuestionSpec): Promise<QuestionRun> {
     const run = new QuestionRun(spec, this.options);
@@ -59,15 +65,16 @@ export class QuestionRegistry {
   }
 
   /** The question with this id if `owner` asked it; another owner's question is not found. */
-  find(questionId: string, owner: { tenantId: string; userId: string }): QuestionRun | undefined {
+  async find(questionId: string, owner: { tenantId: string; userId: string }): Promise<QuestionHandle | undefined> {
     const run = this.runs.get(questionId);
-    if (!run || run.spec.scope.tenantId !== owner.tenantId || run.spec.scope.userId !== owner.userId) return undefined;
+    if (run === undefined) return RemoteQuestion.open(this.options, questionId, owner);
+    if (run.spec.scope.tenantId !== owner.tenantId || run.spec.scope.userId !== owner.userId) return undefined;
     return run;
   }
 
   /** Ends every question still running, telling the hop-reasoners to stop. */
-  cancelAll(reason: CancelReason): void {
-    for (const run of this.runs.values()) run.cancel(reason);
+  async cancelAll(reason: CancelReason): Promise<void> {
+    await Promise.all([...this.runs.values()].map((run) => run.cancel(reason)));
   }
 
   /** Resolves true once nothing is in flight, or false when `timeoutMs` passed first. */

@@ -1,5 +1,12 @@
-import type { Bus, Subscription } from '@hopline/bus';
-import { CancelledError, codecs, isTerminal, subjects, type ErrorCode, type QaEvent__Output } from '@hopline/contracts';
+import type { Subscription } from '@hopline/bus';
+import { CancelledError, isConflict, isTerminal, subjects, type QaEvent__Output } from '@hopline/contracts';
+import type { QuestionMeta } from '@hopline/questions';
+import { endQuestion, unrecordedEnd, type CancelReason, type QuestionChannels } from './question-end.js';
+
+export type { CancelReason } from './question-end.js';
+
+// How long ending a question nobody took is retried while NATS is unreachable: the client is waiting.
+const GIVE_UP_RETRY_MS = 1_000;
 
 export interface QuestionSpec {
   questionId: string;
@@ -9,37 +16,30 @@ export interface QuestionSpec {
   deadlineUnixMs: number;
 }
 
-/** Why the gateway ended a question before the hop-reasoner did. */
-export type CancelReason = 'client_gone' | 'client_request' | 'deadline' | 'shutdown' | 'too_many_events';
+/**
+ * Runs the acceptance: `work` enqueues the question and resolves once a hop-reasoner took it;
+ * the runner bounds it (the accept timeout, the breaker in front of the hop-reasoners) and
+ * aborts its signal when it gives up.
+ */
+export type AcceptRunner = (work: (signal: AbortSignal) => Promise<void>, deadlineUnixMs: number) => Promise<void>;
 
-const TERMINAL_ERROR: Record<CancelReason, { code: ErrorCode; message: string }> = {
-  client_gone: { code: 'cancelled', message: 'no client was connected for longer than the resume grace window' },
-  client_request: { code: 'cancelled', message: 'the client cancelled the question' },
-  deadline: { code: 'deadline_exceeded', message: 'the question did not finish before its deadline' },
-  shutdown: { code: 'unavailable', message: 'the gateway shut down before the question finished; ask again' },
-  too_many_events: { code: 'resource_exhausted', message: 'the question produced more events than the gateway keeps' },
-};
-
-export interface QuestionRunOptions {
-  /** Carries the question's events in and its cancel out. */
-  bus: Bus;
-  /** Sends the encoded AskCommand and resolves when a hop-reasoner acknowledged it. */
-  sendAsk: (command: Uint8Array, deadlineUnixMs: number) => Promise<void>;
+export interface QuestionRunOptions extends QuestionChannels {
+  accept: AcceptRunner;
   /** How long the question outlives its last reader before it is cancelled. */
   graceMs: number;
   /** Events kept for replay; a question producing more is ended. */
   replayLimit: number;
   /** Time past the deadline left to the hop-reasoner's own terminal event before the gateway ends the question. */
   deadlineSlackMs: number;
-  /** Reports failures that have no caller, such as a cancel that could not be published. */
-  onError: (message: string, error: unknown) => void;
 }
 
 /**
- * One question, from the ask to its terminal event, independent of the connections that
- * read it: every event is kept in a replay buffer so that a client can read from any event id
- * on, reconnect and resume without losing or repeating one. The question is cancelled
- * downstream when no reader is attached for longer than the grace window.
+ * A question this gateway accepted, from the ask to its terminal event, independent of the
+ * connections that read it. Its events come from its log (where any gateway can read them
+ * too) into a replay buffer that this gateway's readers read from any event id on, so that a
+ * client can reconnect and resume without losing or repeating one. The question is ended when
+ * nobody reads it for longer than the grace window (readers on other gateways count: they
+ * ping), and at its deadline should the hop-reasoners not end it themselves.
  */
 export class QuestionRun {
   private readonly buffer: QaEvent__Output[] = [];
@@ -49,8 +49,11 @@ export class QuestionRun {
   private readonly wakers = new Set<() => void>();
   private graceTimer: NodeJS.Timeout | undefined;
   private deadlineTimer: NodeJS.Timeout | undefined;
-  private subscription: Subscription | undefined;
+  private readonly watching = new AbortController();
+  private remoteReaders: Subscription | undefined;
   private accepted = false;
+  private ending = false;
+  private firstEventArrived: (() => void) | undefined;
   private resolveFinished!: (terminal: QaEvent__Output) => void;
   /** Resolves with the terminal event, however the question ended. */
   readonly finished: Promise<QaEvent__Output>;
@@ -79,35 +82,51 @@ export class QuestionRun {
     return this.lastSeq;
   }
 
+  private get meta(): QuestionMeta {
+    const { scope, deadlineUnixMs } = this.spec;
+    return { tenantId: scope.tenantId, userId: scope.userId, deadlineUnixMs };
+  }
+
   /**
-   * Subscribes to the question's events, then hands the ask to `sendAsk`, which resolves once
-   * a hop-reasoner acknowledged it: "nobody is running" fails here, fast, instead of at the
-   * deadline. Rejects with that error when no hop-reasoner accepts; the run then holds no event.
+   * Reads the question's log, enqueues the question and waits until a hop-reasoner took it
+   * (its first event). Rejects with the accept runner's error when none did: the question's
+   * log then ends with an `unavailable` error, unless a hop-reasoner took it at the last moment,
+   * in which case it is accepted after all.
    */
   async start(): Promise<void> {
-    const { bus } = this.options;
-    this.subscription = bus.subscribe(subjects.events(this.questionId), {}, (message) => {
-      this.receive(codecs.qaEvent.decode(message.data));
-    });
+    const firstEvent = new Promise<void>((resolve) => (this.firstEventArrived = resolve));
+    void this.watch();
+    let enqueued = false;
     try {
-      await this.options.sendAsk(
-        codecs.askCommand.encode({
+      await this.options.accept(async (signal) => {
+        await this.options.queue.enqueue({
           ctx: { questionId: this.questionId, scope: this.spec.scope, deadlineUnixMs: this.spec.deadlineUnixMs },
           question: this.spec.question,
           maxHops: this.spec.maxHops,
-        }),
-        this.spec.deadlineUnixMs,
-      );
+        });
+        enqueued = true;
+        await Promise.race([
+          firstEvent,
+          new Promise<never>((_, reject) => {
+            const stop = () => reject(new CancelledError('the wait for a hop-reasoner ended'));
+            if (signal.aborted) stop();
+            else signal.addEventListener('abort', stop, { once: true });
+          }),
+        ]);
+      }, this.spec.deadlineUnixMs);
     } catch (error) {
-      this.subscription.unsubscribe();
-      // A reasoner may have taken the question and lost only its acknowledgement.
-      this.publishCancel('the ask was not acknowledged');
-      throw error;
+      if (!enqueued || (await this.giveUp())) {
+        this.watching.abort();
+        throw error;
+      }
     }
     this.accepted = true;
     if (this.terminalEvent) return;
+    this.remoteReaders = this.options.bus.subscribe(subjects.readers(this.questionId), {}, () => {
+      if (this.readers === 0 && !this.terminalEvent) this.armGraceTimer();
+    });
     this.deadlineTimer = setTimeout(
-      () => this.cancel('deadline'),
+      () => void this.cancel('deadline'),
       Math.max(0, this.spec.deadlineUnixMs + this.options.deadlineSlackMs - Date.now()),
     );
     this.deadlineTimer.unref();
@@ -137,34 +156,74 @@ export class QuestionRun {
     }
   }
 
-  /** Ends the question now: the hop-reasoner is told to stop and readers get a terminal error. */
-  cancel(reason: CancelReason): void {
-    if (this.terminalEvent) return;
-    this.cancelReason = reason;
-    this.publishCancel(reason);
-    const { code, message } = TERMINAL_ERROR[reason];
-    this.append({
-      questionId: this.questionId,
-      seq: this.lastSeq + 1,
-      atUnixMs: Date.now(),
-      event: 'error',
-      error: { code, message, retryable: code === 'unavailable' || code === 'deadline_exceeded' },
-    });
+  /**
+   * Ends the question now: its log ends with the reason's error, which its readers (here and
+   * elsewhere) receive, and the hop-reasoner is told to stop. When the log cannot be reached
+   * this gateway's readers get an `unavailable` end of their own. Resolves with whether the
+   * question was still running.
+   */
+  async cancel(reason: CancelReason): Promise<boolean> {
+    if (this.terminalEvent) return false;
+    if (this.ending) return true;
+    this.ending = true;
+    try {
+      const { written } = await endQuestion(this.options, this.questionId, this.meta, reason);
+      if (written) this.cancelReason = reason;
+      return written;
+    } catch (error) {
+      this.options.onError('could not write the end of a question', error);
+      this.cancelReason = reason;
+      this.append(unrecordedEnd(this.questionId, this.buffer.at(-1)));
+      return true;
+    }
+  }
+
+  /** Withdraws a question nobody took: true when its log ended here, false when a hop-reasoner took it first. */
+  private async giveUp(): Promise<boolean> {
+    try {
+      await this.options.log.writer(this.questionId, this.meta, 0).append(
+        {
+          event: 'error',
+          error: {
+            code: 'unavailable',
+            message: 'no hop-reasoner took the question in time: all are busy or none is running',
+            retryable: true,
+          },
+        },
+        Date.now() + GIVE_UP_RETRY_MS,
+      );
+    } catch (error) {
+      if (isConflict(error)) return false;
+      this.options.onError('could not end a question nobody took', error);
+    }
+    await this.options.queue
+      .withdraw(this.questionId)
+      .catch((error: unknown) => this.options.onError('could not withdraw a question nobody took', error));
+    return true;
+  }
+
+  private async watch(): Promise<void> {
+    try {
+      for await (const event of this.options.log.follow(this.questionId, 0, this.watching.signal)) this.receive(event);
+    } catch (error) {
+      if (this.terminalEvent) return;
+      this.options.onError('lost the events of a question', error);
+      this.append(unrecordedEnd(this.questionId, this.buffer.at(-1)));
+    }
   }
 
   private receive(event: QaEvent__Output): void {
-    // Redelivered or stale events (a seq already seen), other questions' events and anything
-    // after the terminal event are dropped, so a reader never sees an event twice.
+    // Events already seen (a writer that broke the log's order), other questions' events and
+    // anything after the terminal event are dropped, so a reader never sees an event twice.
     if (this.terminalEvent || event.questionId !== this.questionId || event.seq <= this.lastSeq || !event.event) return;
-    if (this.buffer.length >= this.options.replayLimit - 1 && !isTerminal(event)) {
-      this.cancel('too_many_events');
-      return;
-    }
     this.append(event);
+    if (this.buffer.length >= this.options.replayLimit && !isTerminal(event)) void this.cancel('too_many_events');
   }
 
   private append(event: QaEvent__Output): void {
     this.buffer.push(event);
+    this.firstEventArrived?.();
+    this.firstEventArrived = undefined;
     this.lastSeq = event.seq;
     if (isTerminal(event)) this.finish(event);
     for (const wake of this.wakers) wake();
@@ -174,7 +233,8 @@ export class QuestionRun {
     this.terminalEvent = terminal;
     clearTimeout(this.deadlineTimer);
     clearTimeout(this.graceTimer);
-    this.subscription?.unsubscribe();
+    this.remoteReaders?.unsubscribe();
+    this.watching.abort();
     this.resolveFinished(terminal);
   }
 
@@ -191,7 +251,7 @@ export class QuestionRun {
 
   private armGraceTimer(): void {
     clearTimeout(this.graceTimer);
-    this.graceTimer = setTimeout(() => this.cancel('client_gone'), this.options.graceMs);
+    this.graceTimer = setTimeout(() => void this.cancel('client_gone'), this.options.graceMs);
     this.graceTimer.unref();
   }
 
@@ -212,16 +272,5 @@ export class QuestionRun {
       this.wakers.add(wake);
       signal.addEventListener('abort', onAbort, { once: true });
     });
-  }
-
-  private publishCancel(reason: string): void {
-    try {
-      this.options.bus.publish(
-        subjects.cancel(this.questionId),
-        codecs.cancelCommand.encode({ questionId: this.questionId, reason }),
-      );
-    } catch (error) {
-      this.options.onError('could not publish the cancel of a question', error);
-    }
   }
 }

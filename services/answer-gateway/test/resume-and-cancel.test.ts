@@ -98,7 +98,7 @@ describe('answer-gateway resumption and cancellation', () => {
 
   it('a client gone while its question was still being accepted cancels the question after the grace window', async () => {
     await using t = await startTestGateway({ config: { RESUME_GRACE_MS: 200 }, script: freeRunningScript() });
-    t.reasoner.ackDelayMs = 400;
+    t.reasoner.acceptDelayMs = 400;
     const client = new AbortController();
     const asked = fetch(`${t.baseUrl}/v1/ask`, {
       method: 'POST',

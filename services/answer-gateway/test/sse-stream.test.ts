@@ -1,9 +1,19 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { waitFor } from '@hopline/test-support';
 import { describe, expect, it } from 'vitest';
 import { FakeReasoner, twoHopScript } from './support/fake-reasoner.js';
 import { askJson, askSse, metricValue, startTestGateway } from './support/harness.js';
 
-const EXPECTED_SEQUENCE = ['route', 'hop_started', 'retrieval', 'hop_answer', 'hop_started', 'retrieval', 'hop_answer'];
+const EXPECTED_SEQUENCE = [
+  'accepted',
+  'route',
+  'hop_started',
+  'retrieval',
+  'hop_answer',
+  'hop_started',
+  'retrieval',
+  'hop_answer',
+];
 
 describe('answer-gateway SSE stream', () => {
   it('streams route, hops, tokens, citations and one done, each with its seq as the event id', async () => {
@@ -95,8 +105,8 @@ describe('answer-gateway SSE stream', () => {
     });
     const stream = await askSse(t.baseUrl, t.keys.alice, { question: 'Who owns Atlas?' });
     await stream.ended;
-    expect(stream.events.map((event) => event.name)).toEqual(['route', 'error']);
-    expect(stream.events[1]?.data).toMatchObject({
+    expect(stream.events.map((event) => event.name)).toEqual(['accepted', 'route', 'error']);
+    expect(stream.events[2]?.data).toMatchObject({
       code: 'unavailable',
       message: 'retrieval is down',
       retryable: true,
@@ -115,22 +125,27 @@ describe('answer-gateway SSE stream', () => {
     await using t = await startTestGateway({
       script: async (q) => {
         q.emit({ event: 'route', route: { route: 'SINGLE' } });
-        q.emitRaw({ questionId: q.ask.ctx?.questionId ?? '', seq: 1, event: 'route', route: { route: 'SINGLE' } });
+        q.emitRaw({ questionId: q.ask.ctx?.questionId ?? '', seq: 2, event: 'route', route: { route: 'SINGLE' } });
         q.emit({ event: 'token', token: { text: 'Dana' } });
-        q.emitRaw({ questionId: q.ask.ctx?.questionId ?? '', seq: 2, event: 'token', token: { text: 'Dana' } });
+        q.emitRaw({ questionId: q.ask.ctx?.questionId ?? '', seq: 3, event: 'token', token: { text: 'Dana' } });
         q.emit({ event: 'done', done: { answer: 'Dana', stopReason: 'SUFFICIENT' } });
         return Promise.resolve();
       },
     });
     const stream = await askSse(t.baseUrl, t.keys.alice, { question: 'Who owns Atlas?' });
     await stream.ended;
-    expect(stream.events.map((event) => `${event.id}:${event.name}`)).toEqual(['1:route', '2:token', '3:done']);
+    expect(stream.events.map((event) => `${event.id}:${event.name}`)).toEqual([
+      '1:accepted',
+      '2:route',
+      '3:token',
+      '4:done',
+    ]);
   });
 
   it('writes heartbeat comments while the stream is idle', async () => {
     await using t = await startTestGateway({ config: { SSE_HEARTBEAT_MS: 50 }, script: twoHopScript({ gated: true }) });
     const stream = await askSse(t.baseUrl, t.keys.alice, { question: 'Who owns Atlas?' });
-    await waitFor(() => stream.events.length === 1 && stream.comments >= 2, {
+    await waitFor(() => stream.events.length === 2 && stream.comments >= 2, {
       description: 'two heartbeats on the idle stream',
     });
     await waitFor(
@@ -151,8 +166,8 @@ describe('answer-gateway SSE stream', () => {
     });
     const stream = await askSse(t.baseUrl, t.keys.alice, { question: 'Who owns Atlas?' });
     await stream.ended;
-    expect(stream.events.map((event) => event.name)).toEqual(['route', 'error']);
-    expect(stream.events[1]?.data).toMatchObject({ code: 'deadline_exceeded', retryable: true });
+    expect(stream.events.map((event) => event.name)).toEqual(['accepted', 'route', 'error']);
+    expect(stream.events[2]?.data).toMatchObject({ code: 'deadline_exceeded', retryable: true });
     const questionId = String(stream.events[0]?.data.questionId);
     await waitFor(() => t.reasoner.record(questionId)?.cancel, { description: 'the cancel at the reasoner' });
     expect(t.reasoner.record(questionId)?.cancel?.reason).toBe('deadline');
@@ -162,22 +177,26 @@ describe('answer-gateway SSE stream', () => {
     await using t = await startTestGateway({
       config: { REPLAY_BUFFER_EVENTS: 10 },
       script: async (q) => {
-        for (let i = 0; i < 50; i++) q.emit({ event: 'token', token: { text: `t${i}` } });
+        for (let i = 0; i < 10_000 && !q.cancelled.aborted; i++) {
+          q.emit({ event: 'token', token: { text: `t${i}` } });
+          await delay(2);
+        }
         q.emit({ event: 'done', done: { answer: 'too late' } });
-        return Promise.resolve();
       },
     });
     const stream = await askSse(t.baseUrl, t.keys.alice, { question: 'Who owns Atlas?' });
     await stream.ended;
-    expect(stream.events).toHaveLength(10);
-    expect(stream.events.at(-1)).toMatchObject({ id: 10, name: 'error', data: { code: 'resource_exhausted' } });
+    // The end follows the tenth event as soon as the log takes it: a few more may come first.
+    expect(stream.events.length).toBeGreaterThan(10);
+    expect(stream.events.length).toBeLessThan(100);
+    expect(stream.events.at(-1)).toMatchObject({ name: 'error', data: { code: 'resource_exhausted' } });
+    expect(stream.events.map((event) => event.id)).toEqual(stream.events.map((_, index) => index + 1));
     const questionId = String(stream.events[0]?.data.questionId);
     expect((await waitFor(() => t.reasoner.record(questionId)?.cancel)).reason).toBe('too_many_events');
   });
 
-  it('answers 503 with a problem, fast, when no hop-reasoner is running', async () => {
-    // An accept timeout far beyond the test's own: only an immediate "no responders" passes.
-    await using t = await startTestGateway({ config: { ACCEPT_TIMEOUT_MS: 600_000 } });
+  it('answers 503 with Retry-After when no hop-reasoner takes the question within the accept timeout', async () => {
+    await using t = await startTestGateway({ config: { ACCEPT_TIMEOUT_MS: 300 } });
     await t.reasoner.stop();
     const response = await askJson(
       t.baseUrl,
@@ -190,12 +209,12 @@ describe('answer-gateway SSE stream', () => {
     expect(response.headers.get('retry-after')).toBe('1');
     expect(await response.json()).toMatchObject({
       type: 'urn:hopline:problem:unavailable',
-      detail: 'no hop-reasoner is running',
+      detail: 'no hop-reasoner took the question in time: all are busy or none is running',
     });
   });
 
   it('opens the breaker in front of the hop-reasoners after repeated failures, and closes it once one answers again', async () => {
-    await using t = await startTestGateway({ config: { ASK_BREAKER_RESET_MS: 300 } });
+    await using t = await startTestGateway({ config: { ASK_BREAKER_RESET_MS: 300, ACCEPT_TIMEOUT_MS: 200 } });
     const script = t.reasoner.script;
     await t.reasoner.stop();
     const details: string[] = [];
@@ -204,7 +223,7 @@ describe('answer-gateway SSE stream', () => {
       expect(response.status).toBe(503);
       details.push(((await response.json()) as { detail: string }).detail);
     }
-    expect(details.at(-1)).toBe('the hop-reasoners are failing; retry later');
+    expect(details.at(-1)).toBe('no hop-reasoner took the recent questions in time; retry later');
     expect(await metricValue(t.metrics, 'hopline_breaker_state', { downstream: 'hop-reasoner' })).toBe(2);
 
     const revived = await FakeReasoner.start(t.peerBus, script);

@@ -13,7 +13,7 @@ type ReadableSpan = ReturnType<typeof telemetry.spans>[number];
 const parentOf = (span: ReadableSpan) => span.parentSpanContext?.spanId;
 
 describe('answer-gateway traces', () => {
-  it('an SSE question is one trace: the client’s traceparent → the gateway SERVER span → the qa.ask request → the reasoner', async () => {
+  it('an SSE question is one trace: the client’s traceparent → the gateway SERVER span → the job publish → the reasoner → the events back', async () => {
     await using t = await startTestGateway();
     const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
     const stream = await askSse(t.baseUrl, t.keys.alice, { question: 'Who owns Atlas?' });
@@ -35,19 +35,36 @@ describe('answer-gateway traces', () => {
     expect(server.kind).toBe(SpanKind.SERVER);
     expect(parentOf(server)).toBe('00f067aa0ba902b7');
     expect(server.attributes['hopline.tenant_id']).toBe(t.keys.alice.tenantId);
-    const request = telemetry
-      .spansNamed('hopline.qa.ask request')
+    const enqueued = telemetry
+      .spansNamed('hopline.qa.{question}.ask publish')
       .find((span) => span.spanContext().traceId === traceId);
-    expect(request && parentOf(request)).toBe(server.spanContext().spanId);
+    expect(enqueued?.kind).toBe(SpanKind.PRODUCER);
+    expect(enqueued && parentOf(enqueued)).toBe(server.spanContext().spanId);
     const reasonerSide = telemetry
-      .spansNamed('hopline.qa.ask process')
+      .spansNamed('hopline.qa.{question}.ask process')
       .find((span) => span.spanContext().traceId === traceId);
-    expect(reasonerSide && parentOf(reasonerSide)).toBe(request?.spanContext().spanId);
+    expect(reasonerSide && parentOf(reasonerSide)).toBe(enqueued?.spanContext().spanId);
+    // Each event the reasoner writes is received by the gateway in the same trace.
+    const written = new Set(
+      telemetry
+        .spansNamed('hopline.qa.{question}.events publish')
+        .filter(
+          (span) => span.spanContext().traceId === traceId && parentOf(span) === reasonerSide?.spanContext().spanId,
+        )
+        .map((span) => span.spanContext().spanId),
+    );
+    const received = await waitFor(() =>
+      telemetry
+        .spansNamed('hopline.qa.{question}.events receive')
+        .filter((span) => span.spanContext().traceId === traceId),
+    );
+    expect(received.length).toBeGreaterThan(0);
+    expect(received.every((span) => span.kind === SpanKind.CONSUMER && written.has(parentOf(span) ?? ''))).toBe(true);
     // Question text stays out of span attributes.
     expect(JSON.stringify(telemetry.spans().map((span) => span.attributes))).not.toContain('Who owns Atlas');
   });
 
-  it('a gRPC question is one trace from the AnswerGateway/Ask SERVER span to the qa.ask request', async () => {
+  it('a gRPC question is one trace from the AnswerGateway/Ask SERVER span to the job publish', async () => {
     await using t = await startTestGateway();
     const client = new (loadHoplineGrpc().hopline.v1.AnswerGateway)(t.grpcAddress, grpc.credentials.createInsecure());
     const metadata = new grpc.Metadata();
@@ -57,9 +74,9 @@ describe('answer-gateway traces', () => {
     await new Promise((resolve) => call.on('end', resolve));
     client.close();
     const server = await waitFor(() => telemetry.spansNamed('hopline.v1.AnswerGateway/Ask')[0]);
-    const request = telemetry
-      .spansNamed('hopline.qa.ask request')
+    const enqueued = telemetry
+      .spansNamed('hopline.qa.{question}.ask publish')
       .find((span) => span.spanContext().traceId === server.spanContext().traceId);
-    expect(request && parentOf(request)).toBe(server.spanContext().spanId);
+    expect(enqueued && parentOf(enqueued)).toBe(server.spanContext().spanId);
   });
 });

@@ -209,6 +209,13 @@ function render(run, name, data) {
       renderDone(data);
       setStatus(data.cached ? 'Answered from the cache.' : 'Answered.');
       break;
+    case 'restarted':
+      // Another hop-reasoner answers again from the start: what the earlier one streamed is superseded.
+      resetView();
+      run.citations = [];
+      run.answerText = '';
+      setStatus(`Restarted (attempt ${data.attempt}): ${data.reason}`);
+      break;
     case 'error':
       run.finished = true;
       setStatus(`Error (${data.code}): ${data.message}`, true);

@@ -15,7 +15,7 @@ export const configSchema = z.object({
   TOP_K: env.positiveInt(10),
   LLM_CALL_BUDGET: env.positiveInt(12),
   LLM_TOKEN_BUDGET: env.positiveInt(20_000),
-  /** Questions one instance runs at once; more wait in NATS. */
+  /** Questions one instance runs at once; more wait in the question queue for a free instance. */
   MAX_CONCURRENT_QUESTIONS: env.positiveInt(32),
   /**
    * Stage budgets: the longest one call of the stage may take, whatever is left of the
@@ -28,6 +28,12 @@ export const configSchema = z.object({
   MODEL_CALL_BUDGET_MS: env.positiveInt(20_000),
   /** How long a downstream's open breaker fails fast before it lets one trial call through. */
   BREAKER_RESET_MS: env.positiveInt(1_000),
+  /**
+   * How long a question stays with an instance that stopped marking progress (crashed, killed,
+   * cut off from NATS) before another takes it over; progress is marked every third of it. Set
+   * the same on every instance: they share one consumer.
+   */
+  QUESTION_LEASE_MS: env.positiveInt(3_000),
 });
 
 export type Config = z.infer<typeof configSchema>;

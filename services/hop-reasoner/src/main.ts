@@ -1,6 +1,7 @@
-// hop-reasoner: config → logger/metrics → NATS (+ trace bucket) → service → ops server → shutdown.
+// hop-reasoner: config → logger/metrics → NATS (trace bucket, question streams) → service → ops server → shutdown.
 import { connectNatsBus, jetStreamPolicyFrom } from '@hopline/bus';
 import { loadConfig } from '@hopline/config';
+import { openQuestionStreams } from '@hopline/questions';
 import { stopAll, stopOnSignals } from '@hopline/runtime';
 import { createLogger, createMetrics, startOpsServer } from '@hopline/telemetry';
 import { configSchema } from './config.js';
@@ -19,7 +20,8 @@ const bus = await connectNatsBus({
   onError: (error, where) => logger.warn('bus message failed', { ...where, error }),
 });
 const traces = await bus.keyValue();
-const service = await startHopReasonerService({ config, bus, traces, logger, metrics });
+const questions = await openQuestionStreams(bus);
+const service = await startHopReasonerService({ config, bus, questions, traces, logger, metrics });
 const ops = await startOpsServer({
   port: config.METRICS_PORT,
   registry: metrics.registry,

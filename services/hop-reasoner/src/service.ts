@@ -1,16 +1,17 @@
-import { busHealth, type Bus, type KeyValueStore, type ServiceHandle } from '@hopline/bus';
-import { loadHoplineGrpc, natsServices } from '@hopline/contracts';
+import { busHealth, type Bus, type KeyValueStore } from '@hopline/bus';
+import { loadHoplineGrpc } from '@hopline/contracts';
 import { createClient } from '@hopline/grpc';
 import { createOpenAiChatModel, type ChatModel } from '@hopline/models';
 import { createHopReasoner } from '@hopline/reasoning';
 import { createGuard, DEFAULT_BREAKER, type Guard } from '@hopline/resilience';
 import type { HealthReport, HoplineMetrics, Logger } from '@hopline/telemetry';
+import type { QuestionStreams } from '@hopline/questions';
 import { createAnalyzerClient } from './clients/analyzer-client.js';
-import { createQuestionService } from './clients/question-service.js';
 import { createRerankerClient } from './clients/reranker-client.js';
 import { createRetrieverClient } from './clients/retriever-client.js';
 import { WorkerDirectory } from './clients/worker-directory.js';
 import type { Config } from './config.js';
+import { startQuestionJobs } from './question-jobs.js';
 
 export interface HopReasonerServiceDeps {
   config: Pick<
@@ -30,8 +31,11 @@ export interface HopReasonerServiceDeps {
     | 'RERANK_BUDGET_MS'
     | 'MODEL_CALL_BUDGET_MS'
     | 'BREAKER_RESET_MS'
+    | 'QUESTION_LEASE_MS'
   >;
   bus: Bus;
+  /** The question queue it takes questions from and the log it writes their events to. */
+  questions: QuestionStreams;
   /** Where reasoning traces are kept for GET /v1/questions/{id}/trace. */
   traces: KeyValueStore;
   logger: Logger;
@@ -44,7 +48,7 @@ export interface HopReasonerService {
 }
 
 /**
- * The hop-reasoner: takes questions from the ask queue group and runs the bounded loop,
+ * The hop-reasoner: takes questions from the question queue and runs the bounded loop,
  * calling query-understanding and the reranker over gRPC and the retrieval workers over NATS,
  * each through its own breaker, each call within the smaller of its stage budget and what is
  * left of the question's deadline.
@@ -99,19 +103,15 @@ export async function startHopReasonerService(deps: HopReasonerServiceDeps): Pro
       maxTokens: config.LLM_TOKEN_BUDGET,
     },
   });
-  const questions = createQuestionService({
+  const questions = await startQuestionJobs({
     bus,
+    ...deps.questions,
     reasoner,
     traces,
     logger,
     metrics,
-    maxConcurrent: config.MAX_CONCURRENT_QUESTIONS,
-  });
-  const service: ServiceHandle = await bus.serve({
-    name: natsServices.hopReasoner,
-    version: '0.1.0',
-    description: 'Runs the bounded retrieve → reason loop and streams grounded answers',
-    endpoints: [questions.endpoint],
+    capacity: config.MAX_CONCURRENT_QUESTIONS,
+    leaseMs: config.QUESTION_LEASE_MS,
   });
   logger.info('hop-reasoner ready', { reasoner: chat ? `model ${chat.model}` : 'offline', maxHops: config.MAX_HOPS });
 
@@ -125,7 +125,6 @@ export async function startHopReasonerService(deps: HopReasonerServiceDeps): Pro
       };
     },
     async stop() {
-      await service.stop();
       await questions.stop();
       workers.stop();
       for (const g of Object.values(guards)) g.shutdown();

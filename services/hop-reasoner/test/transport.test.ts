@@ -1,23 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { createMemoryBroker, type Bus, type KeyValueStore } from '@hopline/bus';
-import {
-  codecs,
-  loadHoplineGrpc,
-  RemoteError,
-  subjects,
-  type AskCommand__Output,
-  type Chunk__Output,
-  type Done__Output,
-  type QaEvent__Output,
-  type ReasoningTrace__Output,
-} from '@hopline/contracts';
+import { createMemoryBroker } from '@hopline/bus';
+import { codecs, loadHoplineGrpc, subjects, type Chunk__Output } from '@hopline/contracts';
 import { createClient, createGrpcServer } from '@hopline/grpc';
-import type { CallContext, HopReasoner } from '@hopline/reasoning';
+import type { CallContext } from '@hopline/reasoning';
 import { createGuard } from '@hopline/resilience';
 import { createLogger, createMetrics } from '@hopline/telemetry';
 import { freePort, waitFor } from '@hopline/test-support';
 import { createAnalyzerClient } from '../src/clients/analyzer-client.js';
-import { createQuestionService } from '../src/clients/question-service.js';
 import { createRerankerClient } from '../src/clients/reranker-client.js';
 import { createRetrieverClient } from '../src/clients/retriever-client.js';
 import { WorkerDirectory } from '../src/clients/worker-directory.js';
@@ -31,11 +20,6 @@ const breaker = {
   rollingCountTimeoutMs: 10_000,
 };
 
-const memoryTraces = (): KeyValueStore & { store: Map<string, Uint8Array> } => {
-  const store = new Map<string, Uint8Array>();
-  return { store, put: async (key, value) => void store.set(key, value), get: async (key) => store.get(key) };
-};
-
 const callContext = (signal = new AbortController().signal): CallContext => ({
   request: {
     questionId: 'q1',
@@ -46,164 +30,7 @@ const callContext = (signal = new AbortController().signal): CallContext => ({
   signal,
 });
 
-const ask = (questionId: string): Uint8Array =>
-  codecs.askCommand.encode({
-    ctx: { questionId, scope: { tenantId: 'acme', userId: 'u', kbIds: ['docs'] }, deadlineUnixMs: Date.now() + 10_000 },
-    question: 'Who?',
-    maxHops: 2,
-  });
-
-const done: Done__Output = {
-  answer: 'A [1]',
-  citations: [],
-  stopReason: 'SUFFICIENT',
-  hops: 1,
-  timings: null,
-  route: 'SINGLE',
-  abstained: false,
-  degraded: false,
-  degradedReasons: [],
-  llmCalls: 0,
-  tokens: 0,
-  cached: false,
-};
-
-/** A reasoner that emits one token, then waits for `release` or the signal. */
-function scriptedReasoner(release: Promise<void>): HopReasoner & { seenSignals: AbortSignal[] } {
-  const seenSignals: AbortSignal[] = [];
-  return {
-    seenSignals,
-    async answer(command: AskCommand__Output, options) {
-      const signal = options.signal as AbortSignal;
-      seenSignals.push(signal);
-      const questionId = command.ctx?.questionId ?? '';
-      await options.emit({ questionId, atUnixMs: Date.now(), event: 'token', token: { text: 'A' } });
-      await Promise.race([
-        release,
-        new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true })),
-      ]);
-      if (signal.aborted) throw signal.reason;
-      await options.emit({ questionId, atUnixMs: Date.now(), event: 'done', done });
-      return { done, trace: { questionId, stopReason: 'SUFFICIENT', hops: [] } as unknown as ReasoningTrace__Output };
-    },
-  };
-}
-
-async function collect(bus: Bus, questionId: string, events: QaEvent__Output[]) {
-  const subscription = bus.subscribe(
-    subjects.events(questionId),
-    {},
-    (message) => void events.push(codecs.qaEvent.decode(message.data)),
-  );
-  await bus.flush();
-  return subscription;
-}
-
 describe('hop-reasoner transports', () => {
-  it('question service - acknowledges at once, numbers events from 1, and stores the trace', async () => {
-    const broker = createMemoryBroker();
-    const reasonerBus = broker.connect();
-    const gatewayBus = broker.connect();
-    let release!: () => void;
-    const reasoner = scriptedReasoner(new Promise<void>((resolve) => (release = resolve)));
-    const traces = memoryTraces();
-    const service = createQuestionService({ bus: reasonerBus, reasoner, traces, logger, metrics, maxConcurrent: 4 });
-    await reasonerBus.serve({ name: 'hop-reasoner', version: '0.1.0', endpoints: [service.endpoint] });
-    const events: QaEvent__Output[] = [];
-    await collect(gatewayBus, 'q-ack', events);
-
-    await gatewayBus.request(subjects.ask, ask('q-ack'), { timeoutMs: 1_000 });
-    await waitFor(() => events.length === 1);
-    expect(service.inFlight).toBe(1);
-    release();
-    await waitFor(() => events.length === 2 && traces.store.has('q-ack'));
-    expect(events.map((event) => [event.seq, event.event])).toEqual([
-      [1, 'token'],
-      [2, 'done'],
-    ]);
-    expect(service.inFlight).toBe(0);
-  });
-
-  it('question service - a trace that cannot be stored is logged, and the question still ends with exactly one done', async () => {
-    const broker = createMemoryBroker();
-    const reasonerBus = broker.connect();
-    const gatewayBus = broker.connect();
-    const failingTraces: KeyValueStore = {
-      put: async () => Promise.reject(new Error('bucket unavailable')),
-      get: async () => undefined,
-    };
-    const service = createQuestionService({
-      bus: reasonerBus,
-      reasoner: scriptedReasoner(Promise.resolve()),
-      traces: failingTraces,
-      logger,
-      metrics,
-      maxConcurrent: 4,
-    });
-    await reasonerBus.serve({ name: 'hop-reasoner', version: '0.1.0', endpoints: [service.endpoint] });
-    const events: QaEvent__Output[] = [];
-    await collect(gatewayBus, 'q-no-trace', events);
-    await gatewayBus.request(subjects.ask, ask('q-no-trace'), { timeoutMs: 1_000 });
-    await waitFor(() => service.inFlight === 0 && events.length >= 2);
-    await gatewayBus.flush();
-    expect(events.map((event) => event.event)).toEqual(['token', 'done']);
-  });
-
-  it('question service - a cancel command aborts the running question, which ends with an error event', async () => {
-    const broker = createMemoryBroker();
-    const reasonerBus = broker.connect();
-    const gatewayBus = broker.connect();
-    const reasoner = scriptedReasoner(new Promise<void>(() => undefined));
-    const service = createQuestionService({
-      bus: reasonerBus,
-      reasoner,
-      traces: memoryTraces(),
-      logger,
-      metrics,
-      maxConcurrent: 4,
-    });
-    await reasonerBus.serve({ name: 'hop-reasoner', version: '0.1.0', endpoints: [service.endpoint] });
-    const events: QaEvent__Output[] = [];
-    await collect(gatewayBus, 'q-cancel', events);
-    await gatewayBus.request(subjects.ask, ask('q-cancel'), { timeoutMs: 1_000 });
-    await waitFor(() => events.length === 1);
-
-    gatewayBus.publish(
-      subjects.cancel('q-cancel'),
-      codecs.cancelCommand.encode({ questionId: 'q-cancel', reason: 'client disconnected' }),
-    );
-    await waitFor(() => events.length === 2);
-    expect(reasoner.seenSignals[0]?.aborted).toBe(true);
-    expect(events[1]?.error).toMatchObject({ code: 'cancelled', message: 'client disconnected' });
-    expect(service.inFlight).toBe(0);
-  });
-
-  it('question service - beyond its concurrency bound an ask is refused as resource_exhausted, and a malformed ask as invalid', async () => {
-    const broker = createMemoryBroker();
-    const reasonerBus = broker.connect();
-    const gatewayBus = broker.connect();
-    const service = createQuestionService({
-      bus: reasonerBus,
-      reasoner: scriptedReasoner(new Promise<void>(() => undefined)),
-      traces: memoryTraces(),
-      logger,
-      metrics,
-      maxConcurrent: 1,
-    });
-    await reasonerBus.serve({ name: 'hop-reasoner', version: '0.1.0', endpoints: [service.endpoint] });
-    await gatewayBus.request(subjects.ask, ask('q-one'), { timeoutMs: 1_000 });
-    const refused = await gatewayBus
-      .request(subjects.ask, ask('q-two'), { timeoutMs: 1_000 })
-      .catch((error: unknown) => error);
-    expect(refused).toBeInstanceOf(RemoteError);
-    expect((refused as RemoteError).code).toBe('resource_exhausted');
-    const malformed = await gatewayBus
-      .request(subjects.ask, Uint8Array.from([0xff, 0x01]), { timeoutMs: 1_000 })
-      .catch((error: unknown) => error);
-    expect((malformed as RemoteError).code).toBe('invalid_argument');
-    await service.stop();
-  });
-
   it('retriever client - no worker listening fails fast as no_responders, and repeated failures open the breaker', async () => {
     const bus = createMemoryBroker().connect();
     const guard = createGuard({ downstream: 'retrieval-worker', breaker });

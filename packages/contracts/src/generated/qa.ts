@@ -1,6 +1,7 @@
 import type * as grpc from '@grpc/grpc-js';
 import type { EnumTypeDefinition, MessageTypeDefinition } from '@grpc/proto-loader';
 
+import type { Accepted as _hopline_v1_Accepted, Accepted__Output as _hopline_v1_Accepted__Output } from './hopline/v1/Accepted.js';
 import type { Analysis as _hopline_v1_Analysis, Analysis__Output as _hopline_v1_Analysis__Output } from './hopline/v1/Analysis.js';
 import type { AnalyzeRequest as _hopline_v1_AnalyzeRequest, AnalyzeRequest__Output as _hopline_v1_AnalyzeRequest__Output } from './hopline/v1/AnalyzeRequest.js';
 import type { AskCommand as _hopline_v1_AskCommand, AskCommand__Output as _hopline_v1_AskCommand__Output } from './hopline/v1/AskCommand.js';
@@ -17,6 +18,7 @@ import type { QaEvent as _hopline_v1_QaEvent, QaEvent__Output as _hopline_v1_QaE
 import type { QueryUnderstandingClient as _hopline_v1_QueryUnderstandingClient, QueryUnderstandingDefinition as _hopline_v1_QueryUnderstandingDefinition } from './hopline/v1/QueryUnderstanding.js';
 import type { ReasoningTrace as _hopline_v1_ReasoningTrace, ReasoningTrace__Output as _hopline_v1_ReasoningTrace__Output } from './hopline/v1/ReasoningTrace.js';
 import type { RequestContext as _hopline_v1_RequestContext, RequestContext__Output as _hopline_v1_RequestContext__Output } from './hopline/v1/RequestContext.js';
+import type { Restarted as _hopline_v1_Restarted, Restarted__Output as _hopline_v1_Restarted__Output } from './hopline/v1/Restarted.js';
 import type { RetrievalEvent as _hopline_v1_RetrievalEvent, RetrievalEvent__Output as _hopline_v1_RetrievalEvent__Output } from './hopline/v1/RetrievalEvent.js';
 import type { Scope as _hopline_v1_Scope, Scope__Output as _hopline_v1_Scope__Output } from './hopline/v1/Scope.js';
 import type { Scores as _hopline_v1_Scores, Scores__Output as _hopline_v1_Scores__Output } from './hopline/v1/Scores.js';
@@ -32,6 +34,7 @@ type SubtypeConstructor<Constructor extends new (...args: any) => any, Subtype> 
 export interface ProtoGrpcType {
   hopline: {
     v1: {
+      Accepted: MessageTypeDefinition<_hopline_v1_Accepted, _hopline_v1_Accepted__Output>
       Analysis: MessageTypeDefinition<_hopline_v1_Analysis, _hopline_v1_Analysis__Output>
       AnalyzeRequest: MessageTypeDefinition<_hopline_v1_AnalyzeRequest, _hopline_v1_AnalyzeRequest__Output>
       AskCommand: MessageTypeDefinition<_hopline_v1_AskCommand, _hopline_v1_AskCommand__Output>
@@ -51,6 +54,7 @@ export interface ProtoGrpcType {
       QueryUnderstanding: SubtypeConstructor<typeof grpc.Client, _hopline_v1_QueryUnderstandingClient> & { service: _hopline_v1_QueryUnderstandingDefinition }
       ReasoningTrace: MessageTypeDefinition<_hopline_v1_ReasoningTrace, _hopline_v1_ReasoningTrace__Output>
       RequestContext: MessageTypeDefinition<_hopline_v1_RequestContext, _hopline_v1_RequestContext__Output>
+      Restarted: MessageTypeDefinition<_hopline_v1_Restarted, _hopline_v1_Restarted__Output>
       RetrievalEvent: MessageTypeDefinition<_hopline_v1_RetrievalEvent, _hopline_v1_RetrievalEvent__Output>
       Route: EnumTypeDefinition
       Scope: MessageTypeDefinition<_hopline_v1_Scope, _hopline_v1_Scope__Output>

@@ -1,25 +1,33 @@
-import type { Bus, ServiceHandle, Subscription } from '@hopline/bus';
+import type { Bus, DurableConsumer, DurableStream, Settlement, StreamMessage, Subscription } from '@hopline/bus';
 import {
   codecs,
-  queueGroups,
+  isConflict,
   subjects,
   type AskCommand__Output,
   type CancelCommand__Output,
   type Citation,
   type Done,
   type QaEvent,
+  type QaEvent__Output,
 } from '@hopline/contracts';
+import {
+  openQuestionStreams,
+  questionEventsStream,
+  QuestionWriter,
+  type EventBody,
+  type LogEntry,
+  type QuestionMeta,
+} from '@hopline/questions';
 
-/** One QaEvent variant, without the envelope the fake adds (question id, seq, time). */
-export type EventBody = Omit<QaEvent, 'questionId' | 'seq' | 'atUnixMs'>;
+export type { EventBody } from '@hopline/questions';
 
 export interface QuestionControl {
   readonly ask: AskCommand__Output;
-  /** Aborts when the gateway publishes the question's CancelCommand. */
+  /** Aborts when the gateway publishes the question's CancelCommand or ends its log. */
   readonly cancelled: AbortSignal;
-  /** Publishes the next event (seq counts from 1) unless the question was cancelled; returns whether it did. */
+  /** Writes the next event (seq counts on from `accepted`) unless the question was cancelled; returns whether it did. */
   emit(body: EventBody): boolean;
-  /** Publishes an event with an explicit seq, even one already sent (to test duplicate handling). */
+  /** Writes an event with an explicit seq into the log, bypassing the order (to test duplicate handling). */
   emitRaw(event: QaEvent): void;
   /** Resolves when the test calls `release(questionId)` or the question is cancelled. */
   gate(): Promise<void>;
@@ -29,48 +37,42 @@ export type Script = (control: QuestionControl) => Promise<void>;
 
 interface QuestionRecord {
   ask: AskCommand__Output;
+  /** Events written, `accepted` included. */
   emitted: number;
-  /** Events the script tried to publish after the cancel arrived (the real reasoner must publish none). */
+  /** Events the script tried to write after the cancel arrived (the real reasoner must write none). */
   suppressedAfterCancel: number;
   cancel?: CancelCommand__Output & { atMs: number };
   gates: Array<() => void>;
+  /** Resolves once the script ran and its events were written. */
   done: Promise<void>;
 }
 
+// Long enough that no test sees a question handed to it twice.
+const LEASE_MS = 60_000;
+
 /**
- * A hop-reasoner stand-in on the bus: it acknowledges each ask as the real one does, then runs
- * a scripted sequence of events, and honours cancels by publishing nothing more.
+ * A hop-reasoner stand-in on the bus: it takes question jobs as the real one does, writes
+ * `accepted`, then a scripted sequence of events, and honours cancels by writing nothing more.
  */
 export class FakeReasoner {
   private readonly questions = new Map<string, QuestionRecord>();
-  private service: ServiceHandle | undefined;
+  private consumer: DurableConsumer | undefined;
   private readonly cancelSubscriptions: Subscription[] = [];
-  /** How long the ask's acknowledgement waits after the question is accepted (a busy reasoner). */
-  ackDelayMs = 0;
+  /** How long the fake waits before it writes `accepted` (a slow hop-reasoner). */
+  acceptDelayMs = 0;
 
   private constructor(
     private readonly bus: Bus,
+    private readonly events: DurableStream,
     public script: Script,
   ) {}
 
   static async start(bus: Bus, script: Script): Promise<FakeReasoner> {
-    const reasoner = new FakeReasoner(bus, script);
-    reasoner.service = await bus.serve({
-      name: 'hop-reasoner',
-      version: '0.0.1',
-      endpoints: [
-        {
-          name: 'ask',
-          subject: subjects.ask,
-          queue: queueGroups.hopReasoner,
-          handle: async (request) => {
-            reasoner.accept(codecs.askCommand.decode(request.data));
-            if (reasoner.ackDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, reasoner.ackDelayMs));
-            return { data: new Uint8Array() };
-          },
-        },
-      ],
-    });
+    const { queue, log } = await openQuestionStreams(bus);
+    const reasoner = new FakeReasoner(bus, await bus.durableStream(questionEventsStream), script);
+    reasoner.consumer = await queue.take({ capacity: 1_000, leaseMs: LEASE_MS }, (job) =>
+      reasoner.accept(job, (questionId, meta) => log.writer(questionId, meta, 1)),
+    );
     return reasoner;
   }
 
@@ -95,23 +97,52 @@ export class FakeReasoner {
   async stop(): Promise<void> {
     this.releaseAll();
     for (const subscription of this.cancelSubscriptions) subscription.unsubscribe();
-    await this.service?.stop();
+    await this.consumer?.stop();
   }
 
-  private accept(ask: AskCommand__Output): void {
+  private async accept(
+    job: StreamMessage,
+    writerFor: (questionId: string, meta: QuestionMeta) => QuestionWriter,
+  ): Promise<Settlement> {
+    const ask = codecs.askCommand.decode(job.data);
     const questionId = ask.ctx?.questionId ?? '';
     const cancelled = new AbortController();
-    let seq = 0;
     const record: QuestionRecord = { ask, emitted: 0, suppressedAfterCancel: 0, gates: [], done: Promise.resolve() };
     this.questions.set(questionId, record);
+    const stop = () => {
+      cancelled.abort();
+      for (const open of record.gates.splice(0)) open();
+    };
     this.cancelSubscriptions.push(
       this.bus.subscribe(subjects.cancel(questionId), {}, (message) => {
         record.cancel = { ...codecs.cancelCommand.decode(message.data), atMs: Date.now() };
-        cancelled.abort();
-        for (const open of record.gates.splice(0)) open();
+        stop();
       }),
     );
-    const publish = (event: QaEvent) => this.bus.publish(subjects.events(questionId), codecs.qaEvent.encode(event));
+    const meta: QuestionMeta = {
+      tenantId: ask.ctx?.scope?.tenantId ?? '',
+      userId: ask.ctx?.scope?.userId ?? '',
+      deadlineUnixMs: ask.ctx?.deadlineUnixMs ?? 0,
+    };
+    if (this.acceptDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, this.acceptDelayMs));
+    let writer = writerFor(questionId, meta);
+    let lastWritten: QaEvent__Output | undefined;
+    // Writes go out one after another, in the order the script asked for them.
+    let writes = Promise.resolve();
+    const write = (body: EventBody) => {
+      writes = writes.then(async () => {
+        if (cancelled.signal.aborted) return;
+        try {
+          lastWritten = await writer.append(body, Date.now() + 5_000);
+          record.emitted += 1;
+        } catch (error) {
+          // The gateway ended the question: like the real reasoner, write nothing more.
+          if (!isConflict(error)) throw error;
+          stop();
+        }
+      });
+    };
+    write({ event: 'accepted', accepted: {} });
     const control: QuestionControl = {
       ask,
       cancelled: cancelled.signal,
@@ -120,23 +151,32 @@ export class FakeReasoner {
           record.suppressedAfterCancel += 1;
           return false;
         }
-        seq += 1;
-        record.emitted += 1;
-        publish({ ...body, questionId, seq, atUnixMs: Date.now() } as QaEvent);
+        write(body);
         return true;
       },
-      emitRaw: (event) => publish(event),
+      emitRaw: (event) => {
+        writes = writes.then(async () => {
+          const { seq } = await this.events.publish(subjects.events(questionId), codecs.qaEvent.encode(event), {
+            msgId: `raw:${questionId}:${Date.now()}:${Math.random()}`,
+          });
+          // The fake's own writer carries on after the raw event, as if it had written it.
+          const head: LogEntry | undefined = lastWritten && { event: lastWritten, streamSeq: seq, meta };
+          writer = new QuestionWriter(this.events, questionId, meta, 1, head);
+        });
+      },
       gate: () =>
         new Promise<void>((resolve) => {
           if (cancelled.signal.aborted) resolve();
           else record.gates.push(resolve);
         }),
     };
-    // The ask is acknowledged first, as the real reasoner does; the script runs after.
-    record.done = new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.script(control));
+    record.done = new Promise<void>((resolve) => setImmediate(resolve))
+      .then(() => this.script(control))
+      .then(() => writes);
+    await record.done;
+    return { kind: 'ack' };
   }
 }
-
 export const citationsFor = (questionId: string, tenantId: string, kbId: string): Citation[] => [
   {
     index: 1,

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { createMemoryBroker, type Bus, type KeyValueStore } from '@hopline/bus';
+import { openQuestionStreams } from '@hopline/questions';
 import { createLogger, createMetrics, type HoplineMetrics, type Logger } from '@hopline/telemetry';
 import { ApiKeyStore, generateApiKey, hashApiKey } from '../../src/api-keys.js';
 import type { AnswerCache } from '../../src/cache/answer-cache.js';
@@ -92,6 +93,7 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
   const gateway = await startAnswerGateway({
     config,
     bus,
+    questions: await openQuestionStreams(bus),
     ingest: await bus.durableStream(),
     traces: await bus.keyValue(),
     keys: keyStoreOf(keys),

@@ -8,12 +8,15 @@ import type { TokenEvent as _hopline_v1_TokenEvent, TokenEvent__Output as _hopli
 import type { CitationsEvent as _hopline_v1_CitationsEvent, CitationsEvent__Output as _hopline_v1_CitationsEvent__Output } from '../../hopline/v1/CitationsEvent.js';
 import type { Done as _hopline_v1_Done, Done__Output as _hopline_v1_Done__Output } from '../../hopline/v1/Done.js';
 import type { ErrorEvent as _hopline_v1_ErrorEvent, ErrorEvent__Output as _hopline_v1_ErrorEvent__Output } from '../../hopline/v1/ErrorEvent.js';
+import type { Accepted as _hopline_v1_Accepted, Accepted__Output as _hopline_v1_Accepted__Output } from '../../hopline/v1/Accepted.js';
+import type { Restarted as _hopline_v1_Restarted, Restarted__Output as _hopline_v1_Restarted__Output } from '../../hopline/v1/Restarted.js';
 import type { Long } from '@grpc/proto-loader';
 
 export interface QaEvent {
   'questionId'?: (string);
   'seq'?: (number);
   'atUnixMs'?: (number | string | Long);
+  'attempt'?: (number);
   'route'?: (_hopline_v1_Analysis | null);
   'hopStarted'?: (_hopline_v1_HopStarted | null);
   'retrieval'?: (_hopline_v1_RetrievalEvent | null);
@@ -22,13 +25,16 @@ export interface QaEvent {
   'citations'?: (_hopline_v1_CitationsEvent | null);
   'done'?: (_hopline_v1_Done | null);
   'error'?: (_hopline_v1_ErrorEvent | null);
-  'event'?: "route"|"hopStarted"|"retrieval"|"hopAnswer"|"token"|"citations"|"done"|"error";
+  'accepted'?: (_hopline_v1_Accepted | null);
+  'restarted'?: (_hopline_v1_Restarted | null);
+  'event'?: "route"|"hopStarted"|"retrieval"|"hopAnswer"|"token"|"citations"|"done"|"error"|"accepted"|"restarted";
 }
 
 export interface QaEvent__Output {
   'questionId': (string);
   'seq': (number);
   'atUnixMs': (number);
+  'attempt': (number);
   'route'?: (_hopline_v1_Analysis__Output | null);
   'hopStarted'?: (_hopline_v1_HopStarted__Output | null);
   'retrieval'?: (_hopline_v1_RetrievalEvent__Output | null);
@@ -37,5 +43,7 @@ export interface QaEvent__Output {
   'citations'?: (_hopline_v1_CitationsEvent__Output | null);
   'done'?: (_hopline_v1_Done__Output | null);
   'error'?: (_hopline_v1_ErrorEvent__Output | null);
-  'event'?: "route"|"hopStarted"|"retrieval"|"hopAnswer"|"token"|"citations"|"done"|"error";
+  'accepted'?: (_hopline_v1_Accepted__Output | null);
+  'restarted'?: (_hopline_v1_Restarted__Output | null);
+  'event'?: "route"|"hopStarted"|"retrieval"|"hopAnswer"|"token"|"citations"|"done"|"error"|"accepted"|"restarted";
 }

@@ -1,0 +1,3 @@
+export * from './question-log.js';
+export * from './question-queue.js';
+export * from './streams.js';

@@ -1,0 +1,172 @@
+import { randomUUID } from 'node:crypto';
+import type { BusHeaders, DurableStream, StoredMessage } from '@hopline/bus';
+import {
+  codecs,
+  headers,
+  isConflict,
+  isHoplineError,
+  isTerminal,
+  subjects,
+  type ErrorEvent,
+  type QaEvent,
+  type QaEvent__Output,
+} from '@hopline/contracts';
+
+/** Who asked a question and until when it may run: stored with each of its events. */
+export interface QuestionMeta {
+  tenantId: string;
+  userId: string;
+  deadlineUnixMs: number;
+}
+
+/** One stored event with what the log knows about it. */
+export interface LogEntry {
+  event: QaEvent__Output;
+  /** Its sequence in the events stream: what the next write expects to follow. */
+  streamSeq: number;
+  meta: QuestionMeta;
+}
+
+/** One QaEvent variant, without the envelope the writer adds (question id, seq, attempt, time). */
+export type EventBody = Omit<QaEvent, 'questionId' | 'seq' | 'attempt' | 'atUnixMs'>;
+
+// While NATS is unreachable a write is retried this often, with the same message id.
+const RETRY_MS = 250;
+
+const metaHeaders = (meta: QuestionMeta): BusHeaders => ({
+  [headers.tenantId]: meta.tenantId,
+  [headers.userId]: meta.userId,
+  [headers.deadline]: String(meta.deadlineUnixMs),
+});
+
+function entryOf(stored: StoredMessage): LogEntry {
+  return {
+    event: codecs.qaEvent.decode(stored.data),
+    streamSeq: stored.seq,
+    meta: {
+      tenantId: stored.headers[headers.tenantId] ?? '',
+      userId: stored.headers[headers.userId] ?? '',
+      deadlineUnixMs: Number(stored.headers[headers.deadline] ?? 0),
+    },
+  };
+}
+
+/** Transient: the call may succeed when NATS answers again. */
+const isTransient = (error: unknown) =>
+  isHoplineError(error) && (error.code === 'unavailable' || error.code === 'deadline_exceeded');
+
+/** Runs `call`, again after each transient failure until `untilUnixMs`; then its failure is the caller's. */
+async function retrying<T>(call: () => Promise<T>, untilUnixMs: number): Promise<T> {
+  for (;;) {
+    try {
+      return await call();
+    } catch (error) {
+      if (!isTransient(error) || Date.now() >= untilUnixMs) throw error;
+      await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
+    }
+  }
+}
+
+/**
+ * The questions' events as one log per question (a subject of the events stream). Every write
+ * names the stream sequence of the event it follows, so that the log of a question stays one
+ * gap-free sequence whoever writes to it: a hop-reasoner's attempt, a later attempt that took
+ * over from it, or a gateway ending the question. A writer that finds the log moved on has
+ * lost the question to another and stops.
+ */
+export class QuestionLog {
+  constructor(private readonly events: DurableStream) {}
+
+  /** The question's latest event, or undefined when it has none (or none any more). */
+  async head(questionId: string): Promise<LogEntry | undefined> {
+    const stored = await this.events.last(subjects.events(questionId));
+    return stored === undefined ? undefined : entryOf(stored);
+  }
+
+  /**
+   * The question's events after `afterSeq`, in order, ending with its terminal event; waits
+   * for events not yet written until the signal aborts. Survives a NATS reconnect.
+   */
+  async *follow(questionId: string, afterSeq: number, signal: AbortSignal): AsyncGenerator<QaEvent__Output> {
+    for await (const stored of this.events.follow(subjects.events(questionId), { signal })) {
+      const event = codecs.qaEvent.decode(stored.data);
+      if (event.seq <= afterSeq) continue;
+      yield event;
+      if (isTerminal(event)) return;
+    }
+  }
+
+  /** A writer whose first event follows `head` (undefined: the question has no event yet). */
+  writer(questionId: string, meta: QuestionMeta, attempt: number, head?: LogEntry): QuestionWriter {
+    return new QuestionWriter(this.events, questionId, meta, attempt, head);
+  }
+
+  /**
+   * Ends the question with `error` unless it already ended. Resolves with its terminal event,
+   * and whether it is this one (`written`) or one someone else wrote first.
+   */
+  async end(
+    questionId: string,
+    meta: QuestionMeta,
+    error: ErrorEvent,
+    retryUntilUnixMs: number,
+  ): Promise<{ terminal: QaEvent__Output; written: boolean }> {
+    for (;;) {
+      const head = await retrying(() => this.head(questionId), retryUntilUnixMs);
+      if (head && isTerminal(head.event)) return { terminal: head.event, written: false };
+      const writer = this.writer(questionId, meta, head?.event.attempt ?? 0, head);
+      try {
+        return { terminal: await writer.append({ event: 'error', error }, retryUntilUnixMs), written: true };
+      } catch (thrown) {
+        if (!isConflict(thrown)) throw thrown;
+      }
+    }
+  }
+}
+
+/** Writes one writer's events of a question, each only right after the one it wrote before. */
+export class QuestionWriter {
+  private readonly id = randomUUID();
+  private seq: number;
+  private streamSeq: number;
+
+  constructor(
+    private readonly events: DurableStream,
+    private readonly questionId: string,
+    private readonly meta: QuestionMeta,
+    /** The attempt its events belong to. */
+    readonly attempt: number,
+    head?: LogEntry,
+  ) {
+    this.seq = head?.event.seq ?? 0;
+    this.streamSeq = head?.streamSeq ?? 0;
+  }
+
+  /**
+   * Appends the next event. Rejects with ConflictError when another writer wrote since this
+   * one's last event; while NATS is unreachable it retries (the same message, so that a write
+   * whose acknowledgement was lost is stored once) until `retryUntilUnixMs`, then rejects.
+   */
+  async append(body: EventBody, retryUntilUnixMs: number): Promise<QaEvent__Output> {
+    const event = {
+      ...body,
+      questionId: this.questionId,
+      seq: this.seq + 1,
+      attempt: this.attempt,
+      atUnixMs: Date.now(),
+    } as QaEvent;
+    const data = codecs.qaEvent.encode(event);
+    const options = {
+      msgId: `${this.questionId}:${this.id}:${event.seq}`,
+      headers: metaHeaders(this.meta),
+      expectedLastSubjectSeq: this.streamSeq,
+    };
+    const { seq } = await retrying(
+      () => this.events.publish(subjects.events(this.questionId), data, options),
+      retryUntilUnixMs,
+    );
+    this.seq += 1;
+    this.streamSeq = seq;
+    return codecs.qaEvent.decode(data);
+  }
+}
