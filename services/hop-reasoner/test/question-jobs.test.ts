@@ -1,0 +1,297 @@
+import { randomUUID } from 'node:crypto';
+import { createMemoryBroker, type Bus, type KeyValueStore } from '@hopline/bus';
+import {
+  codecs,
+  ConflictError,
+  subjects,
+  type AskCommand,
+  type Done__Output,
+  type QaEvent__Output,
+  type ReasoningTrace__Output,
+} from '@hopline/contracts';
+import { openQuestionStreams, type QuestionMeta, type QuestionStreams } from '@hopline/questions';
+import { createLogger, createMetrics } from '@hopline/telemetry';
+import { waitFor } from '@hopline/test-support';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { HopReasoner } from '../src/hop-reasoner.js';
+import { startQuestionJobs, type QuestionJobs } from '../src/question-jobs.js';
+
+const logger = createLogger('question-jobs-test', { level: 'silent' });
+const metrics = createMetrics('question-jobs-test', { defaultMetrics: false });
+const scope = { tenantId: 'acme', userId: 'u', kbIds: ['docs'] };
+const meta = (deadlineUnixMs: number): QuestionMeta => ({ tenantId: 'acme', userId: 'u', deadlineUnixMs });
+
+const done: Done__Output = {
+  answer: 'A [1]',
+  citations: [],
+  stopReason: 'SUFFICIENT',
+  hops: 1,
+  timings: null,
+  route: 'SINGLE',
+  abstained: false,
+  degraded: false,
+  degradedReasons: [],
+  llmCalls: 0,
+  tokens: 0,
+  cached: false,
+};
+
+const memoryTraces = (): KeyValueStore & { store: Map<string, Uint8Array> } => {
+  const store = new Map<string, Uint8Array>();
+  return { store, put: async (key, value) => void store.set(key, value), get: async (key) => store.get(key) };
+};
+
+/**
+ * A reasoner that sends a route and a token, then waits until the test releases its question
+ * (or its signal aborts), then sends done. It records every question it was asked to answer.
+ */
+function scriptedReasoner() {
+  const started: string[] = [];
+  const releases = new Map<string, () => void>();
+  const reasoner: HopReasoner = {
+    async answer(command, options) {
+      const questionId = command.ctx?.questionId ?? '';
+      started.push(questionId);
+      const signal = options.signal as AbortSignal;
+      const released = new Promise<void>((resolve) => releases.set(questionId, resolve));
+      await options.emit({ questionId, atUnixMs: Date.now(), event: 'route', route: { route: 'SINGLE' } });
+      await options.emit({ questionId, atUnixMs: Date.now(), event: 'token', token: { text: 'A' } });
+      await Promise.race([released, new Promise((resolve) => signal.addEventListener('abort', resolve))]);
+      if (signal.aborted) throw signal.reason;
+      await options.emit({ questionId, atUnixMs: Date.now(), event: 'done', done });
+      return { done, trace: { questionId, stopReason: 'SUFFICIENT', hops: [] } as unknown as ReasoningTrace__Output };
+    },
+  };
+  return { reasoner, started, release: (questionId: string) => releases.get(questionId)?.() };
+}
+
+const askFor = (questionId: string, deadlineUnixMs = Date.now() + 30_000): AskCommand => ({
+  ctx: { questionId, scope, deadlineUnixMs },
+  question: 'Who?',
+  maxHops: 2,
+});
+
+/** Every event of the question, once its log has ended. */
+async function eventsOf(streams: QuestionStreams, questionId: string): Promise<QaEvent__Output[]> {
+  const events: QaEvent__Output[] = [];
+  for await (const event of streams.log.follow(questionId, 0, AbortSignal.timeout(10_000))) events.push(event);
+  return events;
+}
+
+const summary = (events: QaEvent__Output[]) => events.map((event) => `${event.seq}:${event.attempt}:${event.event}`);
+
+describe('hop-reasoner question jobs', () => {
+  let cleanup: Array<() => Promise<void>> = [];
+  afterEach(async () => {
+    for (const step of cleanup.reverse()) await step();
+    cleanup = [];
+  });
+
+  async function setUp(
+    options: { capacity?: number; traces?: KeyValueStore; broker?: ReturnType<typeof createMemoryBroker> } = {},
+  ) {
+    const broker = options.broker ?? createMemoryBroker();
+    const bus: Bus = broker.connect();
+    const gateway: Bus = broker.connect();
+    const streams = await openQuestionStreams(bus);
+    const gatewayStreams = await openQuestionStreams(gateway);
+    const script = scriptedReasoner();
+    const traces = options.traces ?? memoryTraces();
+    const jobs: QuestionJobs = await startQuestionJobs({
+      bus,
+      ...streams,
+      reasoner: script.reasoner,
+      traces,
+      logger,
+      metrics,
+      capacity: options.capacity ?? 4,
+      leaseMs: 30_000,
+    });
+    let stopped = false;
+    const stop = async () => {
+      if (stopped) return;
+      stopped = true;
+      await jobs.stop();
+      await bus.drain();
+    };
+    cleanup.push(async () => {
+      for (const questionId of script.started) script.release(questionId);
+      await stop();
+      await gateway.drain();
+    });
+    return { broker, bus, gateway, gatewayStreams, jobs, script, traces, stop };
+  }
+
+  it('question jobs - a taken question is accepted, its events numbered from 1 in attempt 1, its trace stored and its job done', async () => {
+    const traces = memoryTraces();
+    const { gatewayStreams, jobs, script } = await setUp({ traces });
+    const questionId = randomUUID();
+    await gatewayStreams.queue.enqueue(askFor(questionId));
+    await waitFor(() => script.started.includes(questionId));
+    expect(jobs.inFlight).toBe(1);
+    script.release(questionId);
+    expect(summary(await eventsOf(gatewayStreams, questionId))).toEqual([
+      '1:1:accepted',
+      '2:1:route',
+      '3:1:token',
+      '4:1:done',
+    ]);
+    await waitFor(() => traces.store.has(questionId) && jobs.inFlight === 0);
+    // The work queue forgets a job once it is done.
+    expect(await gatewayStreams.queue.withdraw(questionId)).toBeUndefined();
+  });
+
+  it('question jobs - a trace that cannot be stored is logged, and the question still ends with exactly one done', async () => {
+    const failing: KeyValueStore = {
+      put: async () => Promise.reject(new Error('bucket unavailable')),
+      get: async () => undefined,
+    };
+    const { gatewayStreams, script, jobs } = await setUp({ traces: failing });
+    const questionId = randomUUID();
+    await gatewayStreams.queue.enqueue(askFor(questionId));
+    await waitFor(() => script.started.includes(questionId));
+    script.release(questionId);
+    const events = await eventsOf(gatewayStreams, questionId);
+    await waitFor(() => jobs.inFlight === 0);
+    expect(events.filter((event) => event.event === 'done' || event.event === 'error')).toHaveLength(1);
+  });
+
+  it('question jobs - a cancel stops the running question at once: the gateway’s end stays the last event', async () => {
+    const { gatewayStreams, gateway, jobs, script } = await setUp();
+    const questionId = randomUUID();
+    await gatewayStreams.queue.enqueue(askFor(questionId));
+    await waitFor(() => script.started.includes(questionId));
+    await waitFor(async () => (await gatewayStreams.log.head(questionId))?.event.seq === 3);
+    // What the gateway does: the end into the log, then the cancel command.
+    await gatewayStreams.log.end(
+      questionId,
+      meta(Date.now() + 30_000),
+      { code: 'cancelled', message: 'the client cancelled the question', retryable: false },
+      Date.now() + 1_000,
+    );
+    gateway.publish(subjects.cancel(questionId), codecs.cancelCommand.encode({ questionId, reason: 'client_request' }));
+    await waitFor(() => jobs.inFlight === 0);
+    expect(summary(await eventsOf(gatewayStreams, questionId))).toEqual([
+      '1:1:accepted',
+      '2:1:route',
+      '3:1:token',
+      '4:1:error',
+    ]);
+  });
+
+  it('question jobs - a question cancelled before any hop-reasoner took it is never run', async () => {
+    const broker = createMemoryBroker();
+    const gateway = broker.connect();
+    const streams = await openQuestionStreams(gateway);
+    const questionId = randomUUID();
+    await streams.queue.enqueue(askFor(questionId));
+    // The cancel lands while nobody runs the question: the end in its log is what stays.
+    await streams.log.end(
+      questionId,
+      meta(Date.now() + 30_000),
+      { code: 'cancelled', message: 'the client cancelled the question', retryable: false },
+      Date.now() + 1_000,
+    );
+    gateway.publish(subjects.cancel(questionId), codecs.cancelCommand.encode({ questionId, reason: 'client_request' }));
+
+    const { script, jobs } = await setUp({ broker });
+    const later = randomUUID();
+    await streams.queue.enqueue(askFor(later));
+    // A question enqueued afterwards is run: the cancelled one before it was looked at and left.
+    await waitFor(() => script.started.includes(later));
+    script.release(later);
+    await waitFor(() => jobs.inFlight === 0);
+    expect(script.started).toEqual([later]);
+    expect(summary(await eventsOf(streams, questionId))).toEqual(['1:0:error']);
+    await gateway.drain();
+  });
+
+  it('question jobs - never more questions at once than its capacity: the rest wait in the queue for a free slot', async () => {
+    const { gatewayStreams, jobs, script } = await setUp({ capacity: 2 });
+    const ids = [randomUUID(), randomUUID(), randomUUID()];
+    for (const id of ids) await gatewayStreams.queue.enqueue(askFor(id));
+    await waitFor(() => script.started.length === 2);
+    expect(jobs.inFlight).toBe(2);
+    const waiting = ids.find((id) => !script.started.includes(id)) as string;
+    expect(await gatewayStreams.log.head(waiting)).toBeUndefined();
+    script.release(script.started[0] as string);
+    await waitFor(() => script.started.includes(waiting));
+    expect(jobs.inFlight).toBe(2);
+  });
+
+  it('question jobs - a malformed job is dropped without running anything', async () => {
+    const { bus, gatewayStreams, script, jobs } = await setUp();
+    const raw = await bus.durableStream({
+      name: 'HOPLINE_QUESTIONS',
+      subjects: [subjects.askAll],
+      retention: 'workqueue',
+      maxAgeMs: 3_600_000,
+    });
+    await raw.publish(subjects.ask('broken'), Uint8Array.from([0xff, 0x01]), { msgId: 'broken' });
+    const questionId = randomUUID();
+    await gatewayStreams.queue.enqueue(askFor(questionId));
+    await waitFor(() => script.started.includes(questionId));
+    script.release(questionId);
+    await waitFor(() => jobs.inFlight === 0);
+    expect(script.started).toEqual([questionId]);
+    await waitFor(async () => (await raw.last(subjects.ask('broken'))) === undefined);
+  });
+
+  it('question jobs - a question taken after its deadline ends with deadline_exceeded without running', async () => {
+    const { gatewayStreams, script } = await setUp();
+    const questionId = randomUUID();
+    await gatewayStreams.queue.enqueue(askFor(questionId, Date.now() - 1));
+    const events = await eventsOf(gatewayStreams, questionId);
+    expect(events.map((event) => event.error?.code)).toEqual(['deadline_exceeded']);
+    expect(script.started).toEqual([]);
+  });
+
+  it('question jobs - a question whose earlier attempt died is restarted visibly, its events going on from there, and the earlier attempt can write nothing more', async () => {
+    const broker = createMemoryBroker();
+    const gateway = broker.connect();
+    const streams = await openQuestionStreams(gateway);
+    const questionId = randomUUID();
+    const deadline = Date.now() + 30_000;
+    // Attempt 1 took the question, wrote two events and stopped (its process died).
+    const dead = streams.log.writer(questionId, meta(deadline), 1);
+    await dead.append({ event: 'accepted', accepted: {} }, 0);
+    await dead.append({ event: 'route', route: { route: 'SINGLE' } }, 0);
+    await streams.queue.enqueue(askFor(questionId, deadline));
+
+    const { script } = await setUp({ broker });
+    await waitFor(() => script.started.includes(questionId));
+    script.release(questionId);
+    const events = await eventsOf(streams, questionId);
+    expect(summary(events)).toEqual([
+      '1:1:accepted',
+      '2:1:route',
+      '3:2:restarted',
+      '4:2:route',
+      '5:2:token',
+      '6:2:done',
+    ]);
+    expect(events[2]?.restarted?.reason).toMatch(/stopped before it finished/);
+    await expect(dead.append({ event: 'token', token: { text: 'zombie' } }, 0)).rejects.toBeInstanceOf(ConflictError);
+    await gateway.drain();
+  });
+
+  it('question jobs - a stopping hop-reasoner hands its running questions to another, which restarts them', async () => {
+    const first = await setUp({ capacity: 1 });
+    const questionId = randomUUID();
+    await first.gatewayStreams.queue.enqueue(askFor(questionId));
+    await waitFor(() => first.script.started.includes(questionId));
+    const second = await setUp({ broker: first.broker });
+    await first.stop();
+    await waitFor(() => second.script.started.includes(questionId));
+    second.script.release(questionId);
+    expect(summary(await eventsOf(first.gatewayStreams, questionId))).toEqual([
+      '1:1:accepted',
+      '2:1:route',
+      '3:1:token',
+      '4:2:restarted',
+      '5:2:route',
+      '6:2:token',
+      '7:2:done',
+    ]);
+  });
+});
