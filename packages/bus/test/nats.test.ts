@@ -111,6 +111,47 @@ describe.skipIf(!restartable)('NATS adapter - losing the server', () => {
       await bus.drain();
     }
   });
+
+  it('follow - a reader sees every message of its subject once and in order across a kill -9 and restart of the server', async () => {
+    const server = restartable as NonNullable<typeof restartable>;
+    const connect = (name: string) => connectNatsBus({ url: server.url, name, onError: () => {} });
+    const [writer, reader] = [await connect('writer'), await connect('reader')];
+    const options = { name: 'RESTART_FOLLOW', subjects: ['test.restart.*.events'] };
+    const stream = await writer.durableStream(options);
+    const subject = 'test.restart.q1.events';
+    /** Publishes after `last`, retrying while the server is away; resolves with the new last sequence. */
+    const publishNext = (value: number, last: number) =>
+      waitFor(
+        async () =>
+          (
+            await stream.publish(subject, new TextEncoder().encode(String(value)), {
+              msgId: `m-${value}`,
+              expectedLastSubjectSeq: last,
+            })
+          ).seq,
+        { timeoutMs: 20_000, intervalMs: 100, description: `message ${value} stored` },
+      );
+    const stop = new AbortController();
+    const seen: string[] = [];
+    const reading = (async () => {
+      for await (const message of (await reader.durableStream(options)).follow(subject, { signal: stop.signal }))
+        seen.push(new TextDecoder().decode(message.data));
+    })();
+    try {
+      let last = 0;
+      for (let value = 1; value <= 10; value++) last = await publishNext(value, last);
+      await waitFor(() => seen.length === 10);
+      await server.stop('SIGKILL');
+      await server.start();
+      for (let value = 11; value <= 20; value++) last = await publishNext(value, last);
+      await waitFor(() => seen.length === 20, { timeoutMs: 20_000, description: 'the messages after the restart' });
+      expect(seen).toEqual(Array.from({ length: 20 }, (_, i) => String(i + 1)));
+    } finally {
+      stop.abort();
+      await reading;
+      await Promise.all([writer.drain(), reader.drain()]);
+    }
+  });
 });
 
 describe.skipIf(nats.url === undefined)('NATS adapter - durable consumers that are gone', () => {
