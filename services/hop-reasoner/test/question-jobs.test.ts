@@ -9,11 +9,11 @@ import {
   type QaEvent__Output,
   type ReasoningTrace__Output,
 } from '@hopline/contracts';
-import { openQuestionStreams, type QuestionMeta, type QuestionStreams } from '@hopline/questions';
+import { openQuestionStreams, questionJobsStream, type QuestionMeta, type QuestionStreams } from '@hopline/questions';
 import { createLogger, createMetrics } from '@hopline/telemetry';
 import { waitFor } from '@hopline/test-support';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { HopReasoner } from '../src/hop-reasoner.js';
+import type { HopReasoner } from '@hopline/reasoning';
 import { startQuestionJobs, type QuestionJobs } from '../src/question-jobs.js';
 
 const logger = createLogger('question-jobs-test', { level: 'silent' });
@@ -221,12 +221,7 @@ describe('hop-reasoner question jobs', () => {
 
   it('question jobs - a malformed job is dropped without running anything', async () => {
     const { bus, gatewayStreams, script, jobs } = await setUp();
-    const raw = await bus.durableStream({
-      name: 'HOPLINE_QUESTIONS',
-      subjects: [subjects.askAll],
-      retention: 'workqueue',
-      maxAgeMs: 3_600_000,
-    });
+    const raw = await bus.durableStream(questionJobsStream);
     await raw.publish(subjects.ask('broken'), Uint8Array.from([0xff, 0x01]), { msgId: 'broken' });
     const questionId = randomUUID();
     await gatewayStreams.queue.enqueue(askFor(questionId));

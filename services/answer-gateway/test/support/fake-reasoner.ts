@@ -58,6 +58,7 @@ export class FakeReasoner {
   private readonly questions = new Map<string, QuestionRecord>();
   private consumer: DurableConsumer | undefined;
   private readonly cancelSubscriptions: Subscription[] = [];
+  private stopping = false;
   /** How long the fake waits before it writes `accepted` (a slow hop-reasoner). */
   acceptDelayMs = 0;
 
@@ -67,10 +68,11 @@ export class FakeReasoner {
     public script: Script,
   ) {}
 
-  static async start(bus: Bus, script: Script): Promise<FakeReasoner> {
+  /** `capacity`: questions it runs at once (default: as many as come). */
+  static async start(bus: Bus, script: Script, options: { capacity?: number } = {}): Promise<FakeReasoner> {
     const { queue, log } = await openQuestionStreams(bus);
     const reasoner = new FakeReasoner(bus, await bus.durableStream(questionEventsStream), script);
-    reasoner.consumer = await queue.take({ capacity: 1_000, leaseMs: LEASE_MS }, (job) =>
+    reasoner.consumer = await queue.take({ capacity: options.capacity ?? 1_000, leaseMs: LEASE_MS }, (job) =>
       reasoner.accept(job, (questionId, meta) => log.writer(questionId, meta, 1)),
     );
     return reasoner;
@@ -94,7 +96,9 @@ export class FakeReasoner {
     for (const questionId of this.questions.keys()) this.release(questionId);
   }
 
+  /** Stops taking questions; the running ones run to their end, no gate holding them any more. */
   async stop(): Promise<void> {
+    this.stopping = true;
     this.releaseAll();
     for (const subscription of this.cancelSubscriptions) subscription.unsubscribe();
     await this.consumer?.stop();
@@ -133,7 +137,8 @@ export class FakeReasoner {
       writes = writes.then(async () => {
         if (cancelled.signal.aborted) return;
         try {
-          lastWritten = await writer.append(body, Date.now() + 5_000);
+          // As the real reasoner does, a write is retried while NATS is away, up to the deadline.
+          lastWritten = await writer.append(body, meta.deadlineUnixMs);
           record.emitted += 1;
         } catch (error) {
           // The gateway ended the question: like the real reasoner, write nothing more.
@@ -166,7 +171,7 @@ export class FakeReasoner {
       },
       gate: () =>
         new Promise<void>((resolve) => {
-          if (cancelled.signal.aborted) resolve();
+          if (cancelled.signal.aborted || this.stopping) resolve();
           else record.gates.push(resolve);
         }),
     };

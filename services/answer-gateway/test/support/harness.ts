@@ -72,12 +72,17 @@ export interface TestGatewayOptions {
   logger?: Logger;
 }
 
-/** A gateway on the memory bus with a fake hop-reasoner, on free ports, stopped on dispose. */
-export async function startTestGateway(options: TestGatewayOptions = {}): Promise<TestGateway> {
-  const broker = createMemoryBroker();
-  const bus = broker.connect();
-  const peerBus = broker.connect();
-  const keys = options.keys ?? testKeys();
+/** A gateway on `bus`, on free ports, with the given keys and config overrides; the caller stops it. */
+export async function startGatewayOn(
+  bus: Bus,
+  keys: Record<string, TestKey>,
+  options: {
+    config?: Partial<GatewayConfig>;
+    cache?: AnswerCache;
+    metrics?: HoplineMetrics;
+    logger?: Logger;
+  } = {},
+): Promise<{ gateway: AnswerGateway; baseUrl: string; grpcAddress: string }> {
   const config: GatewayConfig = {
     ...configSchema.parse({}),
     HTTP_HOST: '127.0.0.1',
@@ -87,9 +92,6 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
     REDIS_URL: undefined,
     ...options.config,
   };
-  const reasoner = await FakeReasoner.start(peerBus, options.script ?? twoHopScript());
-  const traces = await peerBus.keyValue();
-  const metrics = createMetrics('answer-gateway', { defaultMetrics: false });
   const gateway = await startAnswerGateway({
     config,
     bus,
@@ -98,8 +100,30 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
     traces: await bus.keyValue(),
     keys: keyStoreOf(keys),
     logger: options.logger ?? createLogger('answer-gateway', { level: 'silent' }),
-    metrics,
+    metrics: options.metrics ?? createMetrics('answer-gateway', { defaultMetrics: false }),
     ...(options.cache ? { cache: options.cache } : {}),
+  });
+  return {
+    gateway,
+    baseUrl: `http://127.0.0.1:${gateway.httpPort}`,
+    grpcAddress: `127.0.0.1:${gateway.grpcPort}`,
+  };
+}
+
+/** A gateway on the memory bus with a fake hop-reasoner, on free ports, stopped on dispose. */
+export async function startTestGateway(options: TestGatewayOptions = {}): Promise<TestGateway> {
+  const broker = createMemoryBroker();
+  const bus = broker.connect();
+  const peerBus = broker.connect();
+  const keys = options.keys ?? testKeys();
+  const reasoner = await FakeReasoner.start(peerBus, options.script ?? twoHopScript());
+  const traces = await peerBus.keyValue();
+  const metrics = createMetrics('answer-gateway', { defaultMetrics: false });
+  const { gateway, baseUrl, grpcAddress } = await startGatewayOn(bus, keys, {
+    metrics,
+    ...(options.config ? { config: options.config } : {}),
+    ...(options.cache ? { cache: options.cache } : {}),
+    ...(options.logger ? { logger: options.logger } : {}),
   });
   return {
     gateway,
@@ -109,8 +133,8 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
     traces,
     keys,
     metrics,
-    baseUrl: `http://127.0.0.1:${gateway.httpPort}`,
-    grpcAddress: `127.0.0.1:${gateway.grpcPort}`,
+    baseUrl,
+    grpcAddress,
     async [Symbol.asyncDispose]() {
       reasoner.releaseAll();
       await gateway.stop({ graceMs: 0 });

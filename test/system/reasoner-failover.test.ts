@@ -1,0 +1,124 @@
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { connectNatsBus, type Bus } from '@hopline/bus';
+import { startQuestionJobs } from '@hopline/hop-reasoner';
+import { openQuestionStreams } from '@hopline/questions';
+import { createLogger, createMetrics } from '@hopline/telemetry';
+import { startNats, waitFor } from '@hopline/test-support';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { askSse, startGatewayOn, testKeys } from '../../services/answer-gateway/test/support/harness.js';
+import { QUESTION_WORKER } from './support/question-worker-settings.js';
+import { slowReasoner } from './support/slow-reasoner.js';
+
+const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
+const workerScript = fileURLToPath(new URL('./support/question-worker.ts', import.meta.url));
+
+const nats = await startNats();
+afterAll(() => nats[Symbol.asyncDispose]());
+
+describe.skipIf(!nats.url)('system - hop-reasoners over NATS: a question outlives the one running it', () => {
+  let cleanup: Array<() => Promise<unknown>> = [];
+  afterEach(async () => {
+    for (const step of cleanup.reverse()) await step();
+    cleanup = [];
+  });
+  const connect = async (name: string): Promise<Bus> => {
+    const bus = await connectNatsBus({ url: nats.url ?? '', name, onError: () => {} });
+    cleanup.push(() => bus.drain());
+    return bus;
+  };
+  /** The question jobs of a hop-reasoner in this process, answering with the slow reasoner. */
+  const survivor = async () => {
+    const bus = await connect('survivor');
+    const started: string[] = [];
+    const reasoner = slowReasoner(QUESTION_WORKER.reasoner);
+    const jobs = await startQuestionJobs({
+      bus,
+      ...(await openQuestionStreams(bus)),
+      reasoner: {
+        answer: (ask, options) => {
+          started.push(ask.ctx?.questionId ?? '');
+          return reasoner.answer(ask, options);
+        },
+      },
+      traces: { put: async () => undefined, get: async () => undefined },
+      logger: createLogger('survivor', { level: 'silent' }),
+      metrics: createMetrics('survivor', { defaultMetrics: false }),
+      capacity: QUESTION_WORKER.capacity,
+      leaseMs: QUESTION_WORKER.leaseMs,
+    });
+    cleanup.push(() => jobs.stop());
+    return { started };
+  };
+
+  it('kill -9 of the hop-reasoner running 20 questions: another restarts each one visibly, and all 20 are answered without a gap', async () => {
+    const keys = testKeys();
+    const { gateway, baseUrl } = await startGatewayOn(await connect('answer-gateway'), keys, {
+      config: { RATE_BURST_PER_KEY: 100 },
+    });
+    cleanup.push(() => gateway.stop({ graceMs: 0 }));
+    let output = '';
+    const worker = spawn(
+      process.execPath,
+      ['--conditions=@hopline/source', '--import', 'tsx', workerScript, nats.url ?? ''],
+      { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    const exited = new Promise((resolve) => worker.once('exit', resolve));
+    cleanup.push(async () => {
+      worker.kill('SIGKILL');
+      await exited;
+    });
+    worker.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    worker.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    await waitFor(() => output.includes('ready'), { timeoutMs: 30_000, description: `the worker process: ${output}` });
+
+    const streams = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => askSse(baseUrl, keys.alice, { question: `Question ${i}?` })),
+    );
+    // Every question is the worker's and under way: accepted, route, a token.
+    await waitFor(() => streams.every((stream) => stream.events.length >= 3), { timeoutMs: 10_000 });
+    const other = await survivor();
+    worker.kill('SIGKILL');
+    await exited;
+
+    await Promise.all(streams.map((stream) => stream.ended));
+    expect(other.started).toHaveLength(20);
+    for (const stream of streams) {
+      const events = stream.events;
+      expect(events.map((event) => event.id)).toEqual(events.map((_, index) => index + 1));
+      expect(events.filter((event) => event.name === 'done' || event.name === 'error').map((e) => e.name)).toEqual([
+        'done',
+      ]);
+      const restart = events.findIndex((event) => event.name === 'restarted');
+      expect(restart).toBeGreaterThan(0);
+      expect(events[restart]?.data).toMatchObject({ attempt: 2, reason: expect.stringMatching(/stopped/) as unknown });
+      expect(events.slice(0, restart).every((event) => event.data.attempt === 1)).toBe(true);
+      expect(events.slice(restart).every((event) => event.data.attempt === 2)).toBe(true);
+      expect(events.slice(restart + 1).map((event) => event.name)[0]).toBe('route');
+    }
+  }, 90_000);
+
+  it('a question whose end was written before any hop-reasoner took it (a cancel while queued) is not run', async () => {
+    const bus = await connect('gateway-side');
+    const { queue, log } = await openQuestionStreams(bus);
+    const cancelled = randomUUID();
+    const scope = { tenantId: 'acme', userId: 'u', kbIds: ['kb'] };
+    const deadlineUnixMs = Date.now() + 30_000;
+    await queue.enqueue({ ctx: { questionId: cancelled, scope, deadlineUnixMs }, question: 'Who?', maxHops: 1 });
+    await log.end(
+      cancelled,
+      { tenantId: 'acme', userId: 'u', deadlineUnixMs },
+      { code: 'cancelled', message: 'the client cancelled the question', retryable: false },
+      Date.now() + 5_000,
+    );
+    const later = randomUUID();
+    await queue.enqueue({ ctx: { questionId: later, scope, deadlineUnixMs }, question: 'Who?', maxHops: 1 });
+
+    const other = await survivor();
+    // The job behind it is run, so the cancelled one was taken and left alone.
+    await waitFor(() => other.started.includes(later), { timeoutMs: 10_000 });
+    expect(other.started).toEqual([later]);
+    expect((await log.head(cancelled))?.event.error?.code).toBe('cancelled');
+  });
+});
