@@ -68,14 +68,20 @@ async function stream(pair: Pair, path: Path, count: number, eachAlone: boolean)
   let write: (seq: number) => Promise<void>;
   if (path === 'core') {
     const subject = `bench.qa.${questionId}.events`;
-    const subscription = pair.reader.subscribe(subject, {}, (message) => arrived(codecs.qaEvent.decode(message.data).seq));
+    const subscription = pair.reader.subscribe(subject, {}, (message) =>
+      arrived(codecs.qaEvent.decode(message.data).seq),
+    );
     await pair.reader.flush();
     reading = new Promise<void>((resolve) => stop.signal.addEventListener('abort', () => resolve())).then(() =>
       subscription.unsubscribe(),
     );
     write = async (seq) => pair.writer.publish(subject, codecs.qaEvent.encode(token(questionId, seq)));
   } else {
-    const writer = pair.writerStreams.log.writer(questionId, { tenantId: 'bench', userId: 'bench', deadlineUnixMs: 0 }, 1);
+    const writer = pair.writerStreams.log.writer(
+      questionId,
+      { tenantId: 'bench', userId: 'bench', deadlineUnixMs: 0 },
+      1,
+    );
     reading = (async () => {
       for await (const event of pair.readerStreams.log.follow(questionId, 0, stop.signal)) arrived(event.seq);
     })();

@@ -174,6 +174,39 @@ describe.skipIf(!enabled)('the web page at / in headless Chromium', () => {
     await page.close();
   });
 
+  it('a question restarted by another hop-reasoner starts over on the page: the earlier attempt’s hops and text are gone', async () => {
+    await using t = await startTestGateway({
+      script: async (q) => {
+        q.emit({ event: 'route', route: { route: 'SINGLE' } });
+        q.emit({ event: 'hopStarted', hopStarted: { hop: 1, maxHops: 3, subQuestion: 'first attempt' } });
+        q.emit({ event: 'token', token: { text: 'half an answer ' } });
+        await q.gate();
+        q.restart('the hop-reasoner running this question stopped before it finished');
+        await q.gate();
+        q.emit({ event: 'route', route: { route: 'SINGLE' } });
+        q.emit({ event: 'hopStarted', hopStarted: { hop: 1, maxHops: 3, subQuestion: 'second attempt' } });
+        q.emit({ event: 'token', token: { text: 'The whole answer.' } });
+        q.emit({ event: 'done', done: { answer: 'The whole answer.', stopReason: 'SUFFICIENT', hops: 1 } });
+      },
+    });
+    const page = await browser.newPage();
+    await page.goto(`${t.baseUrl}/`);
+    await page.fill('#api-key', t.keys.alice.key);
+    await page.fill('#question', 'Who owns Atlas?');
+    await page.click('#ask');
+    await page.waitForSelector('#answer:has-text("half an answer")');
+    const questionId = t.reasoner.asks[0]?.ctx?.questionId ?? '';
+    t.reasoner.release(questionId);
+    await page.waitForSelector('#status:has-text("Restarted (attempt 2)")');
+    expect(await page.locator('.hop').count()).toBe(0);
+    expect(await page.textContent('#answer')).toBe('');
+    t.reasoner.release(questionId);
+    await page.waitForSelector('#status:has-text("Answered.")');
+    expect(await page.textContent('#hop-1 .hop-title')).toBe('hop 1/3 — second attempt');
+    expect(await page.textContent('#answer')).toBe('The whole answer.');
+    await page.close();
+  });
+
   it('the Stop button cancels the running question', async () => {
     await using t = await startTestGateway({ script: twoHopScript({ gated: true }) });
     const page = await browser.newPage();

@@ -96,15 +96,16 @@ export class QuestionRun {
   async start(): Promise<void> {
     const firstEvent = new Promise<void>((resolve) => (this.firstEventArrived = resolve));
     void this.watch();
+    // Set once the job may be in the queue, even if its enqueue has not returned (NATS slow).
     let enqueued = false;
     try {
       await this.options.accept(async (signal) => {
+        enqueued = true;
         await this.options.queue.enqueue({
           ctx: { questionId: this.questionId, scope: this.spec.scope, deadlineUnixMs: this.spec.deadlineUnixMs },
           question: this.spec.question,
           maxHops: this.spec.maxHops,
         });
-        enqueued = true;
         await Promise.race([
           firstEvent,
           new Promise<never>((_, reject) => {

@@ -16,6 +16,7 @@ import {
   QuestionWriter,
   type EventBody,
   type LogEntry,
+  type QuestionLog,
   type QuestionMeta,
 } from '@hopline/questions';
 
@@ -29,6 +30,8 @@ export interface QuestionControl {
   emit(body: EventBody): boolean;
   /** Writes an event with an explicit seq into the log, bypassing the order (to test duplicate handling). */
   emitRaw(event: QaEvent): void;
+  /** Goes on as the next attempt, as another hop-reasoner taking the question over would: writes `restarted`. */
+  restart(reason: string): void;
   /** Resolves when the test calls `release(questionId)` or the question is cancelled. */
   gate(): Promise<void>;
 }
@@ -73,7 +76,7 @@ export class FakeReasoner {
     const { queue, log } = await openQuestionStreams(bus);
     const reasoner = new FakeReasoner(bus, await bus.durableStream(questionEventsStream), script);
     reasoner.consumer = await queue.take({ capacity: options.capacity ?? 1_000, leaseMs: LEASE_MS }, (job) =>
-      reasoner.accept(job, (questionId, meta) => log.writer(questionId, meta, 1)),
+      reasoner.accept(job, log),
     );
     return reasoner;
   }
@@ -104,10 +107,7 @@ export class FakeReasoner {
     await this.consumer?.stop();
   }
 
-  private async accept(
-    job: StreamMessage,
-    writerFor: (questionId: string, meta: QuestionMeta) => QuestionWriter,
-  ): Promise<Settlement> {
+  private async accept(job: StreamMessage, log: QuestionLog): Promise<Settlement> {
     const ask = codecs.askCommand.decode(job.data);
     const questionId = ask.ctx?.questionId ?? '';
     const cancelled = new AbortController();
@@ -129,7 +129,7 @@ export class FakeReasoner {
       deadlineUnixMs: ask.ctx?.deadlineUnixMs ?? 0,
     };
     if (this.acceptDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, this.acceptDelayMs));
-    let writer = writerFor(questionId, meta);
+    let writer = log.writer(questionId, meta, 1);
     let lastWritten: QaEvent__Output | undefined;
     // Writes go out one after another, in the order the script asked for them.
     let writes = Promise.resolve();
@@ -168,6 +168,13 @@ export class FakeReasoner {
           const head: LogEntry | undefined = lastWritten && { event: lastWritten, streamSeq: seq, meta };
           writer = new QuestionWriter(this.events, questionId, meta, 1, head);
         });
+      },
+      restart: (reason) => {
+        writes = writes.then(async () => {
+          const head = await log.head(questionId);
+          writer = log.writer(questionId, meta, (head?.event.attempt ?? 0) + 1, head);
+        });
+        write({ event: 'restarted', restarted: { reason } });
       },
       gate: () =>
         new Promise<void>((resolve) => {
