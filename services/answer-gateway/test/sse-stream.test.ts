@@ -1,8 +1,11 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { waitFor } from '@hopline/test-support';
 import { describe, expect, it } from 'vitest';
+import { createMemoryBroker } from '@hopline/bus';
+import type { AskCommand } from '@hopline/contracts';
+import { openQuestionStreams, questionJobsStream, QuestionQueue } from '@hopline/questions';
 import { FakeReasoner, twoHopScript } from './support/fake-reasoner.js';
-import { askJson, askSse, metricValue, startTestGateway } from './support/harness.js';
+import { askJson, askSse, metricValue, startGatewayOn, startTestGateway, testKeys } from './support/harness.js';
 
 const EXPECTED_SEQUENCE = [
   'accepted',
@@ -211,6 +214,39 @@ describe('answer-gateway SSE stream', () => {
       type: 'urn:hopline:problem:unavailable',
       detail: 'no hop-reasoner took the question in time: all are busy or none is running',
     });
+  });
+
+  it('a question whose enqueue outlasts the accept timeout is withdrawn all the same: no hop-reasoner runs it later', async () => {
+    const broker = createMemoryBroker();
+    const bus = broker.connect();
+    const enqueueMs = 400;
+    // NATS slow to store the first job: its client has a 503 before the job is in the queue.
+    let slow = true;
+    let landed: () => void = () => {};
+    const firstLanded = new Promise<void>((resolve) => (landed = resolve));
+    class SlowQueue extends QuestionQueue {
+      override async enqueue(ask: AskCommand): Promise<void> {
+        if (!slow) return super.enqueue(ask);
+        slow = false;
+        await delay(enqueueMs);
+        await super.enqueue(ask);
+        landed();
+      }
+    }
+    const { log } = await openQuestionStreams(bus);
+    const questions = { queue: new SlowQueue(await bus.durableStream(questionJobsStream)), log };
+    const keys = testKeys();
+    const { gateway, baseUrl } = await startGatewayOn(bus, keys, { config: { ACCEPT_TIMEOUT_MS: 100 }, questions });
+    const refused = await askJson(baseUrl, keys.alice, { question: 'Who owns Atlas?' });
+    expect(refused.status).toBe(503);
+    await firstLanded;
+
+    const reasoner = await FakeReasoner.start(broker.connect(), twoHopScript());
+    const answered = await askJson(baseUrl, keys.alice, { question: 'And now?' });
+    expect(answered.status).toBe(200);
+    expect(reasoner.asks.map((ask) => ask.question)).toEqual(['And now?']);
+    await gateway.stop({ graceMs: 0 });
+    await reasoner.stop();
   });
 
   it('opens the breaker in front of the hop-reasoners after repeated failures, and closes it once one answers again', async () => {

@@ -147,7 +147,15 @@ export class FakeReasoner {
         }
       });
     };
-    write({ event: 'accepted', accepted: {} });
+    // As the real reasoner does, a question whose log already ended (the gateway gave up on it) is not run.
+    try {
+      lastWritten = await writer.append({ event: 'accepted', accepted: {} }, meta.deadlineUnixMs);
+      record.emitted += 1;
+    } catch (error) {
+      if (!isConflict(error)) throw error;
+      this.questions.delete(questionId);
+      return { kind: 'ack' };
+    }
     const control: QuestionControl = {
       ask,
       cancelled: cancelled.signal,

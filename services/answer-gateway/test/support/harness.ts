@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { createMemoryBroker, type Bus, type KeyValueStore } from '@hopline/bus';
-import { openQuestionStreams } from '@hopline/questions';
+import { openQuestionStreams, type QuestionStreams } from '@hopline/questions';
 import { createLogger, createMetrics, type HoplineMetrics, type Logger } from '@hopline/telemetry';
 import { ApiKeyStore, generateApiKey, hashApiKey } from '../../src/api-keys.js';
 import type { AnswerCache } from '../../src/cache/answer-cache.js';
@@ -81,6 +81,7 @@ export async function startGatewayOn(
     cache?: AnswerCache;
     metrics?: HoplineMetrics;
     logger?: Logger;
+    questions?: QuestionStreams;
   } = {},
 ): Promise<{ gateway: AnswerGateway; baseUrl: string; grpcAddress: string }> {
   const config: GatewayConfig = {
@@ -95,7 +96,7 @@ export async function startGatewayOn(
   const gateway = await startAnswerGateway({
     config,
     bus,
-    questions: await openQuestionStreams(bus),
+    questions: options.questions ?? (await openQuestionStreams(bus)),
     ingest: await bus.durableStream(),
     traces: await bus.keyValue(),
     keys: keyStoreOf(keys),
