@@ -109,7 +109,15 @@ export class MemoryStream {
   /** The stored messages of `subject` after stream sequence `afterSeq`, oldest first. */
   after(subject: string, afterSeq: number): StoredEntry[] {
     const seqs = this.bySubject.get(subject) ?? [];
-    return seqs.filter((seq) => seq > afterSeq).map((seq) => this.messages.get(seq) as StoredEntry);
+    // A reader asks for the few newest of a long subject each time one is stored.
+    let low = 0;
+    let high = seqs.length;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if ((seqs[middle] as number) <= afterSeq) low = middle + 1;
+      else high = middle;
+    }
+    return seqs.slice(low).map((seq) => this.messages.get(seq) as StoredEntry);
   }
 
   purge(subject: string): void {
