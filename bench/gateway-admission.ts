@@ -95,7 +95,10 @@ async function main(): Promise<void> {
     const write = (body: EventBody) => writer.append(body, 0);
     await write({ event: 'accepted', accepted: {} });
     await write({ event: 'route', route: { route: 'SINGLE' } });
-    for (let i = 0; i < TOKENS; i++) await write({ event: 'token', token: { text: `token${i} ` } });
+    for (let i = 0; i < TOKENS; i++) {
+      await write({ event: 'token', token: { text: `token${i} ` } });
+      await yieldToLoop();
+    }
     // Held open until the phase ends, so that its slot stays taken while others are measured.
     await new Promise<void>((resolve) => heldOpen.add(resolve));
     await write({ event: 'done', done: { answer: 'bench', stopReason: 'NOT_ITERATIVE' } });

@@ -55,7 +55,8 @@ export class MemoryStream {
   /** Insertion order is publish order, so the oldest ids are first. */
   private readonly msgIds = new Map<string, { seq: number; at: number }>();
   private readonly durables = new Map<string, DurableState>();
-  private readonly stored = new Set<() => void>();
+  /** Followers to wake, by the subject they follow. */
+  private readonly followers = new Map<string, Set<() => void>>();
 
   constructor(
     readonly name: string,
@@ -87,7 +88,7 @@ export class MemoryStream {
     if (ofSubject === undefined) this.bySubject.set(subject, [entry.seq]);
     else ofSubject.push(entry.seq);
     for (const durable of this.durables.values()) durable.pump();
-    for (const wake of this.stored) wake();
+    for (const wake of this.followers.get(subject) ?? []) wake();
     return { duplicate: false, seq: entry.seq };
   }
 
@@ -124,10 +125,15 @@ export class MemoryStream {
     for (const seq of [...(this.bySubject.get(subject) ?? [])]) this.remove(seq);
   }
 
-  /** Calls `wake` after each message stored; returns the function that stops it. */
-  onStored(wake: () => void): () => void {
-    this.stored.add(wake);
-    return () => this.stored.delete(wake);
+  /** Calls `wake` after each message stored on `subject`; returns the function that stops it. */
+  onStored(subject: string, wake: () => void): () => void {
+    const wakes = this.followers.get(subject) ?? new Set<() => void>();
+    this.followers.set(subject, wakes);
+    wakes.add(wake);
+    return () => {
+      wakes.delete(wake);
+      if (wakes.size === 0) this.followers.delete(subject);
+    };
   }
 
   /** A work queue forgets a message once a consumer is done with it. */
@@ -397,7 +403,7 @@ export function openMemoryDurableStream(
         async *[Symbol.asyncIterator]() {
           let afterSeq = 0;
           let wake: () => void = () => {};
-          const stopWaking = opened.onStored(() => wake());
+          const stopWaking = opened.onStored(subject, () => wake());
           const onAbort = () => wake();
           signal.addEventListener('abort', onAbort);
           try {
