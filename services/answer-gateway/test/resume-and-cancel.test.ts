@@ -1,4 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
+import { openQuestionStreams } from '@hopline/questions';
 import { waitFor } from '@hopline/test-support';
 import { describe, expect, it } from 'vitest';
 import { twoHopScript, type Script } from './support/fake-reasoner.js';
@@ -235,6 +237,24 @@ describe('answer-gateway resumption and cancellation', () => {
     const tail = await resumeSse(t, t.keys.alice, questionId, lastId - 1);
     await tail.ended;
     expect(tail.events.map((event) => event.name)).toEqual(['done']);
+  });
+
+  it('a question read through a replica that did not accept it is ended there at its deadline when nobody else ends it', async () => {
+    await using t = await startTestGateway();
+    // A question accepted elsewhere, whose gateway and hop-reasoner are gone: only its log is left.
+    const { log } = await openQuestionStreams(t.peerBus);
+    const questionId = randomUUID();
+    const meta = { tenantId: t.keys.alice.tenantId, userId: 'alice', deadlineUnixMs: Date.now() + 300 };
+    const writer = log.writer(questionId, meta, 1);
+    await writer.append({ event: 'accepted', accepted: {} }, 0);
+    await writer.append({ event: 'route', route: { route: 'SINGLE' } }, 0);
+
+    const stream = await resumeSse(t, t.keys.alice, questionId, 0);
+    expect(stream.response.status).toBe(200);
+    await stream.ended;
+    expect(stream.events.map((event) => event.name)).toEqual(['accepted', 'route', 'error']);
+    expect(stream.events.at(-1)?.data).toMatchObject({ code: 'deadline_exceeded' });
+    expect((await log.head(questionId))?.event.error?.code).toBe('deadline_exceeded');
   });
 
   it('a finished question is forgotten once the grace window after its end has passed', async () => {
