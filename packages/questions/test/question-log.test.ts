@@ -1,0 +1,105 @@
+import { randomUUID } from 'node:crypto';
+import { createMemoryBroker, type DurableStream } from '@hopline/bus';
+import { ConflictError, UnavailableError, type QaEvent__Output } from '@hopline/contracts';
+import { describe, expect, it } from 'vitest';
+import { QuestionLog, questionEventsStream } from '../src/index.js';
+
+const meta = { tenantId: 'acme', userId: 'u', deadlineUnixMs: Date.now() + 60_000 };
+const token = (text: string) => ({ event: 'token' as const, token: { text } });
+const inAMoment = () => Date.now() + 2_000;
+
+async function openLog() {
+  const bus = createMemoryBroker().connect();
+  const events = await bus.durableStream(questionEventsStream);
+  return { events, log: new QuestionLog(events) };
+}
+
+async function all(log: QuestionLog, questionId: string, afterSeq = 0): Promise<QaEvent__Output[]> {
+  const seen: QaEvent__Output[] = [];
+  for await (const event of log.follow(questionId, afterSeq, AbortSignal.timeout(5_000))) seen.push(event);
+  return seen;
+}
+
+describe('question log', () => {
+  it('question log - a writer numbers its events on from the head it started after, with its attempt and the asker', async () => {
+    const { log } = await openLog();
+    const questionId = randomUUID();
+    const first = log.writer(questionId, meta, 1);
+    await first.append({ event: 'accepted', accepted: {} }, inAMoment());
+    await first.append(token('a'), inAMoment());
+    const head = await log.head(questionId);
+    expect(head).toMatchObject({ event: { seq: 2, attempt: 1, event: 'token' }, meta });
+
+    const second = log.writer(questionId, meta, 2, head);
+    await second.append({ event: 'restarted', restarted: { reason: 'the first stopped' } }, inAMoment());
+    await second.append({ event: 'done', done: { answer: 'A' } }, inAMoment());
+    expect((await all(log, questionId)).map((event) => `${event.seq}:${event.attempt}:${event.event}`)).toEqual([
+      '1:1:accepted',
+      '2:1:token',
+      '3:2:restarted',
+      '4:2:done',
+    ]);
+  });
+
+  it('question log - of two writers after the same event, the second loses with ConflictError and writes nothing', async () => {
+    const { log } = await openLog();
+    const questionId = randomUUID();
+    const [one, other] = [log.writer(questionId, meta, 1), log.writer(questionId, meta, 1)];
+    await one.append({ event: 'accepted', accepted: {} }, inAMoment());
+    await expect(other.append({ event: 'accepted', accepted: {} }, inAMoment())).rejects.toBeInstanceOf(ConflictError);
+    expect((await log.head(questionId))?.event.seq).toBe(1);
+  });
+
+  it('question log - end() ends an open question once: a second end finds the first terminal and writes nothing', async () => {
+    const { log } = await openLog();
+    const questionId = randomUUID();
+    await log.writer(questionId, meta, 1).append({ event: 'accepted', accepted: {} }, inAMoment());
+    const cancelled = { code: 'cancelled', message: 'the client cancelled the question', retryable: false };
+    const first = await log.end(questionId, meta, cancelled, inAMoment());
+    const second = await log.end(questionId, meta, { ...cancelled, code: 'deadline_exceeded' }, inAMoment());
+    expect(first).toMatchObject({ written: true, terminal: { seq: 2, attempt: 1, error: { code: 'cancelled' } } });
+    expect(second).toMatchObject({ written: false, terminal: { seq: 2, error: { code: 'cancelled' } } });
+  });
+
+  it('question log - follow reads after the given seq and stops at the terminal event, whatever follows it', async () => {
+    const { log } = await openLog();
+    const questionId = randomUUID();
+    const writer = log.writer(questionId, meta, 1);
+    for (const text of ['a', 'b', 'c']) await writer.append(token(text), inAMoment());
+    await writer.append({ event: 'done', done: { answer: 'abc' } }, inAMoment());
+    await writer.append(token('after the end'), inAMoment());
+    expect((await all(log, questionId, 2)).map((event) => event.seq)).toEqual([3, 4]);
+  });
+
+  it('question log - a write whose acknowledgement was lost is retried and stored once', async () => {
+    const { events } = await openLog();
+    let lost = 0;
+    // The first publish reaches the stream, but its answer does not come back (NATS went away).
+    const flaky: DurableStream = {
+      ...events,
+      publish: async (...args) => {
+        const stored = await events.publish(...args);
+        if (lost++ === 0) throw new UnavailableError('stream publish: NATS connection unavailable');
+        return stored;
+      },
+    };
+    const log = new QuestionLog(flaky);
+    const questionId = randomUUID();
+    const writer = log.writer(questionId, meta, 1);
+    await writer.append(token('once'), inAMoment());
+    await writer.append(token('twice'), inAMoment());
+    // Stored twice, the first event would have pushed the second to stream sequence 3.
+    expect(await log.head(questionId)).toMatchObject({ streamSeq: 2, event: { seq: 2, token: { text: 'twice' } } });
+    expect(lost).toBe(3);
+  });
+
+  it('question log - a write that cannot reach the stream by its deadline fails with the bus error', async () => {
+    const { events } = await openLog();
+    const down: DurableStream = {
+      ...events,
+      publish: async () => Promise.reject(new UnavailableError('stream publish: NATS connection unavailable')),
+    };
+    const writer = new QuestionLog(down).writer(randomUUID(), meta, 1);
+    await expect(writer.append(token('lost'), Date.now() + 600)).rejects.toBeInstanceOf(UnavailableError);
+  });
+});
