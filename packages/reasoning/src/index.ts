@@ -38,4 +38,7 @@ export type {
 export { createModelReasoner } from './reasoner/model-reasoner.js';
 export type { ModelReasonerOptions } from './reasoner/model-reasoner.js';
 export { createOfflineReasoner } from './offline/offline-reasoner.js';
+
+// The claim check synthesis applies to every cited sentence, for measuring answers the same way.
+export { claimStatedBy } from './offline/claims.js';
 export type { OfflineReasonerOptions } from './offline/offline-reasoner.js';

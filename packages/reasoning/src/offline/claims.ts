@@ -1,6 +1,7 @@
+import type { Chunk__Output } from '@hopline/contracts';
 import { contentTerms, hasHan, taggedWords } from '@hopline/text';
 import { chineseNames } from './chinese.js';
-import { namedSpans, QUESTION_WORDS } from './text.js';
+import { namedSpans, QUESTION_WORDS, states } from './text.js';
 
 /**
  * What a written sentence claims that its cited evidence must state: the names it gives
@@ -39,4 +40,17 @@ export function claimPhrases(text: string): string[] {
   return [...phrases].filter(
     (phrase) => ![...phrases].some((other) => other !== phrase && other.includes(phrase) && !/^\p{N}/u.test(phrase)),
   );
+}
+
+/**
+ * Whether the chunks state a claim: every phrase it makes, each in the text or title of one of
+ * them. Undefined when the claim makes no phrase a reader could check against a source.
+ */
+export function claimStatedBy(
+  claim: string,
+  chunks: ReadonlyArray<Pick<Chunk__Output, 'title' | 'text'>>,
+): boolean | undefined {
+  const phrases = claimPhrases(claim);
+  if (phrases.length === 0) return undefined;
+  return phrases.every((phrase) => chunks.some((chunk) => states(chunk.text, phrase) || states(chunk.title, phrase)));
 }
