@@ -17,8 +17,8 @@ import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import type { Document__Output } from '@hopline/contracts';
-import { buildKnowledgeBase, loadDataset, percentile } from '@hopline/eval';
+import type { EvalDocument } from '@hopline/eval';
+import { loadMultihopFile, percentile } from '@hopline/eval';
 import type { VectorIndex } from '@hopline/retrieval';
 import {
   Bm25Index,
@@ -108,7 +108,7 @@ function rssBytes(): number {
 
 // --- corpora --------------------------------------------------------------------------------
 
-function devCorpus(documents: Document__Output[]): Doc[] {
+function devCorpus(documents: EvalDocument[]): Doc[] {
   return documents.map((doc) => ({ id: doc.docId, title: doc.title, text: doc.text }));
 }
 
@@ -372,9 +372,9 @@ const ratio = (a: number, b: number): string => (b === 0 ? 'n/a' : `${(a / b).to
 const mb = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(0)} MB`;
 
 async function main(): Promise<void> {
-  const questions = await loadDataset(datasetPath);
-  const dev = devCorpus(buildKnowledgeBase(questions).documents);
-  const queries = questions.map((q) => q.question);
+  const set = await loadMultihopFile(datasetPath);
+  const dev = devCorpus(set.documents);
+  const queries = set.questions.map((q) => q.question);
   const synthetic = syntheticCorpus(dev, SYNTHETIC_DOCS);
   // Warm the tokenizer (JIT, the jieba dictionary some paragraphs need) so that the first
   // engine measured does not pay for everyone.

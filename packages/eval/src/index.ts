@@ -1,14 +1,37 @@
-export { loadDataset, paragraphText, parseDataset } from './dataset.js';
-export type { DatasetName, MultihopQuestion, Paragraph } from './dataset.js';
-export { buildKnowledgeBase, ingestKnowledgeBase, paragraphDocId } from './knowledge-base.js';
-export type { KnowledgeBase } from './knowledge-base.js';
-export { percentile, scoreQuestion, summarizeByDataset, summarizeOutcomes } from './metrics.js';
-export type { QuestionScore, RecallSummary } from './metrics.js';
-export type { QuestionOutcome, ReasoningOutcome } from './outcome.js';
+export { runCli, usage } from './cli.js';
+export type { CliOutput } from './cli.js';
+export { parseCorpusQuestions, loadCorpusQuestions } from './data/corpus-questions.js';
+export { BARE_GOLD, reportGroup } from './data/eval-set.js';
+export type { EvalDocument, EvalQuestion, EvalSet } from './data/eval-set.js';
+export { loadMultihopFile, paragraphDocId, paragraphText, parseMultihopFile } from './data/multihop-file.js';
+export type { Paragraph } from './data/multihop-file.js';
+export { foldCounts, foldOf, selectQuestions, SPLITS } from './data/selection.js';
+export type { Fold, Selection, Split } from './data/selection.js';
+export { EVAL_SCOPE, ingestCorpus } from './knowledge-base.js';
+export {
+  bestAnswerScore,
+  characterTokens,
+  goldJudgement,
+  normalizeAnswer,
+  openingJudgement,
+  scoreAnswer,
+  shortAnswer,
+} from './metrics/answers.js';
+export type { AnswerScore, Judgement } from './metrics/answers.js';
+export { citationSupport, citedClaims } from './metrics/citations.js';
+export { hopPath, scoreRetrieval } from './metrics/retrieval.js';
+export type { HopPath, RetrievalScore } from './metrics/retrieval.js';
+export { percentile, summarizeGroup, summarizeOutcomes } from './metrics/summary.js';
+export type { AbstentionFigures, AnswerFigures, GroupSummary, LoopFigures, SystemSummary } from './metrics/summary.js';
+export { evalModes } from './modes/index.js';
+export type { AskQuestion, EvalMode, ModeContext } from './modes/mode.js';
+export { singleMode } from './modes/baselines.js';
+export { multihopMode } from './modes/multihop.js';
+export { SYSTEMS } from './outcome.js';
+export type { AnswerTrace, HopTrace, QuestionOutcome, SystemName, SystemRun, SystemRuns } from './outcome.js';
+export { outcomeRecord } from './records.js';
+export { formatReport } from './report.js';
 export { openEvalRetrievalStack } from './retrieval-stack.js';
 export type { EvalRetrievalStack } from './retrieval-stack.js';
-export type { EvalContext, EvalMode } from './modes/mode.js';
-export { singleMode } from './modes/single.js';
-export { evalModes } from './modes/index.js';
-export { formatReport, runEval } from './run-eval.js';
+export { chooseUnanswerable, runEval } from './run-eval.js';
 export type { EvalReport, RunEvalOptions } from './run-eval.js';

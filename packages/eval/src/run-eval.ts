@@ -1,23 +1,31 @@
+import { ValidationError } from '@hopline/contracts';
 import type { EmbeddedLexicalBackendOptions, Embedder, FusionMethod, HybridRetrieverOptions } from '@hopline/retrieval';
-import type { MultihopQuestion } from './dataset.js';
-import { buildKnowledgeBase, ingestKnowledgeBase } from './knowledge-base.js';
-import type { RecallSummary } from './metrics.js';
-import { summarizeByDataset } from './metrics.js';
-import type { EvalMode } from './modes/mode.js';
-import type { QuestionOutcome } from './outcome.js';
-import type { ReasoningFigures } from './multihop/reasoning-summary.js';
-import { formatReasoning } from './multihop/reasoning-summary.js';
+import { hashText } from '@hopline/text';
+import type { EvalDocument, EvalQuestion, EvalSet } from './data/eval-set.js';
+import { ingestCorpus } from './knowledge-base.js';
+import type { GroupSummary } from './metrics/summary.js';
+import { summarizeOutcomes } from './metrics/summary.js';
+import type { AskQuestion, EvalMode } from './modes/mode.js';
+import type { QuestionOutcome, SystemRuns } from './outcome.js';
+import type { EvalRetrievalStack } from './retrieval-stack.js';
 import { openEvalRetrievalStack } from './retrieval-stack.js';
 
-export interface EvalReport extends RecallSummary, Partial<ReasoningFigures> {
+export interface EvalReport {
   mode: string;
   k: number;
-  byDataset: Record<string, RecallSummary>;
+  questions: number;
+  /** The corpus, whole whatever questions were selected. */
   kb: { documents: number; chunks: number; ingestMs: number };
   embedder: string;
-  /** How the two paths were fused, and their weights. */
+  /** How the two retrieval paths were fused, and their weights. */
   fusion: FusionMethod;
   weights: { bm25: number; vector: number };
+  /** Every question not set apart. */
+  overall: GroupSummary;
+  /** Per data set, and per data set set apart. */
+  byGroup: Record<string, GroupSummary>;
+  /** Questions asked again over a copy of the corpus without one gold document. */
+  unanswerable: number;
 }
 
 export interface RunEvalOptions {
@@ -27,63 +35,102 @@ export interface RunEvalOptions {
   embedder?: Embedder;
   hybrid?: Partial<HybridRetrieverOptions>;
   lexical?: Pick<EmbeddedLexicalBackendOptions, 'bm25' | 'titleWeight' | 'tokenizer'>;
-  /** Called with every question's outcome, e.g. to print failures. */
-  onOutcomes?: (outcomes: readonly QuestionOutcome[]) => void;
+  /** How many of the questions to ask again with one of their gold documents removed. */
+  unanswerable?: number;
+  /** Called with each question's outcome as soon as it has one. */
+  onOutcome?: (outcome: QuestionOutcome) => void | Promise<void>;
 }
 
 /**
- * Builds the pooled knowledge base from every paragraph of the questions given, ingests it
- * through the indexer into fresh embedded indexes, runs the mode and summarises.
+ * The questions made unanswerable: the first n answerable ones, not set apart, in the order of
+ * the SHA-256 of "unanswerable:" + id (independent of the tune/check split), each losing its
+ * last gold document (for MuSiQue the last hop's, which states the answer).
  */
-export async function runEval(questions: readonly MultihopQuestion[], options: RunEvalOptions): Promise<EvalReport> {
-  const kb = buildKnowledgeBase(questions);
-  const stack = await openEvalRetrievalStack({
-    ...(options.embedder ? { embedder: options.embedder } : {}),
-    ...(options.hybrid ? { hybrid: options.hybrid } : {}),
-    ...(options.lexical ? { lexical: options.lexical } : {}),
-  });
+export function chooseUnanswerable(
+  questions: readonly EvalQuestion[],
+  n: number,
+): Array<{ question: EvalQuestion; removedDocId: string }> {
+  return questions
+    .filter((question) => question.answerable && question.apart === '' && question.goldDocIds.length > 0)
+    .map((question) => ({ question, key: hashText(`unanswerable:${question.id}`) }))
+    .sort((a, b) => a.key.localeCompare(b.key))
+    .slice(0, n)
+    .map(({ question }) => ({ question, removedDocId: question.goldDocIds.at(-1) as string }));
+}
+
+type StackOptions = Pick<RunEvalOptions, 'embedder' | 'hybrid' | 'lexical'>;
+
+async function withCorpus<T>(
+  documents: readonly EvalDocument[],
+  options: StackOptions,
+  work: (stack: EvalRetrievalStack, ingest: { documents: number; chunks: number; ms: number }) => Promise<T>,
+): Promise<T> {
+  const stack = await openEvalRetrievalStack(options);
   try {
-    const ingest = await ingestKnowledgeBase(kb, stack.indexer);
-    const consistency = await stack.indexer.checkConsistency();
-    if (!consistency.consistent) throw new Error(`indexes disagree after ingest: ${consistency.messages.join(' ')}`);
-    const outcomes = await options.mode.run({
-      questions,
-      kb,
-      stack,
-      k: options.k,
-      questionTimeoutMs: options.questionTimeoutMs ?? 10_000,
-    });
-    options.onOutcomes?.(outcomes);
-    const { overall, byDataset } = summarizeByDataset(outcomes, options.k);
-    return {
-      mode: options.mode.name,
-      k: options.k,
-      ...overall,
-      byDataset,
-      kb: { documents: ingest.documents, chunks: ingest.chunks, ingestMs: Math.round(ingest.ms) },
-      embedder: stack.embedder.model,
-      fusion: stack.hybridOptions.fusion,
-      weights: { bm25: stack.hybridOptions.bm25Weight, vector: stack.hybridOptions.vectorWeight },
-      ...options.mode.summarize?.(outcomes, options.k),
-    };
+    return await work(stack, await ingestCorpus(documents, stack.indexer));
   } finally {
     await stack.close();
   }
 }
 
-/** A table for people; `--json` prints the report object instead. */
-export function formatReport(report: EvalReport): string {
-  const row = (name: string, s: RecallSummary): string =>
-    `${name.padEnd(18)}${String(s.questions).padStart(6)}${s.chainRecall.toFixed(1).padStart(10)}${s.supportRecall.toFixed(1).padStart(10)}` +
-    `${s.p50Ms.toFixed(2).padStart(10)}${s.p95Ms.toFixed(2).padStart(10)}`;
-  const lines = [
-    `mode ${report.mode}, k = ${report.k}, embedder ${report.embedder}, ${report.fusion} fusion, weights bm25 ${report.weights.bm25} ` +
-      `vector ${report.weights.vector}; kb of ${report.kb.documents} paragraphs ` +
-      `(${report.kb.chunks} chunks) ingested in ${report.kb.ingestMs} ms`,
-    `${'dataset'.padEnd(18)}${'n'.padStart(6)}${`chain@${report.k}`.padStart(10)}${`supp@${report.k}`.padStart(10)}${'p50 ms'.padStart(10)}${'p95 ms'.padStart(10)}`,
-    ...Object.entries(report.byDataset).map(([name, summary]) => row(name, summary)),
-    row('all', report),
-  ];
-  if (report.singleShot) lines.push(...formatReasoning(report as ReasoningFigures, report.byDataset, report.k));
-  return lines.join('\n');
+const answeringRuns = (runs: SystemRuns): SystemRuns =>
+  Object.fromEntries(Object.entries(runs).filter(([, run]) => run?.answered !== undefined));
+
+/**
+ * Ingests the whole corpus into fresh embedded indexes and asks the selected questions (so a
+ * run over a subset scores each question exactly as the full run does); with `unanswerable`,
+ * asks that many of them again over a copy of the corpus without one of their gold documents.
+ */
+export async function runEval(
+  set: EvalSet,
+  questions: readonly EvalQuestion[],
+  options: RunEvalOptions,
+): Promise<EvalReport> {
+  const removals = chooseUnanswerable(questions, options.unanswerable ?? 0);
+  if (removals.length > 0 && !options.mode.answers)
+    throw new ValidationError(`--unanswerable needs a mode that answers; ${options.mode.name} only retrieves`);
+  const context = { k: options.k, questionTimeoutMs: options.questionTimeoutMs ?? 10_000 };
+  const stackOptions: StackOptions = {
+    ...(options.embedder ? { embedder: options.embedder } : {}),
+    ...(options.hybrid ? { hybrid: options.hybrid } : {}),
+    ...(options.lexical ? { lexical: options.lexical } : {}),
+  };
+
+  const withoutGold = new Map<string, { removedDocId: string; runs: SystemRuns }>();
+  if (removals.length > 0) {
+    const removed = new Set(removals.map((removal) => removal.removedDocId));
+    await withCorpus(
+      set.documents.filter((document) => !removed.has(document.docId)),
+      stackOptions,
+      async (stack) => {
+        const ask: AskQuestion = options.mode.open({ ...context, stack });
+        for (const { question, removedDocId } of removals)
+          withoutGold.set(question.id, { removedDocId, runs: answeringRuns(await ask(question)) });
+      },
+    );
+  }
+
+  return withCorpus(set.documents, stackOptions, async (stack, ingest) => {
+    const ask = options.mode.open({ ...context, stack });
+    const outcomes: QuestionOutcome[] = [];
+    for (const question of questions) {
+      const copy = withoutGold.get(question.id);
+      const outcome: QuestionOutcome = { question, runs: await ask(question), ...(copy ? { withoutGold: copy } : {}) };
+      await options.onOutcome?.(outcome);
+      outcomes.push(outcome);
+    }
+    const { overall, byGroup } = summarizeOutcomes(outcomes, options.k);
+    return {
+      mode: options.mode.name,
+      k: options.k,
+      questions: questions.length,
+      kb: { documents: ingest.documents, chunks: ingest.chunks, ingestMs: Math.round(ingest.ms) },
+      embedder: stack.embedder.model,
+      fusion: stack.hybridOptions.fusion,
+      weights: { bm25: stack.hybridOptions.bm25Weight, vector: stack.hybridOptions.vectorWeight },
+      overall,
+      byGroup,
+      unanswerable: removals.length,
+    };
+  });
 }

@@ -1,8 +1,11 @@
 import { readFile } from 'node:fs/promises';
-import { ValidationError } from '@hopline/contracts';
+import { hashText } from '@hopline/text';
 import { z } from 'zod';
+import type { EvalDocument, EvalSet } from './eval-set.js';
+import { completeSet } from './eval-set.js';
+import { parseJsonLines } from './jsonl.js';
 
-/** One line of the multi-hop dev set; the schema is in `data/multihop/README.md`. */
+/** One line of the multi-hop dev file; the schema is in `data/multihop/README.md`. */
 const lineSchema = z
   .object({
     id: z.string().min(1),
@@ -34,23 +37,14 @@ const lineSchema = z
     });
   });
 
-export type DatasetName = z.infer<typeof lineSchema>['dataset'];
-
 export interface Paragraph {
   title: string;
   sentences: string[];
 }
 
-export interface MultihopQuestion {
-  id: string;
-  dataset: DatasetName;
-  question: string;
-  answer: string;
-  answerAliases: string[];
-  type: string;
-  supporting: Array<{ title: string; sentIds: number[]; paragraphIndex: number }>;
-  paragraphs: Paragraph[];
-}
+// MuSiQue lists its supporting paragraphs in the hop order of its decomposition; HotpotQA and
+// 2Wiki in order of first mention in their supporting facts, which says nothing about hops.
+const HOP_ORDERED = new Set(['musique']);
 
 /**
  * A paragraph's text from its sentences. HotpotQA sentences carry their own leading space,
@@ -65,42 +59,38 @@ export function paragraphText(paragraph: Paragraph): string {
   return text;
 }
 
-/** Parses and validates a JSON-lines dataset; a bad line fails with its line number. */
-export function parseDataset(content: string, source: string): MultihopQuestion[] {
-  const questions: MultihopQuestion[] = [];
-  content.split('\n').forEach((line, index) => {
-    if (line.trim().length === 0) return;
-    let raw: unknown;
-    try {
-      raw = JSON.parse(line);
-    } catch (error) {
-      throw new ValidationError(`${source}:${index + 1}: not JSON: ${(error as Error).message}`);
-    }
-    const parsed = lineSchema.safeParse(raw);
-    if (!parsed.success) {
-      const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ');
-      throw new ValidationError(`${source}:${index + 1}: ${problems}`);
-    }
-    const value = parsed.data;
-    questions.push({
-      id: value.id,
-      dataset: value.dataset,
-      question: value.question,
-      answer: value.answer,
-      answerAliases: value.answer_aliases,
-      type: value.type,
-      supporting: value.supporting.map((s) => ({
-        title: s.title,
-        sentIds: s.sent_ids,
-        paragraphIndex: s.paragraph_index,
-      })),
-      paragraphs: value.paragraphs,
-    });
-  });
-  return questions;
+/** A paragraph's identity is its title and text: the same paragraph in two contexts is one document. */
+export function paragraphDocId(paragraph: Paragraph): string {
+  return `p-${hashText(`${paragraph.title}\u0000${paragraphText(paragraph)}`)}`;
 }
 
-export async function loadDataset(path: string, options: { limit?: number } = {}): Promise<MultihopQuestion[]> {
-  const questions = parseDataset(await readFile(path, 'utf8'), path);
-  return options.limit === undefined ? questions : questions.slice(0, options.limit);
+/**
+ * The multi-hop file as a corpus and questions: every paragraph of every question pooled into
+ * one corpus (thousands of paragraphs, identical ones once), so each question is asked against
+ * the whole of it, not against its own ten or twenty.
+ */
+export function parseMultihopFile(content: string, source: string): EvalSet {
+  const documents = new Map<string, EvalDocument>();
+  const questions = parseJsonLines(content, source, lineSchema).map((line) => {
+    const docIds = line.paragraphs.map((paragraph) => {
+      const docId = paragraphDocId(paragraph);
+      if (!documents.has(docId))
+        documents.set(docId, { docId, title: paragraph.title, text: paragraphText(paragraph), effectiveDate: '' });
+      return docId;
+    });
+    return {
+      id: line.id,
+      dataset: line.dataset,
+      question: line.question,
+      answers: [line.answer, ...line.answer_aliases],
+      goldDocIds: [...new Set(line.supporting.map((support) => docIds[support.paragraph_index] as string))],
+      hopOrdered: HOP_ORDERED.has(line.dataset),
+      answerable: true,
+    };
+  });
+  return completeSet([...documents.values()], questions);
+}
+
+export async function loadMultihopFile(path: string): Promise<EvalSet> {
+  return parseMultihopFile(await readFile(path, 'utf8'), path);
 }

@@ -1,31 +1,60 @@
+import { hasHan } from '@hopline/text';
+
 /**
- * Answer scores as HotpotQA's evaluation script computes them: answers are lower-cased, stripped
- * of punctuation and of the articles a/an/the, and compared as whole strings (EM) or as bags of
- * tokens (F1); "yes", "no" and "noanswer" only ever match themselves.
+ * Answer scores. English answers as HotpotQA's evaluation script scores them: lower-cased,
+ * stripped of punctuation and of the articles a/an/the, compared as whole strings (EM) or as
+ * bags of words (F1); "yes", "no" and "noanswer" only ever match themselves. Where either side
+ * is Chinese, the bag holds characters (each Han character one token, a run of Latin letters
+ * or digits one token), as Chinese reading-comprehension benchmarks score. A Chinese gold
+ * answer that is a yes/no judgement (是, 是的, 对, 不是, 否, 不…) is matched by the judgement the
+ * prediction opens with, whatever words follow it; English yes/no stays HotpotQA's exact match.
  */
 
 const PUNCTUATION = /[!"#$%&'()*+,\-./:;<=>?@[\\\]^_`{|}~‘’“”–—]/g;
 const ARTICLES = /\b(a|an|the)\b/g;
 const SPECIAL = new Set(['yes', 'no', 'noanswer']);
 
+export type Judgement = 'yes' | 'no';
+
+// A whole answer that is only a judgement, once punctuation and spacing are gone.
+const YES_ANSWER = /^(?:是|是的|对|对的|正确)$/;
+const NO_ANSWER = /^(?:否|不|不是|不对|错|没有)$/;
+// The judgement a written answer opens with; negations first, so that 不是 is not read as 是.
+const OPENS_NO = /^(?:否|不|没|错)/;
+const OPENS_YES = /^(?:是|对|正确)/;
+
+const bare = (text: string) => text.replace(/[\s\p{P}\p{S}]+/gu, '');
+
+/** The judgement a gold answer is, or undefined when it names something instead. */
+export function goldJudgement(answer: string): Judgement | undefined {
+  const text = bare(answer);
+  if (YES_ANSWER.test(text)) return 'yes';
+  if (NO_ANSWER.test(text)) return 'no';
+  return undefined;
+}
+
+/** The judgement a predicted answer opens with, if it opens with one. */
+export function openingJudgement(prediction: string): Judgement | undefined {
+  const text = prediction.replace(/^[\s\p{P}\p{S}]+/u, '');
+  if (OPENS_NO.test(text)) return 'no';
+  if (OPENS_YES.test(text)) return 'yes';
+  return undefined;
+}
+
 export function normalizeAnswer(text: string): string {
   return text.toLowerCase().replace(PUNCTUATION, '').replace(ARTICLES, ' ').split(/\s+/).filter(Boolean).join(' ');
 }
 
-export function exactMatch(prediction: string, gold: string): boolean {
-  return normalizeAnswer(prediction) === normalizeAnswer(gold);
+/** Each Han character, and each run of other letters or digits, lower-cased; punctuation dropped. */
+export function characterTokens(text: string): string[] {
+  return text.toLowerCase().match(/\p{Script=Han}|[^\p{Script=Han}\p{P}\p{S}\s]+/gu) ?? [];
 }
 
-export function f1Score(prediction: string, gold: string): number {
-  const predicted = normalizeAnswer(prediction);
-  const expected = normalizeAnswer(gold);
-  if ((SPECIAL.has(predicted) || SPECIAL.has(expected)) && predicted !== expected) return 0;
-  const predictedTokens = predicted.split(' ').filter(Boolean);
-  const expectedTokens = expected.split(' ').filter(Boolean);
+function overlapF1(predicted: readonly string[], expected: readonly string[]): number {
   const counts = new Map<string, number>();
-  for (const token of expectedTokens) counts.set(token, (counts.get(token) ?? 0) + 1);
+  for (const token of expected) counts.set(token, (counts.get(token) ?? 0) + 1);
   let common = 0;
-  for (const token of predictedTokens) {
+  for (const token of predicted) {
     const left = counts.get(token) ?? 0;
     if (left > 0) {
       common += 1;
@@ -33,18 +62,47 @@ export function f1Score(prediction: string, gold: string): number {
     }
   }
   if (common === 0) return 0;
-  const precision = common / predictedTokens.length;
-  const recall = common / expectedTokens.length;
+  const precision = common / predicted.length;
+  const recall = common / expected.length;
   return (2 * precision * recall) / (precision + recall);
 }
 
+export interface AnswerScore {
+  em: boolean;
+  f1: number;
+}
+
+export function scoreAnswer(prediction: string, gold: string): AnswerScore {
+  const judgement = goldJudgement(gold);
+  if (judgement) {
+    const right = openingJudgement(prediction) === judgement;
+    return { em: right, f1: right ? 1 : 0 };
+  }
+  if (hasHan(prediction) || hasHan(gold)) {
+    const predicted = characterTokens(prediction);
+    const expected = characterTokens(gold);
+    return {
+      em: expected.length > 0 && predicted.join('\u0000') === expected.join('\u0000'),
+      f1: overlapF1(predicted, expected),
+    };
+  }
+  const predicted = normalizeAnswer(prediction);
+  const expected = normalizeAnswer(gold);
+  if ((SPECIAL.has(predicted) || SPECIAL.has(expected)) && predicted !== expected) return { em: false, f1: 0 };
+  return {
+    em: predicted === expected,
+    f1: overlapF1(predicted.split(' ').filter(Boolean), expected.split(' ').filter(Boolean)),
+  };
+}
+
 /** The best score over the gold answer and its aliases. */
-export function bestAnswerScore(prediction: string, golds: readonly string[]): { em: boolean; f1: number } {
+export function bestAnswerScore(prediction: string, golds: readonly string[]): AnswerScore {
   let em = false;
   let f1 = 0;
   for (const gold of golds) {
-    em ||= exactMatch(prediction, gold);
-    f1 = Math.max(f1, f1Score(prediction, gold));
+    const score = scoreAnswer(prediction, gold);
+    em ||= score.em;
+    f1 = Math.max(f1, score.f1);
   }
   return { em, f1 };
 }
@@ -57,5 +115,5 @@ export function shortAnswer(text: string, abstained: boolean): string {
   if (abstained) return '';
   const cited = /^([\s\S]*?)\[\d+(?:\s*,\s*\d+)*\]/.exec(text);
   const first = cited ? cited[1] : (text.split('\n')[0] ?? '');
-  return (first ?? '').replace(/[\s.]+$/, '').trim();
+  return (first ?? '').replace(/[\s.。]+$/, '').trim();
 }

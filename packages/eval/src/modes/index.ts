@@ -1,6 +1,6 @@
+import { singleMode } from './baselines.js';
 import type { EvalMode } from './mode.js';
-import { multihopMode } from '../multihop/multihop-mode.js';
-import { singleMode } from './single.js';
+import { multihopMode } from './multihop.js';
 
 /** The modes `--mode` can name; a new mode registers here. */
 export const evalModes: ReadonlyMap<string, EvalMode> = new Map([

@@ -1,23 +1,20 @@
-import type { MultihopQuestion } from '../dataset.js';
-import type { KnowledgeBase } from '../knowledge-base.js';
-import type { QuestionOutcome } from '../outcome.js';
-import type { ReasoningFigures } from '../multihop/reasoning-summary.js';
+import type { EvalQuestion } from '../data/eval-set.js';
+import type { SystemRuns } from '../outcome.js';
 import type { EvalRetrievalStack } from '../retrieval-stack.js';
 
-/** What every eval mode gets: the questions, the pooled kb (already ingested) and the stack. */
-export interface EvalContext {
-  questions: readonly MultihopQuestion[];
-  kb: KnowledgeBase;
+/** What a mode asks over: an ingested corpus, k, and the per-question time limit. */
+export interface ModeContext {
   stack: EvalRetrievalStack;
   k: number;
-  /** Per-question time limit. */
   questionTimeoutMs: number;
 }
 
-/** One way of answering the questions, e.g. a single retrieval or the hop loop. */
+export type AskQuestion = (question: EvalQuestion) => Promise<SystemRuns>;
+
+/** One way of putting the questions to the systems, e.g. retrieval alone or the hop loop. */
 export interface EvalMode {
   readonly name: string;
-  run(context: EvalContext): Promise<QuestionOutcome[]>;
-  /** Figures beyond recall that the mode's outcomes carry (answers, hops, stop reasons). */
-  summarize?(outcomes: readonly QuestionOutcome[], k: number): ReasoningFigures;
+  /** Its systems answer, so they can abstain. */
+  readonly answers: boolean;
+  open(context: ModeContext): AskQuestion;
 }

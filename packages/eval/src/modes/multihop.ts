@@ -1,14 +1,18 @@
-import type { AskCommand__Output } from '@hopline/contracts';
+import type { Analysis__Output, AskCommand__Output, Chunk__Output } from '@hopline/contracts';
+import { DecidedBy, Route } from '@hopline/contracts';
 import type { ChatModel } from '@hopline/models';
 import { createOpenAiChatModel } from '@hopline/models';
-import type { AnalyzerPort, RerankerPort, RetrieverPort } from '@hopline/reasoning';
+import type { AnalyzerPort, HopReasoner, RerankerPort, RetrieverPort } from '@hopline/reasoning';
 import { createAnalyzer, createHopReasoner } from '@hopline/reasoning';
 import { createDeadlineGuard, createLexicalScorer, createReranker } from '@hopline/retrieval';
-import type { QuestionOutcome } from '../outcome.js';
-import type { EvalContext, EvalMode } from '../modes/mode.js';
+import type { EvalQuestion } from '../data/eval-set.js';
+import { EVAL_SCOPE } from '../knowledge-base.js';
+import { shortAnswer } from '../metrics/answers.js';
+import { citationSupport } from '../metrics/citations.js';
+import type { SystemRun } from '../outcome.js';
 import type { EvalRetrievalStack } from '../retrieval-stack.js';
-import { shortAnswer } from './answer-metrics.js';
-import { summarizeReasoning } from './reasoning-summary.js';
+import { bm25Run, singleShotRetrieval } from './baselines.js';
+import type { EvalMode, ModeContext } from './mode.js';
 
 /** The chat model named by the environment, as the services read it; none means offline. */
 function chatFromEnvironment(env: NodeJS.ProcessEnv): ChatModel | undefined {
@@ -20,10 +24,17 @@ function chatFromEnvironment(env: NodeJS.ProcessEnv): ChatModel | undefined {
   });
 }
 
+/** What the retriever port saw while one question ran: every chunk it returned, and its calls. */
+interface RetrievalLog {
+  chunks: Map<string, Chunk__Output>;
+  calls: number;
+}
+
 /** Retrieval in process, through the same hybrid retriever the retrieval-worker serves. */
-function retrieverOver(stack: EvalRetrievalStack, seen: Map<string, string>): RetrieverPort {
+function retrieverOver(stack: EvalRetrievalStack, log: RetrievalLog): RetrieverPort {
   return {
     async retrieve(input, ctx) {
+      log.calls += 1;
       const result = await stack.retriever.retrieve({
         query: input.query,
         ...(input.hydeText ? { hydeText: input.hydeText } : {}),
@@ -33,7 +44,7 @@ function retrieverOver(stack: EvalRetrievalStack, seen: Map<string, string>): Re
         deadlineUnixMs: ctx.deadlineUnixMs,
         signal: ctx.signal,
       });
-      for (const chunk of result.chunks) seen.set(chunk.chunkId, chunk.docId);
+      for (const chunk of result.chunks) log.chunks.set(chunk.chunkId, chunk);
       return { chunks: result.chunks, degraded: result.degraded, degradedReasons: result.degradedReasons };
     },
   };
@@ -68,63 +79,102 @@ function lexicalReranker(k: number): RerankerPort {
   };
 }
 
+// Single-shot answering: no analysis, one hop, the question as its query.
+const ONE_RETRIEVAL: Analysis__Output = {
+  route: Route.SINGLE,
+  subQuestions: [],
+  complexity: 1,
+  signals: [],
+  hydeText: '',
+  decidedBy: DecidedBy.DECIDED_BY_UNSPECIFIED,
+  fallbackReason: '',
+};
+
+/** One question through a hop reasoner, in the terms the metrics read. */
+async function answerWith(
+  reasoner: HopReasoner,
+  log: RetrievalLog,
+  question: EvalQuestion,
+  maxHops: number,
+  questionTimeoutMs: number,
+): Promise<SystemRun> {
+  log.calls = 0;
+  const ask: AskCommand__Output = {
+    ctx: {
+      questionId: `eval-${question.id}`,
+      scope: { tenantId: EVAL_SCOPE.tenantId, userId: 'eval', kbIds: [EVAL_SCOPE.kbId] },
+      deadlineUnixMs: Date.now() + questionTimeoutMs,
+    },
+    question: question.question,
+    maxHops,
+  };
+  const started = performance.now();
+  const { done, trace } = await reasoner.answer(ask, { emit: () => undefined });
+  const latencyMs = performance.now() - started;
+  const docOf = (chunkId: string) => log.chunks.get(chunkId)?.docId ?? chunkId;
+  const cited = new Map(done.citations.map((citation) => [citation.index, citation.chunkId]));
+  return {
+    rankedDocIds: trace.finalEvidenceChunkIds.map(docOf),
+    latencyMs,
+    retrievalCalls: log.calls,
+    llmCalls: done.llmCalls,
+    tokens: done.tokens,
+    answered: {
+      route: done.route,
+      stopReason: done.stopReason,
+      hops: trace.hops.map((hop) => ({
+        hop: hop.hop,
+        query: hop.query,
+        docIds: hop.evidenceChunkIds.map(docOf),
+        chunkIds: hop.evidenceChunkIds,
+        answer: hop.answer?.answer ?? '',
+        unknown: hop.answer?.unknown ?? true,
+      })),
+      subQuestions: done.route === Route.PARALLEL ? (trace.analysis?.subQuestions.length ?? 0) : 0,
+      text: done.answer,
+      answer: shortAnswer(done.answer, done.abstained),
+      abstained: done.abstained,
+      claims: citationSupport(done.answer, (index) => log.chunks.get(cited.get(index) ?? '')),
+    },
+  };
+}
+
 /**
  * Every question through the hop loop with in-process ports: the rules analyzer (and a chat
  * model when OPENAI_BASE_URL is set), the hybrid retriever, the lexical reranker, and the
- * offline reasoner unless a chat model is configured. Recall counts the first k chunks of the final evidence list only;
- * a single-shot retrieval of the same question in the same run stands beside it.
+ * offline reasoner unless a chat model is configured. Beside it, in the same run: BM25 and the
+ * single-shot retrieval of the question (their top k), and a single-shot answer (one hop of the
+ * same loop, no analysis) for its answers and cost. The loop's recall counts the first k chunks
+ * of the final evidence it hands to synthesis.
  */
 export const multihopMode: EvalMode = {
   name: 'multihop',
-  summarize: summarizeReasoning,
-  async run({ questions, kb, stack, k, questionTimeoutMs }: EvalContext): Promise<QuestionOutcome[]> {
+  answers: true,
+  open(context: ModeContext) {
+    const { stack, k, questionTimeoutMs } = context;
     const chat = chatFromEnvironment(process.env);
-    const docIdOfChunk = new Map<string, string>();
+    const log: RetrievalLog = { chunks: new Map(), calls: 0 };
     const analyzer = createAnalyzer(chat ? { chat } : {});
-    const analyzerPort: AnalyzerPort = { analyze: (question, ctx) => analyzer.analyze(question, ctx) };
-    const reasoner = createHopReasoner({
-      analyzer: analyzerPort,
-      retriever: retrieverOver(stack, docIdOfChunk),
+    const ports = {
+      retriever: retrieverOver(stack, log),
       reranker: lexicalReranker(k),
       ...(chat ? { chat } : {}),
       config: { topK: k },
+    };
+    const loop = createHopReasoner({
+      ...ports,
+      analyzer: { analyze: (question, ctx) => analyzer.analyze(question, ctx) } satisfies AnalyzerPort,
     });
-    const scope = { tenantId: kb.tenantId, userId: 'eval', kbIds: [kb.kbId] };
+    const singleShot = createHopReasoner({ ...ports, analyzer: { analyze: async () => ONE_RETRIEVAL } });
 
-    const outcomes: QuestionOutcome[] = [];
-    for (const [position, question] of questions.entries()) {
-      const single = await stack.retriever.retrieve({
-        query: question.question,
-        scope,
-        topK: k,
-        hop: 1,
-        deadlineUnixMs: Date.now() + questionTimeoutMs,
-      });
-      const ask: AskCommand__Output = {
-        ctx: { questionId: `eval-${position + 1}`, scope, deadlineUnixMs: Date.now() + questionTimeoutMs },
-        question: question.question,
-        maxHops: 0,
+    return async (question) => {
+      const retrieval = await singleShotRetrieval(context, question);
+      const oneHop = await answerWith(singleShot, log, question, 1, questionTimeoutMs);
+      return {
+        bm25: await bm25Run(context, question),
+        'single-shot': { ...oneHop, rankedDocIds: retrieval.rankedDocIds },
+        'multi-hop': await answerWith(loop, log, question, 0, questionTimeoutMs),
       };
-      const started = performance.now();
-      const { done, trace } = await reasoner.answer(ask, { emit: () => undefined });
-      const latencyMs = performance.now() - started;
-      outcomes.push({
-        id: question.id,
-        dataset: question.dataset,
-        goldDocIds: kb.goldDocIds(question),
-        rankedDocIds: trace.finalEvidenceChunkIds.map((chunkId) => docIdOfChunk.get(chunkId) ?? chunkId),
-        latencyMs,
-        reasoning: {
-          answer: shortAnswer(done.answer, done.abstained),
-          goldAnswers: [question.answer, ...question.answerAliases],
-          hops: done.hops,
-          llmCalls: done.llmCalls,
-          stopReason: done.stopReason,
-          route: done.route,
-          singleShotDocIds: single.chunks.map((chunk) => chunk.docId),
-        },
-      });
-    }
-    return outcomes;
+    };
   },
 };
