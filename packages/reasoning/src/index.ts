@@ -16,6 +16,8 @@ export type {
 } from './loop/ports.js';
 export { systemClock } from './loop/ports.js';
 export { HARD_MAX_HOPS, resolveSettings } from './loop/settings.js';
+export { REASONING_SWITCH_NAMES, REASONING_SWITCHES } from './switches.js';
+export type { ReasoningSwitch } from './switches.js';
 export type { HopReasonerConfig, HopReasonerSettings } from './loop/settings.js';
 
 // Question analysis: the rules, and a planner model where they cannot decide.

@@ -6,11 +6,14 @@ import { instrument } from '@hopline/telemetry';
 import { planWithModel, writeHypotheticalAnswer } from './model-plan.js';
 import type { RuleAnalysis } from './rules/rule-analysis.js';
 import { analyzeByRules } from './rules/rule-analysis.js';
+import type { ReasoningSwitch } from '../switches.js';
 
 export interface AnalyzerDependencies {
   /** A chat model for what rules cannot decide; without one the rules decide alone. */
   chat?: ChatModel;
   logger?: Pick<Logger, 'debug' | 'warn'>;
+  /** Rules switched off, to measure them (see switches.ts). */
+  switchedOff?: readonly ReasoningSwitch[];
 }
 
 export interface AnalyzeOptions {
@@ -46,7 +49,7 @@ function fromRules(
  */
 export function createAnalyzer(deps: AnalyzerDependencies = {}): Analyzer {
   async function analyze(question: string, options: AnalyzeOptions): Promise<Analysis__Output> {
-    const rules = analyzeByRules(question);
+    const rules = analyzeByRules(question, deps.switchedOff);
     const chat = deps.chat;
     if (!chat || (rules.decided && !rules.fuzzy)) return fromRules(rules, DecidedBy.RULES);
 

@@ -5,6 +5,7 @@ import type { HopOutcome } from './hop.js';
 import { fuseRankedLists } from './evidence.js';
 import { QuestionInterrupted, runHop } from './hop.js';
 import type { QuestionRun } from './question-run.js';
+import { isOn } from '../switches.js';
 
 export interface ChainStart {
   /** What the chain answers: the question, or one sub-question of a plan. */
@@ -38,11 +39,15 @@ export interface ChainResult {
  * so its ranking is fused with the hop before it, whose search found those bridges: the evidence
  * around the last confirmed link stays, and whatever the failed search did find still counts.
  */
-export function rankedAtStop(hops: readonly HopOutcome[], stopReason: StopReason__Output): Chunk__Output[] {
+export function rankedAtStop(
+  hops: readonly HopOutcome[],
+  stopReason: StopReason__Output,
+  fuseOnUnknown = true,
+): Chunk__Output[] {
   const last = hops.at(-1);
   const before = hops.at(-2);
   if (!last) return [];
-  if (stopReason !== StopReason.UNKNOWN || !before) return last.ranked;
+  if (stopReason !== StopReason.UNKNOWN || !before || !fuseOnUnknown) return last.ranked;
   return fuseRankedLists([before.ranked, last.ranked]);
 }
 
@@ -66,7 +71,8 @@ export async function runChain(run: QuestionRun, start: ChainStart): Promise<Cha
     const last = hops.at(-1);
     const complete =
       stopReason === StopReason.SUFFICIENT && last !== undefined && !last.finding.unknown && last.finding.answer !== '';
-    return { hops, stopReason, lastRanked: rankedAtStop(hops, stopReason), complete, missing: complete ? '' : missing };
+    const lastRanked = rankedAtStop(hops, stopReason, isOn(run.settings.switchedOff, 'unknownFusion'));
+    return { hops, stopReason, lastRanked, complete, missing: complete ? '' : missing };
   };
 
   const lastHopInChain = previous.length + start.maxHops;

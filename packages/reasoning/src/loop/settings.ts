@@ -1,5 +1,6 @@
 import { ValidationError } from '@hopline/contracts';
 import { z } from 'zod';
+import { REASONING_SWITCH_NAMES } from '../switches.js';
 
 /** No question loops longer than this, whatever it or the configuration asks for. */
 export const HARD_MAX_HOPS = 5;
@@ -19,6 +20,8 @@ const settingsSchema = z.object({
   evidenceTokenBudget: z.number().int().min(100).default(4_000),
   /** Share of the time left that one parallel layer may use, so a slow branch leaves time to answer. */
   layerDeadlineShare: z.number().gt(0).max(1).default(0.7),
+  /** Rules and mechanisms switched off, to measure what each earns (see switches.ts); none in production. */
+  switchedOff: z.array(z.enum(REASONING_SWITCH_NAMES)).default([]),
 });
 
 export type HopReasonerSettings = z.infer<typeof settingsSchema>;

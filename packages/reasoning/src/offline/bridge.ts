@@ -23,6 +23,8 @@ export interface CandidateOptions {
   known: readonly string[];
   /** Titles of every chunk this hop retrieved: a name that is a title is a real entity. */
   retrievedTitles: readonly string[];
+  /** A one-word nationality counts less as a bridge (true unless switched off to measure it). */
+  weighDemonyms?: boolean;
   /**
    * How much the chunk is about what the hop was looking for: 1 for the document about it, less
    * for one about a weaker lead, 0 for any other chunk (which counts by its rank instead).
@@ -71,6 +73,7 @@ function isKnown(name: string, known: readonly string[]): boolean {
 export function bridgeCandidates(cited: readonly Chunk__Output[], options: CandidateOptions): BridgeCandidate[] {
   const relation = expandRelations(options.relationTerms);
   const wantsNationality = options.relationTerms.some((term) => term === 'nationality' || term === 'citizenship');
+  const weighDemonyms = options.weighDemonyms !== false && !wantsNationality;
   const titleKeys = new Set(options.retrievedTitles.map((title) => entityKey(bareTitle(title))));
   const best = new Map<string, BridgeCandidate>();
   const offer = (name: string, score: number, chunkId: string) => {
@@ -129,7 +132,7 @@ export function bridgeCandidates(cited: readonly Chunk__Output[], options: Candi
       }
       const titled = titleKeys.has(key) ? TITLE_OF_RETRIEVED_BONUS : 0;
       const early = EARLY_MENTION_WEIGHT / (1 + span.start / 150);
-      const people = !wantsNationality && !titled && DEMONYM.test(span.text) ? DEMONYM_WEIGHT : 1;
+      const people = weighDemonyms && !titled && DEMONYM.test(span.text) ? DEMONYM_WEIGHT : 1;
       const stated = span.stated ? STATED_BONUS : 0;
       offer(span.text, (proximity + titled + early + stated) * weight * people, chunk.chunkId);
     }

@@ -3,6 +3,8 @@ import { Route } from '@hopline/contracts';
 import { contentTerms } from '@hopline/text';
 import type { QuestionSignals } from './signals.js';
 import { detectSignals } from './signals.js';
+import type { ReasoningSwitch } from '../../switches.js';
+import { isOn } from '../../switches.js';
 
 export interface RuleAnalysis {
   route: Route__Output;
@@ -91,11 +93,11 @@ function parallelPlan(question: string, signals: QuestionSignals): SubQuestion__
   return [...finders, ...askers];
 }
 
-export function analyzeByRules(question: string): RuleAnalysis {
-  const signals = detectSignals(question);
+export function analyzeByRules(question: string, switchedOff: readonly ReasoningSwitch[] = []): RuleAnalysis {
+  const signals = detectSignals(question, switchedOff);
   const fuzzy = signals.anchors.length === 0 && !/\d/.test(question);
 
-  if (signals.multiFocus && signals.foci.length >= 2) {
+  if (signals.multiFocus && signals.foci.length >= 2 && isOn(switchedOff, 'parallelPlans')) {
     const subQuestions = parallelPlan(question, signals);
     const layers = subQuestions.some((sub) => sub.dependsOn.length > 0) ? 2 : 1;
     return {

@@ -1,6 +1,8 @@
 import { contentTerms } from '@hopline/text';
 import { choiceOptions, chineseComparisonOptions, questionAnchors } from '../../offline/question.js';
 import { isRoleNoun } from '../../offline/relations.js';
+import type { ReasoningSwitch } from '../../switches.js';
+import { isOn } from '../../switches.js';
 
 /**
  * The rule signals a question's wording carries. Each detector is a regular expression or a
@@ -85,7 +87,7 @@ function conjoinedAnchors(question: string, anchors: readonly string[]): string[
 // What may stand before "A and B" when the question is about both: nothing, a copula, "of", "both".
 const SUBJECT_OF_BOTH = /(?:^\s*|\b(?:are|were|is|was|do|did|does|have|has|of|both)\s+(?:the\s+)?)$/;
 
-export function detectSignals(question: string): QuestionSignals {
+export function detectSignals(question: string, switchedOff: readonly ReasoningSwitch[] = []): QuestionSignals {
   const fired: string[] = [];
   const anchors = questionAnchors(question);
   const options = choiceOptions(question);
@@ -133,7 +135,10 @@ export function detectSignals(question: string): QuestionSignals {
     foci,
     multiFocus,
     bridge,
-    roleNoun: ofRole ?? possessiveRole ?? roleNounIn(DETERMINED_ROLE, question),
+    roleNoun:
+      ofRole ??
+      possessiveRole ??
+      (isOn(switchedOff, 'determinedRole') ? roleNounIn(DETERMINED_ROLE, question) : undefined),
     links: relatives + roles,
     anchors,
   };

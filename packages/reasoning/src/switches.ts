@@ -1,0 +1,22 @@
+/**
+ * The rules and mechanisms of the reasoning that can be switched off, one at a time, to measure
+ * what each earns on held-back questions (`pnpm eval --ablate`). Everything is on unless a
+ * caller names it in `switchedOff`; production never does. A new rule or mechanism gets its
+ * entry here, and the eval's ablation picks it up by name.
+ */
+export const REASONING_SWITCHES = {
+  firstHopSearch: "a chain's first hop repeats the entities the question names in its search, weighting them up",
+  parallelPlans: 'a question about several foci fans out into one sub-question per focus (PARALLEL)',
+  determinedRole:
+    'a role noun after a determiner ("the director born later") makes a comparison plan find role-holders first',
+  demonymWeighting: 'a one-word nationality ("Danish") counts less as a bridge unless the question asks for one',
+  unknownFusion: "a chain that ends UNKNOWN hands the evidence its previous hop's ranking beside its own",
+} as const;
+
+export type ReasoningSwitch = keyof typeof REASONING_SWITCHES;
+
+export const REASONING_SWITCH_NAMES = Object.keys(REASONING_SWITCHES) as ReasoningSwitch[];
+
+/** Whether a switch is on: it is unless named among those switched off. */
+export const isOn = (switchedOff: readonly ReasoningSwitch[] | undefined, name: ReasoningSwitch): boolean =>
+  !switchedOff?.includes(name);

@@ -1,0 +1,97 @@
+import { Route, StopReason, ValidationError } from '@hopline/contracts';
+import { describe, expect, it } from 'vitest';
+import { bridgeCandidates } from '../src/offline/bridge.js';
+import { analyzeByRules, createHopReasoner, REASONING_SWITCH_NAMES, resolveSettings } from '../src/index.js';
+import type { ReasoningSwitch } from '../src/index.js';
+import { chunk } from './support/chunks.js';
+import { ask, corpus, fixedAnalyzer, keepOrder, overlapRetriever } from './support/fixtures.js';
+
+const ROLE_COMPARISON = 'Which film has the director born later, Durango Valley Raiders or Black Feathers?';
+
+describe('reasoning switches', () => {
+  it('switches - every rule and mechanism is on unless named; an unknown name is refused', () => {
+    expect(resolveSettings().switchedOff).toEqual([]);
+    expect(resolveSettings({ switchedOff: ['firstHopSearch'] }).switchedOff).toEqual(['firstHopSearch']);
+    expect(() => resolveSettings({ switchedOff: ['noSuchRule' as ReasoningSwitch] })).toThrow(ValidationError);
+    expect(REASONING_SWITCH_NAMES).toEqual(
+      expect.arrayContaining([
+        'firstHopSearch',
+        'parallelPlans',
+        'determinedRole',
+        'demonymWeighting',
+        'unknownFusion',
+      ]),
+    );
+  });
+
+  it('switches - firstHopSearch off sends the first hop the question as it is', async () => {
+    const queries = async (switchedOff: ReasoningSwitch[]) => {
+      const retriever = overlapRetriever();
+      await createHopReasoner({
+        analyzer: fixedAnalyzer(),
+        retriever,
+        reranker: keepOrder,
+        config: { topK: 4, switchedOff },
+      }).answer(ask(), { emit: () => undefined });
+      return retriever.calls.map((call) => call.query);
+    };
+    const [weighted] = await queries([]);
+    const [plain] = await queries(['firstHopSearch']);
+    expect(plain).toBe('Who was married to the star of No Escape?');
+    expect(weighted).not.toBe(plain);
+    expect(weighted?.startsWith(plain ?? '')).toBe(true);
+  });
+
+  it('switches - parallelPlans off keeps a multi-focus question off the PARALLEL route', () => {
+    const question = 'Which came out first, No Escape or Escape from L.A.?';
+    expect(analyzeByRules(question).route).toBe(Route.PARALLEL);
+    const without = analyzeByRules(question, ['parallelPlans']);
+    expect(without.route).not.toBe(Route.PARALLEL);
+    expect(without.subQuestions).toEqual([]);
+  });
+
+  it('switches - determinedRole off plans a role comparison in one layer, without role-holder finders', () => {
+    const layered = analyzeByRules(ROLE_COMPARISON).subQuestions.map((sub) => sub.dependsOn);
+    expect(layered).toEqual([[], [], ['q1'], ['q2']]);
+    const flat = analyzeByRules(ROLE_COMPARISON, ['determinedRole']).subQuestions.map((sub) => sub.dependsOn);
+    expect(flat).toEqual([[], []]);
+  });
+
+  it('switches - demonymWeighting off scores a one-word nationality like any other name', () => {
+    const cited = [
+      chunk('c1', 'Lakeside Otters', 'The Lakeside Otters are a Danish rowing club founded by Anna Berg.'),
+    ];
+    const options = {
+      relationTerms: ['founded'],
+      known: ['Lakeside Otters'],
+      retrievedTitles: [],
+      anchorWeight: () => 1,
+    };
+    const score = (weighDemonyms: boolean) =>
+      bridgeCandidates(cited, { ...options, weighDemonyms }).find((candidate) => candidate.name === 'Danish')?.score ??
+      0;
+    expect(score(true)).toBeGreaterThan(0);
+    expect(score(false)).toBeCloseTo(score(true) / 0.3, 10);
+  });
+
+  it("switches - unknownFusion off hands an UNKNOWN chain's evidence the last hop's ranking alone", async () => {
+    // A hop-1 chunk the hop does not cite reaches the evidence only through the fused ranking.
+    const poster = chunk('poster', 'Film posters', 'Posters of No Escape were sold in 1936 to every star fan.');
+    const withoutStar = [...corpus.filter((item) => item.chunkId !== 'star' && item.chunkId !== 'son'), poster];
+    const evidence = async (switchedOff: ReasoningSwitch[]) => {
+      const { done, trace } = await createHopReasoner({
+        analyzer: fixedAnalyzer(),
+        retriever: overlapRetriever(withoutStar),
+        reranker: keepOrder,
+        config: { topK: 4, switchedOff },
+      }).answer(ask(), { emit: () => undefined });
+      expect(done.stopReason).toBe(StopReason.UNKNOWN);
+      return { final: trace.finalEvidenceChunkIds, hops: trace.hops.map((hop) => hop.evidenceChunkIds) };
+    };
+    const fused = await evidence([]);
+    const alone = await evidence(['unknownFusion']);
+    expect(fused.hops[0]).toContain('poster');
+    expect(fused.final).toContain('poster');
+    expect(alone.final).not.toContain('poster');
+  });
+});
