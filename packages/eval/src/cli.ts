@@ -27,6 +27,8 @@ export const usage = `usage: pnpm eval (--data <file|dir> | --corpus <jsonl> --q
                        The corpus stays whole: a question scores as it does in the full run
   --unanswerable N     ask N of the questions again over a copy of the corpus without one of their gold
                        documents (multihop), for abstention precision and recall
+  --ablate             run multi-hop again once per reasoning rule or mechanism, that one switched off, and
+                       print the change of each figure per data set (multihop; one more run per switch)
   --out FILE           one JSON line per question: hops, evidence, answer, stop reason, break point, metrics
   --json               print the report as one JSON object
   --fusion ${FUSION_METHODS.join('|')}, --bm25-weight W, --vector-weight W
@@ -94,6 +96,7 @@ export async function runCli(argv: readonly string[], output: CliOutput): Promis
       ids: { type: 'string' },
       unanswerable: { type: 'string' },
       out: { type: 'string' },
+      ablate: { type: 'boolean', default: false },
       json: { type: 'boolean', default: false },
       fusion: { type: 'string' },
       'bm25-weight': { type: 'string' },
@@ -146,6 +149,7 @@ export async function runCli(argv: readonly string[], output: CliOutput): Promis
       k,
       hybrid,
       ...(unanswerable === undefined ? {} : { unanswerable }),
+      ablate: values.ablate,
       ...(out
         ? {
             onOutcome: async (outcome) => {

@@ -1,3 +1,5 @@
+export { ablatedFigures, formatAblation, switchDelta } from './ablation.js';
+export type { AblatedFigures, SwitchDelta } from './ablation.js';
 export { runCli, usage } from './cli.js';
 export type { CliOutput } from './cli.js';
 export { parseCorpusQuestions, loadCorpusQuestions } from './data/corpus-questions.js';
@@ -31,6 +33,7 @@ export { SYSTEMS } from './outcome.js';
 export type { AnswerTrace, HopTrace, QuestionOutcome, SystemName, SystemRun, SystemRuns } from './outcome.js';
 export { outcomeRecord } from './records.js';
 export { formatReport } from './report.js';
+export { table } from './table.js';
 export { openEvalRetrievalStack } from './retrieval-stack.js';
 export type { EvalRetrievalStack } from './retrieval-stack.js';
 export { chooseUnanswerable, runEval } from './run-eval.js';

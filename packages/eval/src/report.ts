@@ -2,26 +2,18 @@ import type { GroupSummary, SystemSummary } from './metrics/summary.js';
 import type { SystemName } from './outcome.js';
 import { SYSTEMS } from './outcome.js';
 import type { EvalReport } from './run-eval.js';
-
-/** Columns padded to their widest cell: the first left-aligned, the rest right-aligned. */
-export function table(header: readonly string[], rows: ReadonlyArray<readonly string[]>): string[] {
-  const widths = header.map((cell, column) => Math.max(cell.length, ...rows.map((row) => (row[column] ?? '').length)));
-  const line = (row: readonly string[]) =>
-    row
-      .map((cell, column) =>
-        column === 0 ? cell.padEnd(widths[column] ?? 0) : cell.padStart((widths[column] ?? 0) + 2),
-      )
-      .join('')
-      .trimEnd();
-  return [line(header), ...rows.map(line)];
-}
+import { table } from './table.js';
+import { formatAblation } from './ablation.js';
 
 const fixed = (value: number, digits = 1) => value.toFixed(digits);
 
 /** The report's rows: each group, then every question not set apart. */
 function rowsOf(report: EvalReport): Array<[string, GroupSummary]> {
-  const apart = Object.keys(report.byGroup).some((name) => name.includes('('));
-  return [...Object.entries(report.byGroup), [apart ? 'all (not set apart)' : 'all', report.overall]];
+  return [...Object.entries(report.byGroup), [overallLabel(report), report.overall]];
+}
+
+function overallLabel(report: EvalReport): string {
+  return report.setApart > 0 ? 'all (not set apart)' : 'all';
 }
 
 function systemsIn(report: EvalReport, has: (summary: SystemSummary) => boolean = () => true): SystemName[] {
@@ -155,5 +147,6 @@ export function formatReport(report: EvalReport): string {
     ...loopSection(report),
     ...costSection(report),
     ...abstentionSection(report),
+    ...(report.ablation ? formatAblation(report.ablation, report.k, overallLabel(report)) : []),
   ].join('\n');
 }

@@ -1,11 +1,15 @@
 import { ValidationError } from '@hopline/contracts';
+import type { ReasoningSwitch } from '@hopline/reasoning';
+import { REASONING_SWITCH_NAMES } from '@hopline/reasoning';
 import type { EmbeddedLexicalBackendOptions, Embedder, FusionMethod, HybridRetrieverOptions } from '@hopline/retrieval';
 import { hashText } from '@hopline/text';
+import type { SwitchDelta } from './ablation.js';
+import { switchDelta } from './ablation.js';
 import type { EvalDocument, EvalQuestion, EvalSet } from './data/eval-set.js';
 import { ingestCorpus } from './knowledge-base.js';
 import type { GroupSummary } from './metrics/summary.js';
 import { summarizeOutcomes } from './metrics/summary.js';
-import type { AskQuestion, EvalMode } from './modes/mode.js';
+import type { EvalMode } from './modes/mode.js';
 import type { QuestionOutcome, SystemRuns } from './outcome.js';
 import type { EvalRetrievalStack } from './retrieval-stack.js';
 import { openEvalRetrievalStack } from './retrieval-stack.js';
@@ -24,8 +28,12 @@ export interface EvalReport {
   overall: GroupSummary;
   /** Per data set, and per data set set apart. */
   byGroup: Record<string, GroupSummary>;
+  /** Questions reported apart, outside `overall`. */
+  setApart: number;
   /** Questions asked again over a copy of the corpus without one gold document. */
   unanswerable: number;
+  /** With `ablate`: per rule or mechanism, what switching it off alone changed. */
+  ablation?: Record<string, SwitchDelta>;
 }
 
 export interface RunEvalOptions {
@@ -37,6 +45,8 @@ export interface RunEvalOptions {
   lexical?: Pick<EmbeddedLexicalBackendOptions, 'bm25' | 'titleWeight' | 'tokenizer'>;
   /** How many of the questions to ask again with one of their gold documents removed. */
   unanswerable?: number;
+  /** Also run multi-hop once per reasoning switch, with that switch off. */
+  ablate?: boolean;
   /** Called with each question's outcome as soon as it has one. */
   onOutcome?: (outcome: QuestionOutcome) => void | Promise<void>;
 }
@@ -76,10 +86,14 @@ async function withCorpus<T>(
 const answeringRuns = (runs: SystemRuns): SystemRuns =>
   Object.fromEntries(Object.entries(runs).filter(([, run]) => run?.answered !== undefined));
 
+/** What a run asks under: everything on, then (ablation) each switch off alone. */
+type Variant = readonly ReasoningSwitch[];
+
 /**
  * Ingests the whole corpus into fresh embedded indexes and asks the selected questions (so a
  * run over a subset scores each question exactly as the full run does); with `unanswerable`,
- * asks that many of them again over a copy of the corpus without one of their gold documents.
+ * asks that many of them again over a copy of the corpus without one of their gold documents;
+ * with `ablate`, asks them all again once per reasoning switch, that switch off.
  */
 export async function runEval(
   set: EvalSet,
@@ -89,6 +103,9 @@ export async function runEval(
   const removals = chooseUnanswerable(questions, options.unanswerable ?? 0);
   if (removals.length > 0 && !options.mode.answers)
     throw new ValidationError(`--unanswerable needs a mode that answers; ${options.mode.name} only retrieves`);
+  if (options.ablate && !options.mode.answers)
+    throw new ValidationError(`--ablate needs a mode that answers; ${options.mode.name} only retrieves`);
+  const variants: Variant[] = [[], ...(options.ablate ? REASONING_SWITCH_NAMES.map((name) => [name]) : [])];
   const context = { k: options.k, questionTimeoutMs: options.questionTimeoutMs ?? 10_000 };
   const stackOptions: StackOptions = {
     ...(options.embedder ? { embedder: options.embedder } : {}),
@@ -96,30 +113,42 @@ export async function runEval(
     ...(options.lexical ? { lexical: options.lexical } : {}),
   };
 
-  const withoutGold = new Map<string, { removedDocId: string; runs: SystemRuns }>();
+  // Per variant, the answers over the copy without the removed documents, by question id.
+  const withoutGold = variants.map(() => new Map<string, { removedDocId: string; runs: SystemRuns }>());
   if (removals.length > 0) {
     const removed = new Set(removals.map((removal) => removal.removedDocId));
     await withCorpus(
       set.documents.filter((document) => !removed.has(document.docId)),
       stackOptions,
       async (stack) => {
-        const ask: AskQuestion = options.mode.open({ ...context, stack });
-        for (const { question, removedDocId } of removals)
-          withoutGold.set(question.id, { removedDocId, runs: answeringRuns(await ask(question)) });
+        for (const [index, switchedOff] of variants.entries()) {
+          const ask = options.mode.open({ ...context, stack, switchedOff });
+          for (const { question, removedDocId } of removals)
+            withoutGold[index]?.set(question.id, { removedDocId, runs: answeringRuns(await ask(question)) });
+        }
       },
     );
   }
 
   return withCorpus(set.documents, stackOptions, async (stack, ingest) => {
-    const ask = options.mode.open({ ...context, stack });
-    const outcomes: QuestionOutcome[] = [];
-    for (const question of questions) {
-      const copy = withoutGold.get(question.id);
-      const outcome: QuestionOutcome = { question, runs: await ask(question), ...(copy ? { withoutGold: copy } : {}) };
-      await options.onOutcome?.(outcome);
-      outcomes.push(outcome);
+    const summaries = [];
+    for (const [index, switchedOff] of variants.entries()) {
+      const ask = options.mode.open({ ...context, stack, switchedOff });
+      const outcomes: QuestionOutcome[] = [];
+      for (const question of questions) {
+        const copy = withoutGold[index]?.get(question.id);
+        const outcome: QuestionOutcome = {
+          question,
+          runs: await ask(question),
+          ...(copy ? { withoutGold: copy } : {}),
+        };
+        if (index === 0) await options.onOutcome?.(outcome);
+        outcomes.push(outcome);
+      }
+      summaries.push(summarizeOutcomes(outcomes, options.k));
     }
-    const { overall, byGroup } = summarizeOutcomes(outcomes, options.k);
+    const [allOn, ...ablated] = summaries;
+    const { overall, byGroup } = allOn as (typeof summaries)[number];
     return {
       mode: options.mode.name,
       k: options.k,
@@ -130,7 +159,18 @@ export async function runEval(
       weights: { bm25: stack.hybridOptions.bm25Weight, vector: stack.hybridOptions.vectorWeight },
       overall,
       byGroup,
+      setApart: questions.filter((question) => question.apart !== '').length,
       unanswerable: removals.length,
+      ...(options.ablate
+        ? {
+            ablation: Object.fromEntries(
+              ablated.map((summary, index) => {
+                const name = REASONING_SWITCH_NAMES[index] as ReasoningSwitch;
+                return [name, switchDelta(name, { overall, byGroup }, summary)];
+              }),
+            ),
+          }
+        : {}),
     };
   });
 }

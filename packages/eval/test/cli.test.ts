@@ -105,6 +105,13 @@ describe('eval CLI', () => {
     expect(lines[1]).toMatchObject({ apart: 'bare gold' });
   });
 
+  it('cli - --ablate prints the change of each multi-hop figure per data set with each reasoning switch off', async () => {
+    const text = await cli('--data', multihop, '--mode', 'multihop', '--ablate');
+    expect(text).toMatch(/ablation: multi-hop with one switch off/);
+    expect(text).toMatch(/^chain@10\s+hotpotqa\s+musique\s+all$/m);
+    expect(text).toMatch(/^firstHopSearch\s+[-+]?\d+\.\d/m);
+  });
+
   it('cli - the corpus format by file names, and --help, are accepted', async () => {
     const report = lastJson(
       await cli('--corpus', join(chrono, 'corpus.jsonl'), '--questions', join(chrono, 'questions.jsonl'), '--json'),

@@ -1,3 +1,4 @@
+import type { ReasoningSwitch } from '@hopline/reasoning';
 import type { EvalQuestion } from '../data/eval-set.js';
 import type { SystemRuns } from '../outcome.js';
 import type { EvalRetrievalStack } from '../retrieval-stack.js';
@@ -7,6 +8,11 @@ export interface ModeContext {
   stack: EvalRetrievalStack;
   k: number;
   questionTimeoutMs: number;
+  /**
+   * Reasoning rules and mechanisms switched off, for ablation: a mode that answers then runs
+   * its multi-hop system alone, the one the switches are measured on.
+   */
+  switchedOff?: readonly ReasoningSwitch[];
 }
 
 export type AskQuestion = (question: EvalQuestion) => Promise<SystemRuns>;

@@ -152,14 +152,15 @@ export const multihopMode: EvalMode = {
   answers: true,
   open(context: ModeContext) {
     const { stack, k, questionTimeoutMs } = context;
+    const switchedOff = [...(context.switchedOff ?? [])];
     const chat = chatFromEnvironment(process.env);
     const log: RetrievalLog = { chunks: new Map(), calls: 0 };
-    const analyzer = createAnalyzer(chat ? { chat } : {});
+    const analyzer = createAnalyzer({ ...(chat ? { chat } : {}), switchedOff });
     const ports = {
       retriever: retrieverOver(stack, log),
       reranker: lexicalReranker(k),
       ...(chat ? { chat } : {}),
-      config: { topK: k },
+      config: { topK: k, switchedOff },
     };
     const loop = createHopReasoner({
       ...ports,
@@ -167,6 +168,8 @@ export const multihopMode: EvalMode = {
     });
     const singleShot = createHopReasoner({ ...ports, analyzer: { analyze: async () => ONE_RETRIEVAL } });
 
+    if (switchedOff.length > 0)
+      return async (question) => ({ 'multi-hop': await answerWith(loop, log, question, 0, questionTimeoutMs) });
     return async (question) => {
       const retrieval = await singleShotRetrieval(context, question);
       const oneHop = await answerWith(singleShot, log, question, 1, questionTimeoutMs);

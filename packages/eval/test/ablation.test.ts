@@ -1,0 +1,99 @@
+import { REASONING_SWITCH_NAMES } from '@hopline/reasoning';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { EvalRetrievalStack, GroupSummary } from '../src/index.js';
+import {
+  ingestCorpus,
+  multihopMode,
+  openEvalRetrievalStack,
+  parseMultihopFile,
+  runEval,
+  singleMode,
+  switchDelta,
+} from '../src/index.js';
+import { tinyDatasetLines } from './fixtures.js';
+
+const group = (chainRecall: number, f1: number, recall?: number): GroupSummary => ({
+  questions: 10,
+  systems: {
+    'multi-hop': {
+      questions: 10,
+      chainRecall,
+      supportRecall: chainRecall,
+      mrr: 1,
+      latency: { p50Ms: 1, p95Ms: 1, meanMs: 1 },
+      retrievalCalls: 2,
+      llmCalls: 0,
+      tokens: 0,
+      answers: {
+        questions: 10,
+        em: f1,
+        f1,
+        judgements: { questions: 0, right: 0 },
+        answered: 100,
+        citationSupport: { claims: 0, supported: 0 },
+      },
+    },
+  },
+  ...(recall === undefined ? {} : { abstention: { 'multi-hop': { unanswerable: 5, recall, precision: 100 } } }),
+});
+
+describe('ablation', () => {
+  const set = parseMultihopFile(tinyDatasetLines().join('\n'), 'tiny.jsonl');
+  let stack: EvalRetrievalStack;
+  const queries: string[] = [];
+
+  beforeAll(async () => {
+    stack = await openEvalRetrievalStack();
+    await ingestCorpus(set.documents, stack.indexer);
+    const retrieve = stack.retriever.retrieve.bind(stack.retriever);
+    stack.retriever.retrieve = (input) => {
+      queries.push(input.query);
+      return retrieve(input);
+    };
+  });
+
+  afterAll(async () => {
+    await stack.close();
+  });
+
+  it("ablation - a switch's delta is the multi-hop figure with it off minus with everything on, per group", () => {
+    const on = { overall: group(80, 40, 60), byGroup: { hotpotqa: group(90, 50, 70), musique: group(40, 10, 50) } };
+    const off = { overall: group(85, 30, 40), byGroup: { hotpotqa: group(95, 50, 70), musique: group(40, 0, 20) } };
+    const delta = switchDelta('firstHopSearch', on, off);
+    expect(delta.overall).toEqual({ chainRecall: 5, supportRecall: 5, em: -10, f1: -10, abstentionRecall: -20 });
+    expect(delta.byGroup.musique).toEqual({
+      chainRecall: 0,
+      supportRecall: 0,
+      em: -10,
+      f1: -10,
+      abstentionRecall: -30,
+    });
+    expect(delta.description).toMatch(/first hop/);
+  });
+
+  it('ablation - with a switch off the mode runs the loop alone, and the loop gets the switch', async () => {
+    const question = set.questions[0]!;
+    const context = { stack, k: 3, questionTimeoutMs: 10_000 };
+    queries.length = 0;
+    const allOn = await multihopMode.open(context)(question);
+    expect(Object.keys(allOn)).toEqual(['bm25', 'single-shot', 'multi-hop']);
+    const weightedSearches = [...queries];
+    queries.length = 0;
+    const off = await multihopMode.open({ ...context, switchedOff: ['firstHopSearch'] })(question);
+    expect(Object.keys(off)).toEqual(['multi-hop']);
+    // All on, the first hop weights the entity the question names up; off, it searches with the question as it is.
+    expect(weightedSearches.some((query) => query.startsWith(question.question) && query !== question.question)).toBe(
+      true,
+    );
+    expect(queries[0]).toBe(question.question);
+  });
+
+  it('ablation - runEval reports every switch, and refuses a mode that does not answer', async () => {
+    const report = await runEval(set, set.questions, { mode: multihopMode, k: 3, ablate: true });
+    expect(Object.keys(report.ablation ?? {})).toEqual(REASONING_SWITCH_NAMES);
+    expect(report.ablation?.parallelPlans?.byGroup).toHaveProperty('hotpotqa');
+    await expect(runEval(set, set.questions, { mode: singleMode, k: 3, ablate: true })).rejects.toThrow(
+      /--ablate needs a mode that answers/,
+    );
+  });
+});
