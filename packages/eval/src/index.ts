@@ -14,6 +14,7 @@ export {
   bestAnswerScore,
   characterTokens,
   goldJudgement,
+  isJudgement,
   normalizeAnswer,
   openingJudgement,
   scoreAnswer,

@@ -43,22 +43,24 @@ function answersSection(report: EvalReport): string[] {
   if (systems.length === 0) return [];
   const header = [
     'answers',
-    ...systems.flatMap((system) => [`${system} EM`, 'F1', 'yes/no right', 'answered', 'cites hold']),
+    ...systems.flatMap((system) => [`${system} EM`, 'F1', 'named', 'yes/no right', 'answered', 'cites hold']),
   ];
   const rows = rowsOf(report).map(([name, group]) => [
     name,
     ...systems.flatMap((system) => {
       const answers = group.systems[system]?.answers;
-      if (!answers) return ['', '', '', '', ''];
-      const judgements =
-        answers.judgements.questions === 0
-          ? '-'
-          : `${fixed(answers.judgements.right)} of ${answers.judgements.questions}`;
-      const cites =
-        answers.citationSupport.claims === 0
-          ? '-'
-          : `${fixed(answers.citationSupport.supported)} of ${answers.citationSupport.claims}`;
-      return [fixed(answers.em), fixed(answers.f1), judgements, fixed(answers.answered), cites];
+      if (!answers) return ['', '', '', '', '', ''];
+      const share = ({ questions, right }: { questions: number; right: number }) =>
+        questions === 0 ? '-' : `${fixed(right)} of ${questions}`;
+      const cites = share({ questions: answers.citationSupport.claims, right: answers.citationSupport.supported });
+      return [
+        fixed(answers.em),
+        fixed(answers.f1),
+        share(answers.named),
+        share(answers.judgements),
+        fixed(answers.answered),
+        cites,
+      ];
     }),
   ]);
   return ['', ...table(header, rows)];

@@ -3,6 +3,7 @@ import {
   bestAnswerScore,
   characterTokens,
   goldJudgement,
+  isJudgement,
   openingJudgement,
   scoreAnswer,
   shortAnswer,
@@ -32,6 +33,9 @@ describe('answer scores', () => {
     for (const form of ['是', '是的', '对', '是的。']) expect(goldJudgement(form)).toBe('yes');
     for (const form of ['不是', '否', '不', '不对']) expect(goldJudgement(form)).toBe('no');
     expect(goldJudgement('不丹国王')).toBeUndefined();
+    expect(isJudgement('不是')).toBe(true);
+    expect(isJudgement('Yes.')).toBe(true);
+    expect(isJudgement('Yesterday')).toBe(false);
     expect(openingJudgement('不在同一个月 [1]')).toBe('no');
     expect(openingJudgement('“是的”，两件事都在五月')).toBe('yes');
     expect(openingJudgement('五月')).toBeUndefined();

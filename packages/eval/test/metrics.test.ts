@@ -157,6 +157,7 @@ describe('summaries', () => {
         em: 50,
         f1: 50,
         judgements: { questions: 1, right: 0 },
+        named: { questions: 1, right: 100 },
         answered: 100,
         citationSupport: { claims: 4, supported: 75 },
       },

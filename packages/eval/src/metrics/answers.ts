@@ -41,6 +41,11 @@ export function openingJudgement(prediction: string): Judgement | undefined {
   return undefined;
 }
 
+/** Whether a gold answer is a yes/no judgement, in Chinese or English. */
+export function isJudgement(gold: string): boolean {
+  return goldJudgement(gold) !== undefined || /^(?:yes|no)$/.test(normalizeAnswer(gold));
+}
+
 export function normalizeAnswer(text: string): string {
   return text.toLowerCase().replace(PUNCTUATION, '').replace(ARTICLES, ' ').split(/\s+/).filter(Boolean).join(' ');
 }

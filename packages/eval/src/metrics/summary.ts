@@ -1,7 +1,7 @@
 import { reportGroup } from '../data/eval-set.js';
 import type { QuestionOutcome, SystemName, SystemRun } from '../outcome.js';
 import { SYSTEMS } from '../outcome.js';
-import { bestAnswerScore, goldJudgement } from './answers.js';
+import { bestAnswerScore, isJudgement } from './answers.js';
 import { hopPath, scoreRetrieval } from './retrieval.js';
 
 export interface AnswerFigures {
@@ -12,6 +12,12 @@ export interface AnswerFigures {
   f1: number;
   /** Questions whose gold answer is a yes/no judgement, and the share answered with the right one, percent. */
   judgements: { questions: number; right: number };
+  /**
+   * The other questions, and the share whose answer names the gold one, read as an F1 of at
+   * least 0.5: the right event named in other words counts, an answer that shares only a date
+   * or a name with the gold mostly does not. Percent.
+   */
+  named: { questions: number; right: number };
   /** Share of answerable questions answered rather than abstained on, percent. */
   answered: number;
   /** Of the cited claims the claim checker could read, the share their cited chunks state, percent. */
@@ -70,6 +76,8 @@ export interface GroupSummary {
   abstention?: Partial<Record<SystemName, AbstentionFigures>>;
 }
 
+const NAMED_F1 = 0.5;
+
 const round = (value: number, digits = 1) => {
   const scale = 10 ** digits;
   return Math.round(value * scale) / scale;
@@ -106,6 +114,8 @@ function answerFigures(asked: readonly Asked[]): AnswerFigures | undefined {
   let f1 = 0;
   let judgements = 0;
   let right = 0;
+  let others = 0;
+  let named = 0;
   let answered = 0;
   let claims = 0;
   let supported = 0;
@@ -114,9 +124,12 @@ function answerFigures(asked: readonly Asked[]): AnswerFigures | undefined {
     const score = bestAnswerScore(trace.answer, outcome.question.answers);
     em += score.em ? 1 : 0;
     f1 += score.f1;
-    if (goldJudgement(outcome.question.answers[0] ?? '') !== undefined) {
+    if (isJudgement(outcome.question.answers[0] ?? '')) {
       judgements += 1;
       if (score.em) right += 1;
+    } else {
+      others += 1;
+      if (score.f1 >= NAMED_F1) named += 1;
     }
     if (!trace.abstained) answered += 1;
     claims += trace.claims.checked;
@@ -127,6 +140,7 @@ function answerFigures(asked: readonly Asked[]): AnswerFigures | undefined {
     em: percent(em, answering.length),
     f1: percent(f1, answering.length),
     judgements: { questions: judgements, right: percent(right, judgements) },
+    named: { questions: others, right: percent(named, others) },
     answered: percent(answered, answering.length),
     citationSupport: { claims, supported: percent(supported, claims) },
   };
