@@ -280,7 +280,9 @@ export function summarizeOutcomes(
   const groups = new Map<string, QuestionOutcome[]>();
   for (const outcome of outcomes) {
     const name = reportGroup(outcome.question);
-    groups.set(name, [...(groups.get(name) ?? []), outcome]);
+    const group = groups.get(name) ?? [];
+    group.push(outcome);
+    groups.set(name, group);
   }
   const byGroup: Record<string, GroupSummary> = {};
   for (const name of [...groups.keys()].sort()) byGroup[name] = summarizeGroup(groups.get(name) ?? [], k);
