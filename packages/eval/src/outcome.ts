@@ -14,7 +14,6 @@ export interface HopTrace {
   query: string;
   /** Document id of each chunk the hop kept after reranking, best first. */
   docIds: string[];
-  chunkIds: string[];
   answer: string;
   unknown: boolean;
 }

@@ -39,7 +39,6 @@ const hop = (n: number, docIds: string[], unknown = false) => ({
   hop: n,
   query: `query ${n}`,
   docIds,
-  chunkIds: docIds,
   answer: unknown ? '' : `answer ${n}`,
   unknown,
 });

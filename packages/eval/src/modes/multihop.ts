@@ -126,7 +126,6 @@ async function answerWith(
         hop: hop.hop,
         query: hop.query,
         docIds: hop.evidenceChunkIds.map(docOf),
-        chunkIds: hop.evidenceChunkIds,
         answer: hop.answer?.answer ?? '',
         unknown: hop.answer?.unknown ?? true,
       })),
