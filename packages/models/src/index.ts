@@ -1,5 +1,6 @@
 export type { ChatMessage, ChatModel, ChatRequest, ChatResult, ChatUsage, JsonChatRequest } from './chat/chat-model.js';
 export { addUsage, NO_USAGE } from './chat/chat-model.js';
+export { IncompleteAnswerError, RateLimitedError } from './chat/errors.js';
 export { ModelOutputError, parseJsonReply, describeSchema } from './chat/json-reply.js';
 export type { JsonReply } from './chat/json-reply.js';
 export { createOpenAiChatModel } from './chat/openai-chat-model.js';

@@ -15,8 +15,9 @@ export interface UsageLimits {
 }
 
 /**
- * One question's LLM spend. Adapters call `beforeCall` before every request and `record`
- * after it, so a failed or repaired reply is counted as what it cost.
+ * One question's LLM spend. Adapters call `beforeCall` before every request they send
+ * (retries and repairs included) and `record` after it, whether it failed or not, so every
+ * request is counted with the tokens the server reported for it.
  */
 export class UsageMeter {
   llmCalls = 0;
@@ -42,5 +43,15 @@ export class UsageMeter {
   record(tokens: number): void {
     this.llmCalls += 1;
     this.tokens += tokens;
+  }
+
+  /** Tokens of a request already recorded: a stream reports its usage only when it ends. */
+  addTokens(tokens: number): void {
+    this.tokens += tokens;
+  }
+
+  /** Tokens the question may still spend (prompt and completion together). */
+  get tokensLeft(): number {
+    return Math.max(0, this.limits.maxTokens - this.tokens);
   }
 }

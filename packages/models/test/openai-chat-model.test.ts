@@ -12,9 +12,12 @@ import { z } from 'zod';
 import {
   BudgetExhaustedError,
   createOpenAiChatModel,
+  IncompleteAnswerError,
   ModelOutputError,
+  RateLimitedError,
   UsageMeter,
   type ChatModel,
+  type ChatRequest,
 } from '../src/index.js';
 
 let server: ScriptedOpenAiServer;
@@ -141,6 +144,141 @@ describe('openai chat model - streaming', () => {
     })().catch((e: unknown) => e);
     expect(error).toBeInstanceOf(DeadlineExceededError);
     expect(received.length).toBeLessThan(4);
+  });
+});
+
+/** Every delta of a stream, then how it ended: its usage, or the error it threw. */
+async function drain(chat: ChatModel, request: ChatRequest) {
+  const deltas: string[] = [];
+  const stream = chat.stream(request);
+  try {
+    let step = await stream.next();
+    while (!step.done) {
+      deltas.push(step.value);
+      step = await stream.next();
+    }
+    return { deltas, usage: step.value, error: undefined };
+  } catch (error) {
+    return { deltas, usage: undefined, error };
+  }
+}
+
+describe('openai chat model - streams that do not finish', () => {
+  it('openai chat - a stream that ends without a finish reason or [DONE] is an IncompleteAnswerError, after the deltas it did send', async () => {
+    server.enqueue({ deltas: ['The Falcons ', 'were beaten by ', 'the Granite Falcon'], end: 'cut' });
+    const { deltas, error } = await drain(model(), { messages: ask, deadlineUnixMs: soon() });
+    expect(deltas.join('')).toBe('The Falcons were beaten by the Granite Falcon');
+    expect(error).toBeInstanceOf(IncompleteAnswerError);
+    expect(error).toMatchObject({ reason: 'cut' });
+  });
+
+  it('openai chat - a stream that stops at max_tokens (finish reason length) is incomplete, and max_tokens was sent', async () => {
+    server.enqueue({ deltas: ['One ', 'two'], end: 'length', promptTokens: 30, completionTokens: 2 });
+    const meter = new UsageMeter();
+    const { error } = await drain(model(), { messages: ask, maxTokens: 2, deadlineUnixMs: soon(), meter });
+    expect(error).toMatchObject({ reason: 'length' });
+    expect(server.requests[0]?.max_tokens).toBe(2);
+    expect(meter).toMatchObject({ llmCalls: 1, tokens: 32 });
+  });
+
+  it('openai chat - a stream that stalls after its first deltas ends at the deadline with DeadlineExceededError', async () => {
+    server.enqueue({ deltas: ['Paris ', 'is '], end: 'stall' });
+    const { deltas, error } = await drain(model(), { messages: ask, deadlineUnixMs: soon(400) });
+    expect(deltas).toEqual(['Paris ', 'is ']);
+    expect(error).toBeInstanceOf(DeadlineExceededError);
+  });
+
+  it("openai chat - a stream may outlast one request's timeout: that timeout covers opening it, the deadline covers the body", async () => {
+    server.enqueue({ deltas: ['one ', 'two ', 'three ', 'four.'], pauseMs: 80 });
+    const { deltas, error } = await drain(model({ requestTimeoutMs: 100 }), { messages: ask, deadlineUnixMs: soon() });
+    expect(error).toBeUndefined();
+    expect(deltas.join('')).toBe('one two three four.');
+  });
+});
+
+describe('openai chat model - rate limits and spend', () => {
+  it('openai chat - a 429 is retried no sooner than its Retry-After: one the deadline cannot fit is not retried at all', async () => {
+    server.enqueue({ status: 429, retryAfter: 2 }, { content: 'Paris' });
+    const error = await model({ attempts: 3 })
+      .complete({ messages: ask, deadlineUnixMs: soon(1_000) })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RateLimitedError);
+    expect(error).toMatchObject({ retryAfterMs: 2_000 });
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it('openai chat - a 429 whose Retry-After fits the deadline is retried and answers', async () => {
+    server.enqueue({ status: 429, retryAfter: 0 }, { content: 'Paris' });
+    const result = await model().complete({ messages: ask, deadlineUnixMs: soon() });
+    expect(result.value).toBe('Paris');
+    expect(server.requests).toHaveLength(2);
+  });
+
+  it('openai chat - 429s are back-pressure: they never open the breaker', async () => {
+    const guard = createGuard({
+      downstream: 'chat-model',
+      breaker: {
+        errorThresholdPercentage: 50,
+        volumeThreshold: 2,
+        resetTimeoutMs: 60_000,
+        rollingCountTimeoutMs: 10_000,
+      },
+    });
+    guards.push(guard);
+    server.setRule(() => ({ status: 429 }));
+    const chat = model({ guard, attempts: 1 });
+    for (let i = 0; i < 3; i += 1) {
+      await expect(chat.complete({ messages: ask, deadlineUnixMs: soon() })).rejects.toBeInstanceOf(RateLimitedError);
+    }
+    expect(guard.state).toBe('closed');
+    expect(server.requests).toHaveLength(3);
+  });
+
+  it('openai chat - every request is counted, failed attempts and retries included', async () => {
+    server.enqueue({ status: 503 }, { status: 503 }, { status: 503 });
+    const meter = new UsageMeter();
+    await expect(
+      model({ attempts: 3 }).complete({ messages: ask, deadlineUnixMs: soon(), meter }),
+    ).rejects.toBeInstanceOf(UnavailableError);
+    expect(server.requests).toHaveLength(3);
+    expect(meter).toMatchObject({ llmCalls: 3, tokens: 0 });
+  });
+
+  it('openai chat - a budget spent between attempts stops the retries', async () => {
+    server.enqueue({ status: 503 }, { content: 'never sent' });
+    const meter = new UsageMeter({ maxLlmCalls: 1, maxTokens: 1_000 });
+    await expect(
+      model({ attempts: 3 }).complete({ messages: ask, deadlineUnixMs: soon(), meter }),
+    ).rejects.toBeInstanceOf(BudgetExhaustedError);
+    expect(server.requests).toHaveLength(1);
+  });
+});
+
+describe('openai chat model - response_format', () => {
+  it('openai chat - a JSON request sends its schema as response_format', async () => {
+    server.enqueue({ content: '{"city": "Paris"}' });
+    await model().complete({ messages: ask, json: citySchema, deadlineUnixMs: soon() });
+    expect(server.requests[0]?.response_format).toMatchObject({
+      type: 'json_schema',
+      json_schema: { name: 'reply', schema: { type: 'object', properties: { city: { type: 'string' } } } },
+    });
+  });
+
+  it('openai chat - a server that refuses response_format is asked by prompt alone, and not sent it again', async () => {
+    await server.close();
+    server = await startScriptedOpenAiServer({ responseFormat: 'rejected' });
+    server.enqueue({ content: '{"city": "Paris"}' }, { content: '{"city": "Rome"}' });
+    const chat = model();
+    const first = await chat.complete({ messages: ask, json: citySchema, deadlineUnixMs: soon() });
+    const second = await chat.complete({ messages: ask, json: citySchema, deadlineUnixMs: soon() });
+    expect([first.value, second.value]).toEqual([{ city: 'Paris' }, { city: 'Rome' }]);
+    expect(server.requests.map((body) => body.response_format !== undefined)).toEqual([true, false, false]);
+  });
+
+  it('openai chat - a plain text request sends no response_format', async () => {
+    server.enqueue({ content: 'Paris' });
+    await model().complete({ messages: ask, deadlineUnixMs: soon() });
+    expect(server.requests[0]?.response_format).toBeUndefined();
   });
 });
 

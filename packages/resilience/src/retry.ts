@@ -14,6 +14,11 @@ export interface RetryOptions {
   signal?: AbortSignal;
   /** Which failures are worth another attempt. Default: `retryable` ones, except an open breaker. */
   retryable?: (error: HoplineError) => boolean;
+  /**
+   * The wait a failure itself asks for (a 429's `Retry-After`), used instead of the backoff;
+   * undefined for the backoff. An attempt the deadline cannot fit after that wait never starts.
+   */
+  delayOf?: (error: HoplineError) => number | undefined;
   /** Called before each backoff; for logs and span events. */
   onRetry?: (error: HoplineError, nextAttempt: number, delayMs: number) => void;
 }
@@ -40,7 +45,7 @@ export async function retryWithinDeadline<T>(
       const failure = toHoplineError(error);
       if (options.signal?.aborted) throw abortReason(options.signal);
       if (attemptNumber >= attempts || !retryable(failure)) throw failure;
-      const delayMs = Math.random() * backoffMs * 2 ** (attemptNumber - 1);
+      const delayMs = options.delayOf?.(failure) ?? Math.random() * backoffMs * 2 ** (attemptNumber - 1);
       if (remainingMs(options.deadlineUnixMs) < delayMs + minAttemptMs) throw failure;
       options.onRetry?.(failure, attemptNumber + 1, delayMs);
       await sleep(delayMs, options.signal);

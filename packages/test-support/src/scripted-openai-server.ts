@@ -5,7 +5,9 @@ import type { AddressInfo } from 'node:net';
  * An OpenAI-compatible chat server for tests: real HTTP on a random port, answering
  * POST /v1/chat/completions from a script. Non-streaming requests get a chat.completion JSON
  * body; `stream: true` requests get real server-sent-event chunks, one per delta, then the
- * usage chunk and `data: [DONE]`.
+ * finish chunk, the usage chunk and `data: [DONE]`. It can also misbehave as real servers do:
+ * cut a stream, stall in it, end it for length, answer 429 with `Retry-After`, or refuse
+ * `response_format`.
  */
 
 export interface ChatRequestBody {
@@ -14,15 +16,27 @@ export interface ChatRequestBody {
   temperature?: number;
   max_tokens?: number;
   stream?: boolean;
+  response_format?: { type: string; json_schema?: { name: string; schema: unknown; strict?: boolean } };
 }
+
+/** How a streamed reply ends. */
+export type StreamEnd =
+  /** Finish reason `stop`, the usage chunk, `[DONE]`: a whole answer. */
+  | 'stop'
+  /** Finish reason `length`: the server stopped at `max_tokens`. */
+  | 'length'
+  /** The body ends cleanly after the last delta, with no finish reason and no `[DONE]`. */
+  | 'cut'
+  /** The stream stays open after the last delta, sending nothing, until the client gives up. */
+  | 'stall';
 
 export type ScriptedReply =
   /** A complete message (JSON for a non-streaming request, one delta per word when streaming). */
   | { content: string; promptTokens?: number; completionTokens?: number }
   /** Streamed in exactly these deltas. */
-  | { deltas: string[]; promptTokens?: number; completionTokens?: number; pauseMs?: number }
-  /** An HTTP error status with an OpenAI-style error body. */
-  | { status: number; message?: string }
+  | { deltas: string[]; promptTokens?: number; completionTokens?: number; pauseMs?: number; end?: StreamEnd }
+  /** An HTTP error status with an OpenAI-style error body; `retryAfter` (seconds) as a header. */
+  | { status: number; message?: string; retryAfter?: number }
   /** Never answers: the connection stays open until the client gives up. */
   | { hang: true };
 
@@ -57,7 +71,15 @@ async function readBody(request: IncomingMessage): Promise<string> {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-export async function startScriptedOpenAiServer(): Promise<ScriptedOpenAiServer> {
+export interface ScriptedServerOptions {
+  /**
+   * Whether the server takes `response_format` (as OpenAI and vLLM do) or answers 400 to a
+   * request that sends it (as some OpenAI-compatible servers do). Default: it takes it.
+   */
+  responseFormat?: 'accepted' | 'rejected';
+}
+
+export async function startScriptedOpenAiServer(options: ScriptedServerOptions = {}): Promise<ScriptedOpenAiServer> {
   const requests: ChatRequestBody[] = [];
   const queue: ScriptedReply[] = [];
   const open = new Set<ServerResponse>();
@@ -67,7 +89,10 @@ export async function startScriptedOpenAiServer(): Promise<ScriptedOpenAiServer>
   const answer = async (body: ChatRequestBody, response: ServerResponse, reply: ScriptedReply) => {
     if ('hang' in reply) return;
     if ('status' in reply) {
-      response.writeHead(reply.status, { 'content-type': 'application/json' });
+      response.writeHead(reply.status, {
+        'content-type': 'application/json',
+        ...(reply.retryAfter === undefined ? {} : { 'retry-after': String(reply.retryAfter) }),
+      });
       response.end(
         JSON.stringify({ error: { message: reply.message ?? `scripted status ${reply.status}`, type: 'scripted' } }),
       );
@@ -116,12 +141,18 @@ export async function startScriptedOpenAiServer(): Promise<ScriptedOpenAiServer>
         choices: [{ index: 0, delta: { content: delta }, finish_reason: null }],
       });
     }
+    const end = 'deltas' in reply ? (reply.end ?? 'stop') : 'stop';
+    if (end === 'stall') return;
+    if (end === 'cut') {
+      response.end();
+      return;
+    }
     send({
       id,
       object: 'chat.completion.chunk',
       created,
       model: body.model,
-      choices: [{ index: 0, delta: {}, finish_reason: 'stop' }],
+      choices: [{ index: 0, delta: {}, finish_reason: end }],
     });
     send({ id, object: 'chat.completion.chunk', created, model: body.model, choices: [], usage: usageOf(reply) });
     response.end('data: [DONE]\n\n');
@@ -138,6 +169,13 @@ export async function startScriptedOpenAiServer(): Promise<ScriptedOpenAiServer>
       const body = JSON.parse(await readBody(request)) as ChatRequestBody;
       const index = requests.length;
       requests.push(body);
+      if (body.response_format && options.responseFormat === 'rejected') {
+        response.writeHead(400, { 'content-type': 'application/json' });
+        response.end(
+          JSON.stringify({ error: { message: 'response_format is not supported', type: 'invalid_request' } }),
+        );
+        return;
+      }
       const reply = rule?.(body, index) ?? queue.shift();
       if (!reply) {
         response.writeHead(500, { 'content-type': 'application/json' });

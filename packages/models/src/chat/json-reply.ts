@@ -43,7 +43,12 @@ export function parseJsonReply<T>(reply: string, schema: z.ZodType<T>): JsonRepl
   return { ok: true, value: result.data };
 }
 
-/** The schema as JSON Schema, for telling the model what a repaired reply must look like. */
+/** The schema as JSON Schema, for `response_format`. */
+export function jsonSchemaOf(schema: z.ZodType<unknown>): Record<string, unknown> {
+  return z.toJSONSchema(schema, { unrepresentable: 'any', io: 'input' }) as Record<string, unknown>;
+}
+
+/** The schema as JSON Schema text, for telling the model what a repaired reply must look like. */
 export function describeSchema(schema: z.ZodType<unknown>): string {
-  return JSON.stringify(z.toJSONSchema(schema, { unrepresentable: 'any' }));
+  return JSON.stringify(jsonSchemaOf(schema));
 }

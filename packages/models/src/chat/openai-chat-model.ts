@@ -9,10 +9,13 @@ import {
 import { abortReason, deadlineSignal, retryWithinDeadline } from '@hopline/resilience';
 import { instrument } from '@hopline/telemetry';
 import OpenAI from 'openai';
+import type { z } from 'zod';
 import { createPromptBook } from '../prompts.js';
+import { BudgetExhaustedError } from '../usage.js';
 import type { ChatMessage, ChatModel, ChatRequest, ChatResult, ChatUsage, JsonChatRequest } from './chat-model.js';
 import { addUsage, NO_USAGE } from './chat-model.js';
-import { describeSchema, ModelOutputError, parseJsonReply } from './json-reply.js';
+import { IncompleteAnswerError, RateLimitedError } from './errors.js';
+import { describeSchema, jsonSchemaOf, ModelOutputError, parseJsonReply } from './json-reply.js';
 
 /** The part of `@hopline/resilience`'s Guard the adapter needs: a breaker with a per-call signal. */
 export interface CallGuard {
@@ -33,6 +36,12 @@ export interface OpenAiChatModelOptions {
   requestTimeoutMs?: number;
   /** Attempts per request, the first included; later ones only start if the deadline fits them. */
   attempts?: number;
+  /**
+   * Whether JSON replies are asked for with `response_format` (a JSON schema) besides the
+   * prompt. Default true; a server that answers such a request with 400 is asked again without
+   * it, and this adapter stops sending it to that server.
+   */
+  responseFormat?: boolean;
 }
 
 const DEFAULT_REQUEST_TIMEOUT_MS = 20_000;
@@ -47,6 +56,24 @@ function toUsage(usage: OpenAI.CompletionUsage | null | undefined): ChatUsage {
   };
 }
 
+/** `Retry-After` as seconds or an HTTP date, in ms from now; undefined when absent or unreadable. */
+function retryAfterMs(header: string | null): number | undefined {
+  if (header === null || header.trim() === '') return undefined;
+  const seconds = Number(header);
+  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
+  const date = Date.parse(header);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
+}
+
+/** The request asked for too much: a spent budget is not worth another attempt. */
+const retryable = (error: HoplineError) =>
+  error.retryable && error.code !== 'breaker_open' && !(error instanceof BudgetExhaustedError);
+const delayOf = (error: HoplineError) => (error instanceof RateLimitedError ? error.retryAfterMs : undefined);
+
+type OpenAiMessage = { role: ChatMessage['role']; content: string };
+const toOpenAi = (messages: readonly ChatMessage[]): OpenAiMessage[] =>
+  messages.map((message) => ({ role: message.role, content: message.content }));
+
 /** An OpenAI client error in Hopline's taxonomy, so breakers and retries judge it rightly. */
 function toModelError(error: unknown, signal: AbortSignal | undefined, baseURL: string): HoplineError {
   if (signal?.aborted) return abortReason(signal);
@@ -59,7 +86,13 @@ function toModelError(error: unknown, signal: AbortSignal | undefined, baseURL: 
     return new UnavailableError(`the model server at ${baseURL} cannot be reached`, { cause: error });
   if (error instanceof OpenAI.APIError) {
     const status = error.status ?? 0;
-    if (status === 429 || status >= 500)
+    if (status === 429)
+      return new RateLimitedError(
+        `the model server is rate limiting (429): ${error.message}`,
+        retryAfterMs(error.headers?.get('retry-after') ?? null),
+        { cause: error },
+      );
+    if (status >= 500)
       return new UnavailableError(`the model server answered ${status}: ${error.message}`, { cause: error });
     if (status === 401)
       return new HoplineError('unauthenticated', `the model server refused the API key: ${error.message}`, {
@@ -76,9 +109,12 @@ function toModelError(error: unknown, signal: AbortSignal | undefined, baseURL: 
 
 /**
  * The chat port over any OpenAI-compatible server. Each request passes the guard (breaker and
- * per-call timeout), is retried only while the question's deadline still fits an attempt, and
- * is checked against and recorded in the question's usage meter. JSON replies are validated;
- * a malformed one gets one repair request, then ModelOutputError for the caller's fallback.
+ * per-call timeout) and is retried only while the question's deadline still fits an attempt
+ * (after a 429, no sooner than its `Retry-After`); every attempt, failed ones included, is
+ * checked against and recorded in the question's usage meter. JSON replies are asked for with
+ * `response_format` where the server takes it, and validated; a malformed one gets one repair
+ * request, then ModelOutputError for the caller's fallback. A stream is whole only when the
+ * server says it finished (`finish_reason: stop`); anything else is IncompleteAnswerError.
  */
 export function createOpenAiChatModel(options: OpenAiChatModelOptions): ChatModel {
   const client = new OpenAI({
@@ -90,10 +126,20 @@ export function createOpenAiChatModel(options: OpenAiChatModelOptions): ChatMode
   });
   const capMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
   const attempts = options.attempts ?? 2;
+  let sendResponseFormat = options.responseFormat ?? true;
 
-  const guarded = <T>(request: ChatRequest, work: (signal: AbortSignal) => Promise<T>): Promise<T> =>
+  /**
+   * One request, attempt by attempt. Each attempt is counted in the meter before it is sent
+   * and recorded whatever its outcome (tokens as the server reported them, none when it failed).
+   */
+  const guarded = <T>(
+    request: ChatRequest,
+    work: (signal: AbortSignal) => Promise<T>,
+    tokensOf: (result: T) => number,
+  ): Promise<T> =>
     retryWithinDeadline(
       async () => {
+        request.meter?.beforeCall();
         const run = async (signal: AbortSignal) => {
           try {
             return await work(signal);
@@ -101,33 +147,64 @@ export function createOpenAiChatModel(options: OpenAiChatModelOptions): ChatMode
             throw toModelError(error, signal, options.baseURL);
           }
         };
-        if (options.guard)
-          return options.guard.call(run, { deadlineUnixMs: request.deadlineUnixMs, capMs, signal: request.signal });
-        const signal = deadlineSignal(Math.min(request.deadlineUnixMs, Date.now() + capMs), request.signal);
-        return run(signal);
+        let tokens = 0;
+        try {
+          const result = options.guard
+            ? await options.guard.call(run, { deadlineUnixMs: request.deadlineUnixMs, capMs, signal: request.signal })
+            : await run(deadlineSignal(Math.min(request.deadlineUnixMs, Date.now() + capMs), request.signal));
+          tokens = tokensOf(result);
+          return result;
+        } finally {
+          request.meter?.record(tokens);
+        }
       },
-      { deadlineUnixMs: request.deadlineUnixMs, attempts, signal: request.signal },
+      { deadlineUnixMs: request.deadlineUnixMs, attempts, signal: request.signal, retryable, delayOf },
     );
 
-  const requestText = (request: ChatRequest, messages: readonly ChatMessage[]) =>
+  const requestText = (
+    request: ChatRequest,
+    messages: readonly ChatMessage[],
+    schema: z.ZodType<unknown> | undefined,
+  ): Promise<{ text: string; usage: ChatUsage }> =>
     instrument(
       'llm chat',
       { attributes: { 'gen_ai.request.model': options.model, 'gen_ai.operation.name': 'chat' } },
       async (span) => {
-        request.meter?.beforeCall();
-        const completion = await guarded(request, (signal) =>
-          client.chat.completions.create(
-            {
-              model: options.model,
-              messages: messages.map((message) => ({ role: message.role, content: message.content })),
-              temperature: request.temperature ?? 0,
-              ...(request.maxTokens === undefined ? {} : { max_tokens: request.maxTokens }),
-            },
-            { signal },
-          ),
-        );
+        const send = (withFormat: boolean) =>
+          guarded(
+            request,
+            (signal) =>
+              client.chat.completions.create(
+                {
+                  model: options.model,
+                  messages: toOpenAi(messages),
+                  temperature: request.temperature ?? 0,
+                  ...(request.maxTokens === undefined ? {} : { max_tokens: request.maxTokens }),
+                  ...(withFormat && schema
+                    ? {
+                        response_format: {
+                          type: 'json_schema' as const,
+                          json_schema: { name: 'reply', schema: jsonSchemaOf(schema), strict: false },
+                        },
+                      }
+                    : {}),
+                },
+                { signal },
+              ),
+            (completion) => toUsage(completion.usage).totalTokens,
+          );
+        const withFormat = sendResponseFormat && schema !== undefined;
+        let completion: OpenAI.ChatCompletion;
+        try {
+          completion = await send(withFormat);
+        } catch (error) {
+          // A server that does not know response_format refuses the request: the prompt alone asks for JSON.
+          if (!withFormat || !(error instanceof ValidationError)) throw error;
+          sendResponseFormat = false;
+          span.addEvent('response_format refused; asking by prompt alone');
+          completion = await send(false);
+        }
         const usage = toUsage(completion.usage);
-        request.meter?.record(usage.totalTokens);
         span.setAttributes({
           'gen_ai.usage.input_tokens': usage.promptTokens,
           'gen_ai.usage.output_tokens': usage.completionTokens,
@@ -139,11 +216,12 @@ export function createOpenAiChatModel(options: OpenAiChatModelOptions): ChatMode
     );
 
   async function complete(request: ChatRequest | JsonChatRequest<unknown>): Promise<ChatResult<unknown>> {
-    const first = await requestText(request, request.messages);
-    if (!('json' in request))
+    const schema = 'json' in request ? request.json : undefined;
+    const first = await requestText(request, request.messages, schema);
+    if (schema === undefined)
       return { value: first.text, text: first.text, usage: first.usage, requests: 1, model: options.model };
 
-    const parsed = parseJsonReply(first.text, request.json);
+    const parsed = parseJsonReply(first.text, schema);
     if (parsed.ok)
       return { value: parsed.value, text: first.text, usage: first.usage, requests: 1, model: options.model };
 
@@ -152,47 +230,88 @@ export function createOpenAiChatModel(options: OpenAiChatModelOptions): ChatMode
       { role: 'assistant', content: first.text },
       {
         role: 'user',
-        content: prompts.render('repair-json', { problem: parsed.problem, schema: describeSchema(request.json) }),
+        content: prompts.render('repair-json', { problem: parsed.problem, schema: describeSchema(schema) }),
       },
     ];
-    const second = await requestText(request, repairMessages);
+    const second = await requestText(request, repairMessages, schema);
     const usage = addUsage(first.usage, second.usage);
-    const repaired = parseJsonReply(second.text, request.json);
+    const repaired = parseJsonReply(second.text, schema);
     if (!repaired.ok) throw new ModelOutputError(`the model's reply was malformed twice: ${repaired.problem}`);
     return { value: repaired.value, text: second.text, usage, requests: 2, model: options.model };
   }
 
   async function* stream(request: ChatRequest): AsyncGenerator<string, ChatUsage> {
-    request.meter?.beforeCall();
     // The body outlives the guarded call that opens it, so the question's deadline bounds it.
     const bodySignal = deadlineSignal(request.deadlineUnixMs, request.signal);
-    // The guard and retries cover opening the stream: that is when a dead server shows.
-    const chunks = await guarded(request, (signal) =>
-      client.chat.completions.create(
-        {
-          model: options.model,
-          messages: request.messages.map((message) => ({ role: message.role, content: message.content })),
-          temperature: request.temperature ?? 0,
-          stream: true,
-          stream_options: { include_usage: true },
-          ...(request.maxTokens === undefined ? {} : { max_tokens: request.maxTokens }),
-        },
-        { signal: AbortSignal.any([signal, bodySignal]) },
-      ),
-    );
+    // The guard and retries cover opening the stream: that is when a dead server shows. Each
+    // attempt's connection aborts on its call's timeout only while it opens; once open, only
+    // the body's deadline or the caller can cut it, so its failure is judged by one signal.
+    let connection = new AbortController();
     let usage: ChatUsage = NO_USAGE;
+    const chunks = await guarded(
+      request,
+      async (signal) => {
+        connection = new AbortController();
+        const cut = connection;
+        const abort = (source: AbortSignal) => () => cut.abort(source.reason);
+        const onCall = abort(signal);
+        const onBody = abort(bodySignal);
+        signal.addEventListener('abort', onCall, { once: true });
+        bodySignal.addEventListener('abort', onBody, { once: true });
+        if (bodySignal.aborted) onBody();
+        try {
+          return await client.chat.completions.create(
+            {
+              model: options.model,
+              messages: toOpenAi(request.messages),
+              temperature: request.temperature ?? 0,
+              stream: true,
+              stream_options: { include_usage: true },
+              ...(request.maxTokens === undefined ? {} : { max_tokens: request.maxTokens }),
+            },
+            { signal: cut.signal },
+          );
+        } catch (error) {
+          bodySignal.removeEventListener('abort', onBody);
+          throw error;
+        } finally {
+          signal.removeEventListener('abort', onCall);
+        }
+      },
+      // The stream's tokens are recorded once it ends.
+      () => 0,
+    );
+    let finishReason: string | null | undefined;
+    let recorded = false;
+    const recordUsage = () => {
+      if (recorded) return;
+      recorded = true;
+      request.meter?.addTokens(usage.totalTokens);
+    };
     try {
       for await (const chunk of chunks) {
         if (chunk.usage) usage = toUsage(chunk.usage);
-        const delta = chunk.choices[0]?.delta.content;
+        const choice = chunk.choices[0];
+        if (choice?.finish_reason) finishReason = choice.finish_reason;
+        const delta = choice?.delta.content;
         if (delta) yield delta;
       }
       // An aborted body can end the iteration quietly; a cut-off answer must not pass as whole.
-      if (bodySignal.aborted) throw abortReason(bodySignal);
+      if (connection.signal.aborted) throw abortReason(connection.signal);
     } catch (error) {
-      throw toModelError(error, bodySignal, options.baseURL);
+      throw toModelError(error, connection.signal, options.baseURL);
     } finally {
-      request.meter?.record(usage.totalTokens);
+      recordUsage();
+    }
+    if (finishReason !== 'stop') {
+      throw new IncompleteAnswerError(
+        finishReason === 'length'
+          ? 'the model stopped at its max_tokens: the answer is cut'
+          : finishReason
+            ? `the model stopped for ${finishReason}: the answer is cut`
+            : 'the model stream ended without a finish reason: the answer is cut',
+        finishReason === 'length' ? 'length' : 'cut',
+      );
     }
     return usage;
   }
