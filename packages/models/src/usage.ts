@@ -45,6 +45,12 @@ export class UsageMeter {
     this.tokens += tokens;
   }
 
+  /** Requests made and tokens spent elsewhere for the same question (its analysis, in another service). */
+  include(spend: { llmCalls: number; tokens: number }): void {
+    this.llmCalls += spend.llmCalls;
+    this.tokens += spend.tokens;
+  }
+
   /** Tokens of a request already recorded: a stream reports its usage only when it ends. */
   addTokens(tokens: number): void {
     this.tokens += tokens;

@@ -7,24 +7,31 @@ export type ReasoningPrompt = 'decompose' | 'hyde' | 'extract-hop' | 'synthesize
 
 export const prompts = createPromptBook<ReasoningPrompt>(new URL('../prompts/', import.meta.url));
 
-export interface FencedEvidence {
-  /** Goes into the prompt: every document between markers it cannot forge. */
-  text: string;
+/**
+ * Markers that carry a random nonce, one per prompt: text between them is data, whatever it
+ * says. Everything a prompt carries that came from a document or a model (chunks, earlier hop
+ * answers, searches a model wrote, a model's plan) goes inside; a text cannot close its own
+ * fence, because the nonce is removed from it.
+ */
+export interface Fence {
   /** The marker's nonce, which the prompt names so the model knows where data starts and ends. */
   nonce: string;
+  /** `text` between markers; `heading` (e.g. `E1 title="…"`) goes into the opening marker. */
+  wrap(kind: 'DOCUMENT' | 'DATA', heading: string, text: string): string;
 }
 
-/**
- * Retrieved text between markers that carry a random nonce: a document cannot close its own
- * fence, so instructions written inside it stay data.
- */
-export function fenceEvidence(items: readonly { label: string; chunk: Chunk__Output }[]): FencedEvidence {
+export function createFence(): Fence {
   const nonce = randomBytes(6).toString('hex');
-  const text = items
-    .map(({ label, chunk }) => {
-      const body = chunk.text.replaceAll(nonce, '');
-      return `<<<DOCUMENT ${nonce} ${label} title=${JSON.stringify(chunk.title)}>>>\n${body}\n<<<END ${nonce}>>>`;
-    })
+  const clean = (text: string) => text.replaceAll(nonce, '');
+  return {
+    nonce,
+    wrap: (kind, heading, text) => `<<<${kind} ${nonce} ${clean(heading)}>>>\n${clean(text)}\n<<<END ${nonce}>>>`,
+  };
+}
+
+/** Retrieved chunks, each fenced with its label and title. */
+export function fenceEvidence(fence: Fence, items: readonly { label: string; chunk: Chunk__Output }[]): string {
+  return items
+    .map(({ label, chunk }) => fence.wrap('DOCUMENT', `${label} title=${JSON.stringify(chunk.title)}`, chunk.text))
     .join('\n\n');
-  return { text, nonce };
 }

@@ -19,6 +19,7 @@ const done = (answer: string, overrides: Partial<Done__Output> = {}): Done__Outp
       docId: 'd1',
       kbId: 'handbook',
       title: 'Handbook',
+      docVersion: 1,
       span: { start: 0, end: 9 },
       snippet: 'text',
       hop: 1,

@@ -88,6 +88,8 @@ const ONE_RETRIEVAL: Analysis__Output = {
   hydeText: '',
   decidedBy: DecidedBy.DECIDED_BY_UNSPECIFIED,
   fallbackReason: '',
+  llmCalls: 0,
+  tokens: 0,
 };
 
 /** One question through a hop reasoner, in the terms the metrics read. */

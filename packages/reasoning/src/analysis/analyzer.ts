@@ -1,6 +1,6 @@
 import type { Analysis__Output } from '@hopline/contracts';
 import { DecidedBy, Route, toHoplineError } from '@hopline/contracts';
-import type { ChatModel } from '@hopline/models';
+import { UsageMeter, type ChatModel } from '@hopline/models';
 import type { Logger } from '@hopline/telemetry';
 import { instrument } from '@hopline/telemetry';
 import { planWithModel, writeHypotheticalAnswer } from './model-plan.js';
@@ -39,6 +39,8 @@ function fromRules(
     hydeText: '',
     decidedBy,
     fallbackReason,
+    llmCalls: 0,
+    tokens: 0,
   };
 }
 
@@ -53,11 +55,19 @@ export function createAnalyzer(deps: AnalyzerDependencies = {}): Analyzer {
     const chat = deps.chat;
     if (!chat || (rules.decided && !rules.fuzzy)) return fromRules(rules, DecidedBy.RULES);
 
+    // Every model request of the analysis is counted, so the question's budget includes it.
+    const meter = new UsageMeter();
+    const call = { ...options, meter };
+    const spent = (analysis: Analysis__Output): Analysis__Output => ({
+      ...analysis,
+      llmCalls: meter.llmCalls,
+      tokens: meter.tokens,
+    });
     let analysis = fromRules(rules, DecidedBy.RULES);
     if (!rules.decided) {
       try {
         const plan = await instrument('plan question', { attributes: { 'hopline.rules_route': rules.route } }, () =>
-          planWithModel(chat, question, rules, options),
+          planWithModel(chat, question, rules, call),
         );
         analysis = {
           route: Route[plan.route],
@@ -68,6 +78,8 @@ export function createAnalyzer(deps: AnalyzerDependencies = {}): Analyzer {
           hydeText: '',
           decidedBy: DecidedBy.MODEL,
           fallbackReason: '',
+          llmCalls: 0,
+          tokens: 0,
         };
       } catch (error) {
         if (options.signal?.aborted) throw toHoplineError(error);
@@ -81,7 +93,7 @@ export function createAnalyzer(deps: AnalyzerDependencies = {}): Analyzer {
     }
     if (rules.fuzzy) {
       try {
-        analysis = { ...analysis, hydeText: await writeHypotheticalAnswer(chat, question, options) };
+        analysis = { ...analysis, hydeText: await writeHypotheticalAnswer(chat, question, call) };
       } catch (error) {
         if (options.signal?.aborted) throw toHoplineError(error);
         const failure = toHoplineError(error);
@@ -93,7 +105,7 @@ export function createAnalyzer(deps: AnalyzerDependencies = {}): Analyzer {
         };
       }
     }
-    return analysis;
+    return spent(analysis);
   }
 
   return { analyze };

@@ -1,5 +1,5 @@
 import type { Route__Output } from '@hopline/contracts';
-import type { ChatModel } from '@hopline/models';
+import type { ChatModel, UsageMeter } from '@hopline/models';
 import { prompts } from '../prompts.js';
 import { z } from 'zod';
 
@@ -55,6 +55,8 @@ export type ModelPlan = z.infer<typeof modelPlanSchema>;
 export interface ModelCall {
   deadlineUnixMs: number;
   signal?: AbortSignal;
+  /** Where the analysis's model requests are counted. */
+  meter: UsageMeter;
 }
 
 export async function planWithModel(
@@ -69,6 +71,7 @@ export async function planWithModel(
     temperature: 0,
     deadlineUnixMs: call.deadlineUnixMs,
     ...(call.signal ? { signal: call.signal } : {}),
+    meter: call.meter,
   });
   return reply.value;
 }
@@ -81,6 +84,7 @@ export async function writeHypotheticalAnswer(chat: ChatModel, question: string,
     maxTokens: 160,
     deadlineUnixMs: call.deadlineUnixMs,
     ...(call.signal ? { signal: call.signal } : {}),
+    meter: call.meter,
   });
   return reply.value.trim();
 }

@@ -1,6 +1,6 @@
 import type { Chunk__Output } from '@hopline/contracts';
-import { claimPhrases } from '../offline/claims.js';
-import { states } from '../offline/text.js';
+import { toHoplineError, type HoplineError } from '@hopline/contracts';
+import { claimOf, isEmptyClaim, supports, type Claim } from '../offline/claims.js';
 
 export interface WrittenAnswer {
   text: string;
@@ -12,10 +12,17 @@ export interface WrittenAnswer {
   droppedSentences: number;
   /** Claims whose citations did not state them and were moved to the evidence that does. */
   recited: number;
+  /** Claims written without a citation and cited to the evidence that states them. */
+  uncitedCited: number;
   /** Sentences dropped because no evidence states what they claim. */
   unsupportedSentences: number;
   /** Sentences dropped because the answer had already said them. */
   repeatedSentences: number;
+  /**
+   * Why the text stopped before the writer finished (its stream failed or was cut); the
+   * unfinished sentence it was writing was not sent. Undefined when the writer finished.
+   */
+  interruption?: HoplineError;
 }
 
 // "[1][2]" and "[1, 2]" cite one claim alike.
@@ -34,19 +41,31 @@ const sentenceKey = (sentence: string) =>
     .trim()
     .toLowerCase();
 
+export interface WriterOptions {
+  /**
+   * Whether text that cites nothing is checked like a claim (`checked`, the default: a model's
+   * words) or passed as framing (`trusted`: the offline reasoner's own templates, such as
+   * "What was not found: …", which cite every fact they state).
+   */
+  uncited?: 'checked' | 'trusted';
+}
+
 /**
- * Streams an answer sentence by sentence, checking every [n] against the evidence as it goes.
- * A citation that names no evidence is removed, and a sentence whose only citations were such
- * is not sent. Each cited claim (the text before a citation group) must be stated by the
- * chunks it cites — its names and numbers, see `claimPhrases`; when they do not, the claim is
- * cited to the evidence that states it, and when none does, the sentence is not sent. A
- * sentence the answer already said is not sent twice. Every claim the reader sees resolves to
- * a chunk that states it.
+ * Streams an answer sentence by sentence, checking every sentence against the evidence as it
+ * goes, cited or not. A citation that names no evidence is removed, and a sentence whose only
+ * citations were such is not sent. Each claim (the text before a citation group, and a sentence
+ * or tail with no citation) must be stated by the chunks it cites — see `claimOf`: its names and
+ * numbers exactly, most of its words; when they do not, the claim is cited to the evidence that
+ * states it, and when none does, the sentence is not sent. Only framing that claims nothing
+ * passes uncited. A sentence the answer already said is not sent twice. When the deltas fail,
+ * the unfinished sentence is not sent and the failure is returned as `interruption`. Every
+ * claim the reader sees resolves to a chunk that states it.
  */
 export async function writeAnswer(
   deltas: AsyncIterable<string>,
   evidence: ReadonlyMap<number, Chunk__Output>,
   send: (text: string) => Promise<void>,
+  options: WriterOptions = {},
 ): Promise<WrittenAnswer> {
   const result: WrittenAnswer = {
     text: '',
@@ -54,34 +73,53 @@ export async function writeAnswer(
     rejected: [],
     droppedSentences: 0,
     recited: 0,
+    uncitedCited: 0,
     unsupportedSentences: 0,
     repeatedSentences: 0,
   };
   const said = new Set<string>();
   let pending = '';
 
-  const chunkStates = (n: number, phrase: string) => {
-    const chunk = evidence.get(n);
-    return chunk !== undefined && (states(chunk.text, phrase) || states(chunk.title, phrase));
-  };
+  const chunksOf = (numbers: readonly number[]) =>
+    numbers.map((n) => evidence.get(n)).filter((chunk): chunk is Chunk__Output => chunk !== undefined);
+  const states = (numbers: readonly number[], claim: Claim) => supports(chunksOf(numbers), claim);
+  const phrase = (text: string): Claim => ({ phrases: [text], terms: [] });
+  const term = (text: string): Claim => ({ phrases: [], terms: [text] });
+  const contributes = (n: number, claim: Claim) =>
+    claim.phrases.some((text) => states([n], phrase(text))) || claim.terms.some((text) => states([n], term(text)));
 
   /**
-   * The numbers that state every claim: the cited ones that state any (when together they state
-   * all), else one other chunk that states all, else the fewest that do between them.
+   * The numbers that state the claim: the cited ones that state part of it (when together they
+   * state all), else the one other chunk that states all in most of its words, else the fewest
+   * that do between them.
    */
-  const support = (claims: readonly string[], cited: readonly number[]): number[] | undefined => {
-    if (claims.length === 0) return [...cited];
-    const stating = cited.filter((n) => claims.some((claim) => chunkStates(n, claim)));
-    if (claims.every((claim) => stating.some((n) => chunkStates(n, claim)))) return stating;
+  const support = (claim: Claim, cited: readonly number[]): number[] | undefined => {
+    if (isEmptyClaim(claim)) return [...cited];
+    const stating = cited.filter((n) => contributes(n, claim));
+    if (stating.length > 0 && states(stating, claim)) return stating;
     const all = [...evidence.keys()];
-    const single = all.find((n) => claims.every((claim) => chunkStates(n, claim)));
+    // Of the chunks that state it alone, the one that uses most of its words.
+    const used = (n: number) => claim.terms.filter((text) => states([n], term(text))).length;
+    const single = all.filter((n) => states([n], claim)).sort((a, b) => used(b) - used(a))[0];
     if (single !== undefined) return [single];
     const cover: number[] = [];
-    for (const claim of claims) {
-      if (cover.some((n) => chunkStates(n, claim))) continue;
-      const found = all.find((n) => chunkStates(n, claim));
+    for (const text of claim.phrases) {
+      if (states(cover, phrase(text))) continue;
+      const found = all.find((n) => states([n], phrase(text)));
       if (found === undefined) return undefined;
       cover.push(found);
+    }
+    // Then the chunks that use most of the words still missing, until the claim is stated.
+    while (!states(cover, claim)) {
+      const next = all
+        .filter((n) => !cover.includes(n))
+        .map((n) => ({
+          n,
+          gain: claim.terms.filter((text) => !states(cover, term(text)) && states([n], term(text))).length,
+        }))
+        .sort((a, b) => b.gain - a.gain)[0];
+      if (!next || next.gain === 0) return undefined;
+      cover.push(next.n);
     }
     return cover;
   };
@@ -95,12 +133,12 @@ export async function writeAnswer(
     }
     let unsupported = false;
     let claimStart = 0;
-    const checked = sentence.replace(CITATION_RUN, (run: string, offset: number) => {
+    let checked = sentence.replace(CITATION_RUN, (run: string, offset: number) => {
       const claim = sentence.slice(claimStart, offset);
       claimStart = offset + run.length;
       const valid = [...new Set(numbersIn(run))].filter((n) => evidence.has(n));
       if (valid.length === 0) return '';
-      const supporting = support(claimPhrases(claim), valid);
+      const supporting = support(claimOf(claim), valid);
       if (!supporting) {
         unsupported = true;
         return '';
@@ -108,6 +146,18 @@ export async function writeAnswer(
       if (supporting.join() !== valid.join()) result.recited += 1;
       return supporting.map((n) => `[${n}]`).join('');
     });
+    // What follows the last citation (the whole sentence, when it cites nothing) is a claim too.
+    const tail = sentence.slice(claimStart);
+    const tailClaim = claimOf(tail);
+    if (!unsupported && options.uncited !== 'trusted' && !isEmptyClaim(tailClaim)) {
+      const supporting = support(tailClaim, []);
+      if (!supporting) unsupported = true;
+      else {
+        result.uncitedCited += 1;
+        const marks = supporting.map((n) => `[${n}]`).join('');
+        checked = checked.replace(/(\s*[.!?。！？]*\s*)$/u, ` ${marks}$1`);
+      }
+    }
     if (unsupported) {
       result.unsupportedSentences += 1;
       return;
@@ -126,16 +176,34 @@ export async function writeAnswer(
     await send(piece);
   };
 
-  for await (const delta of deltas) {
-    pending += delta;
-    let cut = 0;
-    SENTENCE_END.lastIndex = 0;
-    for (const match of pending.matchAll(SENTENCE_END)) cut = match.index + match[0].length;
-    if (cut === 0) continue;
-    const complete = pending.slice(0, cut);
-    pending = pending.slice(cut);
-    // Several sentences may have arrived at once; each is checked on its own.
-    for (const sentence of complete.split(SENTENCE_SPLIT)) await release(sentence);
+  const stream = deltas[Symbol.asyncIterator]();
+  let finished = false;
+  try {
+    for (;;) {
+      let step: IteratorResult<string>;
+      try {
+        step = await stream.next();
+      } catch (error) {
+        // The sentence being written when the stream broke is unfinished: it is not sent.
+        finished = true;
+        result.interruption = toHoplineError(error);
+        return result;
+      }
+      if (step.done) break;
+      pending += step.value;
+      let cut = 0;
+      SENTENCE_END.lastIndex = 0;
+      for (const match of pending.matchAll(SENTENCE_END)) cut = match.index + match[0].length;
+      if (cut === 0) continue;
+      const complete = pending.slice(0, cut);
+      pending = pending.slice(cut);
+      // Several sentences may have arrived at once; each is checked on its own.
+      for (const sentence of complete.split(SENTENCE_SPLIT)) await release(sentence);
+    }
+    finished = true;
+  } finally {
+    // A send that failed leaves the stream open: close it, so the model request ends too.
+    if (!finished) await stream.return?.();
   }
   if (pending.trim() !== '') await release(pending);
   return result;

@@ -9,6 +9,7 @@ import type {
 } from '@hopline/contracts';
 import {
   DecidedBy,
+  HoplineError,
   requireRequestContext,
   Route,
   StopReason,
@@ -17,7 +18,7 @@ import {
 } from '@hopline/contracts';
 import type { ChatModel } from '@hopline/models';
 import type { EvidenceItem, Reasoner, SynthesisHop } from '../reasoner/reasoner.js';
-import { UsageMeter } from '@hopline/models';
+import { BudgetExhaustedError, IncompleteAnswerError, UsageMeter } from '@hopline/models';
 import { createModelReasoner } from '../reasoner/model-reasoner.js';
 import { createOfflineReasoner } from '../offline/offline-reasoner.js';
 import { deadlineSignal } from '@hopline/resilience';
@@ -84,6 +85,8 @@ const fallbackAnalysis = (reason: string): Analysis__Output => ({
   hydeText: '',
   decidedBy: DecidedBy.FALLBACK,
   fallbackReason: reason,
+  llmCalls: 0,
+  tokens: 0,
 });
 
 function fromChain(chain: ChainResult, focus: string): Outcome {
@@ -160,14 +163,14 @@ export function createHopReasoner(deps: HopReasonerDependencies): HopReasoner {
         const analysis = await analyze(run);
         await run.events.send({ event: 'route', route: analysis });
         const outcome = await follow(run, analysis);
-        const { done, evidence } = await conclude(run, analysis, outcome);
+        const { done, evidence, citations } = await conclude(run, analysis, outcome);
         span.setAttributes({
           'hopline.route': analysis.route,
           'hopline.stop_reason': done.stopReason,
           'hopline.hops': done.hops,
         });
         await run.events.flush();
-        return { done, trace: traceOf(run, analysis, done, evidence) };
+        return { done, trace: traceOf(run, analysis, done, evidence, citations) };
       },
     );
   }
@@ -175,7 +178,11 @@ export function createHopReasoner(deps: HopReasonerDependencies): HopReasoner {
   async function analyze(run: QuestionRun): Promise<Analysis__Output> {
     const started = run.now;
     try {
-      return await deps.analyzer.analyze(run.question, run.callContext());
+      const analysis = await deps.analyzer.analyze(run.question, run.callContext());
+      run.usage.include(analysis);
+      // A plan or hypothetical answer the model could not give changes how the question is searched.
+      if (analysis.fallbackReason !== '') run.degrade(`analysis by the model fell back: ${analysis.fallbackReason}`);
+      return analysis;
     } catch (error) {
       const failure = toHoplineError(error);
       run.degrade(
@@ -218,6 +225,7 @@ export function createHopReasoner(deps: HopReasonerDependencies): HopReasoner {
     const complete = outcome.complete && evidence.length > 0;
     let text = '';
     let cited: number[] = [];
+    let cut: StopReason__Output | undefined;
     if (!run.callerSignal.aborted) {
       const started = run.now;
       const written = await synthesize(run, {
@@ -230,6 +238,7 @@ export function createHopReasoner(deps: HopReasonerDependencies): HopReasoner {
       run.timings.synthesizeMs = run.now - started;
       text = written.text;
       cited = written.cited;
+      cut = written.cut;
     }
     // An asker gone during synthesis gets no more: its question ends CANCELLED whatever the loop found.
     const cancelled = run.callerSignal.aborted;
@@ -240,7 +249,7 @@ export function createHopReasoner(deps: HopReasonerDependencies): HopReasoner {
     const done: Done__Output = {
       answer: text,
       citations,
-      stopReason: cancelled ? StopReason.CANCELLED : outcome.stopReason,
+      stopReason: cancelled ? StopReason.CANCELLED : (cut ?? outcome.stopReason),
       hops: run.hopCount,
       timings: { ...run.timings },
       route: analysis.route,
@@ -252,55 +261,68 @@ export function createHopReasoner(deps: HopReasonerDependencies): HopReasoner {
       cached: false,
     };
     await run.events.send({ event: 'done', done });
-    return { done, evidence };
+    return { done, evidence, citations };
   }
 
   /**
    * The configured reasoner writes the answer; when it cannot start (failed, out of budget,
    * past the deadline) the offline reasoner writes it instead. Either way every sentence passes
-   * the citation check (every [n] real, every claim stated by the chunks it cites, nothing said
-   * twice) before it is sent as a token event.
+   * the citation check (every [n] real, every claim, cited or not, stated by the chunks it
+   * cites, nothing said twice) before it is sent as a token event. A model answer that broke
+   * off after its first sentences were sent stays what it is, the start of an answer: `cut` is
+   * the stop reason that says so (DEADLINE, BUDGET at max_tokens, INCOMPLETE otherwise).
    */
   async function synthesize(
     run: QuestionRun,
     input: Parameters<Reasoner['synthesize']>[0],
-  ): Promise<{ text: string; cited: number[] }> {
+  ): Promise<{ text: string; cited: number[]; cut?: StopReason__Output }> {
     const evidence = new Map(input.evidence.map((item) => [item.index, item.chunk]));
     const send = (text: string) => run.events.send({ event: 'token', token: { text } });
-    const useModel = reasoner !== fallback && !run.usage.exhausted && run.now < run.request.deadlineUnixMs;
-    if (useModel) {
-      let sentAny = false;
-      try {
-        const written = await writeAnswer(reasoner.synthesize(input, run.modelCall()), evidence, (text) => {
-          sentAny = true;
-          return send(text);
-        });
-        if (written.rejected.length > 0) {
-          run.degrade(
-            `synthesis cited [${written.rejected.join('], [')}], which name no evidence; ${written.droppedSentences} sentence(s) dropped`,
-          );
-        }
-        noteUnsupported(run, 'the model', written);
+    if (reasoner !== fallback && run.usage.exhausted) {
+      run.degrade('the question spent its LLM budget before synthesis; the offline reasoner answered');
+    } else if (reasoner !== fallback && run.now < run.request.deadlineUnixMs) {
+      const written = await writeAnswer(reasoner.synthesize(input, run.modelCall()), evidence, send);
+      if (written.rejected.length > 0) {
+        run.degrade(
+          `synthesis cited [${written.rejected.join('], [')}], which name no evidence; ${written.droppedSentences} sentence(s) dropped`,
+        );
+      }
+      noteUnsupported(run, 'the model', written);
+      const failure = written.interruption;
+      if (failure === undefined) {
         if (written.text.trim() !== '') return written;
         run.degrade('the model wrote no answer that survived the citation check; the offline reasoner answered');
-      } catch (error) {
+      } else {
         if (run.callerSignal.aborted) return { text: '', cited: [] };
-        const failure = toHoplineError(error);
-        if (sentAny) {
-          run.degrade(`synthesis broke off (${failure.code}: ${failure.message})`);
-          return { text: '', cited: [] };
+        if (written.text !== '') {
+          run.degrade(`the answer was cut (${failure.code}: ${failure.message}); what was sent is only its start`);
+          return { text: written.text, cited: written.cited, cut: cutReason(run, failure) };
         }
+        const why = failure instanceof BudgetExhaustedError ? 'the question spent its LLM budget' : 'it failed';
         run.degrade(
-          `synthesis by the model failed (${failure.code}: ${failure.message}); the offline reasoner answered`,
+          `synthesis by the model did not start or broke off before its first sentence: ${why} (${failure.code}: ${failure.message}); the offline reasoner answered`,
         );
       }
     }
-    const written = await writeAnswer(fallback.synthesize(input, run.modelCall()), evidence, send);
+    const written = await writeAnswer(fallback.synthesize(input, run.modelCall()), evidence, send, {
+      uncited: 'trusted',
+    });
     noteUnsupported(run, 'the offline reasoner', written);
     return written;
   }
 
   return { answer };
+}
+
+/** Why a model answer stopped before it finished, as the stop reason the client sees. */
+function cutReason(run: QuestionRun, failure: Error): StopReason__Output {
+  if (
+    run.now >= run.request.deadlineUnixMs ||
+    (failure instanceof HoplineError && failure.code === 'deadline_exceeded')
+  )
+    return StopReason.DEADLINE;
+  if (failure instanceof IncompleteAnswerError && failure.reason === 'length') return StopReason.BUDGET;
+  return StopReason.INCOMPLETE;
 }
 
 /** A synthesis whose claims the evidence did not state is flagged: the reader got less than was written. */
@@ -324,6 +346,7 @@ function citationOf(item: EvidenceItem): Citation__Output {
     snippet: chunk.text.length > 280 ? `${chunk.text.slice(0, 277)}...` : chunk.text,
     hop: item.hop,
     bridgeEntity: item.bridgeEntity,
+    docVersion: chunk.docVersion,
   };
 }
 
@@ -332,6 +355,7 @@ function traceOf(
   analysis: Analysis__Output,
   done: Done__Output,
   evidence: readonly EvidenceItem[],
+  citations: Citation__Output[],
 ): ReasoningTrace__Output {
   return {
     questionId: run.request.questionId,
@@ -345,5 +369,6 @@ function traceOf(
     tokens: done.tokens,
     finalEvidenceChunkIds: evidence.map((item) => item.chunk.chunkId),
     createdUnixMs: run.startedMs,
+    citations,
   };
 }

@@ -2,6 +2,7 @@ import type { Chunk__Output, Grade__Output, StopReason__Output } from '@hopline/
 import { isHoplineError, StopReason, toHoplineError } from '@hopline/contracts';
 import type { HopExtractionInput, HopFinding, PreviousHop } from '../reasoner/reasoner.js';
 import { BudgetExhaustedError } from '@hopline/models';
+import { claimOf, supports } from '../offline/claims.js';
 import { gradeEvidence } from '../offline/grade.js';
 import { abortable } from '@hopline/resilience';
 import { instrument } from '@hopline/telemetry';
@@ -214,7 +215,9 @@ const pickAnswer = (finding: HopFinding) => ({
 
 /**
  * The configured reasoner's finding, checked: its citations must name chunks of this hop's
- * evidence. A failure or a citation from elsewhere hands the hop to the offline reasoner.
+ * evidence, and those chunks must state its answer (by the citation check's claim rules). A
+ * failure, a citation from elsewhere or an answer its citations do not state hands the hop to
+ * the offline reasoner, so nothing unstated drives the next hop.
  */
 async function extract(run: QuestionRun, input: HopExtractionInput, hop: number, step: HopStep): Promise<HopFinding> {
   const { reasoner, fallback } = run.deps;
@@ -240,6 +243,13 @@ async function extract(run: QuestionRun, input: HopExtractionInput, hop: number,
         ? `cited ${outside.join(', ')}, which this hop did not retrieve`
         : 'gave an answer without citing evidence';
     run.degrade(`hop ${hop}: the model ${why}; its answer was rejected and the offline reasoner answered`);
+    return offline();
+  }
+  const cited = input.chunks.filter((chunk) => finding.citedChunkIds.includes(chunk.chunkId));
+  if (!finding.unknown && !supports(cited, claimOf(finding.answer))) {
+    run.degrade(
+      `hop ${hop}: the model's answer "${finding.answer}" is not stated by ${finding.citedChunkIds.join(', ')}, which it cited; its answer was rejected and the offline reasoner answered`,
+    );
     return offline();
   }
   return finding;

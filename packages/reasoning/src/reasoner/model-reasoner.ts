@@ -1,6 +1,7 @@
 import { z } from 'zod';
-import type { ChatModel } from '@hopline/models';
-import { fenceEvidence, prompts } from '../prompts.js';
+import { BudgetExhaustedError, type ChatModel, type ChatMessage } from '@hopline/models';
+import { approximateTokens } from '@hopline/text';
+import { createFence, fenceEvidence, prompts } from '../prompts.js';
 import type { HopExtractionInput, HopFinding, ModelCallContext, Reasoner, SynthesisInput } from './reasoner.js';
 
 const hopReplySchema = z.object({
@@ -15,11 +16,32 @@ const hopReplySchema = z.object({
 
 export interface ModelReasonerOptions {
   chat: ChatModel;
-  /** Longest answer synthesis may write. */
+  /** Longest answer synthesis may write; the question's token budget may leave less. */
   maxAnswerTokens?: number;
 }
 
+// An answer shorter than this is no answer: synthesis does not start with less left.
+const MIN_ANSWER_TOKENS = 48;
+// approximateTokens is an estimate; the server's tokenizer may count more.
+const PROMPT_MARGIN = 1.2;
+
 const label = (position: number) => `E${position + 1}`;
+
+/**
+ * The answer's max_tokens: what the question's token budget leaves after the prompt (prompt and
+ * answer are both counted), capped by the configured longest answer. Too little left to write
+ * an answer is a spent budget.
+ */
+function answerTokens(messages: readonly ChatMessage[], tokensLeft: number, cap: number | undefined) {
+  const prompt = Math.ceil(approximateTokens(messages.map((message) => message.content).join('\n')) * PROMPT_MARGIN);
+  const left = tokensLeft - prompt;
+  if (left < MIN_ANSWER_TOKENS)
+    throw new BudgetExhaustedError(
+      `the question has ${tokensLeft} tokens left, and the synthesis prompt takes about ${prompt} of them`,
+    );
+  const tokens = Math.min(left, cap ?? Number.POSITIVE_INFINITY);
+  return Number.isFinite(tokens) ? Math.floor(tokens) : undefined;
+}
 
 /**
  * The reasoning port over a chat model: one prompt per task, retrieved text fenced as data,
@@ -30,7 +52,7 @@ export function createModelReasoner(options: ModelReasonerOptions): Reasoner {
   const { chat } = options;
 
   async function extractHopAnswer(input: HopExtractionInput, call: ModelCallContext): Promise<HopFinding> {
-    const fenced = fenceEvidence(input.chunks.map((chunk, position) => ({ label: label(position), chunk })));
+    const fence = createFence();
     const previous =
       input.previous.length === 0
         ? '(none: this is the first step)'
@@ -40,17 +62,23 @@ export function createModelReasoner(options: ModelReasonerOptions): Reasoner {
                 `${position + 1}. searched "${step.query}" → ${step.finding.unknown ? 'not found' : step.finding.answer}`,
             )
             .join('\n');
+    // The chain's focus may be a model's sub-question, its searches and findings a model's words.
+    const steps = fence.wrap(
+      'DATA',
+      'steps',
+      `This chain answers: ${input.focus}\nFindings of earlier steps:\n${previous}\nThis step's search: ${input.query}`,
+    );
     const reply = await chat.complete({
       messages: prompts.messages('extract-hop', {
-        nonce: fenced.nonce,
+        nonce: fence.nonce,
         question: input.question,
-        focus: input.focus,
-        previous,
-        query: input.query,
+        steps,
         expectedHops: String(input.expectedHops),
         hop: String(input.hop),
-        hopsLeft: String(input.hopsLeft),
-        evidence: fenced.text,
+        evidence: fenceEvidence(
+          fence,
+          input.chunks.map((chunk, position) => ({ label: label(position), chunk })),
+        ),
       }),
       json: hopReplySchema,
       temperature: 0,
@@ -79,26 +107,35 @@ export function createModelReasoner(options: ModelReasonerOptions): Reasoner {
   }
 
   async function* synthesize(input: SynthesisInput, call: ModelCallContext): AsyncGenerator<string> {
-    const fenced = fenceEvidence(input.evidence.map((item) => ({ label: `[${item.index}]`, chunk: item.chunk })));
-    const chain = input.hops
-      .map(
-        (hop) =>
-          `step ${hop.hop} (${hop.focus}): searched "${hop.query}" → ${hop.finding.unknown ? 'not found' : hop.finding.answer}`,
-      )
-      .join('\n');
+    const fence = createFence();
+    const chain = fence.wrap(
+      'DATA',
+      'steps',
+      input.hops
+        .map(
+          (hop) =>
+            `step ${hop.hop} (${hop.focus}): searched "${hop.query}" → ${hop.finding.unknown ? 'not found' : hop.finding.answer}`,
+        )
+        .join('\n'),
+    );
     const completeness = input.complete
       ? 'The chain of evidence is complete: answer the question.'
       : `The chain of evidence is INCOMPLETE (${input.missing || 'a step found nothing'}): do not answer; say that you cannot, what the evidence did show (cited), and what was not found.`;
+    const messages = prompts.messages('synthesize', {
+      nonce: fence.nonce,
+      completeness,
+      question: input.question,
+      chain,
+      evidence: fenceEvidence(
+        fence,
+        input.evidence.map((item) => ({ label: `[${item.index}]`, chunk: item.chunk })),
+      ),
+    });
+    const maxTokens = answerTokens(messages, call.usage.tokensLeft, options.maxAnswerTokens);
     yield* chat.stream({
-      messages: prompts.messages('synthesize', {
-        nonce: fenced.nonce,
-        completeness,
-        question: input.question,
-        chain,
-        evidence: fenced.text,
-      }),
+      messages,
       temperature: 0,
-      ...(options.maxAnswerTokens === undefined ? {} : { maxTokens: options.maxAnswerTokens }),
+      ...(maxTokens === undefined ? {} : { maxTokens }),
       deadlineUnixMs: call.deadlineUnixMs,
       signal: call.signal,
       meter: call.usage,

@@ -50,6 +50,8 @@ export function analysis(overrides: Partial<Analysis__Output> = {}): Analysis__O
     hydeText: '',
     decidedBy: DecidedBy.RULES,
     fallbackReason: '',
+    llmCalls: 0,
+    tokens: 0,
     ...overrides,
   };
 }

@@ -12,6 +12,8 @@ export interface Analysis {
   'hydeText'?: (string);
   'decidedBy'?: (_hopline_v1_DecidedBy);
   'fallbackReason'?: (string);
+  'llmCalls'?: (number);
+  'tokens'?: (number);
 }
 
 export interface Analysis__Output {
@@ -22,4 +24,6 @@ export interface Analysis__Output {
   'hydeText': (string);
   'decidedBy': (_hopline_v1_DecidedBy__Output);
   'fallbackReason': (string);
+  'llmCalls': (number);
+  'tokens': (number);
 }

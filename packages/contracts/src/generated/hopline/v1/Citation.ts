@@ -1,6 +1,7 @@
 // Original file: proto/hopline/v1/qa.proto
 
 import type { TextSpan as _hopline_v1_TextSpan, TextSpan__Output as _hopline_v1_TextSpan__Output } from '../../hopline/v1/TextSpan.js';
+import type { Long } from '@grpc/proto-loader';
 
 export interface Citation {
   'index'?: (number);
@@ -12,6 +13,7 @@ export interface Citation {
   'snippet'?: (string);
   'hop'?: (number);
   'bridgeEntity'?: (string);
+  'docVersion'?: (number | string | Long);
 }
 
 export interface Citation__Output {
@@ -24,4 +26,5 @@ export interface Citation__Output {
   'snippet': (string);
   'hop': (number);
   'bridgeEntity': (string);
+  'docVersion': (number);
 }

@@ -5,6 +5,7 @@ import type { Analysis as _hopline_v1_Analysis, Analysis__Output as _hopline_v1_
 import type { HopRecord as _hopline_v1_HopRecord, HopRecord__Output as _hopline_v1_HopRecord__Output } from '../../hopline/v1/HopRecord.js';
 import type { StopReason as _hopline_v1_StopReason, StopReason__Output as _hopline_v1_StopReason__Output } from '../../hopline/v1/StopReason.js';
 import type { StageTimings as _hopline_v1_StageTimings, StageTimings__Output as _hopline_v1_StageTimings__Output } from '../../hopline/v1/StageTimings.js';
+import type { Citation as _hopline_v1_Citation, Citation__Output as _hopline_v1_Citation__Output } from '../../hopline/v1/Citation.js';
 import type { Long } from '@grpc/proto-loader';
 
 export interface ReasoningTrace {
@@ -19,6 +20,7 @@ export interface ReasoningTrace {
   'tokens'?: (number);
   'finalEvidenceChunkIds'?: (string)[];
   'createdUnixMs'?: (number | string | Long);
+  'citations'?: (_hopline_v1_Citation)[];
 }
 
 export interface ReasoningTrace__Output {
@@ -33,4 +35,5 @@ export interface ReasoningTrace__Output {
   'tokens': (number);
   'finalEvidenceChunkIds': (string)[];
   'createdUnixMs': (number);
+  'citations': (_hopline_v1_Citation__Output)[];
 }

@@ -11,6 +11,7 @@ export const StopReason = {
   CANCELLED: 'CANCELLED',
   BUDGET: 'BUDGET',
   NOT_ITERATIVE: 'NOT_ITERATIVE',
+  INCOMPLETE: 'INCOMPLETE',
 } as const;
 
 export type StopReason =
@@ -34,5 +35,7 @@ export type StopReason =
   | 8
   | 'NOT_ITERATIVE'
   | 9
+  | 'INCOMPLETE'
+  | 10
 
 export type StopReason__Output = typeof StopReason[keyof typeof StopReason]
