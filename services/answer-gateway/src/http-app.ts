@@ -8,7 +8,7 @@ import { bearerToken, type ApiKeyStore, type Principal } from './api-keys.js';
 import type { AskService, QuestionStream } from './ask-service.js';
 import { EVENT_SCHEMA, renderEvent } from './event-json.js';
 import { readJsonBody } from './http-body.js';
-import { problemFromErrorEvent, problems, sendProblem, toProblem } from './problem.js';
+import { problemFromErrorEvent, problemFromPartialDone, problems, sendProblem, toProblem } from './problem.js';
 import { SseWriter } from './sse.js';
 import type { StaticSite } from './static-site.js';
 
@@ -233,7 +233,10 @@ async function respondWithDone(stream: QuestionStream, response: ServerResponse)
   }
   response.setHeader('Hopline-Question-Id', stream.questionId);
   if (terminal?.event === 'done') {
-    sendJson(response, 200, renderEvent(terminal).data);
+    const done = renderEvent(terminal).data;
+    const partial = problemFromPartialDone(terminal.done?.stopReason ?? '', done);
+    if (partial) sendProblem(response, partial);
+    else sendJson(response, 200, done);
     return;
   }
   sendProblem(response, problemFromErrorEvent(terminal?.error));

@@ -12,6 +12,8 @@ export class Problem extends Error {
     readonly title: string,
     readonly detail?: string,
     readonly headers: Record<string, string> = {},
+    /** RFC 9457 extension members, sent beside the standard ones. */
+    readonly extensions: Record<string, unknown> = {},
   ) {
     super(detail ?? title);
     this.name = 'Problem';
@@ -72,6 +74,33 @@ const STATUS_BY_CODE: Partial<Record<ErrorCode, () => Problem>> = {
 };
 
 /** A question that ended with an error event, as the problem a JSON client receives. */
+/**
+ * A JSON question whose answer is only partial: it ran out of time (`DEADLINE`) or the model's
+ * answer broke off (`INCOMPLETE`). Not a plain success: the status says so, and `done` holds
+ * what was written, flagged, with its reasons. Undefined for every other stop reason.
+ */
+export function problemFromPartialDone(stopReason: string, done: unknown): Problem | undefined {
+  if (stopReason === 'DEADLINE')
+    return new Problem(
+      504,
+      'timeout',
+      'The question ran out of time',
+      'the question reached its deadline before its answer was complete; `done` holds what was written',
+      {},
+      { done },
+    );
+  if (stopReason === 'INCOMPLETE')
+    return new Problem(
+      502,
+      'answer-incomplete',
+      "The model's answer broke off",
+      "the model's answer stream ended before it finished; `done` holds what was written",
+      {},
+      { done },
+    );
+  return undefined;
+}
+
 export function problemFromErrorEvent(error: { code: string; message: string } | null | undefined): Problem {
   const code = error?.code ?? 'internal';
   const detail = error?.message || 'the question failed';
@@ -100,6 +129,7 @@ export function sendProblem(response: ServerResponse, problem: Problem): void {
     return;
   }
   const body = JSON.stringify({
+    ...problem.extensions,
     type: problem.type,
     title: problem.title,
     status: problem.status,

@@ -235,9 +235,28 @@ for (const backend of backends) {
       await ask(t, t.keys.alice, QUESTION);
       expect((await ask(t, t.keys.alice, QUESTION)).cached).toBe(false);
       t.reasoner.script = twoHopScript({ done: { stopReason: 'DEADLINE' } });
-      await ask(t, t.keys.alice, { question: 'Who owns Atlas?' });
-      expect((await ask(t, t.keys.alice, { question: 'Who owns Atlas?' })).cached).toBe(false);
+      for (let i = 0; i < 2; i += 1) {
+        const cut = await askJson(t.baseUrl, t.keys.alice, { question: 'Who owns Atlas?' });
+        expect(cut.status).toBe(504);
+        expect(((await cut.json()) as { done: DoneBody }).done.cached).toBe(false);
+      }
       expect(t.reasoner.asks).toHaveLength(4);
+    });
+
+    it('answers a JSON ask whose answer broke off with a problem that holds the partial done, never a plain 200', async () => {
+      await using t = await start({
+        script: twoHopScript({
+          done: { stopReason: 'INCOMPLETE', degraded: true, degradedReasons: ['the answer was cut'] },
+        }),
+      });
+      const response = await askJson(t.baseUrl, t.keys.alice, QUESTION);
+      expect(response.status).toBe(502);
+      expect(response.headers.get('content-type')).toBe('application/problem+json');
+      const body = (await response.json()) as { type: string; done: DoneBody & { stopReason: string } };
+      expect(body.type).toBe('urn:hopline:problem:answer-incomplete');
+      expect(body.done).toMatchObject({ stopReason: 'INCOMPLETE', degraded: true });
+      expect((await askJson(t.baseUrl, t.keys.alice, QUESTION)).status).toBe(502);
+      expect(t.reasoner.asks).toHaveLength(2);
     });
   });
 }
