@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { ValidationError } from '@hopline/contracts';
 import {
   EmbeddedLexicalBackend,
   EmbeddedVectorBackend,
@@ -11,6 +12,7 @@ import {
   type VectorBackend,
 } from '@hopline/retrieval';
 import type { Config } from './config.js';
+import { checkIndexEmbedder, reindexAdvice } from './index-identity.js';
 
 export interface Backends {
   lexical: LexicalBackend;
@@ -77,10 +79,28 @@ export async function openBackends(
           dimensions: embedder.dimensions,
           log,
         })
-      : EmbeddedVectorBackend.open({ dataDir: join(config.DATA_DIR, 'vectors'), dimensions: embedder.dimensions }),
+      : openEmbeddedVectors(join(config.DATA_DIR, 'vectors'), config.DATA_DIR, embedder),
   );
   // An embedded side is per worker, so every worker must see every ingest command.
   return { lexical, vector, embedder, indexesShared: Boolean(config.ELASTICSEARCH_URL && config.MILVUS_ADDRESS) };
+}
+
+/** The embedded vector index, refused when another embedder built it (see index-identity.ts). */
+async function openEmbeddedVectors(indexDir: string, dataDir: string, embedder: Embedder): Promise<VectorBackend> {
+  await checkIndexEmbedder(indexDir, dataDir, embedder);
+  try {
+    return await EmbeddedVectorBackend.open({ dataDir: indexDir, dimensions: embedder.dimensions });
+  } catch (error) {
+    // An index from before the identity file, built with vectors of another length.
+    if (error instanceof RangeError)
+      throw new ValidationError(
+        `the vector index in ${indexDir} does not fit the configured embedder (${error.message}): ${reindexAdvice(indexDir, dataDir)}`,
+        {
+          cause: error,
+        },
+      );
+    throw error;
+  }
 }
 
 /** Opens both; when one fails, closes the other before failing, so nothing is left connected. */

@@ -111,4 +111,20 @@ describe('openBackends', () => {
   it('backends - a Milvus collection name that Milvus would refuse fails config validation', async () => {
     await expect(config({ MILVUS_COLLECTION: 'hopline-chunks' })).rejects.toThrow(/letters, digits and underscores/);
   });
+
+  it('backends - a data folder indexed by one embedder refuses to open with another, naming both and how to re-index', async () => {
+    const hashing = await config({});
+    const first = await openBackends(hashing);
+    await Promise.all([first.vector.close(), first.lexical.close()]);
+    const model = { ...hashing, OPENAI_BASE_URL: 'http://127.0.0.1:9/v1' };
+    await expect(openBackends(model)).rejects.toThrow(
+      /built by the embedder hashing-ngram-384 \(384 dimensions\), but this worker is configured with text-embedding-3-small \(1536 dimensions\).*re-index/,
+    );
+    // Lengths that agree do not make the vector spaces one.
+    await expect(openBackends({ ...model, EMBEDDING_DIMENSIONS: 384 })).rejects.toThrow(
+      /built by the embedder hashing-ngram-384/,
+    );
+    const again = await opened(openBackends(hashing));
+    expect(again.embedder).toBeInstanceOf(HashingEmbedder);
+  });
 });
