@@ -200,9 +200,10 @@ export function createOpenAiChatModel(options: OpenAiChatModelOptions): ChatMode
         } catch (error) {
           // A server that does not know response_format refuses the request: the prompt alone asks for JSON.
           if (!withFormat || !(error instanceof ValidationError)) throw error;
-          sendResponseFormat = false;
           span.addEvent('response_format refused; asking by prompt alone');
           completion = await send(false);
+          // Refused with it and answered without it: this server does not take it.
+          sendResponseFormat = false;
         }
         const usage = toUsage(completion.usage);
         span.setAttributes({
