@@ -9,12 +9,12 @@ import { gradeEvidence } from './grade.js';
 import type { AnswerType } from './question.js';
 import {
   answerType,
-  chineseComparisonOptions,
-  choiceOptions,
+  comparedOptions,
   dateComparison,
   questionAnchors,
   questionWords,
   relationTerms,
+  samePeriod,
 } from './question.js';
 import { expandRelations, isRoleNoun } from './relations.js';
 import { synthesizeOffline } from './synthesis.js';
@@ -227,16 +227,16 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
 
 /**
  * The kind of answer a hop reads: its focus's own, except that a focus on one option of the
- * whole question's date comparison ("Which was founded first, Northwind Labs?") reads that
- * option's date, the value the comparison is decided on.
+ * whole question's date comparison ("Which was founded first, Northwind Labs?", "A和B是在同一个月
+ * 吗") reads that option's date, the value the comparison is decided on.
  */
 function hopAnswerType(input: HopExtractionInput): AnswerType {
   const own = answerType(input.focus);
-  if (own !== 'entity' || input.focus === input.question || !dateComparison(input.question)) return own;
+  const byDate = dateComparison(input.question) !== undefined || samePeriod(input.question) !== undefined;
+  if (own !== 'entity' || input.focus === input.question || !byDate) return own;
   // "Which film has the director born later, X?" compares a role-holder's date: this hop finds the role-holder.
   if (relationTerms(input.focus, questionAnchors(input.focus)).some(isRoleNoun)) return own;
-  const english = choiceOptions(input.question);
-  const options = english.length === 2 ? english : chineseComparisonOptions(input.question);
+  const options = comparedOptions(input.question);
   const named = options.filter((option) => input.focus.toLowerCase().includes(option.toLowerCase()));
   return named.length === 1 ? 'date' : own;
 }

@@ -1,5 +1,5 @@
 import { contentTerms } from '@hopline/text';
-import { choiceOptions, chineseComparisonOptions, questionAnchors } from '../../offline/question.js';
+import { choiceOptions, comparedOptions, questionAnchors } from '../../offline/question.js';
 import { isRoleNoun } from '../../offline/relations.js';
 import type { ReasoningSwitch } from '../../switches.js';
 import { isOn } from '../../switches.js';
@@ -91,7 +91,8 @@ export function detectSignals(question: string, switchedOff: readonly ReasoningS
   const fired: string[] = [];
   const anchors = questionAnchors(question);
   const options = choiceOptions(question);
-  const chineseOptions = options.length === 0 ? chineseComparisonOptions(question) : [];
+  // Chinese comparisons and the events a question about their times lists.
+  const chineseOptions = options.length === 0 ? comparedOptions(question) : [];
   const questionMarks = question.match(QUESTION_MARKS)?.length ?? 0;
 
   if (COMPARE.test(question)) fired.push('compare');
