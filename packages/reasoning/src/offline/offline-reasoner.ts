@@ -234,9 +234,11 @@ function hopAnswerType(input: HopExtractionInput): AnswerType {
   const own = answerType(input.focus);
   const byDate = dateComparison(input.question) !== undefined || samePeriod(input.question) !== undefined;
   if (own !== 'entity' || input.focus === input.question || !byDate) return own;
+  const options = comparedOptions(input.question);
+  // A focus that is one of the events compared is looked up for its date, whatever its words.
+  if (options.includes(input.focus)) return 'date';
   // "Which film has the director born later, X?" compares a role-holder's date: this hop finds the role-holder.
   if (relationTerms(input.focus, questionAnchors(input.focus)).some(isRoleNoun)) return own;
-  const options = comparedOptions(input.question);
   const named = options.filter((option) => input.focus.toLowerCase().includes(option.toLowerCase()));
   return named.length === 1 ? 'date' : own;
 }

@@ -95,8 +95,13 @@ export function samePeriod(question: string): Period | undefined {
 export function comparedOptions(question: string): string[] {
   const choice = choiceOptions(question);
   if (choice.length === 2) return choice;
-  const events = dateComparison(question) || samePeriod(question) ? listedEvents(question) : [];
+  const events = timedEvents(question);
   return events.length >= 2 ? events : chineseComparisonOptions(question);
+}
+
+/** The events a question about their times lists (which came first, whether in the same month); [] otherwise. */
+export function timedEvents(question: string): string[] {
+  return dateComparison(question) || samePeriod(question) ? listedEvents(question) : [];
 }
 
 /**

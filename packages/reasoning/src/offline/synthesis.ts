@@ -161,8 +161,10 @@ function datedOption(
 ): DatedOption | undefined {
   const chunk = chunkOfHop(entry.hop, input.evidence);
   const chunkIndex = input.evidence.find((item) => item.chunk === chunk)?.index;
-  const contextYear = chunk ? firstDateIn(chunk.text)?.date.year : undefined;
   const asked = parseDate(entry.option);
+  // A date its document gives without a year ("6月24日") is in the year the document or, failing
+  // that, the question names for the event.
+  const contextYear = (chunk ? firstDateIn(chunk.text)?.date.year : undefined) ?? asked?.year;
   const answer = entry.hop && !entry.hop.finding.unknown ? entry.hop.finding.answer : '';
   const fromAnswer = answer ? parseDate(answer, contextYear) : undefined;
   const deathYear = chunk && wantsDeath ? yearOf(chunk, true) : undefined;
