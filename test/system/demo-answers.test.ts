@@ -246,4 +246,21 @@ describe('system - demo answers', () => {
     },
     60_000,
   );
+
+  it('demo - a one-hop question is answered from the document that states it: Project Beacon is owned by Daniel Okafor', async () => {
+    const reply = await ask('Who owns Project Beacon?');
+    expect(reply.abstained).toBe(false);
+    const short = reply.answer.slice(0, reply.answer.search(CITATION_RUN));
+    expect(words(short).trim()).toBe(words('Daniel Okafor').trim());
+    const first = reply.citations.find((citation) => citation.index === claims(reply.answer)[0]?.numbers[0]);
+    expect(first?.docId).toBe('project-beacon');
+  }, 60_000);
+
+  it('demo - a question the documents do not answer abstains, saying what is missing: no document names who founded Northwind Labs', async () => {
+    // The Northwind Labs document gives its founding year and city, not a founder: "Oslo" would be wrong.
+    const reply = await ask('Who founded Northwind Labs?');
+    expect(reply.abstained).toBe(true);
+    expect(reply.answer).not.toMatch(/^\s*Oslo/);
+    expect(reply.answer).toMatch(/What was not found: /);
+  }, 60_000);
 });

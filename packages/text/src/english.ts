@@ -68,7 +68,8 @@ export function lightStem(word: string): string {
  * compares its unstemmed terms with it, where the index compares stems.
  */
 export function sameStem(a: string, b: string): boolean {
-  if (a === b) return true;
+  // "owns" and "owned" share a stem too short for the prefix test below.
+  if (a === b || lightStem(a) === lightStem(b)) return true;
   const shorter = Math.min(a.length, b.length);
   if (shorter < 4) return false;
   let common = 0;

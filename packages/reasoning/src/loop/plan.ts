@@ -20,7 +20,7 @@ export interface PlannedStep {
 export interface PlanResult {
   steps: PlannedStep[];
   stopReason: StopReason__Output;
-  /** At least one final step answered. */
+  /** Every final step answered: a comparison with one side unknown has nothing to compare. */
   complete: boolean;
   missing: string;
 }
@@ -127,7 +127,7 @@ export async function runPlan(
   return {
     steps: ordered,
     stopReason,
-    complete: answered.length > 0,
+    complete: finals.length > 0 && answered.length === finals.length,
     missing: unanswered.map((sub) => steps.get(sub.id)?.text ?? sub.text).join('; '),
   };
 }

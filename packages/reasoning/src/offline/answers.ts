@@ -1,7 +1,6 @@
 import type { Chunk__Output } from '@hopline/contracts';
 import { containsStem, contentTerms } from '@hopline/text';
 import type { AnswerType } from './question.js';
-import { dateComparison } from './question.js';
 import { expandRelations } from './relations.js';
 import { sentences } from './text.js';
 
@@ -21,6 +20,23 @@ const FULL_DATE = new RegExp(
   'g',
 );
 const YEAR = /\b(1[0-9]{3}|20[0-9]{2})s?\b/g;
+// "2023年10月26日", "2023年10月", "10月26日": how Chinese text states a date.
+const CHINESE_DATE = /(?:(\d{4})\s*年\s*)?(?:(\d{1,2})\s*月\s*)?(?:(\d{1,2})\s*[日号])?/g;
+const ISO_DATE = /\b(\d{4})-(\d{2})(?:-(\d{2}))?\b/g;
+const MONTHS = [
+  'january',
+  'february',
+  'march',
+  'april',
+  'may',
+  'june',
+  'july',
+  'august',
+  'september',
+  'october',
+  'november',
+  'december',
+];
 const NUMBER =
   /\b\d[\d,.]*(?:\s+(?:million|billion|thousand|hundred))?\b|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|hundred)\b/gi;
 
@@ -53,7 +69,7 @@ export function readTypedAnswer(
   for (const sentence of rankedSentences(cited, relationTerms)) {
     const found =
       type === 'date'
-        ? (firstMatch(FULL_DATE, sentence.text) ?? firstMatch(YEAR, sentence.text))
+        ? (firstMatch(FULL_DATE, sentence.text) ?? chineseDates(sentence.text)[0] ?? firstMatch(YEAR, sentence.text))
         : firstMatch(NUMBER, sentence.text);
     if (found) return { answer: found.trim(), chunkId: sentence.chunkId };
   }
@@ -69,33 +85,91 @@ export function yearOf(chunk: Chunk__Output, wantsDeath: boolean): number | unde
 }
 
 /** The year a date answer names ("14 April 1917" → 1917), if any. */
-export function yearIn(answer: string): number | undefined {
+function yearIn(answer: string): number | undefined {
   YEAR.lastIndex = 0;
   const match = YEAR.exec(answer);
   return match ? Number(match[1]) : undefined;
 }
 
-export interface DatedOption {
-  option: string;
-  year: number | undefined;
+/** A date as precise as the text states it: a year, a month of a year, or a day. */
+export interface StatedDate {
+  year: number;
+  month?: number;
+  day?: number;
+}
+
+/** The Chinese dates a text states, as written, in order: a year alone needs its 年 and a month or day. */
+function chineseDates(text: string): string[] {
+  CHINESE_DATE.lastIndex = 0;
+  const dates: string[] = [];
+  for (const match of text.matchAll(CHINESE_DATE)) {
+    const [whole, year, month, day] = match;
+    if (!whole || (!month && !day) || (!year && !(month && day))) continue;
+    dates.push(whole.trim());
+  }
+  return dates;
 }
 
 /**
- * Which option a date comparison picks, and the one it beats: "which came out first" wants the
- * earlier year, "died later" the later. Undefined when the question compares something else,
- * fewer than two options have a year, or the years tie.
+ * The date a phrase states, in any of the forms above; a date without a year ("3月19日") takes
+ * `yearOfContext`, the year of the text it was read from. Undefined without a year.
  */
-export function pickByYear(
-  question: string,
-  options: readonly DatedOption[],
-): { chosen: DatedOption; other: DatedOption } | undefined {
-  const wanted = dateComparison(question);
-  if (!wanted) return undefined;
-  const dated = options
-    .filter((entry) => entry.year !== undefined)
-    .sort((a, b) => (a.year as number) - (b.year as number));
-  if (dated.length < 2) return undefined;
-  const chosen = wanted === 'earlier' ? dated[0] : dated.at(-1);
-  const other = wanted === 'earlier' ? dated.at(-1) : dated[0];
-  return chosen && other && chosen.year !== other.year ? { chosen, other } : undefined;
+export function parseDate(text: string, yearOfContext?: number): StatedDate | undefined {
+  const chinese = chineseDates(text)[0];
+  if (chinese) {
+    const [, year, month, day] =
+      /(?:(\d{4})\s*年)?\s*(?:(\d{1,2})\s*月)?\s*(?:(\d{1,2})\s*[日号])?/.exec(chinese) ?? [];
+    const resolved = year ? Number(year) : yearOfContext;
+    if (resolved === undefined) return undefined;
+    return {
+      year: resolved,
+      ...(month ? { month: Number(month) } : {}),
+      ...(month && day ? { day: Number(day) } : {}),
+    };
+  }
+  ISO_DATE.lastIndex = 0;
+  const iso = ISO_DATE.exec(text);
+  if (iso) return { year: Number(iso[1]), month: Number(iso[2]), ...(iso[3] ? { day: Number(iso[3]) } : {}) };
+  FULL_DATE.lastIndex = 0;
+  const full = FULL_DATE.exec(text)?.[0];
+  const year = yearIn(full ?? text);
+  if (year === undefined) return undefined;
+  if (!full) return { year };
+  const lower = full.toLowerCase();
+  const month = MONTHS.findIndex((name) => lower.includes(name)) + 1;
+  const day = /(?:^|\s)(\d{1,2})(?:\s|,)/.exec(full)?.[1];
+  return { year, ...(month > 0 ? { month } : {}), ...(month > 0 && day ? { day: Number(day) } : {}) };
+}
+
+/** The first date a text states (its year filled from an earlier date in it), if any. */
+export function firstDateIn(text: string): { text: string; date: StatedDate } | undefined {
+  let year: number | undefined;
+  const english = firstMatch(FULL_DATE, text);
+  for (const candidate of [...chineseDates(text), ...(english ? [english] : [])]) {
+    const date = parseDate(candidate, year);
+    if (date) return { text: candidate, date };
+    year ??= parseDate(candidate)?.year;
+  }
+  const plain = yearIn(text);
+  return plain === undefined ? undefined : { text: String(plain), date: { year: plain } };
+}
+
+/** Earlier (< 0), later (> 0) or the same (0), as far as both dates are precise; by year at least. */
+export function compareDates(a: StatedDate, b: StatedDate): number {
+  if (a.year !== b.year) return a.year - b.year;
+  if (a.month === undefined || b.month === undefined) return 0;
+  if (a.month !== b.month) return a.month - b.month;
+  if (a.day === undefined || b.day === undefined) return 0;
+  return a.day - b.day;
+}
+
+/** Whether two dates fall in the same day, month or year; undefined when either is less precise than that. */
+export function inSamePeriod(a: StatedDate, b: StatedDate, period: 'day' | 'month' | 'year'): boolean | undefined {
+  if (a.year !== b.year) return false;
+  if (period === 'year') return true;
+  if (a.month === undefined || b.month === undefined) return undefined;
+  if (a.month !== b.month) return false;
+  if (period === 'month') return true;
+  if (a.day === undefined || b.day === undefined) return undefined;
+  return a.day === b.day;
 }

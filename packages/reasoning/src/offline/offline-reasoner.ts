@@ -9,12 +9,12 @@ import { gradeEvidence } from './grade.js';
 import type { AnswerType } from './question.js';
 import {
   answerType,
-  chineseComparisonOptions,
-  choiceOptions,
+  comparedOptions,
   dateComparison,
   questionAnchors,
   questionWords,
   relationTerms,
+  samePeriod,
 } from './question.js';
 import { expandRelations, isRoleNoun } from './relations.js';
 import { synthesizeOffline } from './synthesis.js';
@@ -142,7 +142,9 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
       const source = about.length > 0 ? about : cited;
       const named = typed
         ? undefined
-        : (bridgeCandidates(source, { ...candidateOptions, concluding: true })[0] ?? entityItself(about, hop));
+        : (bridgeCandidates(source, { ...candidateOptions, concluding: true }).find(
+            (candidate) => !asksWho(input.focus) || !onlyAsPlace(candidate, chunks),
+          ) ?? (asksWho(input.focus) ? undefined : entityItself(about, hop)));
       const answer = typed?.answer ?? named?.name;
       if (!answer) return unknownFinding(citedIds);
       // A name is only an answer where the evidence states the relation the question asks for:
@@ -227,16 +229,18 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
 
 /**
  * The kind of answer a hop reads: its focus's own, except that a focus on one option of the
- * whole question's date comparison ("Which was founded first, Northwind Labs?") reads that
- * option's date, the value the comparison is decided on.
+ * whole question's date comparison ("Which was founded first, Northwind Labs?", "A和B是在同一个月
+ * 吗") reads that option's date, the value the comparison is decided on.
  */
 function hopAnswerType(input: HopExtractionInput): AnswerType {
   const own = answerType(input.focus);
-  if (own !== 'entity' || input.focus === input.question || !dateComparison(input.question)) return own;
+  const byDate = dateComparison(input.question) !== undefined || samePeriod(input.question) !== undefined;
+  if (own !== 'entity' || input.focus === input.question || !byDate) return own;
+  const options = comparedOptions(input.question);
+  // A focus that is one of the events compared is looked up for its date, whatever its words.
+  if (options.includes(input.focus)) return 'date';
   // "Which film has the director born later, X?" compares a role-holder's date: this hop finds the role-holder.
   if (relationTerms(input.focus, questionAnchors(input.focus)).some(isRoleNoun)) return own;
-  const english = choiceOptions(input.question);
-  const options = english.length === 2 ? english : chineseComparisonOptions(input.question);
   const named = options.filter((option) => input.focus.toLowerCase().includes(option.toLowerCase()));
   return named.length === 1 ? 'date' : own;
 }
@@ -249,6 +253,20 @@ function entityItself(about: readonly Chunk__Output[], hop: number): BridgeCandi
   const document = about[0];
   return hop === 1 && document ? { name: bareTitle(document.title), score: 0, chunkId: document.chunkId } : undefined;
 }
+
+const WHO_QUESTION = /^\s*(?:who|whom|whose)\b|谁/i;
+const asksWho = (question: string) => WHO_QUESTION.test(question);
+// "founded in 2014 in Oslo": a name only ever after a preposition of place or time says where or when.
+const PLACE_PREPOSITION = /\b(?:in|at|near|from|into|to|on)\s+(?:the\s+)?$/i;
+
+/** Whether every mention of a candidate in its chunk follows a preposition of place: no answer to "who". */
+function onlyAsPlace(candidate: BridgeCandidate, chunks: readonly Chunk__Output[]): boolean {
+  const text = chunks.find((chunk) => chunk.chunkId === candidate.chunkId)?.text ?? '';
+  const mentions = [...text.matchAll(new RegExp(escapeRegExp(candidate.name), 'g'))];
+  return mentions.length > 0 && mentions.every((mention) => PLACE_PREPOSITION.test(text.slice(0, mention.index)));
+}
+
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** Whether any of the chunks says one of the relation words, in the words evidence uses for it. */
 function statesRelation(chunks: readonly Chunk__Output[], relation: readonly string[]): boolean {

@@ -1,5 +1,6 @@
 import { CHINESE_STOP_WORDS, containsStem, contentTerms, fold, hasHan, sameStem } from '@hopline/text';
 import { chineseQuestionEntities, chineseWords } from './chinese.js';
+import { listedEvents } from './event-list.js';
 import { entityKey, namedSpans, QUESTION_WORDS, spanTokens } from './text.js';
 
 /**
@@ -62,15 +63,46 @@ export function choiceOptions(question: string): string[] {
 }
 
 /** The options of a Chinese comparison ("对比 A 和 B 的…"); [] when there are none. */
-export function chineseComparisonOptions(question: string): string[] {
+function chineseComparisonOptions(question: string): string[] {
   if (!/对比|比较|区别|分别|还是/.test(question)) return [];
   const match = CHINESE_CHOICE.exec(question.replace(/^.*?(对比|比较)/, ''));
   if (!match?.[1] || !match[2]) return [];
   return [match[1].trim(), match[2].trim()].filter((option) => option.length > 0);
 }
 
-const EARLIER = /\b(first|earlier|earliest|older|oldest|before|sooner)\b|更早|最早|较早|得早|早于/i;
-const LATER = /\b(later|latest|younger|youngest|after|last|newer|more recent(?:ly)?)\b|更晚|最晚|较晚|得晚|晚于/i;
+const EARLIER =
+  /\b(first|earlier|earliest|older|oldest|before|sooner)\b|更早|最早|较早|得早|早于|率先|先于|(?:哪|谁)[^，,？?]{0,8}先(?![进生锋])/i;
+const LATER =
+  /\b(later|latest|younger|youngest|after|last|newer|more recent(?:ly)?)\b|更晚|最晚|较晚|得晚|晚于|最迟|更迟|较迟|迟于/i;
+const SAME_PERIOD = /\bsame\s+(day|month|year)\b|同一?个?(天|日|月|年)|同(?:一)?(?:个)?月份/i;
+
+export type Period = 'day' | 'month' | 'year';
+
+/** Whether a question asks if events fell in the same day, month or year, and which. */
+export function samePeriod(question: string): Period | undefined {
+  const match = SAME_PERIOD.exec(question);
+  // "同月份" names its unit outside the groups.
+  const unit = match ? (match[1] ?? match[2] ?? '月') : undefined;
+  if (!unit) return undefined;
+  return /day|天|日/i.test(unit) ? 'day' : /month|月/i.test(unit) ? 'month' : 'year';
+}
+
+/**
+ * The options a question compares: a choice's two ("which…, A or B?"), a Chinese comparison's
+ * ("对比 A 和 B"), or, for a question about when several events happened (which came first,
+ * whether they fell in the same month), the events it lists.
+ */
+export function comparedOptions(question: string): string[] {
+  const choice = choiceOptions(question);
+  if (choice.length === 2) return choice;
+  const events = timedEvents(question);
+  return events.length >= 2 ? events : chineseComparisonOptions(question);
+}
+
+/** The events a question about their times lists (which came first, whether in the same month); [] otherwise. */
+export function timedEvents(question: string): string[] {
+  return dateComparison(question) || samePeriod(question) ? listedEvents(question) : [];
+}
 
 /**
  * Whether a question compares by date, and which end it wants: "which came out first" the

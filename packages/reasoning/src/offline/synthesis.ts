@@ -1,15 +1,9 @@
 import type { Chunk__Output } from '@hopline/contracts';
 import { containsStem, contentTerms, hasHan } from '@hopline/text';
 import type { EvidenceItem, SynthesisHop, SynthesisInput } from '../reasoner/reasoner.js';
-import { pickByYear, yearIn, yearOf } from './answers.js';
-import {
-  choiceOptions,
-  chineseComparisonOptions,
-  dateComparison,
-  questionAnchors,
-  relationTerms,
-  sameEntity,
-} from './question.js';
+import type { StatedDate } from './answers.js';
+import { compareDates, firstDateIn, inSamePeriod, parseDate, yearOf } from './answers.js';
+import { comparedOptions, dateComparison, questionAnchors, relationTerms, sameEntity, samePeriod } from './question.js';
 import { expandRelations } from './relations.js';
 import { sentences, states } from './text.js';
 
@@ -31,6 +25,10 @@ interface Phrasebook {
   nothingFound: string;
   remaining: string;
   unstated: (answer: string) => string;
+  yes: string;
+  no: string;
+  /** What is missing when a comparison by date finds no date for some option. */
+  undated: string;
   /** "X [a]: 2009 [b], before Y, 2014 [c]." — the date comparison that decided a choice. */
   byDate: (chosen: DatedClaim, other: DatedClaim, earlier: boolean) => string;
 }
@@ -55,6 +53,9 @@ const ENGLISH: Phrasebook = {
   nothingFound: 'No retrieved document supports any step of the chain.',
   remaining: 'the evidence for the remaining part of the question',
   unstated: (answer) => `a document that states "${answer}"`,
+  yes: 'yes',
+  no: 'no',
+  undated: 'a document that states the date of every event compared',
   byDate: (chosen, other, earlier) =>
     `${chosen.name.text} [${chosen.name.index}]: ${chosen.date.text} [${chosen.date.index}], ${earlier ? 'before' : 'after'} ${other.name.text}, ${other.date.text} [${other.date.index}].`,
 };
@@ -68,6 +69,9 @@ const CHINESE: Phrasebook = {
   nothingFound: '没有检索到支持任何一步推理的文档。',
   remaining: '问题其余部分的证据',
   unstated: (answer) => `陈述“${answer}”的文档`,
+  yes: '是的',
+  no: '不是',
+  undated: '陈述每个被比较事件日期的文档',
   byDate: (chosen, other, earlier) =>
     `${chosen.name.text} [${chosen.name.index}]：${chosen.date.text} [${chosen.date.index}]，${earlier ? '早于' : '晚于'}${other.name.text}的 ${other.date.text} [${other.date.index}]。`,
 };
@@ -130,60 +134,109 @@ function bestCovered(question: string, entries: readonly { option: string; hop: 
 }
 
 /** The answer sentence, every claim in it cited to a chunk that states it; or what no evidence states. */
-type Opening = { sentence: string } | { unstated: string };
+type Opening = { sentence: string } | { unstated: string } | { missing: string };
 
 function chunkOfHop(hop: SynthesisHop | undefined, evidence: readonly EvidenceItem[]): Chunk__Output | undefined {
   return evidence.find((item) => item.chunk.chunkId === hop?.finding.citedChunkIds[0])?.chunk;
 }
 
+/** An option of a comparison with the date it is compared by, and the evidence number stating that date. */
+interface DatedOption {
+  option: string;
+  hop: SynthesisHop | undefined;
+  text: string;
+  date: StatedDate;
+  index: number;
+}
+
 /**
- * A choice decided by dates: each option's date is its hop's answer (or, failing that, the first
- * year its document gives), and the sentence cites the chunk stating each option's date.
+ * An option's date: the one its question states when that names at least a month ("2019年2月3日
+ * 美国海军签署…"), else its hop's answer, else the first date its document gives (for a death,
+ * the last year of its opening). A date without a year takes its document's first year.
  */
-function dateChoice(
+function datedOption(
+  entry: { option: string; hop: SynthesisHop | undefined },
+  input: SynthesisInput,
+  wantsDeath: boolean,
+): DatedOption | undefined {
+  const chunk = chunkOfHop(entry.hop, input.evidence);
+  const chunkIndex = input.evidence.find((item) => item.chunk === chunk)?.index;
+  const asked = parseDate(entry.option);
+  // A date its document gives without a year ("6月24日") is in the year the document or, failing
+  // that, the question names for the event.
+  const contextYear = (chunk ? firstDateIn(chunk.text)?.date.year : undefined) ?? asked?.year;
+  const answer = entry.hop && !entry.hop.finding.unknown ? entry.hop.finding.answer : '';
+  const fromAnswer = answer ? parseDate(answer, contextYear) : undefined;
+  const deathYear = chunk && wantsDeath ? yearOf(chunk, true) : undefined;
+  const fromChunk = chunk
+    ? deathYear !== undefined
+      ? { text: String(deathYear), date: { year: deathYear } }
+      : firstDateIn(sentences(chunk.text)[0]?.text ?? chunk.text)
+    : undefined;
+  const picked =
+    asked?.month !== undefined
+      ? { text: entry.option, date: asked }
+      : fromAnswer
+        ? { text: answer, date: fromAnswer }
+        : fromChunk;
+  if (!picked) return undefined;
+  const index = indexStating([picked.text], entry.hop, input.evidence) ?? chunkIndex;
+  return index === undefined ? undefined : { ...entry, ...picked, index };
+}
+
+/**
+ * A comparison decided by dates: which option came first (or last), or whether they fell in the
+ * same day, month or year. Every option needs a date; the answer names the chosen option (or the
+ * judgement) citing the chunks that state the dates it rests on.
+ */
+function dateDecision(
   input: SynthesisInput,
   entries: readonly { option: string; hop: SynthesisHop | undefined }[],
   words: Phrasebook,
 ): Opening | undefined {
   const wanted = dateComparison(input.question);
-  if (!wanted) return undefined;
+  const period = samePeriod(input.question);
+  if (!wanted && !period) return undefined;
   const wantsDeath = /\b(died|death|dead)\b|去世|逝世/i.test(input.question);
-  const dated = entries.map((entry) => {
-    const answerYear = entry.hop && !entry.hop.finding.unknown ? yearIn(entry.hop.finding.answer) : undefined;
-    const chunk = chunkOfHop(entry.hop, input.evidence);
-    const year = answerYear ?? (chunk ? yearOf(chunk, wantsDeath) : undefined);
-    const date = answerYear !== undefined && entry.hop ? entry.hop.finding.answer : String(year ?? '');
-    return { option: entry.option, year, date, hop: entry.hop };
-  });
-  const picked = pickByYear(input.question, dated);
-  if (!picked) return undefined;
-  const chosen = dated.find((entry) => entry.option === picked.chosen.option);
-  const other = dated.find((entry) => entry.option === picked.other.option);
-  if (!chosen || !other) return undefined;
-  // Each option's date is cited where it is stated with the option's name, else where it is stated at all.
-  const claim = (entry: (typeof dated)[number]): DatedClaim | undefined => {
-    const both = indexStating([entry.option, entry.date], entry.hop, input.evidence);
-    const nameIndex = both ?? indexStating([entry.option], entry.hop, input.evidence);
-    const dateIndex = both ?? indexStating([entry.date], entry.hop, input.evidence);
-    return nameIndex === undefined || dateIndex === undefined
-      ? undefined
-      : { name: { text: entry.option, index: nameIndex }, date: { text: entry.date, index: dateIndex } };
-  };
-  const chosenClaim = claim(chosen);
-  const otherClaim = claim(other);
-  if (!chosenClaim) return { unstated: chosen.option };
-  if (!otherClaim) return { unstated: other.option };
-  return { sentence: words.byDate(chosenClaim, otherClaim, wanted === 'earlier') };
+  const dated = entries.map((entry) => datedOption(entry, input, wantsDeath));
+  if (!dated.every((entry): entry is DatedOption => entry !== undefined)) return undefined;
+  if (period) {
+    // The judgement is no phrase a chunk states: it stands uncited, and the sentences after it
+    // quote each event's date from the chunk that states it.
+    const [first, ...rest] = dated;
+    const same = rest.map((entry) => inSamePeriod(first?.date as StatedDate, entry.date, period));
+    if (same.includes(false)) return { sentence: `${words.no}${words.stop}` };
+    return same.includes(undefined) ? undefined : { sentence: `${words.yes}${words.stop}` };
+  }
+  const ordered = [...dated].sort((a, b) => compareDates(a.date, b.date));
+  const chosen = wanted === 'earlier' ? ordered[0] : ordered.at(-1);
+  const runnerUp = wanted === 'earlier' ? ordered[1] : ordered.at(-2);
+  if (!chosen || !runnerUp || compareDates(chosen.date, runnerUp.date) === 0) return undefined;
+  // Two options whose names and dates their chunks state: the sentence that shows the comparison.
+  if (dated.length === 2) {
+    const claim = (entry: DatedOption): DatedClaim | undefined => {
+      const nameIndex = indexStating([entry.option], entry.hop, input.evidence);
+      return nameIndex === undefined
+        ? undefined
+        : { name: { text: entry.option, index: nameIndex }, date: { text: entry.text, index: entry.index } };
+    };
+    const chosenClaim = claim(chosen);
+    const otherClaim = claim(runnerUp);
+    if (chosenClaim && otherClaim) return { sentence: words.byDate(chosenClaim, otherClaim, wanted === 'earlier') };
+  }
+  // Otherwise the option, cited to its date's chunk; the hops' sentences after it quote each date.
+  return { sentence: `${chosen.option} [${chosen.index}]${words.stop}` };
 }
 
 function opening(input: SynthesisInput, words: Phrasebook): Opening | undefined {
   const { question, hops, evidence } = input;
-  const options = choiceOptions(question);
-  const choices = options.length === 2 ? options : chineseComparisonOptions(question);
-  if (choices.length === 2) {
+  const choices = comparedOptions(question);
+  if (choices.length >= 2) {
     const entries = choices.map((option) => ({ option, hop: hopForOption(option, hops) }));
-    const byDate = dateChoice(input, entries, words);
+    const byDate = dateDecision(input, entries, words);
     if (byDate) return byDate;
+    // Whether events fell in one month is no choice between them: without their dates, say so.
+    if (samePeriod(question)) return { missing: words.undated };
     const chosen = bestCovered(question, entries);
     const index = indexStating([chosen], entries.find((entry) => entry.option === chosen)?.hop, evidence);
     return index === undefined ? { unstated: chosen } : { sentence: `${chosen} [${index}]${words.stop}` };
@@ -236,6 +289,14 @@ export async function* synthesizeOffline(input: SynthesisInput): AsyncGenerator<
   const lines =
     first && 'sentence' in first
       ? [first.sentence, ...chainSentences(input, words)]
-      : abstention(input, words, first && 'unstated' in first ? words.unstated(first.unstated) : input.missing);
+      : abstention(
+          input,
+          words,
+          first && 'unstated' in first
+            ? words.unstated(first.unstated)
+            : first && 'missing' in first
+              ? first.missing
+              : input.missing,
+        );
   for (const [position, line] of lines.entries()) yield position === 0 ? line : `${words.space}${line}`;
 }

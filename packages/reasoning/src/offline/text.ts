@@ -217,6 +217,15 @@ export function namedSpans(
       if (!joins) break;
       j += 1;
     }
+    // "Daniel Okafor of the Reliability department": a capitalised word after "of the" that a
+    // lowercase noun follows modifies that noun; the name ends before the joiner.
+    const after = tokens[j];
+    if (after && /^\p{Ll}{3,}$/u.test(after.text) && !NAME_JOINERS.has(after.text)) {
+      const article = tokens.findIndex(
+        (token, index) => index > i && index < j && token.text.toLowerCase() === 'the' && index > 0,
+      );
+      if (article > i + 1 && NAME_JOINERS.has((tokens[article - 1] as Token).text.toLowerCase())) j = article - 1;
+    }
     let first = i;
     // "The", "In", "He" open sentences; mid-sentence ("We Sweat Blood") they belong to the name.
     const atSentenceStart = i === 0 || /^[.!?;:"“(]$/.test((tokens[i - 1] as Token).text);

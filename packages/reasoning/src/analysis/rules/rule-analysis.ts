@@ -70,7 +70,8 @@ function parallelPlan(question: string, signals: QuestionSignals): SubQuestion__
   if (!signals.roleNoun) {
     return foci.map((focus, index) => ({
       id: `q${index + 1}`,
-      text: focusQuestion(question, focus, foci),
+      // An event is looked up by its own words: what is asked of it (its date) is the same for all.
+      text: signals.timedEvents ? focus : focusQuestion(question, focus, foci),
       dependsOn: [],
     }));
   }

@@ -1,5 +1,5 @@
 import { contentTerms } from '@hopline/text';
-import { choiceOptions, chineseComparisonOptions, questionAnchors } from '../../offline/question.js';
+import { choiceOptions, comparedOptions, questionAnchors, timedEvents } from '../../offline/question.js';
 import { isRoleNoun } from '../../offline/relations.js';
 import type { ReasoningSwitch } from '../../switches.js';
 import { isOn } from '../../switches.js';
@@ -18,6 +18,8 @@ export interface QuestionSignals {
   multiFocus: boolean;
   /** One part's answer is needed to ask the next. */
   bridge: boolean;
+  /** The foci are events the question compares by date: each is looked up as it is named. */
+  timedEvents: boolean;
   /** A role noun ("director", "负责人") the foci's documents name, not the foci themselves. */
   roleNoun: string | undefined;
   /**
@@ -91,13 +93,16 @@ export function detectSignals(question: string, switchedOff: readonly ReasoningS
   const fired: string[] = [];
   const anchors = questionAnchors(question);
   const options = choiceOptions(question);
-  const chineseOptions = options.length === 0 ? chineseComparisonOptions(question) : [];
+  // The events a question about their times lists, or the options of a Chinese comparison.
+  const events = options.length === 0 ? timedEvents(question) : [];
+  const chineseOptions = events.length >= 2 ? events : options.length === 0 ? comparedOptions(question) : [];
   const questionMarks = question.match(QUESTION_MARKS)?.length ?? 0;
 
   if (COMPARE.test(question)) fired.push('compare');
   if (SEPARATELY.test(question)) fired.push('separately');
   if (options.length === 2) fired.push(COMPARATIVE.test(question) ? 'choice:comparative' : 'choice:or');
-  if (chineseOptions.length >= 2) fired.push('compare:zh');
+  if (events.length >= 2) fired.push('events:timed');
+  else if (chineseOptions.length >= 2) fired.push('compare:zh');
   if (questionMarks >= 2) fired.push(`questions:${questionMarks}`);
   if (anchors.length >= 2 && SHARED.test(question) && /\band\b|和|与/.test(question)) fired.push('shared:both');
   if (anchors.length >= 2 && WHICH.test(question) && COMPARATIVE.test(question) && /\bor\b/.test(question))
@@ -135,10 +140,14 @@ export function detectSignals(question: string, switchedOff: readonly ReasoningS
     foci,
     multiFocus,
     bridge,
+    timedEvents: events.length >= 2,
+    // An event's own words may hold a role noun ("选举新领导"); its date is still in its own document.
     roleNoun:
-      ofRole ??
-      possessiveRole ??
-      (isOn(switchedOff, 'determinedRole') ? roleNounIn(DETERMINED_ROLE, question) : undefined),
+      events.length >= 2
+        ? undefined
+        : (ofRole ??
+          possessiveRole ??
+          (isOn(switchedOff, 'determinedRole') ? roleNounIn(DETERMINED_ROLE, question) : undefined)),
     links: relatives + roles,
     anchors,
   };

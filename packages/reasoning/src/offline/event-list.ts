@@ -1,0 +1,165 @@
+import type { TaggedWord } from '@hopline/text';
+import { hasHan, taggedWords } from '@hopline/text';
+
+/**
+ * The events a Chinese question lists before it asks about their times ("A、B和C，哪个…", "A与B
+ * 是在同一个月…吗"): a multi-focus question, one focus per event. Read from the grammar of
+ * Chinese lists alone: clauses, the interrogative or summary word where the asking starts, and
+ * the conjunctions between items; nothing here knows a topic or a phrasing of one data set.
+ */
+
+// Clause boundaries; the list sits in the clauses before the asking one (or after, "以下…：A、B").
+const CLAUSE = /[，,：:；;]/;
+// Where the asking starts, as jieba segments it: interrogatives, summaries of the list ("这些",
+// "两者"), distributive adverbs, and a copula or "同" that opens a same-time predicate.
+const ASKING_WORDS = new Set([
+  '哪',
+  '哪个',
+  '哪一个',
+  '哪一',
+  '哪项',
+  '哪一项',
+  '哪件',
+  '哪些',
+  '谁',
+  '是否',
+  '是不是',
+  '均',
+  '都',
+  '分别',
+  '相比',
+  '这',
+  '这些',
+  '这两个',
+  '这三个',
+  '这两件',
+  '两者',
+  '三者',
+  '同一',
+  '同一个',
+  '同一天',
+  '同一年',
+  '同月',
+  '同年',
+  '同日',
+]);
+// "是" opens the predicate when a same-time or locative phrase follows it ("是在…", "是同一…").
+const COPULA_OPENERS = /^(?:在|同|否|不是)/;
+// A clause that only points at the list ("在以下事件中", "下列事件里") is no item, nor one
+// that only sets the time ("2022年8月，…").
+const POINTER_CLAUSE = /以下|下列|下面|如下|[中里]$|^[在于]?\d{4}年(?:\d{1,2}月(?:\d{1,2}[日号])?)?$/;
+// Titles and quotations may hold commas of their own: «关于《回村三天，二舅…》的评论».
+const QUOTED = /《[^》]*》|“[^”]*”|「[^」]*」/g;
+// Strong separators end an item wherever they stand; the weak ones also join parts of one event
+// ("哈雷摩托与钱江摩托签署协议"), so each is split at most once, where both sides read as events.
+const STRONG = new Set(['、', '以及', '还是', '或者', '或']);
+const WEAK = ['和', '与', '及', '跟'];
+// The segmenter often glues a weak conjunction to its neighbour ("议和", "和保罗"), so they are
+// found by character; these common words hold one without joining anything.
+const WORDS_WITH_WEAK =
+  /和平|和谐|和解|和睦|和约|温和|缓和|柔和|总和|饱和|随和|参与|与会|给与|赋与|及时|及格|涉及|普及|危及|波及|顾及|来得及|来不及|跟踪|跟进|跟随|紧跟|鞋跟/g;
+const MIN_ITEM = 2;
+
+const isAsking = (words: readonly TaggedWord[], index: number): boolean => {
+  const word = words[index] as TaggedWord;
+  // "哪…" asks unless the segmenter read a name ("哪吒").
+  if (ASKING_WORDS.has(word.word) || (word.word.startsWith('哪') && !word.tag.startsWith('n'))) return true;
+  return word.word === '是' && COPULA_OPENERS.test(words[index + 1]?.word ?? '');
+};
+
+/** The text of a clause before its asking words, and whether it had any. */
+function beforeAsking(clause: string): { head: string; asks: boolean } {
+  const words = taggedWords(clause);
+  const at = words.findIndex((_, index) => isAsking(words, index));
+  if (at < 0) return { head: clause, asks: false };
+  return { head: clause.slice(0, (words[at] as TaggedWord).start), asks: true };
+}
+
+const hasVerb = (text: string) => taggedWords(text).some((word) => word.tag.startsWith('v'));
+// An item loses a leading conjunction or locative and a trailing copula or "happened in" that
+// belong to the list and the predicate around it ("，和B", "B是发生在").
+const trimItem = (text: string) =>
+  text
+    .replace(/^[\s在]+|^(?:和|与|以及|及|还有)/u, '')
+    .replace(/(?:是|都|均)?(?:发生|举行|举办)?(?:在|于)?[\s的]*$/u, '')
+    .trim();
+
+/** Where a weak conjunction stands in `span`, outside the common words that hold one. */
+function weakConjunctions(span: string): number[] {
+  const held = new Set<number>();
+  for (const match of span.matchAll(WORDS_WITH_WEAK))
+    for (let at = match.index; at < match.index + match[0].length; at += 1) held.add(at);
+  return span.split('').flatMap((char, at) => (WEAK.includes(char) && !held.has(at) ? [at] : []));
+}
+
+/**
+ * One span split at one weak conjunction: where both sides have a verb (two events, not two
+ * parties of one), the more common list conjunction first, then the most even split.
+ */
+function splitWeak(span: string): string[] {
+  const candidates = weakConjunctions(span)
+    .map((at) => ({
+      left: trimItem(span.slice(0, at)),
+      right: trimItem(span.slice(at + 1)),
+      rank: WEAK.indexOf(span[at] as string),
+    }))
+    .filter(({ left, right }) => [...left].length >= MIN_ITEM && [...right].length >= MIN_ITEM)
+    .map((candidate) => ({
+      ...candidate,
+      events: hasVerb(candidate.left) && hasVerb(candidate.right),
+      imbalance: Math.abs([...candidate.left].length - [...candidate.right].length),
+    }))
+    .sort((a, b) => Number(b.events) - Number(a.events) || a.rank - b.rank || a.imbalance - b.imbalance);
+  const best = candidates[0];
+  return best ? [best.left, best.right] : [span];
+}
+
+/** The items of a list span: strong separators first; a last item after "、" may hold one "和". */
+function listItems(span: string): string[] {
+  const words = taggedWords(span);
+  const items: string[] = [];
+  let from = 0;
+  let lastSeparator = '';
+  for (const word of words) {
+    if (!STRONG.has(word.word)) continue;
+    items.push(span.slice(from, word.start));
+    from = word.end;
+    lastSeparator = word.word;
+  }
+  items.push(span.slice(from));
+  const cleaned = items.map(trimItem).filter((item) => [...item].length >= MIN_ITEM);
+  if (cleaned.length === 1) return splitWeak(cleaned[0] as string);
+  // "A、B和C": the last item joins the list with a weak conjunction; "A、B还是C和D" does not.
+  if (lastSeparator === '、' && cleaned.length >= 2) {
+    return [...cleaned.slice(0, -1), ...splitWeak(cleaned.at(-1) as string)];
+  }
+  return cleaned;
+}
+
+/**
+ * The events a Chinese question lists, in order; [] when it lists fewer than two. Only for a
+ * question about the events' times (the caller decides that): elsewhere a "和" joins anything.
+ */
+export function listedEvents(question: string): string[] {
+  if (!hasHan(question)) return [];
+  const quoted: string[] = [];
+  const masked = question.replace(QUOTED, (text) => `〔${quoted.push(text) - 1}〕`);
+  const clauses = masked
+    .replace(/[？?！!。]+\s*$/u, '')
+    .split(CLAUSE)
+    .map((clause) => clause.replace(/〔(\d+)〕/g, (_, index: string) => quoted[Number(index)] ?? ''))
+    .map((clause) => clause.trim())
+    .filter((clause) => clause.length > 0);
+  const asking = clauses.findIndex((clause) => beforeAsking(clause).asks);
+  if (asking < 0) return [];
+  const { head } = beforeAsking(clauses[asking] as string);
+  const before = clauses.slice(0, asking).filter((clause) => !POINTER_CLAUSE.test(clause));
+  const after = clauses.slice(asking + 1);
+  // The list precedes the asking words (its last part in the asking clause's head), or, when
+  // nothing precedes them, follows them ("以下事件中哪个最早：A、B还是C").
+  const pointer = POINTER_CLAUSE.test(head.trim());
+  const parts = [...before, pointer ? '' : trimItem(head)].filter((part) => [...part].length >= MIN_ITEM);
+  const span = parts.length > 0 && !pointer ? parts : after;
+  const items = span.length > 1 ? span.flatMap((part) => listItems(part)) : listItems(span[0] ?? '');
+  return items.length >= 2 ? items : [];
+}

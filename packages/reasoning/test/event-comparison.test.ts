@@ -1,0 +1,112 @@
+import { Route } from '@hopline/contracts';
+import { describe, expect, it } from 'vitest';
+import { createAnalyzer, createHopReasoner } from '../src/index.js';
+import { compareDates, inSamePeriod, parseDate } from '../src/offline/answers.js';
+import { listedEvents } from '../src/offline/event-list.js';
+import { comparedOptions, samePeriod } from '../src/offline/question.js';
+import { chunk } from './support/chunks.js';
+import { ask, keepOrder, overlapRetriever } from './support/fixtures.js';
+
+// Untitled news summaries, each opening with the date of what it reports.
+const news = [
+  chunk('n-bridge', '', '2031年4月12日，青川市新建的跨江大桥正式通车，全长三公里，连接南北两岸。'),
+  chunk('n-museum', '', '2031年4月28日，澜沧博物馆举办古代丝绸展览，展出文物两百余件。'),
+  chunk('n-rail', '', '2030年11月3日，北岭铁路公司开通夜间列车，沿线设八个车站。'),
+  chunk('n-harbor', '', '霞浦港务局于2031年6月9日宣布扩建码头，预计三年内完工。'),
+  chunk('n-other', '', '2029年2月1日，某市发布春季旅游指南，推荐十条线路。'),
+];
+
+function reasoner() {
+  return createHopReasoner({
+    analyzer: createAnalyzer(),
+    retriever: overlapRetriever(news),
+    reranker: keepOrder,
+    config: { topK: 3 },
+  });
+}
+
+describe('events compared by date - the list a question names', () => {
+  it('events - a list split on its separators, the last item joined by a conjunction', () => {
+    expect(listedEvents('青川大桥通车、澜沧博物馆举办展览和北岭铁路开通夜间列车，哪个事件最早发生？')).toEqual([
+      '青川大桥通车',
+      '澜沧博物馆举办展览',
+      '北岭铁路开通夜间列车',
+    ]);
+  });
+
+  it('events - of two conjunctions, the one that leaves an event on each side splits them', () => {
+    // "与" joins two parties of one event here; "和" joins the two events.
+    expect(listedEvents('霞浦港务局宣布扩建码头和青川市与澜沧市签署合作协议是在同一个月吗？')).toEqual([
+      '霞浦港务局宣布扩建码头',
+      '青川市与澜沧市签署合作协议',
+    ]);
+  });
+
+  it('events - a clause that points at the list or only sets the time is no event', () => {
+    expect(
+      listedEvents('以下事件中哪个发生得最早：青川大桥通车、澜沧博物馆举办展览还是北岭铁路开通夜间列车？'),
+    ).toEqual(['青川大桥通车', '澜沧博物馆举办展览', '北岭铁路开通夜间列车']);
+    expect(listedEvents('2031年4月，青川大桥通车和澜沧博物馆举办展览是在同一天吗？')).toEqual([
+      '青川大桥通车',
+      '澜沧博物馆举办展览',
+    ]);
+  });
+
+  it('events - only a question about times lists events; elsewhere "和" joins anything', () => {
+    expect(comparedOptions('青川大桥和澜沧博物馆在哪个城市？')).toEqual([]);
+    expect(samePeriod('青川大桥通车和澜沧博物馆举办展览是同一年发生的吗？')).toBe('year');
+    expect(samePeriod('Were the bridge and the museum opened in the same month?')).toBe('month');
+  });
+
+  it('dates - read as precisely as stated, compared as far as both are precise', () => {
+    expect(parseDate('2031年4月12日')).toEqual({ year: 2031, month: 4, day: 12 });
+    expect(parseDate('4月28日', 2031)).toEqual({ year: 2031, month: 4, day: 28 });
+    expect(parseDate('4月28日')).toBeUndefined();
+    expect(parseDate('14 April 1917')).toEqual({ year: 1917, month: 4, day: 14 });
+    const bridge = { year: 2031, month: 4, day: 12 };
+    expect(compareDates(bridge, { year: 2030, month: 11 })).toBeGreaterThan(0);
+    expect(inSamePeriod(bridge, { year: 2031, month: 4, day: 28 }, 'month')).toBe(true);
+    expect(inSamePeriod(bridge, { year: 2031, month: 4, day: 28 }, 'day')).toBe(false);
+    expect(inSamePeriod(bridge, { year: 2031 }, 'month')).toBeUndefined();
+  });
+});
+
+describe('events compared by date - the loop, offline', () => {
+  it('same month - each event gets its own sub-query, and the judgement compares the dates its documents state', async () => {
+    const yes = await reasoner().answer(ask('青川市跨江大桥通车和澜沧博物馆举办丝绸展览是在同一个月吗？'), {
+      emit: () => undefined,
+    });
+    expect(yes.done.route).toBe(Route.PARALLEL);
+    // Each event is looked up by its own words, not the whole question's.
+    expect(yes.trace.hops.map((hop) => hop.query)).toEqual(['青川市跨江大桥通车', '澜沧博物馆举办丝绸展览']);
+    expect(yes.done.abstained).toBe(false);
+    expect(yes.done.answer).toMatch(/^是的。/);
+    expect(yes.done.answer).toContain('2031年4月12日');
+    expect(yes.done.answer).toContain('2031年4月28日');
+
+    const no = await reasoner().answer(ask('青川市跨江大桥通车与霞浦港务局宣布扩建码头是在同一个月发生的吗？'), {
+      emit: () => undefined,
+    });
+    expect(no.done.answer).toMatch(/^不是。/);
+  });
+
+  it('which first - the earliest of three events is named, cited to the chunk that dates it', async () => {
+    const { done } = await reasoner().answer(
+      ask('青川市跨江大桥通车、澜沧博物馆举办丝绸展览和北岭铁路公司开通夜间列车，哪个事件最早发生？'),
+      { emit: () => undefined },
+    );
+    expect(done.abstained).toBe(false);
+    expect(done.answer).toMatch(/^北岭铁路公司开通夜间列车 \[\d\]。/);
+    const rail = done.citations.find((citation) => citation.chunkId === 'n-rail');
+    expect(rail).toBeDefined();
+    expect(done.answer).toContain(`[${rail?.index}]`);
+  });
+
+  it('which first - an event no document dates leaves the comparison open: an abstention that says so', async () => {
+    const { done } = await reasoner().answer(ask('青川市跨江大桥通车和东湾机场新航站楼启用，哪个事件先发生？'), {
+      emit: () => undefined,
+    });
+    expect(done.abstained).toBe(true);
+    expect(done.answer).toMatch(/未找到/);
+  });
+});
