@@ -17,7 +17,7 @@
 //
 //   node --conditions=@hopline/source --import tsx bench/question.ts [--quick]
 //
-// --quick (or BENCH_QUICK=1) asks fewer questions per run, for CI. A run asks at least three
+// --quick (or BENCH_QUICK=1) asks fewer questions per run and keeps no results, for CI. A run asks at least three
 // questions per client, so that concurrency 32 is reached and held.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -575,11 +575,12 @@ async function main(): Promise<void> {
     );
     const floor = { ...(await measureFloor(grpcCalls, natsRequests)), grpcCalls, natsRequests };
     const markdown = report(modes, floor);
-    const resultsDir = fileURLToPath(new URL('./results/', import.meta.url));
-    const name = QUICK ? 'question-quick' : 'question';
-    writeFileSync(`${resultsDir}${name}.md`, markdown);
-    writeFileSync(`${resultsDir}${name}.json`, `${JSON.stringify({ quick: QUICK, floor, modes }, null, 2)}\n`);
     console.log(markdown);
+    // A quick run is a smoke test: only a full run's figures are kept.
+    if (QUICK) return;
+    const resultsDir = fileURLToPath(new URL('./results/', import.meta.url));
+    writeFileSync(`${resultsDir}question.md`, markdown);
+    writeFileSync(`${resultsDir}question.json`, `${JSON.stringify({ floor, modes }, null, 2)}\n`);
   } finally {
     rmSync(dataDir, { recursive: true, force: true });
   }
