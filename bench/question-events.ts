@@ -4,11 +4,13 @@
 //   log     the QaEvent appended to the question's log (a JetStream publish naming the sequence
 //           it follows, awaiting the stream's ack: what QuestionWriter does) and received by a
 //           QuestionLog.follow reader (an ordered consumer): what a gateway reads now
+//   pipelined the same log written through an EventPipeline, as the hop-reasoner writes now:
+//           the writer does not wait for each ack, and tokens queued behind a write go as one
 // Two measurements per path, each with the writer and the reader on connections of their own:
 //   one event   the time from the write to its receipt, one event in flight at a time
-//   a question  100 token events written one after another, as the hop-reasoner does (it waits
-//               for each write before the next): the time from the first write to the receipt
-//               of the last
+//   a question  100 token events written one after another (core and log wait for each write
+//               before the next, as the hop-reasoner did; pipelined does not): the time from the
+//               first write to the receipt of the last token's text
 // The same for the memory bus (the embedded mode). Variants run interleaved in rounds so that
 // drift on a shared machine hits all of them alike.
 //
@@ -19,7 +21,7 @@ import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { connectNatsBus, createMemoryBroker, type Bus } from '@hopline/bus';
 import { codecs, type QaEvent } from '@hopline/contracts';
-import { openQuestionStreams, type QuestionStreams } from '@hopline/questions';
+import { EventPipeline, openQuestionStreams, type QuestionStreams } from '@hopline/questions';
 import { startNats } from '@hopline/test-support';
 
 const ROUNDS = 10;
@@ -35,7 +37,7 @@ interface Pair {
   readerStreams: QuestionStreams;
 }
 
-type Path = 'core' | 'log';
+type Path = 'core' | 'log' | 'pipelined';
 type Transport = 'nats' | 'memory';
 type Variant = `${Transport} ${Path}`;
 
@@ -76,6 +78,21 @@ async function stream(pair: Pair, path: Path, count: number, eachAlone: boolean)
       subscription.unsubscribe(),
     );
     write = async (seq) => pair.writer.publish(subject, codecs.qaEvent.encode(token(questionId, seq)));
+  } else if (path === 'pipelined') {
+    const pipeline = new EventPipeline(
+      pair.writerStreams.log.writer(questionId, { tenantId: 'bench', userId: 'bench', deadlineUnixMs: 0 }, 1),
+      0,
+    );
+    reading = (async () => {
+      for await (const event of pair.readerStreams.log.follow(questionId, 0, stop.signal)) {
+        // Joined tokens carry several "token<seq> " texts: each marks its seq as received.
+        for (const match of (event.token?.text ?? '').matchAll(/token(\d+) /g)) arrived(Number(match[1]));
+      }
+    })();
+    write = async (seq) => {
+      pipeline.push({ event: 'token', token: { text: `token${seq} ` } });
+      if (seq === count) await pipeline.flush();
+    };
   } else {
     const writer = pair.writerStreams.log.writer(
       questionId,
@@ -128,7 +145,14 @@ async function main(): Promise<void> {
     nats: await pairOn(() => connectNatsBus({ url: natsUrl, name: 'bench-question-events' })),
     memory: await pairOn(async () => broker.connect()),
   };
-  const variants: Variant[] = ['nats core', 'nats log', 'memory core', 'memory log'];
+  const variants: Variant[] = [
+    'nats core',
+    'nats log',
+    'nats pipelined',
+    'memory core',
+    'memory log',
+    'memory pipelined',
+  ];
   const single = Object.fromEntries(variants.map((variant) => [variant, [] as number[]])) as Record<Variant, number[]>;
   const question = Object.fromEntries(variants.map((variant) => [variant, [] as number[]])) as Record<
     Variant,
@@ -159,8 +183,8 @@ async function main(): Promise<void> {
     single: Object.fromEntries(variants.map((variant) => [variant, summary(single[variant])])),
     question: Object.fromEntries(variants.map((variant) => [variant, summary(question[variant])])),
   };
-  const ratio = (table: Record<Variant, number[]>, transport: Transport, p: number) =>
-    (percentile(table[`${transport} log`], p) / percentile(table[`${transport} core`], p)).toFixed(2);
+  const ratio = (table: Record<Variant, number[]>, transport: Transport, p: number, path: Path = 'log') =>
+    (percentile(table[`${transport} ${path}`], p) / percentile(table[`${transport} core`], p)).toFixed(2);
   const command = 'node --conditions=@hopline/source --import tsx bench/question-events.ts';
   const row = (name: string, values: number[]) =>
     `| ${name} | ${percentile(values, 50).toFixed(3)} | ${percentile(values, 95).toFixed(3)} | ${values.length} |`;
@@ -180,7 +204,7 @@ async function main(): Promise<void> {
     '| --- | ---: | ---: | ---: |',
     ...variants.map((variant) => row(variant, single[variant])),
     '',
-    `## A question of ${EVENTS_PER_QUESTION} events, each write awaited: from the first write to the receipt of the last (ms)`,
+    `## A question of ${EVENTS_PER_QUESTION} events (core and log await each write, pipelined does not): from the first write to the receipt of the last (ms)`,
     '',
     '| variant | p50 | p95 | n |',
     '| --- | ---: | ---: | ---: |',
@@ -190,8 +214,10 @@ async function main(): Promise<void> {
     '| --- | ---: | ---: |',
     `| NATS, one event | ${ratio(single, 'nats', 50)} | ${ratio(single, 'nats', 95)} |`,
     `| NATS, a question of ${EVENTS_PER_QUESTION} events | ${ratio(question, 'nats', 50)} | ${ratio(question, 'nats', 95)} |`,
+    `| NATS, a question of ${EVENTS_PER_QUESTION} events, pipelined | ${ratio(question, 'nats', 50, 'pipelined')} | ${ratio(question, 'nats', 95, 'pipelined')} |`,
     `| memory bus, one event | ${ratio(single, 'memory', 50)} | ${ratio(single, 'memory', 95)} |`,
     `| memory bus, a question of ${EVENTS_PER_QUESTION} events | ${ratio(question, 'memory', 50)} | ${ratio(question, 'memory', 95)} |`,
+    `| memory bus, a question of ${EVENTS_PER_QUESTION} events, pipelined | ${ratio(question, 'memory', 50, 'pipelined')} | ${ratio(question, 'memory', 95, 'pipelined')} |`,
     '',
   ].join('\n');
   const resultsDir = fileURLToPath(new URL('./results/', import.meta.url));

@@ -12,10 +12,16 @@ import { assertValidKey } from './names.js';
  */
 export function createFileKeyValueStore(dir: string): KeyValueStore {
   const fileOf = (key: string) => join(dir, encodeURIComponent(key));
+  // The folder is made once, by the first put, not again for every value (one per question).
+  let folder: Promise<unknown> | undefined;
   return {
     async put(key, value) {
       assertValidKey(key);
-      await mkdir(dir, { recursive: true });
+      folder ??= mkdir(dir, { recursive: true }).catch((error: unknown) => {
+        folder = undefined;
+        throw error;
+      });
+      await folder;
       const file = fileOf(key);
       const partial = `${file}.${nuid.next()}.partial`;
       await writeFile(partial, value);

@@ -36,7 +36,9 @@ export interface Embedded {
  * All five services in one process, each built by the same start function its own main.ts
  * uses, each with its own bus connection: over the in-memory broker (which encodes every
  * message as NATS would) or, with NATS_URL, over a real server. The services reach each
- * other exactly as in the distributed mode: NATS subjects and gRPC on loopback.
+ * other as in the distributed mode (NATS subjects), except that the hop-reasoner calls
+ * query-understanding and the reranker directly rather than over gRPC on loopback; both still
+ * serve gRPC for other clients.
  */
 export async function startEmbedded(config: EmbeddedConfig, env: NodeJS.ProcessEnv = process.env): Promise<Embedded> {
   const metrics = createMetrics('hopline-embedded');
@@ -108,6 +110,8 @@ export async function startEmbedded(config: EmbeddedConfig, env: NodeJS.ProcessE
       traces,
       logger: logger('hop-reasoner'),
       metrics,
+      // Both share this process: called directly, not over gRPC on loopback.
+      inProcess: { analyzer: quService.analyzer, reranker: rerankerService },
     });
     running.push(reasoner);
 

@@ -1,3 +1,4 @@
+export * from './event-pipeline.js';
 export * from './question-log.js';
 export * from './question-queue.js';
 export * from './streams.js';

@@ -17,8 +17,8 @@ export const configSchema = z.object({
   REDIS_URL: env.url().optional(),
   /** Lifetime of a cached answer; ingestion invalidates earlier through the kb version. */
   CACHE_TTL_SECONDS: env.positiveInt(3_600),
-  /** Entries of the in-memory LRU (unused with Redis). */
-  CACHE_MAX_ENTRIES: env.positiveInt(1_000),
+  /** Entries of the in-memory LRU (unused with Redis); 0 keeps nothing, so every question runs (benchmarks). */
+  CACHE_MAX_ENTRIES: z.coerce.number().int().min(0).default(1_000),
   QUESTION_TIMEOUT_MS: env.positiveInt(30_000),
   /** How long a hop-reasoner may take to acknowledge a question before the ask fails. */
   ACCEPT_TIMEOUT_MS: env.positiveInt(2_000),

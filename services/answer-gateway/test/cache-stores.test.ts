@@ -79,6 +79,13 @@ describe('MemoryCacheStore', () => {
     expect(store.size).toBe(2);
   });
 
+  it('keeps nothing at size 0, so every question runs', async () => {
+    const store = new MemoryCacheStore(0);
+    await store.set('a', new Uint8Array([1]), 60_000);
+    expect(await store.get('a')).toBeUndefined();
+    expect(store.size).toBe(0);
+  });
+
   it('expires entries after their time to live', async () => {
     let now = 0;
     const store = new MemoryCacheStore(10, () => now);

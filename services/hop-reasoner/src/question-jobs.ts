@@ -10,7 +10,14 @@ import {
   type AskCommand__Output,
   type ValidRequestContext,
 } from '@hopline/contracts';
-import type { EventBody, QuestionLog, QuestionMeta, QuestionQueue, QuestionWriter } from '@hopline/questions';
+import {
+  EventPipeline,
+  type EventBody,
+  type QuestionLog,
+  type QuestionMeta,
+  type QuestionQueue,
+  type QuestionWriter,
+} from '@hopline/questions';
 import type { HoplineMetrics, Logger } from '@hopline/telemetry';
 import { trace } from '@opentelemetry/api';
 import type { HopReasoner } from '@hopline/reasoning';
@@ -114,7 +121,8 @@ class QuestionAttempt {
   readonly abort = new AbortController();
   private readonly meta: QuestionMeta;
   private readonly writeUntil: number;
-  private writer: QuestionWriter | undefined;
+  /** The attempt's events after its first: the reasoning does not wait for each to be stored. */
+  private events: EventPipeline | undefined;
 
   constructor(
     private readonly deps: QuestionJobsDeps,
@@ -156,6 +164,7 @@ class QuestionAttempt {
       signal: this.abort.signal,
       emit: ({ questionId: _questionId, atUnixMs: _atUnixMs, ...body }) => this.write(body),
     });
+    await (this.events as EventPipeline).flush();
     // Label values are lower-case, as dashboards and alerts spell them.
     deps.metrics.stopReasons.inc({ reason: done.stopReason.toLowerCase() });
     deps.metrics.hopsPerQuestion.observe({ route: done.route.toLowerCase() }, done.hops);
@@ -175,12 +184,15 @@ class QuestionAttempt {
     if (isConflict(thrown) || this.abort.signal.aborted) return this.leave();
     const error = toHoplineError(thrown);
     deps.logger.error('question failed', { questionId, error });
-    if (this.writer === undefined) return { kind: 'retry', delayMs: RETRY_UNWRITTEN_MS };
+    if (this.events === undefined) return { kind: 'retry', delayMs: RETRY_UNWRITTEN_MS };
     try {
-      await this.writer.append(
-        { event: 'error', error: { code: error.code, message: error.message, retryable: error.retryable } },
-        this.writeUntil,
-      );
+      // The events already sent go first; a pipeline that failed reports its failure here.
+      await this.events.flush();
+      this.events.push({
+        event: 'error',
+        error: { code: error.code, message: error.message, retryable: error.retryable },
+      });
+      await this.events.flush();
       return { kind: 'ack' };
     } catch (writeError) {
       if (isConflict(writeError)) return this.leave();
@@ -208,7 +220,10 @@ class QuestionAttempt {
           : { event: 'restarted', restarted: { reason: RESTART_REASON } });
       try {
         await writer.append(opening, this.writeUntil);
-        this.writer = writer;
+        // A writer that lost the question stops the reasoning at once, not at its next event.
+        this.events = new EventPipeline(writer, this.writeUntil, (error) => {
+          if (isConflict(error)) this.abort.abort(error);
+        });
         return writer;
       } catch (error) {
         if (!isConflict(error)) throw error;
@@ -217,14 +232,9 @@ class QuestionAttempt {
   }
 
   /** After an abort this attempt writes nothing more: whoever aborted it owns the question's log. */
-  private async write(body: EventBody): Promise<void> {
+  private write(body: EventBody): void {
     if (this.abort.signal.aborted) throw this.abort.signal.reason;
-    try {
-      await (this.writer as QuestionWriter).append(body, this.writeUntil);
-    } catch (error) {
-      if (isConflict(error)) this.abort.abort(error);
-      throw error;
-    }
+    (this.events as EventPipeline).push(body);
   }
 
   /** The question is another's now; its job is done if its log ended, else another attempt holds it. */

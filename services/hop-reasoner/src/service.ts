@@ -1,5 +1,5 @@
 import { busHealth, type Bus, type KeyValueStore } from '@hopline/bus';
-import { loadHoplineGrpc } from '@hopline/contracts';
+import { loadHoplineGrpc, type QueryUnderstandingClient, type RerankerClient } from '@hopline/contracts';
 import { createClient } from '@hopline/grpc';
 import { createOpenAiChatModel, type ChatModel } from '@hopline/models';
 import { createHopReasoner } from '@hopline/reasoning';
@@ -7,6 +7,7 @@ import { createGuard, DEFAULT_BREAKER, type Guard } from '@hopline/resilience';
 import type { HealthReport, HoplineMetrics, Logger } from '@hopline/telemetry';
 import type { QuestionStreams } from '@hopline/questions';
 import { createAnalyzerClient } from './clients/analyzer-client.js';
+import { inProcessAnalyzer, inProcessReranker, type LocalAnalyzer, type LocalReranker } from './clients/in-process.js';
 import { createRerankerClient } from './clients/reranker-client.js';
 import { createRetrieverClient } from './clients/retriever-client.js';
 import { WorkerDirectory } from './clients/worker-directory.js';
@@ -40,6 +41,11 @@ export interface HopReasonerServiceDeps {
   traces: KeyValueStore;
   logger: Logger;
   metrics: HoplineMetrics;
+  /**
+   * Query understanding and the reranker where they run in this process (the embedded mode):
+   * called directly, and their gRPC addresses are not used.
+   */
+  inProcess?: { analyzer: LocalAnalyzer; reranker: LocalReranker };
 }
 
 export interface HopReasonerService {
@@ -67,8 +73,28 @@ export async function startHopReasonerService(deps: HopReasonerServiceDeps): Pro
     chat: guard('chat-model'),
   };
 
-  const analyzerClient = createClient(grpc.QueryUnderstanding, config.QUERY_UNDERSTANDING_ADDRESS);
-  const rerankerClient = createClient(grpc.Reranker, config.RERANKER_ADDRESS);
+  // In the embedded mode query-understanding and the reranker are called directly; otherwise over gRPC.
+  const { inProcess } = deps;
+  const analyzerClient = inProcess
+    ? undefined
+    : createClient(grpc.QueryUnderstanding, config.QUERY_UNDERSTANDING_ADDRESS);
+  const rerankerClient = inProcess ? undefined : createClient(grpc.Reranker, config.RERANKER_ADDRESS);
+  const analyzer = inProcess
+    ? inProcessAnalyzer(inProcess.analyzer)
+    : createAnalyzerClient({
+        client: analyzerClient as QueryUnderstandingClient,
+        guard: guards.analyze,
+        budgetMs: config.ANALYZE_BUDGET_MS,
+        metrics,
+      });
+  const reranker = inProcess
+    ? inProcessReranker(inProcess.reranker)
+    : createRerankerClient({
+        client: rerankerClient as RerankerClient,
+        guard: guards.rerank,
+        budgetMs: config.RERANK_BUDGET_MS,
+        metrics,
+      });
   const chat: ChatModel | undefined = config.OPENAI_BASE_URL
     ? createOpenAiChatModel({
         baseURL: config.OPENAI_BASE_URL,
@@ -81,19 +107,9 @@ export async function startHopReasonerService(deps: HopReasonerServiceDeps): Pro
 
   const workers = await WorkerDirectory.start(bus);
   const reasoner = createHopReasoner({
-    analyzer: createAnalyzerClient({
-      client: analyzerClient,
-      guard: guards.analyze,
-      budgetMs: config.ANALYZE_BUDGET_MS,
-      metrics,
-    }),
+    analyzer,
     retriever: createRetrieverClient({ bus, guard: guards.retrieve, workers, budgetMs: config.RETRIEVE_BUDGET_MS }),
-    reranker: createRerankerClient({
-      client: rerankerClient,
-      guard: guards.rerank,
-      budgetMs: config.RERANK_BUDGET_MS,
-      metrics,
-    }),
+    reranker,
     ...(chat ? { chat } : {}),
     logger,
     config: {
@@ -128,8 +144,8 @@ export async function startHopReasonerService(deps: HopReasonerServiceDeps): Pro
       await questions.stop();
       workers.stop();
       for (const g of Object.values(guards)) g.shutdown();
-      analyzerClient.close();
-      rerankerClient.close();
+      analyzerClient?.close();
+      rerankerClient?.close();
     },
   };
 }

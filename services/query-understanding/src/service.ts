@@ -1,7 +1,7 @@
 import { loadHoplineGrpc, requireRequestContext } from '@hopline/contracts';
 import { createGrpcServer } from '@hopline/grpc';
 import { createOpenAiChatModel } from '@hopline/models';
-import { createAnalyzer } from '@hopline/reasoning';
+import { createAnalyzer, type Analyzer } from '@hopline/reasoning';
 import { createGuard, DEFAULT_BREAKER } from '@hopline/resilience';
 import type { HealthReport, HoplineMetrics, Logger } from '@hopline/telemetry';
 import { trace } from '@opentelemetry/api';
@@ -15,6 +15,8 @@ export interface QueryUnderstandingDeps {
 
 export interface QueryUnderstandingService {
   readonly port: number;
+  /** The analyzer it serves, for a caller in the same process (the embedded mode). */
+  readonly analyzer: Analyzer;
   health(): Promise<HealthReport>;
   stop(): Promise<void>;
 }
@@ -62,6 +64,7 @@ export async function startQueryUnderstandingService({
 
   return {
     port,
+    analyzer,
     async health() {
       return { ok: true, details: { port, plannerBreaker: guard.state } };
     },

@@ -1,7 +1,7 @@
 import { loadHoplineGrpc, requireRequestContext } from '@hopline/contracts';
 import { createGrpcServer } from '@hopline/grpc';
 import { createGuard, DEFAULT_BREAKER } from '@hopline/resilience';
-import { createCrossEncoderClient, createLexicalScorer, createReranker } from '@hopline/retrieval';
+import { createCrossEncoderClient, createLexicalScorer, createReranker, type Reranker } from '@hopline/retrieval';
 import type { HealthReport, HoplineMetrics, Logger } from '@hopline/telemetry';
 import { trace } from '@opentelemetry/api';
 import type { Config } from './config.js';
@@ -26,6 +26,8 @@ export interface RerankerServiceDeps {
 
 export interface RerankerService {
   readonly port: number;
+  /** What its Rerank call does, for a caller in the same process (the embedded mode). */
+  readonly rerank: Reranker['rerank'];
   health(): Promise<HealthReport>;
   stop(): Promise<void>;
 }
@@ -62,11 +64,17 @@ export async function startRerankerService({ config, logger, metrics }: Reranker
     },
   });
 
+  const rerank: Reranker['rerank'] = async (input) => {
+    const result = await reranker.rerank(input);
+    if (result.fallback) metrics.degradedRetrievals.inc({ path: 'rerank', reason: 'cross_encoder_unavailable' });
+    return result;
+  };
+
   const server = createGrpcServer({ logger, metrics });
   server.addService(loadHoplineGrpc().hopline.v1.Reranker, {
     async Rerank(request, call) {
       const ctx = requireRequestContext(request.ctx);
-      const result = await reranker.rerank({
+      const result = await rerank({
         query: request.query,
         chunks: request.chunks,
         topN: request.topN,
@@ -74,7 +82,6 @@ export async function startRerankerService({ config, logger, metrics }: Reranker
         deadlineUnixMs: Math.min(ctx.deadlineUnixMs, call.deadlineUnixMs),
         signal: call.signal,
       });
-      if (result.fallback) metrics.degradedRetrievals.inc({ path: 'rerank', reason: 'cross_encoder_unavailable' });
       trace.getActiveSpan()?.setAttributes({
         'hopline.question_id': ctx.questionId,
         'hopline.rerank.scorer': result.scorer,
@@ -89,6 +96,7 @@ export async function startRerankerService({ config, logger, metrics }: Reranker
 
   return {
     port,
+    rerank,
     async health() {
       return { ok: true, details: { port, crossEncoderBreaker: guard.state } };
     },

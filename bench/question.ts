@@ -1,0 +1,590 @@
+// A question end to end (issue 14): what Hopline exists for, measured from outside as a client
+// sees it, in the same run as the fabric floor it is judged against.
+//   embedded       `pnpm start`'s process: the five services in one process over the memory bus
+//   distributed    the five services as five processes over a nats-server this bench starts on a
+//                  free port, with 1 and with 2 retrieval workers
+// Each over the demo corpus (14 documents, 2-hop questions), with the answer cache off
+// (CACHE_MAX_ENTRIES=0) so that every question runs, and rate limits out of the way. Closed-loop
+// clients on loopback ask at concurrency 1, 8 and 32, for a JSON answer and for an SSE stream
+// read to its end. Per run: questions per second, p50/p95/p99 of the time to the whole answer,
+// the HTTP statuses, and the CPU each process spent per question (from /proc/<pid>/stat, so
+// the services need no help to be measured) and, in the distributed mode, the NATS messages
+// each service sent per question (the server's /connz, by connection name). Per mode: the gRPC
+// calls a question makes (the hop-reasoner's client counters). The floor: the same calls, in
+// the same order, made with raw nats.js and grpc-js against a child process that answers each
+// at once with a 20 KB reply: what the fabric alone costs a question on this machine. Its NATS
+// requests are the retrieval replies per question at concurrency 1 (no hedges fire there).
+//
+//   node --conditions=@hopline/source --import tsx bench/question.ts [--quick]
+//
+// --quick (or BENCH_QUICK=1) asks fewer questions per run and keeps no results, for CI. A run asks at least three
+// questions per client, so that concurrency 32 is reached and held.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import * as grpc from '@grpc/grpc-js';
+import { hashApiKey } from '@hopline/answer-gateway';
+import { loadDocuments, readSse } from '@hopline/cli';
+import { codecs, loadHoplineGrpc, type RerankResponse } from '@hopline/contracts';
+import { freePort, waitFor } from '@hopline/test-support';
+import { connect } from 'nats';
+import { sampleChunks, sampleContext, sampleQuestion } from './support/payload.js';
+
+const QUICK = process.argv.includes('--quick') || process.env.BENCH_QUICK === '1';
+const QUESTIONS_PER_RUN = QUICK ? 24 : 160;
+const WARMUP_QUESTIONS = QUICK ? 8 : 40;
+const FLOOR_QUESTIONS = QUICK ? 30 : 200;
+const CONCURRENCIES = [1, 8, 32] as const;
+const FORMATS = ['json', 'sse'] as const;
+const CLOCK_TICKS_PER_SECOND = 100;
+
+const repoRoot = fileURLToPath(new URL('..', import.meta.url));
+const demoCorpus = join(repoRoot, 'packages/embedded/demo-corpus/docs');
+const QUESTIONS = [
+  'Which department does the owner of Project Atlas belong to?',
+  'How many titles did the coach of the team that won the 2031 Harbor Cup win as a player?',
+  '天穹项目的负责人属于哪个部门？',
+  'Which was founded first, Northwind Labs or Bluefin Analytics?',
+];
+const API_KEY = 'bench-question-key';
+const TENANT = 'dev';
+const KB = 'demo';
+
+type Format = (typeof FORMATS)[number];
+type ModeName = 'embedded' | 'distributed, 1 worker' | 'distributed, 2 workers';
+
+interface Proc {
+  name: string;
+  child: ChildProcess;
+  output(): string;
+}
+
+interface System {
+  httpUrl: string;
+  /** Where the hop-reasoner's counters are (the only ops server in the embedded mode). */
+  reasonerMetricsUrl: string;
+  natsMonitorUrl?: string;
+  processes: Proc[];
+  stop(): Promise<void>;
+}
+
+interface RunResult {
+  concurrency: number;
+  format: Format;
+  questions: number;
+  seconds: number;
+  qps: number;
+  p50: number;
+  p95: number;
+  p99: number;
+  statuses: Record<string, number>;
+  cpuMsPerQuestion: Record<string, number>;
+  /** By the connection's name (the service); the total under "all". */
+  natsMessagesPerQuestion?: Record<string, number>;
+}
+
+interface ModeResult {
+  mode: ModeName;
+  runs: RunResult[];
+  grpcCallsPerQuestion: Record<string, number>;
+  rssMb: Record<string, { start: number; end: number }>;
+}
+
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
+}
+
+const round = (value: number, digits = 2) => Number(value.toFixed(digits));
+
+function spawnNode(name: string, args: string[], cwd: string, env: Record<string, string>): Proc {
+  const lines: string[] = [];
+  const child = spawn(process.execPath, ['--conditions=@hopline/source', '--import', 'tsx', ...args], {
+    cwd,
+    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const keep = (chunk: Buffer) => {
+    lines.push(chunk.toString());
+    if (lines.length > 200) lines.shift();
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  return { name, child, output: () => lines.join('') };
+}
+
+async function stopProcess(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  await new Promise<void>((resolve) => {
+    const kill = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    child.once('exit', () => {
+      clearTimeout(kill);
+      resolve();
+    });
+    child.kill('SIGTERM');
+  });
+}
+
+async function healthy(proc: Proc, opsUrl: string, accept: (body: unknown) => boolean = () => true): Promise<void> {
+  await waitFor(
+    async () => {
+      if (proc.child.exitCode !== null) throw new Error(`${proc.name} exited:\n${proc.output()}`);
+      const response = await fetch(`${opsUrl}/healthz`).catch(() => undefined);
+      return response?.ok === true && accept(await response.json());
+    },
+    { timeoutMs: 120_000, description: `${proc.name} to report healthy` },
+  );
+}
+
+/** CPU time (user + system) a process has used so far, in ms. */
+function cpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SECOND;
+}
+
+function rssMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
+}
+
+const benchEnv = {
+  CACHE_MAX_ENTRIES: '0',
+  RATE_PER_KEY_PER_SECOND: '1000000',
+  RATE_BURST_PER_KEY: '1000000',
+  API_KEYS: JSON.stringify({
+    keys: [{ keyHash: hashApiKey(API_KEY), tenantId: TENANT, userId: 'bench', kbIds: [KB], canIngest: true }],
+  }),
+};
+
+async function startEmbeddedProcess(dataDir: string): Promise<System> {
+  const [httpPort, opsPort] = [await freePort(), await freePort()];
+  const proc = spawnNode('embedded', ['packages/embedded/src/start.ts'], repoRoot, {
+    ...benchEnv,
+    DATA_DIR: join(dataDir, 'embedded'),
+    HTTP_PORT: String(httpPort),
+    GRPC_PORT: '0',
+    METRICS_PORT: String(opsPort),
+  });
+  const opsUrl = `http://127.0.0.1:${opsPort}`;
+  await healthy(proc, opsUrl);
+  return {
+    httpUrl: `http://127.0.0.1:${httpPort}`,
+    reasonerMetricsUrl: `${opsUrl}/metrics`,
+    processes: [proc],
+    stop: () => stopProcess(proc.child),
+  };
+}
+
+async function startNatsServer(dataDir: string): Promise<{ url: string; monitorUrl: string; proc: Proc }> {
+  const [port, monitorPort] = [await freePort(), await freePort()];
+  const lines: string[] = [];
+  const child = spawn(
+    'nats-server',
+    ['-js', '-a', '127.0.0.1', '-p', String(port), '-m', String(monitorPort), '-sd', join(dataDir, 'nats')],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  child.stderr?.on('data', (chunk: Buffer) => lines.push(chunk.toString()));
+  const proc = { name: 'nats-server', child, output: () => lines.join('') };
+  const monitorUrl = `http://127.0.0.1:${monitorPort}`;
+  await waitFor(
+    async () => {
+      if (child.exitCode !== null) throw new Error(`nats-server exited:\n${proc.output()}`);
+      return (await fetch(`${monitorUrl}/healthz`).catch(() => undefined))?.ok === true;
+    },
+    { timeoutMs: 20_000, description: 'nats-server to accept connections' },
+  );
+  return { url: `nats://127.0.0.1:${port}`, monitorUrl, proc };
+}
+
+async function startDistributed(dataDir: string, workers: 1 | 2): Promise<System> {
+  const nats = await startNatsServer(dataDir);
+  const [quPort, rerankPort, httpPort] = [await freePort(), await freePort(), await freePort()];
+  const services: Array<{ name: string; service: string; env: Record<string, string> }> = [
+    { name: 'query-understanding', service: 'query-understanding', env: { GRPC_PORT: String(quPort) } },
+    { name: 'reranker', service: 'reranker', env: { GRPC_PORT: String(rerankPort) } },
+    ...Array.from({ length: workers }, (_, index) => ({
+      name: `retrieval-worker-${index + 1}`,
+      service: 'retrieval-worker',
+      env: { DATA_DIR: join(dataDir, `retrieval-${index + 1}`), WORKER_ID: `worker-${index + 1}` },
+    })),
+    {
+      name: 'hop-reasoner',
+      service: 'hop-reasoner',
+      env: {
+        QUERY_UNDERSTANDING_ADDRESS: `127.0.0.1:${quPort}`,
+        RERANKER_ADDRESS: `127.0.0.1:${rerankPort}`,
+      },
+    },
+    { name: 'answer-gateway', service: 'answer-gateway', env: { ...benchEnv, HTTP_PORT: String(httpPort) } },
+  ];
+  const started: Array<{ proc: Proc; opsUrl: string }> = [];
+  const stop = async () => {
+    await Promise.all(started.map(({ proc }) => stopProcess(proc.child)));
+    await stopProcess(nats.proc.child);
+  };
+  try {
+    for (const { name, service, env } of services) {
+      const opsPort = await freePort();
+      const proc = spawnNode(
+        name,
+        ['--import', './src/instrumentation.ts', './src/main.ts'],
+        join(repoRoot, 'services', service),
+        { NATS_URL: nats.url, GRPC_HOST: '127.0.0.1', HTTP_HOST: '127.0.0.1', METRICS_PORT: String(opsPort), ...env },
+      );
+      started.push({ proc, opsUrl: `http://127.0.0.1:${opsPort}` });
+    }
+    for (const { proc, opsUrl } of started) await healthy(proc, opsUrl);
+    const httpUrl = `http://127.0.0.1:${httpPort}`;
+    const documents = loadDocuments(demoCorpus);
+    const ingest = await fetch(`${httpUrl}/v1/kbs/${KB}/documents`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${API_KEY}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ documents }),
+    });
+    if (ingest.status !== 202) throw new Error(`ingestion answered ${ingest.status}: ${await ingest.text()}`);
+    // Every worker indexes the whole stream (the workers of a queue group each hold every kb).
+    for (const { proc, opsUrl } of started.filter(({ proc }) => proc.name.startsWith('retrieval-worker'))) {
+      await healthy(proc, opsUrl, (body) => {
+        const kbs = (body as { details: { kbs?: Array<{ kbId: string; lexicalChunks: number }> } }).details.kbs ?? [];
+        return (kbs.find((kb) => kb.kbId === KB)?.lexicalChunks ?? 0) >= documents.length;
+      });
+    }
+    return {
+      httpUrl,
+      reasonerMetricsUrl: `${started.find(({ proc }) => proc.name === 'hop-reasoner')?.opsUrl ?? ''}/metrics`,
+      natsMonitorUrl: nats.monitorUrl,
+      processes: [...started.map(({ proc }) => proc), nats.proc],
+      stop,
+    };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+/** Asks one question; resolves with the HTTP status, or 'sse-error' for a stream that ended in an error event. */
+async function ask(httpUrl: string, question: string, format: Format): Promise<string> {
+  const response = await fetch(`${httpUrl}/v1/ask`, {
+    method: 'POST',
+    headers: {
+      Authorization: `Bearer ${API_KEY}`,
+      'Content-Type': 'application/json',
+      ...(format === 'sse' ? { Accept: 'text/event-stream' } : {}),
+    },
+    body: JSON.stringify({ question, kbIds: [KB], maxHops: 3 }),
+  });
+  if (response.status !== 200 || format === 'json') {
+    await response.arrayBuffer();
+    return String(response.status);
+  }
+  let last = '';
+  for await (const event of readSse(response.body as ReadableStream<Uint8Array>)) last = event.event;
+  return last === 'done' ? '200' : `sse-${last || 'cut'}`;
+}
+
+/** The messages each client has sent the server so far, by connection name, and in all. */
+async function natsMessages(monitorUrl: string | undefined): Promise<Record<string, number>> {
+  if (!monitorUrl) return {};
+  const connz = (await (await fetch(`${monitorUrl}/connz?limit=4096`)).json()) as {
+    connections: Array<{ name?: string; in_msgs: number }>;
+  };
+  const sent: Record<string, number> = {};
+  for (const connection of connz.connections) {
+    const name = connection.name ?? 'unnamed';
+    sent[name] = (sent[name] ?? 0) + connection.in_msgs;
+    sent.all = (sent.all ?? 0) + connection.in_msgs;
+  }
+  return sent;
+}
+
+/** Sums a Prometheus counter's samples by one label, for the samples whose role is "client". */
+async function clientCalls(metricsUrl: string, metric: string, label: string): Promise<Record<string, number>> {
+  const text = await (await fetch(metricsUrl)).text();
+  const totals: Record<string, number> = {};
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(`${metric}{`) || !line.includes('role="client"')) continue;
+    const key = new RegExp(`${label}="([^"]*)"`).exec(line)?.[1] ?? '?';
+    totals[key] = (totals[key] ?? 0) + Number(line.slice(line.lastIndexOf(' ') + 1));
+  }
+  return totals;
+}
+
+async function run(system: System, concurrency: number, format: Format, questions: number): Promise<RunResult> {
+  const cpuBefore = system.processes.map(({ child }) => cpuMs(child.pid as number));
+  const natsBefore = await natsMessages(system.natsMonitorUrl);
+  const latencies: number[] = [];
+  const statuses: Record<string, number> = {};
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < questions) {
+        const question = QUESTIONS[next % QUESTIONS.length] as string;
+        next += 1;
+        const at = performance.now();
+        const status = await ask(system.httpUrl, question, format).catch((error: unknown) => `error ${String(error)}`);
+        latencies.push(performance.now() - at);
+        statuses[status] = (statuses[status] ?? 0) + 1;
+      }
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  const natsAfter = await natsMessages(system.natsMonitorUrl);
+  const cpuMsPerQuestion = Object.fromEntries(
+    system.processes.map(({ name, child }, index) => [
+      name,
+      round((cpuMs(child.pid as number) - (cpuBefore[index] as number)) / questions),
+    ]),
+  );
+  return {
+    concurrency,
+    format,
+    questions,
+    seconds: round(seconds),
+    qps: round(questions / seconds, 1),
+    p50: round(percentile(latencies, 50)),
+    p95: round(percentile(latencies, 95)),
+    p99: round(percentile(latencies, 99)),
+    statuses,
+    cpuMsPerQuestion,
+    ...(system.natsMonitorUrl
+      ? {
+          natsMessagesPerQuestion: Object.fromEntries(
+            Object.entries(natsAfter).map(([name, sent]) => [
+              name,
+              round((sent - (natsBefore[name] ?? 0)) / questions, 1),
+            ]),
+          ),
+        }
+      : {}),
+  };
+}
+
+async function measureMode(mode: ModeName, start: () => Promise<System>): Promise<ModeResult> {
+  console.log(`--- ${mode}`);
+  const system = await start();
+  try {
+    await run(system, 1, 'json', WARMUP_QUESTIONS);
+    const rssStart = system.processes.map(({ child }) => rssMb(child.pid as number));
+    const grpcBefore = await clientCalls(system.reasonerMetricsUrl, 'hopline_grpc_requests_total', 'method');
+    const runs: RunResult[] = [];
+    for (const concurrency of CONCURRENCIES) {
+      for (const format of FORMATS) {
+        const result = await run(system, concurrency, format, Math.max(QUESTIONS_PER_RUN, 3 * concurrency));
+        console.log(JSON.stringify(result));
+        runs.push(result);
+      }
+    }
+    const asked = runs.reduce((sum, result) => sum + result.questions, 0);
+    const perQuestion = (after: Record<string, number>, before: Record<string, number>) =>
+      Object.fromEntries(
+        Object.entries(after).map(([key, total]) => [key, round((total - (before[key] ?? 0)) / asked)]),
+      );
+    const rssMbByProcess = Object.fromEntries(
+      system.processes.map(({ name, child }, index) => [
+        name,
+        { start: round(rssStart[index] as number, 0), end: round(rssMb(child.pid as number), 0) },
+      ]),
+    );
+    return {
+      mode,
+      runs,
+      grpcCallsPerQuestion: perQuestion(
+        await clientCalls(system.reasonerMetricsUrl, 'hopline_grpc_requests_total', 'method'),
+        grpcBefore,
+      ),
+      rssMb: rssMbByProcess,
+    };
+  } catch (error) {
+    for (const proc of system.processes) console.error(`--- ${proc.name}\n${proc.output()}`);
+    throw error;
+  } finally {
+    await system.stop();
+  }
+}
+
+// The floor: a child process answers every call at once with the 20 KB payload of bench/bus.ts
+// and bench/grpc.ts; the bench makes a question's calls one after another, as the hop-reasoner does.
+const FLOOR_SUBJECT = 'bench.question.floor';
+const { Reranker } = loadHoplineGrpc().hopline.v1;
+
+async function floorServer(natsUrl: string): Promise<void> {
+  const connection = await connect({ servers: natsUrl, noAsyncTraces: true });
+  const reply = codecs.retrieveResponse.encode({ chunks: sampleChunks(), degraded: false, workerId: 'bench-floor' });
+  connection.subscribe(FLOOR_SUBJECT, { callback: (_error, message) => message.respond(reply) });
+  await connection.flush();
+  const rerankReply: RerankResponse = { chunks: sampleChunks(true), fallback: false, scorer: 'bench' };
+  const server = new grpc.Server();
+  server.addService(Reranker.service, {
+    Rerank: (_call: unknown, callback: grpc.sendUnaryData<RerankResponse>) => callback(null, rerankReply),
+  });
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, bound) =>
+      error ? reject(error) : resolve(bound),
+    ),
+  );
+  console.log(port);
+  createInterface({ input: process.stdin }).on('close', () => {
+    server.forceShutdown();
+    void connection.close().then(() => process.exit(0));
+  });
+}
+
+async function measureFloor(grpcCalls: number, natsRequests: number): Promise<{ p50: number; p95: number }> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'hopline-bench-floor-'));
+  const nats = await startNatsServer(dataDir);
+  const server = spawn(
+    process.execPath,
+    ['--conditions=@hopline/source', '--import', 'tsx', fileURLToPath(import.meta.url), '--floor-server', nats.url],
+    { stdio: ['pipe', 'pipe', 'inherit'] },
+  );
+  try {
+    const port = await new Promise<number>((resolve, reject) => {
+      createInterface({ input: server.stdout as NodeJS.ReadableStream }).once('line', (line) => resolve(Number(line)));
+      server.once('exit', (code) => reject(new Error(`the floor server exited with ${String(code)}`)));
+    });
+    const connection = await connect({ servers: nats.url, noAsyncTraces: true });
+    const client = new Reranker(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
+    const request = codecs.retrieveRequest.encode({ ctx: sampleContext(600_000), query: sampleQuestion, topK: 10 });
+    const rerank = { ctx: sampleContext(600_000), query: sampleQuestion, topN: 10, chunks: sampleChunks() };
+    const callGrpc = () =>
+      new Promise<void>((resolve, reject) =>
+        client.Rerank(rerank, { deadline: Date.now() + 5_000 }, (error: grpc.ServiceError | null) =>
+          error ? reject(error) : resolve(),
+        ),
+      );
+    const times: number[] = [];
+    for (let question = 0; question < WARMUP_QUESTIONS + FLOOR_QUESTIONS; question++) {
+      const at = performance.now();
+      // Interleaved as a hop does: a retrieval, then a rerank of what it found.
+      for (let call = 0; call < Math.max(grpcCalls, natsRequests); call++) {
+        if (call < natsRequests) await connection.request(FLOOR_SUBJECT, request, { timeout: 5_000 });
+        if (call < grpcCalls) await callGrpc();
+      }
+      if (question >= WARMUP_QUESTIONS) times.push(performance.now() - at);
+    }
+    client.close();
+    await connection.close();
+    return { p50: round(percentile(times, 50), 3), p95: round(percentile(times, 95), 3) };
+  } finally {
+    server.stdin?.end();
+    await new Promise((resolve) => server.once('exit', resolve));
+    await stopProcess(nats.proc.child);
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+interface Floor {
+  p50: number;
+  p95: number;
+  /** The calls of one question it makes. */
+  grpcCalls: number;
+  natsRequests: number;
+}
+
+function report(modes: ModeResult[], floor: Floor): string {
+  const runOf = (mode: ModeName, concurrency: number, format: Format) =>
+    modes
+      .find((result) => result.mode === mode)
+      ?.runs.find((r) => r.concurrency === concurrency && r.format === format);
+  const embedded1 = runOf('embedded', 1, 'json');
+  const distributed1 = runOf('distributed, 1 worker', 1, 'json');
+  const embedded8 = runOf('embedded', 8, 'json');
+  const distributed8 = runOf('distributed, 1 worker', 8, 'json');
+  const latencyBudget = (embedded1?.p50 ?? NaN) + 1.3 * floor.p50;
+  const throughputRatio = (distributed8?.qps ?? NaN) / (embedded8?.qps ?? NaN);
+  const statusText = (statuses: Record<string, number>) =>
+    Object.entries(statuses)
+      .map(([status, count]) => `${status}: ${count}`)
+      .join(', ');
+  const cpuText = (cpu: Record<string, number>) =>
+    Object.entries(cpu)
+      .map(([name, ms]) => `${name} ${ms}`)
+      .join(', ');
+  const command = 'node --conditions=@hopline/source --import tsx bench/question.ts';
+  const lines = [
+    '# A question end to end: embedded and distributed against the fabric floor',
+    '',
+    `Command: \`${command}${QUICK ? ' --quick' : ''}\``,
+    '',
+    `Machine: ${cpus().length} × ${cpus()[0]?.model.trim() ?? 'CPU'}, Node ${process.version}; load average at the end ${loadavg()
+      .map((load) => load.toFixed(1))
+      .join(
+        ' / ',
+      )} (1/5/15 min) on a machine shared with other work. Data: the demo corpus (14 documents), the four questions of its README in turn, answer cache off, ${QUESTIONS_PER_RUN} questions per run after ${WARMUP_QUESTIONS} of warm-up per mode; closed-loop clients on loopback in the bench's own process.`,
+    '',
+    '## Ratios (targets of issue 14)',
+    '',
+    '| ratio | value | target |',
+    '| --- | ---: | --- |',
+    `| distributed p50 at concurrency 1 (JSON) / (embedded p50 + 1.3 × floor p50) | ${round(
+      (distributed1?.p50 ?? NaN) / latencyBudget,
+    )} | ≤ 1 |`,
+    `| distributed q/s / embedded q/s at concurrency 8 (JSON) | ${round(throughputRatio)} | ≥ 0.85 |`,
+    `| floor p50 / embedded p50 at concurrency 1 (JSON) | ${round(floor.p50 / (embedded1?.p50 ?? NaN))} | context |`,
+    '',
+    `The floor: ${floor.natsRequests} NATS requests and ${floor.grpcCalls} gRPC calls per question (what a question made in the distributed mode with 1 worker at concurrency 1, rounded), made in turn with raw nats.js and grpc-js against a process that answers each at once with a 20 KB reply: p50 ${floor.p50} ms, p95 ${floor.p95} ms over ${FLOOR_QUESTIONS} questions.`,
+    '',
+    '## Runs',
+    '',
+    '| mode | concurrency | format | q/s | p50 ms | p95 ms | p99 ms | statuses | CPU ms per question | NATS messages per question |',
+    '| --- | ---: | --- | ---: | ---: | ---: | ---: | --- | --- | ---: |',
+    ...modes.flatMap((mode) =>
+      mode.runs.map(
+        (r) =>
+          `| ${mode.mode} | ${r.concurrency} | ${r.format} | ${r.qps} | ${r.p50} | ${r.p95} | ${r.p99} | ${statusText(r.statuses)} | ${cpuText(r.cpuMsPerQuestion)} | ${r.natsMessagesPerQuestion ? cpuText(r.natsMessagesPerQuestion) : '—'} |`,
+      ),
+    ),
+    '',
+    '## Calls per question and memory',
+    '',
+    '| mode | hop-reasoner gRPC calls | RSS MB at start → end of the runs |',
+    '| --- | --- | --- |',
+    ...modes.map(
+      (mode) =>
+        `| ${mode.mode} | ${cpuText(mode.grpcCallsPerQuestion)} | ${Object.entries(mode.rssMb)
+          .map(([name, rss]) => `${name} ${rss.start} → ${rss.end}`)
+          .join(', ')} |`,
+    ),
+    '',
+    'CPU is read from /proc/<pid>/stat (10 ms ticks) around each run and divided by its questions; the bench process (the clients) is not counted. "sse-error" counts streams that ended in an error event.',
+    '',
+  ];
+  return lines.join('\n');
+}
+
+async function main(): Promise<void> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'hopline-bench-question-'));
+  try {
+    const modes: ModeResult[] = [];
+    modes.push(await measureMode('embedded', () => startEmbeddedProcess(dataDir)));
+    modes.push(await measureMode('distributed, 1 worker', () => startDistributed(join(dataDir, 'one'), 1)));
+    modes.push(await measureMode('distributed, 2 workers', () => startDistributed(join(dataDir, 'two'), 2)));
+    const distributed = modes[1] as ModeResult;
+    const grpcCalls = Math.round(
+      Object.values(distributed.grpcCallsPerQuestion).reduce((sum, calls) => sum + calls, 0),
+    );
+    const natsRequests = Math.round(
+      distributed.runs.find((r) => r.concurrency === 1 && r.format === 'json')?.natsMessagesPerQuestion?.[
+        'retrieval-worker'
+      ] ?? 0,
+    );
+    const floor = { ...(await measureFloor(grpcCalls, natsRequests)), grpcCalls, natsRequests };
+    const markdown = report(modes, floor);
+    console.log(markdown);
+    // A quick run is a smoke test: only a full run's figures are kept.
+    if (QUICK) return;
+    const resultsDir = fileURLToPath(new URL('./results/', import.meta.url));
+    writeFileSync(`${resultsDir}question.md`, markdown);
+    writeFileSync(`${resultsDir}question.json`, `${JSON.stringify({ floor, modes }, null, 2)}\n`);
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+if (process.argv[2] === '--floor-server') await floorServer(process.argv[3] ?? '');
+else await main();
