@@ -78,10 +78,10 @@ describe.skipIf(!nats.url)('faults with real processes', () => {
         );
       }
       const indexed = async (opsUrl: string) => {
-        const health = (await (await fetch(`${opsUrl}/healthz`)).json()) as {
-          details: { kbs?: Array<{ tenantId: string; kbId: string; lexicalChunks: number }> };
+        const health = (await (await fetch(`${opsUrl}/readyz`)).json()) as {
+          details: { index?: { lexicalChunks: number } };
         };
-        return health.details.kbs?.find((kb) => kb.tenantId === 'acme' && kb.kbId === 'docs')?.lexicalChunks ?? 0;
+        return health.details.index?.lexicalChunks ?? 0;
       };
       await waitFor(async () => (await Promise.all(processes.map((p) => indexed(p.opsUrl)))).every((n) => n === 10), {
         timeoutMs: 30_000,

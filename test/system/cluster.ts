@@ -31,6 +31,8 @@ export interface Cluster extends AsyncDisposable {
   opsPorts: Record<ServiceName, number>;
   /** Everything each process printed, for failure messages. */
   output(service: ServiceName): string;
+  /** SIGKILLs one service, as a crash would, and resolves once it is gone. */
+  kill(service: ServiceName): Promise<void>;
 }
 
 /**
@@ -125,7 +127,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
           const response = await fetch(`http://127.0.0.1:${opsPorts[name]}/healthz`).catch(() => undefined);
           return response?.ok === true;
         },
-        { timeoutMs: 45_000, description: `${name} to report healthy` },
+        { timeoutMs: 90_000, description: `${name} to report healthy` },
       );
     }
   } catch (error) {
@@ -139,6 +141,13 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     apiKey,
     opsPorts,
     output,
+    kill: async (name) => {
+      const child = children.get(name);
+      if (!child || child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGKILL');
+      await exited;
+    },
     [Symbol.asyncDispose]: stop,
   };
 }

@@ -2,18 +2,22 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadDocuments, readSse, type SseEvent } from '@hopline/cli';
 import { startNats, waitFor } from '@hopline/test-support';
-import { startCluster, type Cluster } from './cluster.js';
+import { observedSeries } from '../deploy/support/observed-series.js';
+import { SERVICES, startCluster, type Cluster, type ServiceName } from './cluster.js';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from './otlp-receiver.js';
+import { parseExposition, type Sample } from './scrape.js';
+
+/**
+ * Series the alerts or the dashboard read that no Hopline service exports or that this run
+ * cannot produce, each with the reason. Anything else they read must have samples.
+ */
+const NOT_FROM_THIS_RUN: Array<[RegExp, string]> = [
+  [/^jetstream_/, "the NATS chart's exporter exports it, not a Hopline service"],
+  [/^hopline_llm_/, 'only a hop-reasoner with OPENAI_BASE_URL calls a model; these services run the offline models'],
+];
 
 const demoCorpus = fileURLToPath(new URL('../../packages/embedded/demo-corpus/docs', import.meta.url));
 const nats = await startNats();
-
-interface KbCount {
-  tenantId: string;
-  kbId: string;
-  lexicalChunks: number;
-  vectorChunks: number;
-}
 
 describe.skipIf(!nats.url)('system - five services as five processes over NATS', () => {
   let cluster: Cluster;
@@ -37,18 +41,37 @@ describe.skipIf(!nats.url)('system - five services as five processes over NATS',
       body: JSON.stringify({ documents }),
     });
     expect(ingest.status).toBe(202);
-    // The worker applies the durable stream asynchronously; its health report counts chunks per kb.
+    // The worker applies the durable stream asynchronously; its readiness report counts the chunks of its index.
     await waitFor(
       async () => {
         const health = (await (
-          await fetch(`http://127.0.0.1:${cluster.opsPorts['retrieval-worker']}/healthz`)
-        ).json()) as { details: { kbs: KbCount[] } };
-        const demo = health.details.kbs.find((kb) => kb.tenantId === 'acme' && kb.kbId === 'demo');
-        return demo !== undefined && demo.lexicalChunks >= documents.length && demo.vectorChunks === demo.lexicalChunks;
+          await fetch(`http://127.0.0.1:${cluster.opsPorts['retrieval-worker']}/readyz`)
+        ).json()) as { details: { index: { lexicalChunks: number; vectorChunks: number } } };
+        const { lexicalChunks, vectorChunks } = health.details.index;
+        return lexicalChunks >= documents.length && vectorChunks === lexicalChunks;
       },
       { timeoutMs: 30_000, description: 'the demo corpus to be indexed' },
     );
-  }, 120_000);
+  }, 240_000);
+
+  const ask = async (question: string): Promise<void> => {
+    const response = await fetch(`${cluster.gatewayUrl}/v1/ask`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${cluster.apiKey}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ question, kbIds: ['demo'], maxHops: 3 }),
+    });
+    expect(response.status, await response.clone().text()).toBe(200);
+    await response.json();
+  };
+
+  const scrape = async (services: readonly ServiceName[]): Promise<Sample[]> =>
+    (
+      await Promise.all(
+        services.map(async (name) =>
+          parseExposition(await (await fetch(`http://127.0.0.1:${cluster.opsPorts[name]}/metrics`)).text()),
+        ),
+      )
+    ).flat();
 
   afterAll(async () => {
     await cluster?.[Symbol.asyncDispose]();
@@ -164,5 +187,47 @@ describe.skipIf(!nats.url)('system - five services as five processes over NATS',
     // gRPC calls are CLIENT → SERVER pairs; NATS requests pair a CLIENT or PRODUCER with a SERVER or CONSUMER.
     const analyzeServer = spans.find((span) => span.service === 'query-understanding' && span.kind === 2);
     expect(byId.get(analyzeServer?.parentSpanId ?? '')?.kind).toBe(3);
+  });
+
+  // Last: it stops the reranker, so that the degraded path and an opening breaker are recorded too.
+  it('metrics - every series and label the alerts and the dashboard read has samples once questions ran, the degraded path included', async () => {
+    await ask('Who owns Project Atlas?');
+    // The reranker's own series are read before it goes.
+    const rerankerSamples = await scrape(['reranker']);
+    await cluster.kill('reranker');
+    // Hops whose reranks fail: degraded answers, and the hop-reasoner's breaker to the reranker opens.
+    await ask('Which department is the owner of Project Atlas part of?');
+    await ask('Which department does the owner of Project Atlas belong to, and since when?');
+
+    const samples = [...rerankerSamples, ...(await scrape(SERVICES.filter((name) => name !== 'reranker')))];
+    const observed = observedSeries().filter(
+      (series) => !NOT_FROM_THIS_RUN.some(([pattern]) => pattern.test(series.metric)),
+    );
+    expect(observed.length).toBeGreaterThan(10);
+    const missing = observed.flatMap((series) => {
+      const found = samples.filter((sample) => sample.metric === series.metric);
+      const readers = [...series.readers].join(', ');
+      if (found.length === 0) return [`${series.metric} has no samples (read by ${readers})`];
+      return [...series.labels]
+        .filter((label) => !found.some((sample) => label in sample.labels))
+        .map((label) => `${series.metric} has no sample labelled ${label} (read by ${readers})`);
+    });
+    expect(missing).toEqual([]);
+
+    // What the rules compare: retrievals the workers served, by subject template, and the breaker that opened.
+    const value = (metric: string, labels: Record<string, string>) =>
+      samples
+        .filter(
+          (sample) =>
+            sample.metric === metric && Object.entries(labels).every(([name, text]) => sample.labels[name] === text),
+        )
+        .reduce((sum, sample) => sum + sample.value, 0);
+    expect(
+      value('hopline_nats_requests_total', { role: 'server', subject: 'hopline.retrieve.worker.{worker}' }) +
+        value('hopline_nats_requests_total', { role: 'server', subject: 'hopline.retrieve' }),
+    ).toBeGreaterThan(0);
+    expect(value('hopline_degraded_retrievals_total', { service: 'hop-reasoner', path: 'rerank' })).toBeGreaterThan(0);
+    expect(value('hopline_breaker_transitions_total', { downstream: 'reranker', to: 'open' })).toBeGreaterThan(0);
+    expect(value('hopline_hop_duration_seconds_count', { service: 'hop-reasoner' })).toBeGreaterThan(0);
   });
 });

@@ -1,5 +1,5 @@
-import { isCancelled, subjectTemplate } from '@hopline/contracts';
-import { extractContext, injectContext, instrument } from '@hopline/telemetry';
+import { isCancelled, subjectTemplate, toHoplineError } from '@hopline/contracts';
+import { extractContext, injectContext, instrument, type HoplineMetrics } from '@hopline/telemetry';
 import { context, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Span } from '@opentelemetry/api';
 import type {
   Bus,
@@ -12,15 +12,44 @@ import type {
   StoredMessage,
 } from './bus.js';
 
+/** The instruments the bus records its requests in, client and server side. */
+export type BusMetrics = Pick<HoplineMetrics, 'natsRequests' | 'natsRequestDuration'>;
+
+/**
+ * Counts one request and observes its duration when `work` settles: `outcome` is ok or the
+ * error's taxonomy code, `subject` the template, so label values stay a small closed set.
+ */
+async function measured<T>(
+  metrics: BusMetrics | undefined,
+  subject: string,
+  role: 'client' | 'server',
+  work: () => Promise<T>,
+): Promise<T> {
+  if (!metrics) return work();
+  const started = performance.now();
+  let outcome = 'ok';
+  try {
+    return await work();
+  } catch (error) {
+    outcome = toHoplineError(error).code;
+    throw error;
+  } finally {
+    const labels = { subject: subjectTemplate(subject), role, outcome };
+    metrics.natsRequests.inc(labels);
+    metrics.natsRequestDuration.observe(labels, (performance.now() - started) / 1000);
+  }
+}
+
 /**
  * Adds the messaging spans of one trace per question to any bus: a PRODUCER (publish) or
  * CLIENT (request) span whose context travels in the W3C headers, and on delivery a CONSUMER
  * (subscription, durable stream) or SERVER (endpoint) span that continues the sender's trace
  * and is active while the handler runs, so that the handler's own calls are its children.
  * Span names and attributes use the subject template, never per-question tokens or payloads.
- * Both adapters return buses wrapped in it.
+ * Both adapters return buses wrapped in it; given `metrics`, it also counts and times every
+ * request it sends (role client) and every request its endpoints answer (role server).
  */
-export function withTracing(bus: Bus): Bus {
+export function withTracing(bus: Bus, metrics?: BusMetrics): Bus {
   return {
     kind: bus.kind,
     connection: () => bus.connection(),
@@ -32,7 +61,10 @@ export function withTracing(bus: Bus): Bus {
           attributes: messagingAttributes(subject, 'request', data),
           acceptableErrors: isCancelled,
         },
-        () => bus.request(subject, data, { ...options, headers: injectContext({ ...options.headers }) }),
+        () =>
+          measured(metrics, subject, 'client', () =>
+            bus.request(subject, data, { ...options, headers: injectContext({ ...options.headers }) }),
+          ),
       ),
     publish: (subject: string, data: Uint8Array, options?: PublishOptions) =>
       publishInProducerSpan(subject, data, options?.headers, (headers) =>
@@ -50,7 +82,9 @@ export function withTracing(bus: Bus): Bus {
         endpoints: definition.endpoints.map((endpoint): Endpoint => ({
           ...endpoint,
           handle: (request) =>
-            processInSpan(request, SpanKind.SERVER, endpoint.queue ?? definition.name, () => endpoint.handle(request)),
+            processInSpan(request, SpanKind.SERVER, endpoint.queue ?? definition.name, () =>
+              measured(metrics, endpoint.subject, 'server', () => endpoint.handle(request)),
+            ),
         })),
       }),
     flush: () => bus.flush(),

@@ -93,6 +93,11 @@ export const jetstreamEnv = {
 export const serviceEnv = {
   ...telemetryEnv,
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
-  /** Port of the Prometheus /metrics and /healthz server; 0 picks a free one. */
+  /** Port of the ops server (/metrics, /livez, /readyz, /healthz); 0 picks a free one. */
   METRICS_PORT: env.port(0),
+  /**
+   * Where the ops server listens; unset, where the service itself listens (its HTTP or gRPC
+   * host), or 0.0.0.0 for a service without a port of its own, so that probes reach it.
+   */
+  METRICS_HOST: z.string().min(1).optional(),
 } as const;

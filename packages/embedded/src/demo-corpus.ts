@@ -2,20 +2,8 @@ import { fileURLToPath } from 'node:url';
 import type { DurableStream } from '@hopline/bus';
 import { loadDocuments } from '@hopline/cli';
 import { codecs, ingestMessageId, subjects } from '@hopline/contracts';
-import type { HealthReport } from '@hopline/telemetry';
 
 export const DEMO_CORPUS_DIR = fileURLToPath(new URL('../demo-corpus/docs', import.meta.url));
-
-interface KbCount {
-  tenantId: string;
-  kbId: string;
-  lexicalChunks: number;
-}
-
-function demoChunks(health: HealthReport, tenantId: string, kbId: string): number {
-  const kbs = (health.details.kbs ?? []) as KbCount[];
-  return kbs.find((kb) => kb.tenantId === tenantId && kb.kbId === kbId)?.lexicalChunks ?? 0;
-}
 
 /**
  * Puts the demo corpus into an empty kb through the same durable ingest stream the gateway
@@ -23,13 +11,14 @@ function demoChunks(health: HealthReport, tenantId: string, kbId: string): numbe
  */
 export async function loadDemoCorpus(options: {
   ingest: DurableStream;
-  workerHealth: () => Promise<HealthReport>;
+  /** Chunks the retrieval worker's index holds for a kb. */
+  indexedChunks: (tenantId: string, kbId: string) => Promise<number>;
   tenantId: string;
   kbId: string;
   timeoutMs?: number;
 }): Promise<{ loaded: boolean; documents: number }> {
-  const { ingest, workerHealth, tenantId, kbId } = options;
-  if (demoChunks(await workerHealth(), tenantId, kbId) > 0) return { loaded: false, documents: 0 };
+  const { ingest, indexedChunks, tenantId, kbId } = options;
+  if ((await indexedChunks(tenantId, kbId)) > 0) return { loaded: false, documents: 0 };
   const documents = loadDocuments(DEMO_CORPUS_DIR);
   for (const document of documents) {
     await ingest.publish(
@@ -41,7 +30,7 @@ export async function loadDemoCorpus(options: {
     );
   }
   const giveUpAt = Date.now() + (options.timeoutMs ?? 30_000);
-  while (demoChunks(await workerHealth(), tenantId, kbId) < documents.length) {
+  while ((await indexedChunks(tenantId, kbId)) < documents.length) {
     if (Date.now() > giveUpAt)
       throw new Error(`the demo corpus was not indexed within ${options.timeoutMs ?? 30_000} ms`);
     await new Promise((resolve) => setTimeout(resolve, 50));

@@ -48,11 +48,12 @@ export async function startEmbedded(config: EmbeddedConfig, env: NodeJS.ProcessE
     const onError = (error: unknown, where: { operation: string; subject: string }) =>
       logger(service).warn('bus message failed', { ...where, error });
     return broker
-      ? broker.connect({ onError })
+      ? broker.connect({ onError, metrics })
       : connectNatsBus({
           url: config.NATS_URL as string,
           name: service,
           onError,
+          metrics,
           jetstream: jetStreamPolicyFrom(config),
         });
   };
@@ -144,14 +145,16 @@ export async function startEmbedded(config: EmbeddedConfig, env: NodeJS.ProcessE
     const demoCorpus = config.LOAD_DEMO_CORPUS
       ? await loadDemoCorpus({
           ingest,
-          workerHealth: () => worker.health(),
+          indexedChunks: (tenantId, kbId) => worker.indexedChunks(tenantId, kbId),
           tenantId: DEV_PRINCIPAL.tenantId,
           kbId: 'demo',
         })
       : { loaded: false, documents: 0 };
 
+    const opsHost = config.METRICS_HOST ?? config.HTTP_HOST;
     const ops = await startOpsServer({
       port: config.METRICS_PORT,
+      host: opsHost,
       registry: metrics.registry,
       health: async () => {
         const reports = {
@@ -164,11 +167,12 @@ export async function startEmbedded(config: EmbeddedConfig, env: NodeJS.ProcessE
     });
     running.push({ stop: () => ops.close() });
 
-    const host = config.HTTP_HOST === '0.0.0.0' ? '127.0.0.1' : config.HTTP_HOST;
+    // An address bound on every interface is reached on loopback.
+    const reachable = (host: string) => (host === '0.0.0.0' ? '127.0.0.1' : host);
     return {
-      httpUrl: `http://${host}:${gatewayService.httpPort}`,
-      grpcAddress: `${config.GRPC_HOST === '0.0.0.0' ? '127.0.0.1' : config.GRPC_HOST}:${gatewayService.grpcPort}`,
-      metricsUrl: `http://127.0.0.1:${ops.port}/metrics`,
+      httpUrl: `http://${reachable(config.HTTP_HOST)}:${gatewayService.httpPort}`,
+      grpcAddress: `${reachable(config.GRPC_HOST)}:${gatewayService.grpcPort}`,
+      metricsUrl: `http://${reachable(opsHost)}:${ops.port}/metrics`,
       keys: { source: keySource, count: keys.size },
       devKey: devKey && { key: devKey.key, file: apiKeyFile },
       busKind: broker ? 'memory' : 'nats',

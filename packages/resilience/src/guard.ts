@@ -167,6 +167,10 @@ export function createGuard(options: GuardOptions): Guard {
   const currentState = (): BreakerState => (breaker.opened ? 'open' : breaker.halfOpen ? 'halfOpen' : 'closed');
 
   metrics?.breakerState.set({ downstream }, BREAKER_STATE_VALUE.closed);
+  // Every transition starts at zero, so that increase() sees the first one and the series exist
+  // for dashboards and alerts before anything has gone wrong.
+  for (const to of Object.keys(BREAKER_STATE_VALUE) as BreakerState[])
+    metrics?.breakerTransitions.inc({ downstream, to }, 0);
   const transition = (state: BreakerState) => {
     metrics?.breakerState.set({ downstream }, BREAKER_STATE_VALUE[state]);
     metrics?.breakerTransitions.inc({ downstream, to: state });

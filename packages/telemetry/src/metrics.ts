@@ -5,6 +5,7 @@ export const BREAKER_STATE_VALUE = { closed: 0, halfOpen: 1, open: 2 } as const;
 
 const LATENCY_BUCKETS_SECONDS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 const HOP_BUCKETS = [1, 2, 3, 4, 5];
+const HIT_BUCKETS = [0, 1, 2, 5, 10, 20, 50, 100, 200];
 
 /**
  * The instruments the architecture names. Label values must come from small closed sets
@@ -24,7 +25,15 @@ export interface HoplineMetrics {
   /** Ingest commands given up on; `cause` is malformed, invalid or exhausted (retries used up). */
   readonly ingestDeadLetters: Counter<'cause'>;
   /** Ingest commands in the stream that this worker's index has not applied yet. */
-  readonly ingestLag: Gauge;
+  readonly ingestLag: Gauge<'worker'>;
+  /** Chunks in this worker's `index` (lexical or vector), every tenant and kb together. */
+  readonly indexChunks: Gauge<'worker' | 'index'>;
+  /** One search of one retrieval path (bm25 or vector) as the worker ran it, failed ones included. */
+  readonly retrievalPathDuration: Histogram<'path' | 'outcome'>;
+  /** Candidates one path's search returned, before fusion. */
+  readonly retrievalPathHits: Histogram<'path'>;
+  /** Chunks a retrieval kept after fusing its paths. */
+  readonly retrievalFusedSize: Histogram;
   /** `result` is hit or miss. */
   readonly cacheLookups: Counter<'cache' | 'result'>;
   readonly llmCalls: Counter<'model' | 'purpose' | 'outcome'>;
@@ -99,6 +108,33 @@ export function createMetrics(service: string, options: MetricsOptions = {}): Ho
     ingestLag: new Gauge({
       name: 'hopline_ingest_lag_messages',
       help: "Ingest commands in the stream not yet applied to this worker's index",
+      labelNames: ['worker'],
+      registers,
+    }),
+    indexChunks: new Gauge({
+      name: 'hopline_index_chunks',
+      help: "Chunks in this worker's lexical or vector index",
+      labelNames: ['worker', 'index'],
+      registers,
+    }),
+    retrievalPathDuration: new Histogram({
+      name: 'hopline_retrieval_path_duration_seconds',
+      help: 'Duration of one retrieval path (bm25 or vector) by outcome (ok or an error code)',
+      labelNames: ['path', 'outcome'],
+      buckets: LATENCY_BUCKETS_SECONDS,
+      registers,
+    }),
+    retrievalPathHits: new Histogram({
+      name: 'hopline_retrieval_path_hits',
+      help: 'Candidates one retrieval path returned before fusion',
+      labelNames: ['path'],
+      buckets: HIT_BUCKETS,
+      registers,
+    }),
+    retrievalFusedSize: new Histogram({
+      name: 'hopline_retrieval_fused_size',
+      help: 'Chunks a retrieval kept after fusion',
+      buckets: HIT_BUCKETS,
       registers,
     }),
     cacheLookups: new Counter({

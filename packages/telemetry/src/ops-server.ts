@@ -11,9 +11,14 @@ export interface HealthReport {
 export interface OpsServerOptions {
   /** 0 picks a free port. */
   port: number;
-  /** Default 0.0.0.0, so that an orchestrator's probes reach it. */
+  /**
+   * Where it listens: the service's own bind host (a service on loopback keeps its ops port on
+   * loopback too), or METRICS_HOST. Default 0.0.0.0, for services without a port of their own,
+   * so that an orchestrator's probes reach it.
+   */
   host?: string;
   registry: Registry;
+  /** Readiness: whether the service can do its work now (its bus, its index, its breakers). */
   health: () => Promise<HealthReport>;
   logger?: Pick<Logger, 'warn'>;
 }
@@ -28,15 +33,19 @@ function send(response: ServerResponse, status: number, contentType: string, bod
   response.end(body);
 }
 
+const ROUTES = new Set(['/metrics', '/livez', '/readyz', '/healthz']);
+
 /**
- * The operator's port of a service: `GET /metrics` (Prometheus text) and `GET /healthz`
- * (200 when healthy, 503 with the details otherwise). Kept apart from the service's own ports
- * so that probes and scrapes never queue behind traffic.
+ * The operator's port of a service: `GET /metrics` (Prometheus text); `GET /livez`, 200 while
+ * the process answers at all (a liveness probe restarts only a wedged process, never one
+ * waiting for NATS); `GET /readyz`, 200 when ready and 503 with the details otherwise (the bus
+ * down, the index catching up); `/healthz` is `/readyz` under its older name. Kept apart from
+ * the service's own ports so that probes and scrapes never queue behind traffic.
  */
 export async function startOpsServer(options: OpsServerOptions): Promise<OpsServer> {
   const handle = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
-    const path = (request.url ?? '/').split('?')[0];
-    if (path !== '/metrics' && path !== '/healthz') {
+    const path = (request.url ?? '/').split('?')[0] ?? '/';
+    if (!ROUTES.has(path)) {
       send(response, 404, 'application/json', JSON.stringify({ error: `no route ${path}` }));
       return;
     }
@@ -47,6 +56,10 @@ export async function startOpsServer(options: OpsServerOptions): Promise<OpsServ
     }
     if (path === '/metrics') {
       send(response, 200, options.registry.contentType, await options.registry.metrics());
+      return;
+    }
+    if (path === '/livez') {
+      send(response, 200, 'application/json', JSON.stringify({ ok: true }));
       return;
     }
     let report: HealthReport;

@@ -43,6 +43,18 @@ describe('ops server', () => {
     expect(await unhealthy.json()).toEqual({ ok: false, details: { nats: 'disconnected' } });
   });
 
+  it('ops server - /livez answers 200 while /readyz (and /healthz) answer 503 for a service that is not ready', async () => {
+    const { url } = await start(async () => ({ ok: false, details: { bus: { connected: false } } }));
+    const live = await fetch(`${url}/livez`);
+    expect(live.status).toBe(200);
+    expect(await live.json()).toEqual({ ok: true });
+    for (const path of ['/readyz', '/healthz']) {
+      const ready = await fetch(`${url}${path}`);
+      expect(ready.status, path).toBe(503);
+      expect(await ready.json(), path).toEqual({ ok: false, details: { bus: { connected: false } } });
+    }
+  });
+
   it('ops server - a health check that throws answers 503 with its message', async () => {
     const { url } = await start(async () => {
       throw new Error('index not loaded');

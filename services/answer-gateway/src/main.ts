@@ -22,6 +22,7 @@ const bus = await connectNatsBus({
   name: SERVICE,
   jetstream: jetStreamPolicyFrom(config),
   logger,
+  metrics,
   onError: (error, where) => logger.warn('bus message failed', { ...where, error }),
 });
 const questions = await openQuestionStreams(bus);
@@ -31,6 +32,7 @@ const cache = await createAnswerCache(config, logger, metrics);
 const gateway = await startAnswerGateway({ config, bus, questions, ingest, traces, keys, logger, metrics, cache });
 const ops = await startOpsServer({
   port: config.METRICS_PORT,
+  host: config.METRICS_HOST ?? config.HTTP_HOST,
   registry: metrics.registry,
   health: async () => gateway.health(),
   logger,

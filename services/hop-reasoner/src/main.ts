@@ -17,6 +17,7 @@ const bus = await connectNatsBus({
   name: SERVICE,
   jetstream: jetStreamPolicyFrom(config),
   logger,
+  metrics,
   onError: (error, where) => logger.warn('bus message failed', { ...where, error }),
 });
 const traces = await bus.keyValue();
@@ -24,6 +25,7 @@ const questions = await openQuestionStreams(bus);
 const service = await startHopReasonerService({ config, bus, questions, traces, logger, metrics });
 const ops = await startOpsServer({
   port: config.METRICS_PORT,
+  ...(config.METRICS_HOST ? { host: config.METRICS_HOST } : {}),
   registry: metrics.registry,
   health: () => service.health(),
   logger,

@@ -21,6 +21,7 @@ import {
 import type { HoplineMetrics, Logger } from '@hopline/telemetry';
 import { trace } from '@opentelemetry/api';
 import type { HopReasoner } from '@hopline/reasoning';
+import { hopTimer } from './hop-timer.js';
 
 export interface QuestionJobsDeps {
   /** Carries the cancel commands of the questions it runs. */
@@ -30,7 +31,7 @@ export interface QuestionJobsDeps {
   reasoner: HopReasoner;
   traces: KeyValueStore;
   logger: Pick<Logger, 'info' | 'warn' | 'error'>;
-  metrics: Pick<HoplineMetrics, 'stopReasons' | 'hopsPerQuestion'>;
+  metrics: Pick<HoplineMetrics, 'stopReasons' | 'hopsPerQuestion' | 'hopDuration'>;
   /** Questions this instance runs at once. */
   capacity: number;
   /** How long a question stays with this instance once it stops marking progress. */
@@ -160,9 +161,14 @@ class QuestionAttempt {
     if (writer.attempt > 1) {
       deps.logger.warn('question restarted', { questionId, attempt: writer.attempt, delivery: this.delivery });
     }
+    const observeHop = hopTimer(deps.metrics);
     const { done, trace: reasoning } = await deps.reasoner.answer(this.ask, {
       signal: this.abort.signal,
-      emit: ({ questionId: _questionId, atUnixMs: _atUnixMs, ...body }) => this.write(body),
+      emit: (event) => {
+        observeHop(event);
+        const { questionId: _questionId, atUnixMs: _atUnixMs, ...body } = event;
+        return this.write(body);
+      },
     });
     await (this.events as EventPipeline).flush();
     // Label values are lower-case, as dashboards and alerts spell them.

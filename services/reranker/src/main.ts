@@ -13,6 +13,7 @@ const metrics = createMetrics(SERVICE);
 const service = await startRerankerService({ config, logger, metrics });
 const ops = await startOpsServer({
   port: config.METRICS_PORT,
+  host: config.METRICS_HOST ?? config.GRPC_HOST,
   registry: metrics.registry,
   health: () => service.health(),
   logger,

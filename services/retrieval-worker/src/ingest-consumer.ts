@@ -28,12 +28,16 @@ const MAX_RETRY_MS = 30_000;
  * (a malformed or invalid command, or one that exhausted its deliveries) is terminated and
  * published on the dead-letter subject with the reason, so nothing is dropped silently.
  */
+const DEAD_LETTER_CAUSES = ['malformed', 'invalid', 'exhausted'] as const;
+
 export async function startIngestConsumer(deps: IngestConsumerDeps): Promise<DurableConsumer> {
   const maxDeliver = deps.maxDeliver ?? 8;
+  // Each cause starts at zero, so that the first dead letter shows in increase() and the alert's series exist.
+  for (const cause of DEAD_LETTER_CAUSES) deps.metrics.ingestDeadLetters.inc({ cause }, 0);
   const deadLetter = async (
     message: StreamMessage,
     command: IngestCommand__Output | null,
-    cause: 'malformed' | 'invalid' | 'exhausted',
+    cause: (typeof DEAD_LETTER_CAUSES)[number],
     reason: string,
   ): Promise<Settlement> => {
     deps.metrics.ingestDeadLetters.inc({ cause });

@@ -4,6 +4,8 @@ import type { HoplineMetrics, Logger } from '@hopline/telemetry';
 export interface IngestProgressOptions {
   stream: DurableStream;
   consumer: DurableConsumer;
+  /** Labels this worker's lag gauge. */
+  workerId: string;
   metrics: Pick<HoplineMetrics, 'ingestLag'>;
   logger: Pick<Logger, 'info' | 'warn'>;
   /** How often the consumer's position is read while catching up, and after. */
@@ -79,7 +81,7 @@ export class IngestProgress {
     const { settledThrough, lag } = await this.options.consumer.progress();
     this.settled = Math.max(this.settled, settledThrough);
     this.lagNow = lag;
-    this.options.metrics.ingestLag.set(lag);
+    this.options.metrics.ingestLag.set({ worker: this.options.workerId }, lag);
   }
 
   private async poll(): Promise<void> {

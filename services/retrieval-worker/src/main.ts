@@ -17,11 +17,13 @@ const bus = await connectNatsBus({
   name: SERVICE,
   jetstream: jetStreamPolicyFrom(config),
   logger,
+  metrics,
 });
 const backends = await openBackends(config, logger);
 const worker = await startRetrievalWorker({ config, bus, ...backends, logger, metrics });
 const ops = await startOpsServer({
   port: config.METRICS_PORT,
+  ...(config.METRICS_HOST ? { host: config.METRICS_HOST } : {}),
   registry: metrics.registry,
   health: () => worker.health(),
   logger,

@@ -7,7 +7,10 @@ import { trace } from '@opentelemetry/api';
 export interface RetrieveEndpointDeps {
   retriever: HybridRetriever;
   workerId: string;
-  metrics: Pick<HoplineMetrics, 'degradedRetrievals'>;
+  metrics: Pick<
+    HoplineMetrics,
+    'degradedRetrievals' | 'retrievalPathDuration' | 'retrievalPathHits' | 'retrievalFusedSize'
+  >;
   /** Endpoint name and subject: the queue group's, or this worker's own. */
   name: string;
   subject: string;
@@ -44,6 +47,12 @@ export function retrieveEndpoint({
         hop: request.hop,
         deadlineUnixMs: ctx.deadlineUnixMs,
       });
+      for (const path of result.paths) {
+        metrics.retrievalPathDuration.observe({ path: path.path, outcome: path.outcome }, path.ms / 1000);
+        if (path.outcome === 'ok') metrics.retrievalPathHits.observe({ path: path.path }, path.hits);
+        else metrics.degradedRetrievals.inc({ path: path.path, reason: path.outcome });
+      }
+      metrics.retrievalFusedSize.observe(result.chunks.length);
       const degradedReasons = [...result.degradedReasons];
       const lag = result.chunks.length === 0 ? await ingestLag() : 0;
       if (lag > 0) {
@@ -53,17 +62,13 @@ export function retrieveEndpoint({
       const span = trace.getActiveSpan();
       span?.setAttributes({
         'hopline.question_id': ctx.questionId,
+        'hopline.tenant_id': ctx.scope.tenantId,
+        'hopline.kb_ids': [...ctx.scope.kbIds],
         'hopline.hop': request.hop,
         'hopline.retrieval.hits': result.chunks.length,
-        'hopline.retrieval.degraded': degradedReasons.length > 0,
+        'hopline.degraded': degradedReasons.length > 0,
+        ...(degradedReasons.length > 0 ? { 'hopline.degraded_reasons': degradedReasons } : {}),
       });
-      for (const reason of result.degradedReasons) {
-        // Reasons read "<backend> search failed (<code>): <message>"; labels take the closed parts.
-        metrics.degradedRetrievals.inc({
-          path: reason.split(' ')[0] ?? 'unknown',
-          reason: /\((\w+)\)/.exec(reason)?.[1] ?? 'unknown',
-        });
-      }
       return {
         data: codecs.retrieveResponse.encode({
           chunks: result.chunks,

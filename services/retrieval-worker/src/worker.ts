@@ -49,12 +49,20 @@ export interface RetrievalWorker {
   readonly workerId: string;
   /** Resolves once the index has caught up with the ingest stream and the worker serves retrievals. */
   readonly ready: Promise<void>;
+  /**
+   * Readiness, without naming any tenant or kb: /readyz is served without authentication, so
+   * it carries totals only; the per-kb counts are for the process itself (`indexedChunks`).
+   */
   health(): Promise<HealthReport>;
+  /** Chunks of one kb in the lexical index, for in-process callers (the embedded demo loader, tests). */
+  indexedChunks(tenantId: string, kbId: string): Promise<number>;
   stop(): Promise<void>;
 }
 
 /** How often a ready worker announces itself; hop-reasoners forget it after a few missed beats. */
 const PRESENCE_INTERVAL_MS = 1_000;
+/** How often the index size gauge is refreshed (a count per kb in each index). */
+const INDEX_SIZE_INTERVAL_MS = 15_000;
 
 /**
  * One retrieval worker. It applies the durable ingest stream to its indexes through a consumer
@@ -81,7 +89,20 @@ export async function startRetrievalWorker(deps: RetrievalWorkerDeps): Promise<R
   const retriever = createHybridRetriever({ lexical, vector, embedder, lexicalGuard, vectorGuard, options });
   const indexer = createIndexer({ lexical, vector, embedder });
 
-  const consistency = await indexer.checkConsistency();
+  // The index size is read from the same per-kb counts the consistency check compares.
+  const checkIndex = async () => {
+    const report = await indexer.checkConsistency();
+    const lexicalChunks = report.kbs.reduce((sum, kb) => sum + kb.lexicalChunks, 0);
+    const vectorChunks = report.kbs.reduce((sum, kb) => sum + kb.vectorChunks, 0);
+    metrics.indexChunks.set({ worker: workerId, index: 'lexical' }, lexicalChunks);
+    metrics.indexChunks.set({ worker: workerId, index: 'vector' }, vectorChunks);
+    return { ...report, lexicalChunks, vectorChunks };
+  };
+  const consistency = await checkIndex();
+  const indexSize = setInterval(() => {
+    checkIndex().catch((error: unknown) => logger.warn('could not count the index', { error }));
+  }, INDEX_SIZE_INTERVAL_MS);
+  indexSize.unref();
   if (!consistency.consistent) {
     for (const message of consistency.messages) logger.error(message, { check: 'index-consistency' });
   }
@@ -106,7 +127,7 @@ export async function startRetrievalWorker(deps: RetrievalWorkerDeps): Promise<R
     // A worker's own consumer outlives restarts, not the worker: a shared one is never abandoned.
     ...(deps.indexesShared ? {} : { inactiveThresholdMs: config.INGEST_CONSUMER_INACTIVE_HOURS * 3_600_000 }),
   });
-  const progress = await IngestProgress.start({ stream, consumer, metrics, logger });
+  const progress = await IngestProgress.start({ stream, consumer, workerId, metrics, logger });
 
   let service: ServiceHandle | undefined;
   let presence: NodeJS.Timeout | undefined;
@@ -152,7 +173,7 @@ export async function startRetrievalWorker(deps: RetrievalWorkerDeps): Promise<R
     workerId,
     ready,
     async health() {
-      const report = await indexer.checkConsistency();
+      const report = await checkIndex();
       const busState = busHealth(bus);
       const serving = service !== undefined;
       return {
@@ -162,14 +183,24 @@ export async function startRetrievalWorker(deps: RetrievalWorkerDeps): Promise<R
           ingest: { consumer: durable, caughtUp: progress.isReady, serving, lag: progress.lag },
           bus: busState.details,
           breakers: { [lexical.name]: lexicalGuard.state, [vector.name]: vectorGuard.state },
-          kbs: report.kbs,
-          gaps: report.messages,
+          // Which kbs disagree is in the worker's log at start (the consistency check), not here.
+          index: {
+            kbs: report.kbs.length,
+            lexicalChunks: report.lexicalChunks,
+            vectorChunks: report.vectorChunks,
+            kbsOutOfStep: report.gaps.length,
+          },
         },
       };
+    },
+    async indexedChunks(tenantId, kbId) {
+      const { kbs } = await indexer.checkConsistency();
+      return kbs.find((kb) => kb.tenantId === tenantId && kb.kbId === kbId)?.lexicalChunks ?? 0;
     },
     async stop() {
       stopping = true;
       clearInterval(presence);
+      clearInterval(indexSize);
       progress.stop();
       await service?.stop();
       await consumer.stop();

@@ -25,7 +25,7 @@ import { reportToStderr } from '../report.js';
 import { assertRequestCanStart, raceAbort } from '../request-guard.js';
 import { answerRequest } from '../responder.js';
 import { assertValidSubject } from '../subjects.js';
-import { withTracing } from '../tracing.js';
+import { withTracing, type BusMetrics } from '../tracing.js';
 import { decodeHeaders, encodeHeaders } from '../wire-headers.js';
 import { Broker, DEFAULT_MAX_PAYLOAD, Route, type WireMessage } from './broker.js';
 import {
@@ -46,6 +46,8 @@ export interface MemoryBrokerOptions {
 export interface MemoryBusOptions {
   /** Where failures without a caller go (a subscriber that threw); defaults to stderr. */
   onError?: BusErrorReporter;
+  /** Where requests sent and served are counted and timed. */
+  metrics?: BusMetrics;
 }
 
 /**
@@ -58,7 +60,10 @@ export interface MemoryBroker {
 
 export function createMemoryBroker(options: MemoryBrokerOptions = {}): MemoryBroker {
   const server = new MemoryServer(new Broker(options.maxPayload ?? DEFAULT_MAX_PAYLOAD));
-  return { connect: (busOptions = {}) => withTracing(new MemoryBus(server, busOptions.onError ?? reportToStderr)) };
+  return {
+    connect: (busOptions = {}) =>
+      withTracing(new MemoryBus(server, busOptions.onError ?? reportToStderr), busOptions.metrics),
+  };
 }
 
 /** A traced bus on a broker of its own. */

@@ -27,7 +27,7 @@ import { fromNatsError } from '../nats-errors.js';
 import { assertRequestCanStart, raceAbort } from '../request-guard.js';
 import { answerRequest } from '../responder.js';
 import { assertValidSubject } from '../subjects.js';
-import { withTracing } from '../tracing.js';
+import { withTracing, type BusMetrics } from '../tracing.js';
 import { fromMsgHdrs, toMsgHdrs } from '../wire-headers.js';
 import { ConnectionWatch } from './connection-watch.js';
 import { openJetStreamDurableStream, openJetStreamKeyValue } from './jetstream.js';
@@ -43,6 +43,8 @@ export interface NatsBusOptions {
   jetstream?: JetStreamPolicy;
   /** Where the connection's losses, restorations and server errors are logged. */
   logger?: Pick<Logger, 'info' | 'warn'>;
+  /** Where requests sent and served are counted and timed. */
+  metrics?: BusMetrics;
 }
 
 /**
@@ -72,6 +74,7 @@ export async function connectNatsBus(options: NatsBusOptions): Promise<Bus> {
       options.onError ?? reportToStderr,
       options.jetstream ?? DEFAULT_JETSTREAM_POLICY,
     ),
+    options.metrics,
   );
 }
 

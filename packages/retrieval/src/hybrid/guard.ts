@@ -13,6 +13,8 @@ export interface GuardCallOptions {
  * needs the shape, so it takes one guard per search path and never builds its own.
  */
 export interface Guard {
+  /** The breaker's state where the guard has one (closed, halfOpen, open); spans carry it. */
+  readonly state?: string;
   call<T>(work: (signal: AbortSignal) => Promise<T>, options: GuardCallOptions): Promise<T>;
 }
 

@@ -1,5 +1,7 @@
 import type { Chunk__Output, Scores__Output } from '@hopline/contracts';
 import { CancelledError, ValidationError, toHoplineError } from '@hopline/contracts';
+import { instrument } from '@hopline/telemetry';
+import type { Attributes, Span } from '@opentelemetry/api';
 import { assertScope } from '../backends/scope.js';
 import type { IndexedChunk, LexicalBackend, ScoredChunk, SearchScope, VectorBackend } from '../backends/types.js';
 import type { Embedder } from '../vector/embedder.js';
@@ -81,6 +83,11 @@ export interface RetrieveResult {
   degraded: boolean;
   degradedReasons: string[];
   timings: { bm25Ms: number; vectorMs: number; fusionMs: number };
+  /**
+   * Each path's search as it went, for the worker's per-path metrics: `hits` is 0 for a path
+   * that failed, `outcome` is `ok` or the taxonomy code of its failure.
+   */
+  paths: Array<{ path: SearchPath; ms: number; hits: number; outcome: string }>;
 }
 
 export interface HybridRetriever {
@@ -94,6 +101,22 @@ interface PathOutcome {
   ms: number;
 }
 
+/** Backends that are databases OpenTelemetry names in `db.system`; the embedded indexes are not. */
+const DB_SYSTEMS = new Set(['elasticsearch', 'milvus']);
+
+/** What a path's span says of the store it searched and the request it served. */
+function searchAttributes(path: SearchPath, backend: string, guard: Guard, input: RetrieveInput): Attributes {
+  return {
+    ...(DB_SYSTEMS.has(backend) ? { 'db.system': backend, 'db.operation.name': 'search' } : {}),
+    'hopline.retrieval.path': path,
+    'hopline.retrieval.backend': backend,
+    'hopline.tenant_id': input.scope.tenantId,
+    'hopline.kb_ids': [...input.scope.kbIds],
+    'hopline.hop': input.hop,
+    ...(guard.state ? { 'hopline.breaker.state': guard.state } : {}),
+  };
+}
+
 /**
  * BM25 and vector search in parallel, each through its own guard, fused by `options.fusion`.
  * A path that fails or times out leaves the other to answer alone, and the result says so;
@@ -103,10 +126,26 @@ export function createHybridRetriever(dependencies: HybridRetrieverDependencies)
   const { lexical, vector, embedder, lexicalGuard, vectorGuard } = dependencies;
   const options = hybridOptionsFor(embedder, dependencies.options);
 
-  async function timed(path: SearchPath, run: () => Promise<ScoredChunk[]>): Promise<PathOutcome> {
+  /**
+   * One path's search in a span of its own (`bm25 search`, `vector search`), whose status is
+   * ERROR when the path failed; the failure is returned, not thrown, so the other path answers.
+   */
+  async function timed(
+    path: SearchPath,
+    attributes: Attributes,
+    run: () => Promise<ScoredChunk[]>,
+  ): Promise<PathOutcome> {
     const started = performance.now();
     try {
-      const hits = await run();
+      const hits = await instrument(
+        `${path} search`,
+        { attributes, acceptableErrors: (error) => error instanceof CancelledError },
+        async (span: Span) => {
+          const found = await run();
+          span.setAttribute('hopline.retrieval.hits', found.length);
+          return found;
+        },
+      );
       return { path, hits, ms: performance.now() - started };
     } catch (error) {
       return { path, error, ms: performance.now() - started };
@@ -132,7 +171,7 @@ export function createHybridRetriever(dependencies: HybridRetrieverDependencies)
       const guardOptions = { deadlineUnixMs: input.deadlineUnixMs, ...(input.signal ? { signal: input.signal } : {}) };
 
       const [bm25, vectorOutcome] = await Promise.all([
-        timed('bm25', () =>
+        timed('bm25', searchAttributes('bm25', lexical.name, lexicalGuard, input), () =>
           lexicalGuard.call(
             (signal) =>
               lexical.search(
@@ -142,7 +181,7 @@ export function createHybridRetriever(dependencies: HybridRetrieverDependencies)
             guardOptions,
           ),
         ),
-        timed('vector', () =>
+        timed('vector', searchAttributes('vector', vector.name, vectorGuard, input), () =>
           vectorGuard.call(async (signal) => {
             const query = await queryVector(input, signal);
             return vector.search(
@@ -173,13 +212,35 @@ export function createHybridRetriever(dependencies: HybridRetrieverDependencies)
       }
 
       const fusionStarted = performance.now();
-      const fused = fuse(lists, { method: options.fusion, k: options.rrfK, keep });
-      const chunks = fused.map((candidate) => toChunk(candidate, input.hop));
+      const chunks = await instrument(
+        'fusion',
+        {
+          attributes: {
+            'hopline.fusion.method': options.fusion,
+            'hopline.fusion.paths': lists.map((list) => list.path),
+            'hopline.hop': input.hop,
+          },
+        },
+        async (span) => {
+          const fused = fuse(lists, { method: options.fusion, k: options.rrfK, keep });
+          span.setAttribute('hopline.retrieval.fused', fused.length);
+          if (degradedReasons.length > 0) {
+            span.setAttributes({ 'hopline.degraded': true, 'hopline.degraded_reasons': degradedReasons });
+          }
+          return fused.map((candidate) => toChunk(candidate, input.hop));
+        },
+      );
       return {
         chunks,
         degraded: degradedReasons.length > 0,
         degradedReasons,
         timings: { bm25Ms: bm25.ms, vectorMs: vectorOutcome.ms, fusionMs: performance.now() - fusionStarted },
+        paths: [bm25, vectorOutcome].map((outcome) => ({
+          path: outcome.path,
+          ms: outcome.ms,
+          hits: outcome.hits?.length ?? 0,
+          outcome: outcome.hits ? 'ok' : toHoplineError(outcome.error).code,
+        })),
       };
     },
   };
