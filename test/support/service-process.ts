@@ -15,8 +15,13 @@ export interface ServiceProcess extends AsyncDisposable {
   signal(signal: NodeJS.Signals): void;
   /** Kills it (SIGKILL) and waits for the exit. */
   kill(): Promise<void>;
-  /** Starts it again with the same environment and ports; resolves once /healthz is ok. */
-  restart(): Promise<void>;
+  /**
+   * Starts it again on the same ports with the same environment, plus `overrides` for this run
+   * only; resolves once /healthz is ok.
+   */
+  restart(overrides?: Record<string, string>): Promise<void>;
+  /** Whether the process is running (it may be frozen). */
+  readonly running: boolean;
   /** Resolves once /healthz answers 200. */
   healthy(timeoutMs?: number): Promise<void>;
 }
@@ -30,7 +35,7 @@ export async function startServiceProcess(
   let lines: string[] = [];
   let child: ChildProcess;
   let exited: Promise<void>;
-  const spawnIt = () => {
+  const spawnIt = (overrides: Record<string, string> = {}) => {
     child = spawn(
       process.execPath,
       ['--conditions=@hopline/source', '--import', 'tsx', '--import', './src/instrumentation.ts', './src/main.ts'],
@@ -42,6 +47,7 @@ export async function startServiceProcess(
           LOG_LEVEL: 'info',
           METRICS_PORT: String(opsPort),
           ...env,
+          ...overrides,
         },
         stdio: ['ignore', 'pipe', 'pipe'],
       },
@@ -77,11 +83,14 @@ export async function startServiceProcess(
     signal: (signal) => child.kill(signal),
     kill,
     healthy,
-    async restart() {
+    async restart(overrides) {
       await kill();
       lines = [];
-      spawnIt();
+      spawnIt(overrides);
       await healthy();
+    },
+    get running() {
+      return child.exitCode === null && child.signalCode === null;
     },
     [Symbol.asyncDispose]: kill,
   };
