@@ -11,6 +11,11 @@ const demoCorpus = fileURLToPath(new URL('../../packages/embedded/demo-corpus/do
 
 /** The kb the fleet's key reads and writes, filled with the demo corpus. */
 export const FLEET_KB = 'demo';
+/** Eight processes starting at once on a busy machine each get a small share of its CPUs. */
+const STARTUP_TIMEOUT_MS = 180_000;
+
+/** A second kb of the key's, which the questions never read: where bulk ingestion is counted. */
+export const BULK_KB = 'bulk';
 
 /**
  * What the fleet's services are told beyond their ports. The gateways' per-key rate is raised
@@ -35,6 +40,8 @@ export interface Fleet extends AsyncDisposable {
   readonly gateways: readonly ServiceProcess[];
   /** The HTTP base url of each gateway replica, in the order of `gateways`. */
   readonly gatewayUrls: readonly string[];
+  /** host:port of each gRPC server: the gateway replicas', query-understanding's, the reranker's. */
+  readonly grpc: { gateways: readonly string[]; queryUnderstanding: string; reranker: string };
   /** A key of tenant "acme" that may read and ingest FLEET_KB. */
   readonly apiKey: string;
   /** Documents of the demo corpus, all indexed by every worker once `startFleet` returns. */
@@ -51,11 +58,17 @@ interface KbCount {
   lexicalChunks: number;
 }
 
-/** How many chunks of FLEET_KB a worker's index holds, from its /healthz. */
-export async function indexedChunks(worker: ServiceProcess): Promise<number> {
+/** A worker's index of one kb, from its /healthz: chunks, and ingest commands not applied yet. */
+export async function workerIndex(worker: ServiceProcess, kbId = FLEET_KB): Promise<{ chunks: number; lag: number }> {
   const response = await fetch(`${worker.opsUrl}/healthz`);
-  const health = (await response.json()) as { details?: { kbs?: KbCount[] } };
-  return health.details?.kbs?.find((kb) => kb.tenantId === 'acme' && kb.kbId === FLEET_KB)?.lexicalChunks ?? 0;
+  const health = (await response.json()) as { details?: { kbs?: KbCount[]; ingest?: { lag?: number } } };
+  const kb = health.details?.kbs?.find((entry) => entry.tenantId === 'acme' && entry.kbId === kbId);
+  return { chunks: kb?.lexicalChunks ?? 0, lag: health.details?.ingest?.lag ?? 0 };
+}
+
+/** How many chunks of FLEET_KB a worker's index holds. */
+export async function indexedChunks(worker: ServiceProcess): Promise<number> {
+  return (await workerIndex(worker)).chunks;
 }
 
 export async function startFleet(options: FleetOptions = {}): Promise<Fleet> {
@@ -68,10 +81,15 @@ export async function startFleet(options: FleetOptions = {}): Promise<Fleet> {
     await nats[Symbol.asyncDispose]();
     rmSync(dataDir, { recursive: true, force: true });
   };
-  const start = async (...args: Parameters<typeof startServiceProcess>) => {
-    const service = await startServiceProcess(...args);
-    started.push(service);
-    return service;
+  // Starts run side by side; one that fails must not leave the others running unowned.
+  const pending: Array<Promise<unknown>> = [];
+  const start = (service: Parameters<typeof startServiceProcess>[0], env: Record<string, string>) => {
+    const starting = startServiceProcess(service, env, { startupTimeoutMs: STARTUP_TIMEOUT_MS }).then((process) => {
+      started.push(process);
+      return process;
+    });
+    pending.push(starting);
+    return starting;
   };
 
   try {
@@ -101,7 +119,15 @@ export async function startFleet(options: FleetOptions = {}): Promise<Fleet> {
       ),
     );
     const keys = JSON.stringify({
-      keys: [{ keyHash: hashApiKey(apiKey), tenantId: 'acme', userId: 'faults', kbIds: [FLEET_KB], canIngest: true }],
+      keys: [
+        {
+          keyHash: hashApiKey(apiKey),
+          tenantId: 'acme',
+          userId: 'faults',
+          kbIds: [FLEET_KB, BULK_KB],
+          canIngest: true,
+        },
+      ],
     });
     const gatewayUrls: string[] = [];
     const gateways: ServiceProcess[] = [];
@@ -144,6 +170,11 @@ export async function startFleet(options: FleetOptions = {}): Promise<Fleet> {
       reasoners,
       gateways,
       gatewayUrls,
+      grpc: {
+        gateways: [1, 3].map((index) => `127.0.0.1:${gatewayPorts[index]}`),
+        queryUnderstanding: `127.0.0.1:${quPort}`,
+        reranker: `127.0.0.1:${rerankPort}`,
+      },
       apiKey,
       documents: documents.length,
       async restore() {
@@ -154,6 +185,7 @@ export async function startFleet(options: FleetOptions = {}): Promise<Fleet> {
       [Symbol.asyncDispose]: stop,
     };
   } catch (error) {
+    await Promise.allSettled(pending);
     await stop();
     throw error;
   }

@@ -12,7 +12,8 @@ import {
   type StreamedEvent,
   type Tally,
 } from './client.js';
-import { indexedChunks, type Fleet } from './fleet.js';
+import { BULK_KB, indexedChunks, workerIndex, type Fleet } from './fleet.js';
+import { poisonInputs } from './poison.js';
 
 /** What every scenario is given. */
 export interface ScenarioContext {
@@ -108,8 +109,10 @@ const rerankerReason = (outcome: AskOutcome) =>
 export const baseline: Scenario = {
   id: 'baseline',
   fault: 'none (the healthy fleet, for comparison)',
-  mustHold: 'all answered, no gaps',
+  mustHold: 'all answered, no gaps (after as many questions to warm up)',
   async run(fleet, { questions }) {
+    // Processes answer their first questions slowly (modules load, code warms up): not a fault.
+    await askMany(fleet, 'warm-up', questions).outcomes;
     const t = tally(await askMany(fleet, 'baseline', questions).outcomes);
     return { measured: describeTally(t), holds: t.answered === t.asked && t.gaps === 0, tally: t };
   },
@@ -348,6 +351,52 @@ export const resumeElsewhere: Scenario = {
   },
 };
 
+export const ingestUnderKills: Scenario = {
+  id: 'ingest-under-kills',
+  fault:
+    '1,000 documents ingested (20 requests of 50) while each retrieval worker is killed (`kill -9`) and started again',
+  mustHold: '0 lost, 0 duplicated (this already holds: keep it)',
+  async run(fleet) {
+    const total = 1_000;
+    const perRequest = 50;
+    const statuses: number[] = [];
+    const restarts: Array<Promise<void>> = [];
+    for (let first = 0; first < total; first += perRequest) {
+      const documents = Array.from({ length: perRequest }, (_, i) => ({
+        docId: `bulk-${first + i}`,
+        title: `Bulk ${first + i}`,
+        text: `Bulk document ${first + i} records serial number S${first + i}.`,
+      }));
+      const response = await fetch(`${fleet.gatewayUrls[0]}/v1/kbs/${BULK_KB}/documents`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${fleet.apiKey}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ documents }),
+      });
+      statuses.push(response.status);
+      await response.body?.cancel();
+      // The first worker dies a quarter of the way in, the second half way; each comes back.
+      const victim = first === total / 4 ? fleet.workers[0] : first === total / 2 ? fleet.workers[1] : undefined;
+      if (victim) restarts.push(victim.kill().then(() => victim.restart()));
+    }
+    await Promise.all(restarts);
+    const settled = async () => {
+      const indexes = await Promise.all(fleet.workers.map((worker) => workerIndex(worker, BULK_KB)));
+      return indexes.every((index) => index.lag === 0 && index.chunks >= total) ? indexes : undefined;
+    };
+    const indexes = await waitFor(settled, {
+      timeoutMs: 180_000,
+      intervalMs: 500,
+      description: 'both indexes to hold the bulk documents',
+    }).catch(async () => Promise.all(fleet.workers.map((worker) => workerIndex(worker, BULK_KB))));
+    const accepted = statuses.filter((status) => status === 202).length * perRequest;
+    const chunks = indexes.map((index) => index.chunks);
+    return {
+      measured: `${accepted}/${total} documents accepted (HTTP 202); the workers' indexes hold ${chunks.join(' and ')} of them (one chunk each)`,
+      holds: accepted === total && chunks.every((n) => n === total),
+    };
+  },
+};
+
 function sameEvents(a: readonly StreamedEvent[], b: readonly StreamedEvent[]): boolean {
   return a.length === b.length && a.every((event, i) => event.id === b[i]?.id && event.name === b[i]?.name);
 }
@@ -362,6 +411,8 @@ export const SCENARIOS: readonly Scenario[] = [
   fullFleet,
   rerankerRestart,
   resumeElsewhere,
+  ingestUnderKills,
+  poisonInputs,
 ];
 
 /**

@@ -29,6 +29,8 @@ export interface ServiceProcess extends AsyncDisposable {
 export async function startServiceProcess(
   service: 'retrieval-worker' | 'reranker' | 'query-understanding' | 'hop-reasoner' | 'answer-gateway',
   env: Record<string, string>,
+  /** How long a start or restart may take to report healthy: more on a loaded machine. */
+  { startupTimeoutMs = 60_000 }: { startupTimeoutMs?: number } = {},
 ): Promise<ServiceProcess> {
   const opsPort = await freePort();
   const opsUrl = `http://127.0.0.1:${opsPort}`;
@@ -57,7 +59,7 @@ export async function startServiceProcess(
     exited = new Promise((resolve) => child.once('exit', () => resolve()));
   };
   const output = () => lines.join('');
-  const healthy = (timeoutMs = 60_000) =>
+  const healthy = (timeoutMs = startupTimeoutMs) =>
     waitFor(
       async () => {
         if (child.exitCode !== null) throw new Error(`${service} exited with ${child.exitCode}:\n${output()}`);
