@@ -14,7 +14,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createRerankerClient } from '../../services/hop-reasoner/src/clients/reranker-client.js';
 import { createRetrieverClient } from '../../services/hop-reasoner/src/clients/retriever-client.js';
 import { WorkerDirectory } from '../../services/hop-reasoner/src/clients/worker-directory.js';
-import { startServiceProcess } from './service-process.js';
+import { startServiceProcess } from '../support/service-process.js';
 
 const nats = await startNats();
 afterAll(() => nats[Symbol.asyncDispose]());

@@ -11,10 +11,12 @@ export const DEFAULT_CLIENT_OPTIONS: grpc.ClientOptions = {
   // Finds a dead connection during a call within ~40 s instead of the OS's minutes.
   'grpc.keepalive_time_ms': 30_000,
   'grpc.keepalive_timeout_ms': 10_000,
-  // A restarted dependency is found again within a second: a breaker's trial call waits for
-  // the reconnect (waitForReady), so this bounds how long answers stay degraded after it is back.
+  // A restarted dependency is found again within half a second: a breaker's trial call waits
+  // for the reconnect (waitForReady), so this and the breaker's reset period bound how long
+  // answers stay degraded after it is back. At 1 s the two added up to more than the 2 s the
+  // fault suite allows (test/faults, "reranker killed, then started again").
   'grpc.initial_reconnect_backoff_ms': 200,
-  'grpc.max_reconnect_backoff_ms': 1_000,
+  'grpc.max_reconnect_backoff_ms': 500,
   // Spread calls over every address the name resolves to (a headless Kubernetes Service lists
   // each pod); with the default pick_first, all calls of one client would go to one pod.
   'grpc.service_config': JSON.stringify({ loadBalancingConfig: [{ round_robin: {} }] }),

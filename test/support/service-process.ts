@@ -15,8 +15,13 @@ export interface ServiceProcess extends AsyncDisposable {
   signal(signal: NodeJS.Signals): void;
   /** Kills it (SIGKILL) and waits for the exit. */
   kill(): Promise<void>;
-  /** Starts it again with the same environment and ports; resolves once /healthz is ok. */
-  restart(): Promise<void>;
+  /**
+   * Starts it again on the same ports with the same environment, plus `overrides` for this run
+   * only; resolves once /healthz is ok.
+   */
+  restart(overrides?: Record<string, string>): Promise<void>;
+  /** Whether the process is running (it may be frozen). */
+  readonly running: boolean;
   /** Resolves once /healthz answers 200. */
   healthy(timeoutMs?: number): Promise<void>;
 }
@@ -24,13 +29,15 @@ export interface ServiceProcess extends AsyncDisposable {
 export async function startServiceProcess(
   service: 'retrieval-worker' | 'reranker' | 'query-understanding' | 'hop-reasoner' | 'answer-gateway',
   env: Record<string, string>,
+  /** How long a start or restart may take to report healthy: more on a loaded machine. */
+  { startupTimeoutMs = 60_000 }: { startupTimeoutMs?: number } = {},
 ): Promise<ServiceProcess> {
   const opsPort = await freePort();
   const opsUrl = `http://127.0.0.1:${opsPort}`;
   let lines: string[] = [];
   let child: ChildProcess;
   let exited: Promise<void>;
-  const spawnIt = () => {
+  const spawnIt = (overrides: Record<string, string> = {}) => {
     child = spawn(
       process.execPath,
       ['--conditions=@hopline/source', '--import', 'tsx', '--import', './src/instrumentation.ts', './src/main.ts'],
@@ -42,6 +49,7 @@ export async function startServiceProcess(
           LOG_LEVEL: 'info',
           METRICS_PORT: String(opsPort),
           ...env,
+          ...overrides,
         },
         stdio: ['ignore', 'pipe', 'pipe'],
       },
@@ -51,7 +59,7 @@ export async function startServiceProcess(
     exited = new Promise((resolve) => child.once('exit', () => resolve()));
   };
   const output = () => lines.join('');
-  const healthy = (timeoutMs = 60_000) =>
+  const healthy = (timeoutMs = startupTimeoutMs) =>
     waitFor(
       async () => {
         if (child.exitCode !== null) throw new Error(`${service} exited with ${child.exitCode}:\n${output()}`);
@@ -77,11 +85,14 @@ export async function startServiceProcess(
     signal: (signal) => child.kill(signal),
     kill,
     healthy,
-    async restart() {
+    async restart(overrides) {
       await kill();
       lines = [];
-      spawnIt();
+      spawnIt(overrides);
       await healthy();
+    },
+    get running() {
+      return child.exitCode === null && child.signalCode === null;
     },
     [Symbol.asyncDispose]: kill,
   };

@@ -1,0 +1,192 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { hashApiKey } from '@hopline/answer-gateway';
+import { loadDocuments } from '@hopline/cli';
+import { freePort, startNatsServer, waitFor, type NatsServerProcess } from '@hopline/test-support';
+import { startServiceProcess, type ServiceProcess } from '../support/service-process.js';
+
+const demoCorpus = fileURLToPath(new URL('../../packages/embedded/demo-corpus/docs', import.meta.url));
+
+/** The kb the fleet's key reads and writes, filled with the demo corpus. */
+export const FLEET_KB = 'demo';
+/** Eight processes starting at once on a busy machine each get a small share of its CPUs. */
+const STARTUP_TIMEOUT_MS = 180_000;
+
+/** A second kb of the key's, which the questions never read: where bulk ingestion is counted. */
+export const BULK_KB = 'bulk';
+
+/**
+ * What the fleet's services are told beyond their ports. The gateways' per-key rate is raised
+ * so that the suite's bursts of questions meet the fleet's capacity, not the rate limit.
+ */
+export interface FleetOptions {
+  gateway?: Record<string, string>;
+  reasoner?: Record<string, string>;
+}
+
+/**
+ * The five services as separate processes over a nats-server of the fleet's own: one
+ * query-understanding, one reranker, two retrieval workers on one host (each its own DATA_DIR,
+ * no WORKER_ID, as an operator would start them), two hop-reasoners and two gateway replicas.
+ */
+export interface Fleet extends AsyncDisposable {
+  readonly nats: NatsServerProcess;
+  readonly queryUnderstanding: ServiceProcess;
+  readonly reranker: ServiceProcess;
+  readonly workers: readonly ServiceProcess[];
+  readonly reasoners: readonly ServiceProcess[];
+  readonly gateways: readonly ServiceProcess[];
+  /** The HTTP base url of each gateway replica, in the order of `gateways`. */
+  readonly gatewayUrls: readonly string[];
+  /** host:port of each gRPC server: the gateway replicas', query-understanding's, the reranker's. */
+  readonly grpc: { gateways: readonly string[]; queryUnderstanding: string; reranker: string };
+  /** A key of tenant "acme" that may read and ingest FLEET_KB. */
+  readonly apiKey: string;
+  /** Documents of the demo corpus, all indexed by every worker once `startFleet` returns. */
+  readonly documents: number;
+  /** Every process running, none frozen, each healthy: what a scenario leaves behind. */
+  restore(): Promise<void>;
+  /** The last lines every process printed, for a failure message. */
+  output(): string;
+}
+
+interface KbCount {
+  tenantId: string;
+  kbId: string;
+  lexicalChunks: number;
+}
+
+/** A worker's index of one kb, from its /healthz: chunks, and ingest commands not applied yet. */
+export async function workerIndex(worker: ServiceProcess, kbId = FLEET_KB): Promise<{ chunks: number; lag: number }> {
+  const response = await fetch(`${worker.opsUrl}/healthz`);
+  const health = (await response.json()) as { details?: { kbs?: KbCount[]; ingest?: { lag?: number } } };
+  const kb = health.details?.kbs?.find((entry) => entry.tenantId === 'acme' && entry.kbId === kbId);
+  return { chunks: kb?.lexicalChunks ?? 0, lag: health.details?.ingest?.lag ?? 0 };
+}
+
+/** How many chunks of FLEET_KB a worker's index holds. */
+export async function indexedChunks(worker: ServiceProcess): Promise<number> {
+  return (await workerIndex(worker)).chunks;
+}
+
+export async function startFleet(options: FleetOptions = {}): Promise<Fleet> {
+  const nats = await startNatsServer();
+  if (!nats) throw new Error('the fault suite needs a nats-server binary on PATH');
+  const dataDir = mkdtempSync(join(tmpdir(), 'hopline-faults-'));
+  const started: ServiceProcess[] = [];
+  const stop = async () => {
+    await Promise.all(started.map((service) => service.kill()));
+    await nats[Symbol.asyncDispose]();
+    rmSync(dataDir, { recursive: true, force: true });
+  };
+  // Starts run side by side; one that fails must not leave the others running unowned.
+  const pending: Array<Promise<unknown>> = [];
+  const start = (service: Parameters<typeof startServiceProcess>[0], env: Record<string, string>) => {
+    const starting = startServiceProcess(service, env, { startupTimeoutMs: STARTUP_TIMEOUT_MS }).then((process) => {
+      started.push(process);
+      return process;
+    });
+    pending.push(starting);
+    return starting;
+  };
+
+  try {
+    const apiKey = 'fault-suite-key';
+    const [quPort, rerankPort, ...gatewayPorts] = await Promise.all([
+      freePort(),
+      freePort(),
+      freePort(),
+      freePort(),
+      freePort(),
+      freePort(),
+    ]);
+    const bus = { NATS_URL: nats.url };
+    const [queryUnderstanding, reranker, ...workers] = await Promise.all([
+      start('query-understanding', { GRPC_HOST: '127.0.0.1', GRPC_PORT: String(quPort) }),
+      start('reranker', { GRPC_HOST: '127.0.0.1', GRPC_PORT: String(rerankPort) }),
+      ...[1, 2].map((n) => start('retrieval-worker', { ...bus, DATA_DIR: join(dataDir, `worker-${n}`) })),
+    ]);
+    const reasoners = await Promise.all(
+      [1, 2].map(() =>
+        start('hop-reasoner', {
+          ...bus,
+          QUERY_UNDERSTANDING_ADDRESS: `127.0.0.1:${quPort}`,
+          RERANKER_ADDRESS: `127.0.0.1:${rerankPort}`,
+          ...options.reasoner,
+        }),
+      ),
+    );
+    const keys = JSON.stringify({
+      keys: [
+        {
+          keyHash: hashApiKey(apiKey),
+          tenantId: 'acme',
+          userId: 'faults',
+          kbIds: [FLEET_KB, BULK_KB],
+          canIngest: true,
+        },
+      ],
+    });
+    const gatewayUrls: string[] = [];
+    const gateways: ServiceProcess[] = [];
+    for (let i = 0; i < 2; i += 1) {
+      const httpPort = gatewayPorts[2 * i] as number;
+      gatewayUrls.push(`http://127.0.0.1:${httpPort}`);
+      gateways.push(
+        await start('answer-gateway', {
+          ...bus,
+          HTTP_HOST: '127.0.0.1',
+          HTTP_PORT: String(httpPort),
+          GRPC_HOST: '127.0.0.1',
+          GRPC_PORT: String(gatewayPorts[2 * i + 1]),
+          API_KEYS: keys,
+          RATE_PER_KEY_PER_SECOND: '1000',
+          RATE_BURST_PER_KEY: '1000',
+          ...options.gateway,
+        }),
+      );
+    }
+
+    const documents = loadDocuments(demoCorpus);
+    const ingest = await fetch(`${gatewayUrls[0]}/v1/kbs/${FLEET_KB}/documents`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${apiKey}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ documents }),
+    });
+    if (ingest.status !== 202) throw new Error(`ingesting the demo corpus answered ${ingest.status}`);
+    await waitFor(
+      async () => (await Promise.all(workers.map(indexedChunks))).every((chunks) => chunks >= documents.length),
+      { timeoutMs: 60_000, description: 'both workers to index the demo corpus' },
+    );
+
+    const all = [queryUnderstanding, reranker, ...workers, ...reasoners, ...gateways];
+    return {
+      nats,
+      queryUnderstanding,
+      reranker,
+      workers,
+      reasoners,
+      gateways,
+      gatewayUrls,
+      grpc: {
+        gateways: [1, 3].map((index) => `127.0.0.1:${gatewayPorts[index]}`),
+        queryUnderstanding: `127.0.0.1:${quPort}`,
+        reranker: `127.0.0.1:${rerankPort}`,
+      },
+      apiKey,
+      documents: documents.length,
+      async restore() {
+        for (const service of all) service.signal('SIGCONT');
+        await Promise.all(all.map((service) => (service.running ? service.healthy() : service.restart())));
+      },
+      output: () => all.map((service) => service.output().slice(-3_000)).join('\n---\n'),
+      [Symbol.asyncDispose]: stop,
+    };
+  } catch (error) {
+    await Promise.allSettled(pending);
+    await stop();
+    throw error;
+  }
+}
