@@ -22,7 +22,7 @@ afterAll(() => nats[Symbol.asyncDispose]());
 const context = (): CallContext => ({
   request: {
     questionId: 'fault-q',
-    scope: { tenantId: 'acme', userId: 'u', kbIds: ['docs'] },
+    scope: { tenantId: 'acme', userId: 'u', kbIds: ['docs'], docIds: [] },
     deadlineUnixMs: Date.now() + 30_000,
   },
   deadlineUnixMs: Date.now() + 30_000,

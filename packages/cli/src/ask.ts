@@ -1,4 +1,4 @@
-// `pnpm ask "question" [--kb id]... [--max-hops n] [--json] [--url url]`: asks the gateway and
+// `pnpm ask "question" [--kb id]... [--doc id]... [--max-hops n] [--json] [--url url]`: asks the gateway and
 // streams the hop events and the answer to the terminal as they arrive.
 import { resolveApiKey } from './api-key.js';
 import {
@@ -14,9 +14,10 @@ import {
 import { formatEvent } from './format.js';
 import { readSse } from './sse-client.js';
 
-const USAGE = `usage: pnpm ask "your question" [--kb id]... [--max-hops n] [--json] [--url url]
+const USAGE = `usage: pnpm ask "your question" [--kb id]... [--doc id]... [--max-hops n] [--json] [--url url]
 
   --kb id        a knowledge base to ask over; repeat for several (default: every kb the key may read)
+  --doc id       read only this document of those kbs; repeat for several (default: every document)
   --max-hops n   at most n hops, 1-5 (default: the gateway's DEFAULT_MAX_HOPS)
   --json         print each event as one JSON line instead of text
   --url url      the gateway's HTTP address (default: $HOPLINE_URL, else ${DEFAULT_GATEWAY_URL})
@@ -29,6 +30,7 @@ runCommand(USAGE, async () => {
     allowPositionals: true,
     options: {
       kb: { type: 'string', multiple: true },
+      doc: { type: 'string', multiple: true },
       'max-hops': { type: 'string' },
       url: { type: 'string' },
       json: { type: 'boolean', default: false },
@@ -45,6 +47,7 @@ runCommand(USAGE, async () => {
 
   const body: Record<string, unknown> = { question };
   if (values.kb) body.kbIds = values.kb;
+  if (values.doc) body.docIds = values.doc;
   if (values['max-hops']) body.maxHops = Number(values['max-hops']);
 
   const abort = new AbortController();

@@ -42,12 +42,15 @@ export interface HoplineErrorOptions {
   cause?: unknown;
   /** True when the error was relayed from a service further down, not raised by the callee. */
   remote?: boolean;
+  /** How long a caller should wait before trying again, when the callee knows. */
+  retryAfterMs?: number;
 }
 
 export class HoplineError extends Error {
   readonly code: ErrorCode;
   readonly retryable: boolean;
   readonly remote: boolean;
+  readonly retryAfterMs: number | undefined;
 
   constructor(code: ErrorCode, message: string, options: HoplineErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -55,6 +58,7 @@ export class HoplineError extends Error {
     this.code = code;
     this.retryable = RETRYABLE_CODES.has(code);
     this.remote = options.remote ?? false;
+    this.retryAfterMs = options.retryAfterMs;
   }
 }
 

@@ -12,6 +12,8 @@ import {
 
 /** Trailing metadata key that carries the Hopline error code beside the gRPC status. */
 export const ERROR_CODE_METADATA_KEY = 'hopline-error-code';
+/** Trailing metadata key with the seconds to wait before retrying, as HTTP's Retry-After header. */
+export const RETRY_AFTER_METADATA_KEY = 'retry-after';
 
 const STATUS_BY_CODE: Record<ErrorCode, GrpcStatus> = {
   invalid_argument: GrpcStatus.INVALID_ARGUMENT,
@@ -52,13 +54,18 @@ export function grpcStatusName(code: GrpcStatus): string {
   return GrpcStatus[code] ?? `STATUS_${code}`;
 }
 
-/** What a server sends for a failed call: the mapped status, with the Hopline code in the trailers. */
+/**
+ * What a server sends for a failed call: the mapped status, with the Hopline code in the
+ * trailers, and `retry-after` (whole seconds, at least 1) when the error says when to retry.
+ */
 export function toGrpcStatus(
   error: unknown,
 ): Partial<StatusObject> & { code: GrpcStatus; details: string; metadata: Metadata } {
   const failure = toHoplineError(error);
   const metadata = new Metadata();
   metadata.set(ERROR_CODE_METADATA_KEY, failure.code);
+  if (failure.retryAfterMs !== undefined)
+    metadata.set(RETRY_AFTER_METADATA_KEY, String(Math.max(1, Math.ceil(failure.retryAfterMs / 1000))));
   return { code: grpcStatusFor(failure.code), details: failure.message, metadata };
 }
 

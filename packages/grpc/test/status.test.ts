@@ -1,7 +1,13 @@
 import * as grpc from '@grpc/grpc-js';
 import { CancelledError, DeadlineExceededError, HoplineError, RemoteError, UnavailableError } from '@hopline/contracts';
 import { describe, expect, it } from 'vitest';
-import { ERROR_CODE_METADATA_KEY, fromGrpcError, grpcStatusName, toGrpcStatus } from '../src/index.js';
+import {
+  ERROR_CODE_METADATA_KEY,
+  fromGrpcError,
+  grpcStatusName,
+  RETRY_AFTER_METADATA_KEY,
+  toGrpcStatus,
+} from '../src/index.js';
 
 const withTrailer = (code: string) => {
   const metadata = new grpc.Metadata();
@@ -70,5 +76,15 @@ describe('gRPC status mapping', () => {
     expect(status.metadata.get(ERROR_CODE_METADATA_KEY)).toEqual(['breaker_open']);
     expect(toGrpcStatus(new Error('boom'))).toMatchObject({ code: grpc.status.INTERNAL, details: 'boom' });
     expect(grpcStatusName(grpc.status.RESOURCE_EXHAUSTED)).toBe('RESOURCE_EXHAUSTED');
+  });
+
+  it('status - an error that knows when to retry carries retry-after in whole seconds, at least 1', () => {
+    const after = (retryAfterMs?: number) =>
+      toGrpcStatus(
+        new HoplineError('resource_exhausted', 'slow down', retryAfterMs === undefined ? {} : { retryAfterMs }),
+      ).metadata.get(RETRY_AFTER_METADATA_KEY);
+    expect(after(2_500)).toEqual(['3']);
+    expect(after(10)).toEqual(['1']);
+    expect(after()).toEqual([]);
   });
 });

@@ -40,6 +40,27 @@ describe('EmbeddedLexicalBackend', () => {
     expect(hits.map((hit) => hit.chunk.kbId)).toEqual(['kb2']);
   });
 
+  it("retrieval - selected documents narrow the search, and another tenant's document id matches nothing", async () => {
+    const backend = await EmbeddedLexicalBackend.open();
+    await backend.upsertDocument(doc('a'), [chunkOf({ docId: 'a', text: 'revenue report' })]);
+    await backend.upsertDocument(doc('b'), [chunkOf({ docId: 'b', text: 'revenue revenue report' })]);
+    await backend.upsertDocument(doc('c'), [chunkOf({ docId: 'c', text: 'revenue' })]);
+    await backend.upsertDocument(doc('theirs', 1, 't2'), [
+      chunkOf({ docId: 'theirs', tenantId: 't2', text: 'revenue revenue revenue' }),
+    ]);
+    const search = (docIds: string[]) =>
+      backend.search({ scope: { tenantId: 't1', kbIds: ['kb1'], docIds }, query: 'revenue', limit: 10 }, never);
+    expect((await search(['a', 'c'])).map((hit) => hit.chunk.docId).sort()).toEqual(['a', 'c']);
+    expect(await search(['theirs'])).toEqual([]);
+    // The limit applies to the selected documents, not to the kb before filtering.
+    const one = await backend.search(
+      { scope: { tenantId: 't1', kbIds: ['kb1'], docIds: ['c'] }, query: 'revenue', limit: 1 },
+      never,
+    );
+    expect(one.map((hit) => hit.chunk.docId)).toEqual(['c']);
+    expect((await search([])).map((hit) => hit.chunk.docId).sort()).toEqual(['a', 'b', 'c']);
+  });
+
   it('retrieval - a scope without tenant or knowledge base is rejected, not widened', async () => {
     const backend = await EmbeddedLexicalBackend.open();
     await expect(

@@ -111,6 +111,27 @@ describe('EmbeddedVectorBackend', () => {
     expect(hits.map((hit) => hit.chunk.tenantId)).toEqual(['tb']);
   });
 
+  it("vector backend - selected documents are searched exactly, and another tenant's document id matches nothing", async () => {
+    const backend = await EmbeddedVectorBackend.open({ dimensions: 64 });
+    const near = embedder.embedOne('harbour crane');
+    const far = embedder.embedOne('quarterly revenue');
+    await backend.upsertDocument(doc('a'), [{ chunk: chunkOf({ docId: 'a', text: 'harbour crane' }), vector: near }]);
+    await backend.upsertDocument(doc('b'), [
+      { chunk: chunkOf({ docId: 'b', chunkId: 'b#0', text: 'quarterly revenue' }), vector: far },
+      { chunk: chunkOf({ docId: 'b', chunkId: 'b#1', text: 'harbour crane' }), vector: near },
+    ]);
+    await backend.upsertDocument(doc('theirs', 1, 't2'), [
+      { chunk: chunkOf({ docId: 'theirs', tenantId: 't2', text: 'harbour crane' }), vector: near },
+    ]);
+    const search = (docIds: string[], limit = 10) =>
+      backend.search({ scope: { tenantId: 't1', kbIds: ['kb1'], docIds }, vector: near, limit }, never);
+    expect((await search(['b'])).map((hit) => hit.chunk.chunkId)).toEqual(['b#1', 'b#0']);
+    expect((await search(['b'], 1)).map((hit) => hit.chunk.chunkId)).toEqual(['b#1']);
+    expect(await search(['theirs'])).toEqual([]);
+    await backend.deleteDocument(doc('b', 2));
+    expect(await search(['b'])).toEqual([]);
+  });
+
   it('vector backend - a restart keeps the vectors and the versions', async () => {
     const first = await EmbeddedVectorBackend.open({ dimensions: 64, dataDir });
     const vector = embedder.embedOne('harbour crane');

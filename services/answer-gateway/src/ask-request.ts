@@ -1,8 +1,11 @@
 import { z } from 'zod';
 import type { Principal } from './api-keys.js';
+import { docIdSchema } from './document-id.js';
 import { problems } from './problem.js';
 
 export const HARD_MAX_HOPS = 5;
+/** A selection is a handful of documents: each is scored exactly, and each id travels in every retrieve message. */
+const MAX_SELECTED_DOCUMENTS = 100;
 
 export interface AskLimits {
   maxQuestionChars: number;
@@ -22,6 +25,8 @@ export function askBodySchema(limits: AskLimits) {
             .max(limits.maxQuestionChars, `question is longer than ${limits.maxQuestionChars} characters`),
         ),
       kbIds: z.array(z.string().min(1)).min(1).optional(),
+      // Narrows retrieval to these documents of the kbs read; ids outside them match nothing.
+      docIds: z.array(docIdSchema).min(1).max(MAX_SELECTED_DOCUMENTS).optional(),
       maxHops: z.number().int().min(1).max(HARD_MAX_HOPS).optional(),
     })
     .strict();

@@ -53,7 +53,12 @@ export class AskService {
     const kbIds = resolveKbScope(principal, body.kbIds);
     await admission.chargeKey(principal.keyId);
     const maxHops = body.maxHops ?? settings.defaultMaxHops;
-    const scope = { tenantId: principal.tenantId, userId: principal.userId, kbIds };
+    const scope = {
+      tenantId: principal.tenantId,
+      userId: principal.userId,
+      kbIds,
+      docIds: body.docIds ? [...new Set(body.docIds)] : [],
+    };
     const questionId = randomUUID();
     const span = trace.getActiveSpan();
     span?.setAttributes({

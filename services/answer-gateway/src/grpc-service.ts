@@ -28,7 +28,10 @@ const CODE_BY_STATUS: Record<number, ErrorCode> = {
 export function problemToGrpcError(problem: Problem): HoplineError {
   const retryAfter = problem.headers['Retry-After'];
   const detail = `${problem.slug}: ${problem.detail ?? problem.title}${retryAfter ? ` (retry after ${retryAfter} s)` : ''}`;
-  return new HoplineError(CODE_BY_STATUS[problem.status] ?? 'internal', detail, { cause: problem });
+  return new HoplineError(CODE_BY_STATUS[problem.status] ?? 'internal', detail, {
+    cause: problem,
+    ...(retryAfter ? { retryAfterMs: Number(retryAfter) * 1000 } : {}),
+  });
 }
 
 function authenticate(keys: ApiKeyStore, stream: StreamWriter<QaEvent>): Principal {
@@ -56,6 +59,7 @@ export function answerGatewayHandlers(deps: AnswerGatewayHandlerDeps) {
               question: request.question,
               // proto3 cannot tell "unset" from empty: no kbs means all the key's, 0 hops the default.
               ...(request.kbIds.length > 0 ? { kbIds: request.kbIds } : {}),
+              ...(request.docIds.length > 0 ? { docIds: request.docIds } : {}),
               ...(request.maxHops !== 0 ? { maxHops: request.maxHops } : {}),
             });
         const afterSeq = request.resumeQuestionId ? request.lastEventId : 0;

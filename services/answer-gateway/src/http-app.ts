@@ -6,6 +6,7 @@ import { extractContext, instrument } from '@hopline/telemetry';
 import { z } from 'zod';
 import { bearerToken, type ApiKeyStore, type Principal } from './api-keys.js';
 import type { AskService, QuestionStream } from './ask-service.js';
+import { docIdSchema } from './document-id.js';
 import { EVENT_SCHEMA, renderEvent } from './event-json.js';
 import { readJsonBody } from './http-body.js';
 import { problemFromErrorEvent, problemFromPartialDone, problems, sendProblem, toProblem } from './problem.js';
@@ -280,11 +281,6 @@ async function getTrace(
   sendJson(response, 200, reasoning);
 }
 
-const docIdSchema = z
-  .string()
-  .regex(/^[A-Za-z0-9_.:-]{1,200}$/, 'docId must be 1-200 letters, digits, "_", ".", ":" or "-"')
-  // URLs resolve "." and ".." away: a document with such an id could never be deleted.
-  .refine((docId) => docId !== '.' && docId !== '..', 'docId cannot be "." or ".."');
 const documentSchema = z
   .object({
     docId: docIdSchema,

@@ -11,7 +11,7 @@ const GIVE_UP_RETRY_MS = 1_000;
 export interface QuestionSpec {
   questionId: string;
   question: string;
-  scope: { tenantId: string; userId: string; kbIds: string[] };
+  scope: { tenantId: string; userId: string; kbIds: string[]; docIds: string[] };
   maxHops: number;
   deadlineUnixMs: number;
 }

@@ -188,6 +188,23 @@ describe('answer-gateway gRPC AnswerGateway.Ask', () => {
     }
     const limited = await grpcAsk(client, t.keys.carol, { question: 'third' }).ended;
     expect(limited.details).toMatch(/too-many-requests: .*retry after 1000 s/);
+    // The same wait as HTTP's Retry-After, machine-readable in the trailers.
+    expect(limited.metadata.get('retry-after')).toEqual(['1000']);
+    const refused = await grpcAsk(client, t.keys.bob, { question: 'Who owns Atlas?', kbIds: ['projects'] }).ended;
+    expect(refused.metadata.get('retry-after')).toEqual([]);
+    client.close();
+  });
+
+  it('narrows a question to the selected documents, validated as over HTTP', async () => {
+    await using t = await startTestGateway();
+    const client = clientFor(t);
+    const asked = await grpcAsk(client, t.keys.alice, { question: 'Who owns Atlas?', docIds: ['atlas', 'atlas'] })
+      .ended;
+    expect(asked.code).toBe(grpc.status.OK);
+    expect(t.reasoner.asks[0]?.ctx?.scope?.docIds).toEqual(['atlas']);
+    const invalid = await grpcAsk(client, t.keys.alice, { question: 'Who owns Atlas?', docIds: ['..'] }).ended;
+    expect(invalid.code).toBe(grpc.status.INVALID_ARGUMENT);
+    expect(t.reasoner.asks).toHaveLength(1);
     client.close();
   });
 });

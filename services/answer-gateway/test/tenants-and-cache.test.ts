@@ -37,10 +37,29 @@ describe('answer-gateway tenant scope', () => {
     await ask(t, t.keys.alice, { ...QUESTION, kbIds: ['projects', 'projects'] });
     await ask(t, t.keys.carol, QUESTION);
     expect(t.reasoner.asks.map((command) => command.ctx?.scope)).toEqual([
-      { tenantId: t.keys.alice.tenantId, userId: 'alice', kbIds: ['handbook', 'projects'] },
-      { tenantId: t.keys.alice.tenantId, userId: 'alice', kbIds: ['projects'] },
-      { tenantId: t.keys.carol.tenantId, userId: 'carol', kbIds: ['handbook'] },
+      { tenantId: t.keys.alice.tenantId, userId: 'alice', kbIds: ['handbook', 'projects'], docIds: [] },
+      { tenantId: t.keys.alice.tenantId, userId: 'alice', kbIds: ['projects'], docIds: [] },
+      { tenantId: t.keys.carol.tenantId, userId: 'carol', kbIds: ['handbook'], docIds: [] },
     ]);
+  });
+
+  it('sends selected documents downstream inside the key scope, and refuses ids no document can have', async () => {
+    await using t = await startTestGateway();
+    await ask(t, t.keys.alice, { ...QUESTION, kbIds: ['projects'], docIds: ['atlas', 'orion', 'atlas'] });
+    // Another tenant's document ids narrow the question to nothing of theirs: the tenant and kbs stay the key's.
+    await ask(t, t.keys.carol, { ...QUESTION, docIds: ['atlas'] });
+    expect(t.reasoner.asks.map((command) => command.ctx?.scope)).toEqual([
+      { tenantId: t.keys.alice.tenantId, userId: 'alice', kbIds: ['projects'], docIds: ['atlas', 'orion'] },
+      { tenantId: t.keys.carol.tenantId, userId: 'carol', kbIds: ['handbook'], docIds: ['atlas'] },
+    ]);
+    for (const docIds of [[], ['..'], ['a/b'], 'atlas', Array.from({ length: 101 }, (_, i) => `d${i}`)]) {
+      const refused = await askJson(t.baseUrl, t.keys.alice, { ...QUESTION, docIds });
+      expect(refused.status).toBe(400);
+      expect(await refused.json()).toMatchObject({ type: 'urn:hopline:problem:invalid-request' });
+    }
+    const outside = await askJson(t.baseUrl, t.keys.carol, { ...QUESTION, kbIds: ['projects'], docIds: ['atlas'] });
+    expect(outside.status).toBe(403);
+    expect(t.reasoner.asks).toHaveLength(2);
   });
 
   it('shows a reasoning trace only to the user who asked the question; others get 404 as for an unknown id', async () => {
@@ -167,12 +186,14 @@ for (const backend of backends) {
       expect(JSON.stringify(carolAgain)).not.toContain(t.keys.alice.tenantId);
     });
 
-    it('keys entries by kb scope and hop budget as well', async () => {
+    it('keys entries by kb scope, selected documents and hop budget as well', async () => {
       await using t = await start();
       await ask(t, t.keys.alice, QUESTION);
       expect((await ask(t, t.keys.alice, { ...QUESTION, kbIds: ['projects'] })).cached).toBe(false);
       expect((await ask(t, t.keys.alice, { ...QUESTION, maxHops: 5 })).cached).toBe(false);
       expect((await ask(t, t.keys.alice, { ...QUESTION, kbIds: ['projects', 'handbook'] })).cached).toBe(true);
+      expect((await ask(t, t.keys.alice, { ...QUESTION, docIds: ['atlas'] })).cached).toBe(false);
+      expect((await ask(t, t.keys.alice, { ...QUESTION, docIds: ['atlas', 'atlas'] })).cached).toBe(true);
     });
 
     it('a kb change announced by the retrieval-worker makes earlier answers stale; another tenant’s change of a kb with the same name does not', async () => {

@@ -23,7 +23,7 @@ const breaker = {
 const callContext = (signal = new AbortController().signal): CallContext => ({
   request: {
     questionId: 'q1',
-    scope: { tenantId: 'acme', userId: 'u', kbIds: ['docs'] },
+    scope: { tenantId: 'acme', userId: 'u', kbIds: ['docs'], docIds: [] },
     deadlineUnixMs: Date.now() + 5_000,
   },
   deadlineUnixMs: Date.now() + 5_000,

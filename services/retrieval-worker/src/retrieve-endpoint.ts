@@ -42,7 +42,7 @@ export function retrieveEndpoint({
       const result = await retriever.retrieve({
         query: request.query,
         ...(request.hydeText ? { hydeText: request.hydeText } : {}),
-        scope: { tenantId: ctx.scope.tenantId, kbIds: ctx.scope.kbIds },
+        scope: { tenantId: ctx.scope.tenantId, kbIds: ctx.scope.kbIds, docIds: ctx.scope.docIds },
         topK: request.topK,
         hop: request.hop,
         deadlineUnixMs: ctx.deadlineUnixMs,

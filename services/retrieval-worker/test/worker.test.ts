@@ -92,12 +92,12 @@ async function worker(bus: Bus, workerId: string, env: Record<string, string> = 
 }
 
 const deadline = () => Date.now() + 5_000;
-const retrieve = (bus: Bus, tenantId: string, kbIds: string[], query: string) =>
+const retrieve = (bus: Bus, tenantId: string, kbIds: string[], query: string, docIds: string[] = []) =>
   bus
     .request(
       subjects.retrieve,
       codecs.retrieveRequest.encode({
-        ctx: { questionId: 'q1', scope: { tenantId, userId: 'u', kbIds }, deadlineUnixMs: deadline() },
+        ctx: { questionId: 'q1', scope: { tenantId, userId: 'u', kbIds, docIds }, deadlineUnixMs: deadline() },
         query,
         topK: 5,
         hop: 1,
@@ -167,6 +167,15 @@ describe.skipIf(!nats.url)('retrieval-worker over NATS', () => {
     expect(response.chunks.every((chunk) => chunk.tenantId === 'acme')).toBe(true);
     const other = await retrieve(client, 'globex', ['docs'], 'Mira Chen Platform Engineering');
     expect(other.chunks.every((chunk) => chunk.tenantId === 'globex')).toBe(true);
+  });
+
+  it("retrieval - selected documents narrow the search; another tenant's document id matches nothing", async () => {
+    const query = 'Who owns Project Atlas and which department is Mira Chen in?';
+    const selected = await retrieve(client, 'acme', ['docs'], query, ['mira']);
+    expect(selected.chunks.length).toBeGreaterThan(0);
+    expect(selected.chunks.every((chunk) => chunk.docId === 'mira')).toBe(true);
+    const theirs = await retrieve(client, 'acme', ['docs'], 'Globex secret team Project Atlas', ['secret']);
+    expect(theirs.chunks).toEqual([]);
   });
 
   it('retrieval - a request without a verified scope is refused with a validation error', async () => {

@@ -104,7 +104,7 @@ async function answerWith(
   const ask: AskCommand__Output = {
     ctx: {
       questionId: `eval-${question.id}`,
-      scope: { tenantId: EVAL_SCOPE.tenantId, userId: 'eval', kbIds: [EVAL_SCOPE.kbId] },
+      scope: { tenantId: EVAL_SCOPE.tenantId, userId: 'eval', kbIds: [EVAL_SCOPE.kbId], docIds: [] },
       deadlineUnixMs: Date.now() + questionTimeoutMs,
     },
     question: question.question,

@@ -117,7 +117,7 @@ export function ask(
   return {
     ctx: {
       questionId: 'q-1',
-      scope: { tenantId: 't1', userId: 'u1', kbIds: ['kb1'] },
+      scope: { tenantId: 't1', userId: 'u1', kbIds: ['kb1'], docIds: [] },
       deadlineUnixMs: Date.now() + (options.deadlineMs ?? 10_000),
     },
     question,

@@ -6,4 +6,5 @@ export function assertScope(scope: SearchScope): void {
   if (!scope.tenantId) throw new ValidationError('search scope has no tenant');
   if (scope.kbIds.length === 0) throw new ValidationError('search scope names no knowledge base');
   if (scope.kbIds.some((kbId) => !kbId)) throw new ValidationError('search scope names an empty knowledge base id');
+  if (scope.docIds?.some((docId) => !docId)) throw new ValidationError('search scope names an empty document id');
 }

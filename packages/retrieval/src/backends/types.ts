@@ -7,6 +7,13 @@
 export interface SearchScope {
   tenantId: string;
   kbIds: readonly string[];
+  /** The documents selected inside those kbs; absent or empty means every document. */
+  docIds?: readonly string[];
+}
+
+/** The selected document ids, or undefined when the scope selects every document. */
+export function selectedDocIds(scope: SearchScope): ReadonlySet<string> | undefined {
+  return scope.docIds && scope.docIds.length > 0 ? new Set(scope.docIds) : undefined;
 }
 
 export interface DocumentKey {

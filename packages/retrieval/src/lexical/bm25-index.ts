@@ -317,9 +317,15 @@ export class Bm25Index {
   /**
    * Scores the documents of the named partitions only. Collection statistics (N, average
    * length, document frequencies) are those of the searched partitions together, so a search
-   * over several knowledge bases ranks exactly as one index holding just them would.
+   * over several knowledge bases ranks exactly as one index holding just them would. `accept`,
+   * when given, keeps only the documents it accepts out of the ranking (statistics unchanged).
    */
-  search(partitions: readonly string[], queryTokens: readonly string[], limit: number): Bm25SearchResult {
+  search(
+    partitions: readonly string[],
+    queryTokens: readonly string[],
+    limit: number,
+    accept?: (partition: string, key: string) => boolean,
+  ): Bm25SearchResult {
     this.queries++;
     const targets: Array<[string, Partition]> = [];
     let documents = 0;
@@ -375,7 +381,8 @@ export class Bm25Index {
           const doc = touched[i] as number;
           const score = scores[doc] as number;
           scores[doc] = 0;
-          if (score > best.threshold) best.push(score, { partition: name, segment, doc });
+          if (score > best.threshold && (!accept || accept(name, segment.keys[doc] as string)))
+            best.push(score, { partition: name, segment, doc });
         }
       }
     }

@@ -14,7 +14,7 @@ import type {
   VersionedDocumentKey,
   WriteOutcome,
 } from '../backends/types.js';
-import { partitionKey, scopePartitions } from '../backends/types.js';
+import { partitionKey, scopePartitions, selectedDocIds } from '../backends/types.js';
 import { VersionedDocumentStore } from '../storage/versioned-document-store.js';
 import type { Bm25Parameters } from './bm25-index.js';
 import { Bm25Index } from './bm25-index.js';
@@ -94,10 +94,12 @@ export class EmbeddedLexicalBackend implements LexicalBackend {
   async search(request: LexicalSearchRequest, signal: AbortSignal): Promise<ScoredChunk[]> {
     assertScope(request.scope);
     signal.throwIfAborted();
+    const docIds = selectedDocIds(request.scope);
     const { hits } = this.index.search(
       scopePartitions(request.scope),
       this.tokenizer.tokenize(request.query),
       request.limit,
+      docIds && ((partition, key) => docIds.has(this.chunks.get(chunkKey(partition, key))?.docId ?? '')),
     );
     return hits.map((hit) => ({
       chunk: this.chunks.get(chunkKey(hit.partition, hit.key)) as IndexedChunk,

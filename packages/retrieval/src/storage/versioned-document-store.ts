@@ -110,6 +110,11 @@ export class VersionedDocumentStore<Item> {
     return entry ? { version: entry.version, deleted: entry.deleted, chunks: entry.chunks } : undefined;
   }
 
+  /** The items of the document as indexed now; none when it is deleted or unknown. */
+  items(key: DocumentKey): readonly Item[] {
+    return this.documents.get(documentId(key))?.items ?? [];
+  }
+
   counts(): KbChunkCount[] {
     return [...this.perKb.values()].map((count) => ({ ...count }));
   }

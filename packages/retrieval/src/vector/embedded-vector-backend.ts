@@ -15,9 +15,10 @@ import type {
   VersionedDocumentKey,
   WriteOutcome,
 } from '../backends/types.js';
-import { partitionKey, scopePartitions } from '../backends/types.js';
+import { partitionKey, scopePartitions, selectedDocIds } from '../backends/types.js';
 import type { ItemCodec } from '../storage/versioned-document-store.js';
 import { VersionedDocumentStore } from '../storage/versioned-document-store.js';
+import { TopK } from '../util/top-k.js';
 import { AdaptiveVectorIndex } from './adaptive-vector-index.js';
 import { checkDimensions } from './flat-vector-index.js';
 import type { VectorIndex } from './vector-index.js';
@@ -96,11 +97,29 @@ export class EmbeddedVectorBackend implements VectorBackend {
   async search(request: VectorSearchRequest, signal: AbortSignal): Promise<ScoredChunk[]> {
     assertScope(request.scope);
     signal.throwIfAborted();
+    const docIds = selectedDocIds(request.scope);
+    if (docIds) return this.searchDocuments(request, docIds);
     const hits = this.index.search(scopePartitions(request.scope), request.vector, request.limit);
     return hits.map((hit) => ({
       chunk: this.chunks.get(chunkKey(hit.partition, hit.key)) as IndexedChunk,
       score: hit.score,
     }));
+  }
+
+  /**
+   * Selected documents are few: their chunks are scored exactly, one dot product each, rather
+   * than filtered out of an approximate search that could return none of them.
+   */
+  private searchDocuments(request: VectorSearchRequest, docIds: ReadonlySet<string>): ScoredChunk[] {
+    const best = new TopK<IndexedChunk>(request.limit);
+    for (const kbId of new Set(request.scope.kbIds)) {
+      for (const docId of docIds) {
+        for (const { chunk, vector } of this.store.items({ tenantId: request.scope.tenantId, kbId, docId })) {
+          best.push(dot(request.vector, vector), chunk);
+        }
+      }
+    }
+    return best.drain().map(({ score, item }) => ({ chunk: item, score }));
   }
 
   async upsertDocument(doc: VersionedDocumentKey, items: readonly EmbeddedChunk[]): Promise<WriteOutcome> {
@@ -133,4 +152,10 @@ export class EmbeddedVectorBackend implements VectorBackend {
 
 function chunkKey(partition: string, chunkId: string): string {
   return `${partition}\u0000${chunkId}`;
+}
+
+function dot(a: Float32Array, b: Float32Array): number {
+  let sum = 0;
+  for (let i = 0; i < a.length; i++) sum += (a[i] as number) * (b[i] as number);
+  return sum;
 }

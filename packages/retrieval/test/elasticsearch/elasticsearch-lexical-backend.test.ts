@@ -199,6 +199,22 @@ describe('elasticsearch lexical backend - search', () => {
     }
   });
 
+  it('elasticsearch - selected documents add a doc id filter beside the scope', async () => {
+    const es = esMock();
+    const backend = await started(es);
+    es.on('POST', `/${INDEX}/_search`, () => ({ hits: { hits: [] } }));
+    await backend.search(
+      { scope: { tenantId: 't1', kbIds: ['kb1'], docIds: ['a', 'b'] }, query: 'q', limit: 5 },
+      never,
+    );
+    const [body] = es.sent('POST', `/${INDEX}/_search`).map((r) => r.body as { query: { bool: { filter: unknown } } });
+    expect(body?.query.bool.filter).toEqual([
+      { term: { tenant_id: 't1' } },
+      { terms: { kb_id: ['kb1'] } },
+      { terms: { doc_id: ['a', 'b'] } },
+    ]);
+  });
+
   it('elasticsearch - hits come back as chunks with their BM25 scores, without the lexical window', async () => {
     const es = esMock();
     const backend = await started(es);

@@ -253,6 +253,22 @@ describe('milvus vector backend - search', () => {
     expect(chunkKeys(fake)).toEqual(['t1/kb1/a%230@1']);
   });
 
+  it("milvus - selected documents narrow the filter by a doc id template, and another tenant's id matches nothing", async () => {
+    const { fake, backend } = await started();
+    await backend.upsertDocument(key('a', 1), [embedded('a', 0, 1, vectorOf(1, 0.1))]);
+    await backend.upsertDocument(key('b', 1), [embedded('b', 0, 1, vectorOf(1))]);
+    await backend.upsertDocument(key('c', 1, { tenantId: 't2' }), [
+      embedded('c', 0, 1, vectorOf(1), { tenantId: 't2' }),
+    ]);
+    const search = (docIds: string[]) =>
+      backend.search({ scope: { tenantId: 't1', kbIds: ['kb1'], docIds }, vector: vectorOf(1), limit: 10 }, never);
+    expect((await search(['a'])).map((hit) => hit.chunk.docId)).toEqual(['a']);
+    const request = fake.callsOf('Search').at(-1);
+    expect(request?.dsl).toBe('tenant_id == {tenant_id} && kb_id in {kb_ids} && doc_id in {doc_ids}');
+    expect(request?.expr_template_values).toMatchObject({ doc_ids: { array_val: { string_data: { data: ['a'] } } } });
+    expect(await search(['c'])).toEqual([]);
+  });
+
   it('milvus - ef grows to the number of results asked for', async () => {
     const { fake, backend } = await started();
     await backend.search({ scope: { tenantId: 't1', kbIds: ['kb1'] }, vector: vectorOf(1), limit: 100 }, never);

@@ -26,6 +26,8 @@ export interface CacheScope {
   tenantId: string;
   userId: string;
   kbIds: readonly string[];
+  /** The selected documents; an answer over a selection is not the answer over the whole kb. */
+  docIds?: readonly string[];
 }
 
 export interface CacheLookupMetrics {
@@ -103,10 +105,11 @@ export class AnswerCache {
       return undefined;
     }
     const identity = JSON.stringify([
-      'v1',
+      'v2',
       scope.tenantId,
       scope.userId,
       kbIds,
+      [...new Set(scope.docIds ?? [])].sort(),
       versions,
       maxHops,
       normaliseQuestion(question),

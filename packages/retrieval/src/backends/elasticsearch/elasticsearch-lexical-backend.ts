@@ -11,9 +11,11 @@ import type {
   LexicalBackend,
   LexicalSearchRequest,
   ScoredChunk,
+  SearchScope,
   VersionedDocumentKey,
   WriteOutcome,
 } from '../types.js';
+import { selectedDocIds } from '../types.js';
 import type { Bm25Parameters } from '../../lexical/bm25-index.js';
 import { DEFAULT_BM25_PARAMETERS } from '../../lexical/bm25-index.js';
 import { decideDelete, decideUpsert } from '../../storage/versioning.js';
@@ -115,7 +117,7 @@ export class ElasticsearchLexicalBackend implements LexicalBackend {
           query: {
             bool: {
               // The verified scope, as filters: the query text is only ever a match value.
-              filter: [{ term: { tenant_id: request.scope.tenantId } }, { terms: { kb_id: [...request.scope.kbIds] } }],
+              filter: scopeFilters(request.scope),
               must: [
                 {
                   multi_match: {
@@ -447,4 +449,15 @@ function parseOrThrow<T>(schema: z.ZodType<T>, value: unknown, what: string): T 
   if (!parsed.success)
     throw new HoplineError('internal', `elasticsearch returned a malformed ${what}: ${parsed.error.message}`);
   return parsed.data;
+}
+
+/** The caller's verified scope as Elasticsearch filters: tenant, kbs and, when selected, documents. */
+function scopeFilters(scope: SearchScope): Array<Record<string, unknown>> {
+  const filters: Array<Record<string, unknown>> = [
+    { term: { tenant_id: scope.tenantId } },
+    { terms: { kb_id: [...scope.kbIds] } },
+  ];
+  const docIds = selectedDocIds(scope);
+  if (docIds) filters.push({ terms: { doc_id: [...docIds] } });
+  return filters;
 }

@@ -1,4 +1,4 @@
-import type { DocumentKey, SearchScope } from '../types.js';
+import { selectedDocIds, type DocumentKey, type SearchScope } from '../types.js';
 
 /**
  * Filters as Milvus expression templates: the expression text is fixed and every id travels
@@ -12,10 +12,13 @@ export interface MilvusFilter {
 
 /** The caller's verified scope. `tenant_id` is the partition key, so Milvus searches one partition. */
 export function scopeFilter(scope: SearchScope): MilvusFilter {
-  return {
+  const kbs = {
     filter: 'tenant_id == {tenant_id} && kb_id in {kb_ids}',
     exprValues: { tenant_id: scope.tenantId, kb_ids: [...scope.kbIds] },
   };
+  const docIds = selectedDocIds(scope);
+  if (!docIds) return kbs;
+  return { filter: `${kbs.filter} && doc_id in {doc_ids}`, exprValues: { ...kbs.exprValues, doc_ids: [...docIds] } };
 }
 
 export function kbFilter(tenantId: string, kbId: string): MilvusFilter {

@@ -7,6 +7,7 @@ export interface AskRequest {
   'maxHops'?: (number);
   'resumeQuestionId'?: (string);
   'lastEventId'?: (number);
+  'docIds'?: (string)[];
 }
 
 export interface AskRequest__Output {
@@ -15,4 +16,5 @@ export interface AskRequest__Output {
   'maxHops': (number);
   'resumeQuestionId': (string);
   'lastEventId': (number);
+  'docIds': (string)[];
 }

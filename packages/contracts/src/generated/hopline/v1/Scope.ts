@@ -5,10 +5,12 @@ export interface Scope {
   'tenantId'?: (string);
   'userId'?: (string);
   'kbIds'?: (string)[];
+  'docIds'?: (string)[];
 }
 
 export interface Scope__Output {
   'tenantId': (string);
   'userId': (string);
   'kbIds': (string)[];
+  'docIds': (string)[];
 }
