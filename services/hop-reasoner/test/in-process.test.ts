@@ -4,7 +4,7 @@ import { createAnalyzer, type CallContext } from '@hopline/reasoning';
 import { inProcessAnalyzer, inProcessReranker, type LocalReranker } from '../src/clients/in-process.js';
 
 const callContext = (deadlineUnixMs: number, signal: AbortSignal): CallContext => ({
-  request: { questionId: 'q1', scope: { tenantId: 'acme', userId: 'u', kbIds: ['docs'] }, deadlineUnixMs },
+  request: { questionId: 'q1', scope: { tenantId: 'acme', userId: 'u', kbIds: ['docs'], docIds: [] }, deadlineUnixMs },
   deadlineUnixMs,
   signal,
 });

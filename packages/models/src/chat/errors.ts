@@ -5,12 +5,8 @@ import { HoplineError } from '@hopline/contracts';
  * but no breaker counts it; the retry waits `retryAfterMs` (the `Retry-After` header) when given.
  */
 export class RateLimitedError extends HoplineError {
-  constructor(
-    message: string,
-    readonly retryAfterMs: number | undefined,
-    options?: { cause?: unknown },
-  ) {
-    super('resource_exhausted', message, options);
+  constructor(message: string, retryAfterMs: number | undefined, options?: { cause?: unknown }) {
+    super('resource_exhausted', message, { ...options, retryAfterMs });
   }
 }
 
