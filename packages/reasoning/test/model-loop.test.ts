@@ -317,7 +317,8 @@ describe('hop loop with a model - failures the offline reasoner covers', () => {
     });
     guards.push(guard);
     server.setRule(() => ({ hang: true }));
-    const { done } = await reasoner({}, { guard, requestTimeoutMs: 60 }).answer(ask(), { emit: () => undefined });
+    // Long enough for each request to reach the server before it times out, on a loaded machine too.
+    const { done } = await reasoner({}, { guard, requestTimeoutMs: 300 }).answer(ask(), { emit: () => undefined });
     expect(guard.state).toBe('open');
     expect(server.requests).toHaveLength(2);
     expect(done).toMatchObject({ stopReason: StopReason.SUFFICIENT, abstained: false });
