@@ -97,6 +97,62 @@ describe('answer writer - citation check while streaming', () => {
     const result = await written({ 1: tianqiong }, '该项目的负责人是李明 [1]。', '该项目的负责人是李明 [1]。');
     expect(result).toMatchObject({ text: '该项目的负责人是李明 [1]。', repeatedSentences: 1 });
   });
+
+  it('answer writer - an uncited sentence is checked like a cited one: cited to the chunk that states it, or not sent', async () => {
+    const result = await written(
+      { 1: capital, 2: seine },
+      'Paris is the capital [1]. The Seine flows through Paris. Its mayor founded the Louvre in 1793.',
+    );
+    expect(result).toMatchObject({
+      text: 'Paris is the capital [1]. The Seine flows through Paris [2].',
+      uncitedCited: 1,
+      unsupportedSentences: 1,
+      cited: [1, 2],
+    });
+  });
+
+  it('answer writer - a tail after the last citation is a claim too', async () => {
+    const result = await written({ 1: capital }, 'Paris is the capital [1] and has 90 million people.');
+    expect(result).toMatchObject({ text: '', unsupportedSentences: 1 });
+  });
+
+  it('answer writer - content words count in Chinese as in English: a sentence about something else is not sent', async () => {
+    const result = await written({ 1: tianqiong, 2: liMing }, '李明隶属于数据平台部 [2]。李明的预算是一千万欧元 [2]。');
+    expect(result).toMatchObject({ text: '李明隶属于数据平台部 [2]。', unsupportedSentences: 1 });
+  });
+
+  it("answer writer - trusted framing (the offline reasoner's templates) passes uncited", async () => {
+    const result = await writeAnswer(
+      deltas('What was not found: the owner of Atlas.'),
+      new Map([[1, capital]]),
+      async () => {},
+      {
+        uncited: 'trusted',
+      },
+    );
+    expect(result.text).toBe('What was not found: the owner of Atlas.');
+  });
+
+  it('answer writer - when the deltas fail, the sentences already checked stay and the unfinished one is not sent', async () => {
+    async function* cut(): AsyncGenerator<string> {
+      yield 'Paris is the capital [1]. It lies on the Se';
+      throw new Error('stream cut');
+    }
+    const sent: string[] = [];
+    const result = await writeAnswer(
+      cut(),
+      new Map([
+        [1, capital],
+        [2, seine],
+      ]),
+      async (text) => {
+        sent.push(text);
+      },
+    );
+    expect(sent).toEqual(['Paris is the capital [1].']);
+    expect(result.text).toBe('Paris is the capital [1].');
+    expect(result.interruption?.message).toBe('stream cut');
+  });
 });
 
 describe('final evidence', () => {
