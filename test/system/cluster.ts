@@ -21,8 +21,6 @@ export interface ClusterOptions {
   natsUrl: string;
   /** Extra environment for every service, e.g. OTEL_* to export traces. */
   env?: Record<string, string>;
-  /** Extra environment per service, e.g. its own credentials; wins over the rest. */
-  serviceEnv?: Partial<Record<ServiceName, Record<string, string>>>;
 }
 
 export interface Cluster extends AsyncDisposable {
@@ -31,8 +29,6 @@ export interface Cluster extends AsyncDisposable {
   /** A key of tenant "acme" that may read and ingest kb "demo". */
   apiKey: string;
   opsPorts: Record<ServiceName, number>;
-  /** Where query-understanding and the reranker serve gRPC. */
-  grpcAddresses: Record<'query-understanding' | 'reranker', string>;
   /** Everything each process printed, for failure messages. */
   output(service: ServiceName): string;
   /** SIGKILLs one service, as a crash would, and resolves once it is gone. */
@@ -94,7 +90,6 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
           METRICS_PORT: String(opsPorts[name]),
           ...options.env,
           ...perService[name],
-          ...options.serviceEnv?.[name],
         },
         stdio: ['ignore', 'pipe', 'pipe'],
       },
@@ -151,7 +146,6 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     gatewayGrpc: `127.0.0.1:${grpcPort}`,
     apiKey,
     opsPorts,
-    grpcAddresses: { 'query-understanding': `127.0.0.1:${quPort}`, reranker: `127.0.0.1:${rerankPort}` },
     output,
     kill: async (name) => {
       const child = children.get(name);
