@@ -7,6 +7,8 @@ import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { addApiKey } from '@hopline/answer-gateway';
+import { fabricLayout } from '@hopline/cli';
+import { natsClients } from '@hopline/contracts';
 import { parse, parseAllDocuments } from 'yaml';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { z } from 'zod';
@@ -138,13 +140,14 @@ describe.skipIf(!enabled)('kubernetes', () => {
     },
   );
 
-  test('kubernetes - readiness and liveness probes: gRPC health on GRPC_PORT for gRPC servers, HTTP /healthz on METRICS_PORT otherwise', () => {
+  test('kubernetes - readiness and liveness probes: gRPC health on GRPC_PORT for plaintext gRPC servers, HTTP /healthz on METRICS_PORT otherwise', () => {
     const problems: string[] = [];
     for (const service of services) {
       const container = containerOf(OVERLAY, service.name);
       const config = overlayConfig(service);
+      // The kubelet's gRPC probe speaks plaintext only: a server with mutual TLS is probed over HTTP.
       const expected =
-        'GRPC_PORT' in service.schema.shape
+        'GRPC_PORT' in service.schema.shape && config.GRPC_TLS_CERT === undefined
           ? `grpc:${String(config.GRPC_PORT)}`
           : `http:${String(config.METRICS_PORT)}/healthz`;
       for (const kind of ['readinessProbe', 'livenessProbe'] as const) {
@@ -163,6 +166,47 @@ describe.skipIf(!enabled)('kubernetes', () => {
       }
     }
     expect(problems).toEqual([]);
+  });
+
+  test('kubernetes - network policies: a gRPC server admits only the hop-reasoners, NATS only the services that hold a NATS user', () => {
+    const policies = ofKind(resourcesOf(OVERLAY), 'NetworkPolicy');
+    /** The app names whose pods a policy lets reach `port` of the pods of `app`. */
+    const admitted = (app: string, port: string | number): string[] | 'anyone' => {
+      const policy = policies.find(
+        (candidate) => candidate.spec?.podSelector.matchLabels?.['app.kubernetes.io/name'] === app,
+      );
+      if (!policy) throw new Error(`no NetworkPolicy selects ${app}`);
+      const rules = (policy.spec?.ingress ?? []).filter((rule) => (rule.ports ?? []).some((p) => p.port === port));
+      if (rules.some((rule) => rule.from === undefined)) return 'anyone';
+      return rules
+        .flatMap((rule) => rule.from ?? [])
+        .map((peer) => peer.podSelector?.matchLabels?.['app.kubernetes.io/name'] ?? '?')
+        .sort();
+    };
+    expect(admitted('query-understanding', 'grpc')).toEqual(['hop-reasoner']);
+    expect(admitted('reranker', 'grpc')).toEqual(['hop-reasoner']);
+    expect(admitted('nats', 4222)).toEqual([...natsClients].sort());
+    // Every Hopline pod is selected by a policy, so none is open by default.
+    for (const service of services) expect(() => admitted(service.name, 'metrics')).not.toThrow();
+  });
+
+  test('kubernetes - each service reads its NATS user and certificates from its own fabric Secret', () => {
+    for (const service of services) {
+      const deployment = deploymentOf(OVERLAY, service.name);
+      const container = containerOf(OVERLAY, service.name);
+      const mount = (container.volumeMounts ?? []).find((candidate) => candidate.name === 'fabric');
+      const volume = (deployment.spec?.template.spec?.volumes ?? []).find((candidate) => candidate.name === 'fabric');
+      expect(volume?.secret?.secretName, service.name).toBe(fabricLayout.serviceSecret(service.name));
+      const config = overlayConfig(service);
+      const files = ['NATS_NKEY', 'NATS_CA', 'GRPC_TLS_CA', 'GRPC_TLS_CERT', 'GRPC_TLS_KEY']
+        .map((name) => config[name])
+        .filter((value): value is string => typeof value === 'string');
+      // TLS on the shipped deployment: every NATS client has a user and the CA; gRPC hops have certificates.
+      if ('NATS_URL' in service.schema.shape) expect(config.NATS_NKEY && config.NATS_CA, service.name).toBeTruthy();
+      if ('GRPC_TLS_CERT' in service.schema.shape) expect(config.GRPC_TLS_CERT, service.name).toBeTruthy();
+      for (const path of files)
+        expect(path.startsWith(`${mount?.mountPath ?? '?'}/`), `${service.name}: ${path}`).toBe(true);
+    }
   });
 
   test.each([BASE, OVERLAY])('kubernetes - %s: a container sets no variable its configSchema does not read', (tree) => {
@@ -312,6 +356,13 @@ describe('charts', () => {
     expect(at(nats, 'config.cluster.replicas')).toBeGreaterThanOrEqual(3);
     expect(at(nats, 'config.monitor.enabled')).toBe(true);
     expect(at(nats, 'promExporter.enabled')).toBe(true);
+  });
+
+  test('charts - NATS clients connect over TLS, with the certificate pnpm fabric:credentials writes', () => {
+    const nats = values('nats.values.yaml');
+    expect(at(nats, 'config.nats.tls.enabled')).toBe(true);
+    expect(at(nats, 'config.nats.tls.secretName')).toBe(fabricLayout.natsTlsSecret);
+    expect(at(nats, 'tlsCA.secretName')).toBe(fabricLayout.natsTlsSecret);
   });
 
   test.skipIf(!enabled)(

@@ -132,7 +132,13 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     }
   } catch (error) {
     await stop();
-    throw error;
+    // What the services printed is what says why one never became healthy.
+    throw new Error(
+      `${(error as Error).message}\n${SERVICES.map((name) => `--- ${name}:\n${output(name)}`).join('\n')}`,
+      {
+        cause: error,
+      },
+    );
   }
 
   return {

@@ -11,6 +11,7 @@ export {
   type RetentionLimits,
 } from './jetstream-policy.js';
 export { connectNatsBus, type NatsBusOptions } from './nats/nats-bus.js';
+export { natsSecurityFrom, type NatsSecurity, type NatsSecurityEnv } from './nats/security.js';
 export {
   createMemoryBroker,
   createMemoryBus,

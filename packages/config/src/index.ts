@@ -89,6 +89,36 @@ export const jetstreamEnv = {
   TRACES_MAX_BYTES: env.positiveInt(1024 ** 3),
 } as const;
 
+/**
+ * How a service authenticates to NATS and checks its certificate (see `natsSecurityFrom` in
+ * @hopline/bus): the variables the NATS tools read. Paths name files, read again on reconnect.
+ */
+export const natsSecurityEnv = {
+  /** Credentials file (JWT and seed) of an operator-mode deployment. */
+  NATS_CREDS: z.string().min(1).optional(),
+  /** File with the service's nkey seed, as `pnpm fabric:credentials` writes it. */
+  NATS_NKEY: z.string().min(1).optional(),
+  NATS_USER: z.string().min(1).optional(),
+  NATS_PASSWORD: z.string().min(1).optional(),
+  NATS_TOKEN: z.string().min(1).optional(),
+  /** CA certificate (PEM) the server's must chain to; setting it turns TLS on. */
+  NATS_CA: z.string().min(1).optional(),
+  /** Client certificate and key (PEM), for a server that verifies clients. */
+  NATS_CERT: z.string().min(1).optional(),
+  NATS_KEY: z.string().min(1).optional(),
+} as const;
+
+/**
+ * Mutual TLS on the gRPC hops between services (see `grpcTlsFrom` in @hopline/grpc): this
+ * service's certificate and key, and the CA its peers' certificates must chain to. All three or
+ * none; none is plaintext, as in development. The files are watched and reloaded.
+ */
+export const grpcTlsEnv = {
+  GRPC_TLS_CA: z.string().min(1).optional(),
+  GRPC_TLS_CERT: z.string().min(1).optional(),
+  GRPC_TLS_KEY: z.string().min(1).optional(),
+} as const;
+
 /** What every service process reads besides its own settings. */
 export const serviceEnv = {
   ...telemetryEnv,

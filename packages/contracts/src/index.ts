@@ -7,3 +7,4 @@ export * from './request-context.js';
 export * from './subjects.js';
 export * from './types.js';
 export * from './versions.js';
+export * from './permissions.js';

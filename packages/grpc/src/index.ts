@@ -4,3 +4,4 @@ export * from './metadata.js';
 export * from './server.js';
 export * from './status.js';
 export * from './types.js';
+export * from './tls.js';

@@ -20,6 +20,8 @@ export interface GrpcServerOptions {
   metrics?: Pick<HoplineMetrics, 'grpcRequests' | 'grpcRequestDuration'>;
   /** Merged over the defaults (keepalive). */
   channelOptions?: grpc.ChannelOptions;
+  /** TLS (`mutualTlsFrom(...).server()`); default plaintext, as in development. */
+  credentials?: grpc.ServerCredentials;
 }
 
 export interface ShutdownOptions {
@@ -280,7 +282,7 @@ export function createGrpcServer(options: GrpcServerOptions = {}): GrpcServer {
     listen(host, port) {
       const address = host.includes(':') && !host.startsWith('[') ? `[${host}]:${port}` : `${host}:${port}`;
       return new Promise<number>((resolve, reject) => {
-        server.bindAsync(address, grpc.ServerCredentials.createInsecure(), (error, boundPort) =>
+        server.bindAsync(address, options.credentials ?? grpc.ServerCredentials.createInsecure(), (error, boundPort) =>
           error ? reject(error) : resolve(boundPort),
         );
       });

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -187,24 +187,41 @@ export interface NatsServerProcess extends AsyncDisposable {
   readonly port: number;
   start(): Promise<void>;
   stop(signal?: NodeJS.Signals): Promise<void>;
+  /** What the server wrote to stderr since it first started. */
+  log(): string;
 }
 
 /** Starts a restartable nats-server; undefined when no binary is on PATH (the caller skips). */
 export async function startNatsServer(
-  options: { binary?: string; readyTimeoutMs?: number } = {},
+  options: {
+    binary?: string;
+    readyTimeoutMs?: number;
+    /**
+     * A configuration file's text (users, permissions, TLS); port, address, JetStream and its
+     * storage are set on the command line, which wins over the file.
+     */
+    config?: string;
+  } = {},
 ): Promise<NatsServerProcess | undefined> {
   const binary = options.binary ?? 'nats-server';
   const readyTimeoutMs = options.readyTimeoutMs ?? 10_000;
   const storeDir = await mkdtemp(join(tmpdir(), 'hopline-nats-'));
   const port = await freePort();
   const url = `nats://127.0.0.1:${port}`;
+  const args = ['-js', '-a', '127.0.0.1', '-p', String(port), '-sd', storeDir];
+  if (options.config !== undefined) {
+    const configFile = join(storeDir, 'nats-server.conf');
+    await writeFile(configFile, options.config);
+    args.push('-c', configFile);
+  }
   let child: ChildProcess | undefined;
   let exited: Promise<void> = Promise.resolve();
+  let log = '';
 
   const start = async () => {
-    const process = spawn(binary, ['-js', '-a', '127.0.0.1', '-p', String(port), '-sd', storeDir], {
-      stdio: ['ignore', 'ignore', 'ignore'],
-    });
+    const process = spawn(binary, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+    // Kept whole: a test reads it for the server's refusals (permission violations).
+    process.stderr?.on('data', (chunk: Buffer) => (log += chunk.toString('utf8')));
     let spawnError: NodeJS.ErrnoException | undefined;
     process.once('error', (error: NodeJS.ErrnoException) => (spawnError = error));
     child = process;
@@ -234,6 +251,7 @@ export async function startNatsServer(
     port,
     start,
     stop,
+    log: () => log,
     [Symbol.asyncDispose]: async () => {
       await stop();
       await rm(storeDir, { recursive: true, force: true });

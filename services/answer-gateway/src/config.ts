@@ -1,10 +1,11 @@
-import { env, jetstreamEnv, serviceEnv } from '@hopline/config';
+import { env, jetstreamEnv, natsSecurityEnv, serviceEnv } from '@hopline/config';
 import { z } from 'zod';
 
 export const configSchema = z.object({
   ...serviceEnv,
   ...jetstreamEnv,
   NATS_URL: env.url().default('nats://127.0.0.1:4222'),
+  ...natsSecurityEnv,
   HTTP_HOST: env.string('0.0.0.0'),
   HTTP_PORT: env.port(8080),
   GRPC_HOST: env.string('0.0.0.0'),

@@ -1,7 +1,7 @@
 // The answer-gateway as its own process: config → logger → keys → bus (question streams, ingest,
 // traces) → cache → gateway → ops server → graceful shutdown. Telemetry was booted by
 // instrumentation.ts (node --import).
-import { connectNatsBus, jetStreamPolicyFrom } from '@hopline/bus';
+import { connectNatsBus, jetStreamPolicyFrom, natsSecurityFrom } from '@hopline/bus';
 import { loadConfig } from '@hopline/config';
 import { openQuestionStreams } from '@hopline/questions';
 import { stopAll, stopOnSignals } from '@hopline/runtime';
@@ -21,6 +21,7 @@ const bus = await connectNatsBus({
   url: config.NATS_URL,
   name: SERVICE,
   jetstream: jetStreamPolicyFrom(config),
+  security: natsSecurityFrom(config),
   logger,
   metrics,
   onError: (error, where) => logger.warn('bus message failed', { ...where, error }),

@@ -1,12 +1,15 @@
-import { env, jetstreamEnv, serviceEnv } from '@hopline/config';
+import { env, grpcTlsEnv, jetstreamEnv, natsSecurityEnv, serviceEnv } from '@hopline/config';
 import { z } from 'zod';
 
 export const configSchema = z.object({
   ...serviceEnv,
   ...jetstreamEnv,
   NATS_URL: env.url().default('nats://127.0.0.1:4222'),
+  ...natsSecurityEnv,
   QUERY_UNDERSTANDING_ADDRESS: env.string('127.0.0.1:50061'),
   RERANKER_ADDRESS: env.string('127.0.0.1:50062'),
+  /** This service's certificate for mutual TLS to query-understanding and the reranker. */
+  ...grpcTlsEnv,
   /** OpenAI-compatible chat endpoint; without it the offline reasoner answers. */
   OPENAI_BASE_URL: env.url().optional(),
   OPENAI_API_KEY: z.string().optional(),

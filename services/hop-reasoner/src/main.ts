@@ -1,5 +1,5 @@
 // hop-reasoner: config → logger/metrics → NATS (trace bucket, question streams) → service → ops server → shutdown.
-import { connectNatsBus, jetStreamPolicyFrom } from '@hopline/bus';
+import { connectNatsBus, jetStreamPolicyFrom, natsSecurityFrom } from '@hopline/bus';
 import { loadConfig } from '@hopline/config';
 import { openQuestionStreams } from '@hopline/questions';
 import { stopAll, stopOnSignals } from '@hopline/runtime';
@@ -16,6 +16,7 @@ const bus = await connectNatsBus({
   url: config.NATS_URL,
   name: SERVICE,
   jetstream: jetStreamPolicyFrom(config),
+  security: natsSecurityFrom(config),
   logger,
   metrics,
   onError: (error, where) => logger.warn('bus message failed', { ...where, error }),

@@ -1,6 +1,6 @@
 import { busHealth, type Bus, type KeyValueStore } from '@hopline/bus';
 import { loadHoplineGrpc, type QueryUnderstandingClient, type RerankerClient } from '@hopline/contracts';
-import { createClient } from '@hopline/grpc';
+import { createClient, mutualTlsFrom } from '@hopline/grpc';
 import { createOpenAiChatModel, type ChatModel } from '@hopline/models';
 import { createHopReasoner } from '@hopline/reasoning';
 import { createGuard, DEFAULT_BREAKER, type Guard } from '@hopline/resilience';
@@ -19,6 +19,9 @@ export interface HopReasonerServiceDeps {
     Config,
     | 'QUERY_UNDERSTANDING_ADDRESS'
     | 'RERANKER_ADDRESS'
+    | 'GRPC_TLS_CA'
+    | 'GRPC_TLS_CERT'
+    | 'GRPC_TLS_KEY'
     | 'OPENAI_BASE_URL'
     | 'OPENAI_API_KEY'
     | 'CHAT_MODEL'
@@ -75,10 +78,12 @@ export async function startHopReasonerService(deps: HopReasonerServiceDeps): Pro
 
   // In the embedded mode query-understanding and the reranker are called directly; otherwise over gRPC.
   const { inProcess } = deps;
+  const tls = mutualTlsFrom(config);
+  const clientOptions = tls ? { credentials: tls.client() } : {};
   const analyzerClient = inProcess
     ? undefined
-    : createClient(grpc.QueryUnderstanding, config.QUERY_UNDERSTANDING_ADDRESS);
-  const rerankerClient = inProcess ? undefined : createClient(grpc.Reranker, config.RERANKER_ADDRESS);
+    : createClient(grpc.QueryUnderstanding, config.QUERY_UNDERSTANDING_ADDRESS, clientOptions);
+  const rerankerClient = inProcess ? undefined : createClient(grpc.Reranker, config.RERANKER_ADDRESS, clientOptions);
   const analyzer = inProcess
     ? inProcessAnalyzer(inProcess.analyzer)
     : createAnalyzerClient({

@@ -1,9 +1,10 @@
-import { env, serviceEnv } from '@hopline/config';
+import { env, grpcTlsEnv, serviceEnv } from '@hopline/config';
 import { z } from 'zod';
 
 export const configSchema = z.object({
   ...serviceEnv,
   GRPC_HOST: env.string('0.0.0.0'),
+  ...grpcTlsEnv,
   GRPC_PORT: env.port(50061),
   /** OpenAI-compatible chat endpoint; without it the rules decide alone. */
   OPENAI_BASE_URL: env.url().optional(),

@@ -1,5 +1,5 @@
 import { loadHoplineGrpc, requireRequestContext } from '@hopline/contracts';
-import { createGrpcServer } from '@hopline/grpc';
+import { createGrpcServer, mutualTlsFrom } from '@hopline/grpc';
 import { createOpenAiChatModel } from '@hopline/models';
 import { createAnalyzer, type Analyzer } from '@hopline/reasoning';
 import { createGuard, DEFAULT_BREAKER } from '@hopline/resilience';
@@ -8,7 +8,17 @@ import { trace } from '@opentelemetry/api';
 import type { Config } from './config.js';
 
 export interface QueryUnderstandingDeps {
-  config: Pick<Config, 'GRPC_HOST' | 'GRPC_PORT' | 'OPENAI_BASE_URL' | 'OPENAI_API_KEY' | 'PLANNER_MODEL'>;
+  config: Pick<
+    Config,
+    | 'GRPC_HOST'
+    | 'GRPC_PORT'
+    | 'GRPC_TLS_CA'
+    | 'GRPC_TLS_CERT'
+    | 'GRPC_TLS_KEY'
+    | 'OPENAI_BASE_URL'
+    | 'OPENAI_API_KEY'
+    | 'PLANNER_MODEL'
+  >;
   logger: Logger;
   metrics: HoplineMetrics;
 }
@@ -43,7 +53,8 @@ export async function startQueryUnderstandingService({
     : undefined;
   const analyzer = createAnalyzer({ ...(chat ? { chat } : {}), logger });
 
-  const server = createGrpcServer({ logger, metrics });
+  const tls = mutualTlsFrom(config);
+  const server = createGrpcServer({ logger, metrics, ...(tls ? { credentials: tls.server() } : {}) });
   server.addService(loadHoplineGrpc().hopline.v1.QueryUnderstanding, {
     async Analyze(request, call) {
       const ctx = requireRequestContext(request.ctx);

@@ -1,9 +1,10 @@
-import { env, serviceEnv } from '@hopline/config';
+import { env, grpcTlsEnv, serviceEnv } from '@hopline/config';
 import { z } from 'zod';
 
 export const configSchema = z.object({
   ...serviceEnv,
   GRPC_HOST: env.string('0.0.0.0'),
+  ...grpcTlsEnv,
   GRPC_PORT: env.port(50062),
   /** TEI/Cohere-style cross-encoder /rerank endpoint; without it the lexical scorer ranks. */
   RERANK_URL: env.url().optional(),

@@ -1,5 +1,5 @@
 import { loadHoplineGrpc, requireRequestContext } from '@hopline/contracts';
-import { createGrpcServer } from '@hopline/grpc';
+import { createGrpcServer, mutualTlsFrom } from '@hopline/grpc';
 import { createGuard, DEFAULT_BREAKER } from '@hopline/resilience';
 import { createCrossEncoderClient, createLexicalScorer, createReranker, type Reranker } from '@hopline/retrieval';
 import type { HealthReport, HoplineMetrics, Logger } from '@hopline/telemetry';
@@ -11,6 +11,9 @@ export interface RerankerServiceDeps {
     Config,
     | 'GRPC_HOST'
     | 'GRPC_PORT'
+    | 'GRPC_TLS_CA'
+    | 'GRPC_TLS_CERT'
+    | 'GRPC_TLS_KEY'
     | 'RERANK_URL'
     | 'RERANK_API'
     | 'RERANK_API_KEY'
@@ -70,7 +73,8 @@ export async function startRerankerService({ config, logger, metrics }: Reranker
     return result;
   };
 
-  const server = createGrpcServer({ logger, metrics });
+  const tls = mutualTlsFrom(config);
+  const server = createGrpcServer({ logger, metrics, ...(tls ? { credentials: tls.server() } : {}) });
   server.addService(loadHoplineGrpc().hopline.v1.Reranker, {
     async Rerank(request, call) {
       const ctx = requireRequestContext(request.ctx);

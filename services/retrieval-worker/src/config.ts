@@ -1,4 +1,4 @@
-import { env, jetstreamEnv, serviceEnv } from '@hopline/config';
+import { env, jetstreamEnv, natsSecurityEnv, serviceEnv } from '@hopline/config';
 import { FUSION_METHODS } from '@hopline/retrieval';
 import { z } from 'zod';
 
@@ -6,6 +6,7 @@ export const configSchema = z.object({
   ...serviceEnv,
   ...jetstreamEnv,
   NATS_URL: env.url().default('nats://127.0.0.1:4222'),
+  ...natsSecurityEnv,
   /**
    * Names this worker in responses, logs and its own retrieve subject; with the embedded indexes
    * it also names the worker's own ingest consumer. Unset, the worker makes one (host name and

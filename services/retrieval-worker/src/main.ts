@@ -1,5 +1,5 @@
 // retrieval-worker: config → logger/metrics → NATS → indexes → worker → ops server → shutdown.
-import { connectNatsBus, jetStreamPolicyFrom } from '@hopline/bus';
+import { connectNatsBus, jetStreamPolicyFrom, natsSecurityFrom } from '@hopline/bus';
 import { loadConfig } from '@hopline/config';
 import { stopAll, stopOnSignals } from '@hopline/runtime';
 import { createLogger, createMetrics, startOpsServer } from '@hopline/telemetry';
@@ -16,6 +16,7 @@ const bus = await connectNatsBus({
   url: config.NATS_URL,
   name: SERVICE,
   jetstream: jetStreamPolicyFrom(config),
+  security: natsSecurityFrom(config),
   logger,
   metrics,
 });

@@ -1,6 +1,7 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { Deployment } from 'kubernetes-models/apps/v1';
 import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2';
+import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
 import { ConfigMap, Namespace, Secret, Service } from 'kubernetes-models/v1';
 import { parseAllDocuments } from 'yaml';
@@ -9,7 +10,16 @@ import { parseAllDocuments } from 'yaml';
  * The kinds Hopline's manifests use, each with its Kubernetes schema (kubernetes-models): a
  * rendered object of another kind fails the render, so a new kind gets its schema here.
  */
-const MODELS = { Namespace, ConfigMap, Secret, Service, Deployment, HorizontalPodAutoscaler, PodDisruptionBudget };
+const MODELS = {
+  Namespace,
+  ConfigMap,
+  Secret,
+  Service,
+  Deployment,
+  HorizontalPodAutoscaler,
+  PodDisruptionBudget,
+  NetworkPolicy,
+};
 
 export type Kind = keyof typeof MODELS;
 export type ResourceOf<K extends Kind> = InstanceType<(typeof MODELS)[K]>;

@@ -1,4 +1,4 @@
-import { UnavailableError } from '@hopline/contracts';
+import { inboxPrefix, UnavailableError } from '@hopline/contracts';
 import { connect, type Msg, type NatsConnection, type Service, type Subscription as NatsSubscription } from 'nats';
 import type { Logger } from '@hopline/telemetry';
 import type {
@@ -31,6 +31,7 @@ import { withTracing, type BusMetrics } from '../tracing.js';
 import { fromMsgHdrs, toMsgHdrs } from '../wire-headers.js';
 import { ConnectionWatch } from './connection-watch.js';
 import { openJetStreamDurableStream, openJetStreamKeyValue } from './jetstream.js';
+import type { NatsSecurity } from './security.js';
 
 export interface NatsBusOptions {
   /** One server or a comma-separated list, e.g. `nats://127.0.0.1:4222`. */
@@ -45,6 +46,8 @@ export interface NatsBusOptions {
   logger?: Pick<Logger, 'info' | 'warn'>;
   /** Where requests sent and served are counted and timed. */
   metrics?: BusMetrics;
+  /** Credentials and TLS (`natsSecurityFrom`); none: anonymous and plaintext, as in development. */
+  security?: NatsSecurity;
 }
 
 /**
@@ -57,6 +60,9 @@ export async function connectNatsBus(options: NatsBusOptions): Promise<Bus> {
     connection = await connect({
       servers: options.url.split(',').map((server) => server.trim()),
       name: options.name,
+      // Replies come back under an inbox of this service's own, the only one its user may read.
+      inboxPrefix: inboxPrefix(options.name),
+      ...options.security,
       maxReconnectAttempts: -1,
       // Async traces capture a stack per request (~15 µs measured in bench/bus.ts) to append to
       // NatsErrors, which the bus replaces with errors naming the operation and subject.

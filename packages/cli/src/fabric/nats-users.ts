@@ -1,0 +1,52 @@
+import { natsClients, natsPermissions, type NatsClientName } from '@hopline/contracts';
+import { nkeys } from 'nats';
+
+export interface NatsUser {
+  service: NatsClientName;
+  /** The public key the server config lists (`U…`): not a secret. */
+  publicKey: string;
+  /** The seed the service signs the server's challenge with (`SU…`): the secret. */
+  seed: string;
+}
+
+/** A fresh nkey user for every service that connects to NATS. */
+export function createNatsUsers(): NatsUser[] {
+  return natsClients.map((service) => {
+    const pair = nkeys.createUser();
+    return {
+      service,
+      publicKey: pair.getPublicKey(),
+      seed: new TextDecoder().decode(pair.getSeed()),
+    };
+  });
+}
+
+/**
+ * nats-server's `authorization` block for these users, each with its service's permissions
+ * from @hopline/contracts. A client without one of these keys is refused: the block lists no
+ * anonymous user.
+ */
+export function natsAuthorization(users: readonly NatsUser[]): Record<string, unknown> {
+  return {
+    users: users.map((user) => {
+      const permissions = natsPermissions[user.service];
+      return {
+        nkey: user.publicKey,
+        permissions: {
+          publish: { allow: permissions.publish },
+          subscribe: { allow: permissions.subscribe },
+          ...(permissions.allowResponses ? { allow_responses: true } : {}),
+        },
+      };
+    }),
+  };
+}
+
+/**
+ * The block as a nats-server configuration file, to `include` from the server's own. The
+ * server's format reads JSON, and JSON quotes every subject, so `$JS.API…` is not taken for a
+ * variable.
+ */
+export function natsAuthorizationConf(users: readonly NatsUser[]): string {
+  return `# Made by pnpm fabric:credentials: one nkey user per Hopline service, with its permissions.\nauthorization: ${JSON.stringify(natsAuthorization(users), null, 2)}\n`;
+}

@@ -1,0 +1,138 @@
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { createCertificateAuthority } from './certificates.js';
+import { createNatsUsers, natsAuthorization, natsAuthorizationConf } from './nats-users.js';
+
+/** The five services; each gets a certificate, and those on NATS an nkey. */
+export const fabricServices = [
+  'answer-gateway',
+  'hop-reasoner',
+  'query-understanding',
+  'reranker',
+  'retrieval-worker',
+] as const;
+
+export interface FabricOptions {
+  /** The Kubernetes namespace, for the certificates' service names (`reranker.<ns>.svc`). */
+  namespace: string;
+}
+
+/** Where `writeFabric` put what, relative to its folder: what compose, the chart and Kubernetes read. */
+export const fabricLayout = {
+  caCert: 'ca.crt',
+  caKey: 'ca.key',
+  natsAuthConf: 'nats/auth.conf',
+  natsServerCert: 'nats/tls.crt',
+  natsServerKey: 'nats/tls.key',
+  natsCa: 'nats/ca.crt',
+  serviceCert: (service: string) => `${service}/tls.crt`,
+  serviceKey: (service: string) => `${service}/tls.key`,
+  serviceCa: (service: string) => `${service}/ca.crt`,
+  serviceNkey: (service: string) => `${service}/nats.nk`,
+  chartValues: 'nats.values.yaml',
+  kubernetesSecrets: 'kubernetes/fabric-secrets.yaml',
+  /** In that file: each service's Secret, which its Deployment mounts, and the NATS chart's TLS Secret. */
+  serviceSecret: (service: string) => `hopline-fabric-${service}`,
+  natsTlsSecret: 'nats-tls',
+} as const;
+
+const serviceNames = (name: string, options: FabricOptions): string[] => [
+  name,
+  `${name}.${options.namespace}`,
+  `${name}.${options.namespace}.svc`,
+  `${name}.${options.namespace}.svc.cluster.local`,
+  // Through a port published on the host (compose) or forwarded (kubectl port-forward).
+  'localhost',
+  '127.0.0.1',
+];
+
+/**
+ * Everything the fabric needs, made in one go into `dir`: a private CA; NATS's server
+ * certificate and its authorization (one nkey user per NATS service, with its permissions);
+ * each service's certificate (server and client), CA and nkey seed; the NATS chart values that
+ * carry the authorization; and the Kubernetes Secrets that carry the rest. Secrets are written
+ * owner-readable only. Running it again replaces them all: redeploy everything together.
+ */
+export async function writeFabric(dir: string, options: FabricOptions): Promise<void> {
+  const path = (relative: string) => join(dir, relative);
+  for (const folder of ['nats', 'kubernetes', ...fabricServices]) await mkdir(path(folder), { recursive: true });
+
+  const ca = await createCertificateAuthority({ cert: path(fabricLayout.caCert), key: path(fabricLayout.caKey) });
+  const caPem = await readFile(ca.cert, 'utf8');
+  await ca.issue('nats', serviceNames('nats', options), {
+    cert: path(fabricLayout.natsServerCert),
+    key: path(fabricLayout.natsServerKey),
+  });
+  await writeFile(path(fabricLayout.natsCa), caPem);
+  for (const service of fabricServices) {
+    await ca.issue(service, serviceNames(service, options), {
+      cert: path(fabricLayout.serviceCert(service)),
+      key: path(fabricLayout.serviceKey(service)),
+    });
+    await writeFile(path(fabricLayout.serviceCa(service)), caPem);
+  }
+
+  const users = createNatsUsers();
+  for (const user of users) {
+    await writeFile(path(fabricLayout.serviceNkey(user.service)), `${user.seed}\n`, { mode: 0o600 });
+  }
+  await writeFile(path(fabricLayout.natsAuthConf), natsAuthorizationConf(users));
+  await writeFile(path(fabricLayout.chartValues), chartValues(natsAuthorization(users)));
+
+  const secrets = [
+    await tlsSecret(
+      fabricLayout.natsTlsSecret,
+      path(fabricLayout.natsServerCert),
+      path(fabricLayout.natsServerKey),
+      ca.cert,
+    ),
+    ...(await Promise.all(
+      fabricServices.map(async (service) =>
+        opaqueSecret(fabricLayout.serviceSecret(service), {
+          'ca.crt': caPem,
+          'tls.crt': await readFile(path(fabricLayout.serviceCert(service)), 'utf8'),
+          'tls.key': await readFile(path(fabricLayout.serviceKey(service)), 'utf8'),
+          ...(users.some((user) => user.service === service)
+            ? { 'nats.nk': await readFile(path(fabricLayout.serviceNkey(service)), 'utf8') }
+            : {}),
+        }),
+      ),
+    )),
+  ];
+  await writeFile(path(fabricLayout.kubernetesSecrets), secrets.join('---\n'), { mode: 0o600 });
+}
+
+/** The second values file for the NATS chart: the users and their permissions, merged into its config. */
+function chartValues(authorization: Record<string, unknown>): string {
+  // JSON is YAML: the subjects stay quoted.
+  const values = { config: { merge: { authorization } } };
+  return `# Made by pnpm fabric:credentials: pass it after deploy/charts/nats.values.yaml.\n${JSON.stringify(values, null, 2)}\n`;
+}
+
+async function tlsSecret(name: string, certFile: string, keyFile: string, caFile: string): Promise<string> {
+  return secret(name, 'kubernetes.io/tls', {
+    'tls.crt': await readFile(certFile, 'utf8'),
+    'tls.key': await readFile(keyFile, 'utf8'),
+    'ca.crt': await readFile(caFile, 'utf8'),
+  });
+}
+
+function opaqueSecret(name: string, data: Record<string, string>): string {
+  return secret(name, 'Opaque', data);
+}
+
+function secret(name: string, type: string, data: Record<string, string>): string {
+  const entries = Object.entries(data).map(([key, value]) => `  ${key}: ${Buffer.from(value).toString('base64')}`);
+  return [
+    'apiVersion: v1',
+    'kind: Secret',
+    'metadata:',
+    `  name: ${name}`,
+    '  labels:',
+    '    app.kubernetes.io/part-of: hopline',
+    `type: ${type}`,
+    'data:',
+    ...entries,
+    '',
+  ].join('\n');
+}

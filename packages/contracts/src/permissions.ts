@@ -1,0 +1,139 @@
+import { jetstream, subjects } from './subjects.js';
+
+/** The services that hold a NATS connection. query-understanding and the reranker speak gRPC only. */
+export const natsClients = ['answer-gateway', 'hop-reasoner', 'retrieval-worker'] as const;
+export type NatsClientName = (typeof natsClients)[number];
+
+/**
+ * What one service's NATS user may do. Everything not listed is refused by the server. Replies
+ * to requests a service received go to the requester's inbox under `allow_responses`, which
+ * lets a responder publish to a reply subject only while answering a request it got.
+ */
+export interface SubjectPermissions {
+  publish: readonly string[];
+  subscribe: readonly string[];
+  /** May answer requests it received (one reply each), wherever their reply subject points. */
+  allowResponses: boolean;
+}
+
+/**
+ * Each service's replies arrive under an inbox prefix of its own, so that a user may read only
+ * its own replies: with the shared `_INBOX.>` any service could read every other one's.
+ */
+export const inboxPrefix = (service: string): string => `_INBOX.${service}`;
+
+const API = '$JS.API';
+const kvStream = `KV_${jetstream.traceBucket}`;
+
+/** Finding, creating and updating a stream: what `ensureStream` in @hopline/bus does at start-up. */
+const manageStream = (stream: string): string[] => [
+  `${API}.STREAM.INFO.${stream}`,
+  `${API}.STREAM.CREATE.${stream}`,
+  `${API}.STREAM.UPDATE.${stream}`,
+];
+
+/** A durable consumer of the stream: made or updated at start-up, then pulled from and acked. */
+const pullDurable = (stream: string, consumer: string): string[] => [
+  `${API}.CONSUMER.INFO.${stream}.${consumer}`,
+  `${API}.CONSUMER.CREATE.${stream}.${consumer}`,
+  `${API}.CONSUMER.CREATE.${stream}.${consumer}.>`,
+  `${API}.CONSUMER.DURABLE.CREATE.${stream}.${consumer}`,
+  `${API}.CONSUMER.MSG.NEXT.${stream}.${consumer}`,
+  `$JS.ACK.${stream}.${consumer}.>`,
+];
+
+/** The last message of a subject (JetStream's message get), e.g. a question's last event. */
+const readLast = (stream: string): string[] => [`${API}.STREAM.MSG.GET.${stream}`, `${API}.DIRECT.GET.${stream}.>`];
+
+/** Ordered consumers: ephemeral, named by the client, recreated after a gap, deleted when done. */
+const orderedRead = (stream: string): string[] => [
+  `${API}.CONSUMER.CREATE.${stream}`,
+  `${API}.CONSUMER.CREATE.${stream}.>`,
+  `${API}.CONSUMER.INFO.${stream}.*`,
+  `${API}.CONSUMER.DELETE.${stream}.*`,
+  `${API}.CONSUMER.MSG.NEXT.${stream}.*`,
+  `$JS.FC.${stream}.>`,
+];
+
+/** The trace bucket: its stream, its keys' subjects and reads by key. */
+const traceBucket = {
+  write: [...manageStream(kvStream), `$KV.${jetstream.traceBucket}.>`, ...readLast(kvStream)],
+  read: [...manageStream(kvStream), ...readLast(kvStream)],
+};
+
+const common = (service: string) => ({
+  // JetStream's account info: a client asks for it when it first opens JetStream.
+  publish: [`${API}.INFO`],
+  subscribe: [`${inboxPrefix(service)}.>`],
+});
+
+/**
+ * Each NATS service's permissions: what its role needs and nothing more. The gateway enqueues
+ * asks and ingest commands, cancels and ends questions (an end is an event it writes into the
+ * question's log: see "Questions" in docs/architecture.md) and reads events; it cannot take
+ * question jobs, read the ingest stream or answer retrievals. A hop-reasoner takes jobs and
+ * writes events, but cannot enqueue asks or ingest commands, nor read other questions' logs
+ * through a consumer. A retrieval worker reads the ingest stream and answers retrievals, and
+ * cannot publish or read question subjects at all.
+ */
+export const natsPermissions: Record<NatsClientName, SubjectPermissions> = {
+  'answer-gateway': {
+    publish: [
+      ...common('answer-gateway').publish,
+      subjects.askAll,
+      subjects.eventsAll,
+      'hopline.qa.*.cancel',
+      'hopline.qa.*.readers',
+      subjects.ingestAll,
+      subjects.documentLookup,
+      ...manageStream(jetstream.questionStream),
+      // Withdrawing a question's job once it ended.
+      `${API}.STREAM.PURGE.${jetstream.questionStream}`,
+      ...manageStream(jetstream.questionEventsStream),
+      ...readLast(jetstream.questionEventsStream),
+      ...orderedRead(jetstream.questionEventsStream),
+      ...manageStream(jetstream.ingestStream),
+      ...manageStream(jetstream.deadLetterStream),
+      ...traceBucket.read,
+    ],
+    subscribe: [...common('answer-gateway').subscribe, 'hopline.qa.*.readers', subjects.kbChangedAll],
+    allowResponses: false,
+  },
+  'hop-reasoner': {
+    publish: [
+      ...common('hop-reasoner').publish,
+      subjects.eventsAll,
+      subjects.retrieve,
+      'hopline.retrieve.worker.*',
+      ...manageStream(jetstream.questionStream),
+      ...pullDurable(jetstream.questionStream, jetstream.questionConsumer),
+      ...manageStream(jetstream.questionEventsStream),
+      ...readLast(jetstream.questionEventsStream),
+      ...traceBucket.write,
+    ],
+    subscribe: [...common('hop-reasoner').subscribe, 'hopline.qa.*.cancel', subjects.retrievalPresence],
+    allowResponses: false,
+  },
+  'retrieval-worker': {
+    publish: [
+      ...common('retrieval-worker').publish,
+      subjects.retrievalPresence,
+      subjects.kbChangedAll,
+      subjects.deadLetter,
+      ...manageStream(jetstream.ingestStream),
+      // The shared consumer, or with the embedded indexes one per worker (`retrieval-worker-<id>`):
+      // a subject wildcard matches whole tokens only, so any consumer of the ingest stream.
+      ...pullDurable(jetstream.ingestStream, '*'),
+      ...manageStream(jetstream.deadLetterStream),
+    ],
+    subscribe: [
+      ...common('retrieval-worker').subscribe,
+      subjects.retrieve,
+      'hopline.retrieve.worker.*',
+      subjects.documentLookup,
+      // The NATS micro-service discovery subjects ($SRV.PING, $SRV.INFO.retrieval-worker, …).
+      '$SRV.>',
+    ],
+    allowResponses: true,
+  },
+};
