@@ -125,6 +125,26 @@ function reasoner(
 }
 
 describe('hop loop with a model - the chain and the stream', () => {
+  it('hop loop (model) - a confident answer (0.7 or more) on a complete chain stops the loop, though the model would go on', async () => {
+    const goOn = (confidence: number) => (body: ChatRequestBody) =>
+      hopReply({
+        answer: 'John Profumo',
+        done: false,
+        confidence,
+        nextQuery: 'John Profumo minister',
+        cited: [labelOf(body, 'Valerie Hobson')],
+      });
+    chainModel({ hop2: goOn(0.95) });
+    const confident = await reasoner({ maxHops: 3 }).answer(ask(), { emit: () => undefined });
+    expect(confident.done).toMatchObject({ stopReason: StopReason.SUFFICIENT, hops: 2, abstained: false });
+
+    // Below the threshold the model's wish to go on stands: a third hop runs.
+    chainModel({ hop2: goOn(0.5) });
+    const unsure = await reasoner({ maxHops: 3 }).answer(ask(), { emit: () => undefined });
+    expect(unsure.done.stopReason).not.toBe(StopReason.SUFFICIENT);
+    expect(unsure.done.hops).toBeGreaterThan(2);
+  });
+
   it('hop loop (model) - each hop is one extraction at temperature 0 and the answer streams as several token events', async () => {
     chainModel();
     const log = eventLog();
@@ -207,6 +227,7 @@ describe('hop loop with a model - every stop reason', () => {
         hopReply({
           answer: 'Norman Lee',
           nextQuery: 'No Escape director',
+          confidence: 0.5,
           cited: [labelOf(body, 'No Escape (1936 film)')],
         }),
     });
@@ -222,6 +243,8 @@ describe('hop loop with a model - every stop reason', () => {
         hopReply({
           answer: 'John Profumo',
           nextQuery: 'John Profumo minister',
+          // Unsure: a confident answer would end the chain here.
+          confidence: 0.5,
           cited: [labelOf(body, 'Valerie Hobson')],
         }),
     });

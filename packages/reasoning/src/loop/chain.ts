@@ -105,7 +105,9 @@ export async function runChain(run: QuestionRun, start: ChainStart): Promise<Cha
     // Never invent a bridge entity: what the evidence does not say ends the chain.
     if (finding.unknown) return finish(StopReason.UNKNOWN, query);
     previous.push({ query, finding, cited: outcome.cited });
-    if (finding.done || finding.nextQuery.trim() === '') return finish(StopReason.SUFFICIENT, '');
+    const confident =
+      hopInChain >= start.expectedHops && finding.answer !== '' && finding.confidence >= run.settings.stopConfidence;
+    if (finding.done || confident || finding.nextQuery.trim() === '') return finish(StopReason.SUFFICIENT, '');
     if (outcome.newChunks === 0) return finish(StopReason.NO_NEW_EVIDENCE, finding.nextQuery);
     query = finding.nextQuery;
     bridgeEntity = finding.answer;

@@ -18,6 +18,11 @@ const settingsSchema = z.object({
   /** The final evidence handed to synthesis: at most this many chunks and (approximate) tokens. */
   maxEvidenceChunks: z.number().int().min(1).default(12),
   evidenceTokenBudget: z.number().int().min(100).default(4_000),
+  /**
+   * A hop that reaches the hops the question's shape asks for with an answer this confident ends
+   * the chain, whatever the reasoner says of going on: a confident answer to the whole chain is enough.
+   */
+  stopConfidence: z.number().min(0).max(1).default(0.7),
   /** Share of the time left that one parallel layer may use, so a slow branch leaves time to answer. */
   layerDeadlineShare: z.number().gt(0).max(1).default(0.7),
   /** Rules and mechanisms switched off, to measure what each earns (see switches.ts); none in production. */
