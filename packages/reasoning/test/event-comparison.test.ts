@@ -14,6 +14,7 @@ const news = [
   chunk('n-rail', '', '2030年11月3日，北岭铁路公司开通夜间列车，沿线设八个车站。'),
   chunk('n-harbor', '', '霞浦港务局于2031年6月9日宣布扩建码头，预计三年内完工。'),
   chunk('n-other', '', '2029年2月1日，某市发布春季旅游指南，推荐十条线路。'),
+  chunk('n-festival', '', '红松镇于6月9日举办灯会，吸引游客上万人。'),
 ];
 
 function reasoner() {
@@ -100,6 +101,14 @@ describe('events compared by date - the loop, offline', () => {
     const rail = done.citations.find((citation) => citation.chunkId === 'n-rail');
     expect(rail).toBeDefined();
     expect(done.answer).toContain(`[${rail?.index}]`);
+  });
+
+  it('same month - a date whose year no document gives leaves the judgement open: the chain is complete, the answer abstains', async () => {
+    const { done } = await reasoner().answer(ask('霞浦港务局宣布扩建码头和红松镇举办灯会是在同一个月吗？'), {
+      emit: () => undefined,
+    });
+    expect(done.abstained).toBe(true);
+    expect(done.answer).toMatch(/未找到：陈述每个被比较事件日期的文档/);
   });
 
   it('which first - an event no document dates leaves the comparison open: an abstention that says so', async () => {

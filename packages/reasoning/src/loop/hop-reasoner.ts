@@ -21,6 +21,7 @@ import type { EvidenceItem, Reasoner, SynthesisHop } from '../reasoner/reasoner.
 import { BudgetExhaustedError, IncompleteAnswerError, UsageMeter } from '@hopline/models';
 import { createModelReasoner } from '../reasoner/model-reasoner.js';
 import { createOfflineReasoner } from '../offline/offline-reasoner.js';
+import { offlineAbstains } from '../offline/synthesis.js';
 import { deadlineSignal } from '@hopline/resilience';
 import type { Logger } from '@hopline/telemetry';
 import { instrument } from '@hopline/telemetry';
@@ -226,6 +227,7 @@ export function createHopReasoner(deps: HopReasonerDependencies): HopReasoner {
     let text = '';
     let cited: number[] = [];
     let cut: StopReason__Output | undefined;
+    let writerAbstained = false;
     if (!run.callerSignal.aborted) {
       const started = run.now;
       const written = await synthesize(run, {
@@ -239,6 +241,7 @@ export function createHopReasoner(deps: HopReasonerDependencies): HopReasoner {
       text = written.text;
       cited = written.cited;
       cut = written.cut;
+      writerAbstained = written.abstained === true;
     }
     // An asker gone during synthesis gets no more: its question ends CANCELLED whatever the loop found.
     const cancelled = run.callerSignal.aborted;
@@ -253,7 +256,9 @@ export function createHopReasoner(deps: HopReasonerDependencies): HopReasoner {
       hops: run.hopCount,
       timings: { ...run.timings },
       route: analysis.route,
-      abstained: !cancelled && !complete,
+      // A complete chain whose writer still could not answer from it (or whose every sentence
+      // failed the citation check) is an abstention too.
+      abstained: !cancelled && (!complete || writerAbstained || text.trim() === ''),
       degraded: run.degradedReasons.length > 0,
       degradedReasons: [...run.degradedReasons],
       llmCalls: run.usage.llmCalls,
@@ -275,7 +280,7 @@ export function createHopReasoner(deps: HopReasonerDependencies): HopReasoner {
   async function synthesize(
     run: QuestionRun,
     input: Parameters<Reasoner['synthesize']>[0],
-  ): Promise<{ text: string; cited: number[]; cut?: StopReason__Output }> {
+  ): Promise<{ text: string; cited: number[]; cut?: StopReason__Output; abstained?: boolean }> {
     const evidence = new Map(input.evidence.map((item) => [item.index, item.chunk]));
     const send = (text: string) => run.events.send({ event: 'token', token: { text } });
     if (reasoner !== fallback && run.usage.exhausted) {
@@ -308,7 +313,7 @@ export function createHopReasoner(deps: HopReasonerDependencies): HopReasoner {
       uncited: 'trusted',
     });
     noteUnsupported(run, 'the offline reasoner', written);
-    return written;
+    return { ...written, abstained: offlineAbstains(input) };
   }
 
   return { answer };

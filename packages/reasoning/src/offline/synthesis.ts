@@ -283,6 +283,12 @@ function abstention(input: SynthesisInput, words: Phrasebook, missing: string): 
   ];
 }
 
+/** Whether the offline synthesis of this input abstains: an incomplete chain, or no answer its evidence states. */
+export function offlineAbstains(input: SynthesisInput): boolean {
+  const first = input.complete ? opening(input, phrasebookFor(input.question)) : undefined;
+  return !(first && 'sentence' in first);
+}
+
 export async function* synthesizeOffline(input: SynthesisInput): AsyncGenerator<string> {
   const words = phrasebookFor(input.question);
   const first = input.complete ? opening(input, words) : undefined;
