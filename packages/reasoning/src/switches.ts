@@ -11,6 +11,10 @@ export const REASONING_SWITCHES = {
     'a role noun after a determiner ("the director born later") makes a comparison plan find role-holders first',
   demonymWeighting: 'a one-word nationality ("Danish") counts less as a bridge unless the question asks for one',
   unknownFusion: "a chain that ends UNKNOWN hands the evidence its previous hop's ranking beside its own",
+  wholeQuestionFallback:
+    'a loop or plan that ends without an answer retrieves the whole question once, fused into its evidence',
+  timedEvents:
+    'a question about when several listed events happened (which first, same month) gets one sub-question per event',
 } as const;
 
 export type ReasoningSwitch = keyof typeof REASONING_SWITCHES;

@@ -111,7 +111,34 @@ describe('events compared by date - the loop, offline', () => {
     expect(done.answer).toMatch(/未找到：陈述每个被比较事件日期的文档/);
   });
 
-  it('which first - an event no document dates leaves the comparison open: an abstention that says so', async () => {
+  it('which first - an event no document dates leaves the comparison open: an abstention that says so, after one retrieval of the whole question', async () => {
+    const retriever = overlapRetriever(news);
+    const question = '青川市跨江大桥通车和东湾机场新航站楼启用，哪个事件先发生？';
+    const { done } = await createHopReasoner({
+      analyzer: createAnalyzer(),
+      retriever,
+      reranker: keepOrder,
+      config: { topK: 3 },
+    }).answer(ask(question), { emit: () => undefined });
+    expect(done.abstained).toBe(true);
+    expect(done.answer).toMatch(/未找到/);
+    const queries = retriever.calls.map((call) => call.query);
+    expect(queries).toHaveLength(3);
+    expect(queries[0]).toMatch(/^青川市跨江大桥通车/);
+    expect(queries[1]).toMatch(/^东湾机场新航站楼启用/);
+    expect(queries[2]).toBe(question);
+  });
+
+  it('which first - an answered comparison needs no whole-question retrieval', async () => {
+    const retriever = overlapRetriever(news);
+    await createHopReasoner({ analyzer: createAnalyzer(), retriever, reranker: keepOrder, config: { topK: 3 } }).answer(
+      ask('青川市跨江大桥通车和北岭铁路公司开通夜间列车，哪个事件先发生？'),
+      { emit: () => undefined },
+    );
+    expect(retriever.calls).toHaveLength(2);
+  });
+
+  it('which first - an event no document dates, asked through the default reasoner, abstains', async () => {
     const { done } = await reasoner().answer(ask('青川市跨江大桥通车和东湾机场新航站楼启用，哪个事件先发生？'), {
       emit: () => undefined,
     });

@@ -4,7 +4,7 @@ import { bridgeCandidates } from '../src/offline/bridge.js';
 import { analyzeByRules, createHopReasoner, REASONING_SWITCH_NAMES, resolveSettings } from '../src/index.js';
 import type { ReasoningSwitch } from '../src/index.js';
 import { chunk } from './support/chunks.js';
-import { ask, corpus, fixedAnalyzer, keepOrder, overlapRetriever } from './support/fixtures.js';
+import { ask, BRIDGE_QUESTION, corpus, fixedAnalyzer, keepOrder, overlapRetriever } from './support/fixtures.js';
 
 const ROLE_COMPARISON = 'Which film has the director born later, Durango Valley Raiders or Black Feathers?';
 
@@ -88,10 +88,39 @@ describe('reasoning switches', () => {
       expect(done.stopReason).toBe(StopReason.UNKNOWN);
       return { final: trace.finalEvidenceChunkIds, hops: trace.hops.map((hop) => hop.evidenceChunkIds) };
     };
-    const fused = await evidence([]);
-    const alone = await evidence(['unknownFusion']);
+    // The whole question's own retrieval would bring the chunk back: measured apart, below.
+    const fused = await evidence(['wholeQuestionFallback']);
+    const alone = await evidence(['unknownFusion', 'wholeQuestionFallback']);
     expect(fused.hops[0]).toContain('poster');
     expect(fused.final).toContain('poster');
     expect(alone.final).not.toContain('poster');
+  });
+
+  it('switches - wholeQuestionFallback off leaves a chain that ends without an answer with its own evidence alone', async () => {
+    // The question's own words find the poster; the chain's queries, sent for a missing star, do not keep it.
+    const poster = chunk('poster', 'Film posters', 'Posters of No Escape were sold in 1936 to every star fan.');
+    const withoutStar = [...corpus.filter((item) => item.chunkId !== 'star' && item.chunkId !== 'son'), poster];
+    const final = async (switchedOff: ReasoningSwitch[]) => {
+      const retriever = overlapRetriever(withoutStar);
+      const { trace } = await createHopReasoner({
+        analyzer: fixedAnalyzer(),
+        retriever,
+        reranker: keepOrder,
+        config: { topK: 4, switchedOff },
+      }).answer(ask(), { emit: () => undefined });
+      return { final: trace.finalEvidenceChunkIds, queries: retriever.calls.map((call) => call.query) };
+    };
+    const withFallback = await final(['unknownFusion']);
+    const without = await final(['unknownFusion', 'wholeQuestionFallback']);
+    expect(withFallback.queries.at(-1)).toBe(BRIDGE_QUESTION);
+    expect(withFallback.final).toContain('poster');
+    expect(without.queries).not.toContain(BRIDGE_QUESTION);
+    expect(without.final).not.toContain('poster');
+  });
+
+  it('switches - timedEvents off leaves a question about when listed events happened unsplit', () => {
+    const question = '青川大桥通车和澜沧博物馆举办展览是在同一个月吗？';
+    expect(analyzeByRules(question).route).toBe(Route.PARALLEL);
+    expect(analyzeByRules(question, ['timedEvents']).route).not.toBe(Route.PARALLEL);
   });
 });

@@ -22,7 +22,8 @@ import { BudgetExhaustedError, IncompleteAnswerError, UsageMeter } from '@hoplin
 import { createModelReasoner } from '../reasoner/model-reasoner.js';
 import { createOfflineReasoner } from '../offline/offline-reasoner.js';
 import { offlineAbstains } from '../offline/synthesis.js';
-import { deadlineSignal } from '@hopline/resilience';
+import { abortable, deadlineSignal } from '@hopline/resilience';
+import { isOn } from '../switches.js';
 import type { Logger } from '@hopline/telemetry';
 import { instrument } from '@hopline/telemetry';
 import type { WrittenAnswer } from './answer-writer.js';
@@ -196,6 +197,40 @@ export function createHopReasoner(deps: HopReasonerDependencies): HopReasoner {
   }
 
   async function follow(run: QuestionRun, analysis: Analysis__Output): Promise<Outcome> {
+    return withWholeQuestion(run, await route(run, analysis));
+  }
+
+  /**
+   * A loop or plan that ends without an answer gets one retrieval of the whole question, fused
+   * with what it ranked: the evidence the abstention cites (and a writer may still use) then
+   * includes what the question's own words find, where the hops' queries strayed.
+   */
+  async function withWholeQuestion(run: QuestionRun, outcome: Outcome): Promise<Outcome> {
+    const stop = run.stopBeforeHop();
+    if (outcome.complete || stop === StopReason.CANCELLED || stop === StopReason.DEADLINE) return outcome;
+    if (!isOn(settings.switchedOff, 'wholeQuestionFallback')) return outcome;
+    // Bounded like a plan's layer, so that a slow search still leaves time to write the answer.
+    const left = Math.max(0, run.request.deadlineUnixMs - run.now);
+    const deadline = run.now + Math.floor(left * settings.layerDeadlineShare);
+    const signal = deadlineSignal(deadline, run.signal);
+    try {
+      const retrieved = await abortable(
+        deps.retriever.retrieve(
+          { query: run.question, hydeText: '', topK: settings.topK, hop: run.hopCount },
+          run.callContext(deadline, signal),
+        ),
+        signal,
+      );
+      run.noteFound(retrieved.chunks, { hop: run.hopCount, bridgeEntity: '' });
+      return { ...outcome, ranked: fuseRankedLists([outcome.ranked, retrieved.chunks]) };
+    } catch (error) {
+      if (run.callerSignal.aborted) return outcome;
+      run.degrade(`the whole-question fallback retrieval failed: ${toHoplineError(error).message}`);
+      return outcome;
+    }
+  }
+
+  async function route(run: QuestionRun, analysis: Analysis__Output): Promise<Outcome> {
     if (analysis.route === Route.PARALLEL && analysis.subQuestions.length > 0) {
       return fromPlan(await runPlan(run, analysis.subQuestions, analysis.hydeText));
     }

@@ -63,7 +63,7 @@ export function choiceOptions(question: string): string[] {
 }
 
 /** The options of a Chinese comparison ("对比 A 和 B 的…"); [] when there are none. */
-function chineseComparisonOptions(question: string): string[] {
+export function chineseComparisonOptions(question: string): string[] {
   if (!/对比|比较|区别|分别|还是/.test(question)) return [];
   const match = CHINESE_CHOICE.exec(question.replace(/^.*?(对比|比较)/, ''));
   if (!match?.[1] || !match[2]) return [];

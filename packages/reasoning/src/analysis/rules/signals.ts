@@ -1,5 +1,5 @@
 import { contentTerms } from '@hopline/text';
-import { choiceOptions, comparedOptions, questionAnchors, timedEvents } from '../../offline/question.js';
+import { choiceOptions, chineseComparisonOptions, questionAnchors, timedEvents } from '../../offline/question.js';
 import { isRoleNoun } from '../../offline/relations.js';
 import type { ReasoningSwitch } from '../../switches.js';
 import { isOn } from '../../switches.js';
@@ -94,8 +94,8 @@ export function detectSignals(question: string, switchedOff: readonly ReasoningS
   const anchors = questionAnchors(question);
   const options = choiceOptions(question);
   // The events a question about their times lists, or the options of a Chinese comparison.
-  const events = options.length === 0 ? timedEvents(question) : [];
-  const chineseOptions = events.length >= 2 ? events : options.length === 0 ? comparedOptions(question) : [];
+  const events = options.length === 0 && isOn(switchedOff, 'timedEvents') ? timedEvents(question) : [];
+  const chineseOptions = events.length >= 2 ? events : options.length === 0 ? chineseComparisonOptions(question) : [];
   const questionMarks = question.match(QUESTION_MARKS)?.length ?? 0;
 
   if (COMPARE.test(question)) fired.push('compare');
