@@ -201,8 +201,8 @@ export function createHopReasoner(deps: HopReasonerDependencies): HopReasoner {
   }
 
   /**
-   * A loop or plan that ends without an answer gets one retrieval of the whole question, fused
-   * with what it ranked: the evidence the abstention cites (and a writer may still use) then
+   * A loop or plan that ends without an answer gets one retrieval of the whole question, after
+   * what it ranked: the evidence the abstention cites (and a writer may still use) then
    * includes what the question's own words find, where the hops' queries strayed.
    */
   async function withWholeQuestion(run: QuestionRun, outcome: Outcome): Promise<Outcome> {
@@ -222,7 +222,13 @@ export function createHopReasoner(deps: HopReasonerDependencies): HopReasoner {
         signal,
       );
       run.noteFound(retrieved.chunks, { hop: run.hopCount, bridgeEntity: '' });
-      return { ...outcome, ranked: fuseRankedLists([outcome.ranked, retrieved.chunks]) };
+      // After the chain's own ranking, not interleaved with it: the evidence around the last
+      // confirmed link keeps its place, and the question's own finds fill what is left.
+      const ranked = new Set(outcome.ranked.map((chunk) => chunk.chunkId));
+      return {
+        ...outcome,
+        ranked: [...outcome.ranked, ...retrieved.chunks.filter((chunk) => !ranked.has(chunk.chunkId))],
+      };
     } catch (error) {
       if (run.callerSignal.aborted) return outcome;
       run.degrade(`the whole-question fallback retrieval failed: ${toHoplineError(error).message}`);
