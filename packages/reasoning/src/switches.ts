@@ -12,7 +12,7 @@ export const REASONING_SWITCHES = {
   demonymWeighting: 'a one-word nationality ("Danish") counts less as a bridge unless the question asks for one',
   unknownFusion: "a chain that ends UNKNOWN hands the evidence its previous hop's ranking beside its own",
   wholeQuestionFallback:
-    'a loop or plan that ends without an answer retrieves the whole question once, fused into its evidence',
+    'a loop or plan that ends without an answer retrieves the whole question once, after its own ranking',
   timedEvents:
     'a question about when several listed events happened (which first, same month) gets one sub-question per event',
 } as const;
