@@ -249,8 +249,10 @@ async function startDistributed(dataDir: string, workers: 1 | 2): Promise<System
     // Every worker indexes the whole stream (the workers of a queue group each hold every kb).
     for (const { proc, opsUrl } of started.filter(({ proc }) => proc.name.startsWith('retrieval-worker'))) {
       await healthy(proc, opsUrl, (body) => {
-        const kbs = (body as { details: { kbs?: Array<{ kbId: string; lexicalChunks: number }> } }).details.kbs ?? [];
-        return (kbs.find((kb) => kb.kbId === KB)?.lexicalChunks ?? 0) >= documents.length;
+        const index = (body as { details: { index?: { lexicalChunks: number; vectorChunks: number } } }).details.index;
+        return (
+          index !== undefined && index.lexicalChunks >= documents.length && index.vectorChunks === index.lexicalChunks
+        );
       });
     }
     return {

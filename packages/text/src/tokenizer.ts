@@ -1,5 +1,6 @@
 import { segmentChinese } from './chinese.js';
 import { ENGLISH_STOP_WORDS, lightStem, singular } from './english.js';
+import { memoizedTokenizer } from './memo.js';
 import { foldText } from './normalize.js';
 
 /** Turns a text into index terms; the same function serves documents and queries. */
@@ -177,7 +178,8 @@ export function createTokenizer(options: TokenizerOptions = {}): Tokenizer {
   return new MixedLanguageTokenizer(options.stopWords ?? true, (options.stem ?? true) ? lightStem : undefined, true);
 }
 
-const contentTokenizer = new MixedLanguageTokenizer(true, singular, false);
+// Reasoning asks for the terms of the same entity names and sentences many times per question.
+const contentTokenizer = memoizedTokenizer(new MixedLanguageTokenizer(true, singular, false));
 
 /**
  * The content words of a text in order, as reasoning compares them: folded, stop words left

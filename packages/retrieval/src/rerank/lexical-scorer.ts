@@ -1,6 +1,5 @@
 import type { Tokenizer } from '@hopline/text';
-import { createTokenizer } from '@hopline/text';
-import type { RelevanceScorer } from './relevance-scorer.js';
+import { rerankTokenizer, type RelevanceScorer } from './relevance-scorer.js';
 
 export interface LexicalScorerOptions {
   tokenizer?: Tokenizer;
@@ -14,7 +13,7 @@ export interface LexicalScorerOptions {
  * answers every part of the question outranks one that repeats a single part.
  */
 export function createLexicalScorer(options: LexicalScorerOptions = {}): RelevanceScorer {
-  const tokenizer = options.tokenizer ?? createTokenizer();
+  const tokenizer = options.tokenizer ?? rerankTokenizer;
   const k1 = options.k1 ?? 1.2;
   const b = options.b ?? 0.75;
   return {

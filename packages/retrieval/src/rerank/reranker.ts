@@ -1,12 +1,11 @@
 import type { Chunk__Output } from '@hopline/contracts';
 import { CancelledError, ValidationError, toHoplineError } from '@hopline/contracts';
 import type { Tokenizer } from '@hopline/text';
-import { createTokenizer } from '@hopline/text';
 import type { Guard } from '../hybrid/guard.js';
 import { compressToBudget } from './compress.js';
 import { jaccard, minMaxScale, selectByMmr } from './mmr.js';
 import type { RelevanceScorer } from './relevance-scorer.js';
-import { rerankText } from './relevance-scorer.js';
+import { rerankText, rerankTokenizer } from './relevance-scorer.js';
 
 export interface RerankDefaults {
   /** Chunks kept after scoring (default 8). */
@@ -63,7 +62,7 @@ export interface Reranker {
  */
 export function createReranker(dependencies: RerankerDependencies): Reranker {
   const defaults = { ...DEFAULT_RERANK, ...dependencies.defaults };
-  const tokenizer = dependencies.tokenizer ?? createTokenizer();
+  const tokenizer = dependencies.tokenizer ?? rerankTokenizer;
 
   async function score(
     input: RerankInput,

@@ -1,0 +1,44 @@
+import { describe, expect, it } from 'vitest';
+import { createTokenizer, memoizedTokenizer, type Tokenizer } from '../src/index.js';
+
+/** A tokenizer that counts the texts it segments. */
+function counting(): Tokenizer & { calls: string[] } {
+  const inner = createTokenizer();
+  const calls: string[] = [];
+  return {
+    calls,
+    tokenize(text) {
+      calls.push(text);
+      return inner.tokenize(text);
+    },
+  };
+}
+
+describe('memoized tokenizer', () => {
+  it('memoized tokenizer - a text seen before is not segmented again, and gives the same tokens', () => {
+    const inner = counting();
+    const tokenizer = memoizedTokenizer(inner);
+    const first = tokenizer.tokenize('天穹项目的负责人属于哪个部门');
+    expect(tokenizer.tokenize('天穹项目的负责人属于哪个部门')).toEqual(first);
+    expect(first).toEqual(createTokenizer().tokenize('天穹项目的负责人属于哪个部门'));
+    expect(inner.calls).toHaveLength(1);
+  });
+
+  it('memoized tokenizer - a caller that changes its tokens does not change what the next caller gets', () => {
+    const tokenizer = memoizedTokenizer(createTokenizer());
+    tokenizer.tokenize('players were playing').push('intruder');
+    expect(tokenizer.tokenize('players were playing')).toEqual(['player', 'play']);
+  });
+
+  it('memoized tokenizer - past its size it forgets the text used longest ago, not the one used last', () => {
+    const inner = counting();
+    const tokenizer = memoizedTokenizer(inner, 2);
+    tokenizer.tokenize('alpha');
+    tokenizer.tokenize('beta');
+    tokenizer.tokenize('alpha'); // used again: beta is now the oldest
+    tokenizer.tokenize('gamma'); // forgets beta
+    tokenizer.tokenize('alpha');
+    tokenizer.tokenize('beta');
+    expect(inner.calls).toEqual(['alpha', 'beta', 'gamma', 'beta']);
+  });
+});
