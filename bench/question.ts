@@ -248,9 +248,10 @@ async function startDistributed(dataDir: string, workers: 1 | 2): Promise<System
     if (ingest.status !== 202) throw new Error(`ingestion answered ${ingest.status}: ${await ingest.text()}`);
     // Every worker indexes the whole stream (the workers of a queue group each hold every kb).
     for (const { proc, opsUrl } of started.filter(({ proc }) => proc.name.startsWith('retrieval-worker'))) {
+      // Readiness names no kb: the fresh cluster's only kb is the index's whole.
       await healthy(proc, opsUrl, (body) => {
-        const kbs = (body as { details: { kbs?: Array<{ kbId: string; lexicalChunks: number }> } }).details.kbs ?? [];
-        return (kbs.find((kb) => kb.kbId === KB)?.lexicalChunks ?? 0) >= documents.length;
+        const index = (body as { details: { index?: { lexicalChunks: number } } }).details.index;
+        return (index?.lexicalChunks ?? 0) >= documents.length;
       });
     }
     return {
