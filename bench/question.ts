@@ -248,6 +248,7 @@ async function startDistributed(dataDir: string, workers: 1 | 2): Promise<System
     if (ingest.status !== 202) throw new Error(`ingestion answered ${ingest.status}: ${await ingest.text()}`);
     // Every worker indexes the whole stream (the workers of a queue group each hold every kb).
     for (const { proc, opsUrl } of started.filter(({ proc }) => proc.name.startsWith('retrieval-worker'))) {
+      // Readiness names no kb: the fresh cluster's only kb is the index's whole.
       await healthy(proc, opsUrl, (body) => {
         const index = (body as { details: { index?: { lexicalChunks: number; vectorChunks: number } } }).details.index;
         return (

@@ -187,6 +187,27 @@ describe.skipIf(!nats.url)('system - five services as five processes over NATS',
     // gRPC calls are CLIENT → SERVER pairs; NATS requests pair a CLIENT or PRODUCER with a SERVER or CONSUMER.
     const analyzeServer = spans.find((span) => span.service === 'query-understanding' && span.kind === 2);
     expect(byId.get(analyzeServer?.parentSpanId ?? '')?.kind).toBe(3);
+
+    // Every stage has a span, in the service that runs it.
+    const stages = new Set(spans.map((span) => `${span.service}: ${span.name}`));
+    for (const stage of [
+      'answer-gateway: answer cache lookup',
+      'retrieval-worker: bm25 search',
+      'retrieval-worker: vector search',
+      'retrieval-worker: fusion',
+      'hop-reasoner: rerank',
+      'reranker: rerank score',
+      'reranker: mmr',
+      'hop-reasoner: extract hop answer',
+      'hop-reasoner: synthesis',
+    ]) {
+      expect(stages, stage).toContain(stage);
+    }
+    // The question id travels as baggage: every span of the question carries it.
+    expect(
+      spans.filter((span) => span.attributes['hopline.question_id'] !== questionId).map((span) => span.name),
+    ).toEqual([]);
+    expect(spans.find((span) => span.name === 'hop')?.attributes).toMatchObject({ 'hopline.degraded': false });
   });
 
   // Last: it stops the reranker, so that the degraded path and an opening breaker are recorded too.
@@ -229,5 +250,20 @@ describe.skipIf(!nats.url)('system - five services as five processes over NATS',
     expect(value('hopline_degraded_retrievals_total', { service: 'hop-reasoner', path: 'rerank' })).toBeGreaterThan(0);
     expect(value('hopline_breaker_transitions_total', { downstream: 'reranker', to: 'open' })).toBeGreaterThan(0);
     expect(value('hopline_hop_duration_seconds_count', { service: 'hop-reasoner' })).toBeGreaterThan(0);
+
+    // A rerank the open breaker skipped made no gRPC call, yet its span says so.
+    const skipped = await waitFor(
+      () =>
+        receiver
+          .spans()
+          .find(
+            (span) =>
+              span.name === 'rerank' &&
+              span.attributes['hopline.breaker.state'] === 'open' &&
+              span.events.includes('rerank skipped: breaker open'),
+          ),
+      { timeoutMs: 15_000, description: 'the span of a rerank the breaker skipped' },
+    );
+    expect(skipped.attributes).toMatchObject({ 'hopline.degraded': true, 'error.type': 'breaker_open' });
   });
 });

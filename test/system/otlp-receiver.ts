@@ -12,6 +12,10 @@ export interface ReceivedSpan {
   /** OTLP SpanKind: 1 internal, 2 server, 3 client, 4 producer, 5 consumer. */
   kind: number;
   attributes: Record<string, unknown>;
+  /** The names of the span's events. */
+  events: string[];
+  /** OTLP status code: 0 unset, 1 ok, 2 error. */
+  statusCode: number;
 }
 
 export interface OtlpReceiver extends AsyncDisposable {
@@ -41,6 +45,8 @@ interface OtlpJsonRequest {
         name: string;
         kind?: number;
         attributes?: OtlpAttribute[];
+        events?: Array<{ name: string }>;
+        status?: { code?: number };
       }>;
     }>;
   }>;
@@ -89,6 +95,8 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
               name: span.name,
               kind: span.kind ?? 0,
               attributes: attributes(span.attributes),
+              events: (span.events ?? []).map((event) => event.name),
+              statusCode: span.status?.code ?? 0,
             });
           }
         }

@@ -48,11 +48,28 @@ async function runInSpan<T>(
     if (acceptableErrors?.(error)) {
       span.addEvent('expected_error', { 'error.message': message });
     } else {
-      span.recordException(error instanceof Error ? error : new Error(message));
-      span.setStatus({ code: SpanStatusCode.ERROR, message });
+      markSpanFailed(span, errorType(error), message, error);
     }
     throw error;
   } finally {
     span.end();
   }
+}
+
+/** OpenTelemetry's `error.type`: a Hopline error's taxonomy code, else the error's class name. */
+function errorType(error: unknown): string {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  if (typeof code === 'string' && code) return code;
+  return error instanceof Error ? error.name : 'unknown';
+}
+
+/**
+ * Marks a span failed: status ERROR with the message and `error.type` (a taxonomy code, an HTTP
+ * status), plus the exception when there is one. For failures that are answered rather than
+ * thrown: a 5xx problem document, a question's stream that ends with an error event.
+ */
+export function markSpanFailed(span: Span, type: string, message: string, error?: unknown): void {
+  if (error !== undefined) span.recordException(error instanceof Error ? error : new Error(message));
+  span.setAttribute('error.type', type);
+  span.setStatus({ code: SpanStatusCode.ERROR, message });
 }

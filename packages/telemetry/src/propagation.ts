@@ -1,4 +1,5 @@
 import { context, propagation, type Context } from '@opentelemetry/api';
+import type { ReadableSpan, Span, SpanProcessor } from '@opentelemetry/sdk-trace-base';
 
 /**
  * The two helpers that carry trace context across NATS: W3C `traceparent`/`tracestate`
@@ -28,4 +29,31 @@ export function injectContext(headers: HeaderCarrier = {}, from: Context = conte
 /** The context a message's headers carry, on top of the active one. */
 export function extractContext(headers: Readonly<HeaderCarrier>, into: Context = context.active()): Context {
   return propagation.extract(into, headers, getter);
+}
+
+/** The baggage entry, and the span attribute, that name a question. */
+const QUESTION_ID = 'hopline.question_id';
+
+/**
+ * The context with the question's id in its W3C baggage: it travels with the trace context in
+ * every NATS header and gRPC metadata written under it, so every service's spans can carry it.
+ */
+export function withQuestionId(questionId: string, into: Context = context.active()): Context {
+  const baggage = propagation.getBaggage(into) ?? propagation.createBaggage();
+  return propagation.setBaggage(into, baggage.setEntry(QUESTION_ID, { value: questionId }));
+}
+
+/** Copies the question id from the baggage onto every span as it starts, in every service. */
+export class QuestionIdSpanProcessor implements SpanProcessor {
+  onStart(span: Span, parentContext: Context): void {
+    const questionId = propagation.getBaggage(parentContext)?.getEntry(QUESTION_ID)?.value;
+    if (questionId) span.setAttribute(QUESTION_ID, questionId);
+  }
+  onEnd(_span: ReadableSpan): void {}
+  forceFlush(): Promise<void> {
+    return Promise.resolve();
+  }
+  shutdown(): Promise<void> {
+    return Promise.resolve();
+  }
 }

@@ -10,6 +10,7 @@ import {
   type SpanExporter,
   type SpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
+import { QuestionIdSpanProcessor } from './propagation.js';
 
 export interface TelemetryOptions {
   /** The service's `service.name`; `OTEL_SERVICE_NAME` overrides it. */
@@ -98,7 +99,7 @@ export function startTelemetry(options: TelemetryOptions): Telemetry {
   const serviceName = nonEmpty(process.env.OTEL_SERVICE_NAME) ?? options.serviceName;
   const sdk = new NodeSDK({
     serviceName,
-    spanProcessors: options.spanProcessors ?? spanProcessorsFromEnv(process.env),
+    spanProcessors: [new QuestionIdSpanProcessor(), ...(options.spanProcessors ?? spanProcessorsFromEnv(process.env))],
     textMapPropagator: new CompositePropagator({
       propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()],
     }),

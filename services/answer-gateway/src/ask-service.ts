@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { trace } from '@opentelemetry/api';
+import { context, trace } from '@opentelemetry/api';
+import { instrument, withQuestionId } from '@hopline/telemetry';
 import { isBusUnavailable, toHoplineError, subjectToken, type QaEvent__Output } from '@hopline/contracts';
 import type { Admission } from './admission.js';
 import type { Principal } from './api-keys.js';
@@ -60,6 +61,8 @@ export class AskService {
       docIds: body.docIds ? [...new Set(body.docIds)] : [],
     };
     const questionId = randomUUID();
+    // Everything the question does from here on, in every service, carries its id in the baggage.
+    const inQuestion = withQuestionId(questionId);
     const span = trace.getActiveSpan();
     span?.setAttributes({
       'hopline.question_id': questionId,
@@ -68,7 +71,14 @@ export class AskService {
     });
 
     const cacheKey = await cache.keyFor(scope, body.question, maxHops);
-    const cachedDone = cacheKey === undefined ? undefined : await cache.get(cacheKey);
+    const cachedDone =
+      cacheKey === undefined
+        ? undefined
+        : await instrument('answer cache lookup', { parent: inQuestion }, async (lookup) => {
+            const found = await cache.get(cacheKey);
+            lookup.setAttribute('hopline.cache.hit', found !== undefined);
+            return found;
+          });
     span?.setAttribute('hopline.cache_hit', cachedDone !== undefined);
     if (cachedDone) {
       return replayOf({ questionId, seq: 1, attempt: 1, atUnixMs: Date.now(), event: 'done', done: cachedDone });
@@ -78,13 +88,15 @@ export class AskService {
     admission.checkCapacity();
     let run: QuestionRun;
     try {
-      run = await registry.start({
-        questionId,
-        question: body.question,
-        scope,
-        maxHops,
-        deadlineUnixMs: Date.now() + settings.questionTimeoutMs,
-      });
+      run = await context.with(inQuestion, () =>
+        registry.start({
+          questionId,
+          question: body.question,
+          scope,
+          maxHops,
+          deadlineUnixMs: Date.now() + settings.questionTimeoutMs,
+        }),
+      );
     } catch (error) {
       throw notAccepted(error);
     }

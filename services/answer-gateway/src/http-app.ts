@@ -1,8 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { SpanKind } from '@opentelemetry/api';
+import { SpanKind, trace } from '@opentelemetry/api';
 import type { DurableStream, KeyValueStore } from '@hopline/bus';
 import { codecs, ingestMessageId, subjects, subjectToken, type QaEvent__Output } from '@hopline/contracts';
-import { extractContext, instrument } from '@hopline/telemetry';
+import { extractContext, instrument, markSpanFailed } from '@hopline/telemetry';
 import { z } from 'zod';
 import { bearerToken, type ApiKeyStore, type Principal } from './api-keys.js';
 import type { AskService, QuestionStream } from './ask-service.js';
@@ -118,12 +118,16 @@ export function createHttpApp(deps: HttpAppDeps): (request: IncomingMessage, res
       try {
         await route.handle(request, response, params);
         span.setAttribute('http.response.status_code', response.statusCode);
+        // An answered failure (a question that ended in a 504 problem document) is a failed span too.
+        if (response.statusCode >= 500) markSpanFailed(span, String(response.statusCode), response.statusMessage);
       } catch (error) {
         const problem = toProblem(error);
         if (problem.status >= 500) deps.logger.error('request failed', { route: route.name, error });
         else if (problem.slug === 'client-closed-request')
           deps.logger.info('client closed the request', { route: route.name });
         span.setAttribute('http.response.status_code', problem.status);
+        // OpenTelemetry's HTTP conventions: a server span fails on 5xx, not on the client's 4xx.
+        if (problem.status >= 500) markSpanFailed(span, String(problem.status), problem.detail ?? problem.title, error);
         sendProblem(response, problem);
       }
     });
@@ -213,6 +217,11 @@ async function streamAsSse(
   try {
     for await (const event of stream.read(afterSeq, signal)) {
       await sse.send(renderEvent(event));
+      // The stream's status is 200 from its first byte: a question that fails marks the span instead.
+      if (event.event === 'error' && event.error && event.error.code !== 'cancelled') {
+        const span = trace.getActiveSpan();
+        if (span) markSpanFailed(span, event.error.code, event.error.message);
+      }
       if (signal.aborted) break;
     }
   } catch (error) {

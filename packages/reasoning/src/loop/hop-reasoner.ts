@@ -271,13 +271,21 @@ export function createHopReasoner(deps: HopReasonerDependencies): HopReasoner {
     let writerAbstained = false;
     if (!run.callerSignal.aborted) {
       const started = run.now;
-      const written = await synthesize(run, {
-        question: run.question,
-        hops: outcome.hops,
-        evidence,
-        complete,
-        missing: outcome.missing,
-      });
+      const written = await instrument(
+        'synthesis',
+        { attributes: { 'hopline.evidence': evidence.length, 'hopline.complete': complete } },
+        async (span) => {
+          const answer = await synthesize(run, {
+            question: run.question,
+            hops: outcome.hops,
+            evidence,
+            complete,
+            missing: outcome.missing,
+          });
+          span.setAttribute('hopline.cited', answer.cited.length);
+          return answer;
+        },
+      );
       run.timings.synthesizeMs = run.now - started;
       text = written.text;
       cited = written.cited;

@@ -172,7 +172,15 @@ export async function runHop(run: QuestionRun, step: HopStep): Promise<HopOutcom
       const finding = await timed(
         (ms) => (reasonMs = ms),
         now,
-        () => extract(run, input, hop, step),
+        () =>
+          instrument(
+            'extract hop answer',
+            {
+              attributes: { 'hopline.hop': hop, 'hopline.evidence': ranked.length },
+              acceptableErrors: (error) => error instanceof QuestionInterrupted,
+            },
+            () => extract(run, input, hop, step),
+          ),
       );
       run.timings.reasonMs += reasonMs;
 
@@ -198,7 +206,10 @@ export async function runHop(run: QuestionRun, step: HopStep): Promise<HopOutcom
         'hopline.grade': grade,
         'hopline.unknown': finding.unknown,
         'hopline.done': finding.done,
+        'hopline.degraded': retrieved.degraded || rerankFallback,
       });
+      const hopReasons = run.degradedReasons.filter((reason) => reason.startsWith(`hop ${hop}: `));
+      if (hopReasons.length > 0) span.setAttribute('hopline.degraded_reasons', hopReasons);
       return { hop, query: step.query, ranked, cited, finding, grade, newChunks };
     },
   );

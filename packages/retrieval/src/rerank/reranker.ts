@@ -1,5 +1,7 @@
 import type { Chunk__Output } from '@hopline/contracts';
 import { CancelledError, ValidationError, toHoplineError } from '@hopline/contracts';
+import { instrument } from '@hopline/telemetry';
+import { trace } from '@opentelemetry/api';
 import type { Tokenizer } from '@hopline/text';
 import type { Guard } from '../hybrid/guard.js';
 import { compressToBudget } from './compress.js';
@@ -98,7 +100,24 @@ export function createReranker(dependencies: RerankerDependencies): Reranker {
       if (input.chunks.length === 0)
         return { chunks: [], fallback: false, fallbackReason: '', scorer: dependencies.scorer.name };
       const texts = input.chunks.map(rerankText);
-      const scored = await score(input, texts);
+      const scored = await instrument(
+        'rerank score',
+        {
+          attributes: {
+            'hopline.rerank.candidates': texts.length,
+            'hopline.breaker.state': dependencies.guard.state ?? 'none',
+          },
+        },
+        async (span) => {
+          const result = await score(input, texts);
+          span.setAttributes({
+            'hopline.rerank.scorer': result.scorer,
+            'hopline.degraded': result.fallbackReason !== '',
+          });
+          if (result.fallbackReason) span.setAttribute('hopline.degraded_reasons', [result.fallbackReason]);
+          return result;
+        },
+      );
       if (scored.scores.length !== texts.length) {
         throw new ValidationError(
           `scorer ${scored.scorer} returned ${scored.scores.length} scores for ${texts.length} texts`,
@@ -115,13 +134,15 @@ export function createReranker(dependencies: RerankerDependencies): Reranker {
         .sort((a, b) => b.relevance - a.relevance)
         .slice(0, keep);
       const terms = new Map(ranked.map(({ chunk, text }) => [chunk, new Set(tokenizer.tokenize(text))]));
-      const diverse = selectByMmr(
-        ranked.map(({ chunk, relevance: scaled }) => ({ item: chunk, relevance: scaled })),
-        {
-          lambda: defaults.lambda,
-          keep: Math.min(defaults.mmrKeep, keep),
-          similarity: (a, b) => jaccard(terms.get(a) as Set<string>, terms.get(b) as Set<string>),
-        },
+      const diverse = mmrSpan(ranked.length, () =>
+        selectByMmr(
+          ranked.map(({ chunk, relevance: scaled }) => ({ item: chunk, relevance: scaled })),
+          {
+            lambda: defaults.lambda,
+            keep: Math.min(defaults.mmrKeep, keep),
+            similarity: (a, b) => jaccard(terms.get(a) as Set<string>, terms.get(b) as Set<string>),
+          },
+        ),
       );
       const budget = input.tokenBudget && input.tokenBudget > 0 ? input.tokenBudget : defaults.tokenBudget;
       const compressed = compressToBudget(diverse, budget);
@@ -133,4 +154,16 @@ export function createReranker(dependencies: RerankerDependencies): Reranker {
       };
     },
   };
+}
+
+/** MMR is synchronous: its span is opened and ended around the one call. */
+function mmrSpan<T>(candidates: number, select: () => T[]): T[] {
+  const span = trace.getTracer('hopline').startSpan('mmr', { attributes: { 'hopline.mmr.candidates': candidates } });
+  try {
+    const selected = select();
+    span.setAttribute('hopline.mmr.kept', selected.length);
+    return selected;
+  } finally {
+    span.end();
+  }
 }

@@ -2,7 +2,7 @@ import type { HoplineError, RerankerClient } from '@hopline/contracts';
 import { unaryCall } from '@hopline/grpc';
 import type { CallContext, RerankerPort, RerankInput, RerankOutput } from '@hopline/reasoning';
 import { remainingMs, withFallback, type Guard } from '@hopline/resilience';
-import type { HoplineMetrics } from '@hopline/telemetry';
+import { instrument, type HoplineMetrics } from '@hopline/telemetry';
 
 export interface RerankerClientDeps {
   client: RerankerClient;
@@ -36,48 +36,60 @@ function fallbackReason(error: HoplineError, limitMs: number): string {
  */
 export function createRerankerClient({ client, guard, budgetMs, metrics }: RerankerClientDeps): RerankerPort {
   return {
-    async rerank(input: RerankInput, ctx: CallContext): Promise<RerankOutput> {
-      const limitMs = Math.min(budgetMs, remainingMs(ctx.deadlineUnixMs));
-      const outcome = await withFallback(
-        () =>
-          guard.call(
-            (signal, attempt) =>
-              unaryCall(
-                client,
-                'Rerank',
-                {
-                  ctx: {
-                    questionId: ctx.request.questionId,
-                    scope: ctx.request.scope,
-                    deadlineUnixMs: ctx.deadlineUnixMs,
+    rerank: (input: RerankInput, ctx: CallContext): Promise<RerankOutput> =>
+      // A rerank the breaker skips makes no gRPC call, so this span is where it shows.
+      instrument('rerank', { attributes: { 'hopline.breaker.state': guard.state } }, async (span) => {
+        const limitMs = Math.min(budgetMs, remainingMs(ctx.deadlineUnixMs));
+        const outcome = await withFallback(
+          () =>
+            guard.call(
+              (signal, attempt) =>
+                unaryCall(
+                  client,
+                  'Rerank',
+                  {
+                    ctx: {
+                      questionId: ctx.request.questionId,
+                      scope: ctx.request.scope,
+                      deadlineUnixMs: ctx.deadlineUnixMs,
+                    },
+                    query: input.query,
+                    chunks: [...input.chunks],
+                    topN: input.topN,
                   },
-                  query: input.query,
-                  chunks: [...input.chunks],
-                  topN: input.topN,
-                },
-                {
-                  deadlineUnixMs: ctx.deadlineUnixMs,
-                  capMs: budgetMs,
-                  signal,
-                  waitForReady: attempt.trial,
-                  ...(metrics ? { metrics } : {}),
-                },
-              ),
-            { deadlineUnixMs: ctx.deadlineUnixMs, capMs: budgetMs, signal: ctx.signal },
-          ),
-        (error) => ({
-          chunks: input.chunks.slice(0, input.topN),
-          fallback: true,
-          fallbackReason: fallbackReason(error, limitMs),
-        }),
-      );
-      if (outcome.degraded) metrics?.degradedRetrievals.inc({ path: 'rerank', reason: outcome.error.code });
-      const response = outcome.value;
-      return {
-        chunks: response.chunks,
-        fallback: response.fallback,
-        ...(response.fallbackReason ? { fallbackReason: response.fallbackReason } : {}),
-      };
-    },
+                  {
+                    deadlineUnixMs: ctx.deadlineUnixMs,
+                    capMs: budgetMs,
+                    signal,
+                    waitForReady: attempt.trial,
+                    ...(metrics ? { metrics } : {}),
+                  },
+                ),
+              { deadlineUnixMs: ctx.deadlineUnixMs, capMs: budgetMs, signal: ctx.signal },
+            ),
+          (error) => ({
+            chunks: input.chunks.slice(0, input.topN),
+            fallback: true,
+            fallbackReason: fallbackReason(error, limitMs),
+          }),
+        );
+        const response = outcome.value;
+        if (outcome.degraded) {
+          metrics?.degradedRetrievals.inc({ path: 'rerank', reason: outcome.error.code });
+          span.setAttributes({
+            'hopline.degraded': true,
+            'hopline.degraded_reasons': [response.fallbackReason ?? outcome.error.message],
+            'error.type': outcome.error.code,
+          });
+          if (outcome.error.code === 'breaker_open') {
+            span.addEvent('rerank skipped: breaker open', { 'hopline.breaker.state': guard.state });
+          }
+        }
+        return {
+          chunks: response.chunks,
+          fallback: response.fallback,
+          ...(response.fallbackReason ? { fallbackReason: response.fallbackReason } : {}),
+        };
+      }),
   };
 }
