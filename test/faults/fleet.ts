@@ -18,12 +18,15 @@ const STARTUP_TIMEOUT_MS = 180_000;
 export const BULK_KB = 'bulk';
 
 /**
- * What the fleet's services are told beyond their ports. The gateways' per-key rate is raised
- * so that the suite's bursts of questions meet the fleet's capacity, not the rate limit.
+ * What the fleet runs on and what its services are told beyond their ports. (The gateways'
+ * per-key rate is always raised, so that the suite's bursts meet the fleet's capacity, not the
+ * rate limit.)
  */
 export interface FleetOptions {
-  gateway?: Record<string, string>;
-  reasoner?: Record<string, string>;
+  /** A NATS server (or a cluster's node) of the caller's, which the fleet leaves running. */
+  nats?: NatsServerProcess;
+  /** Environment for every service, e.g. JETSTREAM_REPLICAS for a cluster. */
+  env?: Record<string, string>;
 }
 
 /**
@@ -72,19 +75,21 @@ export async function indexedChunks(worker: ServiceProcess): Promise<number> {
 }
 
 export async function startFleet(options: FleetOptions = {}): Promise<Fleet> {
-  const nats = await startNatsServer();
+  const nats = options.nats ?? (await startNatsServer());
   if (!nats) throw new Error('the fault suite needs a nats-server binary on PATH');
+  const ownsNats = options.nats === undefined;
   const dataDir = mkdtempSync(join(tmpdir(), 'hopline-faults-'));
   const started: ServiceProcess[] = [];
   const stop = async () => {
     await Promise.all(started.map((service) => service.kill()));
-    await nats[Symbol.asyncDispose]();
+    if (ownsNats) await nats[Symbol.asyncDispose]();
     rmSync(dataDir, { recursive: true, force: true });
   };
   // Starts run side by side; one that fails must not leave the others running unowned.
   const pending: Array<Promise<unknown>> = [];
   const start = (service: Parameters<typeof startServiceProcess>[0], env: Record<string, string>) => {
-    const starting = startServiceProcess(service, env, { startupTimeoutMs: STARTUP_TIMEOUT_MS }).then((process) => {
+    const all = { ...options.env, ...env };
+    const starting = startServiceProcess(service, all, { startupTimeoutMs: STARTUP_TIMEOUT_MS }).then((process) => {
       started.push(process);
       return process;
     });
@@ -114,7 +119,6 @@ export async function startFleet(options: FleetOptions = {}): Promise<Fleet> {
           ...bus,
           QUERY_UNDERSTANDING_ADDRESS: `127.0.0.1:${quPort}`,
           RERANKER_ADDRESS: `127.0.0.1:${rerankPort}`,
-          ...options.reasoner,
         }),
       ),
     );
@@ -144,7 +148,6 @@ export async function startFleet(options: FleetOptions = {}): Promise<Fleet> {
           API_KEYS: keys,
           RATE_PER_KEY_PER_SECOND: '1000',
           RATE_BURST_PER_KEY: '1000',
-          ...options.gateway,
         }),
       );
     }
