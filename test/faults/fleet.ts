@@ -14,7 +14,7 @@ export const FLEET_KB = 'demo';
 /** Eight processes starting at once on a busy machine each get a small share of its CPUs. */
 const STARTUP_TIMEOUT_MS = 180_000;
 
-/** A second kb of the key's, which the questions never read: where bulk ingestion is counted. */
+/** A second kb of the key's, which the questions never read: where bulk ingestion goes. */
 export const BULK_KB = 'bulk';
 
 /**
@@ -55,21 +55,19 @@ export interface Fleet extends AsyncDisposable {
   output(): string;
 }
 
-interface KbCount {
-  tenantId: string;
-  kbId: string;
-  lexicalChunks: number;
-}
-
-/** A worker's index of one kb, from its /healthz: chunks, and ingest commands not applied yet. */
-export async function workerIndex(worker: ServiceProcess, kbId = FLEET_KB): Promise<{ chunks: number; lag: number }> {
+/**
+ * A worker's index, from its /healthz: its chunks (all kbs together: the report carries totals)
+ * and the ingest commands it has not applied yet.
+ */
+export async function workerIndex(worker: ServiceProcess): Promise<{ chunks: number; lag: number }> {
   const response = await fetch(`${worker.opsUrl}/healthz`);
-  const health = (await response.json()) as { details?: { kbs?: KbCount[]; ingest?: { lag?: number } } };
-  const kb = health.details?.kbs?.find((entry) => entry.tenantId === 'acme' && entry.kbId === kbId);
-  return { chunks: kb?.lexicalChunks ?? 0, lag: health.details?.ingest?.lag ?? 0 };
+  const health = (await response.json()) as {
+    details?: { index?: { lexicalChunks?: number }; ingest?: { lag?: number } };
+  };
+  return { chunks: health.details?.index?.lexicalChunks ?? 0, lag: health.details?.ingest?.lag ?? 0 };
 }
 
-/** How many chunks of FLEET_KB a worker's index holds. */
+/** How many chunks a worker's index holds. */
 export async function indexedChunks(worker: ServiceProcess): Promise<number> {
   return (await workerIndex(worker)).chunks;
 }

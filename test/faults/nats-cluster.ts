@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { answersNats, freePort, waitFor, type NatsServerProcess } from '@hopline/test-support';
 import { askStreaming, demoQuestions, tally } from './client.js';
-import { BULK_KB, startFleet, workerIndex } from './fleet.js';
+import { BULK_KB, indexedChunks, startFleet, workerIndex } from './fleet.js';
 import { describeTally, type ScenarioResult } from './scenarios.js';
 
 /** One node of a NATS cluster: a nats-server process that can be killed and started again. */
@@ -99,6 +99,7 @@ export const clusterNodeLoss = {
     const asks = demoQuestions('cluster-node-loss', questions).map((question, index) =>
       askStreaming(fleet.gatewayUrls[index % 2] as string, fleet.apiKey, question, { giveUpMs: 45_000 }),
     );
+    const before = await Promise.all(fleet.workers.map(indexedChunks));
     const total = 300;
     const perRequest = 50;
     let accepted = 0;
@@ -122,13 +123,19 @@ export const clusterNodeLoss = {
     const t = tally(await Promise.all(asks));
     await entry.start();
     const rejoined = await waitFor(() => entry.current(), { timeoutMs: 60_000, intervalMs: 250 }).catch(() => false);
+    // Each document is one chunk: what a worker holds beyond its start is what it indexed.
+    const added = async () =>
+      (await Promise.all(fleet.workers.map(workerIndex))).map((index, i) => ({
+        lag: index.lag,
+        chunks: index.chunks - (before[i] ?? 0),
+      }));
     const indexes = await waitFor(
       async () => {
-        const now = await Promise.all(fleet.workers.map((worker) => workerIndex(worker, BULK_KB)));
+        const now = await added();
         return now.every((index) => index.lag === 0 && index.chunks >= accepted) ? now : undefined;
       },
       { timeoutMs: 120_000, intervalMs: 500 },
-    ).catch(() => Promise.all(fleet.workers.map((worker) => workerIndex(worker, BULK_KB))));
+    ).catch(added);
     const chunks = indexes.map((index) => index.chunks);
     return {
       measured: `${accepted}/${total} documents acked (${refused} refused while the node was away), the indexes hold ${chunks.join(' and ')}; questions: ${describeTally(t)}; the node ${rejoined ? 'rejoined, current' : 'did not report current'}`,
