@@ -40,6 +40,7 @@ export async function startNatsCluster(size = 3): Promise<NatsCluster> {
     ];
     let child: ChildProcess | undefined;
     let exited: Promise<void> = Promise.resolve();
+    let log = '';
     const stop = async (signal: NodeJS.Signals = 'SIGTERM') => {
       if (!child || child.exitCode !== null || child.signalCode !== null) return;
       child.kill(signal);
@@ -49,12 +50,16 @@ export async function startNatsCluster(size = 3): Promise<NatsCluster> {
       url,
       port,
       async start() {
-        const process = spawn('nats-server', args, { stdio: 'ignore' });
+        const process = spawn('nats-server', args, { stdio: ['ignore', 'ignore', 'pipe'] });
+        process.stderr?.on('data', (chunk: Buffer) => {
+          log = (log + chunk.toString('utf8')).slice(-4_000);
+        });
         child = process;
         exited = new Promise((resolve) => process.once('exit', () => resolve()));
         await waitFor(() => answersNats(url, 200), { timeoutMs: 30_000, description: `cluster node ${index + 1}` });
       },
       stop,
+      log: () => log,
       async current() {
         const response = await fetch(`http://127.0.0.1:${monitorPort}/healthz`).catch(() => undefined);
         return response?.ok === true;
