@@ -14,16 +14,19 @@ export const FLEET_KB = 'demo';
 /** Eight processes starting at once on a busy machine each get a small share of its CPUs. */
 const STARTUP_TIMEOUT_MS = 180_000;
 
-/** A second kb of the key's, which the questions never read: where bulk ingestion is counted. */
+/** A second kb of the key's, which the questions never read: where bulk ingestion goes. */
 export const BULK_KB = 'bulk';
 
 /**
- * What the fleet's services are told beyond their ports. The gateways' per-key rate is raised
- * so that the suite's bursts of questions meet the fleet's capacity, not the rate limit.
+ * What the fleet runs on and what its services are told beyond their ports. (The gateways'
+ * per-key rate is always raised, so that the suite's bursts meet the fleet's capacity, not the
+ * rate limit.)
  */
 export interface FleetOptions {
-  gateway?: Record<string, string>;
-  reasoner?: Record<string, string>;
+  /** A NATS server (or a cluster's node) of the caller's, which the fleet leaves running. */
+  nats?: NatsServerProcess;
+  /** Environment for every service, e.g. JETSTREAM_REPLICAS for a cluster. */
+  env?: Record<string, string>;
 }
 
 /**
@@ -52,39 +55,39 @@ export interface Fleet extends AsyncDisposable {
   output(): string;
 }
 
-interface KbCount {
-  tenantId: string;
-  kbId: string;
-  lexicalChunks: number;
-}
-
-/** A worker's index of one kb, from its /healthz: chunks, and ingest commands not applied yet. */
-export async function workerIndex(worker: ServiceProcess, kbId = FLEET_KB): Promise<{ chunks: number; lag: number }> {
+/**
+ * A worker's index, from its /healthz: its chunks (all kbs together: the report carries totals)
+ * and the ingest commands it has not applied yet.
+ */
+export async function workerIndex(worker: ServiceProcess): Promise<{ chunks: number; lag: number }> {
   const response = await fetch(`${worker.opsUrl}/healthz`);
-  const health = (await response.json()) as { details?: { kbs?: KbCount[]; ingest?: { lag?: number } } };
-  const kb = health.details?.kbs?.find((entry) => entry.tenantId === 'acme' && entry.kbId === kbId);
-  return { chunks: kb?.lexicalChunks ?? 0, lag: health.details?.ingest?.lag ?? 0 };
+  const health = (await response.json()) as {
+    details?: { index?: { lexicalChunks?: number }; ingest?: { lag?: number } };
+  };
+  return { chunks: health.details?.index?.lexicalChunks ?? 0, lag: health.details?.ingest?.lag ?? 0 };
 }
 
-/** How many chunks of FLEET_KB a worker's index holds. */
+/** How many chunks a worker's index holds. */
 export async function indexedChunks(worker: ServiceProcess): Promise<number> {
   return (await workerIndex(worker)).chunks;
 }
 
 export async function startFleet(options: FleetOptions = {}): Promise<Fleet> {
-  const nats = await startNatsServer();
+  const nats = options.nats ?? (await startNatsServer());
   if (!nats) throw new Error('the fault suite needs a nats-server binary on PATH');
+  const ownsNats = options.nats === undefined;
   const dataDir = mkdtempSync(join(tmpdir(), 'hopline-faults-'));
   const started: ServiceProcess[] = [];
   const stop = async () => {
     await Promise.all(started.map((service) => service.kill()));
-    await nats[Symbol.asyncDispose]();
+    if (ownsNats) await nats[Symbol.asyncDispose]();
     rmSync(dataDir, { recursive: true, force: true });
   };
   // Starts run side by side; one that fails must not leave the others running unowned.
   const pending: Array<Promise<unknown>> = [];
   const start = (service: Parameters<typeof startServiceProcess>[0], env: Record<string, string>) => {
-    const starting = startServiceProcess(service, env, { startupTimeoutMs: STARTUP_TIMEOUT_MS }).then((process) => {
+    const all = { ...options.env, ...env };
+    const starting = startServiceProcess(service, all, { startupTimeoutMs: STARTUP_TIMEOUT_MS }).then((process) => {
       started.push(process);
       return process;
     });
@@ -114,7 +117,6 @@ export async function startFleet(options: FleetOptions = {}): Promise<Fleet> {
           ...bus,
           QUERY_UNDERSTANDING_ADDRESS: `127.0.0.1:${quPort}`,
           RERANKER_ADDRESS: `127.0.0.1:${rerankPort}`,
-          ...options.reasoner,
         }),
       ),
     );
@@ -144,7 +146,6 @@ export async function startFleet(options: FleetOptions = {}): Promise<Fleet> {
           API_KEYS: keys,
           RATE_PER_KEY_PER_SECOND: '1000',
           RATE_BURST_PER_KEY: '1000',
-          ...options.gateway,
         }),
       );
     }

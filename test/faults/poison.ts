@@ -22,9 +22,10 @@ function garbage(): Uint8Array[] {
     random(64),
     random(4_096),
     Uint8Array.from([0xff, 0xff, 0xff, 0xff, 0x0f]),
-    // Wire type 6 does not exist. (A string field cut short is no use here: the protobuf reader
-    // gRPC uses takes what bytes there are, so it decodes.)
-    Uint8Array.from([0x0e, 0x01, 0x02]),
+    // An unknown field (99) of wire type 6, which does not exist. Bytes that break only a known
+    // field do not do: protobufjs reads a known field by its number whatever its wire type, and
+    // a string cut short as far as it goes, so they decode to a valid request.
+    Uint8Array.from([0x9e, 0x06, 0x01]),
     text('{"question":"hello"}'),
     text('\u0000\u0001 not protobuf'),
     codecs.workerPresence.encode({ workerId: 'poison', ingestLag: 3 }),

@@ -4,7 +4,7 @@ import { cpus, loadavg, totalmem } from 'node:os';
 import type { Scenario, ScenarioResult } from './scenarios.js';
 
 export interface ReportRow {
-  scenario: Scenario;
+  scenario: Pick<Scenario, 'fault' | 'mustHold'>;
   result: ScenarioResult;
 }
 

@@ -232,7 +232,7 @@ export const workersWithoutId: Scenario = {
     const chunks = await Promise.all(fleet.workers.map(indexedChunks));
     const t = tally(await askMany(fleet, 'workers-without-id', questions).outcomes);
     return {
-      measured: `indexes hold ${chunks.join(' and ')} chunks of ${fleet.documents} documents; ${describeTally(t)}; ${t.empty} empty answers`,
+      measured: `indexes hold ${chunks.join(' and ')} chunks of the ${fleet.documents} demo documents (one chunk each); ${describeTally(t)}; ${t.empty} empty answers`,
       holds: chunks.every((n) => n >= fleet.documents && n === chunks[0]) && t.answered === t.asked && t.empty === 0,
       tally: t,
     };
@@ -361,6 +361,7 @@ export const ingestUnderKills: Scenario = {
     const perRequest = 50;
     const statuses: number[] = [];
     const restarts: Array<Promise<void>> = [];
+    const before = await Promise.all(fleet.workers.map(indexedChunks));
     for (let first = 0; first < total; first += perRequest) {
       const documents = Array.from({ length: perRequest }, (_, i) => ({
         docId: `bulk-${first + i}`,
@@ -379,15 +380,21 @@ export const ingestUnderKills: Scenario = {
       if (victim) restarts.push(victim.kill().then(() => victim.restart()));
     }
     await Promise.all(restarts);
+    // Each document is one chunk: a worker holds exactly `total` more than before.
+    const added = async () =>
+      (await Promise.all(fleet.workers.map(workerIndex))).map((index, i) => ({
+        lag: index.lag,
+        chunks: index.chunks - (before[i] ?? 0),
+      }));
     const settled = async () => {
-      const indexes = await Promise.all(fleet.workers.map((worker) => workerIndex(worker, BULK_KB)));
+      const indexes = await added();
       return indexes.every((index) => index.lag === 0 && index.chunks >= total) ? indexes : undefined;
     };
     const indexes = await waitFor(settled, {
       timeoutMs: 180_000,
       intervalMs: 500,
       description: 'both indexes to hold the bulk documents',
-    }).catch(async () => Promise.all(fleet.workers.map((worker) => workerIndex(worker, BULK_KB))));
+    }).catch(added);
     const accepted = statuses.filter((status) => status === 202).length * perRequest;
     const chunks = indexes.map((index) => index.chunks);
     return {
