@@ -22,11 +22,13 @@ import { MemoryCacheStore } from './cache/memory-store.js';
 import { RedisCacheStore } from './cache/redis-store.js';
 import type { Config } from './config.js';
 import { createGatewayMetrics } from './gateway-metrics.js';
-import { answerGatewayHandlers } from './grpc-service.js';
+import { answerGatewayHandlers, knowledgeBaseHandlers } from './grpc-service.js';
 import { createHttpApp } from './http-app.js';
+import { KbService } from './kb-service.js';
 import { QuestionRegistry } from './question-registry.js';
 import { problems } from './problem.js';
 import { loadStaticSite } from './static-site.js';
+import { WorkerLagBoard } from './worker-lag.js';
 
 /** The gateway's settings: its config schema's values (the embedded mode passes its own). */
 export type GatewayConfig = Pick<
@@ -62,6 +64,8 @@ export interface AnswerGatewayOptions {
   ingest: DurableStream;
   /** Where the hop-reasoner stores reasoning traces, by question id. */
   traces: KeyValueStore;
+  /** The kbs bucket: the knowledge bases tenants created. */
+  kbRecords: KeyValueStore;
   keys: ApiKeyStore;
   logger: Logger;
   metrics: HoplineMetrics;
@@ -196,9 +200,17 @@ export async function startAnswerGateway(options: AnswerGatewayOptions): Promise
     await bumpKb(change.tenantId, change.kbId);
   });
 
+  const workerLag = new WorkerLagBoard(bus);
+  const kbs = new KbService({
+    records: options.kbRecords,
+    stats: (tenantId, kbIds) => kbStats(bus, options.ingest, tenantId, kbIds),
+    workerLag: () => workerLag.live(),
+  });
+
   const httpServer = createServer(
     createHttpApp({
       asks,
+      kbs,
       keys: options.keys,
       traces: options.traces,
       ingest: options.ingest,
@@ -229,6 +241,10 @@ export async function startAnswerGateway(options: AnswerGatewayOptions): Promise
     loadHoplineGrpc().hopline.v1.AnswerGateway,
     answerGatewayHandlers({ asks, keys: options.keys }),
   );
+  grpcServer.addService(
+    loadHoplineGrpc().hopline.v1.KnowledgeBases,
+    knowledgeBaseHandlers({ kbs, keys: options.keys }),
+  );
 
   let httpPort: number;
   let grpcPort: number;
@@ -237,6 +253,7 @@ export async function startAnswerGateway(options: AnswerGatewayOptions): Promise
     grpcPort = await grpcServer.listen(config.GRPC_HOST, config.GRPC_PORT);
   } catch (error) {
     kbChanges.unsubscribe();
+    workerLag.stop();
     askGuard.shutdown();
     httpServer.close();
     await grpcServer.shutdown({ graceMs: 0 });
@@ -275,6 +292,7 @@ export async function startAnswerGateway(options: AnswerGatewayOptions): Promise
           await registry.cancelAll('shutdown');
         }
         kbChanges.unsubscribe();
+        workerLag.stop();
         closeConnectionsWhenQuiet();
         const flushTimer = setTimeout(() => httpServer.closeAllConnections(), CLOSE_FLUSH_MS);
         await Promise.all([httpClosed, grpcClosed]);
@@ -326,13 +344,38 @@ async function lookupDocument(
     });
     return codecs.documentState.decode(reply.data);
   } catch (error) {
-    const failure = toHoplineError(error);
-    if (failure.code === 'no_responders')
-      throw problems.unavailable('no retrieval worker is running to look the document up', 1_000);
-    if ((failure.code === 'unavailable' && !isBusUnavailable(failure)) || failure.code === 'deadline_exceeded')
-      throw problems.unavailable('the search index is still applying recent changes; retry shortly', 1_000);
-    throw failure;
+    throw indexUnavailable(error, 'look the document up');
   }
+}
+
+/** What a retrieval worker's index holds of the tenant's kbs, counting every ingest command stored before the call. */
+async function kbStats(
+  bus: Bus,
+  ingest: DurableStream,
+  tenantId: string,
+  kbIds: readonly string[],
+): Promise<Array<{ documents: number; chunks: number }>> {
+  if (kbIds.length === 0) return [];
+  const afterSeq = await ingest.lastSequence();
+  try {
+    const reply = await bus.request(
+      subjects.kbStats,
+      codecs.kbStatsRequest.encode({ tenantId, kbIds: [...kbIds], afterSeq }),
+      { timeoutMs: LOOKUP_TIMEOUT_MS },
+    );
+    return codecs.kbStatsResponse.decode(reply.data).kbs;
+  } catch (error) {
+    throw indexUnavailable(error, 'count the documents');
+  }
+}
+
+/** A request to the retrieval workers that failed, as the 503 a client retries after, when it is one. */
+function indexUnavailable(error: unknown, what: string): unknown {
+  const failure = toHoplineError(error);
+  if (failure.code === 'no_responders') return problems.unavailable(`no retrieval worker is running to ${what}`, 1_000);
+  if ((failure.code === 'unavailable' && !isBusUnavailable(failure)) || failure.code === 'deadline_exceeded')
+    return problems.unavailable('the search index is still applying recent changes; retry shortly', 1_000);
+  return failure;
 }
 
 function listen(server: Server, host: string, port: number): Promise<number> {

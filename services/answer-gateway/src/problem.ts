@@ -35,6 +35,7 @@ export const problems = {
     new Problem(413, 'payload-too-large', 'Request body too large', `the body exceeds ${limit} bytes`),
   unsupportedMediaType: () =>
     new Problem(415, 'unsupported-media-type', 'Unsupported media type', 'send Content-Type: application/json'),
+  conflict: (detail: string) => new Problem(409, 'conflict', 'Conflict with the current state', detail),
   malformedJson: (detail: string) => new Problem(400, 'malformed-json', 'Malformed JSON', detail),
   invalidRequest: (detail: string) => new Problem(400, 'invalid-request', 'Invalid request', detail),
   tooManyRequests: (detail: string, retryAfterMs: number) =>
