@@ -1,4 +1,4 @@
-import { createServer, type Server, type ServerResponse } from 'node:http';
+import type { Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
 import { busHealth, type Bus, type DurableStream, type KeyValueStore } from '@hopline/bus';
@@ -24,6 +24,7 @@ import type { Config } from './config.js';
 import { createGatewayMetrics } from './gateway-metrics.js';
 import { answerGatewayHandlers, knowledgeBaseHandlers } from './grpc-service.js';
 import { createHttpApp } from './http-app.js';
+import { createHttpServer } from './http-server.js';
 import { KbService } from './kb-service.js';
 import { QuestionRegistry } from './question-registry.js';
 import { problems } from './problem.js';
@@ -46,6 +47,9 @@ export type GatewayConfig = Pick<
   | 'DEFAULT_MAX_HOPS'
   | 'MAX_QUESTION_CHARS'
   | 'MAX_BODY_BYTES'
+  | 'HTTP_HEADERS_TIMEOUT_MS'
+  | 'HTTP_REQUEST_TIMEOUT_MS'
+  | 'HTTP_KEEP_ALIVE_TIMEOUT_MS'
   | 'SSE_HEARTBEAT_MS'
   | 'RESUME_GRACE_MS'
   | 'REPLAY_BUFFER_EVENTS'
@@ -207,7 +211,12 @@ export async function startAnswerGateway(options: AnswerGatewayOptions): Promise
     workerLag: () => workerLag.live(),
   });
 
-  const httpServer = createServer(
+  const httpServer = createHttpServer(
+    {
+      headersTimeoutMs: config.HTTP_HEADERS_TIMEOUT_MS,
+      requestTimeoutMs: config.HTTP_REQUEST_TIMEOUT_MS,
+      keepAliveTimeoutMs: config.HTTP_KEEP_ALIVE_TIMEOUT_MS,
+    },
     createHttpApp({
       asks,
       kbs,

@@ -188,9 +188,11 @@ async function resume(
     request.headers['last-event-id'] ??
     new URL(request.url ?? '/', 'http://gateway').searchParams.get('lastEventId') ??
     '0';
-  const lastEventId = Number(Array.isArray(raw) ? raw[0] : raw);
-  if (!Number.isSafeInteger(lastEventId) || lastEventId < 0)
-    throw problems.invalidRequest('Last-Event-ID must be a non-negative integer (an event id)');
+  const text = Array.isArray(raw) ? (raw[0] ?? '') : raw;
+  // Decimal digits only: Number() would also read "0x10", "1e3" or " 7 ".
+  const lastEventId = /^\d{1,15}$/.test(text) ? Number(text) : Number.NaN;
+  if (!Number.isSafeInteger(lastEventId))
+    throw problems.invalidRequest('Last-Event-ID must be a non-negative decimal integer (an event id)');
   await streamAsSse(deps, await deps.asks.resume(principal, questionId, lastEventId, 'sse'), lastEventId, response);
 }
 
