@@ -16,7 +16,7 @@ import { setTimeout as sleep, setImmediate as yieldToLoop } from 'node:timers/pr
 import { fileURLToPath } from 'node:url';
 import { ApiKeyStore, configSchema, generateApiKey, hashApiKey, startAnswerGateway } from '@hopline/answer-gateway';
 import { createMemoryBroker } from '@hopline/bus';
-import { codecs } from '@hopline/contracts';
+import { codecs, jetstream } from '@hopline/contracts';
 import { openQuestionStreams, type EventBody } from '@hopline/questions';
 import { createLogger, createMetrics } from '@hopline/telemetry';
 
@@ -129,6 +129,7 @@ async function main(): Promise<void> {
     questions: await openQuestionStreams(bus),
     ingest: await bus.durableStream(),
     traces: await bus.keyValue(),
+    kbRecords: await bus.keyValue({ bucket: jetstream.kbBucket, retention: 'keep' }),
     keys: new ApiKeyStore({ keys: [entry(askerKey, 'asker'), entry(flooderKey, 'flooder')] }),
     logger: createLogger('answer-gateway', { level: 'silent' }),
     metrics: createMetrics('answer-gateway', { defaultMetrics: false }),

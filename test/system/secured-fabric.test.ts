@@ -176,6 +176,7 @@ async function startFiveServices(natsUrl: string): Promise<FiveServices> {
       questions: await openQuestionStreams(gatewayBus),
       ingest: await gatewayBus.durableStream(),
       traces: await gatewayBus.keyValue(),
+      kbRecords: await gatewayBus.keyValue({ bucket: jetstream.kbBucket, retention: 'keep' }),
       keys: gateway.ApiKeyStore.fromConfig(gatewayConfig),
       logger: logger('answer-gateway'),
       metrics,

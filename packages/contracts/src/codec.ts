@@ -9,6 +9,9 @@ import type { DocumentLookup, DocumentLookup__Output } from './generated/hopline
 import type { DocumentState, DocumentState__Output } from './generated/hopline/v1/DocumentState.js';
 import type { IngestCommand, IngestCommand__Output } from './generated/hopline/v1/IngestCommand.js';
 import type { KbChanged, KbChanged__Output } from './generated/hopline/v1/KbChanged.js';
+import type { KbRecord, KbRecord__Output } from './generated/hopline/v1/KbRecord.js';
+import type { KbStatsRequest, KbStatsRequest__Output } from './generated/hopline/v1/KbStatsRequest.js';
+import type { KbStatsResponse, KbStatsResponse__Output } from './generated/hopline/v1/KbStatsResponse.js';
 import type { QaEvent, QaEvent__Output } from './generated/hopline/v1/QaEvent.js';
 import type { ReasoningTrace, ReasoningTrace__Output } from './generated/hopline/v1/ReasoningTrace.js';
 import type { RetrieveRequest, RetrieveRequest__Output } from './generated/hopline/v1/RetrieveRequest.js';
@@ -65,5 +68,8 @@ export const codecs = {
   ingestCommand: codecFor<IngestCommand, IngestCommand__Output>('hopline.v1.IngestCommand'),
   deadLetter: codecFor<DeadLetter, DeadLetter__Output>('hopline.v1.DeadLetter'),
   kbChanged: codecFor<KbChanged, KbChanged__Output>('hopline.v1.KbChanged'),
+  kbStatsRequest: codecFor<KbStatsRequest, KbStatsRequest__Output>('hopline.v1.KbStatsRequest'),
+  kbStatsResponse: codecFor<KbStatsResponse, KbStatsResponse__Output>('hopline.v1.KbStatsResponse'),
+  kbRecord: codecFor<KbRecord, KbRecord__Output>('hopline.v1.KbRecord'),
   reasoningTrace: codecFor<ReasoningTrace, ReasoningTrace__Output>('hopline.v1.ReasoningTrace'),
 } as const;

@@ -23,7 +23,6 @@ export interface SubjectPermissions {
 export const inboxPrefix = (service: string): string => `_INBOX.${service}`;
 
 const API = '$JS.API';
-const kvStream = `KV_${jetstream.traceBucket}`;
 
 /** Finding, creating and updating a stream: what `ensureStream` in @hopline/bus does at start-up. */
 const manageStream = (stream: string): string[] => [
@@ -55,11 +54,17 @@ const orderedRead = (stream: string): string[] => [
   `$JS.FC.${stream}.>`,
 ];
 
-/** The trace bucket: its stream, its keys' subjects and reads by key. */
-const traceBucket = {
-  write: [...manageStream(kvStream), `$KV.${jetstream.traceBucket}.>`, ...readLast(kvStream)],
-  read: [...manageStream(kvStream), ...readLast(kvStream)],
+/** A key-value bucket: its stream, its keys' subjects and reads by key. */
+const kvBucket = (bucket: string) => {
+  const stream = `KV_${bucket}`;
+  return {
+    write: [...manageStream(stream), `$KV.${bucket}.>`, ...readLast(stream)],
+    read: [...manageStream(stream), ...readLast(stream)],
+  };
 };
+const traceBucket = kvBucket(jetstream.traceBucket);
+/** The kbs tenants created: written by the gateway alone. */
+const kbBucket = kvBucket(jetstream.kbBucket);
 
 const common = (service: string) => ({
   // JetStream's account info: a client asks for it when it first opens JetStream.
@@ -86,6 +91,7 @@ export const natsPermissions: Record<NatsClientName, SubjectPermissions> = {
       'hopline.qa.*.readers',
       subjects.ingestAll,
       subjects.documentLookup,
+      subjects.kbStats,
       ...manageStream(jetstream.questionStream),
       // Withdrawing a question's job once it ended.
       `${API}.STREAM.PURGE.${jetstream.questionStream}`,
@@ -95,8 +101,15 @@ export const natsPermissions: Record<NatsClientName, SubjectPermissions> = {
       ...manageStream(jetstream.ingestStream),
       ...manageStream(jetstream.deadLetterStream),
       ...traceBucket.read,
+      ...kbBucket.write,
     ],
-    subscribe: [...common('answer-gateway').subscribe, 'hopline.qa.*.readers', subjects.kbChangedAll],
+    subscribe: [
+      ...common('answer-gateway').subscribe,
+      'hopline.qa.*.readers',
+      subjects.kbChangedAll,
+      // Each worker's index lag, for the kb listing.
+      subjects.retrievalPresence,
+    ],
     allowResponses: false,
   },
   'hop-reasoner': {
@@ -131,6 +144,7 @@ export const natsPermissions: Record<NatsClientName, SubjectPermissions> = {
       subjects.retrieve,
       'hopline.retrieve.worker.*',
       subjects.documentLookup,
+      subjects.kbStats,
       // The NATS micro-service discovery subjects ($SRV.PING, $SRV.INFO.retrieval-worker, …).
       '$SRV.>',
     ],

@@ -34,6 +34,8 @@ export const subjects = {
   retrievalPresence: 'hopline.retrieve.presence',
   /** DocumentLookup → DocumentState, served by the retrieval-worker queue group. */
   documentLookup: 'hopline.kb.lookup',
+  /** KbStatsRequest → KbStatsResponse, served by the retrieval-worker queue group. */
+  kbStats: 'hopline.kb.stats',
   /** IngestCommand into the durable ingest stream. */
   ingest: (tenantId: string, kbId: string) =>
     `hopline.kb.${subjectToken(tenantId, 'tenant id')}.${subjectToken(kbId, 'kb id')}.ingest`,
@@ -86,6 +88,8 @@ export const jetstream = {
   deadLetterStream: 'HOPLINE_DEADLETTER',
   ingestConsumer: 'retrieval-worker',
   traceBucket: 'hopline_traces',
+  /** The knowledge bases tenants created (KbRecord by "<tenant>.<kb>"); kept without limits. */
+  kbBucket: 'hopline_kbs',
   /** Work queue of question jobs (AskCommand), one message per question. */
   questionStream: 'HOPLINE_QUESTIONS',
   /** The hop-reasoners' one durable consumer of the question jobs. */

@@ -31,7 +31,20 @@ export type { HopAnswer, HopAnswer__Output } from './generated/hopline/v1/HopAns
 export type { HopRecord, HopRecord__Output } from './generated/hopline/v1/HopRecord.js';
 export type { HopStarted, HopStarted__Output } from './generated/hopline/v1/HopStarted.js';
 export type { IngestCommand, IngestCommand__Output } from './generated/hopline/v1/IngestCommand.js';
+export type { Kb, Kb__Output } from './generated/hopline/v1/Kb.js';
 export type { KbChanged, KbChanged__Output } from './generated/hopline/v1/KbChanged.js';
+export type { KbList, KbList__Output } from './generated/hopline/v1/KbList.js';
+export type { KbRecord, KbRecord__Output } from './generated/hopline/v1/KbRecord.js';
+export type { KbRequest, KbRequest__Output } from './generated/hopline/v1/KbRequest.js';
+export type { KbStats, KbStats__Output } from './generated/hopline/v1/KbStats.js';
+export type { KbStatsRequest, KbStatsRequest__Output } from './generated/hopline/v1/KbStatsRequest.js';
+export type { KbStatsResponse, KbStatsResponse__Output } from './generated/hopline/v1/KbStatsResponse.js';
+export type {
+  KnowledgeBasesClient,
+  KnowledgeBasesDefinition,
+  KnowledgeBasesHandlers,
+} from './generated/hopline/v1/KnowledgeBases.js';
+export type { ListKbsRequest, ListKbsRequest__Output } from './generated/hopline/v1/ListKbsRequest.js';
 export type { QaEvent, QaEvent__Output } from './generated/hopline/v1/QaEvent.js';
 export type {
   QueryUnderstandingClient,
@@ -58,4 +71,5 @@ export { StopReason } from './generated/hopline/v1/StopReason.js';
 export type { SubQuestion, SubQuestion__Output } from './generated/hopline/v1/SubQuestion.js';
 export type { TextSpan, TextSpan__Output } from './generated/hopline/v1/TextSpan.js';
 export type { TokenEvent, TokenEvent__Output } from './generated/hopline/v1/TokenEvent.js';
+export type { WorkerLag, WorkerLag__Output } from './generated/hopline/v1/WorkerLag.js';
 export type { WorkerPresence, WorkerPresence__Output } from './generated/hopline/v1/WorkerPresence.js';

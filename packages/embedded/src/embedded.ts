@@ -7,6 +7,7 @@ import {
   type Bus,
 } from '@hopline/bus';
 import { loadConfig } from '@hopline/config';
+import { jetstream } from '@hopline/contracts';
 import { openQuestionStreams } from '@hopline/questions';
 import * as gateway from '@hopline/answer-gateway';
 import * as hopReasoner from '@hopline/hop-reasoner';
@@ -136,6 +137,10 @@ export async function startEmbedded(config: EmbeddedConfig, env: NodeJS.ProcessE
       questions: await openQuestionStreams(gatewayBus),
       ingest,
       traces,
+      // Files under DATA_DIR without NATS, as the traces: created kbs outlive a restart.
+      kbRecords: broker
+        ? createFileKeyValueStore(join(config.DATA_DIR, 'kbs'))
+        : await gatewayBus.keyValue({ bucket: jetstream.kbBucket, retention: 'keep' }),
       keys,
       logger: logger('answer-gateway'),
       metrics,

@@ -133,7 +133,7 @@ describe('EmbeddedLexicalBackend', () => {
       chunkOf({ docId: 'a', chunkId: 'a#1', text: 'two' }),
     ]);
     await backend.upsertDocument(doc('a', 2), [chunkOf({ docId: 'a', docVersion: 2, text: 'three' })]);
-    expect(await backend.countChunks()).toEqual([{ tenantId: 't1', kbId: 'kb1', chunks: 1 }]);
+    expect(await backend.countChunks()).toEqual([{ tenantId: 't1', kbId: 'kb1', documents: 1, chunks: 1 }]);
   });
 
   it('persistence - a restart keeps the knowledge base, deletes and versions included', async () => {
@@ -171,7 +171,7 @@ describe('EmbeddedLexicalBackend', () => {
     await second.upsertDocument(doc('c'), [chunkOf({ docId: 'c', text: 'after the tear' })]);
     await second.close();
     const third = await EmbeddedLexicalBackend.open({ dataDir });
-    expect(await third.countChunks()).toEqual([{ tenantId: 't1', kbId: 'kb1', chunks: 2 }]);
+    expect(await third.countChunks()).toEqual([{ tenantId: 't1', kbId: 'kb1', documents: 2, chunks: 2 }]);
     await third.close();
   });
 

@@ -50,8 +50,8 @@ describe('createIndexer', () => {
     const indexer = createIndexer(deps);
     const result = await indexer.apply({ op: 'upsert', upsert: document() });
     expect(result).toMatchObject({ op: 'upsert', lexical: 'applied', vector: 'applied', chunks: 1, changed: true });
-    expect(await deps.lexical.countChunks()).toEqual([{ tenantId: 't1', kbId: 'kb1', chunks: 1 }]);
-    expect(await deps.vector.countChunks()).toEqual([{ tenantId: 't1', kbId: 'kb1', chunks: 1 }]);
+    expect(await deps.lexical.countChunks()).toEqual([{ tenantId: 't1', kbId: 'kb1', documents: 1, chunks: 1 }]);
+    expect(await deps.vector.countChunks()).toEqual([{ tenantId: 't1', kbId: 'kb1', documents: 1, chunks: 1 }]);
     const [hit] = await deps.lexical.search(
       { scope: { tenantId: 't1', kbIds: ['kb1'] }, query: 'economy flights', limit: 1 },
       never,
@@ -103,7 +103,7 @@ describe('createIndexer', () => {
       lexical: 'stale',
       vector: 'stale',
     });
-    expect(await deps.lexical.countChunks()).toEqual([{ tenantId: 't1', kbId: 'kb1', chunks: 0 }]);
+    expect(await deps.lexical.countChunks()).toEqual([{ tenantId: 't1', kbId: 'kb1', documents: 0, chunks: 0 }]);
     expect(
       await indexer.apply({ op: 'delete', delete: { tenantId: 't1', kbId: 'kb1', docId: 'policy', version: 1 } }),
     ).toMatchObject({ changed: false });
@@ -182,7 +182,7 @@ describe('createIndexer', () => {
 
 describe('compareChunkCounts', () => {
   it('consistency - equal counts per knowledge base are consistent', () => {
-    const counts = [{ tenantId: 't', kbId: 'k', chunks: 3 }];
+    const counts = [{ tenantId: 't', kbId: 'k', documents: 1, chunks: 3 }];
     expect(compareChunkCounts({ name: 'bm25', counts }, { name: 'vector', counts })).toMatchObject({
       consistent: true,
       gaps: [],
@@ -192,12 +192,12 @@ describe('compareChunkCounts', () => {
 
   it('consistency - a gap names the knowledge base, the side behind and how to reindex', () => {
     const report = compareChunkCounts(
-      { name: 'bm25', counts: [{ tenantId: 't', kbId: 'k', chunks: 10 }] },
+      { name: 'bm25', counts: [{ tenantId: 't', kbId: 'k', documents: 1, chunks: 10 }] },
       {
         name: 'vector',
         counts: [
-          { tenantId: 't', kbId: 'k', chunks: 7 },
-          { tenantId: 't', kbId: 'only-vector', chunks: 2 },
+          { tenantId: 't', kbId: 'k', documents: 1, chunks: 7 },
+          { tenantId: 't', kbId: 'only-vector', documents: 1, chunks: 2 },
         ],
       },
     );

@@ -4,6 +4,12 @@ import { docIdSchema } from './document-id.js';
 import { problems } from './problem.js';
 
 export const HARD_MAX_HOPS = 5;
+/**
+ * A character that shows: not white space, a format character (zero-width space and joiners,
+ * the BOM, direction marks), a control, a lone combining mark, or a blank that renders empty
+ * (Hangul fillers, the braille blank).
+ */
+const VISIBLE = /[^\p{White_Space}\p{Cf}\p{Cc}\p{Mn}\p{Me}\u115F\u1160\u3164\uFFA0\u2800]/u;
 /** A selection is a handful of documents: each is scored exactly, and each id travels in every retrieve message. */
 const MAX_SELECTED_DOCUMENTS = 100;
 
@@ -22,7 +28,8 @@ export function askBodySchema(limits: AskLimits) {
           z
             .string()
             .min(1, 'question is empty')
-            .max(limits.maxQuestionChars, `question is longer than ${limits.maxQuestionChars} characters`),
+            .max(limits.maxQuestionChars, `question is longer than ${limits.maxQuestionChars} characters`)
+            .refine((question) => VISIBLE.test(question), 'question has only invisible characters'),
         ),
       kbIds: z.array(z.string().min(1)).min(1).optional(),
       // Narrows retrieval to these documents of the kbs read; ids outside them match nothing.

@@ -28,6 +28,12 @@ export const configSchema = z.object({
   DEFAULT_MAX_HOPS: z.coerce.number().int().min(1).max(5).default(3),
   MAX_QUESTION_CHARS: env.positiveInt(2_000),
   MAX_BODY_BYTES: env.positiveInt(65_536),
+  /** A client must have sent its request headers within this; else 408 and the connection closes. */
+  HTTP_HEADERS_TIMEOUT_MS: env.positiveInt(10_000),
+  /** ... and its whole request, body included: a half-sent body does not hold a connection longer. */
+  HTTP_REQUEST_TIMEOUT_MS: env.positiveInt(30_000),
+  /** An idle keep-alive connection is closed after this. */
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: env.positiveInt(5_000),
   /** A comment line on an SSE stream idle this long keeps proxies from closing it. */
   SSE_HEARTBEAT_MS: env.positiveInt(15_000),
   /**

@@ -1,4 +1,4 @@
-import { createServer, type Server, type ServerResponse } from 'node:http';
+import type { Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
 import { busHealth, type Bus, type DurableStream, type KeyValueStore } from '@hopline/bus';
@@ -22,11 +22,14 @@ import { MemoryCacheStore } from './cache/memory-store.js';
 import { RedisCacheStore } from './cache/redis-store.js';
 import type { Config } from './config.js';
 import { createGatewayMetrics } from './gateway-metrics.js';
-import { answerGatewayHandlers } from './grpc-service.js';
+import { answerGatewayHandlers, knowledgeBaseHandlers } from './grpc-service.js';
 import { createHttpApp } from './http-app.js';
+import { createHttpServer } from './http-server.js';
+import { KbService } from './kb-service.js';
 import { QuestionRegistry } from './question-registry.js';
 import { problems } from './problem.js';
 import { loadStaticSite } from './static-site.js';
+import { WorkerLagBoard } from './worker-lag.js';
 
 /** The gateway's settings: its config schema's values (the embedded mode passes its own). */
 export type GatewayConfig = Pick<
@@ -44,6 +47,9 @@ export type GatewayConfig = Pick<
   | 'DEFAULT_MAX_HOPS'
   | 'MAX_QUESTION_CHARS'
   | 'MAX_BODY_BYTES'
+  | 'HTTP_HEADERS_TIMEOUT_MS'
+  | 'HTTP_REQUEST_TIMEOUT_MS'
+  | 'HTTP_KEEP_ALIVE_TIMEOUT_MS'
   | 'SSE_HEARTBEAT_MS'
   | 'RESUME_GRACE_MS'
   | 'REPLAY_BUFFER_EVENTS'
@@ -62,6 +68,8 @@ export interface AnswerGatewayOptions {
   ingest: DurableStream;
   /** Where the hop-reasoner stores reasoning traces, by question id. */
   traces: KeyValueStore;
+  /** The kbs bucket: the knowledge bases tenants created. */
+  kbRecords: KeyValueStore;
   keys: ApiKeyStore;
   logger: Logger;
   metrics: HoplineMetrics;
@@ -196,9 +204,22 @@ export async function startAnswerGateway(options: AnswerGatewayOptions): Promise
     await bumpKb(change.tenantId, change.kbId);
   });
 
-  const httpServer = createServer(
+  const workerLag = new WorkerLagBoard(bus);
+  const kbs = new KbService({
+    records: options.kbRecords,
+    stats: (tenantId, kbIds) => kbStats(bus, options.ingest, tenantId, kbIds),
+    workerLag: () => workerLag.live(),
+  });
+
+  const httpServer = createHttpServer(
+    {
+      headersTimeoutMs: config.HTTP_HEADERS_TIMEOUT_MS,
+      requestTimeoutMs: config.HTTP_REQUEST_TIMEOUT_MS,
+      keepAliveTimeoutMs: config.HTTP_KEEP_ALIVE_TIMEOUT_MS,
+    },
     createHttpApp({
       asks,
+      kbs,
       keys: options.keys,
       traces: options.traces,
       ingest: options.ingest,
@@ -229,6 +250,10 @@ export async function startAnswerGateway(options: AnswerGatewayOptions): Promise
     loadHoplineGrpc().hopline.v1.AnswerGateway,
     answerGatewayHandlers({ asks, keys: options.keys }),
   );
+  grpcServer.addService(
+    loadHoplineGrpc().hopline.v1.KnowledgeBases,
+    knowledgeBaseHandlers({ kbs, keys: options.keys }),
+  );
 
   let httpPort: number;
   let grpcPort: number;
@@ -237,6 +262,7 @@ export async function startAnswerGateway(options: AnswerGatewayOptions): Promise
     grpcPort = await grpcServer.listen(config.GRPC_HOST, config.GRPC_PORT);
   } catch (error) {
     kbChanges.unsubscribe();
+    workerLag.stop();
     askGuard.shutdown();
     httpServer.close();
     await grpcServer.shutdown({ graceMs: 0 });
@@ -275,6 +301,7 @@ export async function startAnswerGateway(options: AnswerGatewayOptions): Promise
           await registry.cancelAll('shutdown');
         }
         kbChanges.unsubscribe();
+        workerLag.stop();
         closeConnectionsWhenQuiet();
         const flushTimer = setTimeout(() => httpServer.closeAllConnections(), CLOSE_FLUSH_MS);
         await Promise.all([httpClosed, grpcClosed]);
@@ -326,13 +353,38 @@ async function lookupDocument(
     });
     return codecs.documentState.decode(reply.data);
   } catch (error) {
-    const failure = toHoplineError(error);
-    if (failure.code === 'no_responders')
-      throw problems.unavailable('no retrieval worker is running to look the document up', 1_000);
-    if ((failure.code === 'unavailable' && !isBusUnavailable(failure)) || failure.code === 'deadline_exceeded')
-      throw problems.unavailable('the search index is still applying recent changes; retry shortly', 1_000);
-    throw failure;
+    throw indexUnavailable(error, 'look the document up');
   }
+}
+
+/** What a retrieval worker's index holds of the tenant's kbs, counting every ingest command stored before the call. */
+async function kbStats(
+  bus: Bus,
+  ingest: DurableStream,
+  tenantId: string,
+  kbIds: readonly string[],
+): Promise<Array<{ documents: number; chunks: number }>> {
+  if (kbIds.length === 0) return [];
+  const afterSeq = await ingest.lastSequence();
+  try {
+    const reply = await bus.request(
+      subjects.kbStats,
+      codecs.kbStatsRequest.encode({ tenantId, kbIds: [...kbIds], afterSeq }),
+      { timeoutMs: LOOKUP_TIMEOUT_MS },
+    );
+    return codecs.kbStatsResponse.decode(reply.data).kbs;
+  } catch (error) {
+    throw indexUnavailable(error, 'count the documents');
+  }
+}
+
+/** A request to the retrieval workers that failed, as the 503 a client retries after, when it is one. */
+function indexUnavailable(error: unknown, what: string): unknown {
+  const failure = toHoplineError(error);
+  if (failure.code === 'no_responders') return problems.unavailable(`no retrieval worker is running to ${what}`, 1_000);
+  if ((failure.code === 'unavailable' && !isBusUnavailable(failure)) || failure.code === 'deadline_exceeded')
+    return problems.unavailable('the search index is still applying recent changes; retry shortly', 1_000);
+  return failure;
 }
 
 function listen(server: Server, host: string, port: number): Promise<number> {

@@ -1,11 +1,25 @@
-import { HoplineError, type AskRequest__Output, type ErrorCode, type QaEvent } from '@hopline/contracts';
-import type { StreamWriter } from '@hopline/grpc';
+import {
+  HoplineError,
+  type AskRequest__Output,
+  type ErrorCode,
+  type Kb,
+  type KbList,
+  type KbRequest__Output,
+  type QaEvent,
+} from '@hopline/contracts';
+import type { CallContext, StreamWriter } from '@hopline/grpc';
 import { bearerToken, type ApiKeyStore, type Principal } from './api-keys.js';
 import type { AskService } from './ask-service.js';
+import type { KbService } from './kb-service.js';
 import { Problem, problems } from './problem.js';
 
 export interface AnswerGatewayHandlerDeps {
   asks: AskService;
+  keys: ApiKeyStore;
+}
+
+export interface KnowledgeBaseHandlerDeps {
+  kbs: KbService;
   keys: ApiKeyStore;
 }
 
@@ -27,20 +41,35 @@ const CODE_BY_STATUS: Record<number, ErrorCode> = {
 /** A Problem as the taxonomy error the gRPC server helper maps to a status. */
 export function problemToGrpcError(problem: Problem): HoplineError {
   const retryAfter = problem.headers['Retry-After'];
+  const code = problem.slug === 'conflict' ? 'conflict' : (CODE_BY_STATUS[problem.status] ?? 'internal');
   const detail = `${problem.slug}: ${problem.detail ?? problem.title}${retryAfter ? ` (retry after ${retryAfter} s)` : ''}`;
-  return new HoplineError(CODE_BY_STATUS[problem.status] ?? 'internal', detail, {
+  return new HoplineError(code, detail, {
     cause: problem,
     ...(retryAfter ? { retryAfterMs: Number(retryAfter) * 1000 } : {}),
   });
 }
 
-function authenticate(keys: ApiKeyStore, stream: StreamWriter<QaEvent>): Principal {
-  const value = stream.metadata.get('authorization')[0];
+function authenticate(keys: ApiKeyStore, call: CallContext): Principal {
+  const value = call.metadata.get('authorization')[0];
   const key = bearerToken(typeof value === 'string' ? value : undefined);
   if (!key) throw problems.unauthenticated('send the metadata entry "authorization: Bearer <api key>"');
   const principal = keys.verify(key);
   if (!principal) throw problems.unauthenticated('the API key is not known');
   return principal;
+}
+
+/** A unary method of the key's caller, its refusals as gRPC statuses. */
+function unary<Request, Response>(
+  keys: ApiKeyStore,
+  handle: (principal: Principal, request: Request) => Promise<Response>,
+): (request: Request, call: CallContext) => Promise<Response> {
+  return async (request, call) => {
+    try {
+      return await handle(authenticate(keys, call), request);
+    } catch (error) {
+      throw error instanceof Problem ? problemToGrpcError(error) : error;
+    }
+  };
 }
 
 /**
@@ -68,5 +97,21 @@ export function answerGatewayHandlers(deps: AnswerGatewayHandlerDeps) {
         throw error instanceof Problem ? problemToGrpcError(error) : error;
       }
     },
+  };
+}
+
+/** `KnowledgeBases`: the kb resource, as over HTTP. */
+export function knowledgeBaseHandlers(deps: KnowledgeBaseHandlerDeps) {
+  return {
+    CreateKb: unary(deps.keys, async (principal, request: KbRequest__Output): Promise<Kb> => {
+      return (await deps.kbs.create(principal, request.kbId)).kb;
+    }),
+    GetKb: unary(deps.keys, (principal, request: KbRequest__Output): Promise<Kb> =>
+      deps.kbs.get(principal, request.kbId),
+    ),
+    ListKbs: unary(deps.keys, (principal): Promise<KbList> => deps.kbs.list(principal)),
+    DeleteKb: unary(deps.keys, (principal, request: KbRequest__Output): Promise<Kb> =>
+      deps.kbs.delete(principal, request.kbId),
+    ),
   };
 }

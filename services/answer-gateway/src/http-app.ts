@@ -6,6 +6,7 @@ import { extractContext, instrument, markSpanFailed } from '@hopline/telemetry';
 import { z } from 'zod';
 import { bearerToken, type ApiKeyStore, type Principal } from './api-keys.js';
 import type { AskService, QuestionStream } from './ask-service.js';
+import type { KbService } from './kb-service.js';
 import { docIdSchema } from './document-id.js';
 import { EVENT_SCHEMA, renderEvent } from './event-json.js';
 import { readJsonBody } from './http-body.js';
@@ -28,6 +29,7 @@ export interface HttpSettings {
 
 export interface HttpAppDeps {
   asks: AskService;
+  kbs: KbService;
   keys: ApiKeyStore;
   traces: KeyValueStore;
   ingest: DurableStream;
@@ -69,6 +71,25 @@ export function createHttpApp(deps: HttpAppDeps): (request: IncomingMessage, res
       pattern: /^\/v1\/questions\/([^/]+)\/trace$/,
       name: 'GET /v1/questions/{id}/trace',
       handle: (req, res, p) => getTrace(deps, req, res, p),
+    },
+    { method: 'GET', pattern: /^\/v1\/kbs$/, name: 'GET /v1/kbs', handle: (req, res) => listKbs(deps, req, res) },
+    {
+      method: 'GET',
+      pattern: /^\/v1\/kbs\/([^/]+)$/,
+      name: 'GET /v1/kbs/{kb}',
+      handle: async (req, res, [kbId = '']) => sendJson(res, 200, await deps.kbs.get(authenticate(deps, req), kbId)),
+    },
+    {
+      method: 'PUT',
+      pattern: /^\/v1\/kbs\/([^/]+)$/,
+      name: 'PUT /v1/kbs/{kb}',
+      handle: (req, res, p) => createKb(deps, req, res, p),
+    },
+    {
+      method: 'DELETE',
+      pattern: /^\/v1\/kbs\/([^/]+)$/,
+      name: 'DELETE /v1/kbs/{kb}',
+      handle: async (req, res, [kbId = '']) => sendJson(res, 200, await deps.kbs.delete(authenticate(deps, req), kbId)),
     },
     {
       method: 'POST',
@@ -171,9 +192,11 @@ async function resume(
     request.headers['last-event-id'] ??
     new URL(request.url ?? '/', 'http://gateway').searchParams.get('lastEventId') ??
     '0';
-  const lastEventId = Number(Array.isArray(raw) ? raw[0] : raw);
-  if (!Number.isSafeInteger(lastEventId) || lastEventId < 0)
-    throw problems.invalidRequest('Last-Event-ID must be a non-negative integer (an event id)');
+  const text = Array.isArray(raw) ? (raw[0] ?? '') : raw;
+  // Decimal digits only: Number() would also read "0x10", "1e3" or " 7 ".
+  const lastEventId = /^\d{1,15}$/.test(text) ? Number(text) : Number.NaN;
+  if (!Number.isSafeInteger(lastEventId))
+    throw problems.invalidRequest('Last-Event-ID must be a non-negative decimal integer (an event id)');
   await streamAsSse(deps, await deps.asks.resume(principal, questionId, lastEventId, 'sse'), lastEventId, response);
 }
 
@@ -305,6 +328,21 @@ const ingestBodySchema = z.union([
   documentSchema,
   z.object({ documents: z.array(documentSchema).min(1).max(1_000) }).strict(),
 ]);
+
+async function listKbs(deps: HttpAppDeps, request: IncomingMessage, response: ServerResponse): Promise<void> {
+  sendJson(response, 200, await deps.kbs.list(authenticate(deps, request)));
+}
+
+/** `PUT /v1/kbs/{kb}`: 201 when it creates the kb, 200 when it existed already. */
+async function createKb(
+  deps: HttpAppDeps,
+  request: IncomingMessage,
+  response: ServerResponse,
+  [kbId = '']: string[],
+): Promise<void> {
+  const { kb, created } = await deps.kbs.create(authenticate(deps, request), kbId);
+  sendJson(response, created ? 201 : 200, kb);
+}
 
 function requireIngestScope(principal: Principal, kbId: string): void {
   if (!principal.canIngest) throw problems.forbidden('this key may not ingest documents');

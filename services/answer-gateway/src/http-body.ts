@@ -1,10 +1,19 @@
 import type { IncomingMessage } from 'node:http';
 import { problems } from './problem.js';
 
+/**
+ * `application/json`, with no parameter but `charset=utf-8` (RFC 8259 JSON is UTF-8): not
+ * `application/json-patch+json`, not another charset the body would be misread in.
+ */
+function isJsonContentType(header: string | undefined): boolean {
+  const [type = '', ...parameters] = (header ?? '').split(';');
+  if (type.trim().toLowerCase() !== 'application/json') return false;
+  return parameters.every((parameter) => /^\s*charset\s*=\s*(?:utf-8|"utf-8")\s*$/i.test(parameter));
+}
+
 /** Reads a JSON body, refusing other content types, oversized bodies and malformed JSON. */
 export async function readJsonBody(request: IncomingMessage, maxBytes: number): Promise<unknown> {
-  const contentType = request.headers['content-type'] ?? '';
-  if (!/^application\/json\b/i.test(contentType)) throw problems.unsupportedMediaType();
+  if (!isJsonContentType(request.headers['content-type'])) throw problems.unsupportedMediaType();
   const declared = Number(request.headers['content-length'] ?? '0');
   if (declared > maxBytes) throw problems.payloadTooLarge(maxBytes);
   const parts: Buffer[] = [];

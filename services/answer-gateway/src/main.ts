@@ -2,6 +2,7 @@
 // traces) → cache → gateway → ops server → graceful shutdown. Telemetry was booted by
 // instrumentation.ts (node --import).
 import { connectNatsBus, jetStreamPolicyFrom, natsSecurityFrom } from '@hopline/bus';
+import { jetstream } from '@hopline/contracts';
 import { loadConfig } from '@hopline/config';
 import { openQuestionStreams } from '@hopline/questions';
 import { stopAll, stopOnSignals } from '@hopline/runtime';
@@ -29,8 +30,20 @@ const bus = await connectNatsBus({
 const questions = await openQuestionStreams(bus);
 const ingest = await bus.durableStream();
 const traces = await bus.keyValue();
+const kbRecords = await bus.keyValue({ bucket: jetstream.kbBucket, retention: 'keep' });
 const cache = await createAnswerCache(config, logger, metrics);
-const gateway = await startAnswerGateway({ config, bus, questions, ingest, traces, keys, logger, metrics, cache });
+const gateway = await startAnswerGateway({
+  config,
+  bus,
+  questions,
+  ingest,
+  traces,
+  kbRecords,
+  keys,
+  logger,
+  metrics,
+  cache,
+});
 const ops = await startOpsServer({
   port: config.METRICS_PORT,
   host: config.METRICS_HOST ?? config.HTTP_HOST,

@@ -34,8 +34,24 @@ export const problems = {
   payloadTooLarge: (limit: number) =>
     new Problem(413, 'payload-too-large', 'Request body too large', `the body exceeds ${limit} bytes`),
   unsupportedMediaType: () =>
-    new Problem(415, 'unsupported-media-type', 'Unsupported media type', 'send Content-Type: application/json'),
+    new Problem(
+      415,
+      'unsupported-media-type',
+      'Unsupported media type',
+      'send Content-Type: application/json, with no parameter but charset=utf-8',
+    ),
+  conflict: (detail: string) => new Problem(409, 'conflict', 'Conflict with the current state', detail),
   malformedJson: (detail: string) => new Problem(400, 'malformed-json', 'Malformed JSON', detail),
+  badRequest: (detail: string) => new Problem(400, 'bad-request', 'Bad request', detail),
+  headersTooLarge: () =>
+    new Problem(431, 'headers-too-large', 'Request header fields too large', 'the request headers exceed 16 KiB'),
+  requestTimeout: () =>
+    new Problem(
+      408,
+      'request-timeout',
+      'Request timeout',
+      'the request was not received in time; the connection closes',
+    ),
   invalidRequest: (detail: string) => new Problem(400, 'invalid-request', 'Invalid request', detail),
   tooManyRequests: (detail: string, retryAfterMs: number) =>
     new Problem(429, 'too-many-requests', 'Too many requests', detail, {

@@ -67,6 +67,7 @@ describe('answer-gateway SSE stream', () => {
       tenantId: t.keys.alice.tenantId,
       userId: 'alice',
       kbIds: ['handbook', 'projects'],
+      docIds: [],
     });
     expect(ask?.ctx?.deadlineUnixMs).toBeGreaterThanOrEqual(before + 20_000);
     expect(ask?.ctx?.deadlineUnixMs).toBeLessThanOrEqual(Date.now() + 20_000);

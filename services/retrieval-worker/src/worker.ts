@@ -14,6 +14,7 @@ import type { Config } from './config.js';
 import { workerIdentity } from './identity.js';
 import { startIngestConsumer } from './ingest-consumer.js';
 import { IngestProgress } from './ingest-progress.js';
+import { kbStatsEndpoint } from './kb-stats-endpoint.js';
 import { documentLookupEndpoint } from './lookup-endpoint.js';
 import { retrieveEndpoint } from './retrieve-endpoint.js';
 
@@ -146,6 +147,7 @@ export async function startRetrievalWorker(deps: RetrievalWorkerDeps): Promise<R
         endpoint('retrieve', subjects.retrieve),
         endpoint('retrieve-direct', subjects.retrieveAt(workerId)),
         documentLookupEndpoint({ lexical, progress }),
+        kbStatsEndpoint({ lexical, progress, workerId }),
       ],
     });
     announce();

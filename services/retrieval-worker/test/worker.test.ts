@@ -178,6 +178,21 @@ describe.skipIf(!nats.url)('retrieval-worker over NATS', () => {
     expect(theirs.chunks).toEqual([]);
   });
 
+  it('kb stats - documents and chunks of the named kbs of one tenant, zeros for a kb the index never saw', async () => {
+    const reply = await client.request(
+      subjects.kbStats,
+      codecs.kbStatsRequest.encode({ tenantId: 'acme', kbIds: ['docs', 'empty'], afterSeq: 0 }),
+      { timeoutMs: 5_000 },
+    );
+    const stats = codecs.kbStatsResponse.decode(reply.data);
+    expect(stats.kbs).toEqual([
+      { kbId: 'docs', documents: 2, chunks: expect.any(Number) },
+      { kbId: 'empty', documents: 0, chunks: 0 },
+    ]);
+    expect(stats.kbs[0]?.chunks).toBeGreaterThanOrEqual(2);
+    expect(['worker-a', 'worker-b']).toContain(stats.workerId);
+  });
+
   it('retrieval - a request without a verified scope is refused with a validation error', async () => {
     const bad = codecs.retrieveRequest.encode({
       ctx: { questionId: 'q1', scope: { tenantId: '', kbIds: [] }, deadlineUnixMs: deadline() },

@@ -16,6 +16,11 @@ import type { ErrorEvent as _hopline_v1_ErrorEvent, ErrorEvent__Output as _hopli
 import type { HopAnswer as _hopline_v1_HopAnswer, HopAnswer__Output as _hopline_v1_HopAnswer__Output } from './hopline/v1/HopAnswer.js';
 import type { HopRecord as _hopline_v1_HopRecord, HopRecord__Output as _hopline_v1_HopRecord__Output } from './hopline/v1/HopRecord.js';
 import type { HopStarted as _hopline_v1_HopStarted, HopStarted__Output as _hopline_v1_HopStarted__Output } from './hopline/v1/HopStarted.js';
+import type { Kb as _hopline_v1_Kb, Kb__Output as _hopline_v1_Kb__Output } from './hopline/v1/Kb.js';
+import type { KbList as _hopline_v1_KbList, KbList__Output as _hopline_v1_KbList__Output } from './hopline/v1/KbList.js';
+import type { KbRequest as _hopline_v1_KbRequest, KbRequest__Output as _hopline_v1_KbRequest__Output } from './hopline/v1/KbRequest.js';
+import type { KnowledgeBasesClient as _hopline_v1_KnowledgeBasesClient, KnowledgeBasesDefinition as _hopline_v1_KnowledgeBasesDefinition } from './hopline/v1/KnowledgeBases.js';
+import type { ListKbsRequest as _hopline_v1_ListKbsRequest, ListKbsRequest__Output as _hopline_v1_ListKbsRequest__Output } from './hopline/v1/ListKbsRequest.js';
 import type { QaEvent as _hopline_v1_QaEvent, QaEvent__Output as _hopline_v1_QaEvent__Output } from './hopline/v1/QaEvent.js';
 import type { QueryUnderstandingClient as _hopline_v1_QueryUnderstandingClient, QueryUnderstandingDefinition as _hopline_v1_QueryUnderstandingDefinition } from './hopline/v1/QueryUnderstanding.js';
 import type { ReasoningTrace as _hopline_v1_ReasoningTrace, ReasoningTrace__Output as _hopline_v1_ReasoningTrace__Output } from './hopline/v1/ReasoningTrace.js';
@@ -28,6 +33,7 @@ import type { StageTimings as _hopline_v1_StageTimings, StageTimings__Output as 
 import type { SubQuestion as _hopline_v1_SubQuestion, SubQuestion__Output as _hopline_v1_SubQuestion__Output } from './hopline/v1/SubQuestion.js';
 import type { TextSpan as _hopline_v1_TextSpan, TextSpan__Output as _hopline_v1_TextSpan__Output } from './hopline/v1/TextSpan.js';
 import type { TokenEvent as _hopline_v1_TokenEvent, TokenEvent__Output as _hopline_v1_TokenEvent__Output } from './hopline/v1/TokenEvent.js';
+import type { WorkerLag as _hopline_v1_WorkerLag, WorkerLag__Output as _hopline_v1_WorkerLag__Output } from './hopline/v1/WorkerLag.js';
 
 type SubtypeConstructor<Constructor extends new (...args: any) => any, Subtype> = {
   new(...args: ConstructorParameters<Constructor>): Subtype;
@@ -54,6 +60,11 @@ export interface ProtoGrpcType {
       HopAnswer: MessageTypeDefinition<_hopline_v1_HopAnswer, _hopline_v1_HopAnswer__Output>
       HopRecord: MessageTypeDefinition<_hopline_v1_HopRecord, _hopline_v1_HopRecord__Output>
       HopStarted: MessageTypeDefinition<_hopline_v1_HopStarted, _hopline_v1_HopStarted__Output>
+      Kb: MessageTypeDefinition<_hopline_v1_Kb, _hopline_v1_Kb__Output>
+      KbList: MessageTypeDefinition<_hopline_v1_KbList, _hopline_v1_KbList__Output>
+      KbRequest: MessageTypeDefinition<_hopline_v1_KbRequest, _hopline_v1_KbRequest__Output>
+      KnowledgeBases: SubtypeConstructor<typeof grpc.Client, _hopline_v1_KnowledgeBasesClient> & { service: _hopline_v1_KnowledgeBasesDefinition }
+      ListKbsRequest: MessageTypeDefinition<_hopline_v1_ListKbsRequest, _hopline_v1_ListKbsRequest__Output>
       QaEvent: MessageTypeDefinition<_hopline_v1_QaEvent, _hopline_v1_QaEvent__Output>
       QueryUnderstanding: SubtypeConstructor<typeof grpc.Client, _hopline_v1_QueryUnderstandingClient> & { service: _hopline_v1_QueryUnderstandingDefinition }
       ReasoningTrace: MessageTypeDefinition<_hopline_v1_ReasoningTrace, _hopline_v1_ReasoningTrace__Output>
@@ -68,6 +79,7 @@ export interface ProtoGrpcType {
       SubQuestion: MessageTypeDefinition<_hopline_v1_SubQuestion, _hopline_v1_SubQuestion__Output>
       TextSpan: MessageTypeDefinition<_hopline_v1_TextSpan, _hopline_v1_TextSpan__Output>
       TokenEvent: MessageTypeDefinition<_hopline_v1_TokenEvent, _hopline_v1_TokenEvent__Output>
+      WorkerLag: MessageTypeDefinition<_hopline_v1_WorkerLag, _hopline_v1_WorkerLag__Output>
     }
   }
 }

@@ -9,6 +9,10 @@ import type { DocumentRef as _hopline_v1_DocumentRef, DocumentRef__Output as _ho
 import type { DocumentState as _hopline_v1_DocumentState, DocumentState__Output as _hopline_v1_DocumentState__Output } from './hopline/v1/DocumentState.js';
 import type { IngestCommand as _hopline_v1_IngestCommand, IngestCommand__Output as _hopline_v1_IngestCommand__Output } from './hopline/v1/IngestCommand.js';
 import type { KbChanged as _hopline_v1_KbChanged, KbChanged__Output as _hopline_v1_KbChanged__Output } from './hopline/v1/KbChanged.js';
+import type { KbRecord as _hopline_v1_KbRecord, KbRecord__Output as _hopline_v1_KbRecord__Output } from './hopline/v1/KbRecord.js';
+import type { KbStats as _hopline_v1_KbStats, KbStats__Output as _hopline_v1_KbStats__Output } from './hopline/v1/KbStats.js';
+import type { KbStatsRequest as _hopline_v1_KbStatsRequest, KbStatsRequest__Output as _hopline_v1_KbStatsRequest__Output } from './hopline/v1/KbStatsRequest.js';
+import type { KbStatsResponse as _hopline_v1_KbStatsResponse, KbStatsResponse__Output as _hopline_v1_KbStatsResponse__Output } from './hopline/v1/KbStatsResponse.js';
 import type { RequestContext as _hopline_v1_RequestContext, RequestContext__Output as _hopline_v1_RequestContext__Output } from './hopline/v1/RequestContext.js';
 import type { RetrievalTimings as _hopline_v1_RetrievalTimings, RetrievalTimings__Output as _hopline_v1_RetrievalTimings__Output } from './hopline/v1/RetrievalTimings.js';
 import type { RetrieveRequest as _hopline_v1_RetrieveRequest, RetrieveRequest__Output as _hopline_v1_RetrieveRequest__Output } from './hopline/v1/RetrieveRequest.js';
@@ -34,6 +38,10 @@ export interface ProtoGrpcType {
       FoundBy: EnumTypeDefinition
       IngestCommand: MessageTypeDefinition<_hopline_v1_IngestCommand, _hopline_v1_IngestCommand__Output>
       KbChanged: MessageTypeDefinition<_hopline_v1_KbChanged, _hopline_v1_KbChanged__Output>
+      KbRecord: MessageTypeDefinition<_hopline_v1_KbRecord, _hopline_v1_KbRecord__Output>
+      KbStats: MessageTypeDefinition<_hopline_v1_KbStats, _hopline_v1_KbStats__Output>
+      KbStatsRequest: MessageTypeDefinition<_hopline_v1_KbStatsRequest, _hopline_v1_KbStatsRequest__Output>
+      KbStatsResponse: MessageTypeDefinition<_hopline_v1_KbStatsResponse, _hopline_v1_KbStatsResponse__Output>
       RequestContext: MessageTypeDefinition<_hopline_v1_RequestContext, _hopline_v1_RequestContext__Output>
       RetrievalTimings: MessageTypeDefinition<_hopline_v1_RetrievalTimings, _hopline_v1_RetrievalTimings__Output>
       RetrieveRequest: MessageTypeDefinition<_hopline_v1_RetrieveRequest, _hopline_v1_RetrieveRequest__Output>

@@ -79,6 +79,8 @@ export interface DocumentState {
 export interface KbChunkCount {
   tenantId: string;
   kbId: string;
+  /** Live (not deleted) documents. */
+  documents: number;
   chunks: number;
 }
 

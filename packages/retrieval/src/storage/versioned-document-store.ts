@@ -144,19 +144,20 @@ export class VersionedDocumentStore<Item> {
     const previous = this.documents.get(id);
     if (previous && previous.items.length > 0) {
       this.listener.removed(previous.key, previous.items);
-      this.countChunks(doc, -previous.items.length);
+      this.count(doc, -1, -previous.items.length);
     }
     this.documents.set(id, { key: pickKey(doc), version: doc.version, deleted, chunks: items.length, items });
     if (items.length > 0) {
       this.listener.added(doc, items);
-      this.countChunks(doc, items.length);
+      this.count(doc, 1, items.length);
     }
   }
 
-  private countChunks(doc: DocumentKey, delta: number): void {
+  private count(doc: DocumentKey, documents: number, chunks: number): void {
     const kb = partitionKey(doc.tenantId, doc.kbId);
-    const count = this.perKb.get(kb) ?? { tenantId: doc.tenantId, kbId: doc.kbId, chunks: 0 };
-    count.chunks += delta;
+    const count = this.perKb.get(kb) ?? { tenantId: doc.tenantId, kbId: doc.kbId, documents: 0, chunks: 0 };
+    count.documents += documents;
+    count.chunks += chunks;
     this.perKb.set(kb, count);
   }
 

@@ -546,13 +546,13 @@ describe('elasticsearch lexical backend - state and counts', () => {
         buckets: Array.from({ length: 1_000 }, (_, i) => ({ key: { tenant: 't1', kb: `kb${i}` }, doc_count: i + 1 })),
         after_key: { tenant: 't1', kb: 'kb999' },
       },
-      { buckets: [{ key: { tenant: 't2', kb: 'kb1' }, doc_count: 4 }] },
+      { buckets: [{ key: { tenant: 't2', kb: 'kb1' }, doc_count: 4, documents: { value: 2 } }] },
     ];
     let page = 0;
     es.on('POST', `/${INDEX}/_search`, () => ({ hits: { hits: [] }, aggregations: { kbs: pages[page++] } }));
     const counts = await backend.countChunks(never);
     expect(counts).toHaveLength(1_001);
-    expect(counts.at(-1)).toEqual({ tenantId: 't2', kbId: 'kb1', chunks: 4 });
+    expect(counts.at(-1)).toEqual({ tenantId: 't2', kbId: 'kb1', documents: 2, chunks: 4 });
     const bodies = es
       .sent('POST', `/${INDEX}/_search`)
       .map((r) => r.body as { size: number; aggs: { kbs: { composite: { after?: unknown; sources: unknown } } } });
@@ -561,6 +561,9 @@ describe('elasticsearch lexical backend - state and counts', () => {
       { tenant: { terms: { field: 'tenant_id' } } },
       { kb: { terms: { field: 'kb_id' } } },
     ]);
+    expect(bodies[0]?.aggs.kbs).toMatchObject({
+      aggs: { documents: { cardinality: { field: 'doc_id' } } },
+    });
     expect(bodies[0]?.aggs.kbs.composite.after).toBeUndefined();
     expect(bodies[1]?.aggs.kbs.composite.after).toEqual({ tenant: 't1', kb: 'kb999' });
   });

@@ -468,8 +468,8 @@ describe('milvus vector backend - counts', () => {
     }
     fake.calls.length = 0;
     expect(await backend.countChunks()).toEqual([
-      { tenantId: 't1', kbId: 'kb1', chunks: 2 },
-      { tenantId: 't2', kbId: 'kb9', chunks: 1 },
+      { tenantId: 't1', kbId: 'kb1', documents: 16_401, chunks: 2 },
+      { tenantId: 't2', kbId: 'kb9', documents: 1, chunks: 1 },
     ]);
     const listings = fake.callsOf('Query').filter((r) => r.collection_name === RECORDS);
     expect(listings.map((r) => r.expr)).toEqual([

@@ -99,6 +99,7 @@ export async function startGatewayOn(
     questions: options.questions ?? (await openQuestionStreams(bus)),
     ingest: await bus.durableStream(),
     traces: await bus.keyValue(),
+    kbRecords: await bus.keyValue({ bucket: 'test_kbs', retention: 'keep' }),
     keys: keyStoreOf(keys),
     logger: options.logger ?? createLogger('answer-gateway', { level: 'silent' }),
     metrics: options.metrics ?? createMetrics('answer-gateway', { defaultMetrics: false }),

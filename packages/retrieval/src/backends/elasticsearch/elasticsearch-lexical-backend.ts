@@ -204,6 +204,8 @@ export class ElasticsearchLexicalBackend implements LexicalBackend {
                   sources: [{ tenant: { terms: { field: 'tenant_id' } } }, { kb: { terms: { field: 'kb_id' } } }],
                   ...(after ? { after } : {}),
                 },
+                // Exact up to the threshold (ES's maximum), approximate beyond it.
+                aggs: { documents: { cardinality: { field: 'doc_id', precision_threshold: 40_000 } } },
               },
             },
           },
@@ -214,7 +216,8 @@ export class ElasticsearchLexicalBackend implements LexicalBackend {
       const buckets = (aggregation?.buckets ?? []) as estypes.AggregationsCompositeBucket[];
       for (const bucket of buckets) {
         const key = parseOrThrow(countBucketKeySchema, bucket.key, 'chunk count bucket');
-        counts.push({ tenantId: key.tenant, kbId: key.kb, chunks: bucket.doc_count });
+        const documents = (bucket.documents as estypes.AggregationsCardinalityAggregate | undefined)?.value ?? 0;
+        counts.push({ tenantId: key.tenant, kbId: key.kb, documents, chunks: bucket.doc_count });
       }
       if (buckets.length < COUNT_PAGE || !aggregation?.after_key) return counts;
       after = aggregation.after_key;

@@ -188,7 +188,7 @@ export class MilvusVectorBackend implements VectorBackend {
   }
 
   async countChunks(signal?: AbortSignal): Promise<KbChunkCount[]> {
-    const kbs = new Map<string, { tenantId: string; kbId: string }>();
+    const kbs = new Map<string, { tenantId: string; kbId: string; documents: number }>();
     for (let after = ''; ;) {
       const page = await this.query(
         this.documents,
@@ -199,8 +199,13 @@ export class MilvusVectorBackend implements VectorBackend {
         signal,
       );
       const rows = page.map((row) => parse(kbRowSchema, row, 'document record'));
-      for (const row of rows)
-        kbs.set(JSON.stringify([row.tenant_id, row.kb_id]), { tenantId: row.tenant_id, kbId: row.kb_id });
+      // One live record per document.
+      for (const row of rows) {
+        const key = JSON.stringify([row.tenant_id, row.kb_id]);
+        const kb = kbs.get(key) ?? { tenantId: row.tenant_id, kbId: row.kb_id, documents: 0 };
+        kb.documents += 1;
+        kbs.set(key, kb);
+      }
       if (rows.length < QUERY_LIMIT) break;
       // Query pages come back in primary-key order, so the last key starts the next page.
       after = rows.reduce((max, row) => (row.pk > max ? row.pk : max), after);

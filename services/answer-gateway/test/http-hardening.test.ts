@@ -1,0 +1,116 @@
+import { connect } from 'node:net';
+import { describe, expect, it } from 'vitest';
+import { askJson, bearer, startTestGateway, type TestGateway } from './support/harness.js';
+
+/** Sends raw bytes to the gateway and reads what comes back until the server closes (or `endAfterMs`). */
+function raw(t: TestGateway, request: string | Buffer, options: { end?: boolean } = {}): Promise<string> {
+  const { port, hostname } = new URL(t.baseUrl);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname, () => {
+      socket.write(request);
+      if (options.end) socket.end();
+    });
+    const parts: Buffer[] = [];
+    socket.on('data', (part: Buffer) => parts.push(part));
+    socket.on('error', (error: NodeJS.ErrnoException) =>
+      // A reset after the answer was read still delivered the answer.
+      parts.length > 0 ? resolve(Buffer.concat(parts).toString('utf8')) : reject(error),
+    );
+    socket.on('close', () => resolve(Buffer.concat(parts).toString('utf8')));
+  });
+}
+
+/** The status and the problem document of a raw response. */
+function parseRaw(response: string): {
+  status: number;
+  contentType: string | undefined;
+  problem: Record<string, unknown>;
+} {
+  const [head = '', body = ''] = response.split('\r\n\r\n');
+  const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1]);
+  const contentType = /\r\ncontent-type: ([^\r\n]+)/i.exec(head)?.[1];
+  return { status, contentType, problem: JSON.parse(body) as Record<string, unknown> };
+}
+
+describe('answer-gateway HTTP hardening', () => {
+  it("answers what Node's parser refuses as problem+json: headers too large, malformed requests", async () => {
+    await using t = await startTestGateway();
+    const cases: Array<[string, number, string]> = [
+      [`GET / HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 431, 'headers-too-large'],
+      ['GARBAGE\r\n\r\n', 400, 'bad-request'],
+      ['POST /v1/ask HTTP/1.1\r\nHost: x\r\nContent-Length: -5\r\n\r\n', 400, 'bad-request'],
+      ['GET /v1/é HTTP/1.1\r\nHost: x\r\n\r\n', 400, 'bad-request'],
+    ];
+    for (const [request, status, slug] of cases) {
+      const response = parseRaw(await raw(t, Buffer.from(request, 'utf8')));
+      expect({ request: request.slice(0, 30), status: response.status, contentType: response.contentType }).toEqual({
+        request: request.slice(0, 30),
+        status,
+        contentType: 'application/problem+json',
+      });
+      expect(response.problem).toMatchObject({ type: `urn:hopline:problem:${slug}`, status });
+    }
+    // The gateway keeps serving.
+    expect((await fetch(`${t.baseUrl}/`)).status).toBe(200);
+  });
+
+  it('a half-sent body gets 408 and its connection closes at the request timeout', async () => {
+    await using t = await startTestGateway({ config: { HTTP_REQUEST_TIMEOUT_MS: 300, HTTP_HEADERS_TIMEOUT_MS: 300 } });
+    const request =
+      `POST /v1/ask HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${t.keys.alice.key}\r\n` +
+      'Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{"question":';
+    const response = parseRaw(await raw(t, request));
+    expect(response.status).toBe(408);
+    expect(response.problem).toMatchObject({ type: 'urn:hopline:problem:request-timeout' });
+    expect(t.reasoner.asks).toHaveLength(0);
+  });
+
+  it('accepts only application/json, with no parameter but charset=utf-8', async () => {
+    await using t = await startTestGateway();
+    const body = { question: 'Who owns Atlas?' };
+    for (const contentType of [
+      'application/json',
+      'application/json; charset=utf-8',
+      'Application/JSON;charset="UTF-8"',
+    ]) {
+      const response = await askJson(t.baseUrl, t.keys.alice, body, { 'Content-Type': contentType });
+      expect({ contentType, status: response.status }).toEqual({ contentType, status: 200 });
+    }
+    for (const contentType of [
+      'application/json-patch+json',
+      'application/json; charset=latin1',
+      'application/json; charset=utf-16',
+      'application/json; boundary=x',
+      'application/jsonx',
+    ]) {
+      const response = await askJson(t.baseUrl, t.keys.alice, body, { 'Content-Type': contentType });
+      expect({ contentType, status: response.status }).toEqual({ contentType, status: 415 });
+      expect(response.headers.get('content-type')).toBe('application/problem+json');
+    }
+  });
+
+  it('reads Last-Event-ID as decimal digits only', async () => {
+    await using t = await startTestGateway();
+    const response = await askJson(t.baseUrl, t.keys.alice, { question: 'Who owns Atlas?' });
+    const questionId = response.headers.get('hopline-question-id') ?? '';
+    // (Spaces around a header value are HTTP's optional white space, not part of the value.)
+    for (const lastEventId of ['0x10', '1e1', '+1', '-1', '1.0', '1_0']) {
+      const resumed = await fetch(`${t.baseUrl}/v1/questions/${questionId}/events`, {
+        headers: { ...bearer(t.keys.alice), 'Last-Event-ID': lastEventId },
+      });
+      expect({ lastEventId, status: resumed.status }).toEqual({ lastEventId, status: 400 });
+      expect(await resumed.json()).toMatchObject({ type: 'urn:hopline:problem:invalid-request' });
+    }
+  });
+
+  it('refuses a question of only invisible characters', async () => {
+    await using t = await startTestGateway();
+    for (const question of ['\u200B\u200C\u200D', '\uFEFF \u2060', '\u3164\u115F', '\u0301', '\u2800\u202E']) {
+      const response = await askJson(t.baseUrl, t.keys.alice, { question });
+      expect({ question, status: response.status }).toEqual({ question, status: 400 });
+      expect(((await response.json()) as { detail: string }).detail).toContain('invisible');
+    }
+    expect((await askJson(t.baseUrl, t.keys.alice, { question: '\u200BWho owns Atlas?' })).status).toBe(200);
+    expect(t.reasoner.asks).toHaveLength(1);
+  });
+});
