@@ -58,4 +58,21 @@ describe('system - ingestion through the gateway', () => {
     expect((await remove('x')).status).toBe(404);
     expect((await remove('x:delete')).status).toBe(202);
   });
+
+  it('ingestion - a 10 MB document goes in whole: a fact in its last page is found and cited', async () => {
+    const filler = 'The archive keeps ledgers of grain, wool and salt from every market town in the valley. ';
+    const text = `${filler.repeat(Math.ceil(10_000_000 / filler.length))}\n\nThe keeper of the Vellmore archive is Odalys Fenwright.`;
+    expect(Buffer.byteLength(text)).toBeGreaterThan(10_000_000);
+    expect((await ingest({ docId: 'vellmore-ledgers', title: 'Vellmore ledgers', text })).status).toBe(202);
+
+    const response = await fetch(`${hopline.httpUrl}/v1/ask`, {
+      method: 'POST',
+      headers: headers(),
+      body: JSON.stringify({ question: 'Who is the keeper of the Vellmore archive?', kbIds: ['demo'], maxHops: 1 }),
+    });
+    expect(response.status).toBe(200);
+    const done = (await response.json()) as { answer: string; citations: Array<{ docId: string }> };
+    expect(done.answer).toContain('Odalys Fenwright');
+    expect(done.citations.map((citation) => citation.docId)).toContain('vellmore-ledgers');
+  }, 120_000);
 });

@@ -5,6 +5,7 @@ import { busHealth, type Bus, type DurableStream, type KeyValueStore } from '@ho
 import {
   BusUnavailableError,
   codecs,
+  documentBodyStream,
   isBusUnavailable,
   loadHoplineGrpc,
   subjects,
@@ -44,6 +45,7 @@ export type GatewayConfig = Pick<
   | 'DEFAULT_MAX_HOPS'
   | 'MAX_QUESTION_CHARS'
   | 'MAX_BODY_BYTES'
+  | 'INGEST_MAX_DOCUMENT_BYTES'
   | 'SSE_HEARTBEAT_MS'
   | 'RESUME_GRACE_MS'
   | 'REPLAY_BUFFER_EVENTS'
@@ -196,15 +198,22 @@ export async function startAnswerGateway(options: AnswerGatewayOptions): Promise
     await bumpKb(change.tenantId, change.kbId);
   });
 
+  const documentBodies = await bus.durableStream(documentBodyStream);
   const httpServer = createServer(
     createHttpApp({
       asks,
       keys: options.keys,
       traces: options.traces,
       ingest: options.ingest,
+      documentBodies,
       site: loadStaticSite(),
       logger,
-      settings: { maxBodyBytes: config.MAX_BODY_BYTES, sseHeartbeatMs: config.SSE_HEARTBEAT_MS, sseRetryMs: 1_000 },
+      settings: {
+        maxBodyBytes: config.MAX_BODY_BYTES,
+        maxDocumentBytes: config.INGEST_MAX_DOCUMENT_BYTES,
+        sseHeartbeatMs: config.SSE_HEARTBEAT_MS,
+        sseRetryMs: 1_000,
+      },
       kbWritten: bumpKb,
       lookupDocument: (tenantId, kbId, docId) => lookupDocument(bus, options.ingest, { tenantId, kbId, docId }),
     }),

@@ -12,6 +12,10 @@ export interface Document {
   'effectiveDate'?: (string);
   'sourceUri'?: (string);
   'metadata'?: ({[key: string]: string});
+  'bodyParts'?: (number);
+  'bodyId'?: (string);
+  '_bodyParts'?: "bodyParts";
+  '_bodyId'?: "bodyId";
 }
 
 export interface Document__Output {
@@ -24,4 +28,8 @@ export interface Document__Output {
   'effectiveDate': (string);
   'sourceUri': (string);
   'metadata': ({[key: string]: string});
+  'bodyParts'?: (number);
+  'bodyId'?: (string);
+  '_bodyParts'?: "bodyParts";
+  '_bodyId'?: "bodyId";
 }
