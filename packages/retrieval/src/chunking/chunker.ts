@@ -34,6 +34,8 @@ export interface ChunkableDocument {
   text: string;
   effectiveDate: string;
   sourceUri: string;
+  /** Where the pages or sections of a parsed file begin, in order (see DocumentLayout). */
+  sections?: ReadonlyArray<{ start: number; fragment: string }>;
 }
 
 interface Piece extends TextRange {
@@ -73,12 +75,22 @@ export function chunkDocument(doc: ChunkableDocument, options: ChunkerOptions = 
       span: { start: range.start, end: range.end },
       dedupeKey: dedupeKeyFor(chunkId, text),
       effectiveDate: doc.effectiveDate,
-      sourceUri: doc.sourceUri,
+      sourceUri: sourceOf(doc, range.start),
     };
     if (window.start < range.start || window.end > range.end)
       chunk.lexicalText = doc.text.slice(window.start, window.end);
     return chunk;
   });
+}
+
+/** The document's source with the fragment of the page or section that `offset` falls in. */
+function sourceOf(doc: ChunkableDocument, offset: number): string {
+  let fragment: string | undefined;
+  for (const section of doc.sections ?? []) {
+    if (section.start > offset) break;
+    fragment = section.fragment;
+  }
+  return fragment ? `${doc.sourceUri}#${fragment}` : doc.sourceUri;
 }
 
 /** Sentences, each no longer than `maxTokens` (an over-long sentence is cut at word edges). */

@@ -15,8 +15,25 @@ const documentSchema = z
     effectiveDate: z.string().date().optional(),
     sourceUri: z.string().max(2_000).optional(),
     metadata: z.record(z.string(), z.string()).optional(),
+    /** Where a parsed file's pages or sections begin: their chunks cite `sourceUri#fragment`. */
+    sections: z
+      .array(
+        z.object({
+          start: z.number().int().nonnegative(),
+          fragment: z.string().regex(/^[^\s#]{1,200}$/, 'a fragment is 1-200 characters without spaces or "#"'),
+        }),
+      )
+      .max(100_000)
+      .optional(),
   })
-  .strict();
+  .strict()
+  .refine(
+    (document) =>
+      (document.sections ?? []).every(
+        (section, i, all) => section.start <= document.text.length && (i === 0 || section.start > all[i - 1]!.start),
+      ),
+    { message: 'sections must start in increasing order within the text', path: ['sections'] },
+  );
 type DocumentInput = z.infer<typeof documentSchema>;
 const jsonBodySchema = z.union([
   documentSchema,
@@ -56,8 +73,13 @@ export async function acceptDocuments(
 ): Promise<AcceptedDocument[]> {
   const accepted: AcceptedDocument[] = [];
   const publish = async (document: DocumentInput) => {
+    const { sections, ...fields } = document;
     const version = document.version ?? Date.now();
-    const { duplicate } = await publishDocument(streams, tenantId, kbId, { ...document, version });
+    const { duplicate } = await publishDocument(streams, tenantId, kbId, {
+      ...fields,
+      version,
+      ...(sections ? { layout: { sections } } : {}),
+    });
     accepted.push({ docId: document.docId, version, duplicate });
   };
 
