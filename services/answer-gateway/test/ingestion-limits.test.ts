@@ -142,4 +142,22 @@ describe('answer-gateway ingestion - limits and streamed uploads', () => {
       'send Content-Type: application/json, or application/x-ndjson with one document per line',
     );
   });
+
+  it('ingestion - pages or sections of a parsed file travel with the document; out of order they are refused', async () => {
+    await using t = await startTestGateway();
+    const text = 'Installing the pump.\n\nServicing the pump.';
+    const sections = [
+      { start: 0, fragment: 'page=1' },
+      { start: 22, fragment: 'page=2' },
+    ];
+    const body = { docId: 'manual', text, sourceUri: 'manual.pdf', sections };
+    expect((await post(t.baseUrl, t.keys.alice, JSON.stringify(body), 'application/json')).status).toBe(202);
+    const [command] = await storedCommands(t.bus, t.keys.alice, 1);
+    expect(command?.upsert?.layout?.sections).toEqual(sections);
+
+    const reversed = { ...body, sections: [...sections].reverse() };
+    const refused = await post(t.baseUrl, t.keys.alice, JSON.stringify(reversed), 'application/json');
+    expect(refused.status).toBe(400);
+    expect((await problemOf(refused)).detail).toBe('sections: sections must start in increasing order within the text');
+  });
 });
