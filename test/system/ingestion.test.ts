@@ -58,4 +58,37 @@ describe('system - ingestion through the gateway', () => {
     expect((await remove('x')).status).toBe(404);
     expect((await remove('x:delete')).status).toBe(202);
   });
+
+  it('ingestion - a 10 MB document goes in whole: a fact on its last page is found and cited with that page', async () => {
+    const filler = 'The archive keeps ledgers of grain, wool and salt from every market town in the valley. ';
+    const ledgers = filler.repeat(Math.ceil(10_000_000 / filler.length));
+    const text = `${ledgers}\n\nThe keeper of the Vellmore archive is Odalys Fenwright.`;
+    expect(Buffer.byteLength(text)).toBeGreaterThan(10_000_000);
+    const sections = [
+      { start: 0, fragment: 'page=1' },
+      { start: ledgers.length + 2, fragment: 'page=2' },
+    ];
+    const document = {
+      docId: 'vellmore-ledgers',
+      title: 'Vellmore ledgers',
+      text,
+      sourceUri: 'vellmore.pdf',
+      sections,
+    };
+    expect((await ingest(document)).status).toBe(202);
+
+    const response = await fetch(`${hopline.httpUrl}/v1/ask`, {
+      method: 'POST',
+      headers: headers(),
+      body: JSON.stringify({ question: 'Who is the keeper of the Vellmore archive?', kbIds: ['demo'], maxHops: 1 }),
+    });
+    expect(response.status).toBe(200);
+    const done = (await response.json()) as { answer: string; citations: Array<{ docId: string; sourceUri?: string }> };
+    expect(done.answer).toContain('Odalys Fenwright');
+    expect(done.citations).toContainEqual(
+      expect.objectContaining({ docId: 'vellmore-ledgers', sourceUri: 'vellmore.pdf#page=2' }),
+    );
+    // protobuf.js's marker of a set optional field is no part of the contract.
+    for (const citation of done.citations) expect(citation).not.toHaveProperty('_sourceUri');
+  }, 120_000);
 });

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, extname, join, relative } from 'node:path';
 import { z } from 'zod';
+import { parseFile, PARSED_EXTENSIONS, parseTextFile, TEXT_EXTENSIONS, type ParsedFile } from './parsers/index.js';
 
 /** A document as the gateway's ingestion API takes it. */
 export interface DocumentInput {
@@ -11,6 +12,14 @@ export interface DocumentInput {
   version: number;
   sourceUri?: string;
   effectiveDate?: string;
+  /** Where a parsed file's pages or sections begin: its chunks cite `sourceUri#fragment`. */
+  sections?: ParsedFile['sections'];
+}
+
+/** A file to ingest, with its name relative to the folder given (its source and its id). */
+export interface DocumentFile {
+  path: string;
+  name: string;
 }
 
 const jsonlLineSchema = z
@@ -25,7 +34,7 @@ const jsonlLineSchema = z
   })
   .refine((line) => line.docId ?? line.id, 'each line needs a "docId" (or "id")');
 
-const SUPPORTED = new Set(['.txt', '.md', '.markdown', '.jsonl']);
+const SUPPORTED = new Set([...PARSED_EXTENSIONS, '.jsonl']);
 
 /**
  * A document id from a file name (or a JSONL id): it must survive as a NATS message id and a
@@ -45,23 +54,50 @@ export function documentIdFrom(name: string): string {
   return id;
 }
 
-/** Every supported file under a folder (or the one file), as documents, each id once. */
-export function loadDocuments(path: string): DocumentInput[] {
+/**
+ * Every supported file under a folder (or the one file), sorted. Two files whose names give the
+ * same document id are refused before anything is sent: ingesting both would keep only the last.
+ */
+export function listDocumentFiles(path: string): DocumentFile[] {
   if (!existsSync(path)) throw new Error(`${path}: no such file or folder`);
-  const stat = statSync(path);
-  const files = stat.isDirectory() ? listFiles(path) : [path];
+  const isFolder = statSync(path).isDirectory();
+  const files = (isFolder ? listFiles(path) : [path]).map((file) => ({
+    path: file,
+    name: isFolder ? relative(path, file) : basename(file),
+  }));
   const sources = new Map<string, string>();
-  return files.flatMap((file) => {
-    const name = stat.isDirectory() ? relative(path, file) : basename(file);
-    const documents = fileDocuments(file, name);
-    for (const { docId } of documents) {
-      const earlier = sources.get(docId);
-      // Ingesting both would keep only the last: refuse rather than lose one silently.
-      if (earlier) throw new Error(`document id "${docId}" comes from both ${earlier} and ${name}: rename one`);
-      sources.set(docId, name);
-    }
-    return documents;
+  for (const { name } of files) {
+    if (extname(name).toLowerCase() === '.jsonl') continue;
+    const docId = documentIdFrom(name);
+    const earlier = sources.get(docId);
+    if (earlier) throw new Error(`document id "${docId}" comes from both ${earlier} and ${name}: rename one`);
+    sources.set(docId, name);
+  }
+  return files;
+}
+
+/**
+ * Every document of every file of text (text, markdown, HTML, JSONL; PDF and DOCX are left to
+ * `pnpm ingest`), each id once; the first unreadable file is an error. At once, for callers that
+ * cannot wait: the demo corpus, benchmarks and tests.
+ */
+export function loadDocuments(path: string): DocumentInput[] {
+  const documents: DocumentInput[] = [];
+  const sources = new Map<string, string>();
+  const files = listDocumentFiles(path).filter((file) => {
+    const extension = extname(file.path).toLowerCase();
+    return extension === '.jsonl' || TEXT_EXTENSIONS.has(extension);
   });
+  for (const file of files) {
+    for (const document of documentsOf(file, () => parseTextFile(file.path))) {
+      const earlier = sources.get(document.docId);
+      if (earlier)
+        throw new Error(`document id "${document.docId}" comes from both ${earlier} and ${file.name}: rename one`);
+      sources.set(document.docId, file.name);
+      documents.push(document);
+    }
+  }
+  return documents;
 }
 
 function listFiles(folder: string): string[] {
@@ -71,41 +107,69 @@ function listFiles(folder: string): string[] {
     .sort();
 }
 
-function fileDocuments(file: string, name: string): DocumentInput[] {
-  const text = readFileSync(file, 'utf8');
+/**
+ * The documents of one file: a JSONL file's lines, or the file parsed by its type. A failure
+ * names the file (and the line of a JSONL file).
+ */
+export async function readDocumentFile(file: DocumentFile): Promise<DocumentInput[]> {
+  let parsed: ParsedFile | undefined;
+  if (extname(file.path).toLowerCase() !== '.jsonl') {
+    try {
+      parsed = await parseFile(file.path);
+    } catch (error) {
+      throw new Error(`${file.name}: ${(error as Error).message}`);
+    }
+  }
+  return documentsOf(file, () => parsed as ParsedFile);
+}
+
+function documentsOf({ path, name }: DocumentFile, parse: () => ParsedFile): DocumentInput[] {
   // The file's modification time is its version: re-ingesting an unchanged file is a no-op,
   // an edited one replaces the older version.
-  const version = Math.floor(statSync(file).mtimeMs);
-  if (extname(file).toLowerCase() === '.jsonl') {
-    return text
-      .split('\n')
-      .map((line, index) => ({ line: line.trim(), index }))
-      .filter(({ line }) => line.length > 0)
-      .map(({ line, index }) => {
-        let parsed: unknown;
-        try {
-          parsed = JSON.parse(line);
-        } catch (error) {
-          throw new Error(`${name}:${index + 1}: not JSON (${(error as Error).message})`);
-        }
-        const result = jsonlLineSchema.safeParse(parsed);
-        if (!result.success)
-          throw new Error(`${name}:${index + 1}: ${result.error.issues.map((i) => i.message).join('; ')}`);
-        const doc = result.data;
-        return {
-          docId: documentIdFrom(doc.docId ?? doc.id ?? ''),
-          title: doc.title,
-          text: doc.text,
-          version: doc.version ?? version,
-          ...(doc.effectiveDate ? { effectiveDate: doc.effectiveDate } : {}),
-          ...(doc.sourceUri ? { sourceUri: doc.sourceUri } : {}),
-        };
-      });
+  const version = Math.floor(statSync(path).mtimeMs);
+  if (extname(path).toLowerCase() === '.jsonl') return jsonlDocuments(readFileSync(path, 'utf8'), name, version);
+  let parsed: ParsedFile;
+  try {
+    parsed = parse();
+  } catch (error) {
+    throw new Error(`${name}: ${(error as Error).message}`);
   }
-  // A leading "# Title" line is the document's title, not part of its text: kept in the text
-  // it would be repeated inside every answer sentence that quotes the first chunk.
-  const heading = /^\s*#\s+(.+)\r?\n/.exec(text);
-  const title = heading?.[1]?.trim() ?? basename(file, extname(file));
-  const body = heading ? text.slice(heading[0].length).trim() : text;
-  return [{ docId: documentIdFrom(name), title, text: body, version, sourceUri: name }];
+  if (parsed.text.trim() === '') throw new Error(`${name}: no text to ingest`);
+  return [
+    {
+      docId: documentIdFrom(name),
+      title: parsed.title ?? basename(path, extname(path)),
+      text: parsed.text,
+      version,
+      sourceUri: name,
+      ...(parsed.sections.length > 0 ? { sections: parsed.sections } : {}),
+    },
+  ];
+}
+
+function jsonlDocuments(text: string, name: string, version: number): DocumentInput[] {
+  return text
+    .split('\n')
+    .map((line, index) => ({ line: line.trim(), index }))
+    .filter(({ line }) => line.length > 0)
+    .map(({ line, index }) => {
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(line);
+      } catch (error) {
+        throw new Error(`${name}:${index + 1}: not JSON (${(error as Error).message})`);
+      }
+      const result = jsonlLineSchema.safeParse(parsed);
+      if (!result.success)
+        throw new Error(`${name}:${index + 1}: ${result.error.issues.map((i) => i.message).join('; ')}`);
+      const doc = result.data;
+      return {
+        docId: documentIdFrom(doc.docId ?? doc.id ?? ''),
+        title: doc.title,
+        text: doc.text,
+        version: doc.version ?? version,
+        ...(doc.effectiveDate ? { effectiveDate: doc.effectiveDate } : {}),
+        ...(doc.sourceUri ? { sourceUri: doc.sourceUri } : {}),
+      };
+    });
 }

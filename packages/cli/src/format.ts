@@ -39,7 +39,7 @@ export function formatEvent(name: string, data: Fields, answerStreamed = true): 
       const citations = list(data.citations)
         .map(
           (c) =>
-            `[${num(c.index)}] ${str(c.title)} — ${str(c.docId)} (hop ${num(c.hop)}${c.bridgeEntity ? `, via ${str(c.bridgeEntity)}` : ''})`,
+            `[${num(c.index)}] ${str(c.title)} — ${str(c.docId)}${pageOrSection(c.sourceUri)} (hop ${num(c.hop)}${c.bridgeEntity ? `, via ${str(c.bridgeEntity)}` : ''})`,
         )
         .join('\n');
       const timings = (data.timings ?? {}) as Fields;
@@ -56,4 +56,10 @@ export function formatEvent(name: string, data: Fields, answerStreamed = true): 
     default:
       return '';
   }
+}
+
+/** " #page=3" for a citation whose source names its page or section, else nothing. */
+function pageOrSection(sourceUri: unknown): string {
+  const fragment = typeof sourceUri === 'string' ? sourceUri.split('#')[1] : undefined;
+  return fragment ? ` #${fragment}` : '';
 }

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
+import { makeDocx, makePdf } from './make-files.js';
 
 const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
 
@@ -130,26 +131,142 @@ describe('cli commands', () => {
     const folder = mkdtempSync(join(tmpdir(), 'hopline-ingest-'));
     mkdirSync(join(folder, 'notes'));
     writeFileSync(join(folder, 'notes', 'atlas.md'), '# Project Atlas\n\nOwned by Mira Chen.');
-    const posted: Array<{ path: string | undefined; docIds: string[] }> = [];
-    const url = await listen(
-      createServer((request, response) => {
-        let body = '';
-        request.on('data', (chunk: Buffer) => (body += chunk.toString()));
-        request.on('end', () => {
-          const { documents } = JSON.parse(body) as { documents: Array<{ docId: string }> };
-          posted.push({ path: request.url, docIds: documents.map((document) => document.docId) });
-          response.writeHead(202, { 'Content-Type': 'application/json' });
-          response.end(JSON.stringify({ accepted: documents.map((d) => ({ docId: d.docId, duplicate: false })) }));
-        });
-      }),
-    );
+    const gateway = await standInGateway();
     try {
-      const result = await run('ingest', ['notes', '--kb', 'handbook', '--url', url], { INIT_CWD: folder });
+      const result = await run('ingest', ['notes', '--kb', 'handbook', '--url', gateway.url], { INIT_CWD: folder });
       expect(result.stderr).toBe('');
       expect(result.stdout).toContain('queued 1 documents for kb "handbook"');
-      expect(posted).toEqual([{ path: '/v1/kbs/handbook/documents', docIds: ['atlas'] }]);
+      expect(gateway.posted).toEqual([
+        expect.objectContaining({
+          path: '/v1/kbs/handbook/documents',
+          contentType: 'application/x-ndjson',
+          docIds: ['atlas'],
+        }),
+      ]);
     } finally {
       rmSync(folder, { recursive: true, force: true });
     }
   });
+
+  it('ingest - a folder of 10,000 files, PDF, HTML and DOCX among them, goes in batches; bad files are reported at the end, the rest go in, and a second run sends nothing again', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'hopline-ingest-'));
+    mkdirSync(join(folder, 'notes'));
+    for (let i = 0; i < 10_000; i++)
+      writeFileSync(join(folder, 'notes', `note-${i}.txt`), `Note ${i} about topic ${i % 97}.`);
+    writeFileSync(join(folder, 'manual.pdf'), makePdf(['Installing the pump.', 'Servicing the pump.']));
+    writeFileSync(join(folder, 'scan.pdf'), makePdf([''], { textLayer: false }));
+    writeFileSync(join(folder, 'corrupt.pdf'), makePdf(['Lost.']).subarray(0, 60));
+    writeFileSync(
+      join(folder, 'guide.html'),
+      '<title>Guide</title><main><h2>Start</h2><p>Press the green button.</p></main>',
+    );
+    writeFileSync(join(folder, 'policy.docx'), await makeDocx([['Normal', 'Economy class for short flights.']]));
+    const gateway = await standInGateway();
+    try {
+      const first = await run('ingest', ['.', '--url', gateway.url], { INIT_CWD: folder });
+      expect(first.status).toBe(1);
+      expect(first.stdout).toContain('queued 10003 documents for kb "demo"');
+      expect(first.stderr).toContain('2 file(s) not ingested:');
+      expect(first.stderr).toMatch(/ {2}corrupt\.pdf: not a readable PDF/);
+      expect(first.stderr).toContain(
+        '  scan.pdf: a PDF of 1 page(s) without a text layer (a scan?): run OCR on it first',
+      );
+      const documents = gateway.posted.flatMap((post) => post.documents);
+      expect(documents).toHaveLength(10_003);
+      expect(gateway.posted.length).toBeGreaterThanOrEqual(20);
+      expect(documents.find((document) => document.docId === 'manual')).toMatchObject({
+        text: 'Installing the pump.\n\nServicing the pump.',
+        sourceUri: 'manual.pdf',
+        sections: [
+          { start: 0, fragment: 'page=1' },
+          { start: 22, fragment: 'page=2' },
+        ],
+      });
+      expect(documents.find((document) => document.docId === 'guide')).toMatchObject({ title: 'Guide' });
+      expect(documents.find((document) => document.docId === 'policy')).toMatchObject({
+        text: 'Economy class for short flights.',
+      });
+
+      gateway.posted.length = 0;
+      const second = await run('ingest', ['.', '--url', gateway.url], { INIT_CWD: folder });
+      expect(second.stdout).toContain('queued 0 documents for kb "demo"');
+      expect(second.stdout).toContain('10003 file(s) skipped, accepted by an earlier run');
+      expect(gateway.posted).toEqual([]);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  }, 300_000);
+
+  it('ingest - a refused batch stops the run, and the next run resumes after the batches that were accepted', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'hopline-ingest-'));
+    for (let i = 0; i < 1_200; i++)
+      writeFileSync(join(folder, `doc-${String(i).padStart(4, '0')}.txt`), `Document ${i}.`);
+    const gateway = await standInGateway({ refuseFrom: 2 });
+    try {
+      const first = await run('ingest', ['.', '--url', gateway.url], { INIT_CWD: folder });
+      expect(first.status).toBe(1);
+      expect(first.stderr).toContain('error: 503 Service unavailable: try later');
+      expect(gateway.posted.flatMap((post) => post.documents)).toHaveLength(1_000);
+
+      gateway.refuseFrom = Infinity;
+      gateway.posted.length = 0;
+      const resumed = await run('ingest', ['.', '--url', gateway.url], { INIT_CWD: folder });
+      expect(resumed.status).toBe(0);
+      expect(gateway.posted.flatMap((post) => post.documents.map((document) => document.docId))).toEqual(
+        Array.from({ length: 200 }, (_, i) => `doc-${1_000 + i}`),
+      );
+
+      gateway.posted.length = 0;
+      const restarted = await run('ingest', ['.', '--url', gateway.url, '--restart'], { INIT_CWD: folder });
+      expect(restarted.stdout).toContain('queued 1200 documents');
+      expect(gateway.posted.flatMap((post) => post.documents)).toHaveLength(1_200);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  }, 120_000);
 });
+
+interface PostedDocument {
+  docId: string;
+  title: string;
+  text: string;
+  sourceUri?: string;
+  sections?: Array<{ start: number; fragment: string }>;
+}
+
+/** A gateway's ingestion API that keeps what it was sent; from the `refuseFrom`-th request on, 503. */
+async function standInGateway(options: { refuseFrom?: number } = {}) {
+  const state = {
+    url: '',
+    refuseFrom: options.refuseFrom ?? Infinity,
+    posted: [] as Array<{
+      path: string | undefined;
+      contentType: string | undefined;
+      docIds: string[];
+      documents: PostedDocument[];
+    }>,
+  };
+  let requests = 0;
+  state.url = await listen(
+    createServer((request, response) => {
+      let body = '';
+      request.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      request.on('end', () => {
+        if (requests++ >= state.refuseFrom) {
+          response.writeHead(503, { 'Content-Type': 'application/problem+json' });
+          response.end(JSON.stringify({ title: 'Service unavailable', detail: 'try later' }));
+          return;
+        }
+        const documents = body
+          .split('\n')
+          .filter((line) => line.trim() !== '')
+          .map((line) => JSON.parse(line) as PostedDocument);
+        const docIds = documents.map((document) => document.docId);
+        state.posted.push({ path: request.url, contentType: request.headers['content-type'], docIds, documents });
+        response.writeHead(202, { 'Content-Type': 'application/json' });
+        response.end(JSON.stringify({ accepted: docIds.map((docId) => ({ docId, duplicate: false })) }));
+      });
+    }),
+  );
+  return state;
+}

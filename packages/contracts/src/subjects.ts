@@ -40,6 +40,10 @@ export const subjects = {
   ingest: (tenantId: string, kbId: string) =>
     `hopline.kb.${subjectToken(tenantId, 'tenant id')}.${subjectToken(kbId, 'kb id')}.ingest`,
   ingestAll: 'hopline.kb.*.*.ingest',
+  /** The parts of one document body too large for one message (see Document.body_id). */
+  documentBody: (tenantId: string, kbId: string, bodyId: string) =>
+    `hopline.kb.${subjectToken(tenantId, 'tenant id')}.${subjectToken(kbId, 'kb id')}.body.${subjectToken(bodyId, 'body id')}`,
+  documentBodyAll: 'hopline.kb.*.*.body.*',
   /** DeadLetter for ingest commands that failed permanently. */
   deadLetter: 'hopline.kb.deadletter',
   /** KbChanged after a worker applied an ingest command. */
@@ -57,6 +61,7 @@ export function subjectTemplate(subject: string): string {
   if (parts[0] !== 'hopline') return subject;
   if (parts[1] === 'qa' && parts.length === 4) return `hopline.qa.{question}.${parts[3]}`;
   if (parts[1] === 'kb' && parts.length === 5) return `hopline.kb.{tenant}.{kb}.${parts[4]}`;
+  if (parts[1] === 'kb' && parts[4] === 'body' && parts.length === 6) return 'hopline.kb.{tenant}.{kb}.body.{body}';
   if (parts[1] === 'retrieve' && parts[2] === 'worker' && parts.length === 4) return 'hopline.retrieve.worker.{worker}';
   return subject;
 }
@@ -85,6 +90,12 @@ export const queueGroups = {
 /** JetStream resources. */
 export const jetstream = {
   ingestStream: 'HOPLINE_INGEST',
+  /**
+   * Bodies of documents too large for one message, kept as long as the ingest stream keeps the
+   * commands naming them: a worker replaying the stream reads them again. A stream of its own,
+   * so that parts of an upload whose command never came cannot hold a worker's catch-up back.
+   */
+  documentBodyStream: 'HOPLINE_DOCUMENT_BODIES',
   deadLetterStream: 'HOPLINE_DEADLETTER',
   ingestConsumer: 'retrieval-worker',
   traceBucket: 'hopline_traces',

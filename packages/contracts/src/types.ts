@@ -18,8 +18,10 @@ export type { DeadLetter, DeadLetter__Output } from './generated/hopline/v1/Dead
 export type { DecidedBy__Output } from './generated/hopline/v1/DecidedBy.js';
 export { DecidedBy } from './generated/hopline/v1/DecidedBy.js';
 export type { Document, Document__Output } from './generated/hopline/v1/Document.js';
+export type { DocumentLayout, DocumentLayout__Output } from './generated/hopline/v1/DocumentLayout.js';
 export type { DocumentLookup, DocumentLookup__Output } from './generated/hopline/v1/DocumentLookup.js';
 export type { DocumentRef, DocumentRef__Output } from './generated/hopline/v1/DocumentRef.js';
+export type { DocumentSection, DocumentSection__Output } from './generated/hopline/v1/DocumentSection.js';
 export type { DocumentState, DocumentState__Output } from './generated/hopline/v1/DocumentState.js';
 export type { Done, Done__Output } from './generated/hopline/v1/Done.js';
 export type { ErrorEvent, ErrorEvent__Output } from './generated/hopline/v1/ErrorEvent.js';

@@ -20,10 +20,12 @@ export async function loadDemoCorpus(options: {
   const { ingest, indexedChunks, tenantId, kbId } = options;
   if ((await indexedChunks(tenantId, kbId)) > 0) return { loaded: false, documents: 0 };
   const documents = loadDocuments(DEMO_CORPUS_DIR);
-  for (const document of documents) {
+  for (const { sections, ...document } of documents) {
     await ingest.publish(
       subjects.ingest(tenantId, kbId),
-      codecs.ingestCommand.encode({ upsert: { ...document, tenantId, kbId } }),
+      codecs.ingestCommand.encode({
+        upsert: { ...document, tenantId, kbId, ...(sections ? { layout: { sections } } : {}) },
+      }),
       {
         msgId: ingestMessageId('upsert', tenantId, kbId, document.docId, document.version),
       },

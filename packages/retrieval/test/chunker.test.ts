@@ -87,4 +87,23 @@ describe('dedupeKeyFor', () => {
     expect(a).not.toBe(b);
     expect(dedupeKeyFor(undefined, '  Same   TEXT ')).toBe(dedupeKeyFor(undefined, 'same text'));
   });
+
+  it('chunker - a paged document is chunked page by page, and each chunk cites its page', () => {
+    const pages = [1, 2, 3].map((page) =>
+      Array.from({ length: 20 }, (_, i) => `Page ${page} sentence ${i} says something.`).join(' '),
+    );
+    const text = pages.join('\n\n');
+    const sections = [0, pages[0]!.length + 2, pages[0]!.length + pages[1]!.length + 4].map((start, i) => ({
+      start,
+      fragment: `page=${i + 1}`,
+    }));
+    const chunks = chunkDocument({ ...base, sourceUri: 'manual.pdf', text, sections }, { chunkTokens: 60 });
+    expect(chunks.length).toBeGreaterThan(3);
+    for (const chunk of chunks) {
+      const pages = new Set([...chunk.text.matchAll(/Page (\d)/g)].map((match) => match[1]));
+      expect(pages.size, chunk.text).toBe(1);
+      expect(chunk.sourceUri, chunk.text.slice(0, 30)).toBe(`manual.pdf#page=${[...pages][0]}`);
+    }
+    expect(chunkDocument({ ...base, text })[0]?.sourceUri).toBe('s3://x');
+  });
 });

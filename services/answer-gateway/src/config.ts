@@ -27,6 +27,7 @@ export const configSchema = z.object({
   ASK_BREAKER_RESET_MS: env.positiveInt(5_000),
   DEFAULT_MAX_HOPS: z.coerce.number().int().min(1).max(5).default(3),
   MAX_QUESTION_CHARS: env.positiveInt(2_000),
+  /** The largest body of an ask or any other request but ingestion. */
   MAX_BODY_BYTES: env.positiveInt(65_536),
   /** A client must have sent its request headers within this; else 408 and the connection closes. */
   HTTP_HEADERS_TIMEOUT_MS: env.positiveInt(10_000),
@@ -34,6 +35,11 @@ export const configSchema = z.object({
   HTTP_REQUEST_TIMEOUT_MS: env.positiveInt(30_000),
   /** An idle keep-alive connection is closed after this. */
   HTTP_KEEP_ALIVE_TIMEOUT_MS: env.positiveInt(5_000),
+  /**
+   * The largest document ingestion takes: a JSON body, or one line of an NDJSON stream (whose
+   * length is unbounded, since it is read a line at a time). 50 MiB by default.
+   */
+  INGEST_MAX_DOCUMENT_BYTES: env.positiveInt(50 * 1024 * 1024),
   /** A comment line on an SSE stream idle this long keeps proxies from closing it. */
   SSE_HEARTBEAT_MS: env.positiveInt(15_000),
   /**

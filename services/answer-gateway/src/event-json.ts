@@ -19,7 +19,8 @@ export interface RenderedEvent {
  */
 export function renderEvent(event: QaEvent__Output): RenderedEvent {
   const kind = eventKind(event);
-  const payload = event[kind] ?? {};
+  const payload: object = event[kind] ?? {};
+  const citations = 'citations' in payload && Array.isArray(payload.citations) ? payload.citations : undefined;
   return {
     id: event.seq,
     name: EVENT_NAMES[kind],
@@ -29,6 +30,16 @@ export function renderEvent(event: QaEvent__Output): RenderedEvent {
       attempt: event.attempt,
       atUnixMs: event.atUnixMs,
       ...payload,
+      ...(citations ? { citations: citations.map(withoutPresenceMarker) } : {}),
     },
   };
+}
+
+/**
+ * A citation without `_sourceUri`: protobuf.js marks a set proto3 `optional` field with a
+ * synthetic oneof of that name, which says nothing `sourceUri` itself does not.
+ */
+function withoutPresenceMarker(citation: object): object {
+  const { _sourceUri, ...rest } = citation as { _sourceUri?: unknown };
+  return rest;
 }

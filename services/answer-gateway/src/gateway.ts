@@ -5,6 +5,7 @@ import { busHealth, type Bus, type DurableStream, type KeyValueStore } from '@ho
 import {
   BusUnavailableError,
   codecs,
+  documentBodyStream,
   isBusUnavailable,
   loadHoplineGrpc,
   subjects,
@@ -50,6 +51,7 @@ export type GatewayConfig = Pick<
   | 'HTTP_HEADERS_TIMEOUT_MS'
   | 'HTTP_REQUEST_TIMEOUT_MS'
   | 'HTTP_KEEP_ALIVE_TIMEOUT_MS'
+  | 'INGEST_MAX_DOCUMENT_BYTES'
   | 'SSE_HEARTBEAT_MS'
   | 'RESUME_GRACE_MS'
   | 'REPLAY_BUFFER_EVENTS'
@@ -211,6 +213,7 @@ export async function startAnswerGateway(options: AnswerGatewayOptions): Promise
     workerLag: () => workerLag.live(),
   });
 
+  const documentBodies = await bus.durableStream(documentBodyStream);
   const httpServer = createHttpServer(
     {
       headersTimeoutMs: config.HTTP_HEADERS_TIMEOUT_MS,
@@ -223,9 +226,15 @@ export async function startAnswerGateway(options: AnswerGatewayOptions): Promise
       keys: options.keys,
       traces: options.traces,
       ingest: options.ingest,
+      documentBodies,
       site: loadStaticSite(),
       logger,
-      settings: { maxBodyBytes: config.MAX_BODY_BYTES, sseHeartbeatMs: config.SSE_HEARTBEAT_MS, sseRetryMs: 1_000 },
+      settings: {
+        maxBodyBytes: config.MAX_BODY_BYTES,
+        maxDocumentBytes: config.INGEST_MAX_DOCUMENT_BYTES,
+        sseHeartbeatMs: config.SSE_HEARTBEAT_MS,
+        sseRetryMs: 1_000,
+      },
       kbWritten: bumpKb,
       lookupDocument: (tenantId, kbId, docId) => lookupDocument(bus, options.ingest, { tenantId, kbId, docId }),
     }),

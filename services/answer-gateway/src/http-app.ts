@@ -3,13 +3,13 @@ import { SpanKind, trace } from '@opentelemetry/api';
 import type { DurableStream, KeyValueStore } from '@hopline/bus';
 import { codecs, ingestMessageId, subjects, subjectToken, type QaEvent__Output } from '@hopline/contracts';
 import { extractContext, instrument, markSpanFailed } from '@hopline/telemetry';
-import { z } from 'zod';
 import { bearerToken, type ApiKeyStore, type Principal } from './api-keys.js';
 import type { AskService, QuestionStream } from './ask-service.js';
 import type { KbService } from './kb-service.js';
 import { docIdSchema } from './document-id.js';
 import { EVENT_SCHEMA, renderEvent } from './event-json.js';
 import { readJsonBody } from './http-body.js';
+import { acceptDocuments, isIngestionContentType, type IngestionSettings } from './ingestion/ingest-route.js';
 import { problemFromErrorEvent, problemFromPartialDone, problems, sendProblem, toProblem } from './problem.js';
 import { SseWriter } from './sse.js';
 import type { StaticSite } from './static-site.js';
@@ -20,7 +20,8 @@ export interface GatewayLogger {
   error(message: string, fields?: Record<string, unknown>): void;
 }
 
-export interface HttpSettings {
+export interface HttpSettings extends IngestionSettings {
+  /** The largest body of every request but ingestion's (MAX_BODY_BYTES). */
   maxBodyBytes: number;
   sseHeartbeatMs: number;
   /** Suggested to EventSource clients as their reconnect delay. */
@@ -33,6 +34,8 @@ export interface HttpAppDeps {
   keys: ApiKeyStore;
   traces: KeyValueStore;
   ingest: DurableStream;
+  /** Where bodies too large for one bus message go ahead of their ingest command. */
+  documentBodies: DurableStream;
   site: StaticSite;
   logger: GatewayLogger;
   settings: HttpSettings;
@@ -175,7 +178,10 @@ const wantsEventStream = (request: IncomingMessage) => /\btext\/event-stream\b/.
 
 async function ask(deps: HttpAppDeps, request: IncomingMessage, response: ServerResponse): Promise<void> {
   const principal = authenticate(deps, request);
-  const stream = await deps.asks.ask(principal, await readJsonBody(request, deps.settings.maxBodyBytes));
+  const stream = await deps.asks.ask(
+    principal,
+    await readJsonBody(request, deps.settings.maxBodyBytes, 'MAX_BODY_BYTES'),
+  );
   if (wantsEventStream(request)) await streamAsSse(deps, stream, 0, response);
   else await respondWithDone(stream, response);
 }
@@ -313,22 +319,6 @@ async function getTrace(
   sendJson(response, 200, reasoning);
 }
 
-const documentSchema = z
-  .object({
-    docId: docIdSchema,
-    title: z.string().max(1_000).default(''),
-    text: z.string().min(1, 'text is empty'),
-    version: z.number().int().positive().optional(),
-    effectiveDate: z.string().date().optional(),
-    sourceUri: z.string().max(2_000).optional(),
-    metadata: z.record(z.string(), z.string()).optional(),
-  })
-  .strict();
-const ingestBodySchema = z.union([
-  documentSchema,
-  z.object({ documents: z.array(documentSchema).min(1).max(1_000) }).strict(),
-]);
-
 async function listKbs(deps: HttpAppDeps, request: IncomingMessage, response: ServerResponse): Promise<void> {
   sendJson(response, 200, await deps.kbs.list(authenticate(deps, request)));
 }
@@ -357,31 +347,16 @@ async function ingestDocuments(
 ): Promise<void> {
   const principal = authenticate(deps, request);
   requireIngestScope(principal, kbId);
-  const parsed = ingestBodySchema.safeParse(await readJsonBody(request, deps.settings.maxBodyBytes));
-  if (!parsed.success)
-    throw problems.invalidRequest(parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));
-  const documents = 'documents' in parsed.data ? parsed.data.documents : [parsed.data];
-  const now = Date.now();
-  const ahead = documents.find((document) => document.version !== undefined && document.version > now);
-  if (ahead) {
-    throw problems.invalidRequest(
-      `version ${ahead.version} of "${ahead.docId}" is ahead of the clock (${now} ms since the epoch): versions are ` +
-        'ordered against the time of later ingests and deletes, which a future version would outrank; leave it out ' +
-        'to get the current time',
-    );
+  if (!isIngestionContentType(request.headers['content-type']))
+    throw problems.unsupportedMediaType('application/json, or application/x-ndjson with one document per line');
+  const streams = { ingest: deps.ingest, bodies: deps.documentBodies };
+  try {
+    const accepted = await acceptDocuments(streams, deps.settings, request, principal.tenantId, kbId);
+    sendJson(response, 202, { kbId, accepted });
+  } finally {
+    // Documents accepted before a bad line stay accepted: answers cached before them are stale.
+    await deps.kbWritten(principal.tenantId, kbId);
   }
-  const accepted = [];
-  for (const document of documents) {
-    const version = document.version ?? Date.now();
-    const result = await deps.ingest.publish(
-      subjects.ingest(principal.tenantId, kbId),
-      codecs.ingestCommand.encode({ upsert: { ...document, tenantId: principal.tenantId, kbId, version } }),
-      { msgId: ingestMessageId('upsert', principal.tenantId, kbId, document.docId, version) },
-    );
-    accepted.push({ docId: document.docId, version, duplicate: result.duplicate });
-  }
-  await deps.kbWritten(principal.tenantId, kbId);
-  sendJson(response, 202, { kbId, accepted });
 }
 
 async function deleteDocument(

@@ -11,16 +11,19 @@ function isJsonContentType(header: string | undefined): boolean {
   return parameters.every((parameter) => /^\s*charset\s*=\s*(?:utf-8|"utf-8")\s*$/i.test(parameter));
 }
 
-/** Reads a JSON body, refusing other content types, oversized bodies and malformed JSON. */
-export async function readJsonBody(request: IncomingMessage, maxBytes: number): Promise<unknown> {
+/**
+ * Reads a JSON body, refusing other content types, bodies over `maxBytes` (the setting named
+ * `limitName`) and malformed JSON.
+ */
+export async function readJsonBody(request: IncomingMessage, maxBytes: number, limitName: string): Promise<unknown> {
   if (!isJsonContentType(request.headers['content-type'])) throw problems.unsupportedMediaType();
   const declared = Number(request.headers['content-length'] ?? '0');
-  if (declared > maxBytes) throw problems.payloadTooLarge(maxBytes);
+  if (declared > maxBytes) throw problems.payloadTooLarge(maxBytes, limitName);
   const parts: Buffer[] = [];
   let size = 0;
   for await (const part of request as AsyncIterable<Buffer>) {
     size += part.length;
-    if (size > maxBytes) throw problems.payloadTooLarge(maxBytes);
+    if (size > maxBytes) throw problems.payloadTooLarge(maxBytes, limitName);
     parts.push(part);
   }
   const text = Buffer.concat(parts).toString('utf8');

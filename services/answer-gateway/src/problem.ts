@@ -31,15 +31,14 @@ export const problems = {
   notFound: (detail: string) => new Problem(404, 'not-found', 'Not found', detail),
   methodNotAllowed: (allowed: string) =>
     new Problem(405, 'method-not-allowed', 'Method not allowed', `use ${allowed}`, { Allow: allowed }),
-  payloadTooLarge: (limit: number) =>
-    new Problem(413, 'payload-too-large', 'Request body too large', `the body exceeds ${limit} bytes`),
-  unsupportedMediaType: () =>
-    new Problem(
-      415,
-      'unsupported-media-type',
-      'Unsupported media type',
-      'send Content-Type: application/json, with no parameter but charset=utf-8',
-    ),
+  /** Names the setting as well, so that whoever runs the gateway knows which one to raise. */
+  payloadTooLarge: (limit: number, setting: string, what = 'the body') =>
+    new Problem(413, 'payload-too-large', 'Request body too large', `${what} exceeds ${limit} bytes (${setting})`, {
+      // The rest of the body is not read: a client still sending learns it from the closed connection.
+      Connection: 'close',
+    }),
+  unsupportedMediaType: (accepted = 'application/json, with no parameter but charset=utf-8') =>
+    new Problem(415, 'unsupported-media-type', 'Unsupported media type', `send Content-Type: ${accepted}`),
   conflict: (detail: string) => new Problem(409, 'conflict', 'Conflict with the current state', detail),
   malformedJson: (detail: string) => new Problem(400, 'malformed-json', 'Malformed JSON', detail),
   badRequest: (detail: string) => new Problem(400, 'bad-request', 'Bad request', detail),

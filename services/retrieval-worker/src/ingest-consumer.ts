@@ -2,10 +2,13 @@ import type { Bus, DurableConsumer, DurableStream, Settlement, StreamMessage } f
 import { codecs, headers, subjects, toHoplineError, type IngestCommand__Output } from '@hopline/contracts';
 import type { Indexer } from '@hopline/retrieval';
 import type { HoplineMetrics, Logger } from '@hopline/telemetry';
+import { withDocumentBody } from './document-body.js';
 
 export interface IngestConsumerDeps {
   bus: Bus;
   stream: DurableStream;
+  /** Where bodies too large for one message are read from (see Document.body_id). */
+  bodies: DurableStream;
   /** Where permanently failed commands are kept, with the reason. */
   deadLetters: DurableStream;
   indexer: Indexer;
@@ -77,7 +80,7 @@ export async function startIngestConsumer(deps: IngestConsumerDeps): Promise<Dur
         return deadLetter(message, null, 'malformed', (error as Error).message);
       }
       try {
-        const result = await deps.indexer.apply(command);
+        const result = await deps.indexer.apply(await withDocumentBody(deps.bodies, command));
         // A redelivery may follow a crash between indexing and this announcement: announce
         // again, since a second version bump of the kb's caches is harmless.
         if (result.changed || message.deliveryCount > 1) {

@@ -1,5 +1,5 @@
 import { busHealth, type Bus, type ServiceHandle } from '@hopline/bus';
-import { codecs, jetstream, natsServices, subjects } from '@hopline/contracts';
+import { codecs, documentBodyStream, jetstream, natsServices, subjects } from '@hopline/contracts';
 import { createGuard, DEFAULT_BREAKER, type Guard } from '@hopline/resilience';
 import {
   createHybridRetriever,
@@ -108,8 +108,9 @@ export async function startRetrievalWorker(deps: RetrievalWorkerDeps): Promise<R
     for (const message of consistency.messages) logger.error(message, { check: 'index-consistency' });
   }
 
-  const [stream, deadLetters] = await Promise.all([
+  const [stream, bodies, deadLetters] = await Promise.all([
     bus.durableStream(),
+    bus.durableStream(documentBodyStream),
     bus.durableStream({
       name: jetstream.deadLetterStream,
       subjects: [subjects.deadLetter],
@@ -120,6 +121,7 @@ export async function startRetrievalWorker(deps: RetrievalWorkerDeps): Promise<R
   const consumer = await startIngestConsumer({
     bus,
     stream,
+    bodies,
     deadLetters,
     indexer,
     logger,

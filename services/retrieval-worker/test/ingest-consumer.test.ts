@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { createMemoryBroker, type DurableStream } from '@hopline/bus';
-import { codecs, jetstream, subjects, UnavailableError, type IngestCommand__Output } from '@hopline/contracts';
+import {
+  codecs,
+  documentBodyStream,
+  jetstream,
+  subjects,
+  UnavailableError,
+  type IngestCommand__Output,
+} from '@hopline/contracts';
 import type { Indexer, IndexResult } from '@hopline/retrieval';
 import { createLogger, createMetrics } from '@hopline/telemetry';
 import { waitFor } from '@hopline/test-support';
@@ -33,6 +40,7 @@ async function setUp(indexer: Indexer, deadLetters?: (real: DurableStream) => Du
   const consumer = await startIngestConsumer({
     bus,
     stream,
+    bodies: await bus.durableStream(documentBodyStream),
     deadLetters: deadLetters ? deadLetters(realDeadLetters) : realDeadLetters,
     indexer,
     logger,

@@ -4,8 +4,10 @@ import type { EnumTypeDefinition, MessageTypeDefinition } from '@grpc/proto-load
 import type { Chunk as _hopline_v1_Chunk, Chunk__Output as _hopline_v1_Chunk__Output } from './hopline/v1/Chunk.js';
 import type { DeadLetter as _hopline_v1_DeadLetter, DeadLetter__Output as _hopline_v1_DeadLetter__Output } from './hopline/v1/DeadLetter.js';
 import type { Document as _hopline_v1_Document, Document__Output as _hopline_v1_Document__Output } from './hopline/v1/Document.js';
+import type { DocumentLayout as _hopline_v1_DocumentLayout, DocumentLayout__Output as _hopline_v1_DocumentLayout__Output } from './hopline/v1/DocumentLayout.js';
 import type { DocumentLookup as _hopline_v1_DocumentLookup, DocumentLookup__Output as _hopline_v1_DocumentLookup__Output } from './hopline/v1/DocumentLookup.js';
 import type { DocumentRef as _hopline_v1_DocumentRef, DocumentRef__Output as _hopline_v1_DocumentRef__Output } from './hopline/v1/DocumentRef.js';
+import type { DocumentSection as _hopline_v1_DocumentSection, DocumentSection__Output as _hopline_v1_DocumentSection__Output } from './hopline/v1/DocumentSection.js';
 import type { DocumentState as _hopline_v1_DocumentState, DocumentState__Output as _hopline_v1_DocumentState__Output } from './hopline/v1/DocumentState.js';
 import type { IngestCommand as _hopline_v1_IngestCommand, IngestCommand__Output as _hopline_v1_IngestCommand__Output } from './hopline/v1/IngestCommand.js';
 import type { KbChanged as _hopline_v1_KbChanged, KbChanged__Output as _hopline_v1_KbChanged__Output } from './hopline/v1/KbChanged.js';
@@ -32,8 +34,10 @@ export interface ProtoGrpcType {
       Chunk: MessageTypeDefinition<_hopline_v1_Chunk, _hopline_v1_Chunk__Output>
       DeadLetter: MessageTypeDefinition<_hopline_v1_DeadLetter, _hopline_v1_DeadLetter__Output>
       Document: MessageTypeDefinition<_hopline_v1_Document, _hopline_v1_Document__Output>
+      DocumentLayout: MessageTypeDefinition<_hopline_v1_DocumentLayout, _hopline_v1_DocumentLayout__Output>
       DocumentLookup: MessageTypeDefinition<_hopline_v1_DocumentLookup, _hopline_v1_DocumentLookup__Output>
       DocumentRef: MessageTypeDefinition<_hopline_v1_DocumentRef, _hopline_v1_DocumentRef__Output>
+      DocumentSection: MessageTypeDefinition<_hopline_v1_DocumentSection, _hopline_v1_DocumentSection__Output>
       DocumentState: MessageTypeDefinition<_hopline_v1_DocumentState, _hopline_v1_DocumentState__Output>
       FoundBy: EnumTypeDefinition
       IngestCommand: MessageTypeDefinition<_hopline_v1_IngestCommand, _hopline_v1_IngestCommand__Output>

@@ -401,6 +401,8 @@ function citationOf(item: EvidenceItem): Citation__Output {
     hop: item.hop,
     bridgeEntity: item.bridgeEntity,
     docVersion: chunk.docVersion,
+    // With the page or section the chunk came from ("manual.pdf#page=3").
+    ...(chunk.sourceUri ? { sourceUri: chunk.sourceUri } : {}),
   };
 }
 

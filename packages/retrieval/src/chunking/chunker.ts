@@ -34,6 +34,8 @@ export interface ChunkableDocument {
   text: string;
   effectiveDate: string;
   sourceUri: string;
+  /** Where the pages or sections of a parsed file begin, in order (see DocumentLayout). */
+  sections?: ReadonlyArray<{ start: number; fragment: string }>;
 }
 
 interface Piece extends TextRange {
@@ -50,11 +52,16 @@ export function chunkDocument(doc: ChunkableDocument, options: ChunkerOptions = 
   const windowTokens = options.lexicalWindowTokens ?? 800;
   // Most documents are one chunk: counting once and skipping the sentence split halves the
   // chunker's share of ingest time.
-  const wholeTokens = approximateTokens(doc.text);
-  const ranges =
-    wholeTokens <= maxTokens
-      ? [{ start: 0, end: doc.text.length, tokens: wholeTokens }]
-      : packPieces(splitPieces(doc.text, maxTokens), maxTokens);
+  // A chunk never spans two pages or sections, so that the one it cites holds all of it.
+  const ranges = sectionRanges(doc).flatMap(({ start, end }) => {
+    const text = doc.text.slice(start, end);
+    const tokens = approximateTokens(text);
+    const pieces =
+      tokens <= maxTokens
+        ? [{ start: 0, end: text.length, tokens }]
+        : packPieces(splitPieces(text, maxTokens), maxTokens);
+    return pieces.map((piece) => ({ ...piece, start: piece.start + start, end: piece.end + start }));
+  });
   const trimmed = ranges.map((range) => trimRange(doc.text, range)).filter((range) => range.end > range.start);
   if (trimmed.length === 0) trimmed.push({ start: 0, end: doc.text.length, tokens: approximateTokens(doc.text) });
 
@@ -73,12 +80,30 @@ export function chunkDocument(doc: ChunkableDocument, options: ChunkerOptions = 
       span: { start: range.start, end: range.end },
       dedupeKey: dedupeKeyFor(chunkId, text),
       effectiveDate: doc.effectiveDate,
-      sourceUri: doc.sourceUri,
+      sourceUri: sourceOf(doc, range.start),
     };
     if (window.start < range.start || window.end > range.end)
       chunk.lexicalText = doc.text.slice(window.start, window.end);
     return chunk;
   });
+}
+
+/** The stretches of text between section starts (the whole text when it has none). */
+function sectionRanges(doc: ChunkableDocument): TextRange[] {
+  const starts = [0, ...(doc.sections ?? []).map((section) => section.start)].filter(
+    (start, i, all) => start < doc.text.length && (i === 0 || start > (all[i - 1] as number)),
+  );
+  return starts.map((start, i) => ({ start, end: starts[i + 1] ?? doc.text.length }));
+}
+
+/** The document's source with the fragment of the page or section that `offset` falls in. */
+function sourceOf(doc: ChunkableDocument, offset: number): string {
+  let fragment: string | undefined;
+  for (const section of doc.sections ?? []) {
+    if (section.start > offset) break;
+    fragment = section.fragment;
+  }
+  return fragment ? `${doc.sourceUri}#${fragment}` : doc.sourceUri;
 }
 
 /** Sentences, each no longer than `maxTokens` (an over-long sentence is cut at word edges). */

@@ -89,6 +89,7 @@ export function createIndexer(dependencies: IndexerDependencies): Indexer {
       text: document.text,
       effectiveDate: document.effectiveDate,
       sourceUri: document.sourceUri,
+      sections: document.layout?.sections ?? [],
     });
     const embedded = vectorOutcome === 'applied' ? await embedChunks(chunks, signal) : [];
     signal.throwIfAborted();

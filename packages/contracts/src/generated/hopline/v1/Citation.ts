@@ -14,6 +14,8 @@ export interface Citation {
   'hop'?: (number);
   'bridgeEntity'?: (string);
   'docVersion'?: (number | string | Long);
+  'sourceUri'?: (string);
+  '_sourceUri'?: "sourceUri";
 }
 
 export interface Citation__Output {
@@ -27,4 +29,6 @@ export interface Citation__Output {
   'hop': (number);
   'bridgeEntity': (string);
   'docVersion': (number);
+  'sourceUri'?: (string);
+  '_sourceUri'?: "sourceUri";
 }

@@ -1,5 +1,6 @@
 // Original file: proto/hopline/v1/retrieval.proto
 
+import type { DocumentLayout as _hopline_v1_DocumentLayout, DocumentLayout__Output as _hopline_v1_DocumentLayout__Output } from '../../hopline/v1/DocumentLayout.js';
 import type { Long } from '@grpc/proto-loader';
 
 export interface Document {
@@ -12,6 +13,12 @@ export interface Document {
   'effectiveDate'?: (string);
   'sourceUri'?: (string);
   'metadata'?: ({[key: string]: string});
+  'bodyParts'?: (number);
+  'bodyId'?: (string);
+  'layout'?: (_hopline_v1_DocumentLayout | null);
+  '_bodyParts'?: "bodyParts";
+  '_bodyId'?: "bodyId";
+  '_layout'?: "layout";
 }
 
 export interface Document__Output {
@@ -24,4 +31,10 @@ export interface Document__Output {
   'effectiveDate': (string);
   'sourceUri': (string);
   'metadata': ({[key: string]: string});
+  'bodyParts'?: (number);
+  'bodyId'?: (string);
+  'layout'?: (_hopline_v1_DocumentLayout__Output | null);
+  '_bodyParts'?: "bodyParts";
+  '_bodyId'?: "bodyId";
+  '_layout'?: "layout";
 }

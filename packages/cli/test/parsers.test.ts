@@ -1,0 +1,90 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { parseFile, UnreadableFileError } from '../src/parsers/index.js';
+import { makeDocx, makePdf } from './make-files.js';
+
+const folder = mkdtempSync(join(tmpdir(), 'hopline-parsers-'));
+afterAll(() => rmSync(folder, { recursive: true, force: true }));
+const file = (name: string, content: string | Buffer) => {
+  const path = join(folder, name);
+  writeFileSync(path, content);
+  return path;
+};
+
+describe('ingest parsers', () => {
+  it('parse - a PDF gives its text page by page, each page a section named for the PDF open parameter', async () => {
+    const parsed = await parseFile(
+      file('manual.pdf', makePdf(['Installing the pump.\nOpen the valve (slowly).', '', 'Servicing the pump.'])),
+    );
+    expect(parsed.text).toBe('Installing the pump.\nOpen the valve (slowly).\n\nServicing the pump.');
+    // The empty page 2 starts no section: the text of page 3 cites page 3.
+    expect(parsed.sections).toEqual([
+      { start: 0, fragment: 'page=1' },
+      { start: parsed.text.indexOf('Servicing'), fragment: 'page=3' },
+    ]);
+  });
+
+  it('parse - a scanned PDF without a text layer is refused as such, never ingested empty', async () => {
+    const scan = file('scan.pdf', makePdf(['', ''], { textLayer: false }));
+    await expect(parseFile(scan)).rejects.toThrow(UnreadableFileError);
+    await expect(parseFile(scan)).rejects.toThrow(
+      'a PDF of 2 page(s) without a text layer (a scan?): run OCR on it first',
+    );
+  });
+
+  it('parse - a corrupt PDF is refused with a clear error', async () => {
+    const corrupt = file('corrupt.pdf', Buffer.concat([makePdf(['Hello.']).subarray(0, 40), Buffer.from('garbage')]));
+    await expect(parseFile(corrupt)).rejects.toThrow(/^not a readable PDF/);
+  });
+
+  it('parse - an HTML page gives its title and main text, without navigation, scripts or footer, headings as sections', async () => {
+    const parsed = await parseFile(
+      file(
+        'page.html',
+        `<!doctype html><html><head><title>Pump guide</title><style>p{color:red}</style></head><body>
+         <nav><a href="/">Home</a></nav><main><h1 id="intro">Introduction</h1><p>The pump moves   water.</p>
+         <h2>Safety &amp; care</h2><p>Wear gloves.<script>track()</script></p></main><footer>© 2026</footer></body></html>`,
+      ),
+    );
+    expect(parsed.title).toBe('Pump guide');
+    expect(parsed.text).toBe('Introduction\nThe pump moves water.\nSafety & care\nWear gloves.');
+    expect(parsed.sections).toEqual([
+      { start: 0, fragment: 'intro' },
+      { start: parsed.text.indexOf('Safety'), fragment: 'safety-care' },
+    ]);
+  });
+
+  it('parse - a DOCX gives its text, its title and its headings as sections', async () => {
+    const parsed = await parseFile(
+      file(
+        'policy.docx',
+        await makeDocx([
+          ['Title', 'Travel policy'],
+          ['Normal', 'Employees book economy class.'],
+          ['Heading1', 'Long flights'],
+          ['Normal', 'Flights over six hours may be business class.'],
+        ]),
+      ),
+    );
+    expect(parsed.title).toBe('Travel policy');
+    expect(parsed.text).toBe(
+      'Travel policy\nEmployees book economy class.\nLong flights\nFlights over six hours may be business class.',
+    );
+    expect(parsed.sections.map((section) => section.fragment)).toEqual(['travel-policy', 'long-flights']);
+  });
+
+  it('parse - a file that is not a DOCX is refused with a clear error', async () => {
+    await expect(parseFile(file('fake.docx', 'plain text'))).rejects.toThrow(/^not a readable DOCX/);
+  });
+
+  it('parse - markdown: a leading "# " line is the title, later headings are sections', async () => {
+    const parsed = await parseFile(file('guide.md', '# Guide\n\nIntro.\n\n## Installing it\n\nSteps.\n'));
+    expect(parsed).toEqual({
+      title: 'Guide',
+      text: 'Intro.\n\n## Installing it\n\nSteps.',
+      sections: [{ start: 8, fragment: 'installing-it' }],
+    });
+  });
+});

@@ -1,0 +1,146 @@
+import type { IncomingMessage } from 'node:http';
+import { z } from 'zod';
+import { docIdSchema } from '../document-id.js';
+import { readJsonBody } from '../http-body.js';
+import { Problem, problems } from '../problem.js';
+import { readNdjsonLines } from './ndjson.js';
+import { publishDocument, type DocumentStreams } from './publish-document.js';
+
+const documentSchema = z
+  .object({
+    docId: docIdSchema,
+    title: z.string().max(1_000).default(''),
+    text: z.string().min(1, 'text is empty'),
+    version: z.number().int().positive().optional(),
+    effectiveDate: z.string().date().optional(),
+    sourceUri: z.string().max(2_000).optional(),
+    metadata: z.record(z.string(), z.string()).optional(),
+    /** Where a parsed file's pages or sections begin: their chunks cite `sourceUri#fragment`. */
+    sections: z
+      .array(
+        z.object({
+          start: z.number().int().nonnegative(),
+          fragment: z.string().regex(/^[^\s#]{1,200}$/, 'a fragment is 1-200 characters without spaces or "#"'),
+        }),
+      )
+      .max(100_000)
+      .optional(),
+  })
+  .strict()
+  .refine(
+    (document) =>
+      (document.sections ?? []).every(
+        (section, i, all) => section.start <= document.text.length && (i === 0 || section.start > all[i - 1]!.start),
+      ),
+    { message: 'sections must start in increasing order within the text', path: ['sections'] },
+  );
+type DocumentInput = z.infer<typeof documentSchema>;
+const jsonBodySchema = z.union([
+  documentSchema,
+  z.object({ documents: z.array(documentSchema).min(1).max(1_000) }).strict(),
+]);
+
+export interface IngestionSettings {
+  /** The largest document, as a JSON body or as one NDJSON line (INGEST_MAX_DOCUMENT_BYTES). */
+  maxDocumentBytes: number;
+}
+
+export interface AcceptedDocument {
+  docId: string;
+  version: number;
+  duplicate: boolean;
+}
+
+/** Publishes this many documents of a stream at once: the stream's round trips overlap. */
+const PUBLISH_WINDOW = 32;
+
+const NDJSON = /^application\/(x-ndjson|jsonl|x-jsonlines)\b/i;
+
+const issues = (error: z.ZodError) => error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+
+/**
+ * `POST /v1/kbs/{kb}/documents`: one document or `{ documents: [...] }` as JSON (the whole body
+ * within one document's limit), or any number of documents as NDJSON, one per line, read and
+ * published as they arrive. A bad NDJSON line stops the request with a problem that says which
+ * line and how many documents before it were accepted (they stay accepted).
+ */
+export async function acceptDocuments(
+  streams: DocumentStreams,
+  settings: IngestionSettings,
+  request: IncomingMessage,
+  tenantId: string,
+  kbId: string,
+): Promise<AcceptedDocument[]> {
+  const accepted: AcceptedDocument[] = [];
+  const publish = async (document: DocumentInput) => {
+    const { sections, ...fields } = document;
+    const version = document.version ?? Date.now();
+    const { duplicate } = await publishDocument(streams, tenantId, kbId, {
+      ...fields,
+      version,
+      ...(sections ? { layout: { sections } } : {}),
+    });
+    accepted.push({ docId: document.docId, version, duplicate });
+  };
+
+  if (NDJSON.test(request.headers['content-type'] ?? '')) {
+    const inFlight = new Set<Promise<void>>();
+    try {
+      for await (const line of readNdjsonLines(request, settings.maxDocumentBytes, 'INGEST_MAX_DOCUMENT_BYTES')) {
+        const document = parseLine(line.text, line.number);
+        const publishing = publish(document).finally(() => inFlight.delete(publishing));
+        inFlight.add(publishing);
+        if (inFlight.size >= PUBLISH_WINDOW) await Promise.race(inFlight);
+      }
+      await Promise.all(inFlight);
+    } catch (error) {
+      await Promise.allSettled(inFlight);
+      throw withAcceptedCount(error, accepted.length);
+    }
+    return accepted;
+  }
+
+  const parsed = jsonBodySchema.safeParse(
+    await readJsonBody(request, settings.maxDocumentBytes, 'INGEST_MAX_DOCUMENT_BYTES'),
+  );
+  if (!parsed.success) throw problems.invalidRequest(issues(parsed.error));
+  const documents = 'documents' in parsed.data ? parsed.data.documents : [parsed.data];
+  documents.forEach((document) => refuseFutureVersion(document));
+  for (const document of documents) await publish(document);
+  return accepted;
+}
+
+export function isIngestionContentType(contentType: string | undefined): boolean {
+  return /^application\/json\b/i.test(contentType ?? '') || NDJSON.test(contentType ?? '');
+}
+
+function parseLine(text: string, number: number): DocumentInput {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    throw problems.malformedJson(`line ${number}: ${(error as Error).message}`);
+  }
+  const parsed = documentSchema.safeParse(json);
+  if (!parsed.success) throw problems.invalidRequest(`line ${number}: ${issues(parsed.error)}`);
+  return refuseFutureVersion(parsed.data);
+}
+
+function refuseFutureVersion(document: DocumentInput): DocumentInput {
+  const now = Date.now();
+  if (document.version !== undefined && document.version > now) {
+    throw problems.invalidRequest(
+      `version ${document.version} of "${document.docId}" is ahead of the clock (${now} ms since the epoch): ` +
+        'versions are ordered against the time of later ingests and deletes, which a future version would ' +
+        'outrank; leave it out to get the current time',
+    );
+  }
+  return document;
+}
+
+/** A stream that failed part-way: the client must learn how many documents before it went in. */
+function withAcceptedCount(error: unknown, accepted: number): unknown {
+  if (!(error instanceof Problem)) return error;
+  const detail = `${error.detail ?? error.title}; the ${accepted} document(s) before it were accepted, the rest was not read`;
+  return new Problem(error.status, error.slug, error.title, detail, error.headers);
+}
