@@ -90,6 +90,9 @@ export const natsPermissions: Record<NatsClientName, SubjectPermissions> = {
       'hopline.qa.*.cancel',
       'hopline.qa.*.readers',
       subjects.ingestAll,
+      // A document too large for one message goes ahead of its command in parts.
+      subjects.documentBodyAll,
+      ...manageStream(jetstream.documentBodyStream),
       subjects.documentLookup,
       subjects.kbStats,
       ...manageStream(jetstream.questionStream),
@@ -138,6 +141,9 @@ export const natsPermissions: Record<NatsClientName, SubjectPermissions> = {
       // a subject wildcard matches whole tokens only, so any consumer of the ingest stream.
       ...pullDurable(jetstream.ingestStream, '*'),
       ...manageStream(jetstream.deadLetterStream),
+      // The parts of a large document, read back before its command is applied.
+      ...manageStream(jetstream.documentBodyStream),
+      ...orderedRead(jetstream.documentBodyStream),
     ],
     subscribe: [
       ...common('retrieval-worker').subscribe,
