@@ -23,6 +23,7 @@ import {
   overlapRetriever,
   shape,
 } from './support/fixtures.js';
+import { hopReply, isExtraction, isSynthesis, labelOf, numberOf } from './support/scripted-model.js';
 
 let server: ScriptedOpenAiServer;
 const guards: Guard[] = [];
@@ -32,32 +33,6 @@ beforeEach(async () => {
 afterEach(async () => {
   for (const guard of guards.splice(0)) guard.shutdown();
   await server.close();
-});
-
-const isExtraction = (body: ChatRequestBody) => /retrieved documents/.test(systemPrompt(body));
-const isSynthesis = (body: ChatRequestBody) => /numbered evidence/.test(systemPrompt(body));
-/** The label (E1, E2…) the extraction prompt gave the chunk with this title. */
-const labelOf = (body: ChatRequestBody, title: string) =>
-  new RegExp(`(E\\d+) title=${JSON.stringify(title).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`).exec(
-    lastUserMessage(body),
-  )?.[1] ?? 'E1';
-/** The evidence number the synthesis prompt gave the chunk with this title. */
-const numberOf = (body: ChatRequestBody, title: string) =>
-  new RegExp(`\\[(\\d+)\\] title=${JSON.stringify(title).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`).exec(
-    lastUserMessage(body),
-  )?.[1] ?? '1';
-
-const hopReply = (fields: Record<string, unknown>): ScriptedReply => ({
-  content: JSON.stringify({
-    answer: '',
-    unknown: false,
-    done: false,
-    nextQuery: '',
-    confidence: 0.9,
-    cited: [],
-    bridgeEntities: [],
-    ...fields,
-  }),
 });
 
 /** A model that follows the chain: star of No Escape → Valerie Hobson → her husband. */
