@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { embeddedConfigSchema, startEmbedded, type Embedded } from '@hopline/embedded';
+import { waitFor } from '@hopline/test-support';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'hopline-ingestion-'));
 const config = embeddedConfigSchema.parse({
@@ -76,6 +77,14 @@ describe('system - ingestion through the gateway', () => {
       sections,
     };
     expect((await ingest(document)).status).toBe(202);
+    // 202 is accepted, not yet searchable: ten megabytes take a while to index on a loaded machine.
+    await waitFor(
+      async () => {
+        const kb = await fetch(`${hopline.httpUrl}/v1/kbs/demo`, { headers: headers() });
+        return ((await kb.json()) as { chunks: number }).chunks > 1_000;
+      },
+      { timeoutMs: 90_000, intervalMs: 200, description: 'the 10 MB document indexed' },
+    );
 
     const response = await fetch(`${hopline.httpUrl}/v1/ask`, {
       method: 'POST',
