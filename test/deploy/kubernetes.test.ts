@@ -140,24 +140,28 @@ describe.skipIf(!enabled)('kubernetes', () => {
     },
   );
 
-  test('kubernetes - readiness and liveness probes: gRPC health on GRPC_PORT for plaintext gRPC servers, HTTP /healthz on METRICS_PORT otherwise', () => {
+  test('kubernetes - probes: gRPC health on GRPC_PORT for plaintext gRPC servers, otherwise HTTP on METRICS_PORT: /readyz for start-up and readiness, /livez for liveness', () => {
     const problems: string[] = [];
     for (const service of services) {
       const container = containerOf(OVERLAY, service.name);
       const config = overlayConfig(service);
       // The kubelet's gRPC probe speaks plaintext only: a server with mutual TLS is probed over HTTP.
-      const expected =
-        'GRPC_PORT' in service.schema.shape && config.GRPC_TLS_CERT === undefined
-          ? `grpc:${String(config.GRPC_PORT)}`
-          : `http:${String(config.METRICS_PORT)}/healthz`;
-      for (const kind of ['readinessProbe', 'livenessProbe'] as const) {
+      const grpcProbed = 'GRPC_PORT' in service.schema.shape && config.GRPC_TLS_CERT === undefined;
+      // Liveness must not follow readiness: a NATS outage makes every service unready, and a
+      // liveness probe on readiness would restart the whole fleet for it.
+      const expected = (path: '/readyz' | '/livez') =>
+        grpcProbed ? `grpc:${String(config.GRPC_PORT)}` : `http:${String(config.METRICS_PORT)}${path}`;
+      for (const [kind, path] of [
+        ['readinessProbe', '/readyz'],
+        ['livenessProbe', '/livez'],
+      ] as const) {
         const target = probeTarget(container, container[kind]);
-        if (target !== expected)
-          problems.push(`${service.name} ${kind} reaches ${target ?? 'nothing'}, expected ${expected}`);
+        if (target !== expected(path))
+          problems.push(`${service.name} ${kind} reaches ${target ?? 'nothing'}, expected ${expected(path)}`);
       }
       const startup = probeTarget(container, container.startupProbe);
-      if (startup !== undefined && startup !== expected)
-        problems.push(`${service.name} startupProbe reaches ${startup}, expected ${expected}`);
+      if (startup !== undefined && startup !== expected('/readyz'))
+        problems.push(`${service.name} startupProbe reaches ${startup}, expected ${expected('/readyz')}`);
       if (
         config.METRICS_PORT !== undefined &&
         !(container.ports ?? []).some((port) => port.containerPort === config.METRICS_PORT)
