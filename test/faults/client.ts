@@ -194,8 +194,14 @@ function countReasons(outcomes: readonly AskOutcome[]): Record<string, number> {
   };
   for (const outcome of outcomes) {
     for (const reason of new Set(outcome.done?.degradedReasons ?? [])) count(`degraded: ${reason}`);
-    for (const event of outcome.events)
+    for (const event of outcome.events) {
       if (event.name === 'restarted') count(`restarted: ${String(event.data.reason)}`);
+      if (event.name === 'error') {
+        const error = (event.data.error ?? event.data) as { code?: unknown; message?: unknown };
+        count(`error: ${String(error.code)}: ${String(error.message)}`);
+      }
+    }
+    if (outcome.end === 'error' && outcome.events.length === 0) count(`refused: ${outcome.status}`);
   }
   return counts;
 }

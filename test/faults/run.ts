@@ -22,27 +22,31 @@ const selected = wanted.length === 0 ? SCENARIOS : SCENARIOS.filter((scenario) =
 
 const startedAt = new Date();
 const loadAtStart = currentLoad();
-const fleet = await startFleet();
 const rows: ReportRow[] = [];
-try {
-  const healthy = await baseline.run(fleet, { questions: QUESTIONS });
-  rows.push({ scenario: baseline, result: healthy });
-  console.log(`${healthy.holds ? 'PASS' : 'FAIL'} ${baseline.id}: ${healthy.measured}`);
-  console.log(healthy.tally?.reasons);
-  for (const scenario of selected) {
-    await settle(fleet);
-    const result: ScenarioResult = await scenario
-      .run(fleet, { questions: QUESTIONS, ...(healthy.tally ? { baseline: healthy.tally } : {}) })
-      .catch((error: unknown) => ({ measured: `did not finish: ${(error as Error).message}`, holds: false }));
-    rows.push({ scenario, result });
-    console.log(`${result.holds ? 'PASS' : 'FAIL'} ${scenario.id}: ${result.measured}`);
-    if (result.tally) console.log(result.tally.reasons);
+// Naming only the cluster scenario runs it alone: it brings a fleet of its own.
+const onlyCluster = wanted.length > 0 && selected.length === 0;
+const fleet = onlyCluster ? undefined : await startFleet();
+if (fleet) {
+  try {
+    const healthy = await baseline.run(fleet, { questions: QUESTIONS });
+    rows.push({ scenario: baseline, result: healthy });
+    console.log(`${healthy.holds ? 'PASS' : 'FAIL'} ${baseline.id}: ${healthy.measured}`);
+    console.log(healthy.tally?.reasons);
+    for (const scenario of selected) {
+      await settle(fleet);
+      const result: ScenarioResult = await scenario
+        .run(fleet, { questions: QUESTIONS, ...(healthy.tally ? { baseline: healthy.tally } : {}) })
+        .catch((error: unknown) => ({ measured: `did not finish: ${(error as Error).message}`, holds: false }));
+      rows.push({ scenario, result });
+      console.log(`${result.holds ? 'PASS' : 'FAIL'} ${scenario.id}: ${result.measured}`);
+      if (result.tally) console.log(result.tally.reasons);
+    }
+  } catch (error) {
+    console.error(fleet.output());
+    throw error;
+  } finally {
+    await fleet[Symbol.asyncDispose]();
   }
-} catch (error) {
-  console.error(fleet.output());
-  throw error;
-} finally {
-  await fleet[Symbol.asyncDispose]();
 }
 if (wanted.length === 0 || wanted.includes(clusterNodeLoss.id)) {
   const result: ScenarioResult = await clusterNodeLoss
@@ -50,6 +54,7 @@ if (wanted.length === 0 || wanted.includes(clusterNodeLoss.id)) {
     .catch((error: unknown) => ({ measured: `did not finish: ${(error as Error).message}`, holds: false }));
   rows.push({ scenario: clusterNodeLoss, result });
   console.log(`${result.holds ? 'PASS' : 'FAIL'} ${clusterNodeLoss.id}: ${result.measured}`);
+  if (result.tally) console.log(result.tally.reasons);
 }
 
 if (wanted.length === 0) {

@@ -57,3 +57,19 @@ export function fromNatsError(error: unknown, context: NatsErrorContext): Hoplin
       return new HoplineError('internal', `${where}: ${error.message}`, options);
   }
 }
+
+/**
+ * A JetStream call's failure. A 503 there (no responders on a stream's subject, or the API's
+ * "JetStream temporarily unavailable") means no server serves the stream right now: a
+ * clustered stream has no leader while its replicas elect one after a node was lost, and its
+ * followers do not listen on its subjects. That is the bus being unavailable for a moment,
+ * which a caller retries within its deadline, not a service that is not listening.
+ */
+export function fromJetStreamError(error: unknown, context: NatsErrorContext): HoplineError {
+  if (error instanceof NatsError && (error.code === ErrorCode.NoResponders || error.api_error?.code === 503)) {
+    const where = context.subject === undefined ? context.operation : `${context.operation} ${context.subject}`;
+    const why = error.api_error?.description ?? 'no server serves the stream (a leader is being elected?)';
+    return new UnavailableError(`${where}: JetStream unavailable: ${why}`, { cause: error });
+  }
+  return fromNatsError(error, context);
+}

@@ -47,6 +47,14 @@ export const env = {
   positiveInt: (fallback: number) => z.coerce.number().int().positive().default(fallback),
   number: (fallback: number) => z.coerce.number().finite().default(fallback),
   url: () => z.string().url(),
+  /**
+   * One URL or a comma-separated list of them, kept as written: a NATS cluster's nodes, so that
+   * a client whose first server is gone still connects to another.
+   */
+  urls: () =>
+    z.string().refine((value) => value.split(',').every((item) => z.string().url().safeParse(item.trim()).success), {
+      message: 'expected a URL or a comma-separated list of URLs',
+    }),
   string: (fallback: string) => z.string().min(1).default(fallback),
   boolean: (fallback: boolean) =>
     z

@@ -29,6 +29,13 @@ describe('config', () => {
     });
   });
 
+  it('config - a URL list (a NATS cluster) is taken as written; one item that is no URL is refused', () => {
+    const urls = z.object({ NATS_URL: env.urls() });
+    const cluster = 'nats://10.0.0.1:4222, nats://10.0.0.2:4222,nats://10.0.0.3:4222';
+    expect(loadConfig('svc', urls, { NATS_URL: cluster })).toEqual({ NATS_URL: cluster });
+    expect(() => loadConfig('svc', urls, { NATS_URL: 'nats://10.0.0.1:4222,not a url' })).toThrow(ConfigError);
+  });
+
   it('config - every invalid variable is named in one error', () => {
     try {
       loadConfig('svc', schema, { HTTP_PORT: 'eighty', NATS_URL: 'not a url' });

@@ -10,7 +10,7 @@ export const embeddedConfigSchema = z.object({
   ...serviceEnv,
   ...jetstreamEnv,
   /** Switches the in-memory bus to a NATS server (JetStream for ingestion and traces). */
-  NATS_URL: env.url().optional(),
+  NATS_URL: env.urls().optional(),
   /** Where the indexes, traces and the dev API key persist, relative to the working folder. */
   DATA_DIR: env.string('.data'),
   HTTP_HOST: env.string('127.0.0.1'),

@@ -4,7 +4,7 @@ import { z } from 'zod';
 export const configSchema = z.object({
   ...serviceEnv,
   ...jetstreamEnv,
-  NATS_URL: env.url().default('nats://127.0.0.1:4222'),
+  NATS_URL: env.urls().default('nats://127.0.0.1:4222'),
   ...natsSecurityEnv,
   QUERY_UNDERSTANDING_ADDRESS: env.string('127.0.0.1:50061'),
   RERANKER_ADDRESS: env.string('127.0.0.1:50062'),

@@ -5,7 +5,7 @@ import { z } from 'zod';
 export const configSchema = z.object({
   ...serviceEnv,
   ...jetstreamEnv,
-  NATS_URL: env.url().default('nats://127.0.0.1:4222'),
+  NATS_URL: env.urls().default('nats://127.0.0.1:4222'),
   ...natsSecurityEnv,
   /**
    * Names this worker in responses, logs and its own retrieve subject; with the embedded indexes

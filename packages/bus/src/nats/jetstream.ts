@@ -30,7 +30,7 @@ import {
 import { abortableDelay } from '../delay.js';
 import { limitsOf, type JetStreamPolicy, type RetentionClass } from '../jetstream-policy.js';
 import { assertValidKey, assertValidName } from '../names.js';
-import { fromNatsError } from '../nats-errors.js';
+import { fromJetStreamError } from '../nats-errors.js';
 import type { ConnectionWatch } from './connection-watch.js';
 import { PullLoop } from './pull-loop.js';
 import { assertValidSubject } from '../subjects.js';
@@ -52,6 +52,36 @@ function serverAtLeast(version: string | undefined, wanted: readonly [number, nu
     if (have !== need) return have > need;
   }
   return true;
+}
+
+/** How long creating a stream or bucket is tried again while JetStream does not answer. */
+const SETUP_RETRY_FOR_MS = 60_000;
+const SETUP_RETRY_PAUSE_MS = 500;
+
+/**
+ * Runs a stream's or bucket's setup, again after each timeout or unavailability for up to
+ * SETUP_RETRY_FOR_MS: a clustered JetStream answers nothing while it elects a leader, and a
+ * replicated stream takes its replicas' agreement, which on a busy machine outlasts one API
+ * timeout. A service starting then would otherwise exit; the setup is idempotent.
+ */
+async function untilSettled<T>(
+  nc: NatsConnection,
+  context: { operation: string; subject: string },
+  setup: () => Promise<T>,
+): Promise<T> {
+  const until = Date.now() + SETUP_RETRY_FOR_MS;
+  for (;;) {
+    try {
+      return await setup();
+    } catch (error) {
+      const failure = fromJetStreamError(error, { ...context, timeoutMs: JETSTREAM_TIMEOUT_MS });
+      // Not "no responders" from a server without JetStream: that one does not come right.
+      const electing = error instanceof NatsError && error.api_error?.code === 503;
+      const transient = failure.code === 'deadline_exceeded' || electing;
+      if (!transient || nc.isClosed() || Date.now() >= until) throw failure;
+      await new Promise((resolve) => setTimeout(resolve, SETUP_RETRY_PAUSE_MS));
+    }
+  }
 }
 
 function isNotFound(error: unknown): boolean {
@@ -123,11 +153,10 @@ export async function openJetStreamDurableStream(
   const streamSubjects = options.subjects ?? [subjects.ingestAll];
   assertValidName(name, 'stream name');
   streamSubjects.forEach((subject) => assertValidSubject(subject, 'subscribe'));
-  let jsm: JetStreamManager;
-  try {
-    jsm = await nc.jetstreamManager({ timeout: JETSTREAM_TIMEOUT_MS });
+  const jsm = await untilSettled(nc, { operation: 'create stream', subject: name }, async () => {
+    const manager = await nc.jetstreamManager({ timeout: JETSTREAM_TIMEOUT_MS });
     await ensureStream(
-      jsm,
+      manager,
       name,
       {
         subjects: streamSubjects,
@@ -137,9 +166,8 @@ export async function openJetStreamDurableStream(
       options.retention ?? 'keep',
       policy,
     );
-  } catch (error) {
-    throw fromNatsError(error, { operation: 'create stream', subject: name, timeoutMs: JETSTREAM_TIMEOUT_MS });
-  }
+    return manager;
+  });
   const js = nc.jetstream({ timeout: JETSTREAM_TIMEOUT_MS });
 
   return {
@@ -155,8 +183,12 @@ export async function openJetStreamDurableStream(
         });
         return { duplicate: ack.duplicate, seq: ack.seq };
       } catch (error) {
-        // JetStream answers "no responders" when no stream stores the subject.
-        const failure = fromNatsError(error, { operation: 'stream publish', subject, timeoutMs: JETSTREAM_TIMEOUT_MS });
+        // "No responders": no stream leader takes the subject now (one is being elected): unavailable.
+        const failure = fromJetStreamError(error, {
+          operation: 'stream publish',
+          subject,
+          timeoutMs: JETSTREAM_TIMEOUT_MS,
+        });
         throw watch.unavailableIfDown(failure, mark, `stream publish ${subject}`);
       }
     },
@@ -165,7 +197,7 @@ export async function openJetStreamDurableStream(
       try {
         return (await jsm.streams.info(name)).state.last_seq;
       } catch (error) {
-        throw fromNatsError(error, { operation: 'stream info', subject: name, timeoutMs: JETSTREAM_TIMEOUT_MS });
+        throw fromJetStreamError(error, { operation: 'stream info', subject: name, timeoutMs: JETSTREAM_TIMEOUT_MS });
       }
     },
 
@@ -175,7 +207,7 @@ export async function openJetStreamDurableStream(
       try {
         consumer = await js.consumers.get(name, consumerOptions.durable);
       } catch (error) {
-        throw fromNatsError(error, { operation: 'consume', subject: name, timeoutMs: JETSTREAM_TIMEOUT_MS });
+        throw fromJetStreamError(error, { operation: 'consume', subject: name, timeoutMs: JETSTREAM_TIMEOUT_MS });
       }
       const pulling = new PullLoop(consumer, consumerOptions, handler, {
         stream: name,
@@ -193,7 +225,11 @@ export async function openJetStreamDurableStream(
             return { settledThrough: info.ack_floor.stream_seq, lag: info.num_pending + info.num_ack_pending };
           } catch (error) {
             const what = `${name}/${consumerOptions.durable}`;
-            throw fromNatsError(error, { operation: 'consumer info', subject: what, timeoutMs: JETSTREAM_TIMEOUT_MS });
+            throw fromJetStreamError(error, {
+              operation: 'consumer info',
+              subject: what,
+              timeoutMs: JETSTREAM_TIMEOUT_MS,
+            });
           }
         },
       };
@@ -209,7 +245,11 @@ export async function openJetStreamDurableStream(
         if (stored === undefined) return undefined;
         return { subject: stored.subject, data: stored.data, headers: fromMsgHdrs(stored.header), seq: stored.seq };
       } catch (error) {
-        const failure = fromNatsError(error, { operation: 'stream get', subject, timeoutMs: JETSTREAM_TIMEOUT_MS });
+        const failure = fromJetStreamError(error, {
+          operation: 'stream get',
+          subject,
+          timeoutMs: JETSTREAM_TIMEOUT_MS,
+        });
         throw watch.unavailableIfDown(failure, mark, `stream get ${subject}`);
       }
     },
@@ -225,7 +265,11 @@ export async function openJetStreamDurableStream(
       try {
         await jsm.streams.purge(name, { filter: subject });
       } catch (error) {
-        const failure = fromNatsError(error, { operation: 'stream purge', subject, timeoutMs: JETSTREAM_TIMEOUT_MS });
+        const failure = fromJetStreamError(error, {
+          operation: 'stream purge',
+          subject,
+          timeoutMs: JETSTREAM_TIMEOUT_MS,
+        });
         throw watch.unavailableIfDown(failure, mark, `stream purge ${subject}`);
       }
     },
@@ -270,7 +314,7 @@ async function ensureConsumer(jsm: JetStreamManager, stream: string, options: Du
       });
     }
   } catch (error) {
-    throw fromNatsError(error, {
+    throw fromJetStreamError(error, {
       operation: 'create consumer',
       subject: `${stream}/${options.durable}`,
       timeoutMs: JETSTREAM_TIMEOUT_MS,
@@ -327,7 +371,7 @@ async function* followSubject(
       }
     } catch (error) {
       if (signal.aborted) return;
-      const failure = fromNatsError(error, { operation: 'follow', subject, timeoutMs: JETSTREAM_TIMEOUT_MS });
+      const failure = fromJetStreamError(error, { operation: 'follow', subject, timeoutMs: JETSTREAM_TIMEOUT_MS });
       if (nc.isClosed()) throw failure;
       // One report per outage, not one per retry.
       if (++failures === 1) report(failure, { operation: 'follow', subject });
@@ -355,9 +399,8 @@ export async function openJetStreamKeyValue(
   assertValidName(bucket, 'bucket name');
   const retention = options.retention ?? 'traces';
   const limits = limitsOf(policy, retention);
-  let kv: KV;
-  try {
-    kv = await nc.jetstream({ timeout: JETSTREAM_TIMEOUT_MS }).views.kv(bucket, {
+  const kv: KV = await untilSettled(nc, { operation: 'open bucket', subject: bucket }, async () => {
+    const opened = await nc.jetstream({ timeout: JETSTREAM_TIMEOUT_MS }).views.kv(bucket, {
       history: 1,
       replicas: policy.replicas,
       storage: policy.storage === 'memory' ? StorageType.Memory : StorageType.File,
@@ -372,16 +415,15 @@ export async function openJetStreamKeyValue(
       retention,
       policy,
     );
-  } catch (error) {
-    throw fromNatsError(error, { operation: 'open bucket', subject: bucket, timeoutMs: JETSTREAM_TIMEOUT_MS });
-  }
+    return opened;
+  });
   return {
     async put(key, value) {
       assertValidKey(key);
       try {
         await kv.put(key, value);
       } catch (error) {
-        throw fromNatsError(error, {
+        throw fromJetStreamError(error, {
           operation: 'kv put',
           subject: `${bucket}/${key}`,
           timeoutMs: JETSTREAM_TIMEOUT_MS,
@@ -394,7 +436,7 @@ export async function openJetStreamKeyValue(
         const entry = await kv.get(key);
         return entry !== null && entry.operation === 'PUT' ? entry.value : undefined;
       } catch (error) {
-        throw fromNatsError(error, {
+        throw fromJetStreamError(error, {
           operation: 'kv get',
           subject: `${bucket}/${key}`,
           timeoutMs: JETSTREAM_TIMEOUT_MS,
