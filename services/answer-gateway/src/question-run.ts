@@ -7,6 +7,10 @@ export type { CancelReason } from './question-end.js';
 
 // How long ending a question nobody took is retried while NATS is unreachable: the client is waiting.
 const GIVE_UP_RETRY_MS = 1_000;
+// How long the log's own delivery of a question's end is awaited before this gateway hands that
+// end to its readers itself: a read of the log that stalls (seen across a cluster's leader
+// election) must not leave a stream open forever.
+const END_DELIVERY_MS = 3_000;
 
 export interface QuestionSpec {
   questionId: string;
@@ -49,6 +53,7 @@ export class QuestionRun {
   private readonly wakers = new Set<() => void>();
   private graceTimer: NodeJS.Timeout | undefined;
   private deadlineTimer: NodeJS.Timeout | undefined;
+  private endDeliveryTimer: NodeJS.Timeout | undefined;
   private readonly watching = new AbortController();
   private remoteReaders: Subscription | undefined;
   private accepted = false;
@@ -168,8 +173,9 @@ export class QuestionRun {
     if (this.ending) return true;
     this.ending = true;
     try {
-      const { written } = await endQuestion(this.options, this.questionId, this.meta, reason);
+      const { terminal, written } = await endQuestion(this.options, this.questionId, this.meta, reason);
       if (written) this.cancelReason = reason;
+      this.awaitEndDelivery(terminal);
       return written;
     } catch (error) {
       this.options.onError('could not write the end of a question', error);
@@ -203,6 +209,27 @@ export class QuestionRun {
     return true;
   }
 
+  /**
+   * The log holds `terminal` now; its readers normally get it through the watch. Should the
+   * watch not bring it in time, they get it from here: a stream that may miss events read after
+   * the stall beats one that never ends.
+   */
+  private awaitEndDelivery(terminal: QaEvent__Output): void {
+    if (this.terminalEvent) return;
+    clearTimeout(this.endDeliveryTimer);
+    this.endDeliveryTimer = setTimeout(() => {
+      if (this.terminalEvent) return;
+      this.options.onError(
+        'the log of a question did not deliver its end in time; its readers get that end from here',
+        new Error(
+          `question ${this.questionId}: no event after seq ${this.lastSeq} while its log ends at ${terminal.seq}`,
+        ),
+      );
+      this.receive(terminal);
+    }, END_DELIVERY_MS);
+    this.endDeliveryTimer.unref();
+  }
+
   private async watch(): Promise<void> {
     try {
       for await (const event of this.options.log.follow(this.questionId, 0, this.watching.signal)) this.receive(event);
@@ -234,6 +261,7 @@ export class QuestionRun {
     this.terminalEvent = terminal;
     clearTimeout(this.deadlineTimer);
     clearTimeout(this.graceTimer);
+    clearTimeout(this.endDeliveryTimer);
     this.remoteReaders?.unsubscribe();
     this.watching.abort();
     this.resolveFinished(terminal);
