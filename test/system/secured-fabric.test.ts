@@ -256,6 +256,12 @@ describe.skipIf(!nats)('fabric - NATS refuses each service what its role does no
       await expect(subscriptionRefusal(reasoner, '_INBOX.answer-gateway.>')).resolves.toMatchObject({
         code: 'PERMISSIONS_VIOLATION',
       });
+      // The server writes its log on its own time: the refusal must be in it before the next test
+      // marks where the services' own traffic starts.
+      await waitFor(() => violations(0).some((line) => line.includes('_INBOX.answer-gateway.>')), {
+        timeoutMs: 10_000,
+        description: "the refusal in the server's log",
+      });
     } finally {
       await reasoner.close();
     }

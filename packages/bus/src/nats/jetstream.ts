@@ -1,4 +1,4 @@
-import { jetstream, subjects, UnavailableError, ValidationError } from '@hopline/contracts';
+import { jetstream, NoRespondersError, subjects, UnavailableError, ValidationError } from '@hopline/contracts';
 import {
   AckPolicy,
   DeliverPolicy,
@@ -33,7 +33,7 @@ import { assertValidKey, assertValidName } from '../names.js';
 import { fromJetStreamError } from '../nats-errors.js';
 import type { ConnectionWatch } from './connection-watch.js';
 import { PullLoop } from './pull-loop.js';
-import { assertValidSubject } from '../subjects.js';
+import { assertValidSubject, subjectMatches } from '../subjects.js';
 import { fromMsgHdrs, toMsgHdrs } from '../wire-headers.js';
 
 // Older servers take "+TERM <reason>" for an unknown ack and redeliver the message; the
@@ -173,6 +173,10 @@ export async function openJetStreamDurableStream(
   return {
     async publish(subject, data, publishOptions) {
       assertValidSubject(subject, 'publish');
+      // Told apart here because JetStream answers both alike ("no responders"): a subject the
+      // stream does not store is the caller's mistake, which no retry mends; one it stores
+      // without an answer has no stream leader right now (below).
+      if (!streamSubjects.some((pattern) => subjectMatches(pattern, subject))) throw new NoRespondersError(subject);
       const mark = watch.mark;
       const expected = publishOptions.expectedLastSubjectSeq;
       try {
