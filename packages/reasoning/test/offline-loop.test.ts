@@ -122,14 +122,17 @@ describe('hop loop (offline) - a complete chain', () => {
     );
   });
 
-  it("hop loop - the trace records each hop's query, evidence and answer, the final evidence and the timings", async () => {
+  it("hop loop - the trace records each hop's query, evidence and answer, the final answer and evidence, and the timings", async () => {
     const { done, trace } = await reasonerWith().answer(ask(), { emit: () => undefined });
     expect(trace).toMatchObject({
       questionId: 'q-1',
       question: BRIDGE_QUESTION,
       stopReason: StopReason.SUFFICIENT,
       llmCalls: 0,
+      abstained: false,
     });
+    expect(trace.answer).toBe(done.answer);
+    expect(trace.answer).toContain('John Profumo');
     expect(trace.hops.map((hop) => hop.hop)).toEqual([1, 2]);
     expect(trace.hops[1]?.evidenceChunkIds).toContain('star');
     expect(trace.hops[1]?.answer?.answer).toBe('John Profumo');

@@ -426,5 +426,8 @@ function traceOf(
     finalEvidenceChunkIds: evidence.map((item) => item.chunk.chunkId),
     createdUnixMs: run.startedMs,
     citations,
+    answer: done.answer,
+    abstained: done.abstained,
+    degradedReasons: done.degradedReasons,
   };
 }

@@ -21,6 +21,9 @@ export interface ReasoningTrace {
   'finalEvidenceChunkIds'?: (string)[];
   'createdUnixMs'?: (number | string | Long);
   'citations'?: (_hopline_v1_Citation)[];
+  'answer'?: (string);
+  'abstained'?: (boolean);
+  'degradedReasons'?: (string)[];
 }
 
 export interface ReasoningTrace__Output {
@@ -36,4 +39,7 @@ export interface ReasoningTrace__Output {
   'finalEvidenceChunkIds': (string)[];
   'createdUnixMs': (number);
   'citations': (_hopline_v1_Citation__Output)[];
+  'answer': (string);
+  'abstained': (boolean);
+  'degradedReasons': (string)[];
 }
