@@ -1,10 +1,11 @@
 import { mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { codecs } from '@hopline/contracts';
 import { waitFor } from '@hopline/test-support';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { twoHopScript } from '../../services/answer-gateway/test/support/fake-reasoner.js';
+import { citationsFor, twoHopScript } from '../../services/answer-gateway/test/support/fake-reasoner.js';
 import { startTestGateway } from '../../services/answer-gateway/test/support/harness.js';
 import { CHROMIUM, hasChromium, requireTool, startDroppingProxy } from './support.js';
 
@@ -88,6 +89,147 @@ describe.skipIf(!enabled)('the web page at / in headless Chromium', () => {
     await page.screenshot({ path: screenshot, fullPage: true });
     console.log(`web page screenshot: ${screenshot}`);
     expect(pageErrors).toEqual([]);
+    await page.close();
+  });
+
+  it('draws the evidence chain as a graph, live as each hop arrives, and says the same in text', async () => {
+    await using t = await startTestGateway({ script: twoHopScript({ gated: true }) });
+    const page = await browser.newPage({ viewport: { width: 1100, height: 900 } });
+    const pageErrors: string[] = [];
+    page.on('pageerror', (error) => pageErrors.push(error.message));
+    await page.goto(`${t.baseUrl}/`);
+    await page.fill('#api-key', t.keys.alice.key);
+    const question = 'Which department does the owner of project Atlas belong to?';
+    await page.fill('#question', question);
+    await page.click('#ask');
+    const rows = () => page.locator('#chain-text li').allTextContents();
+    const edges = () =>
+      page
+        .locator('#chain-graph [data-edge]')
+        .evaluateAll((paths) => paths.map((path) => path.getAttribute('data-edge')));
+
+    await page.waitForSelector('#chain:not([hidden]) [data-node="question"]');
+    expect(await rows()).toEqual([`question: ${question}`]);
+    const questionId = (await waitFor(() => t.reasoner.asks[0]?.ctx?.questionId)) ?? '';
+    expect(await page.textContent('#question-link')).toBe(questionId);
+
+    // Hop 1 only: the chunk its answer cited (the citations that name its document come last),
+    // then what it found; nothing of hop 2 yet.
+    t.reasoner.release(questionId);
+    await page.waitForSelector('#chain-graph [data-node="found-1"]');
+    expect(await rows()).toEqual([
+      `question: ${question}`,
+      expect.stringMatching(/^hop 1 read: chunk \S+:atlas#0$/),
+      'hop 1 found: Dana Reyes (confidence 0.90)',
+    ]);
+    expect(await page.locator('#chain-graph [data-node^="doc-2-"]').count()).toBe(0);
+
+    await waitFor(
+      async () => {
+        t.reasoner.release(questionId);
+        return (await page.textContent('#status')) === 'Answered.';
+      },
+      { timeoutMs: 15_000, description: 'the answer to render' },
+    );
+    const tenant = t.keys.alice.tenantId;
+    expect(await rows()).toEqual([
+      `question: ${question}`,
+      `hop 1 read: Project Atlas (${tenant}) (document ${tenant}-atlas)`,
+      'hop 1 found: Dana Reyes (confidence 0.90)',
+      `hop 2 read: People directory (document ${tenant}-people)`,
+      'hop 2 found: Materials Science (confidence 0.80)',
+      'answer: Project Atlas is owned by Dana Reyes [1], who works in the Materials Science department [2].',
+    ]);
+    // Hop 2 starts from what hop 1 found (the bridge entity), not from the question.
+    const drawn = await edges();
+    expect(drawn).toContainEqual(expect.stringMatching(/^found-1→doc-2-/));
+    expect(drawn.filter((edge) => edge?.startsWith('question→'))).toEqual([expect.stringMatching(/^question→doc-1-/)]);
+    expect(drawn).toContain('found-2→answer');
+    expect(await page.getAttribute('#chain-graph', 'aria-hidden')).toBe('true');
+
+    // A document of the chain opens the chunk it was cited for.
+    await page.click('#chain-graph [data-node^="doc-2-"]');
+    await page.waitForSelector('#citation-detail:not([hidden])');
+    expect(await page.textContent('#detail-snippet')).toBe('Dana Reyes works in the Materials Science department.');
+    expect(pageErrors).toEqual([]);
+    await page.close();
+  });
+
+  it('opens a past question by id from its stored trace, so that a wrong answer shows where its chain broke', async () => {
+    await using t = await startTestGateway();
+    const questionId = 'a0c1e2d3-0000-4000-8000-0000000000aa';
+    const tenant = t.keys.alice.tenantId;
+    const [atlas] = citationsFor(questionId, tenant, 'handbook');
+    await t.traces.put(
+      questionId,
+      codecs.reasoningTrace.encode({
+        questionId,
+        scope: { tenantId: tenant, userId: 'alice', kbIds: ['handbook'] },
+        question: 'Which department does the owner of project Atlas belong to?',
+        analysis: { route: 'ITERATIVE', complexity: 3, decidedBy: 'RULES' },
+        hops: [
+          {
+            hop: 1,
+            query: 'Who owns project Atlas?',
+            evidenceChunkIds: ['handbook:atlas#0', 'handbook:atlas#1'],
+            answer: { hop: 1, answer: 'Dana Reyes', confidence: 0.9, citedChunkIds: ['handbook:atlas#0'] },
+          },
+          {
+            hop: 2,
+            query: 'Which department does Dana Reyes belong to?',
+            evidenceChunkIds: ['handbook:lunch#0'],
+            answer: { hop: 2, unknown: true, confidence: 0.1 },
+          },
+        ],
+        stopReason: 'UNKNOWN',
+        timings: { retrieveMs: 12, totalMs: 30 },
+        citations: [atlas ?? {}],
+        answer: 'I cannot answer: Project Atlas is owned by Dana Reyes [1], but no document names her department.',
+        abstained: true,
+        createdUnixMs: Date.UTC(2026, 0, 2, 3, 4, 5),
+      }),
+    );
+    const page = await browser.newPage();
+    await page.goto(`${t.baseUrl}/`);
+    await page.fill('#api-key', t.keys.alice.key);
+    await page.fill('#open-id', questionId);
+    await page.click('#open');
+    await page.waitForSelector('#status:has-text("Opened from its stored trace")');
+
+    expect(await page.inputValue('#question')).toBe('Which department does the owner of project Atlas belong to?');
+    expect(await page.textContent('#answer')).toBe(
+      'I cannot answer: Project Atlas is owned by Dana Reyes [1], but no document names her department.',
+    );
+    expect(await page.locator('#answer a.cite').count()).toBe(1);
+    const summary = (await page.textContent('#summary')) ?? '';
+    expect(summary).toContain('stop: unknown');
+    expect(summary).toContain('abstained');
+    expect(await page.textContent('#hop-2 .hop-answer')).toContain('unknown');
+    expect(await page.locator('#chain-text li').allTextContents()).toEqual([
+      'question: Which department does the owner of project Atlas belong to?',
+      `hop 1 read: Project Atlas (${tenant}) (document ${tenant}-atlas)`,
+      'hop 1 found: Dana Reyes (confidence 0.90)',
+      'hop 2 read: 1 chunks, none cited',
+      'hop 2 found: nothing: the evidence does not say (confidence 0.10)',
+      'abstained: I cannot answer: Project Atlas is owned by Dana Reyes [1], but no document names her department.',
+    ]);
+    expect(await page.getAttribute('#chain-graph [data-node="found-2"]', 'class')).toContain('unknown');
+
+    // The address names the question: a reload opens it again, with the key the gateway accepted.
+    expect(new URL(page.url()).hash).toBe(`#question=${questionId}`);
+    await page.reload();
+    await page.waitForSelector('#status:has-text("Opened from its stored trace")');
+    expect(await page.inputValue('#api-key')).toBe(t.keys.alice.key);
+    expect(await page.textContent('#hop-1 .hop-answer')).toContain('Dana Reyes');
+
+    // Another user of the same tenant opens nothing: the id is as unknown to them as a made-up one.
+    await page.fill('#api-key', t.keys.bob.key);
+    await page.fill('#open-id', questionId);
+    await page.click('#open');
+    await page.waitForSelector('#status.error');
+    expect(await page.textContent('#status')).toContain(`no such question (question ${questionId})`);
+    expect(await page.locator('.hop').count()).toBe(0);
+    expect(await page.isHidden('#chain')).toBe(true);
     await page.close();
   });
 

@@ -249,9 +249,21 @@ export function twoHopScript(options: { gated?: boolean; tokens?: number; done?:
         subQuestions: [{ text: 'Who owns project Atlas?' }],
       },
     });
+    // Each hop's answer cites the chunk its citation below credits to that hop.
+    const cited = doneFor(q.ask).citations?.map((citation) => citation.chunkId ?? '') ?? [];
     const hops = [
-      { sub: 'Who owns project Atlas?', answer: 'Dana Reyes', next: 'Which department does Dana Reyes belong to?' },
-      { sub: 'Which department does Dana Reyes belong to?', answer: 'Materials Science', next: '' },
+      {
+        sub: 'Who owns project Atlas?',
+        answer: 'Dana Reyes',
+        next: 'Which department does Dana Reyes belong to?',
+        cited: cited.slice(0, 1),
+      },
+      {
+        sub: 'Which department does Dana Reyes belong to?',
+        answer: 'Materials Science',
+        next: '',
+        cited: cited.slice(1),
+      },
     ];
     for (const [index, hop] of hops.entries()) {
       await wait();
@@ -267,6 +279,7 @@ export function twoHopScript(options: { gated?: boolean; tokens?: number; done?:
           done: !hop.next,
           nextQuery: hop.next,
           confidence: 0.9 - index * 0.1,
+          citedChunkIds: hop.cited,
           grade: 'RELEVANT',
         },
       });
