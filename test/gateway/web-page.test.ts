@@ -233,6 +233,44 @@ describe.skipIf(!enabled)('the web page at / in headless Chromium', () => {
     await page.close();
   });
 
+  it('a reload while the question streams follows it again from its first event, to the same answer', async () => {
+    await using t = await startTestGateway({
+      config: { RESUME_GRACE_MS: 30_000 },
+      script: twoHopScript({ gated: true }),
+    });
+    const page = await browser.newPage();
+    await page.goto(`${t.baseUrl}/`);
+    await page.fill('#api-key', t.keys.alice.key);
+    await page.fill('#question', 'Which department does the owner of project Atlas belong to?');
+    await page.click('#ask');
+    await page.waitForSelector('#route:not([hidden])');
+    const questionId = (await waitFor(() => t.reasoner.asks[0]?.ctx?.questionId)) ?? '';
+    t.reasoner.release(questionId);
+    await page.waitForSelector('#hop-1 .hop-answer:has-text("Dana Reyes")');
+
+    // No trace is stored before the question ends: the page reads its events from the start.
+    await page.reload();
+    await page.waitForSelector('#hop-1 .hop-answer:has-text("Dana Reyes")');
+    expect(await page.textContent('#question-link')).toBe(questionId);
+    expect(await page.isDisabled('#stop')).toBe(false);
+    await waitFor(
+      async () => {
+        t.reasoner.release(questionId);
+        return (await page.textContent('#status')) === 'Answered.';
+      },
+      { timeoutMs: 15_000, description: 'the answer to render after the reload' },
+    );
+    expect(await page.textContent('#answer')).toBe(
+      'Project Atlas is owned by Dana Reyes [1], who works in the Materials Science department [2].',
+    );
+    expect(await page.locator('.hop').count()).toBe(2);
+    expect(await page.locator('#chain-text li').allTextContents()).toContain(
+      'hop 2 found: Materials Science (confidence 0.80)',
+    );
+    expect(t.reasoner.record(questionId)?.cancel).toBeUndefined();
+    await page.close();
+  });
+
   it('resumes the same question after the network drops, without losing or repeating a token', async () => {
     await using t = await startTestGateway({
       config: { RESUME_GRACE_MS: 30_000 },

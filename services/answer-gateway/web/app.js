@@ -122,27 +122,36 @@ async function ask(event) {
     }
     run.questionId = response.headers.get('Hopline-Question-Id');
     showQuestionId(run.questionId);
-    await follow(run, response);
-    for (let attempt = 1; !run.finished && attempt <= RESUME_ATTEMPTS && !run.abort.signal.aborted; attempt++) {
-      setStatus(`Connection lost; resuming after event ${run.lastEventId} (attempt ${attempt})…`);
-      await new Promise((resolve) => setTimeout(resolve, RESUME_DELAY_MS));
-      const resumed = await fetch(`/v1/questions/${encodeURIComponent(run.questionId)}/events`, {
-        headers: { ...authHeaders(), Accept: 'text/event-stream', 'Last-Event-ID': String(run.lastEventId) },
-        signal: run.abort.signal,
-      }).catch(() => null);
-      if (resumed?.ok) await follow(run, resumed);
-      else if (resumed) {
-        setStatus(await problemText(resumed), true);
-        return;
-      }
-    }
-    if (!run.finished && !run.abort.signal.aborted)
-      setStatus('The connection was lost and could not be resumed.', true);
+    await followToEnd(run, response);
   } catch (error) {
     if (!run.abort.signal.aborted) setStatus(`Request failed: ${error.message}`, true);
   } finally {
     if (current === run) setBusy(false);
   }
+}
+
+/** A question's events after `lastEventId`, as a stream. */
+function questionEvents(run, lastEventId) {
+  return fetch(`/v1/questions/${encodeURIComponent(run.questionId)}/events`, {
+    headers: { ...authHeaders(), Accept: 'text/event-stream', 'Last-Event-ID': String(lastEventId) },
+    signal: run.abort.signal,
+  });
+}
+
+/** Follows a question's stream to its end, resuming after the last event whenever the connection drops. */
+async function followToEnd(run, response) {
+  await follow(run, response);
+  for (let attempt = 1; !run.finished && attempt <= RESUME_ATTEMPTS && !run.abort.signal.aborted; attempt++) {
+    setStatus(`Connection lost; resuming after event ${run.lastEventId} (attempt ${attempt})…`);
+    await new Promise((resolve) => setTimeout(resolve, RESUME_DELAY_MS));
+    const resumed = await questionEvents(run, run.lastEventId).catch(() => null);
+    if (resumed?.ok) await follow(run, resumed);
+    else if (resumed) {
+      setStatus(await problemText(resumed), true);
+      return;
+    }
+  }
+  if (!run.finished && !run.abort.signal.aborted) setStatus('The connection was lost and could not be resumed.', true);
 }
 
 function newRun(question) {
@@ -345,7 +354,11 @@ function showCitation(citation) {
   $('citation-detail').hidden = false;
 }
 
-/** Opens a past question from its stored reasoning trace: the same view its asker had, and the hops behind it. */
+/**
+ * Opens a past question from its stored reasoning trace: the same view its asker had, and the
+ * hops behind it. A question without a trace yet (still running, as after a reload while it
+ * streams) is followed from its first event instead, while the gateway still holds them.
+ */
 async function openQuestion(questionId) {
   const apiKey = $('api-key').value.trim();
   if (!apiKey) {
@@ -355,12 +368,23 @@ async function openQuestion(questionId) {
   if (!questionId || $('open').disabled) return;
   resetView();
   $('question-id').hidden = true;
-  const run = newRun('');
+  const run = newRun(`question ${questionId}`);
+  run.questionId = questionId;
   current = run;
   setStatus(`Opening question ${questionId}…`);
   try {
     const response = await fetch(`/v1/questions/${encodeURIComponent(questionId)}/trace`, { headers: authHeaders() });
     rememberKey(response, apiKey);
+    if (response.status === 404) {
+      const events = await questionEvents(run, 0);
+      if (events.ok) {
+        showQuestionId(questionId);
+        setBusy(true);
+        setStatus('Following the question…');
+        await followToEnd(run, events);
+        return;
+      }
+    }
     if (!response.ok) {
       setStatus(`${await problemText(response)} (question ${questionId})`, true);
       return;
@@ -373,7 +397,9 @@ async function openQuestion(questionId) {
     for (const [name, data] of traceEvents(trace)) render(run, name, data);
     setStatus(`Opened from its stored trace: asked ${new Date(trace.createdUnixMs).toLocaleString()}.`);
   } catch (error) {
-    setStatus(`Request failed: ${error.message}`, true);
+    if (!run.abort.signal.aborted) setStatus(`Request failed: ${error.message}`, true);
+  } finally {
+    if (current === run) setBusy(false);
   }
 }
 
