@@ -31,6 +31,8 @@ interface AskReply {
 
 interface TraceReply {
   hops: { hop: number; query: string; answer?: { answer: string } }[];
+  answer: string;
+  citations: Citation[];
 }
 
 interface DemoCase {
@@ -196,7 +198,9 @@ describe('system - demo answers', () => {
       const short = reply.answer.slice(0, reply.answer.search(CITATION_RUN));
       expect(words(short).trim()).toBe(words(demo.answer).trim());
 
-      const { hops } = await trace(reply.questionId);
+      const { hops, ...stored } = await trace(reply.questionId);
+      // The trace keeps what the asker was told, for the web page to show when it is opened again.
+      expect(stored).toMatchObject({ answer: reply.answer, citations: reply.citations });
       const hopAnswers = hops.map((hop) => hop.answer?.answer ?? '');
       if (demo.route === 'PARALLEL') expect([...hopAnswers].sort()).toEqual([...demo.hopAnswers].sort());
       else expect(hopAnswers).toEqual(demo.hopAnswers);
