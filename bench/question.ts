@@ -15,62 +15,44 @@
 // at once with a 20 KB reply: what the fabric alone costs a question on this machine. Its NATS
 // requests are the retrieval replies per question at concurrency 1 (no hedges fire there).
 //
-//   node --conditions=@hopline/source --import tsx bench/question.ts [--quick]
+//   node --conditions=@hopline/source --import tsx bench/question.ts [--quick | --soak [minutes]]
 //
+// --soak runs bench/support/soak.ts instead: RSS over a soak at concurrency 8 (10 min per system
+// by default), written to bench/results/question-soak.*; `pnpm bench` does not run it.
 // --quick (or BENCH_QUICK=1) asks fewer questions per run and keeps no results, for CI. A run asks at least three
 // questions per client, so that concurrency 32 is reached and held.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
-import { hashApiKey } from '@hopline/answer-gateway';
-import { loadDocuments, readSse } from '@hopline/cli';
 import { codecs, loadHoplineGrpc, type RerankResponse } from '@hopline/contracts';
-import { freePort, waitFor } from '@hopline/test-support';
 import { connect } from 'nats';
 import { sampleChunks, sampleContext, sampleQuestion } from './support/payload.js';
+import { soak } from './support/soak.js';
+import {
+  ask,
+  cpuMs,
+  QUESTIONS,
+  rssMb,
+  startDistributed,
+  startEmbeddedProcess,
+  startNatsServer,
+  stopProcess,
+  type Format,
+  type System,
+} from './support/systems.js';
 
 const QUICK = process.argv.includes('--quick') || process.env.BENCH_QUICK === '1';
 const QUESTIONS_PER_RUN = QUICK ? 24 : 160;
 const WARMUP_QUESTIONS = QUICK ? 8 : 40;
 const FLOOR_QUESTIONS = QUICK ? 30 : 200;
 const CONCURRENCIES = [1, 8, 32] as const;
-const FORMATS = ['json', 'sse'] as const;
-const CLOCK_TICKS_PER_SECOND = 100;
+const FORMATS: readonly Format[] = ['json', 'sse'];
 
-const repoRoot = fileURLToPath(new URL('..', import.meta.url));
-const demoCorpus = join(repoRoot, 'packages/embedded/demo-corpus/docs');
-const QUESTIONS = [
-  'Which department does the owner of Project Atlas belong to?',
-  'How many titles did the coach of the team that won the 2031 Harbor Cup win as a player?',
-  '天穹项目的负责人属于哪个部门？',
-  'Which was founded first, Northwind Labs or Bluefin Analytics?',
-];
-const API_KEY = 'bench-question-key';
-const TENANT = 'dev';
-const KB = 'demo';
-
-type Format = (typeof FORMATS)[number];
 type ModeName = 'embedded' | 'distributed, 1 worker' | 'distributed, 2 workers';
-
-interface Proc {
-  name: string;
-  child: ChildProcess;
-  output(): string;
-}
-
-interface System {
-  httpUrl: string;
-  /** Where the hop-reasoner's counters are (the only ops server in the embedded mode). */
-  reasonerMetricsUrl: string;
-  natsMonitorUrl?: string;
-  processes: Proc[];
-  stop(): Promise<void>;
-}
-
 interface RunResult {
   concurrency: number;
   format: Format;
@@ -100,196 +82,6 @@ function percentile(values: number[], p: number): number {
 
 const round = (value: number, digits = 2) => Number(value.toFixed(digits));
 
-function spawnNode(name: string, args: string[], cwd: string, env: Record<string, string>): Proc {
-  const lines: string[] = [];
-  const child = spawn(process.execPath, ['--conditions=@hopline/source', '--import', 'tsx', ...args], {
-    cwd,
-    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const keep = (chunk: Buffer) => {
-    lines.push(chunk.toString());
-    if (lines.length > 200) lines.shift();
-  };
-  child.stdout?.on('data', keep);
-  child.stderr?.on('data', keep);
-  return { name, child, output: () => lines.join('') };
-}
-
-async function stopProcess(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  await new Promise<void>((resolve) => {
-    const kill = setTimeout(() => child.kill('SIGKILL'), 10_000);
-    child.once('exit', () => {
-      clearTimeout(kill);
-      resolve();
-    });
-    child.kill('SIGTERM');
-  });
-}
-
-async function healthy(proc: Proc, opsUrl: string, accept: (body: unknown) => boolean = () => true): Promise<void> {
-  await waitFor(
-    async () => {
-      if (proc.child.exitCode !== null) throw new Error(`${proc.name} exited:\n${proc.output()}`);
-      const response = await fetch(`${opsUrl}/healthz`).catch(() => undefined);
-      return response?.ok === true && accept(await response.json());
-    },
-    { timeoutMs: 120_000, description: `${proc.name} to report healthy` },
-  );
-}
-
-/** CPU time (user + system) a process has used so far, in ms. */
-function cpuMs(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SECOND;
-}
-
-function rssMb(pid: number): number {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
-}
-
-const benchEnv = {
-  CACHE_MAX_ENTRIES: '0',
-  RATE_PER_KEY_PER_SECOND: '1000000',
-  RATE_BURST_PER_KEY: '1000000',
-  API_KEYS: JSON.stringify({
-    keys: [{ keyHash: hashApiKey(API_KEY), tenantId: TENANT, userId: 'bench', kbIds: [KB], canIngest: true }],
-  }),
-};
-
-async function startEmbeddedProcess(dataDir: string): Promise<System> {
-  const [httpPort, opsPort] = [await freePort(), await freePort()];
-  const proc = spawnNode('embedded', ['packages/embedded/src/start.ts'], repoRoot, {
-    ...benchEnv,
-    DATA_DIR: join(dataDir, 'embedded'),
-    HTTP_PORT: String(httpPort),
-    GRPC_PORT: '0',
-    METRICS_PORT: String(opsPort),
-  });
-  const opsUrl = `http://127.0.0.1:${opsPort}`;
-  await healthy(proc, opsUrl);
-  return {
-    httpUrl: `http://127.0.0.1:${httpPort}`,
-    reasonerMetricsUrl: `${opsUrl}/metrics`,
-    processes: [proc],
-    stop: () => stopProcess(proc.child),
-  };
-}
-
-async function startNatsServer(dataDir: string): Promise<{ url: string; monitorUrl: string; proc: Proc }> {
-  const [port, monitorPort] = [await freePort(), await freePort()];
-  const lines: string[] = [];
-  const child = spawn(
-    'nats-server',
-    ['-js', '-a', '127.0.0.1', '-p', String(port), '-m', String(monitorPort), '-sd', join(dataDir, 'nats')],
-    { stdio: ['ignore', 'ignore', 'pipe'] },
-  );
-  child.stderr?.on('data', (chunk: Buffer) => lines.push(chunk.toString()));
-  const proc = { name: 'nats-server', child, output: () => lines.join('') };
-  const monitorUrl = `http://127.0.0.1:${monitorPort}`;
-  await waitFor(
-    async () => {
-      if (child.exitCode !== null) throw new Error(`nats-server exited:\n${proc.output()}`);
-      return (await fetch(`${monitorUrl}/healthz`).catch(() => undefined))?.ok === true;
-    },
-    { timeoutMs: 20_000, description: 'nats-server to accept connections' },
-  );
-  return { url: `nats://127.0.0.1:${port}`, monitorUrl, proc };
-}
-
-async function startDistributed(dataDir: string, workers: 1 | 2): Promise<System> {
-  const nats = await startNatsServer(dataDir);
-  const [quPort, rerankPort, httpPort] = [await freePort(), await freePort(), await freePort()];
-  const services: Array<{ name: string; service: string; env: Record<string, string> }> = [
-    { name: 'query-understanding', service: 'query-understanding', env: { GRPC_PORT: String(quPort) } },
-    { name: 'reranker', service: 'reranker', env: { GRPC_PORT: String(rerankPort) } },
-    ...Array.from({ length: workers }, (_, index) => ({
-      name: `retrieval-worker-${index + 1}`,
-      service: 'retrieval-worker',
-      env: { DATA_DIR: join(dataDir, `retrieval-${index + 1}`), WORKER_ID: `worker-${index + 1}` },
-    })),
-    {
-      name: 'hop-reasoner',
-      service: 'hop-reasoner',
-      env: {
-        QUERY_UNDERSTANDING_ADDRESS: `127.0.0.1:${quPort}`,
-        RERANKER_ADDRESS: `127.0.0.1:${rerankPort}`,
-      },
-    },
-    { name: 'answer-gateway', service: 'answer-gateway', env: { ...benchEnv, HTTP_PORT: String(httpPort) } },
-  ];
-  const started: Array<{ proc: Proc; opsUrl: string }> = [];
-  const stop = async () => {
-    await Promise.all(started.map(({ proc }) => stopProcess(proc.child)));
-    await stopProcess(nats.proc.child);
-  };
-  try {
-    for (const { name, service, env } of services) {
-      const opsPort = await freePort();
-      const proc = spawnNode(
-        name,
-        ['--import', './src/instrumentation.ts', './src/main.ts'],
-        join(repoRoot, 'services', service),
-        { NATS_URL: nats.url, GRPC_HOST: '127.0.0.1', HTTP_HOST: '127.0.0.1', METRICS_PORT: String(opsPort), ...env },
-      );
-      started.push({ proc, opsUrl: `http://127.0.0.1:${opsPort}` });
-    }
-    for (const { proc, opsUrl } of started) await healthy(proc, opsUrl);
-    const httpUrl = `http://127.0.0.1:${httpPort}`;
-    const documents = loadDocuments(demoCorpus);
-    const ingest = await fetch(`${httpUrl}/v1/kbs/${KB}/documents`, {
-      method: 'POST',
-      headers: { Authorization: `Bearer ${API_KEY}`, 'Content-Type': 'application/json' },
-      body: JSON.stringify({ documents }),
-    });
-    if (ingest.status !== 202) throw new Error(`ingestion answered ${ingest.status}: ${await ingest.text()}`);
-    // Every worker indexes the whole stream (the workers of a queue group each hold every kb).
-    for (const { proc, opsUrl } of started.filter(({ proc }) => proc.name.startsWith('retrieval-worker'))) {
-      // Readiness names no kb: the fresh cluster's only kb is the index's whole.
-      await healthy(proc, opsUrl, (body) => {
-        const index = (body as { details: { index?: { lexicalChunks: number; vectorChunks: number } } }).details.index;
-        return (
-          index !== undefined && index.lexicalChunks >= documents.length && index.vectorChunks === index.lexicalChunks
-        );
-      });
-    }
-    return {
-      httpUrl,
-      reasonerMetricsUrl: `${started.find(({ proc }) => proc.name === 'hop-reasoner')?.opsUrl ?? ''}/metrics`,
-      natsMonitorUrl: nats.monitorUrl,
-      processes: [...started.map(({ proc }) => proc), nats.proc],
-      stop,
-    };
-  } catch (error) {
-    await stop();
-    throw error;
-  }
-}
-
-/** Asks one question; resolves with the HTTP status, or 'sse-error' for a stream that ended in an error event. */
-async function ask(httpUrl: string, question: string, format: Format): Promise<string> {
-  const response = await fetch(`${httpUrl}/v1/ask`, {
-    method: 'POST',
-    headers: {
-      Authorization: `Bearer ${API_KEY}`,
-      'Content-Type': 'application/json',
-      ...(format === 'sse' ? { Accept: 'text/event-stream' } : {}),
-    },
-    body: JSON.stringify({ question, kbIds: [KB], maxHops: 3 }),
-  });
-  if (response.status !== 200 || format === 'json') {
-    await response.arrayBuffer();
-    return String(response.status);
-  }
-  let last = '';
-  for await (const event of readSse(response.body as ReadableStream<Uint8Array>)) last = event.event;
-  return last === 'done' ? '200' : `sse-${last || 'cut'}`;
-}
-
-/** The messages each client has sent the server so far, by connection name, and in all. */
 async function natsMessages(monitorUrl: string | undefined): Promise<Record<string, number>> {
   if (!monitorUrl) return {};
   const connz = (await (await fetch(`${monitorUrl}/connz?limit=4096`)).json()) as {
@@ -589,5 +381,17 @@ async function main(): Promise<void> {
   }
 }
 
+/** `--soak [minutes]`: the minutes given, 10 when none. */
+function soakMinutes(): number | undefined {
+  const at = process.argv.indexOf('--soak');
+  if (at < 0) return undefined;
+  const given = process.argv[at + 1];
+  const minutes = given === undefined || given.startsWith('--') ? 10 : Number(given);
+  if (!(minutes > 0)) throw new Error(`--soak takes a positive number of minutes, not "${given}"`);
+  return minutes;
+}
+
+const soakFor = soakMinutes();
 if (process.argv[2] === '--floor-server') await floorServer(process.argv[3] ?? '');
+else if (soakFor !== undefined) await soak(soakFor);
 else await main();

@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import {
   BreakerOpenError,
   DeadlineExceededError,
@@ -162,6 +163,20 @@ async function drain(chat: ChatModel, request: ChatRequest) {
     return { deltas, usage: undefined, error };
   }
 }
+
+describe('openai chat model - signals', () => {
+  it("openai chat - requests and streams leave no listener on the caller's signal once they end", async () => {
+    // A question's signal lives across all its calls; each call's own deadline must let go of it.
+    const question = new AbortController();
+    server.setRule((body) => (body.stream ? { deltas: ['Paris.'] } : { content: 'Paris' }));
+    for (let call = 0; call < 12; call++) {
+      await model().complete({ messages: ask, deadlineUnixMs: soon(), signal: question.signal });
+      for await (const delta of model().stream({ messages: ask, deadlineUnixMs: soon(), signal: question.signal }))
+        expect(delta).toBe('Paris.');
+    }
+    expect(getEventListeners(question.signal, 'abort')).toHaveLength(0);
+  });
+});
 
 describe('openai chat model - streams that do not finish', () => {
   it('openai chat - a stream that ends without a finish reason or [DONE] is an IncompleteAnswerError, after the deltas it did send', async () => {

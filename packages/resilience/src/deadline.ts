@@ -30,20 +30,34 @@ export function hopTimeoutMs(deadlineUnixMs: number, capMs: number, now: number 
   return Math.min(left, capMs);
 }
 
+/** A signal for one piece of work, bounded by a deadline and by its parent's abort. */
+export interface DeadlineScope {
+  readonly signal: AbortSignal;
+  /**
+   * Ends the scope when its work is done: the timer stops and the parent forgets the signal.
+   * Without it both would live until the deadline, and a parent that outlives many scopes (a
+   * question's signal across its calls, a service's across its questions) would collect a
+   * listener from each.
+   */
+  release(): void;
+}
+
 /**
  * A signal that aborts at the deadline with a DeadlineExceededError, or earlier with the
- * parent's reason when the parent aborts. Its timer does not keep the process alive.
+ * parent's reason when the parent aborts. Its timer does not keep the process alive. Release
+ * the scope when the work ends (`withDeadline` does).
  */
-export function deadlineSignal(deadlineUnixMs: number, parent?: AbortSignal): AbortSignal {
+export function deadlineScope(deadlineUnixMs: number, parent?: AbortSignal): DeadlineScope {
   const controller = new AbortController();
+  const alreadyAborted = { signal: controller.signal, release: () => undefined };
   if (parent?.aborted) {
     controller.abort(abortReason(parent));
-    return controller.signal;
+    return alreadyAborted;
   }
   const left = remainingMs(deadlineUnixMs);
   if (left <= 0) {
     controller.abort(new DeadlineExceededError(`the deadline ${new Date(deadlineUnixMs).toISOString()} has passed`));
-    return controller.signal;
+    return alreadyAborted;
   }
   const timer =
     left <= MAX_TIMER_MS
@@ -56,14 +70,31 @@ export function deadlineSignal(deadlineUnixMs: number, parent?: AbortSignal): Ab
         )
       : undefined;
   timer?.unref();
-  parent?.addEventListener(
-    'abort',
-    () => {
+  const onParentAbort = () => {
+    clearTimeout(timer);
+    controller.abort(abortReason(parent as AbortSignal));
+  };
+  // Dropped once this signal aborts too, should it abort at its deadline before it is released.
+  parent?.addEventListener('abort', onParentAbort, { once: true, signal: controller.signal });
+  return {
+    signal: controller.signal,
+    release: () => {
       clearTimeout(timer);
-      controller.abort(abortReason(parent));
+      parent?.removeEventListener('abort', onParentAbort);
     },
-    // Dropped once this signal aborts, so a long-lived parent does not collect listeners.
-    { once: true, signal: controller.signal },
-  );
-  return controller.signal;
+  };
+}
+
+/** Runs `work` under a deadline scope, released when the work settles. */
+export async function withDeadline<T>(
+  deadlineUnixMs: number,
+  parent: AbortSignal | undefined,
+  work: (signal: AbortSignal) => Promise<T>,
+): Promise<T> {
+  const scope = deadlineScope(deadlineUnixMs, parent);
+  try {
+    return await work(scope.signal);
+  } finally {
+    scope.release();
+  }
 }

@@ -1,6 +1,7 @@
 import { CancelledError, DeadlineExceededError, ValidationError } from '@hopline/contracts';
 import { describe, expect, it, vi } from 'vitest';
-import { deadlineSignal, hopTimeoutMs, remainingMs } from '../src/index.js';
+import { getEventListeners } from 'node:events';
+import { deadlineScope, hopTimeoutMs, remainingMs, withDeadline } from '../src/index.js';
 
 describe('deadline helpers', () => {
   it('deadline - remainingMs counts down to zero and never below', () => {
@@ -24,33 +25,57 @@ describe('deadline helpers', () => {
     expect(() => remainingMs(Number.NaN)).toThrow(ValidationError);
   });
 
-  it('deadline - deadlineSignal aborts with DeadlineExceededError when the deadline passes', async () => {
-    const signal = deadlineSignal(Date.now() + 30);
+  it("deadline - a deadlineScope's signal aborts with DeadlineExceededError when the deadline passes", async () => {
+    const { signal } = deadlineScope(Date.now() + 30);
     expect(signal.aborted).toBe(false);
     await vi.waitFor(() => expect(signal.aborted).toBe(true), { timeout: 2_000, interval: 5 });
     expect(signal.reason).toBeInstanceOf(DeadlineExceededError);
   });
 
-  it('deadline - deadlineSignal of a past deadline is already aborted', () => {
-    const signal = deadlineSignal(Date.now() - 1);
+  it('deadline - deadlineScope of a past deadline is already aborted', () => {
+    const { signal } = deadlineScope(Date.now() - 1);
     expect(signal.aborted).toBe(true);
     expect(signal.reason).toBeInstanceOf(DeadlineExceededError);
   });
 
-  it('deadline - deadlineSignal follows its parent: a HoplineError reason is kept, any other becomes a cancellation', () => {
+  it('deadline - deadlineScope follows its parent: a HoplineError reason is kept, any other becomes a cancellation', () => {
     const parent = new AbortController();
-    const signal = deadlineSignal(Date.now() + 60_000, parent.signal);
+    const { signal } = deadlineScope(Date.now() + 60_000, parent.signal);
     parent.abort(new DeadlineExceededError('the question ran out of time'));
     expect(signal.reason).toBeInstanceOf(DeadlineExceededError);
     expect((signal.reason as Error).message).toBe('the question ran out of time');
 
     const plainParent = new AbortController();
-    const child = deadlineSignal(Date.now() + 60_000, plainParent.signal);
+    const { signal: child } = deadlineScope(Date.now() + 60_000, plainParent.signal);
     plainParent.abort();
     expect(child.reason).toBeInstanceOf(CancelledError);
 
     const alreadyAborted = new AbortController();
     alreadyAborted.abort();
-    expect(deadlineSignal(Date.now() + 60_000, alreadyAborted.signal).aborted).toBe(true);
+    expect(deadlineScope(Date.now() + 60_000, alreadyAborted.signal).signal.aborted).toBe(true);
+  });
+
+  it('deadline - a released scope leaves nothing on a long-lived parent, and its deadline no longer aborts it', async () => {
+    const service = new AbortController();
+    for (let question = 0; question < 50; question++) {
+      await withDeadline(Date.now() + 60_000, service.signal, async (signal) => {
+        expect(getEventListeners(service.signal, 'abort')).toHaveLength(1);
+        return signal.aborted;
+      });
+    }
+    expect(getEventListeners(service.signal, 'abort')).toHaveLength(0);
+
+    const scope = deadlineScope(Date.now() + 20, service.signal);
+    scope.release();
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    expect(scope.signal.aborted).toBe(false);
+  });
+
+  it('deadline - withDeadline releases its scope when the work fails too', async () => {
+    const service = new AbortController();
+    await expect(
+      withDeadline(Date.now() + 60_000, service.signal, () => Promise.reject(new Error('failed'))),
+    ).rejects.toThrow('failed');
+    expect(getEventListeners(service.signal, 'abort')).toHaveLength(0);
   });
 });

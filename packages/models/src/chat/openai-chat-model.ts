@@ -6,7 +6,7 @@ import {
   ValidationError,
   isHoplineError,
 } from '@hopline/contracts';
-import { abortReason, deadlineSignal, retryWithinDeadline } from '@hopline/resilience';
+import { abortReason, deadlineScope, retryWithinDeadline, withDeadline } from '@hopline/resilience';
 import { instrument } from '@hopline/telemetry';
 import OpenAI from 'openai';
 import type { z } from 'zod';
@@ -151,7 +151,7 @@ export function createOpenAiChatModel(options: OpenAiChatModelOptions): ChatMode
         try {
           const result = options.guard
             ? await options.guard.call(run, { deadlineUnixMs: request.deadlineUnixMs, capMs, signal: request.signal })
-            : await run(deadlineSignal(Math.min(request.deadlineUnixMs, Date.now() + capMs), request.signal));
+            : await withDeadline(Math.min(request.deadlineUnixMs, Date.now() + capMs), request.signal, run);
           tokens = tokensOf(result);
           return result;
         } finally {
@@ -243,7 +243,15 @@ export function createOpenAiChatModel(options: OpenAiChatModelOptions): ChatMode
 
   async function* stream(request: ChatRequest): AsyncGenerator<string, ChatUsage> {
     // The body outlives the guarded call that opens it, so the question's deadline bounds it.
-    const bodySignal = deadlineSignal(request.deadlineUnixMs, request.signal);
+    const body = deadlineScope(request.deadlineUnixMs, request.signal);
+    try {
+      return yield* streamBody(request, body.signal);
+    } finally {
+      body.release();
+    }
+  }
+
+  async function* streamBody(request: ChatRequest, bodySignal: AbortSignal): AsyncGenerator<string, ChatUsage> {
     // The guard and retries cover opening the stream: that is when a dead server shows. Each
     // attempt's connection aborts on its call's timeout only while it opens; once open, only
     // the body's deadline or the caller can cut it, so its failure is judged by one signal.

@@ -22,7 +22,7 @@ import { BudgetExhaustedError, IncompleteAnswerError, UsageMeter } from '@hoplin
 import { createModelReasoner } from '../reasoner/model-reasoner.js';
 import { createOfflineReasoner } from '../offline/offline-reasoner.js';
 import { offlineAbstains } from '../offline/synthesis.js';
-import { abortable, deadlineSignal } from '@hopline/resilience';
+import { abortable, deadlineScope, withDeadline } from '@hopline/resilience';
 import { isOn } from '../switches.js';
 import type { Logger } from '@hopline/telemetry';
 import { instrument } from '@hopline/telemetry';
@@ -138,6 +138,7 @@ export function createHopReasoner(deps: HopReasonerDependencies): HopReasoner {
     const question = ask.question.trim();
     if (!question) throw new ValidationError('the question is empty');
     const callerSignal = options.signal ?? new AbortController().signal;
+    const questionScope = deadlineScope(request.deadlineUnixMs, callerSignal);
     const run = new QuestionRun(
       {
         analyzer: deps.analyzer,
@@ -152,29 +153,33 @@ export function createHopReasoner(deps: HopReasonerDependencies): HopReasoner {
       request,
       question,
       hopsFor(ask.maxHops, settings),
-      deadlineSignal(request.deadlineUnixMs, callerSignal),
+      questionScope.signal,
       callerSignal,
       new UsageMeter({ maxLlmCalls: settings.maxLlmCalls, maxTokens: settings.maxTokens }),
       new EventStream(request.questionId, options.emit, clock),
       clock.now(),
     );
-    return instrument(
-      'answer question',
-      { attributes: { 'hopline.question_id': request.questionId } },
-      async (span) => {
-        const analysis = await analyze(run);
-        await run.events.send({ event: 'route', route: analysis });
-        const outcome = await follow(run, analysis);
-        const { done, evidence, citations } = await conclude(run, analysis, outcome);
-        span.setAttributes({
-          'hopline.route': analysis.route,
-          'hopline.stop_reason': done.stopReason,
-          'hopline.hops': done.hops,
-        });
-        await run.events.flush();
-        return { done, trace: traceOf(run, analysis, done, evidence, citations) };
-      },
-    );
+    try {
+      return await instrument(
+        'answer question',
+        { attributes: { 'hopline.question_id': request.questionId } },
+        async (span) => {
+          const analysis = await analyze(run);
+          await run.events.send({ event: 'route', route: analysis });
+          const outcome = await follow(run, analysis);
+          const { done, evidence, citations } = await conclude(run, analysis, outcome);
+          span.setAttributes({
+            'hopline.route': analysis.route,
+            'hopline.stop_reason': done.stopReason,
+            'hopline.hops': done.hops,
+          });
+          await run.events.flush();
+          return { done, trace: traceOf(run, analysis, done, evidence, citations) };
+        },
+      );
+    } finally {
+      questionScope.release();
+    }
   }
 
   async function analyze(run: QuestionRun): Promise<Analysis__Output> {
@@ -212,14 +217,15 @@ export function createHopReasoner(deps: HopReasonerDependencies): HopReasoner {
     // Bounded like a plan's layer, so that a slow search still leaves time to write the answer.
     const left = Math.max(0, run.request.deadlineUnixMs - run.now);
     const deadline = run.now + Math.floor(left * settings.layerDeadlineShare);
-    const signal = deadlineSignal(deadline, run.signal);
     try {
-      const retrieved = await abortable(
-        deps.retriever.retrieve(
-          { query: run.question, hydeText: '', topK: settings.topK, hop: run.hopCount },
-          run.callContext(deadline, signal),
+      const retrieved = await withDeadline(deadline, run.signal, (signal) =>
+        abortable(
+          deps.retriever.retrieve(
+            { query: run.question, hydeText: '', topK: settings.topK, hop: run.hopCount },
+            run.callContext(deadline, signal),
+          ),
+          signal,
         ),
-        signal,
       );
       run.noteFound(retrieved.chunks, { hop: run.hopCount, bridgeEntity: '' });
       // After the chain's own ranking, not interleaved with it: the evidence around the last

@@ -1,7 +1,7 @@
 import type { StopReason__Output, SubQuestion__Output } from '@hopline/contracts';
 import { StopReason } from '@hopline/contracts';
 import type { PreviousHop } from '../reasoner/reasoner.js';
-import { deadlineSignal } from '@hopline/resilience';
+import { withDeadline } from '@hopline/resilience';
 import type { ChainResult } from './chain.js';
 import { runChain } from './chain.js';
 import type { QuestionRun } from './question-run.js';
@@ -66,46 +66,46 @@ export async function runPlan(
     if (run.stopBeforeHop()) break;
     const left = Math.max(0, run.request.deadlineUnixMs - run.now);
     const layerDeadline = run.now + Math.floor(left * run.settings.layerDeadlineShare);
-    const layerSignal = deadlineSignal(layerDeadline, run.signal);
-
-    await Promise.all(
-      layer.map(async (sub) => {
-        const dependencies = sub.dependsOn
-          .map((id) => steps.get(id))
-          .filter((step): step is PlannedStep => step !== undefined);
-        const missing = sub.dependsOn.filter((id) => answerText(steps.get(id)) === undefined && steps.has(id));
-        const text = sub.text.replace(
-          /#(q?\d+)\b/g,
-          (match, id: string) => answerText(steps.get(id)) ?? answerText(steps.get(`q${id}`)) ?? match,
-        );
-        const path = dependencies.flatMap((step) => step.path);
-        const step: PlannedStep = { sub, text, chain: undefined, failure: '', path };
-        steps.set(sub.id, step);
-        if (missing.length > 0) {
-          step.failure = `it needs ${missing.join(', ')}, which found nothing`;
-          return;
-        }
-        try {
-          step.chain = await runChain(run, {
-            focus: text,
-            firstQuery: text,
-            expectedHops: path.length + 1,
-            previous: path,
-            maxHops: 1,
-            hydeText: dependencies.length === 0 ? hydeText : '',
-            bridgeEntity: dependencies.map((dependency) => answerText(dependency) ?? '').join(' '),
-            deadlineUnixMs: layerDeadline,
-            signal: layerSignal,
-          });
-          const hop = step.chain.hops.at(-1);
-          if (hop && !hop.finding.unknown)
-            step.path = [...path, { query: hop.query, finding: hop.finding, cited: hop.cited }];
-          else step.failure = `${step.chain.stopReason.toLowerCase()}: ${step.chain.missing || text}`;
-        } catch (error) {
-          step.failure = error instanceof Error ? error.message : String(error);
-        }
-        if (step.failure) run.degrade(`sub-question ${sub.id} ("${text}") has no answer: ${step.failure}`);
-      }),
+    await withDeadline(layerDeadline, run.signal, (layerSignal) =>
+      Promise.all(
+        layer.map(async (sub) => {
+          const dependencies = sub.dependsOn
+            .map((id) => steps.get(id))
+            .filter((step): step is PlannedStep => step !== undefined);
+          const missing = sub.dependsOn.filter((id) => answerText(steps.get(id)) === undefined && steps.has(id));
+          const text = sub.text.replace(
+            /#(q?\d+)\b/g,
+            (match, id: string) => answerText(steps.get(id)) ?? answerText(steps.get(`q${id}`)) ?? match,
+          );
+          const path = dependencies.flatMap((step) => step.path);
+          const step: PlannedStep = { sub, text, chain: undefined, failure: '', path };
+          steps.set(sub.id, step);
+          if (missing.length > 0) {
+            step.failure = `it needs ${missing.join(', ')}, which found nothing`;
+            return;
+          }
+          try {
+            step.chain = await runChain(run, {
+              focus: text,
+              firstQuery: text,
+              expectedHops: path.length + 1,
+              previous: path,
+              maxHops: 1,
+              hydeText: dependencies.length === 0 ? hydeText : '',
+              bridgeEntity: dependencies.map((dependency) => answerText(dependency) ?? '').join(' '),
+              deadlineUnixMs: layerDeadline,
+              signal: layerSignal,
+            });
+            const hop = step.chain.hops.at(-1);
+            if (hop && !hop.finding.unknown)
+              step.path = [...path, { query: hop.query, finding: hop.finding, cited: hop.cited }];
+            else step.failure = `${step.chain.stopReason.toLowerCase()}: ${step.chain.missing || text}`;
+          } catch (error) {
+            step.failure = error instanceof Error ? error.message : String(error);
+          }
+          if (step.failure) run.degrade(`sub-question ${sub.id} ("${text}") has no answer: ${step.failure}`);
+        }),
+      ),
     );
   }
 
