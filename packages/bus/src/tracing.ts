@@ -1,6 +1,15 @@
 import { isCancelled, subjectTemplate, toHoplineError } from '@hopline/contracts';
-import { extractContext, injectContext, instrument, type HoplineMetrics } from '@hopline/telemetry';
-import { context, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Span } from '@opentelemetry/api';
+import { extractContext, inService, injectContext, instrument, type HoplineMetrics } from '@hopline/telemetry';
+import {
+  context,
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Attributes,
+  type Context,
+  type Span,
+} from '@opentelemetry/api';
 import type {
   Bus,
   BusHeaders,
@@ -14,6 +23,12 @@ import type {
 
 /** The instruments the bus records its requests in, client and server side. */
 export type BusMetrics = Pick<HoplineMetrics, 'natsRequests' | 'natsRequestDuration'>;
+
+interface TracingOptions {
+  metrics?: BusMetrics | undefined;
+  /** The service that owns the connection: deliveries are handled as its work (`inService`). */
+  service?: string | undefined;
+}
 
 /**
  * Counts one request and observes its duration when `work` settles: `outcome` is ok or the
@@ -49,7 +64,10 @@ async function measured<T>(
  * Both adapters return buses wrapped in it; given `metrics`, it also counts and times every
  * request it sends (role client) and every request its endpoints answer (role server).
  */
-export function withTracing(bus: Bus, metrics?: BusMetrics): Bus {
+export function withTracing(bus: Bus, { metrics, service }: TracingOptions = {}): Bus {
+  // A delivery never inherits whatever context happened to be active in the adapter: it starts
+  // from the root, marked as the owning service's work.
+  const root = service ? inService(service, ROOT_CONTEXT) : ROOT_CONTEXT;
   return {
     kind: bus.kind,
     connection: () => bus.connection(),
@@ -72,7 +90,7 @@ export function withTracing(bus: Bus, metrics?: BusMetrics): Bus {
       ),
     subscribe: (subject, options, handler) =>
       bus.subscribe(subject, options, (message) =>
-        processInSpan(message, SpanKind.CONSUMER, options.queue, async () => {
+        processInSpan(root, message, SpanKind.CONSUMER, options.queue, async () => {
           await handler(message);
         }),
       ),
@@ -82,19 +100,19 @@ export function withTracing(bus: Bus, metrics?: BusMetrics): Bus {
         endpoints: definition.endpoints.map((endpoint): Endpoint => ({
           ...endpoint,
           handle: (request) =>
-            processInSpan(request, SpanKind.SERVER, endpoint.queue ?? definition.name, () =>
+            processInSpan(root, request, SpanKind.SERVER, endpoint.queue ?? definition.name, () =>
               measured(metrics, endpoint.subject, 'server', () => endpoint.handle(request)),
             ),
         })),
       }),
     flush: () => bus.flush(),
     drain: () => bus.drain(),
-    durableStream: async (options) => traceDurableStream(await bus.durableStream(options)),
+    durableStream: async (options) => traceDurableStream(root, await bus.durableStream(options)),
     keyValue: (options) => bus.keyValue(options),
   };
 }
 
-function traceDurableStream(stream: DurableStream): DurableStream {
+function traceDurableStream(root: Context, stream: DurableStream): DurableStream {
   return {
     lastSequence: () => stream.lastSequence(),
     publish: (subject, data, options) =>
@@ -107,7 +125,7 @@ function traceDurableStream(stream: DurableStream): DurableStream {
       stream.consume(
         options,
         (message) =>
-          processInSpan(message, SpanKind.CONSUMER, options.durable, async (span) => {
+          processInSpan(root, message, SpanKind.CONSUMER, options.durable, async (span) => {
             span.setAttribute('messaging.message.delivery_count', message.deliveryCount);
             const settlement = await handler(message);
             span.setAttribute('hopline.settlement', settlement.kind);
@@ -116,7 +134,7 @@ function traceDurableStream(stream: DurableStream): DurableStream {
         onError,
       ),
     last: (subject) => stream.last(subject),
-    follow: (subject, options) => traceFollow(stream.follow(subject, options)),
+    follow: (subject, options) => traceFollow(root, stream.follow(subject, options)),
     purge: (subject) => stream.purge(subject),
   };
 }
@@ -126,7 +144,7 @@ function traceDurableStream(stream: DurableStream): DurableStream {
  * over; the reader's work with it is not in the span, since an iterator has no handler to
  * wrap. A message read again (a resumed stream) adds another such span.
  */
-async function* traceFollow(messages: AsyncIterable<StoredMessage>): AsyncGenerator<StoredMessage> {
+async function* traceFollow(root: Context, messages: AsyncIterable<StoredMessage>): AsyncGenerator<StoredMessage> {
   for await (const message of messages) {
     trace
       .getTracer('hopline')
@@ -136,7 +154,7 @@ async function* traceFollow(messages: AsyncIterable<StoredMessage>): AsyncGenera
           kind: SpanKind.CONSUMER,
           attributes: messagingAttributes(message.subject, 'receive', message.data),
         },
-        extractContext(message.headers, ROOT_CONTEXT),
+        extractContext(message.headers, root),
       )
       .end();
     yield message;
@@ -162,11 +180,9 @@ function messagingAttributes(
   return attributes;
 }
 
-/**
- * The delivered message's own trace context is the parent, on top of the root context: a
- * delivery never inherits whatever context happened to be active in the adapter.
- */
+/** The delivered message's own trace context is the parent, on top of the connection's root context. */
 function processInSpan<T>(
+  root: Context,
   message: BusMessage,
   kind: SpanKind,
   queue: string | undefined,
@@ -176,7 +192,7 @@ function processInSpan<T>(
     `${subjectTemplate(message.subject)} process`,
     {
       kind,
-      parent: extractContext(message.headers, ROOT_CONTEXT),
+      parent: extractContext(message.headers, root),
       attributes: messagingAttributes(message.subject, 'process', message.data, queue),
       acceptableErrors: isCancelled,
     },

@@ -15,7 +15,7 @@ import * as queryUnderstanding from '@hopline/query-understanding';
 import * as reranker from '@hopline/reranker';
 import * as retrievalWorker from '@hopline/retrieval-worker';
 import { stopAll, type RunningService } from '@hopline/runtime';
-import { createLogger, createMetrics, startOpsServer } from '@hopline/telemetry';
+import { createLogger, createMetrics, instrument, runInService, startOpsServer } from '@hopline/telemetry';
 import type { EmbeddedConfig } from './config.js';
 import { loadDemoCorpus } from './demo-corpus.js';
 import { DEV_PRINCIPAL, loadOrCreateDevKey } from './dev-key.js';
@@ -49,7 +49,7 @@ export async function startEmbedded(config: EmbeddedConfig, env: NodeJS.ProcessE
     const onError = (error: unknown, where: { operation: string; subject: string }) =>
       logger(service).warn('bus message failed', { ...where, error });
     return broker
-      ? broker.connect({ onError, metrics })
+      ? broker.connect({ onError, metrics, service })
       : connectNatsBus({
           url: config.NATS_URL as string,
           name: service,
@@ -76,45 +76,66 @@ export async function startEmbedded(config: EmbeddedConfig, env: NodeJS.ProcessE
     });
     const backends = await retrievalWorker.openBackends(workerConfig, logger('retrieval-worker'));
     running.push({ stop: () => backends.lexical.close() }, { stop: () => backends.vector.close() });
-    const worker = await retrievalWorker.startRetrievalWorker({
-      config: workerConfig,
-      bus: workerBus,
-      ...backends,
-      logger: logger('retrieval-worker'),
-      metrics,
-    });
+    const worker = await runInService('retrieval-worker', () =>
+      retrievalWorker.startRetrievalWorker({
+        config: workerConfig,
+        bus: workerBus,
+        ...backends,
+        logger: logger('retrieval-worker'),
+        metrics,
+      }),
+    );
     running.push(worker);
 
-    const rerankerService = await reranker.startRerankerService({
-      config: serviceConfig('reranker', reranker.configSchema, loopback),
-      logger: logger('reranker'),
-      metrics,
-    });
+    const rerankerService = await runInService('reranker', () =>
+      reranker.startRerankerService({
+        config: serviceConfig('reranker', reranker.configSchema, loopback),
+        logger: logger('reranker'),
+        metrics,
+      }),
+    );
     running.push(rerankerService);
-    const quService = await queryUnderstanding.startQueryUnderstandingService({
-      config: serviceConfig('query-understanding', queryUnderstanding.configSchema, loopback),
-      logger: logger('query-understanding'),
-      metrics,
-    });
+    const quService = await runInService('query-understanding', () =>
+      queryUnderstanding.startQueryUnderstandingService({
+        config: serviceConfig('query-understanding', queryUnderstanding.configSchema, loopback),
+        logger: logger('query-understanding'),
+        metrics,
+      }),
+    );
     running.push(quService);
 
     const reasonerBus = await connect('hop-reasoner');
     buses.push(reasonerBus);
     // Reasoning traces: JetStream KV over NATS, files under DATA_DIR otherwise, so they outlive a restart.
     const traces = broker ? createFileKeyValueStore(join(config.DATA_DIR, 'traces')) : await reasonerBus.keyValue();
-    const reasoner = await hopReasoner.startHopReasonerService({
-      config: serviceConfig('hop-reasoner', hopReasoner.configSchema, {
-        QUERY_UNDERSTANDING_ADDRESS: `127.0.0.1:${quService.port}`,
-        RERANKER_ADDRESS: `127.0.0.1:${rerankerService.port}`,
+    const questionStreams = await openQuestionStreams(reasonerBus);
+    const reasoner = await runInService('hop-reasoner', () =>
+      hopReasoner.startHopReasonerService({
+        config: serviceConfig('hop-reasoner', hopReasoner.configSchema, {
+          QUERY_UNDERSTANDING_ADDRESS: `127.0.0.1:${quService.port}`,
+          RERANKER_ADDRESS: `127.0.0.1:${rerankerService.port}`,
+        }),
+        bus: reasonerBus,
+        questions: questionStreams,
+        traces,
+        logger: logger('hop-reasoner'),
+        metrics,
+        // Both share this process: called directly, not over gRPC on loopback, and traced as
+        // their own services' work, as their gRPC handlers would be.
+        inProcess: {
+          analyzer: {
+            analyze: inProcessCall('query-understanding', 'hopline.v1.QueryUnderstanding/Analyze', (...args) =>
+              quService.analyzer.analyze(...args),
+            ),
+          },
+          reranker: {
+            rerank: inProcessCall('reranker', 'hopline.v1.Reranker/Rerank', (...args) =>
+              rerankerService.rerank(...args),
+            ),
+          },
+        },
       }),
-      bus: reasonerBus,
-      questions: await openQuestionStreams(reasonerBus),
-      traces,
-      logger: logger('hop-reasoner'),
-      metrics,
-      // Both share this process: called directly, not over gRPC on loopback.
-      inProcess: { analyzer: quService.analyzer, reranker: rerankerService },
-    });
+    );
     running.push(reasoner);
 
     const gatewayBus = await connect('answer-gateway');
@@ -131,20 +152,24 @@ export async function startEmbedded(config: EmbeddedConfig, env: NodeJS.ProcessE
     const apiKeyFile = join(config.DATA_DIR, 'dev-api-key');
     const devKey = keySource === 'dev key' ? loadOrCreateDevKey(apiKeyFile) : undefined;
     const keys = devKey?.store ?? gateway.ApiKeyStore.fromConfig(gatewayConfig);
-    const gatewayService = await gateway.startAnswerGateway({
-      config: gatewayConfig,
-      bus: gatewayBus,
-      questions: await openQuestionStreams(gatewayBus),
-      ingest,
-      traces,
-      // Files under DATA_DIR without NATS, as the traces: created kbs outlive a restart.
-      kbRecords: broker
-        ? createFileKeyValueStore(join(config.DATA_DIR, 'kbs'))
-        : await gatewayBus.keyValue({ bucket: jetstream.kbBucket, retention: 'keep' }),
-      keys,
-      logger: logger('answer-gateway'),
-      metrics,
-    });
+    const gatewayQuestions = await openQuestionStreams(gatewayBus);
+    // Files under DATA_DIR without NATS, as the traces: created kbs outlive a restart.
+    const kbRecords = broker
+      ? createFileKeyValueStore(join(config.DATA_DIR, 'kbs'))
+      : await gatewayBus.keyValue({ bucket: jetstream.kbBucket, retention: 'keep' });
+    const gatewayService = await runInService('answer-gateway', () =>
+      gateway.startAnswerGateway({
+        config: gatewayConfig,
+        bus: gatewayBus,
+        questions: gatewayQuestions,
+        ingest,
+        traces,
+        kbRecords,
+        keys,
+        logger: logger('answer-gateway'),
+        metrics,
+      }),
+    );
     running.push(gatewayService);
 
     const demoCorpus = config.LOAD_DEMO_CORPUS
@@ -188,4 +213,17 @@ export async function startEmbedded(config: EmbeddedConfig, env: NodeJS.ProcessE
     await stop().catch(() => undefined);
     throw error;
   }
+}
+
+/**
+ * A service called directly in this process, traced as its gRPC handler would be: a span named
+ * after the method, in the callee's own service, so that a trace shows the same five services
+ * whichever way they are deployed.
+ */
+function inProcessCall<A extends unknown[], R>(
+  service: string,
+  method: string,
+  call: (...args: A) => Promise<R>,
+): (...args: A) => Promise<R> {
+  return (...args) => runInService(service, () => instrument(method, {}, () => call(...args)));
 }

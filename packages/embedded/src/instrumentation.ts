@@ -1,5 +1,9 @@
-// Loaded with `node --import` before start.ts. The embedded mode is one process, so its
-// spans share one service.name; the span names say which component made each.
+// Loaded with `node --import` before start.ts. The five services share this process but not
+// a tracer provider: each has its own `service.name`, so a trace shows the same five services
+// as in the distributed mode; spans of the embedded shell itself (the ops server) carry
+// `hopline-embedded`.
 import { bootTelemetry } from '@hopline/telemetry';
 
-bootTelemetry('hopline-embedded');
+bootTelemetry('hopline-embedded', {
+  services: ['answer-gateway', 'hop-reasoner', 'query-understanding', 'reranker', 'retrieval-worker'],
+});

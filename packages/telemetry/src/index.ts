@@ -4,3 +4,4 @@ export * from './metrics.js';
 export * from './ops-server.js';
 export * from './propagation.js';
 export * from './sdk.js';
+export * from './service-scope.js';

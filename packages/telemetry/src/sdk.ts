@@ -1,16 +1,26 @@
-import { context, diag, propagation, trace } from '@opentelemetry/api';
+import { context, diag, propagation, trace, type ProxyTracerProvider } from '@opentelemetry/api';
 import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter as OtlpGrpcTraceExporter } from '@opentelemetry/exporter-trace-otlp-grpc';
 import { OTLPTraceExporter as OtlpJsonTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { OTLPTraceExporter as OtlpProtobufTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
+import {
+  defaultResource,
+  detectResources,
+  envDetector,
+  hostDetector,
+  processDetector,
+  resourceFromAttributes,
+} from '@opentelemetry/resources';
 import { NodeSDK } from '@opentelemetry/sdk-node';
 import {
+  BasicTracerProvider,
   BatchSpanProcessor,
   NoopSpanProcessor,
   type SpanExporter,
   type SpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
 import { QuestionIdSpanProcessor } from './propagation.js';
+import { ServiceRoutingTracerProvider } from './service-scope.js';
 
 export interface TelemetryOptions {
   /** The service's `service.name`; `OTEL_SERVICE_NAME` overrides it. */
@@ -26,6 +36,12 @@ export interface TelemetryOptions {
    * read spans as they end turn it off.
    */
   detectResources?: boolean;
+  /**
+   * Services that share this process (the embedded mode), each given its own tracer provider
+   * and resource: a span whose context is a service's (`runInService`, `inService`) carries
+   * that service's `service.name`; the rest carry `serviceName`.
+   */
+  services?: readonly string[];
 }
 
 export interface Telemetry {
@@ -97,9 +113,13 @@ export function startTelemetry(options: TelemetryOptions): Telemetry {
     throw new Error(`telemetry is already started in this process for ${active.serviceName}; shut it down first`);
   }
   const serviceName = nonEmpty(process.env.OTEL_SERVICE_NAME) ?? options.serviceName;
+  const spanProcessors = [
+    new QuestionIdSpanProcessor(),
+    ...(options.spanProcessors ?? spanProcessorsFromEnv(process.env)),
+  ];
   const sdk = new NodeSDK({
     serviceName,
-    spanProcessors: [new QuestionIdSpanProcessor(), ...(options.spanProcessors ?? spanProcessorsFromEnv(process.env))],
+    spanProcessors,
     textMapPropagator: new CompositePropagator({
       propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()],
     }),
@@ -110,6 +130,9 @@ export function startTelemetry(options: TelemetryOptions): Telemetry {
     logRecordProcessors: [],
   });
   sdk.start();
+  const serviceProviders = options.services?.length
+    ? routeSpansByService(options.services, spanProcessors, options.detectResources ?? true)
+    : [];
 
   let stopping: Promise<void> | undefined;
   const telemetry: Telemetry = {
@@ -125,7 +148,10 @@ export function startTelemetry(options: TelemetryOptions): Telemetry {
           timer.unref();
         });
         try {
-          await Promise.race([sdk.shutdown(), timeout]);
+          await Promise.race([
+            Promise.all([sdk.shutdown(), ...serviceProviders.map((provider) => provider.shutdown())]),
+            timeout,
+          ]);
         } finally {
           clearTimeout(timer);
           // Unregister so that a later start in the same process (tests, embedded mode) can register again.
@@ -143,12 +169,40 @@ export function startTelemetry(options: TelemetryOptions): Telemetry {
 }
 
 /**
+ * Puts a provider per service, over the same span processors (and so the same exports), in
+ * front of the one the SDK registered, which keeps the spans that belong to no service.
+ * NodeSDK builds a single provider and resource, hence the swap of the global provider.
+ */
+function routeSpansByService(
+  services: readonly string[],
+  spanProcessors: SpanProcessor[],
+  detect: boolean,
+): BasicTracerProvider[] {
+  const detected = detect
+    ? defaultResource().merge(detectResources({ detectors: [envDetector, hostDetector, processDetector] }))
+    : defaultResource();
+  const providers = new Map(
+    services.map((service) => [
+      service,
+      new BasicTracerProvider({
+        resource: detected.merge(resourceFromAttributes({ 'service.name': service })),
+        spanProcessors,
+      }),
+    ]),
+  );
+  const sdkProvider = (trace.getTracerProvider() as ProxyTracerProvider).getDelegate();
+  trace.disable();
+  trace.setGlobalTracerProvider(new ServiceRoutingTracerProvider(providers, sdkProvider));
+  return [...providers.values()];
+}
+
+/**
  * What a service's `src/instrumentation.ts` (loaded with `node --import`) calls: starts the SDK
  * and flushes it when the event loop drains. The service's own graceful shutdown calls
  * `shutdownTelemetry()` in its `finally`, which makes a signal-driven exit flush too.
  */
-export function bootTelemetry(serviceName: string): Telemetry {
-  const telemetry = startTelemetry({ serviceName });
+export function bootTelemetry(serviceName: string, options: Pick<TelemetryOptions, 'services'> = {}): Telemetry {
+  const telemetry = startTelemetry({ serviceName, ...options });
   process.once('beforeExit', () => {
     void telemetry.shutdown();
   });

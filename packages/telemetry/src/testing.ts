@@ -1,5 +1,5 @@
 import { InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
-import { startTelemetry, type Telemetry } from './sdk.js';
+import { startTelemetry, type Telemetry, type TelemetryOptions } from './sdk.js';
 
 export interface TestTelemetry extends Telemetry {
   readonly exporter: InMemorySpanExporter;
@@ -13,10 +13,14 @@ export interface TestTelemetry extends Telemetry {
  * The real SDK boot with an in-memory exporter in place of OTLP, for tests that assert the
  * shape of a trace. Spans are exported synchronously when they end.
  */
-export function startTestTelemetry(serviceName = 'test'): TestTelemetry {
+export function startTestTelemetry(
+  serviceName = 'test',
+  options: Pick<TelemetryOptions, 'services'> = {},
+): TestTelemetry {
   const exporter = new InMemorySpanExporter();
   const telemetry = startTelemetry({
     serviceName,
+    ...options,
     spanProcessors: [new SimpleSpanProcessor(exporter)],
     detectResources: false,
   });

@@ -48,6 +48,8 @@ export interface MemoryBusOptions {
   onError?: BusErrorReporter;
   /** Where requests sent and served are counted and timed. */
   metrics?: BusMetrics;
+  /** The service that owns this connection: the messages it receives are handled as that service's work. */
+  service?: string;
 }
 
 /**
@@ -61,8 +63,7 @@ export interface MemoryBroker {
 export function createMemoryBroker(options: MemoryBrokerOptions = {}): MemoryBroker {
   const server = new MemoryServer(new Broker(options.maxPayload ?? DEFAULT_MAX_PAYLOAD));
   return {
-    connect: (busOptions = {}) =>
-      withTracing(new MemoryBus(server, busOptions.onError ?? reportToStderr), busOptions.metrics),
+    connect: (busOptions = {}) => withTracing(new MemoryBus(server, busOptions.onError ?? reportToStderr), busOptions),
   };
 }
 

@@ -80,7 +80,7 @@ export async function connectNatsBus(options: NatsBusOptions): Promise<Bus> {
       options.onError ?? reportToStderr,
       options.jetstream ?? DEFAULT_JETSTREAM_POLICY,
     ),
-    options.metrics,
+    { metrics: options.metrics, service: options.name },
   );
 }
 
