@@ -32,7 +32,7 @@ export type {
   RetrieveResult,
 } from './hybrid/hybrid-retriever.js';
 export { createIndexer } from './indexing/indexer.js';
-export type { IndexResult, Indexer, IndexerDependencies } from './indexing/indexer.js';
+export type { IndexAttempt, IndexResult, Indexer, IndexerDependencies } from './indexing/indexer.js';
 export { compareChunkCounts } from './indexing/consistency.js';
 export type { ConsistencyReport, KbCountComparison } from './indexing/consistency.js';
 export { decideDelete, decideUpsert } from './storage/versioning.js';

@@ -1,4 +1,4 @@
-import type { Document__Output } from '@hopline/contracts';
+import type { Document__Output, IngestCommand__Output } from '@hopline/contracts';
 import { UnavailableError, ValidationError } from '@hopline/contracts';
 import { describe, expect, it } from 'vitest';
 import type { Embedder, VectorBackend } from '../src/index.js';
@@ -30,13 +30,15 @@ async function setup(embedder: Embedder = new HashingEmbedder({ dimensions: 64 }
   return { lexical, vector, embedder };
 }
 
-const countingEmbedder = (): Embedder & { texts: number } => {
+const countingEmbedder = (): Embedder & { texts: number; calls: number } => {
   const inner = new HashingEmbedder({ dimensions: 64 });
   const spy = {
     model: inner.model,
     dimensions: 64,
     texts: 0,
+    calls: 0,
     embed(texts: readonly string[], signal: AbortSignal) {
+      spy.calls++;
       spy.texts += texts.length;
       return inner.embed(texts, signal);
     },
@@ -114,16 +116,13 @@ describe('createIndexer', () => {
     let failNext = true;
     const flaky: VectorBackend = new Proxy(deps.vector, {
       get: (target, key, receiver) =>
-        key === 'upsertDocument'
-          ? (
-              doc: Parameters<VectorBackend['upsertDocument']>[0],
-              items: Parameters<VectorBackend['upsertDocument']>[1],
-            ) => {
+        key === 'writeDocuments'
+          ? (writes: Parameters<VectorBackend['writeDocuments']>[0]) => {
               if (failNext) {
                 failNext = false;
                 return Promise.reject(new UnavailableError('vector store unreachable'));
               }
-              return target.upsertDocument(doc, items);
+              return target.writeDocuments(writes);
             }
           : Reflect.get(target, key, receiver),
     });
@@ -177,6 +176,43 @@ describe('createIndexer', () => {
     };
     const indexer = createIndexer(await setup(short));
     await expect(indexer.apply({ op: 'upsert', upsert: document() })).rejects.toThrow(/returned 2 vectors for 1 texts/);
+  });
+  it('indexer - a batch ends as the same commands one at a time, and embeds all its chunks together', async () => {
+    const commands: IngestCommand__Output[] = [
+      { op: 'upsert', upsert: document({ docId: 'a', text: 'Economy class for short flights.' }) },
+      { op: 'upsert', upsert: document({ docId: 'b', text: 'Business class above six hours.' }) },
+      { op: 'upsert', upsert: document({ docId: 'a', version: 2, text: 'Premium economy for long flights.' }) },
+      { op: 'upsert', upsert: document({ docId: 'b', text: 'Business class above six hours.' }) },
+      { op: 'delete', delete: { tenantId: 't1', kbId: 'kb1', docId: 'c', version: 3 } },
+      { op: 'upsert', upsert: document({ docId: 'c', version: 2, text: 'A version the delete outranks.' }) },
+      { op: 'upsert', upsert: document({ docId: '' }) },
+      { op: 'upsert', upsert: document({ docId: 'd', text: 'Hotels up to 150 euros a night.' }) },
+    ];
+    const oneByOne = await setup();
+    const sequential = createIndexer(oneByOne);
+    const expected: unknown[] = [];
+    for (const command of commands) {
+      expected.push(await sequential.apply(command).catch((error: unknown) => (error as Error).constructor.name));
+    }
+
+    const embedder = countingEmbedder();
+    const batched = await setup(embedder);
+    const attempts = await createIndexer({ ...batched, embedder, embedBatchSize: 64 }).applyAll(commands);
+    expect(
+      attempts.map((attempt) => (attempt.ok ? attempt.result : (attempt.error as Error).constructor.name)),
+    ).toEqual(expected);
+    expect(embedder.calls).toBe(1);
+    // Every upsert but the invalid one: a document written twice in a batch skips the pre-check.
+    expect(embedder.texts).toBe(6);
+    expect(await batched.lexical.countChunks()).toEqual(await oneByOne.lexical.countChunks());
+    expect(await batched.vector.countChunks()).toEqual(await oneByOne.vector.countChunks());
+    for (const docId of ['a', 'b', 'c', 'd']) {
+      const key = { tenantId: 't1', kbId: 'kb1', docId };
+      expect(await batched.lexical.documentState(key)).toEqual(await oneByOne.lexical.documentState(key));
+      expect(await batched.vector.documentState(key)).toEqual(await oneByOne.vector.documentState(key));
+    }
+    const query = { scope: { tenantId: 't1', kbIds: ['kb1'] }, query: 'economy flights', limit: 5 };
+    expect(await batched.lexical.search(query, never)).toEqual(await oneByOne.lexical.search(query, never));
   });
 });
 

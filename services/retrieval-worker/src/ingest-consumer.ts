@@ -1,7 +1,8 @@
 import type { Bus, DurableConsumer, DurableStream, Settlement, StreamMessage } from '@hopline/bus';
 import { codecs, headers, subjects, toHoplineError, type IngestCommand__Output } from '@hopline/contracts';
-import type { Indexer } from '@hopline/retrieval';
+import type { IndexAttempt, Indexer } from '@hopline/retrieval';
 import type { HoplineMetrics, Logger } from '@hopline/telemetry';
+import { CommandBatcher } from './command-batcher.js';
 import { withDocumentBody } from './document-body.js';
 
 export interface IngestConsumerDeps {
@@ -20,14 +21,17 @@ export interface IngestConsumerDeps {
   ackWaitMs?: number;
   /** The server deletes the consumer after no worker used it for this long. */
   inactiveThresholdMs?: number;
+  /** Commands fetched and applied together (default 256): one index write and log flush each. */
+  batchSize?: number;
 }
 
+const DEFAULT_BATCH_SIZE = 256;
 const BASE_RETRY_MS = 500;
 const MAX_RETRY_MS = 30_000;
 
 /**
- * Applies the durable ingest stream to the indexes. A command is acked only after both
- * indexes took it; a transient failure is retried with exponential backoff; a permanent one
+ * Applies the durable ingest stream to the indexes, in batches of the deliveries fetched
+ * together. A command is acked only after both indexes took the batch that holds it; a transient failure is retried with exponential backoff; a permanent one
  * (a malformed or invalid command, or one that exhausted its deliveries) is terminated and
  * published on the dead-letter subject with the reason, so nothing is dropped silently.
  */
@@ -35,6 +39,17 @@ const DEAD_LETTER_CAUSES = ['malformed', 'invalid', 'exhausted'] as const;
 
 export async function startIngestConsumer(deps: IngestConsumerDeps): Promise<DurableConsumer> {
   const maxDeliver = deps.maxDeliver ?? 8;
+  const batchSize = deps.batchSize ?? DEFAULT_BATCH_SIZE;
+  const batcher = new CommandBatcher(deps.indexer, batchSize, (attempts) => {
+    let applied = 0;
+    let chunks = 0;
+    for (const attempt of attempts) {
+      if (!attempt.ok || !attempt.result.changed) continue;
+      applied++;
+      chunks += attempt.result.chunks;
+    }
+    deps.logger.info('ingest batch applied', { commands: attempts.length, changed: applied, chunks });
+  });
   // Each cause starts at zero, so that the first dead letter shows in increase() and the alert's series exist.
   for (const cause of DEAD_LETTER_CAUSES) deps.metrics.ingestDeadLetters.inc({ cause }, 0);
   const deadLetter = async (
@@ -70,6 +85,9 @@ export async function startIngestConsumer(deps: IngestConsumerDeps): Promise<Dur
       filterSubject: subjects.ingestAll,
       maxDeliver: maxDeliver + 2,
       ackWaitMs: deps.ackWaitMs ?? 60_000,
+      // A delivery waits for its whole batch: the ack wait bounds a dead worker, not a batch.
+      keepAlive: true,
+      maxInFlight: batchSize,
       ...(deps.inactiveThresholdMs === undefined ? {} : { inactiveThresholdMs: deps.inactiveThresholdMs }),
     },
     async (message) => {
@@ -79,8 +97,13 @@ export async function startIngestConsumer(deps: IngestConsumerDeps): Promise<Dur
       } catch (error) {
         return deadLetter(message, null, 'malformed', (error as Error).message);
       }
+      const attempt = await withDocumentBody(deps.bodies, command).then(
+        (complete) => batcher.apply(complete),
+        (error: unknown): IndexAttempt => ({ ok: false, error }),
+      );
       try {
-        const result = await deps.indexer.apply(await withDocumentBody(deps.bodies, command));
+        if (!attempt.ok) throw attempt.error;
+        const result = attempt.result;
         // A redelivery may follow a crash between indexing and this announcement: announce
         // again, since a second version bump of the kb's caches is harmless.
         if (result.changed || message.deliveryCount > 1) {
@@ -94,14 +117,6 @@ export async function startIngestConsumer(deps: IngestConsumerDeps): Promise<Dur
             }),
           );
         }
-        deps.logger.info('ingest command applied', {
-          op: result.op,
-          docId: result.doc.docId,
-          kbId: result.doc.kbId,
-          version: result.doc.version,
-          chunks: result.chunks,
-          changed: result.changed,
-        });
         return { kind: 'ack' };
       } catch (thrown) {
         const error = toHoplineError(thrown);

@@ -8,7 +8,7 @@ import {
   UnavailableError,
   type IngestCommand__Output,
 } from '@hopline/contracts';
-import type { Indexer, IndexResult } from '@hopline/retrieval';
+import type { IndexAttempt, Indexer, IndexResult } from '@hopline/retrieval';
 import { createLogger, createMetrics } from '@hopline/telemetry';
 import { waitFor } from '@hopline/test-support';
 import { startIngestConsumer } from '../src/ingest-consumer.js';
@@ -17,8 +17,23 @@ const logger = createLogger('ingest-consumer-test', { level: 'silent' });
 const metrics = createMetrics('ingest-consumer-test', { defaultMetrics: false });
 const doc = { tenantId: 'acme', kbId: 'kb', docId: 'atlas', version: 1 };
 
-function indexerOf(apply: (command: IngestCommand__Output) => Promise<IndexResult>): Indexer {
-  return { apply, checkConsistency: async () => ({ consistent: true, kbs: [], gaps: [], messages: [] }) };
+/** An indexer that applies a batch's commands one by one with `apply`, and records the batches. */
+function indexerOf(apply: (command: IngestCommand__Output) => Promise<IndexResult>, batches: number[] = []): Indexer {
+  return {
+    apply,
+    applyAll: (commands) => {
+      batches.push(commands.length);
+      return Promise.all(
+        commands.map((command) =>
+          apply(command).then(
+            (result): IndexAttempt => ({ ok: true, result }),
+            (error: unknown): IndexAttempt => ({ ok: false, error }),
+          ),
+        ),
+      );
+    },
+    checkConsistency: async () => ({ consistent: true, kbs: [], gaps: [], messages: [] }),
+  };
 }
 
 const unchanged: IndexResult = {
@@ -30,9 +45,14 @@ const unchanged: IndexResult = {
   changed: false,
 };
 
-async function setUp(indexer: Indexer, deadLetters?: (real: DurableStream) => DurableStream) {
+async function setUp(
+  indexer: Indexer,
+  deadLetters?: (real: DurableStream) => DurableStream,
+  before?: (stream: DurableStream) => Promise<void>,
+) {
   const bus = createMemoryBroker().connect();
   const stream = await bus.durableStream();
+  await before?.(stream);
   const realDeadLetters = await bus.durableStream({
     name: jetstream.deadLetterStream,
     subjects: [subjects.deadLetter],
@@ -103,6 +123,36 @@ describe('ingest consumer', () => {
     );
     await waitFor(() => changed.length === 1, { timeoutMs: 5_000, description: 'the kb change announcement' });
     expect(changed).toEqual(['kb']);
+    await consumer.stop();
+    await bus.drain();
+  });
+
+  it('ingestion - the deliveries fetched together are applied as one batch, and each is acked after it', async () => {
+    const batches: number[] = [];
+    const applied: string[] = [];
+    const { bus, consumer } = await setUp(
+      indexerOf(async (command) => {
+        applied.push(command.upsert?.docId ?? '');
+        return unchanged;
+      }, batches),
+      undefined,
+      async (stream) => {
+        for (let i = 0; i < 40; i++) {
+          await stream.publish(
+            subjects.ingest('acme', 'kb'),
+            codecs.ingestCommand.encode({ upsert: { ...doc, docId: `doc-${i}`, title: 'T', text: 'Text.' } }),
+            { msgId: `doc-${i}:1` },
+          );
+        }
+      },
+    );
+    await waitFor(() => applied.length === 41, { timeoutMs: 5_000, description: 'every command applied' });
+    expect(batches.reduce((sum, size) => sum + size, 0)).toBe(41);
+    expect(Math.max(...batches)).toBeGreaterThan(1);
+    await waitFor(async () => (await consumer.progress()).lag === 0, {
+      timeoutMs: 5_000,
+      description: 'every delivery acked',
+    });
     await consumer.stop();
     await bus.drain();
   });

@@ -30,6 +30,7 @@ class IndexingGate {
       name: inner.name,
       upsertDocument: (doc, items, signal) => inner.upsertDocument(doc, items, signal),
       deleteDocument: (ref, signal) => inner.deleteDocument(ref, signal),
+      writeDocuments: (writes, signal) => inner.writeDocuments(writes, signal),
       documentState: async (key, signal) => {
         await this.held;
         return inner.documentState(key, signal);

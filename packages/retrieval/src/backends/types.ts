@@ -84,6 +84,10 @@ export interface KbChunkCount {
   chunks: number;
 }
 
+/** One write of a batch: a document's new version with its items, or a delete up to a version. */
+export type DocumentWrite<Item> =
+  { op: 'upsert'; doc: VersionedDocumentKey; items: readonly Item[] } | { op: 'delete'; doc: VersionedDocumentKey };
+
 interface VersionedBackend<Item> {
   /** Names the backend in degraded reasons, logs and consistency reports. */
   readonly name: string;
@@ -91,6 +95,11 @@ interface VersionedBackend<Item> {
   upsertDocument(doc: VersionedDocumentKey, items: readonly Item[], signal?: AbortSignal): Promise<WriteOutcome>;
   /** Deletes every version up to and including `ref.version`. */
   deleteDocument(ref: VersionedDocumentKey, signal?: AbortSignal): Promise<WriteOutcome>;
+  /**
+   * Applies the writes in order, with the same rules and outcomes as one call each, in as few
+   * round trips or log flushes as the backend allows: the bulk ingestion path.
+   */
+  writeDocuments(writes: readonly DocumentWrite<Item>[], signal?: AbortSignal): Promise<WriteOutcome[]>;
   documentState(key: DocumentKey, signal?: AbortSignal): Promise<DocumentState | undefined>;
   countChunks(signal?: AbortSignal): Promise<KbChunkCount[]>;
   close(): Promise<void>;

@@ -1,6 +1,7 @@
-import type { Document__Output, DocumentRef__Output, IngestCommand__Output } from '@hopline/contracts';
+import type { Document__Output, IngestCommand__Output } from '@hopline/contracts';
 import { ValidationError, versionAheadOfClock } from '@hopline/contracts';
 import type {
+  DocumentWrite,
   EmbeddedChunk,
   IndexedChunk,
   LexicalBackend,
@@ -37,6 +38,9 @@ export interface IndexResult {
   changed: boolean;
 }
 
+/** How one command of a batch ended: its result, or why it could not be applied. */
+export type IndexAttempt = { ok: true; result: IndexResult } | { ok: false; error: unknown };
+
 export interface Indexer {
   /**
    * Applies one ingest command to both indexes, idempotently: redelivery of the same version
@@ -44,8 +48,26 @@ export interface Indexer {
    * one side completes that side alone when it is delivered again.
    */
   apply(command: IngestCommand__Output, signal?: AbortSignal): Promise<IndexResult>;
+  /**
+   * Applies commands in order as one batch, with the same rules and results as `apply` one at
+   * a time: the chunks of all of them are embedded together and each index takes the batch as
+   * one write (one log flush embedded, fewer round trips remote). A command that is invalid
+   * fails alone; a failed write fails the commands that wrote to it.
+   */
+  applyAll(commands: readonly IngestCommand__Output[], signal?: AbortSignal): Promise<IndexAttempt[]>;
   /** Compares the chunk counts of the two sides per knowledge base. */
   checkConsistency(signal?: AbortSignal): Promise<ConsistencyReport>;
+}
+
+/** One valid command of a batch, with what each side must do with it. */
+interface Planned {
+  at: number;
+  op: 'upsert' | 'delete';
+  doc: VersionedDocumentKey;
+  document?: Document__Output;
+  lexical: WriteOutcome;
+  vector: WriteOutcome;
+  chunks: IndexedChunk[];
 }
 
 export function createIndexer(dependencies: IndexerDependencies): Indexer {
@@ -69,69 +91,118 @@ export function createIndexer(dependencies: IndexerDependencies): Indexer {
     return embedded;
   }
 
-  async function upsert(document: Document__Output, signal: AbortSignal): Promise<IndexResult> {
-    const doc = validDocumentKey(document, 'document');
-    const [lexicalState, vectorState] = await Promise.all([
-      lexical.documentState(doc, signal),
-      vector.documentState(doc, signal),
-    ]);
-    let lexicalOutcome = decideUpsert(lexicalState, doc.version);
-    let vectorOutcome = decideUpsert(vectorState, doc.version);
-    if (lexicalOutcome !== 'applied' && vectorOutcome !== 'applied') {
-      return { op: 'upsert', doc, lexical: lexicalOutcome, vector: vectorOutcome, chunks: 0, changed: false };
-    }
-    const chunks = chunk({
-      tenantId: doc.tenantId,
-      kbId: doc.kbId,
-      docId: doc.docId,
-      version: doc.version,
-      title: document.title,
-      text: document.text,
-      effectiveDate: document.effectiveDate,
-      sourceUri: document.sourceUri,
-      sections: document.layout?.sections ?? [],
+  /**
+   * Decides each side from the state before the batch, so that a redelivered version costs no
+   * chunking or embedding. A document written twice in one batch is left to the backends,
+   * which decide each write after the one before it.
+   */
+  async function plan(commands: readonly IngestCommand__Output[], attempts: IndexAttempt[], signal: AbortSignal) {
+    const planned: Planned[] = [];
+    commands.forEach((command, at) => {
+      try {
+        if (command.op === 'upsert' && command.upsert) {
+          const doc = validDocumentKey(command.upsert, 'document');
+          planned.push({
+            at,
+            op: 'upsert',
+            doc,
+            document: command.upsert,
+            lexical: 'applied',
+            vector: 'applied',
+            chunks: [],
+          });
+        } else if (command.op === 'delete' && command.delete) {
+          const doc = validDocumentKey(command.delete, 'document reference');
+          planned.push({ at, op: 'delete', doc, lexical: 'applied', vector: 'applied', chunks: [] });
+        } else throw new ValidationError('ingest command carries neither an upsert nor a delete');
+      } catch (error) {
+        attempts[at] = { ok: false, error };
+      }
     });
-    const embedded = vectorOutcome === 'applied' ? await embedChunks(chunks, signal) : [];
-    signal.throwIfAborted();
-    [lexicalOutcome, vectorOutcome] = await Promise.all([
-      lexicalOutcome === 'applied' ? lexical.upsertDocument(doc, chunks, signal) : lexicalOutcome,
-      vectorOutcome === 'applied' ? vector.upsertDocument(doc, embedded, signal) : vectorOutcome,
-    ]);
-    const changed = lexicalOutcome === 'applied' || vectorOutcome === 'applied';
-    return {
-      op: 'upsert',
-      doc,
-      lexical: lexicalOutcome,
-      vector: vectorOutcome,
-      chunks: changed ? chunks.length : 0,
-      changed,
-    };
+    const writes = new Map<string, number>();
+    for (const { doc } of planned) writes.set(documentKeyOf(doc), (writes.get(documentKeyOf(doc)) ?? 0) + 1);
+    await Promise.all(
+      planned
+        .filter(({ doc }) => writes.get(documentKeyOf(doc)) === 1)
+        .map(async (step) => {
+          const [lexicalState, vectorState] = await Promise.all([
+            lexical.documentState(step.doc, signal),
+            vector.documentState(step.doc, signal),
+          ]);
+          const decideSide = step.op === 'upsert' ? decideUpsert : decideDelete;
+          step.lexical = decideSide(lexicalState, step.doc.version);
+          step.vector = decideSide(vectorState, step.doc.version);
+        }),
+    );
+    for (const step of planned) {
+      if (step.op !== 'upsert' || !step.document || (step.lexical !== 'applied' && step.vector !== 'applied')) continue;
+      const document = step.document;
+      step.chunks = chunk({
+        tenantId: step.doc.tenantId,
+        kbId: step.doc.kbId,
+        docId: step.doc.docId,
+        version: step.doc.version,
+        title: document.title,
+        text: document.text,
+        effectiveDate: document.effectiveDate,
+        sourceUri: document.sourceUri,
+        sections: document.layout?.sections ?? [],
+      });
+    }
+    return planned;
   }
 
-  async function remove(ref: DocumentRef__Output, signal: AbortSignal): Promise<IndexResult> {
-    const doc = validDocumentKey(ref, 'document reference');
-    const [lexicalState, vectorState] = await Promise.all([
-      lexical.documentState(doc, signal),
-      vector.documentState(doc, signal),
+  async function write(planned: readonly Planned[], signal: AbortSignal): Promise<void> {
+    const lexicalSteps = planned.filter((step) => step.lexical === 'applied');
+    const vectorSteps = planned.filter((step) => step.vector === 'applied');
+    const embedded = await embedChunks(
+      vectorSteps.flatMap((step) => step.chunks),
+      signal,
+    );
+    signal.throwIfAborted();
+    let next = 0;
+    const vectorWrites = vectorSteps.map((step): DocumentWrite<EmbeddedChunk> => {
+      if (step.op === 'delete') return { op: 'delete', doc: step.doc };
+      const items = embedded.slice(next, next + step.chunks.length);
+      next += step.chunks.length;
+      return { op: 'upsert', doc: step.doc, items };
+    });
+    const lexicalWrites = lexicalSteps.map((step): DocumentWrite<IndexedChunk> =>
+      step.op === 'delete' ? { op: 'delete', doc: step.doc } : { op: 'upsert', doc: step.doc, items: step.chunks },
+    );
+    const [lexicalOutcomes, vectorOutcomes] = await Promise.all([
+      lexicalWrites.length > 0 ? lexical.writeDocuments(lexicalWrites, signal) : [],
+      vectorWrites.length > 0 ? vector.writeDocuments(vectorWrites, signal) : [],
     ]);
-    const [lexicalOutcome, vectorOutcome] = await Promise.all([
-      decideDelete(lexicalState, doc.version) === 'applied'
-        ? lexical.deleteDocument(doc, signal)
-        : decideDelete(lexicalState, doc.version),
-      decideDelete(vectorState, doc.version) === 'applied'
-        ? vector.deleteDocument(doc, signal)
-        : decideDelete(vectorState, doc.version),
-    ]);
-    const changed = lexicalOutcome === 'applied' || vectorOutcome === 'applied';
-    return { op: 'delete', doc, lexical: lexicalOutcome, vector: vectorOutcome, chunks: 0, changed };
+    lexicalSteps.forEach((step, i) => (step.lexical = lexicalOutcomes[i] as WriteOutcome));
+    vectorSteps.forEach((step, i) => (step.vector = vectorOutcomes[i] as WriteOutcome));
+  }
+
+  async function applyAll(
+    commands: readonly IngestCommand__Output[],
+    signal = new AbortController().signal,
+  ): Promise<IndexAttempt[]> {
+    const attempts: IndexAttempt[] = new Array<IndexAttempt>(commands.length);
+    const planned = await plan(commands, attempts, signal);
+    const writing = planned.filter((step) => step.lexical === 'applied' || step.vector === 'applied');
+    let failure: { error: unknown } | undefined;
+    try {
+      await write(writing, signal);
+    } catch (error) {
+      failure = { error };
+    }
+    for (const step of planned) attempts[step.at] = { ok: true, result: resultOf(step) };
+    if (failure) for (const step of writing) attempts[step.at] = { ok: false, error: failure.error };
+    return attempts;
   }
 
   return {
-    apply(command, signal = new AbortController().signal) {
-      if (command.op === 'upsert' && command.upsert) return upsert(command.upsert, signal);
-      if (command.op === 'delete' && command.delete) return remove(command.delete, signal);
-      return Promise.reject(new ValidationError('ingest command carries neither an upsert nor a delete'));
+    async apply(command, signal) {
+      const [attempt] = await applyAll([command], signal);
+      if (!attempt?.ok) throw attempt?.error;
+      return attempt.result;
     },
+    applyAll,
     async checkConsistency(signal) {
       const [lexicalCounts, vectorCounts] = await Promise.all([
         lexical.countChunks(signal),
@@ -143,6 +214,22 @@ export function createIndexer(dependencies: IndexerDependencies): Indexer {
       );
     },
   };
+}
+
+function resultOf(step: Planned): IndexResult {
+  const changed = step.lexical === 'applied' || step.vector === 'applied';
+  return {
+    op: step.op,
+    doc: step.doc,
+    lexical: step.lexical,
+    vector: step.vector,
+    chunks: changed && step.op === 'upsert' ? step.chunks.length : 0,
+    changed,
+  };
+}
+
+function documentKeyOf(doc: VersionedDocumentKey): string {
+  return `${doc.tenantId}\u0000${doc.kbId}\u0000${doc.docId}`;
 }
 
 function validDocumentKey(

@@ -6,6 +6,7 @@ import { indexedChunkSchema } from '../backends/chunk-schema.js';
 import type {
   DocumentKey,
   DocumentState,
+  DocumentWrite,
   IndexedChunk,
   KbChunkCount,
   LexicalBackend,
@@ -113,6 +114,10 @@ export class EmbeddedLexicalBackend implements LexicalBackend {
 
   deleteDocument(ref: VersionedDocumentKey): Promise<WriteOutcome> {
     return this.store.delete(ref);
+  }
+
+  writeDocuments(writes: readonly DocumentWrite<IndexedChunk>[]): Promise<WriteOutcome[]> {
+    return this.store.write(writes);
   }
 
   async documentState(key: DocumentKey): Promise<DocumentState | undefined> {

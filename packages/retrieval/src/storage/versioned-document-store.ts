@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type {
   DocumentKey,
   DocumentState,
+  DocumentWrite,
   KbChunkCount,
   VersionedDocumentKey,
   WriteOutcome,
@@ -82,26 +83,35 @@ export class VersionedDocumentStore<Item> {
   }
 
   upsert(doc: VersionedDocumentKey, items: readonly Item[]): Promise<WriteOutcome> {
-    return this.serialise(async () => {
-      const outcome = decideUpsert(this.documents.get(documentId(doc)), doc.version);
-      if (outcome !== 'applied') return outcome;
-      const entry: LogEntry = { op: 'upsert', doc: pickKey(doc), items: items.map((item) => this.codec.encode(item)) };
-      await this.log?.append(entry);
-      this.replace(doc, items, false);
-      await this.compactIfLarge();
-      return outcome;
-    });
+    return this.writeOne({ op: 'upsert', doc, items });
   }
 
   delete(ref: VersionedDocumentKey): Promise<WriteOutcome> {
+    return this.writeOne({ op: 'delete', doc: ref });
+  }
+
+  /**
+   * Applies the writes in order as one batch: each is decided against the state the writes
+   * before it left (the same document twice in a batch ends as it would one write at a time),
+   * all are logged with one append, and only then do the indexes see them.
+   */
+  write(writes: readonly DocumentWrite<Item>[]): Promise<WriteOutcome[]> {
     return this.serialise(async () => {
-      const outcome = decideDelete(this.documents.get(documentId(ref)), ref.version);
-      if (outcome !== 'applied') return outcome;
-      await this.log?.append({ op: 'delete', doc: pickKey(ref) } satisfies LogEntry);
-      const current = this.documents.get(documentId(ref));
-      this.replace({ ...ref, version: Math.max(ref.version, current?.version ?? 0) }, [], true);
+      const decided = new Map<string, DocumentState>();
+      const outcomes: WriteOutcome[] = [];
+      const changes: Change<Item>[] = [];
+      for (const write of writes) {
+        const id = documentId(write.doc);
+        const { outcome, change } = decide(write, decided.get(id) ?? this.documents.get(id));
+        outcomes.push(outcome);
+        if (!change) continue;
+        changes.push(change);
+        decided.set(id, { version: change.doc.version, deleted: change.deleted, chunks: change.items.length });
+      }
+      await this.log?.append(writes.filter((_, i) => outcomes[i] === 'applied').map((write) => this.logEntry(write)));
+      for (const change of changes) this.replace(change.doc, change.items, change.deleted);
       await this.compactIfLarge();
-      return outcome;
+      return outcomes;
     });
   }
 
@@ -125,18 +135,23 @@ export class VersionedDocumentStore<Item> {
   }
 
   private applyEntry(entry: LogEntry): void {
-    if (entry.op === 'upsert') {
-      if (decideUpsert(this.documents.get(documentId(entry.doc)), entry.doc.version) !== 'applied') return;
-      this.replace(
-        entry.doc,
-        entry.items.map((item) => this.codec.decode(item)),
-        false,
-      );
-      return;
-    }
-    const current = this.documents.get(documentId(entry.doc));
-    if (decideDelete(current, entry.doc.version) !== 'applied') return;
-    this.replace({ ...entry.doc, version: Math.max(entry.doc.version, current?.version ?? 0) }, [], true);
+    const write: DocumentWrite<Item> =
+      entry.op === 'upsert'
+        ? { op: 'upsert', doc: entry.doc, items: entry.items.map((item) => this.codec.decode(item)) }
+        : { op: 'delete', doc: entry.doc };
+    const { change } = decide(write, this.documents.get(documentId(entry.doc)));
+    if (change) this.replace(change.doc, change.items, change.deleted);
+  }
+
+  private logEntry(write: DocumentWrite<Item>): LogEntry {
+    return write.op === 'upsert'
+      ? { op: 'upsert', doc: pickKey(write.doc), items: write.items.map((item) => this.codec.encode(item)) }
+      : { op: 'delete', doc: pickKey(write.doc) };
+  }
+
+  private async writeOne(write: DocumentWrite<Item>): Promise<WriteOutcome> {
+    const [outcome] = await this.write([write]);
+    return outcome as WriteOutcome;
   }
 
   private replace(doc: VersionedDocumentKey, items: readonly Item[], deleted: boolean): void {
@@ -181,6 +196,29 @@ export class VersionedDocumentStore<Item> {
     this.writes = result.catch(() => undefined);
     return result;
   }
+}
+
+interface Change<Item> {
+  doc: VersionedDocumentKey;
+  items: readonly Item[];
+  deleted: boolean;
+}
+
+/** The version rules applied to one write: its outcome, and what it changes when applied. */
+function decide<Item>(
+  write: DocumentWrite<Item>,
+  current: DocumentState | undefined,
+): { outcome: WriteOutcome; change?: Change<Item> } {
+  if (write.op === 'upsert') {
+    const outcome = decideUpsert(current, write.doc.version);
+    return outcome === 'applied'
+      ? { outcome, change: { doc: write.doc, items: write.items, deleted: false } }
+      : { outcome };
+  }
+  const outcome = decideDelete(current, write.doc.version);
+  if (outcome !== 'applied') return { outcome };
+  const version = Math.max(write.doc.version, current?.version ?? 0);
+  return { outcome, change: { doc: { ...write.doc, version }, items: [], deleted: true } };
 }
 
 function pickKey(doc: VersionedDocumentKey): VersionedDocumentKey {

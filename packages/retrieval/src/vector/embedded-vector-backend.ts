@@ -6,6 +6,7 @@ import { assertScope } from '../backends/scope.js';
 import type {
   DocumentKey,
   DocumentState,
+  DocumentWrite,
   EmbeddedChunk,
   IndexedChunk,
   KbChunkCount,
@@ -123,6 +124,20 @@ export class EmbeddedVectorBackend implements VectorBackend {
   }
 
   async upsertDocument(doc: VersionedDocumentKey, items: readonly EmbeddedChunk[]): Promise<WriteOutcome> {
+    this.checkVectors(items);
+    return this.store.upsert(doc, items);
+  }
+
+  deleteDocument(ref: VersionedDocumentKey): Promise<WriteOutcome> {
+    return this.store.delete(ref);
+  }
+
+  async writeDocuments(writes: readonly DocumentWrite<EmbeddedChunk>[]): Promise<WriteOutcome[]> {
+    for (const write of writes) if (write.op === 'upsert') this.checkVectors(write.items);
+    return this.store.write(writes);
+  }
+
+  private checkVectors(items: readonly EmbeddedChunk[]): void {
     for (const { chunk, vector } of items) {
       if (vector.length !== this.dimensions) {
         throw new ValidationError(
@@ -130,11 +145,6 @@ export class EmbeddedVectorBackend implements VectorBackend {
         );
       }
     }
-    return this.store.upsert(doc, items);
-  }
-
-  deleteDocument(ref: VersionedDocumentKey): Promise<WriteOutcome> {
-    return this.store.delete(ref);
   }
 
   async documentState(key: DocumentKey): Promise<DocumentState | undefined> {

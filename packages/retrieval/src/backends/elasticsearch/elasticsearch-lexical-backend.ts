@@ -6,6 +6,7 @@ import { assertScope } from '../scope.js';
 import type {
   DocumentKey,
   DocumentState,
+  DocumentWrite,
   IndexedChunk,
   KbChunkCount,
   LexicalBackend,
@@ -19,6 +20,7 @@ import { selectedDocIds } from '../types.js';
 import type { Bm25Parameters } from '../../lexical/bm25-index.js';
 import { DEFAULT_BM25_PARAMETERS } from '../../lexical/bm25-index.js';
 import { decideDelete, decideUpsert } from '../../storage/versioning.js';
+import { writeOneByOne } from '../write-one-by-one.js';
 import { elasticsearchError, statusError } from './errors.js';
 import type { ElasticsearchSetupLog, TextAnalyzer } from './index-setup.js';
 import {
@@ -168,6 +170,10 @@ export class ElasticsearchLexicalBackend implements LexicalBackend {
     }
     await this.removeChunksBefore(ref, record, signal);
     return decideDelete(record, ref.version);
+  }
+
+  writeDocuments(writes: readonly DocumentWrite<IndexedChunk>[], signal?: AbortSignal): Promise<WriteOutcome[]> {
+    return writeOneByOne(this, writes, signal);
   }
 
   async documentState(key: DocumentKey, signal?: AbortSignal): Promise<DocumentState | undefined> {

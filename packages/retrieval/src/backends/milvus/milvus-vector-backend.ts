@@ -6,6 +6,7 @@ import { assertScope } from '../scope.js';
 import type {
   DocumentKey,
   DocumentState,
+  DocumentWrite,
   EmbeddedChunk,
   IndexedChunk,
   KbChunkCount,
@@ -16,6 +17,7 @@ import type {
   WriteOutcome,
 } from '../types.js';
 import { decideDelete, decideUpsert } from '../../storage/versioning.js';
+import { writeOneByOne } from '../write-one-by-one.js';
 import type { HnswParameters, MilvusSetupLog } from './collections.js';
 import {
   DEFAULT_MILVUS_HNSW,
@@ -181,6 +183,10 @@ export class MilvusVectorBackend implements VectorBackend {
       signal,
     );
     return this.record(ref, true, 0, before, signal);
+  }
+
+  writeDocuments(writes: readonly DocumentWrite<EmbeddedChunk>[], signal?: AbortSignal): Promise<WriteOutcome[]> {
+    return writeOneByOne(this, writes, signal);
   }
 
   async documentState(key: DocumentKey, signal?: AbortSignal): Promise<DocumentState | undefined> {

@@ -1,0 +1,47 @@
+import type { IngestCommand__Output } from '@hopline/contracts';
+import type { IndexAttempt, Indexer } from '@hopline/retrieval';
+
+interface Waiting {
+  command: IngestCommand__Output;
+  settle: (attempt: IndexAttempt) => void;
+}
+
+/**
+ * Gathers the commands whose deliveries arrive together (one fetch from the consumer) and
+ * applies them as one batch, one batch at a time: commands that arrive while a batch is being
+ * applied form the next. Each caller gets its own command's attempt, so each delivery is still
+ * settled on its own, and only after the batch that holds it is applied.
+ */
+export class CommandBatcher {
+  private waiting: Waiting[] = [];
+  private draining = false;
+
+  constructor(
+    private readonly indexer: Pick<Indexer, 'applyAll'>,
+    private readonly maxBatch: number,
+    private readonly onBatch: (attempts: readonly IndexAttempt[]) => void,
+  ) {}
+
+  apply(command: IngestCommand__Output): Promise<IndexAttempt> {
+    return new Promise((settle) => {
+      this.waiting.push({ command, settle });
+      if (!this.draining) {
+        this.draining = true;
+        // The rest of the fetch's deliveries reach `apply` before the batch is taken.
+        setImmediate(() => void this.drain());
+      }
+    });
+  }
+
+  private async drain(): Promise<void> {
+    while (this.waiting.length > 0) {
+      const batch = this.waiting.splice(0, this.maxBatch);
+      const attempts = await this.indexer
+        .applyAll(batch.map(({ command }) => command))
+        .catch((error: unknown) => batch.map((): IndexAttempt => ({ ok: false, error })));
+      this.onBatch(attempts);
+      batch.forEach(({ settle }, i) => settle(attempts[i] as IndexAttempt));
+    }
+    this.draining = false;
+  }
+}
