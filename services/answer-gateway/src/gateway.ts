@@ -1,4 +1,4 @@
-import type { Server, ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
 import { busHealth, type Bus, type DurableStream, type KeyValueStore } from '@hopline/bus';
@@ -24,8 +24,7 @@ import { RedisCacheStore } from './cache/redis-store.js';
 import type { Config } from './config.js';
 import { createGatewayMetrics } from './gateway-metrics.js';
 import { answerGatewayHandlers, knowledgeBaseHandlers } from './grpc-service.js';
-import { createHttpApp } from './http-app.js';
-import { createHttpServer } from './http-server.js';
+import { createHttpApp } from './http/app.js';
 import { KbService } from './kb-service.js';
 import { QuestionRegistry } from './question-registry.js';
 import { problems } from './problem.js';
@@ -214,31 +213,29 @@ export async function startAnswerGateway(options: AnswerGatewayOptions): Promise
   });
 
   const documentBodies = await bus.durableStream(documentBodyStream);
-  const httpServer = createHttpServer(
-    {
+  const http = await createHttpApp({
+    asks,
+    kbs,
+    keys: options.keys,
+    traces: options.traces,
+    ingest: options.ingest,
+    documentBodies,
+    site: loadStaticSite(),
+    logger,
+    settings: {
+      maxBodyBytes: config.MAX_BODY_BYTES,
+      maxDocumentBytes: config.INGEST_MAX_DOCUMENT_BYTES,
+      maxQuestionChars: config.MAX_QUESTION_CHARS,
+      sseHeartbeatMs: config.SSE_HEARTBEAT_MS,
+      sseRetryMs: 1_000,
       headersTimeoutMs: config.HTTP_HEADERS_TIMEOUT_MS,
       requestTimeoutMs: config.HTTP_REQUEST_TIMEOUT_MS,
       keepAliveTimeoutMs: config.HTTP_KEEP_ALIVE_TIMEOUT_MS,
     },
-    createHttpApp({
-      asks,
-      kbs,
-      keys: options.keys,
-      traces: options.traces,
-      ingest: options.ingest,
-      documentBodies,
-      site: loadStaticSite(),
-      logger,
-      settings: {
-        maxBodyBytes: config.MAX_BODY_BYTES,
-        maxDocumentBytes: config.INGEST_MAX_DOCUMENT_BYTES,
-        sseHeartbeatMs: config.SSE_HEARTBEAT_MS,
-        sseRetryMs: 1_000,
-      },
-      kbWritten: bumpKb,
-      lookupDocument: (tenantId, kbId, docId) => lookupDocument(bus, options.ingest, { tenantId, kbId, docId }),
-    }),
-  );
+    kbWritten: bumpKb,
+    lookupDocument: (tenantId, kbId, docId) => lookupDocument(bus, options.ingest, { tenantId, kbId, docId }),
+  });
+  const httpServer = http.server;
   let stopping: Promise<void> | undefined;
   // While stopping, connections are closed as soon as no response is in flight, rather than
   // left open in keep-alive (or opened by a client and never used) until the flush bound.
@@ -267,13 +264,14 @@ export async function startAnswerGateway(options: AnswerGatewayOptions): Promise
   let httpPort: number;
   let grpcPort: number;
   try {
-    httpPort = await listen(httpServer, config.HTTP_HOST, config.HTTP_PORT);
+    await http.listen({ host: config.HTTP_HOST, port: config.HTTP_PORT });
+    httpPort = (httpServer.address() as AddressInfo).port;
     grpcPort = await grpcServer.listen(config.GRPC_HOST, config.GRPC_PORT);
   } catch (error) {
     kbChanges.unsubscribe();
     workerLag.stop();
     askGuard.shutdown();
-    httpServer.close();
+    await http.close();
     await grpcServer.shutdown({ graceMs: 0 });
     if (ownsCache) await cache.close();
     rateRedis?.disconnect();
@@ -298,7 +296,7 @@ export async function startAnswerGateway(options: AnswerGatewayOptions): Promise
     stop({ graceMs = config.SHUTDOWN_GRACE_MS } = {}) {
       stopping ??= (async () => {
         asks.stopAccepting();
-        const httpClosed = new Promise<void>((resolve) => httpServer.close(() => resolve()));
+        const httpClosed = http.close();
         closeConnectionsWhenQuiet();
         // The gRPC server's own grace outlasts ours, so its streams get their terminal event before it forces them down.
         const grpcClosed = grpcServer.shutdown({ graceMs: graceMs + CLOSE_FLUSH_MS });
@@ -394,14 +392,4 @@ function indexUnavailable(error: unknown, what: string): unknown {
   if ((failure.code === 'unavailable' && !isBusUnavailable(failure)) || failure.code === 'deadline_exceeded')
     return problems.unavailable('the search index is still applying recent changes; retry shortly', 1_000);
   return failure;
-}
-
-function listen(server: Server, host: string, port: number): Promise<number> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => {
-      server.off('error', reject);
-      resolve((server.address() as AddressInfo).port);
-    });
-  });
 }

@@ -1,4 +1,3 @@
-import type { ServerResponse } from 'node:http';
 import { isBusUnavailable, isHoplineError, type ErrorCode } from '@hopline/contracts';
 
 /**
@@ -88,7 +87,6 @@ const STATUS_BY_CODE: Partial<Record<ErrorCode, () => Problem>> = {
   breaker_open: () => problems.unavailable('the hop-reasoners are failing; retry later', 1_000),
 };
 
-/** A question that ended with an error event, as the problem a JSON client receives. */
 /**
  * A JSON question whose answer is only partial: it ran out of time (`DEADLINE`) or the model's
  * answer broke off (`INCOMPLETE`). Not a plain success: the status says so, and `done` holds
@@ -116,6 +114,7 @@ export function problemFromPartialDone(stopReason: string, done: unknown): Probl
   return undefined;
 }
 
+/** A question that ended with an error event, as the problem a JSON client receives. */
 export function problemFromErrorEvent(error: { code: string; message: string } | null | undefined): Problem {
   const code = error?.code ?? 'internal';
   const detail = error?.message || 'the question failed';
@@ -138,22 +137,13 @@ export function toProblem(error: unknown): Problem {
   return problems.internal();
 }
 
-export function sendProblem(response: ServerResponse, problem: Problem): void {
-  if (response.headersSent) {
-    response.end();
-    return;
-  }
-  const body = JSON.stringify({
+/** The RFC 9457 document of a problem: its extension members beside the standard ones. */
+export function problemDocument(problem: Problem): Record<string, unknown> {
+  return {
     ...problem.extensions,
     type: problem.type,
     title: problem.title,
     status: problem.status,
     detail: problem.detail,
-  });
-  response.writeHead(problem.status, {
-    ...problem.headers,
-    'Content-Type': 'application/problem+json',
-    'Content-Length': Buffer.byteLength(body),
-  });
-  response.end(body);
+  };
 }

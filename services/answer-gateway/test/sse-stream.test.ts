@@ -85,7 +85,7 @@ describe('answer-gateway SSE stream', () => {
     await using t = await startTestGateway();
     const response = await askJson(t.baseUrl, t.keys.alice, { question: 'Who owns Atlas?' });
     expect(response.status).toBe(200);
-    expect(response.headers.get('content-type')).toBe('application/json');
+    expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
     const body = (await response.json()) as Record<string, unknown>;
     expect(body).toMatchObject({
       answer: expect.stringContaining('[1]') as unknown,

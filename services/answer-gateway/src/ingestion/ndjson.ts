@@ -1,4 +1,3 @@
-import type { IncomingMessage } from 'node:http';
 import { problems } from '../problem.js';
 
 export interface NdjsonLine {
@@ -13,7 +12,7 @@ export interface NdjsonLine {
  * Blank lines are skipped.
  */
 export async function* readNdjsonLines(
-  request: IncomingMessage,
+  body: AsyncIterable<Buffer>,
   maxLineBytes: number,
   limitName: string,
 ): AsyncGenerator<NdjsonLine> {
@@ -28,7 +27,7 @@ export async function* readNdjsonLines(
     number++;
     return text.trim() === '' ? undefined : { number, text };
   };
-  for await (const chunk of request as AsyncIterable<Buffer>) {
+  for await (const chunk of body) {
     let start = 0;
     for (let newline = chunk.indexOf(0x0a); newline !== -1; newline = chunk.indexOf(0x0a, start)) {
       if (pendingBytes + newline - start > maxLineBytes) throw tooLong();

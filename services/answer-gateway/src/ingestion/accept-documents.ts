@@ -1,12 +1,11 @@
-import type { IncomingMessage } from 'node:http';
 import { z } from 'zod';
 import { docIdSchema } from '../document-id.js';
-import { readJsonBody } from '../http-body.js';
 import { Problem, problems } from '../problem.js';
 import { readNdjsonLines } from './ndjson.js';
 import { publishDocument, type DocumentStreams } from './publish-document.js';
 
-const documentSchema = z
+/** One document as ingestion takes it: a JSON body, an item of `documents`, or one NDJSON line. */
+export const documentSchema = z
   .object({
     docId: docIdSchema,
     title: z.string().max(1_000).default(''),
@@ -35,15 +34,10 @@ const documentSchema = z
     { message: 'sections must start in increasing order within the text', path: ['sections'] },
   );
 type DocumentInput = z.infer<typeof documentSchema>;
-const jsonBodySchema = z.union([
+export const jsonBodySchema = z.union([
   documentSchema,
   z.object({ documents: z.array(documentSchema).min(1).max(1_000) }).strict(),
 ]);
-
-export interface IngestionSettings {
-  /** The largest document, as a JSON body or as one NDJSON line (INGEST_MAX_DOCUMENT_BYTES). */
-  maxDocumentBytes: number;
-}
 
 export interface AcceptedDocument {
   docId: string;
@@ -54,64 +48,68 @@ export interface AcceptedDocument {
 /** Publishes this many documents of a stream at once: the stream's round trips overlap. */
 const PUBLISH_WINDOW = 32;
 
-const NDJSON = /^application\/(x-ndjson|jsonl|x-jsonlines)\b/i;
+/** The NDJSON media types (`application/x-ndjson` and the two other names JSON Lines goes by). */
+export const NDJSON_TYPES = /^application\/(?:x-ndjson|jsonl|x-jsonlines)\s*(?:;|$)/i;
 
 const issues = (error: z.ZodError) => error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
 
-/**
- * `POST /v1/kbs/{kb}/documents`: one document or `{ documents: [...] }` as JSON (the whole body
- * within one document's limit), or any number of documents as NDJSON, one per line, read and
- * published as they arrive. A bad NDJSON line stops the request with a problem that says which
- * line and how many documents before it were accepted (they stay accepted).
- */
-export async function acceptDocuments(
-  streams: DocumentStreams,
-  settings: IngestionSettings,
-  request: IncomingMessage,
-  tenantId: string,
-  kbId: string,
-): Promise<AcceptedDocument[]> {
-  const accepted: AcceptedDocument[] = [];
-  const publish = async (document: DocumentInput) => {
-    const { sections, ...fields } = document;
-    const version = document.version ?? Date.now();
-    const { duplicate } = await publishDocument(streams, tenantId, kbId, {
-      ...fields,
-      version,
-      ...(sections ? { layout: { sections } } : {}),
-    });
-    accepted.push({ docId: document.docId, version, duplicate });
-  };
+/** Where documents are accepted into: the streams, and the tenant's kb. */
+export interface IngestTarget {
+  streams: DocumentStreams;
+  tenantId: string;
+  kbId: string;
+}
 
-  if (NDJSON.test(request.headers['content-type'] ?? '')) {
-    const inFlight = new Set<Promise<void>>();
-    try {
-      for await (const line of readNdjsonLines(request, settings.maxDocumentBytes, 'INGEST_MAX_DOCUMENT_BYTES')) {
-        const document = parseLine(line.text, line.number);
-        const publishing = publish(document).finally(() => inFlight.delete(publishing));
-        inFlight.add(publishing);
-        if (inFlight.size >= PUBLISH_WINDOW) await Promise.race(inFlight);
-      }
-      await Promise.all(inFlight);
-    } catch (error) {
-      await Promise.allSettled(inFlight);
-      throw withAcceptedCount(error, accepted.length);
-    }
-    return accepted;
-  }
+/** Publishes one validated document, stamped with the current time when it names no version. */
+async function publish(target: IngestTarget, document: DocumentInput): Promise<AcceptedDocument> {
+  const { sections, ...fields } = document;
+  const version = document.version ?? Date.now();
+  const { duplicate } = await publishDocument(target.streams, target.tenantId, target.kbId, {
+    ...fields,
+    version,
+    ...(sections ? { layout: { sections } } : {}),
+  });
+  return { docId: document.docId, version, duplicate };
+}
 
-  const parsed = jsonBodySchema.safeParse(
-    await readJsonBody(request, settings.maxDocumentBytes, 'INGEST_MAX_DOCUMENT_BYTES'),
-  );
+/** One document or `{ documents: [...] }`, a JSON body read whole within one document's limit. */
+export async function acceptJsonDocuments(target: IngestTarget, body: unknown): Promise<AcceptedDocument[]> {
+  const parsed = jsonBodySchema.safeParse(body);
   if (!parsed.success) throw problems.invalidRequest(issues(parsed.error));
   const documents = 'documents' in parsed.data ? parsed.data.documents : [parsed.data];
   documents.forEach((document) => refuseFutureVersion(document));
-  for (const document of documents) await publish(document);
+  const accepted: AcceptedDocument[] = [];
+  for (const document of documents) accepted.push(await publish(target, document));
   return accepted;
 }
 
-export function isIngestionContentType(contentType: string | undefined): boolean {
-  return /^application\/json\b/i.test(contentType ?? '') || NDJSON.test(contentType ?? '');
+/**
+ * Any number of documents as NDJSON, one per line, read and published as they arrive. A bad
+ * line stops the request with a problem that says which line and how many documents before it
+ * were accepted (they stay accepted).
+ */
+export async function acceptNdjsonDocuments(
+  target: IngestTarget,
+  body: AsyncIterable<Buffer>,
+  maxDocumentBytes: number,
+): Promise<AcceptedDocument[]> {
+  const accepted: AcceptedDocument[] = [];
+  const inFlight = new Set<Promise<void>>();
+  try {
+    for await (const line of readNdjsonLines(body, maxDocumentBytes, 'INGEST_MAX_DOCUMENT_BYTES')) {
+      const document = parseLine(line.text, line.number);
+      const publishing = publish(target, document)
+        .then((entry) => void accepted.push(entry))
+        .finally(() => inFlight.delete(publishing));
+      inFlight.add(publishing);
+      if (inFlight.size >= PUBLISH_WINDOW) await Promise.race(inFlight);
+    }
+    await Promise.all(inFlight);
+  } catch (error) {
+    await Promise.allSettled(inFlight);
+    throw withAcceptedCount(error, accepted.length);
+  }
+  return accepted;
 }
 
 function parseLine(text: string, number: number): DocumentInput {

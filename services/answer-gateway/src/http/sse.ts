@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import type { RenderedEvent } from './event-json.js';
+import type { RenderedEvent } from '../event-json.js';
 
 export interface SseOptions {
   /** A comment line is written when the stream was idle this long. */

@@ -1,0 +1,199 @@
+import type { ServerResponse } from 'node:http';
+import { trace } from '@opentelemetry/api';
+import type { FastifyReply } from 'fastify';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { KeyValueStore } from '@hopline/bus';
+import { codecs, subjectToken, type QaEvent__Output } from '@hopline/contracts';
+import { markSpanFailed, type Logger } from '@hopline/telemetry';
+import { askBodySchema } from '../ask-request.js';
+import type { AskService, QuestionStream } from '../ask-service.js';
+import { EVENT_SCHEMA, renderEvent } from '../event-json.js';
+import { problemFromErrorEvent, problemFromPartialDone, problems } from '../problem.js';
+import { SseWriter } from './sse.js';
+import { principalOf, tracedWith } from './request-context.js';
+import { replyProblem } from './problem-reply.js';
+import { doneSchema, eventStreamSchema, problemResponses, questionIdParams } from './schemas.js';
+
+export interface QuestionRoutesOptions {
+  asks: AskService;
+  /** Where the hop-reasoner stores reasoning traces, by question id. */
+  traces: KeyValueStore;
+  logger: Logger;
+  maxQuestionChars: number;
+  sseHeartbeatMs: number;
+  /** Suggested to EventSource clients as their reconnect delay. */
+  sseRetryMs: number;
+}
+
+/** Asking, following, cancelling and looking back at questions. */
+export const questionRoutes: FastifyPluginAsyncZod<QuestionRoutesOptions> = async (app, options) => {
+  const { asks } = options;
+  const traced = tracedWith(options.logger);
+
+  app.post(
+    '/v1/ask',
+    {
+      schema: {
+        summary: 'Ask a question',
+        description:
+          'Answers as Server-Sent Events with `Accept: text/event-stream`, else as the `done` event in JSON once ' +
+          'the question ended. The Hopline-Question-Id header names the question for resume, cancel and trace.',
+        body: askBodySchema({ maxQuestionChars: options.maxQuestionChars }),
+        response: {
+          200: {
+            description: 'The answer, or its event stream',
+            content: { 'application/json': { schema: doneSchema }, 'text/event-stream': { schema: eventStreamSchema } },
+          },
+          ...problemResponses,
+        },
+      },
+    },
+    (request, reply) =>
+      traced(request, reply, async () => {
+        const stream = await asks.ask(principalOf(request), request.body);
+        if (/\btext\/event-stream\b/.test(request.headers.accept ?? '')) return streamAsSse(options, stream, 0, reply);
+        return respondWithDone(stream, reply);
+      }),
+  );
+
+  app.get(
+    '/v1/questions/:id/events',
+    {
+      schema: {
+        summary: "Resume a question's event stream",
+        description: 'The events after `Last-Event-ID` (or `?lastEventId=`), then the live ones.',
+        params: questionIdParams,
+        querystring: z.object({ lastEventId: z.string().optional() }),
+        headers: z.looseObject({ 'last-event-id': z.string().optional() }),
+        response: {
+          200: { description: 'The event stream', content: { 'text/event-stream': { schema: eventStreamSchema } } },
+          ...problemResponses,
+        },
+      },
+    },
+    (request, reply) =>
+      traced(request, reply, async () => {
+        const text = request.headers['last-event-id'] ?? request.query.lastEventId ?? '0';
+        // Decimal digits only: Number() would also read "0x10", "1e3" or " 7 ".
+        const lastEventId = /^\d{1,15}$/.test(text) ? Number(text) : Number.NaN;
+        if (!Number.isSafeInteger(lastEventId))
+          throw problems.invalidRequest('Last-Event-ID must be a non-negative decimal integer (an event id)');
+        const stream = await asks.resume(principalOf(request), request.params.id, lastEventId, 'sse');
+        return streamAsSse(options, stream, lastEventId, reply);
+      }),
+  );
+
+  app.delete(
+    '/v1/questions/:id',
+    {
+      schema: {
+        summary: 'Cancel a running question',
+        params: questionIdParams,
+        response: { 200: z.object({ questionId: z.string(), cancelled: z.boolean() }), ...problemResponses },
+      },
+    },
+    (request, reply) =>
+      traced(request, reply, async () => {
+        const { id } = request.params;
+        return reply.send({ questionId: id, ...(await asks.cancel(principalOf(request), id)) });
+      }),
+  );
+
+  app.get(
+    '/v1/questions/:id/trace',
+    {
+      schema: {
+        summary: "A question's stored reasoning trace",
+        description: "Only to the user who asked it: another tenant's or user's question is 404, as an unknown one.",
+        params: questionIdParams,
+        response: { 200: z.looseObject({}).describe('hopline.v1.ReasoningTrace'), ...problemResponses },
+      },
+    },
+    (request, reply) =>
+      traced(request, reply, async () => {
+        const principal = principalOf(request);
+        let key: string;
+        try {
+          key = subjectToken(request.params.id, 'question id');
+        } catch {
+          throw problems.notFound('no such question');
+        }
+        const stored = await options.traces.get(key);
+        const reasoning = stored ? codecs.reasoningTrace.decode(stored) : undefined;
+        // Another tenant's or user's question is reported as absent, so ids leak nothing.
+        if (
+          !reasoning ||
+          reasoning.scope?.tenantId !== principal.tenantId ||
+          reasoning.scope.userId !== principal.userId
+        ) {
+          throw problems.notFound('no such question');
+        }
+        return reply.send({ ...reasoning });
+      }),
+  );
+};
+
+/** An AbortSignal that fires when the client closes the connection before the response ended. */
+function disconnectSignal(response: ServerResponse): AbortSignal {
+  const disconnected = new AbortController();
+  // A client can go away while the question is still being accepted; its 'close' has then
+  // already fired and would never reach a listener added now.
+  if (response.destroyed && !response.writableFinished) {
+    disconnected.abort();
+    return disconnected.signal;
+  }
+  response.once('close', () => {
+    if (!response.writableFinished) disconnected.abort();
+  });
+  return disconnected.signal;
+}
+
+/** The stream written by hand (the reply is hijacked): SSE frames go out as events arrive. */
+async function streamAsSse(
+  options: Pick<QuestionRoutesOptions, 'sseHeartbeatMs' | 'sseRetryMs'>,
+  stream: QuestionStream,
+  afterSeq: number,
+  reply: FastifyReply,
+): Promise<void> {
+  reply.hijack();
+  const response = reply.raw;
+  const signal = disconnectSignal(response);
+  const sse = new SseWriter(response, {
+    heartbeatMs: options.sseHeartbeatMs,
+    retryMs: options.sseRetryMs,
+    headers: { 'Hopline-Question-Id': stream.questionId, 'Hopline-Event-Schema': EVENT_SCHEMA },
+  });
+  try {
+    for await (const event of stream.read(afterSeq, signal)) {
+      await sse.send(renderEvent(event));
+      // The stream's status is 200 from its first byte: a question that fails marks the span instead.
+      if (event.event === 'error' && event.error && event.error.code !== 'cancelled') {
+        const span = trace.getActiveSpan();
+        if (span) markSpanFailed(span, event.error.code, event.error.message);
+      }
+      if (signal.aborted) break;
+    }
+  } catch (error) {
+    // A reader that went away is the normal end of a dropped stream: the question waits for a resume.
+    if (!signal.aborted) throw error;
+  } finally {
+    sse.end();
+  }
+}
+
+async function respondWithDone(stream: QuestionStream, reply: FastifyReply): Promise<FastifyReply | undefined> {
+  const signal = disconnectSignal(reply.raw);
+  let terminal: QaEvent__Output | undefined;
+  try {
+    for await (const event of stream.read(0, signal)) terminal = event;
+  } catch (error) {
+    if (signal.aborted) return undefined;
+    throw error;
+  }
+  reply.header('Hopline-Question-Id', stream.questionId);
+  if (terminal?.event !== 'done') return replyProblem(reply, problemFromErrorEvent(terminal?.error));
+  const done = renderEvent(terminal).data;
+  const partial = problemFromPartialDone(terminal.done?.stopReason ?? '', done);
+  return partial ? replyProblem(reply, partial) : reply.type('application/json').send(done);
+}

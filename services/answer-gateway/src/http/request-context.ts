@@ -1,0 +1,71 @@
+import { SpanKind } from '@opentelemetry/api';
+import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
+import { extractContext, instrument, markSpanFailed, type Logger } from '@hopline/telemetry';
+import { bearerToken, type ApiKeyStore, type Principal } from '../api-keys.js';
+import { problems, toProblem } from '../problem.js';
+import { logProblem, replyProblem, routeName } from './problem-reply.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Who the API key is; set on every /v1 route before its body is read. */
+    principal?: Principal;
+  }
+}
+
+/**
+ * Authenticates before anything else: a client without a valid key gets 401 before the
+ * gateway reads a byte of its body (an upload of 50 MB included).
+ */
+export function authenticateWith(keys: ApiKeyStore): onRequestHookHandler {
+  return (request, _reply, done) => {
+    const key = bearerToken(request.headers.authorization);
+    if (!key) return done(problems.unauthenticated('send Authorization: Bearer <api key>'));
+    const principal = keys.verify(key);
+    if (!principal) return done(problems.unauthenticated('the API key is not known'));
+    request.principal = principal;
+    done();
+  };
+}
+
+export function principalOf(request: FastifyRequest): Principal {
+  if (!request.principal) throw new Error(`${routeName(request)} is not behind the authentication hook`);
+  return request.principal;
+}
+
+/**
+ * A route's handler in its SERVER span, a child of the client's `traceparent` when it sends
+ * one. What it throws is answered as a problem here, so that the span records the status the
+ * client got: failed on 5xx, not on the client's own 4xx (OpenTelemetry's HTTP conventions).
+ */
+export function tracedWith(logger: Logger) {
+  return (request: FastifyRequest, reply: FastifyReply, handle: () => Promise<unknown>): Promise<void> => {
+    const route = routeName(request);
+    const spanOptions = {
+      kind: SpanKind.SERVER,
+      parent: extractContext(headerCarrier(request)),
+      attributes: { 'http.request.method': request.method, 'http.route': route },
+    };
+    return instrument(route, spanOptions, async (span) => {
+      try {
+        await handle();
+        span.setAttribute('http.response.status_code', reply.statusCode);
+        // An answered failure (a question that ended in a 504 problem document) is a failed span too.
+        if (reply.statusCode >= 500) markSpanFailed(span, String(reply.statusCode), reply.raw.statusMessage);
+      } catch (error) {
+        const problem = toProblem(error);
+        logProblem(logger, route, problem, error);
+        span.setAttribute('http.response.status_code', problem.status);
+        if (problem.status >= 500) markSpanFailed(span, String(problem.status), problem.detail ?? problem.title, error);
+        replyProblem(reply, problem);
+      }
+    });
+  };
+}
+
+function headerCarrier(request: FastifyRequest): Record<string, string> {
+  const carrier: Record<string, string> = {};
+  for (const [name, value] of Object.entries(request.headers)) {
+    if (typeof value === 'string') carrier[name] = value;
+  }
+  return carrier;
+}
