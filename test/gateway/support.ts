@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
+import { chromium, type Browser } from 'playwright-core';
 
 /**
  * Whether a tool the gateway's client tests need is installed. In CI a missing one fails the
@@ -15,9 +16,26 @@ export function requireTool(name: string, available: boolean, install: string): 
   return false;
 }
 
-export const CHROMIUM = '/usr/bin/chromium';
+const CHROMIUM = '/usr/bin/chromium';
 
 export const hasChromium = () => existsSync(CHROMIUM);
+
+/** Headless Chromium as the web page tests drive it: no sandbox, GPU, QUIC or background traffic. */
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+}
 
 export const PYTHON = '/usr/bin/python3';
 

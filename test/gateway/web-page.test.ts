@@ -3,11 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { codecs } from '@hopline/contracts';
 import { waitFor } from '@hopline/test-support';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { citationsFor, twoHopScript } from '../../services/answer-gateway/test/support/fake-reasoner.js';
 import { startTestGateway } from '../../services/answer-gateway/test/support/harness.js';
-import { CHROMIUM, hasChromium, requireTool, startDroppingProxy } from './support.js';
+import { hasChromium, launchChromium, requireTool, startDroppingProxy } from './support.js';
 
 const enabled = requireTool('chromium', hasChromium(), 'apt-get install -y chromium');
 
@@ -18,19 +18,7 @@ describe.skipIf(!enabled)('the web page at / in headless Chromium', () => {
   let browser: Browser;
 
   beforeAll(async () => {
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    browser = await launchChromium();
   });
 
   afterAll(async () => {

@@ -502,13 +502,22 @@ function hopDocuments(chain, hop) {
   for (const source of [...cited, ...chain.citations.filter((citation) => citation.hop === hop.hop)]) {
     // Before the citations arrive a chunk is all there is to name; they bring its document.
     const key = source.docId ? `${source.kbId}/${source.docId}` : source.chunkId;
-    if (!documents.has(key))
+    if (documents.has(key)) continue;
+    if (source.docId)
       documents.set(key, {
         id: `doc-${hop.hop}-${key}`,
         kind: 'document',
-        text: source.title || source.docId || source.chunkId,
-        full: source.docId ? `${source.title || source.docId} (document ${source.docId})` : `chunk ${source.chunkId}`,
-        citation: source.docId ? source : undefined,
+        text: source.title || source.docId,
+        full: `${source.title || source.docId} (document ${source.docId})`,
+        citation: source,
+      });
+    else
+      documents.set(key, {
+        id: `doc-${hop.hop}-${key}`,
+        kind: 'chunk',
+        text: source.chunkId,
+        // Once the citations are in, a chunk they do not name led this hop but not the answer.
+        full: `chunk ${source.chunkId}${chain.citations.length > 0 ? ', which the answer does not cite' : ''}`,
       });
   }
   const nodes = [...documents.values()];
