@@ -3,6 +3,8 @@
 // it arrives (the hops, the evidence chain as a graph, the cited answer), and resumes the same
 // question with Last-Event-ID when the connection drops. A past question opens by id from its
 // stored reasoning trace, replayed through the same rendering.
+import { chainHop, drawChain, newChain } from './chain.js';
+
 const KEY_STORAGE = 'hopline.apiKey';
 const RESUME_ATTEMPTS = 5;
 const RESUME_DELAY_MS = 1000;
@@ -18,6 +20,10 @@ const el = (tag, className, text) => {
 };
 
 let current = null;
+
+function showChain(chain) {
+  drawChain(chain, { graph: $('chain-graph'), list: $('chain-text'), figure: $('chain'), onCitation: showCitation });
+}
 
 function setStatus(text, isError = false) {
   $('status').textContent = text;
@@ -210,7 +216,7 @@ function render(run, name, data) {
   switch (name) {
     case 'route': {
       run.chain.parallel = data.route === 'PARALLEL';
-      drawChain(run.chain);
+      showChain(run.chain);
       $('route').hidden = false;
       const subs = (data.subQuestions ?? []).map((sub) => sub.text).filter(Boolean);
       $('route').textContent =
@@ -223,7 +229,7 @@ function render(run, name, data) {
       item.querySelector('.hop-title').textContent =
         `hop ${data.hop}${data.maxHops ? `/${data.maxHops}` : ''} — ${data.subQuestion}`;
       chainHop(run.chain, data.hop).subQuestion = data.subQuestion;
-      drawChain(run.chain);
+      showChain(run.chain);
       setStatus(`Hop ${data.hop} of at most ${data.maxHops}…`);
       break;
     }
@@ -234,7 +240,7 @@ function render(run, name, data) {
       if (data.degraded)
         line.append(el('span', 'degraded', ` · degraded${reasons.length ? `: ${reasons.join(', ')}` : ''}`));
       chainHop(run.chain, data.hop).hits = data.hits;
-      drawChain(run.chain);
+      showChain(run.chain);
       break;
     }
     case 'hop_answer': {
@@ -243,7 +249,7 @@ function render(run, name, data) {
       line.textContent = data.unknown ? 'answer: unknown — not in the evidence' : `answer: ${data.answer}`;
       line.append(el('span', 'confidence', `confidence ${Number(data.confidence ?? 0).toFixed(2)}`));
       chainHop(run.chain, data.hop).finding = data;
-      drawChain(run.chain);
+      showChain(run.chain);
       break;
     }
     case 'token':
@@ -253,13 +259,13 @@ function render(run, name, data) {
       setStatus('Writing the answer…');
       if (!run.chain.writing) {
         run.chain.writing = true;
-        drawChain(run.chain);
+        showChain(run.chain);
       }
       break;
     case 'citations':
       run.citations = data.citations ?? [];
       run.chain.citations = run.citations;
-      drawChain(run.chain);
+      showChain(run.chain);
       break;
     case 'done':
       run.finished = true;
@@ -267,7 +273,7 @@ function render(run, name, data) {
       run.chain.citations = data.citations ?? [];
       run.chain.answer = data.answer ?? '';
       run.chain.abstained = Boolean(data.abstained);
-      drawChain(run.chain);
+      showChain(run.chain);
       setStatus(data.cached ? 'Answered from the cache.' : 'Answered.');
       break;
     case 'restarted':
@@ -470,199 +476,3 @@ document.addEventListener('DOMContentLoaded', () => {
     $('citation-detail').hidden = true;
   });
 });
-
-// ---- The evidence chain: question → each hop's documents → what the hop found → the answer ----
-// Drawn as plain SVG from the same events as the rest of the page, redrawn whole on each one
-// (a few dozen nodes at most). The SVG is hidden from assistive technology: the list beside it
-// says the same, row by row.
-
-const SVG_NS = 'http://www.w3.org/2000/svg';
-const GRAPH_WIDTH = 800;
-const LABEL_GUTTER = 110;
-const ROW_HEIGHT = 66;
-const NODE_HEIGHT = 38;
-const MAX_NODE_WIDTH = 360;
-// Enough documents per hop to see where it read; the hop list and the citations name them all.
-const DOCUMENTS_PER_HOP = 4;
-
-function newChain(question) {
-  return { question, parallel: false, hops: new Map(), citations: [], answer: null, abstained: false, writing: false };
-}
-
-function chainHop(chain, hop) {
-  if (!chain.hops.has(hop)) chain.hops.set(hop, { hop, subQuestion: '', hits: null, finding: null });
-  return chain.hops.get(hop);
-}
-
-/** The documents a hop read: those its answer cited and those the final citations credit to it. */
-function hopDocuments(chain, hop) {
-  const byChunk = new Map(chain.citations.map((citation) => [citation.chunkId, citation]));
-  const cited = (hop.finding?.citedChunkIds ?? []).map((chunkId) => byChunk.get(chunkId) ?? { chunkId });
-  const documents = new Map();
-  for (const source of [...cited, ...chain.citations.filter((citation) => citation.hop === hop.hop)]) {
-    // Before the citations arrive a chunk is all there is to name; they bring its document.
-    const key = source.docId ? `${source.kbId}/${source.docId}` : source.chunkId;
-    if (documents.has(key)) continue;
-    if (source.docId)
-      documents.set(key, {
-        id: `doc-${hop.hop}-${key}`,
-        kind: 'document',
-        text: source.title || source.docId,
-        full: `${source.title || source.docId} (document ${source.docId})`,
-        citation: source,
-      });
-    else
-      documents.set(key, {
-        id: `doc-${hop.hop}-${key}`,
-        kind: 'chunk',
-        text: source.chunkId,
-        // Once the citations are in, a chunk they do not name led this hop but not the answer.
-        full: `chunk ${source.chunkId}${chain.citations.length > 0 ? ', which the answer does not cite' : ''}`,
-      });
-  }
-  const nodes = [...documents.values()];
-  if (nodes.length > DOCUMENTS_PER_HOP) {
-    const more = nodes.length - DOCUMENTS_PER_HOP + 1;
-    nodes.splice(DOCUMENTS_PER_HOP - 1, Infinity, {
-      id: `doc-${hop.hop}-more`,
-      kind: 'pending',
-      text: `+${more} more`,
-      full: `${more} more documents`,
-    });
-  }
-  if (nodes.length > 0) return nodes;
-  const waiting =
-    hop.hits === null ? 'retrieving…' : hop.finding ? `${hop.hits} chunks, none cited` : `${hop.hits} chunks read…`;
-  return [{ id: `doc-${hop.hop}-none`, kind: 'pending', text: waiting, full: waiting }];
-}
-
-/**
- * The chain as rows of nodes and the edges between them. A hop after the first starts from what
- * the one before it found (the bridge entity); the parts of a PARALLEL question all start from
- * the question and meet again in the answer.
- */
-function chainGraph(chain) {
-  const rows = [
-    { label: 'question', nodes: [{ id: 'question', kind: 'question', text: chain.question, full: chain.question }] },
-  ];
-  const edges = [];
-  const row = (index, label) => (rows[index] ??= { label, nodes: [] });
-  let leads = ['question'];
-  const findings = [];
-  for (const hop of [...chain.hops.values()].sort((a, b) => a.hop - b.hop)) {
-    const first = chain.parallel ? 1 : 2 * hop.hop - 1;
-    const from = chain.parallel ? ['question'] : leads;
-    const documents = hopDocuments(chain, hop);
-    row(first, chain.parallel ? 'read' : `hop ${hop.hop} read`).nodes.push(...documents);
-    for (const source of from) for (const document of documents) edges.push([source, document.id]);
-    leads = documents.map((document) => document.id);
-    if (hop.finding) {
-      const unknown = hop.finding.unknown;
-      const text = unknown ? 'unknown' : hop.finding.answer;
-      const finding = {
-        id: `found-${hop.hop}`,
-        kind: unknown ? 'unknown' : 'finding',
-        text,
-        full: `${unknown ? 'nothing: the evidence does not say' : text} (confidence ${Number(hop.finding.confidence ?? 0).toFixed(2)})`,
-      };
-      row(first + 1, chain.parallel ? 'found' : `hop ${hop.hop} found`).nodes.push(finding);
-      for (const document of documents) edges.push([document.id, finding.id]);
-      leads = [finding.id];
-      findings.push(finding.id);
-    }
-  }
-  if (chain.answer !== null || chain.writing) {
-    const text = chain.answer ?? 'writing…';
-    const answer = {
-      id: 'answer',
-      kind: chain.answer === null ? 'pending' : chain.abstained ? 'unknown' : 'answer',
-      text,
-      full: text,
-    };
-    rows.push({ label: chain.abstained ? 'abstained' : 'answer', nodes: [answer] });
-    for (const source of chain.parallel && findings.length > 0 ? findings : leads) edges.push([source, answer.id]);
-  }
-  return { rows: rows.filter(Boolean), edges };
-}
-
-/** Roughly how wide a label is, in average Latin characters: CJK characters take about two. */
-const textWidth = (text) => [...text].reduce((sum, char) => sum + (char.codePointAt(0) > 0x2e7f ? 2 : 1), 0);
-
-function fitted(text, width) {
-  const room = Math.floor((width - 14) / 7.4);
-  if (textWidth(text) <= room) return text;
-  let cut = '';
-  for (const char of text) {
-    if (textWidth(`${cut}${char}…`) > room) break;
-    cut += char;
-  }
-  return `${cut}…`;
-}
-
-function svg(tag, attributes = {}, text) {
-  const node = document.createElementNS(SVG_NS, tag);
-  for (const [name, value] of Object.entries(attributes)) node.setAttribute(name, String(value));
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
-
-function drawChain(chain) {
-  const { rows, edges } = chainGraph(chain);
-  const height = rows.length * ROW_HEIGHT;
-  const graph = $('chain-graph');
-  graph.setAttribute('viewBox', `0 0 ${GRAPH_WIDTH} ${height}`);
-  const arrow = svg('marker', {
-    id: 'arrow',
-    viewBox: '0 0 10 10',
-    refX: 9,
-    refY: 5,
-    markerWidth: 7,
-    markerHeight: 7,
-    orient: 'auto',
-  });
-  arrow.append(svg('path', { d: 'M0,0 L10,5 L0,10 z', class: 'arrow' }));
-  const defs = svg('defs');
-  defs.append(arrow);
-  const edgeLayer = svg('g', { class: 'edges' });
-  const nodeLayer = svg('g', { class: 'nodes' });
-  const centres = new Map();
-  rows.forEach((row, index) => {
-    const y = index * ROW_HEIGHT + ROW_HEIGHT / 2;
-    nodeLayer.append(svg('text', { x: 4, y: y + 4, class: 'row-label' }, row.label));
-    const slot = (GRAPH_WIDTH - LABEL_GUTTER) / row.nodes.length;
-    const width = Math.min(MAX_NODE_WIDTH, slot - 12);
-    row.nodes.forEach((node, position) => {
-      const x = LABEL_GUTTER + slot * (position + 0.5);
-      centres.set(node.id, { x, y });
-      const group = svg('g', { class: `node ${node.kind}${node.citation ? ' cited' : ''}`, 'data-node': node.id });
-      group.append(
-        svg('title', {}, node.full),
-        svg('rect', { x: x - width / 2, y: y - NODE_HEIGHT / 2, width, height: NODE_HEIGHT, rx: 8 }),
-        svg('text', { x, y: y + 5, 'text-anchor': 'middle' }, fitted(node.text, width)),
-      );
-      // A shortcut for the mouse; the citation list below is the way to the same detail by keyboard.
-      if (node.citation) group.addEventListener('click', () => showCitation(node.citation));
-      nodeLayer.append(group);
-    });
-  });
-  for (const [from, to] of edges) {
-    const a = centres.get(from);
-    const b = centres.get(to);
-    if (!a || !b) continue;
-    const top = a.y + NODE_HEIGHT / 2;
-    const bottom = b.y - NODE_HEIGHT / 2;
-    const bend = (bottom - top) / 2;
-    edgeLayer.append(
-      svg('path', {
-        d: `M${a.x},${top} C${a.x},${top + bend} ${b.x},${bottom - bend} ${b.x},${bottom}`,
-        'marker-end': 'url(#arrow)',
-        'data-edge': `${from}→${to}`,
-      }),
-    );
-  }
-  graph.replaceChildren(defs, edgeLayer, nodeLayer);
-  $('chain-text').replaceChildren(
-    ...rows.map((row) => el('li', undefined, `${row.label}: ${row.nodes.map((node) => node.full).join('; ')}`)),
-  );
-  $('chain').hidden = false;
-}

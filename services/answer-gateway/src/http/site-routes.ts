@@ -3,12 +3,13 @@ import { problems } from '../problem.js';
 import type { StaticSite } from '../static-site.js';
 import { replyProblem } from './problem-reply.js';
 
-/** The web page: three files, served to anyone (the page asks for the key itself). */
+/** The web page: four files, served to anyone (the page asks for the key itself). */
 export const siteRoutes: FastifyPluginAsync<{ site: StaticSite }> = async (app, { site }) => {
   for (const [url, file] of [
     ['/', 'index.html'],
     ['/index.html', 'index.html'],
     ['/app.js', 'app.js'],
+    ['/chain.js', 'chain.js'],
     ['/style.css', 'style.css'],
   ] as const) {
     app.get(url, { schema: { hide: true } }, (_request, reply) => {
