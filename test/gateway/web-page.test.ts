@@ -368,10 +368,17 @@ describe.skipIf(!enabled)('the web page at / in headless Chromium', () => {
     await page.waitForSelector('#status:has-text("Restarted (attempt 2)")');
     expect(await page.locator('.hop').count()).toBe(0);
     expect(await page.textContent('#answer')).toBe('');
+    expect(await page.isHidden('#chain')).toBe(true);
     t.reasoner.release(questionId);
     await page.waitForSelector('#status:has-text("Answered.")');
     expect(await page.textContent('#hop-1 .hop-title')).toBe('hop 1/3 — second attempt');
     expect(await page.textContent('#answer')).toBe('The whole answer.');
+    // The chain is the second attempt's alone; its one hop retrieved nothing before the answer.
+    expect(await page.locator('#chain-text li').allTextContents()).toEqual([
+      'question: Who owns Atlas?',
+      'hop 1 read: nothing retrieved',
+      'answer: The whole answer.',
+    ]);
     await page.close();
   });
 

@@ -59,8 +59,16 @@ function hopDocuments(chain, hop) {
     });
   }
   if (nodes.length > 0) return nodes;
+  // Once the answer is in, nothing more comes for this hop: say what it had, not that it waits.
+  const ended = hop.finding !== null || chain.answer !== null;
   const waiting =
-    hop.hits === null ? 'retrieving…' : hop.finding ? `${hop.hits} chunks, none cited` : `${hop.hits} chunks read…`;
+    hop.hits === null
+      ? ended
+        ? 'nothing retrieved'
+        : 'retrieving…'
+      : ended
+        ? `${hop.hits} chunks, none cited`
+        : `${hop.hits} chunks read…`;
   return [{ id: `doc-${hop.hop}-none`, kind: 'pending', text: waiting, full: waiting }];
 }
 
