@@ -63,27 +63,42 @@ describe.skipIf(!enabled)('system - the web page draws the evidence chain of a d
       { description: `the trace of ${questionId}` },
     );
 
-  it('a bridge question: each hop starts from what the one before it found, and its trace redraws the same chain', async () => {
-    const question = 'Which department does the owner of Project Atlas belong to?';
-    const { page, questionId } = await askOnPage(question);
-    const live = await rows(page);
-    expect(live[0]).toBe(`question: ${question}`);
-    expect(live[1]).toMatch(/^hop 1 read: .*\(document project-atlas\)/);
-    expect(live[2]).toMatch(/^hop 1 found: Mira Chen \(confidence/);
-    expect(live[3]).toMatch(/^hop 2 read: .*\(document mira-chen\)/);
-    expect(live[4]).toMatch(/^hop 2 found: Platform Engineering \(confidence/);
-    expect(live[5]).toMatch(/^answer: .*Platform Engineering/);
-    expect(live).toHaveLength(6);
-    expect(await edges(page)).toContainEqual(expect.stringMatching(/^found-1→doc-2-demo\/mira-chen$/));
-    mkdirSync(SCREENSHOT_DIR, { recursive: true });
-    await page.screenshot({ path: join(SCREENSHOT_DIR, 'hopline-evidence-chain.png'), fullPage: true });
+  it.each([
+    {
+      question: 'Which department does the owner of Project Atlas belong to?',
+      documents: ['project-atlas', 'mira-chen'],
+      found: ['Mira Chen', 'Platform Engineering'],
+      screenshot: 'hopline-evidence-chain.png',
+    },
+    {
+      question: '天穹项目的负责人属于哪个部门？',
+      documents: ['tianqiong', 'li-ming'],
+      found: ['李明', '数据平台部'],
+      screenshot: 'hopline-evidence-chain-zh.png',
+    },
+  ])(
+    'a bridge question ($found.1): each hop starts from what the one before it found, and its trace redraws the same chain',
+    async ({ question, documents, found, screenshot }) => {
+      const { page, questionId } = await askOnPage(question);
+      const live = await rows(page);
+      expect(live[0]).toBe(`question: ${question}`);
+      expect(live[1]).toMatch(new RegExp(`^hop 1 read: .*\\(document ${documents[0]}\\)`));
+      expect(live[2]).toMatch(new RegExp(`^hop 1 found: ${found[0]} \\(confidence`));
+      expect(live[3]).toMatch(new RegExp(`^hop 2 read: .*\\(document ${documents[1]}\\)`));
+      expect(live[4]).toMatch(new RegExp(`^hop 2 found: ${found[1]} \\(confidence`));
+      expect(live[5]).toMatch(new RegExp(`^answer: .*${found[1]}`));
+      expect(live).toHaveLength(6);
+      expect(await edges(page)).toContain(`found-1→doc-2-demo/${documents[1]}`);
+      mkdirSync(SCREENSHOT_DIR, { recursive: true });
+      await page.screenshot({ path: join(SCREENSHOT_DIR, screenshot), fullPage: true });
 
-    await traceStored(questionId);
-    await page.reload();
-    await page.waitForSelector('#status:has-text("Opened from its stored trace")');
-    expect(await rows(page)).toEqual(live);
-    await page.close();
-  });
+      await traceStored(questionId);
+      await page.reload();
+      await page.waitForSelector('#status:has-text("Opened from its stored trace")');
+      expect(await rows(page)).toEqual(live);
+      await page.close();
+    },
+  );
 
   it('a comparison: its parts all start from the question and meet again in the answer', async () => {
     const { page } = await askOnPage('Which was founded first, Northwind Labs or Bluefin Analytics?');
