@@ -183,3 +183,40 @@ describe.skipIf(nats.url === undefined)('NATS adapter - durable consumers that a
     }
   });
 });
+
+describe.skipIf(nats.url === undefined)('NATS adapter - a follow whose consumer is lost', () => {
+  it('follow - a reader whose consumer vanished from the server (its node lost) resumes after its last message within seconds, without a gap', async () => {
+    const id = randomUUID().slice(0, 8);
+    const options = { name: `LOST_${id}`, subjects: [`test.${id}.*.events`] };
+    const subject = `test.${id}.q1.events`;
+    const open = (name: string) => connectNatsBus({ url: nats.url ?? '', name, onError: () => {} });
+    const [writer, reader] = [await open('writer'), await open('reader')];
+    const stream = await writer.durableStream(options);
+    const publish = (value: number) =>
+      stream.publish(subject, new TextEncoder().encode(String(value)), { msgId: `m-${value}` });
+    const stop = new AbortController();
+    const seen: string[] = [];
+    const reading = (async () => {
+      for await (const message of (await reader.durableStream(options)).follow(subject, { signal: stop.signal }))
+        seen.push(new TextDecoder().decode(message.data));
+    })();
+    const nc = await connect({ servers: nats.url ?? '' });
+    try {
+      for (let value = 1; value <= 5; value++) await publish(value);
+      await waitFor(() => seen.length === 5);
+      // What a node's loss does to the reader's consumer, which lives on that one node.
+      const jsm = await nc.jetstreamManager();
+      const followers = await jsm.consumers.list(options.name).next();
+      expect(followers).toHaveLength(1);
+      await jsm.consumers.delete(options.name, followers[0]?.name ?? '');
+      for (let value = 6; value <= 10; value++) await publish(value);
+      await waitFor(() => seen.length === 10, { timeoutMs: 8_000, description: 'the messages after the loss' });
+      expect(seen).toEqual(Array.from({ length: 10 }, (_, i) => String(i + 1)));
+    } finally {
+      stop.abort();
+      await reading;
+      await nc.close();
+      await Promise.all([writer.drain(), reader.drain()]);
+    }
+  });
+});

@@ -1,4 +1,5 @@
 export * from './nats.js';
+export * from './nats-cluster.js';
 export * from './port.js';
 export * from './wait.js';
 export * from './scripted-openai-server.js';

@@ -11,6 +11,7 @@ import type { BusConnection } from '../bus.js';
 export class ConnectionWatch {
   private state: BusConnection = { connected: true, sinceUnixMs: Date.now() };
   private outages = 0;
+  private readonly restoredListeners = new Set<() => void>();
 
   constructor(
     private readonly nc: NatsConnection,
@@ -44,6 +45,12 @@ export class ConnectionWatch {
     return new BusUnavailableError(`message bus unavailable: ${what}: ${error.message}; ${down}`, { cause: error });
   }
 
+  /** Calls `listener` each time the connection is restored after a loss, until the returned function is called. */
+  onRestored(listener: () => void): () => void {
+    this.restoredListeners.add(listener);
+    return () => this.restoredListeners.delete(listener);
+  }
+
   private async follow(): Promise<void> {
     for await (const status of this.nc.status()) {
       const server = typeof status.data === 'string' ? status.data : undefined;
@@ -60,6 +67,7 @@ export class ConnectionWatch {
         case Events.Reconnect:
           this.logger?.info('NATS connection restored', { server, downMs: Date.now() - this.state.sinceUnixMs });
           this.state = { connected: true, sinceUnixMs: Date.now() };
+          this.restoredListeners.forEach((listener) => listener());
           break;
         case Events.LDM:
           this.logger?.warn('NATS server is entering lame duck mode; the client will move to another', { server });

@@ -1,4 +1,4 @@
-import { jetstream, NoRespondersError, subjects, UnavailableError, ValidationError } from '@hopline/contracts';
+import { jetstream, NoRespondersError, subjects, ValidationError } from '@hopline/contracts';
 import {
   AckPolicy,
   DeliverPolicy,
@@ -8,7 +8,6 @@ import {
   RetentionPolicy,
   type Consumer,
   type ConsumerInfo,
-  type ConsumerMessages,
   type JetStreamManager,
   StorageType,
   type KV,
@@ -25,13 +24,12 @@ import {
   type DurableStreamOptions,
   type KeyValueOptions,
   type KeyValueStore,
-  type StoredMessage,
 } from '../bus.js';
-import { abortableDelay } from '../delay.js';
 import { limitsOf, type JetStreamPolicy, type RetentionClass } from '../jetstream-policy.js';
 import { assertValidKey, assertValidName } from '../names.js';
 import { fromJetStreamError } from '../nats-errors.js';
 import type { ConnectionWatch } from './connection-watch.js';
+import { followSubject } from './follow.js';
 import { PullLoop } from './pull-loop.js';
 import { assertValidSubject, subjectMatches } from '../subjects.js';
 import { fromMsgHdrs, toMsgHdrs } from '../wire-headers.js';
@@ -260,7 +258,7 @@ export async function openJetStreamDurableStream(
 
     follow(subject, followOptions) {
       assertValidSubject(subject, 'publish');
-      return followSubject(nc, name, subject, followOptions.signal, busReporter);
+      return followSubject({ nc, watch, stream: name, report: busReporter }, subject, followOptions.signal);
     },
 
     async purge(subject) {
@@ -323,70 +321,6 @@ async function ensureConsumer(jsm: JetStreamManager, stream: string, options: Du
       subject: `${stream}/${options.durable}`,
       timeoutMs: JETSTREAM_TIMEOUT_MS,
     });
-  }
-}
-
-// How long a follow waits before it starts a new ordered consumer after one failed.
-const FOLLOW_RETRY_MS = 250;
-// The server drops an ordered consumer nobody pulled from for this long: a reader whose
-// process died leaves nothing behind for long (a live one pulls all the time).
-const FOLLOW_INACTIVE_MS = 30_000;
-
-/**
- * Reads one subject through an ordered consumer, which nats.js recreates after a gap or a
- * reconnect. Should it fail anyway (no server to create it on), a new one starts after the
- * last message yielded, so that the reader still sees every message once. Only a closed
- * connection ends the reading with an error.
- */
-async function* followSubject(
-  nc: NatsConnection,
-  stream: string,
-  subject: string,
-  signal: AbortSignal,
-  report: BusErrorReporter,
-): AsyncGenerator<StoredMessage> {
-  const js = nc.jetstream({ timeout: JETSTREAM_TIMEOUT_MS });
-  let lastSeq = 0;
-  let failures = 0;
-  while (!signal.aborted) {
-    if (nc.isClosed()) throw new UnavailableError(`follow ${subject}: the NATS connection is closed`);
-    let consumer: Consumer | undefined;
-    let messages: ConsumerMessages | undefined;
-    const close = () => messages?.stop();
-    signal.addEventListener('abort', close);
-    try {
-      consumer = await js.consumers.get(stream, {
-        filterSubjects: subject,
-        inactive_threshold: FOLLOW_INACTIVE_MS,
-        ...(lastSeq > 0 ? { opt_start_seq: lastSeq + 1 } : {}),
-      });
-      messages = await consumer.consume();
-      if (signal.aborted) return;
-      for await (const delivery of messages) {
-        failures = 0;
-        lastSeq = delivery.seq;
-        yield {
-          subject: delivery.subject,
-          data: delivery.data,
-          headers: fromMsgHdrs(delivery.headers),
-          seq: delivery.seq,
-        };
-        if (signal.aborted) return;
-      }
-    } catch (error) {
-      if (signal.aborted) return;
-      const failure = fromJetStreamError(error, { operation: 'follow', subject, timeoutMs: JETSTREAM_TIMEOUT_MS });
-      if (nc.isClosed()) throw failure;
-      // One report per outage, not one per retry.
-      if (++failures === 1) report(failure, { operation: 'follow', subject });
-      await abortableDelay(FOLLOW_RETRY_MS, signal);
-    } finally {
-      signal.removeEventListener('abort', close);
-      // stop(), not close(): close() waits for an iteration that may never have begun.
-      messages?.stop();
-      // An ordered consumer would otherwise stay on the server until its inactivity threshold.
-      await consumer?.delete().catch(() => undefined);
-    }
   }
 }
 
