@@ -4,13 +4,13 @@ import {
   codecs,
   headers,
   isConflict,
-  isHoplineError,
   isTerminal,
   subjects,
   type ErrorEvent,
   type QaEvent,
   type QaEvent__Output,
 } from '@hopline/contracts';
+import { retryingTransient } from './transient.js';
 
 /** Who asked a question and until when it may run: stored with each of its events. */
 export interface QuestionMeta {
@@ -30,9 +30,6 @@ export interface LogEntry {
 /** One QaEvent variant, without the envelope the writer adds (question id, seq, attempt, time). */
 export type EventBody = Omit<QaEvent, 'questionId' | 'seq' | 'attempt' | 'atUnixMs'>;
 
-// While NATS is unreachable a write is retried this often, with the same message id.
-const RETRY_MS = 250;
-
 const metaHeaders = (meta: QuestionMeta): BusHeaders => ({
   [headers.tenantId]: meta.tenantId,
   [headers.userId]: meta.userId,
@@ -49,22 +46,6 @@ function entryOf(stored: StoredMessage): LogEntry {
       deadlineUnixMs: Number(stored.headers[headers.deadline] ?? 0),
     },
   };
-}
-
-/** Transient: the call may succeed when NATS answers again. */
-const isTransient = (error: unknown) =>
-  isHoplineError(error) && (error.code === 'unavailable' || error.code === 'deadline_exceeded');
-
-/** Runs `call`, again after each transient failure until `untilUnixMs`; then its failure is the caller's. */
-async function retrying<T>(call: () => Promise<T>, untilUnixMs: number): Promise<T> {
-  for (;;) {
-    try {
-      return await call();
-    } catch (error) {
-      if (!isTransient(error) || Date.now() >= untilUnixMs) throw error;
-      await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
-    }
-  }
 }
 
 /**
@@ -112,7 +93,7 @@ export class QuestionLog {
     retryUntilUnixMs: number,
   ): Promise<{ terminal: QaEvent__Output; written: boolean }> {
     for (;;) {
-      const head = await retrying(() => this.head(questionId), retryUntilUnixMs);
+      const head = await retryingTransient(() => this.head(questionId), retryUntilUnixMs);
       if (head && isTerminal(head.event)) return { terminal: head.event, written: false };
       const writer = this.writer(questionId, meta, head?.event.attempt ?? 0, head);
       try {
@@ -161,7 +142,7 @@ export class QuestionWriter {
       headers: metaHeaders(this.meta),
       expectedLastSubjectSeq: this.streamSeq,
     };
-    const { seq } = await retrying(
+    const { seq } = await retryingTransient(
       () => this.events.publish(subjects.events(this.questionId), data, options),
       retryUntilUnixMs,
     );

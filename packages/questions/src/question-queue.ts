@@ -1,5 +1,6 @@
 import type { BusErrorReporter, DurableConsumer, DurableStream, Settlement, StreamMessage } from '@hopline/bus';
 import { codecs, jetstream, subjects, type AskCommand } from '@hopline/contracts';
+import { retryingTransient } from './transient.js';
 
 // A question whose hop-reasoners died this often is not handed out again; the gateway's
 // deadline ends it.
@@ -21,10 +22,19 @@ export interface TakeOptions {
 export class QuestionQueue {
   constructor(private readonly jobs: DurableStream) {}
 
-  /** Rejects with ValidationError when the ask names no valid question id. */
-  async enqueue(ask: AskCommand): Promise<void> {
+  /**
+   * Stores the question's job, again after each transient failure until `retryUntilUnixMs` (by
+   * default one try): a cluster that lost a node takes seconds to elect the stream's new leader. The question id is
+   * the message id, so a retry after a lost acknowledgement stores it once. Rejects with
+   * ValidationError when the ask names no valid question id.
+   */
+  async enqueue(ask: AskCommand, retryUntilUnixMs = 0): Promise<void> {
     const questionId = ask.ctx?.questionId ?? '';
-    await this.jobs.publish(subjects.ask(questionId), codecs.askCommand.encode(ask), { msgId: questionId });
+    const job = codecs.askCommand.encode(ask);
+    await retryingTransient(
+      () => this.jobs.publish(subjects.ask(questionId), job, { msgId: questionId }),
+      retryUntilUnixMs,
+    );
   }
 
   /** Removes the question's job if nobody finished it yet: a gateway that gave up on it. */

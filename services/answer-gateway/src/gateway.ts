@@ -141,13 +141,16 @@ export async function startAnswerGateway(options: AnswerGatewayOptions): Promise
   const registry = new QuestionRegistry({
     bus,
     ...options.questions,
-    accept: async (work, deadlineUnixMs) => {
+    accept: async ({ enqueue, taken }, deadlineUnixMs) => {
       // With NATS down the question could only wait out the accept timeout; the client hears why at once.
       const connection = bus.connection();
       if (!connection.connected) {
         throw new BusUnavailableError(`message bus unavailable: ${connection.reason ?? 'disconnected'}`);
       }
-      await askGuard.call(work, { deadlineUnixMs, capMs: config.ACCEPT_TIMEOUT_MS });
+      // The accept timeout is the time a stored question waits for a hop-reasoner: storing it may
+      // take a cluster's leader election (4-9 s), which the enqueue waits out within the deadline.
+      await enqueue();
+      await askGuard.call(taken, { deadlineUnixMs, capMs: config.ACCEPT_TIMEOUT_MS });
     },
     graceMs: config.RESUME_GRACE_MS,
     replayLimit: config.REPLAY_BUFFER_EVENTS,

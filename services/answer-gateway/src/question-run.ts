@@ -21,11 +21,15 @@ export interface QuestionSpec {
 }
 
 /**
- * Runs the acceptance: `work` enqueues the question and resolves once a hop-reasoner took it;
- * the runner bounds it (the accept timeout, the breaker in front of the hop-reasoners) and
- * aborts its signal when it gives up.
+ * Runs the acceptance in two steps: `enqueue` stores the question's job (waiting out a
+ * cluster's leader election within the question's deadline), then `taken` resolves once a
+ * hop-reasoner took it; the runner bounds that wait (the accept timeout, the breaker in front
+ * of the hop-reasoners) and aborts its signal when it gives up.
  */
-export type AcceptRunner = (work: (signal: AbortSignal) => Promise<void>, deadlineUnixMs: number) => Promise<void>;
+export type AcceptRunner = (
+  steps: { enqueue: () => Promise<void>; taken: (signal: AbortSignal) => Promise<void> },
+  deadlineUnixMs: number,
+) => Promise<void>;
 
 export interface QuestionRunOptions extends QuestionChannels {
   accept: AcceptRunner;
@@ -104,22 +108,31 @@ export class QuestionRun {
     // Set once the job may be in the queue, even if its enqueue has not returned (NATS slow).
     let enqueued = false;
     try {
-      await this.options.accept(async (signal) => {
-        enqueued = true;
-        await this.options.queue.enqueue({
-          ctx: { questionId: this.questionId, scope: this.spec.scope, deadlineUnixMs: this.spec.deadlineUnixMs },
-          question: this.spec.question,
-          maxHops: this.spec.maxHops,
-        });
-        await Promise.race([
-          firstEvent,
-          new Promise<never>((_, reject) => {
-            const stop = () => reject(new CancelledError('the wait for a hop-reasoner ended'));
-            if (signal.aborted) stop();
-            else signal.addEventListener('abort', stop, { once: true });
-          }),
-        ]);
-      }, this.spec.deadlineUnixMs);
+      await this.options.accept(
+        {
+          enqueue: async () => {
+            enqueued = true;
+            await this.options.queue.enqueue(
+              {
+                ctx: { questionId: this.questionId, scope: this.spec.scope, deadlineUnixMs: this.spec.deadlineUnixMs },
+                question: this.spec.question,
+                maxHops: this.spec.maxHops,
+              },
+              this.spec.deadlineUnixMs,
+            );
+          },
+          taken: (signal) =>
+            Promise.race([
+              firstEvent,
+              new Promise<never>((_, reject) => {
+                const stop = () => reject(new CancelledError('the wait for a hop-reasoner ended'));
+                if (signal.aborted) stop();
+                else signal.addEventListener('abort', stop, { once: true });
+              }),
+            ]),
+        },
+        this.spec.deadlineUnixMs,
+      );
     } catch (error) {
       if (!enqueued || (await this.giveUp())) {
         this.watching.abort();

@@ -1,8 +1,8 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { waitFor } from '@hopline/test-support';
 import { describe, expect, it } from 'vitest';
-import { createMemoryBroker } from '@hopline/bus';
-import type { AskCommand } from '@hopline/contracts';
+import { createMemoryBroker, type DurableStream } from '@hopline/bus';
+import { UnavailableError, type AskCommand } from '@hopline/contracts';
 import { openQuestionStreams, questionJobsStream, QuestionQueue } from '@hopline/questions';
 import { FakeReasoner, twoHopScript } from './support/fake-reasoner.js';
 import { askJson, askSse, metricValue, startGatewayOn, startTestGateway, testKeys } from './support/harness.js';
@@ -217,11 +217,45 @@ describe('answer-gateway SSE stream', () => {
     });
   });
 
-  it('a question whose enqueue outlasts the accept timeout is withdrawn all the same: no hop-reasoner runs it later', async () => {
+  it('a question stored during a leader election (JetStream unavailable for longer than the accept timeout) is stored once the stream has a leader, and answered', async () => {
+    const broker = createMemoryBroker();
+    const bus = broker.connect();
+    const jobs = await bus.durableStream(questionJobsStream);
+    const electionEndsAt = Date.now() + 600;
+    let publishes = 0;
+    // A clustered stream answers no publish until its replicas elected a new leader.
+    const electing = new Proxy(jobs, {
+      get: (target, property) =>
+        property === 'publish'
+          ? (...args: Parameters<DurableStream['publish']>) => {
+              publishes += 1;
+              if (Date.now() < electionEndsAt) {
+                return Promise.reject(new UnavailableError('stream publish: JetStream unavailable: no stream leader'));
+              }
+              return target.publish(...args);
+            }
+          : Reflect.get(target, property, target),
+    });
+    const { log } = await openQuestionStreams(bus);
+    const reasoner = await FakeReasoner.start(broker.connect(), twoHopScript());
+    const keys = testKeys();
+    const { gateway, baseUrl } = await startGatewayOn(bus, keys, {
+      config: { ACCEPT_TIMEOUT_MS: 200 },
+      questions: { queue: new QuestionQueue(electing), log },
+    });
+    const answered = await askJson(baseUrl, keys.alice, { question: 'Who owns Atlas?' });
+    expect(answered.status).toBe(200);
+    expect(publishes).toBeGreaterThan(1);
+    expect(reasoner.asks.map((ask) => ask.question)).toEqual(['Who owns Atlas?']);
+    await gateway.stop({ graceMs: 0 });
+    await reasoner.stop();
+  });
+
+  it('a question nobody takes after a slow enqueue is withdrawn all the same: no hop-reasoner runs it later', async () => {
     const broker = createMemoryBroker();
     const bus = broker.connect();
     const enqueueMs = 400;
-    // NATS slow to store the first job: its client has a 503 before the job is in the queue.
+    // NATS slow to store the first job, and no hop-reasoner: its client has a 503 once the accept timeout passed.
     let slow = true;
     let landed: () => void = () => {};
     const firstLanded = new Promise<void>((resolve) => (landed = resolve));

@@ -1,0 +1,21 @@
+import { isHoplineError } from '@hopline/contracts';
+
+// While NATS is unreachable (or a cluster elects a stream's leader) a write is retried this
+// often; the writes retried carry message ids or expected sequences, so a retry never stores twice.
+const RETRY_MS = 250;
+
+/** Transient: the call may succeed when NATS answers again. */
+const isTransient = (error: unknown) =>
+  isHoplineError(error) && (error.code === 'unavailable' || error.code === 'deadline_exceeded');
+
+/** Runs `call`, again after each transient failure until `untilUnixMs`; then its failure is the caller's. */
+export async function retryingTransient<T>(call: () => Promise<T>, untilUnixMs: number): Promise<T> {
+  for (;;) {
+    try {
+      return await call();
+    } catch (error) {
+      if (!isTransient(error) || Date.now() >= untilUnixMs) throw error;
+      await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
+    }
+  }
+}
