@@ -147,8 +147,13 @@ export interface Tally {
   /** Streams whose event ids skipped or repeated. */
   gaps: number;
   degraded: number;
-  /** Answers that abstained ("cannot answer"). */
+  /**
+   * Empty answers: no text, or an abstention ("cannot answer") not flagged degraded, which is
+   * what an empty index gave. An abstention flagged degraded says why evidence is missing.
+   */
   empty: number;
+  /** Answers that abstained, flagged degraded or not. */
+  abstained: number;
   /** Streams that announced a restarted attempt. */
   restarted: number;
   /** Answers 5xx other than 503: what the fault suite never wants to see. */
@@ -175,7 +180,10 @@ export function tally(outcomes: readonly AskOutcome[]): Tally {
     hung: outcomes.filter((outcome) => outcome.end === 'hung').length,
     gaps: outcomes.filter((outcome) => !gapFree(outcome.events)).length,
     degraded: answered.filter((outcome) => outcome.done?.degraded).length,
-    empty: answered.filter((outcome) => outcome.done?.abstained).length,
+    empty: answered.filter(
+      (outcome) => outcome.done?.answer.trim() === '' || (outcome.done?.abstained && !outcome.done.degraded),
+    ).length,
+    abstained: answered.filter((outcome) => outcome.done?.abstained).length,
     restarted: outcomes.filter((outcome) => outcome.events.some((event) => event.name === 'restarted')).length,
     serverErrors: outcomes.filter((outcome) => outcome.status >= 500 && outcome.status !== 503).length,
     refused: refused.length,

@@ -232,7 +232,7 @@ export const workersWithoutId: Scenario = {
     const chunks = await Promise.all(fleet.workers.map(indexedChunks));
     const t = tally(await askMany(fleet, 'workers-without-id', questions).outcomes);
     return {
-      measured: `indexes hold ${chunks.join(' and ')} chunks of the ${fleet.documents} demo documents (one chunk each); ${describeTally(t)}; ${t.empty} empty answers`,
+      measured: `indexes hold ${chunks.join(' and ')} chunks of the ${fleet.documents} demo documents (one chunk each); ${describeTally(t)}; ${t.empty} empty answers (no text, or a "cannot answer" not flagged degraded), ${t.abstained} abstentions in all`,
       holds: chunks.every((n) => n >= fleet.documents && n === chunks[0]) && t.answered === t.asked && t.empty === 0,
       tally: t,
     };
