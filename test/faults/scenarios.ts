@@ -96,11 +96,16 @@ async function failedRerankCalls(reasoner: ServiceProcess): Promise<number> {
   return all - (await metric(reasoner, 'hopline_grpc_requests_total', { ...calls, code: 'OK' }));
 }
 
-async function breakerState(reasoner: ServiceProcess, downstream: string): Promise<string | undefined> {
+/** A hop-reasoner's breakers by downstream, from its /healthz. */
+async function breakerStates(reasoner: ServiceProcess): Promise<Record<string, string>> {
   const health = (await (await fetch(`${reasoner.opsUrl}/healthz`)).json()) as {
     details?: { breakers?: Record<string, string> };
   };
-  return health.details?.breakers?.[downstream];
+  return health.details?.breakers ?? {};
+}
+
+async function breakerState(reasoner: ServiceProcess, downstream: string): Promise<string | undefined> {
+  return (await breakerStates(reasoner))[downstream];
 }
 
 const rerankerReason = (outcome: AskOutcome) =>
@@ -437,4 +442,17 @@ export async function settle(fleet: Fleet): Promise<void> {
       { timeoutMs: 60_000, intervalMs: 500, description: `gateway ${index + 1} to answer again` },
     );
   }
+  // A breaker a fault left open closes only on a call that succeeds, so questions are asked
+  // until every one is closed: a reranker breaker left open by one scenario degraded the next.
+  let asked = 0;
+  await waitFor(
+    async () => {
+      const states = await Promise.all(fleet.reasoners.map(breakerStates));
+      if (states.every((breakers) => Object.values(breakers).every((state) => state === 'closed'))) return true;
+      const url = fleet.gatewayUrls[asked % fleet.gatewayUrls.length] as string;
+      await askStreaming(url, fleet.apiKey, demoQuestion('settle breakers', asked++), { giveUpMs: GIVE_UP_MS });
+      return false;
+    },
+    { timeoutMs: 60_000, intervalMs: 200, description: "every hop-reasoner's breakers to close" },
+  );
 }
