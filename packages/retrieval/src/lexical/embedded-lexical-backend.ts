@@ -12,6 +12,7 @@ import type {
   LexicalBackend,
   LexicalSearchRequest,
   ScoredChunk,
+  StoredDocument,
   VersionedDocumentKey,
   WriteOutcome,
 } from '../backends/types.js';
@@ -150,6 +151,10 @@ export class EmbeddedLexicalBackend implements LexicalBackend {
   /** Writes logged since the last snapshot: what a restart replays. */
   get tail(): number {
     return this.store.tail;
+  }
+
+  async readDocuments(tenantId: string, kbId: string): Promise<Array<StoredDocument<IndexedChunk>>> {
+    return this.store.documentsOf(tenantId, kbId);
   }
 
   async countChunks(): Promise<KbChunkCount[]> {

@@ -4,6 +4,7 @@ import type {
   DocumentState,
   DocumentWrite,
   KbChunkCount,
+  StoredDocument,
   VersionedDocumentKey,
   WriteOutcome,
 } from '../backends/types.js';
@@ -152,6 +153,16 @@ export class VersionedDocumentStore<Item> {
   /** The items of the document as indexed now; none when it is deleted or unknown. */
   items(key: DocumentKey): readonly Item[] {
     return this.documents.get(documentId(key))?.items ?? [];
+  }
+
+  /** Every document of one kb, tombstones included, as it stands now. */
+  documentsOf(tenantId: string, kbId: string): Array<StoredDocument<Item>> {
+    const found: Array<StoredDocument<Item>> = [];
+    for (const entry of this.documents.values()) {
+      if (entry.key.tenantId === tenantId && entry.key.kbId === kbId)
+        found.push({ doc: entry.key, deleted: entry.deleted, items: entry.items });
+    }
+    return found;
   }
 
   counts(): KbChunkCount[] {

@@ -11,6 +11,7 @@ import type {
   IndexedChunk,
   KbChunkCount,
   ScoredChunk,
+  StoredDocument,
   VectorBackend,
   VectorSearchRequest,
   VersionedDocumentKey,
@@ -186,6 +187,10 @@ export class EmbeddedVectorBackend implements VectorBackend {
   /** Writes logged since the last snapshot: what a restart replays. */
   get tail(): number {
     return this.store.tail;
+  }
+
+  async readDocuments(tenantId: string, kbId: string): Promise<Array<StoredDocument<EmbeddedChunk>>> {
+    return this.store.documentsOf(tenantId, kbId);
   }
 
   async countChunks(): Promise<KbChunkCount[]> {

@@ -155,7 +155,9 @@ export class HnswVectorIndex implements PersistentVectorIndex {
   async load(dir: string): Promise<ReadonlySet<string>> {
     const manifest = hnswManifestSchema.parse(JSON.parse(await readFile(join(dir, HNSW_MANIFEST_FILE), 'utf8')));
     if (manifest.dimensions !== this.dimensions)
-      throw new Error(`${dir}: the graphs hold vectors of ${manifest.dimensions} dimensions, the index ${this.dimensions}`);
+      throw new Error(
+        `${dir}: the graphs hold vectors of ${manifest.dimensions} dimensions, the index ${this.dimensions}`,
+      );
     for (const { name, file, keys } of manifest.partitions) {
       const restored = keys.map((key) => key ?? undefined);
       this.partitions.set(name, await HnswPartition.load(this.dimensions, join(dir, file), restored));
