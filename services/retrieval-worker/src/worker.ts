@@ -6,6 +6,7 @@ import {
   createIndexer,
   hybridOptionsFor,
   type Embedder,
+  type Indexer,
   type LexicalBackend,
   type VectorBackend,
 } from '@hopline/retrieval';
@@ -60,6 +61,24 @@ export interface RetrievalWorker {
   stop(): Promise<void>;
 }
 
+/**
+ * The start-up consistency check: sides that disagree (a write that reached one only, a side
+ * whose files were lost) are rebuilt from the other where both can list their documents; what
+ * is left is logged with how to close it.
+ */
+async function repairIndex(indexer: Indexer, logger: Logger): Promise<void> {
+  const found = await indexer.checkConsistency();
+  if (found.consistent) return;
+  const { written, report } = await indexer.repair(found);
+  logger.warn('index sides disagreed at start-up; repaired from each other', {
+    check: 'index-consistency',
+    kbs: found.gaps.length,
+    documentsWritten: written,
+    kbsLeft: report.gaps.length,
+  });
+  for (const message of report.messages) logger.error(message, { check: 'index-consistency' });
+}
+
 /** How often a ready worker announces itself; hop-reasoners forget it after a few missed beats. */
 const PRESENCE_INTERVAL_MS = 1_000;
 /** How often the index size gauge is refreshed (a count per kb in each index). */
@@ -99,14 +118,12 @@ export async function startRetrievalWorker(deps: RetrievalWorkerDeps): Promise<R
     metrics.indexChunks.set({ worker: workerId, index: 'vector' }, vectorChunks);
     return { ...report, lexicalChunks, vectorChunks };
   };
-  const consistency = await checkIndex();
+  await repairIndex(indexer, logger);
+  await checkIndex();
   const indexSize = setInterval(() => {
     checkIndex().catch((error: unknown) => logger.warn('could not count the index', { error }));
   }, INDEX_SIZE_INTERVAL_MS);
   indexSize.unref();
-  if (!consistency.consistent) {
-    for (const message of consistency.messages) logger.error(message, { check: 'index-consistency' });
-  }
 
   const [stream, bodies, deadLetters] = await Promise.all([
     bus.durableStream(),

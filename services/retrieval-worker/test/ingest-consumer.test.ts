@@ -33,6 +33,7 @@ function indexerOf(apply: (command: IngestCommand__Output) => Promise<IndexResul
       );
     },
     checkConsistency: async () => ({ consistent: true, kbs: [], gaps: [], messages: [] }),
+    repair: async (report) => ({ written: 0, report }),
   };
 }
 

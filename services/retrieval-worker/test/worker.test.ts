@@ -381,3 +381,81 @@ describe('retrieval-worker readiness', () => {
     }
   });
 });
+
+describe('retrieval-worker start-up consistency check', () => {
+  it('consistency - sides that disagree at start-up are rebuilt from each other before the worker serves', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'hopline-repair-'));
+    try {
+      const embedder = new HashingEmbedder();
+      const open = () =>
+        Promise.all([
+          EmbeddedLexicalBackend.open({ dataDir, durable: false }),
+          EmbeddedVectorBackend.open({ dimensions: embedder.dimensions, dataDir, durable: false }),
+        ]);
+      const chunk = (docId: string, text: string, kbId = 'kb') => ({
+        chunkId: `${docId}#0`,
+        tenantId: 'acme',
+        kbId,
+        docId,
+        docVersion: 1,
+        title: docId,
+        text,
+        span: { start: 0, end: text.length },
+        dedupeKey: docId,
+        effectiveDate: '',
+        sourceUri: '',
+      });
+      const key = (docId: string, kbId = 'kb') => ({ tenantId: 'acme', kbId, docId, version: 1 });
+      // As after a crash between the two sides' writes, or a side whose files were lost: in
+      // kb the vector side lacks a document, in kb2 the lexical side does.
+      const [lexical, vector] = await open();
+      const shared = chunk('shared', 'Orchard ledger.');
+      await lexical.upsertDocument(key('shared'), [shared]);
+      await vector.upsertDocument(key('shared'), [
+        { chunk: shared, vector: embedder.embedOne('shared Orchard ledger.') },
+      ]);
+      await lexical.upsertDocument(key('only-lexical'), [chunk('only-lexical', 'Harbour lighthouse keeper.')]);
+      await vector.upsertDocument(key('only-vector', 'kb2'), [
+        {
+          chunk: chunk('only-vector', 'Glacier comet orbit.', 'kb2'),
+          vector: embedder.embedOne('only-vector Glacier comet orbit.'),
+        },
+      ]);
+      await Promise.all([lexical.close(), vector.close()]);
+
+      const [reopenedLexical, reopenedVector] = await open();
+      const bus = createMemoryBroker().connect();
+      const started = await startRetrievalWorker({
+        config: configSchema.parse({ WORKER_ID: 'repair', DATA_DIR: dataDir }),
+        bus,
+        lexical: reopenedLexical,
+        vector: reopenedVector,
+        embedder,
+        indexesShared: false,
+        logger,
+        metrics: createMetrics('test', { defaultMetrics: false }),
+      });
+      await started.ready;
+      expect((await started.health()).details).toMatchObject({
+        index: { kbs: 2, lexicalChunks: 3, vectorChunks: 3, kbsOutOfStep: 0 },
+      });
+      expect(await reopenedVector.documentState(key('only-lexical'))).toEqual({
+        version: 1,
+        deleted: false,
+        chunks: 1,
+      });
+      expect(await reopenedLexical.documentState(key('only-vector', 'kb2'))).toEqual({
+        version: 1,
+        deleted: false,
+        chunks: 1,
+      });
+      const found = await retrieve(bus, 'acme', ['kb2'], 'glacier comet');
+      expect(found.chunks.map((c) => c.docId)).toContain('only-vector');
+      await started.stop();
+      await bus.drain();
+      await Promise.all([reopenedLexical.close(), reopenedVector.close()]);
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});

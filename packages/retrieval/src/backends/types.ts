@@ -88,6 +88,13 @@ export interface KbChunkCount {
 export type DocumentWrite<Item> =
   { op: 'upsert'; doc: VersionedDocumentKey; items: readonly Item[] } | { op: 'delete'; doc: VersionedDocumentKey };
 
+/** A document as a backend holds it: its version, whether that is a tombstone, and its items. */
+export interface StoredDocument<Item> {
+  doc: VersionedDocumentKey;
+  deleted: boolean;
+  items: readonly Item[];
+}
+
 interface VersionedBackend<Item> {
   /** Names the backend in degraded reasons, logs and consistency reports. */
   readonly name: string;
@@ -102,6 +109,12 @@ interface VersionedBackend<Item> {
   writeDocuments(writes: readonly DocumentWrite<Item>[], signal?: AbortSignal): Promise<WriteOutcome[]>;
   documentState(key: DocumentKey, signal?: AbortSignal): Promise<DocumentState | undefined>;
   countChunks(signal?: AbortSignal): Promise<KbChunkCount[]>;
+  /**
+   * Every document of one kb with its items, tombstones included: what lets the start-up check
+   * rebuild the side that is behind from the other. The embedded indexes have it; a remote
+   * backend without it leaves a gap to be closed by ingesting again.
+   */
+  readDocuments?(tenantId: string, kbId: string): Promise<Array<StoredDocument<Item>>>;
   close(): Promise<void>;
 }
 

@@ -5,6 +5,7 @@ import type {
   EmbeddedChunk,
   IndexedChunk,
   LexicalBackend,
+  StoredDocument,
   VectorBackend,
   VersionedDocumentKey,
   WriteOutcome,
@@ -57,6 +58,13 @@ export interface Indexer {
   applyAll(commands: readonly IngestCommand__Output[], signal?: AbortSignal): Promise<IndexAttempt[]>;
   /** Compares the chunk counts of the two sides per knowledge base. */
   checkConsistency(signal?: AbortSignal): Promise<ConsistencyReport>;
+  /**
+   * Closes the gaps of a report where both sides can list their documents (`readDocuments`):
+   * each document goes to the side whose version of it is behind, from the side that is ahead
+   * (its chunks, embedded again for the vector side), through the usual versioned writes. The
+   * report after it says what is left, all of it when a side cannot list its documents.
+   */
+  repair(report: ConsistencyReport, signal?: AbortSignal): Promise<{ written: number; report: ConsistencyReport }>;
 }
 
 /** One valid command of a batch, with what each side must do with it. */
@@ -196,6 +204,45 @@ export function createIndexer(dependencies: IndexerDependencies): Indexer {
     return attempts;
   }
 
+  async function checkConsistency(signal?: AbortSignal): Promise<ConsistencyReport> {
+    const [lexicalCounts, vectorCounts] = await Promise.all([lexical.countChunks(signal), vector.countChunks(signal)]);
+    return compareChunkCounts(
+      { name: lexical.name, counts: lexicalCounts },
+      { name: vector.name, counts: vectorCounts },
+    );
+  }
+
+  async function repair(report: ConsistencyReport, signal = new AbortController().signal) {
+    if (report.consistent || !lexical.readDocuments || !vector.readDocuments) return { written: 0, report };
+    let written = 0;
+    for (const { tenantId, kbId } of report.gaps) {
+      const [lexicalDocs, vectorDocs] = await Promise.all([
+        lexical.readDocuments(tenantId, kbId),
+        vector.readDocuments(tenantId, kbId),
+      ]);
+      const toLexical = behind(vectorDocs, lexicalDocs).map((stored): DocumentWrite<IndexedChunk> =>
+        stored.deleted
+          ? { op: 'delete', doc: stored.doc }
+          : { op: 'upsert', doc: stored.doc, items: stored.items.map(({ chunk }) => chunk) },
+      );
+      const fromLexical = behind(lexicalDocs, vectorDocs);
+      const embedded = await embedChunks(
+        fromLexical.flatMap((stored) => (stored.deleted ? [] : stored.items)),
+        signal,
+      );
+      let next = 0;
+      const toVector = fromLexical.map((stored): DocumentWrite<EmbeddedChunk> => {
+        if (stored.deleted) return { op: 'delete', doc: stored.doc };
+        const items = embedded.slice(next, next + stored.items.length);
+        next += stored.items.length;
+        return { op: 'upsert', doc: stored.doc, items };
+      });
+      await Promise.all([lexical.writeDocuments(toLexical, signal), vector.writeDocuments(toVector, signal)]);
+      written += toLexical.length + toVector.length;
+    }
+    return { written, report: await checkConsistency(signal) };
+  }
+
   return {
     async apply(command, signal) {
       const [attempt] = await applyAll([command], signal);
@@ -203,17 +250,20 @@ export function createIndexer(dependencies: IndexerDependencies): Indexer {
       return attempt.result;
     },
     applyAll,
-    async checkConsistency(signal) {
-      const [lexicalCounts, vectorCounts] = await Promise.all([
-        lexical.countChunks(signal),
-        vector.countChunks(signal),
-      ]);
-      return compareChunkCounts(
-        { name: lexical.name, counts: lexicalCounts },
-        { name: vector.name, counts: vectorCounts },
-      );
-    },
+    checkConsistency,
+    repair,
   };
+}
+
+/** The documents of `ahead` that `other` lacks or holds at an older state: a newer version, or live where `ahead` deleted it. */
+function behind<A, B>(ahead: ReadonlyArray<StoredDocument<A>>, other: ReadonlyArray<StoredDocument<B>>) {
+  const held = new Map(other.map((stored) => [stored.doc.docId, stored]));
+  return ahead.filter((stored) => {
+    const theirs = held.get(stored.doc.docId);
+    if (!theirs) return true;
+    if (stored.doc.version !== theirs.doc.version) return stored.doc.version > theirs.doc.version;
+    return stored.deleted && !theirs.deleted;
+  });
 }
 
 function resultOf(step: Planned): IndexResult {

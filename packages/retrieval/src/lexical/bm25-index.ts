@@ -1,3 +1,7 @@
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { BlobWriter, readBlob } from '../storage/snapshot-blobs.js';
 import { TopK } from '../util/top-k.js';
 
 /**
@@ -43,6 +47,28 @@ const MAX_TF = 0xffff;
 const BUFFER_LIMIT = 4_096;
 const DEAD_FRACTION_TO_REWRITE = 0.25;
 
+const BM25_MANIFEST_FILE = 'bm25.json';
+const BM25_BLOBS_FILE = 'bm25.bin';
+const blobRefSchema = z.tuple([z.number().int().nonnegative(), z.number().int().nonnegative()]);
+const bm25ManifestSchema = z.object({
+  partitions: z.array(
+    z.object({
+      name: z.string(),
+      segments: z.array(
+        z.object({
+          terms: z.array(z.string()),
+          keys: z.array(z.string()),
+          offsets: blobRefSchema,
+          docs: blobRefSchema,
+          tfs: blobRefSchema,
+          lengths: blobRefSchema,
+          dead: blobRefSchema,
+        }),
+      ),
+    }),
+  ),
+});
+
 /** Postings of the mutable buffer: per term a flat [doc, tf, doc, tf, ...] list. */
 class BufferSegment {
   readonly keys: string[] = [];
@@ -67,6 +93,17 @@ class BufferSegment {
   }
 }
 
+/** A segment as plain arrays: terms in term-id order, postings in CSR form, one row per document. */
+interface SegmentArrays {
+  terms: string[];
+  offsets: Uint32Array;
+  docs: Uint32Array;
+  tfs: Uint16Array;
+  keys: string[];
+  lengths: Uint32Array;
+  dead: Uint8Array;
+}
+
 class Segment {
   readonly termIds: Map<string, number>;
   readonly offsets: Uint32Array;
@@ -79,29 +116,52 @@ class Segment {
   private scratchScores: Float32Array | undefined;
   private scratchTouched: Uint32Array | undefined;
 
-  constructor(keys: string[], lengths: ArrayLike<number>, postings: Map<string, number[]>) {
-    this.keys = keys;
-    this.lengths = Uint32Array.from(lengths);
-    this.dead = new Uint8Array(keys.length);
-    this.termIds = new Map();
+  constructor(fields: SegmentArrays) {
+    this.termIds = new Map(fields.terms.map((term, id) => [term, id]));
+    this.offsets = fields.offsets;
+    this.docs = fields.docs;
+    this.tfs = fields.tfs;
+    this.keys = fields.keys;
+    this.lengths = fields.lengths;
+    this.dead = fields.dead;
+    this.deadCount = fields.dead.reduce((sum, flag) => sum + flag, 0);
+  }
+
+  static fromPostings(keys: string[], lengths: ArrayLike<number>, postings: Map<string, number[]>): Segment {
     let total = 0;
     for (const list of postings.values()) total += list.length >> 1;
-    this.offsets = new Uint32Array(postings.size + 1);
-    this.docs = new Uint32Array(total);
-    this.tfs = new Uint16Array(total);
+    const offsets = new Uint32Array(postings.size + 1);
+    const docs = new Uint32Array(total);
+    const tfs = new Uint16Array(total);
     let term = 0;
     let at = 0;
-    for (const [token, list] of postings) {
-      this.termIds.set(token, term);
-      this.offsets[term] = at;
+    for (const list of postings.values()) {
+      offsets[term] = at;
       for (let i = 0; i < list.length; i += 2) {
-        this.docs[at] = list[i] as number;
-        this.tfs[at] = list[i + 1] as number;
+        docs[at] = list[i] as number;
+        tfs[at] = list[i + 1] as number;
         at++;
       }
       term++;
     }
-    this.offsets[term] = at;
+    offsets[term] = at;
+    return new Segment({
+      terms: [...postings.keys()],
+      offsets,
+      docs,
+      tfs,
+      keys,
+      lengths: Uint32Array.from(lengths),
+      dead: new Uint8Array(keys.length),
+    });
+  }
+
+  /** The arrays a snapshot keeps; a segment built from them is this one. */
+  arrays(): SegmentArrays {
+    const terms = new Array<string>(this.termIds.size);
+    for (const [term, id] of this.termIds) terms[id] = term;
+    const { offsets, docs, tfs, keys, lengths, dead } = this;
+    return { terms, offsets, docs, tfs, keys, lengths, dead };
   }
 
   get size(): number {
@@ -169,6 +229,21 @@ class Partition {
 
   get liveCount(): number {
     return this.locations.size;
+  }
+
+  /** A partition holding exactly these segments, as a snapshot kept them. */
+  static restore(segments: Segment[]): Partition {
+    const partition = new Partition();
+    partition.segments = segments;
+    for (const segment of segments) {
+      for (let doc = 0; doc < segment.size; doc++) {
+        if (segment.dead[doc]) continue;
+        const length = segment.lengths[doc] as number;
+        partition.locations.set(segment.keys[doc] as string, { segment, doc, length });
+        partition.liveLength += length;
+      }
+    }
+    return partition;
   }
 
   add(key: string, tokens: readonly string[]): void {
@@ -243,7 +318,7 @@ class Partition {
       }
     }
     if (source.keys.length === 0) return undefined;
-    const segment = new Segment(source.keys, source.lengths, source.postings);
+    const segment = Segment.fromPostings(source.keys, source.lengths, source.postings);
     segment.keys.forEach((key, doc) => {
       const location = this.locations.get(key);
       if (location) {
@@ -258,7 +333,7 @@ class Partition {
     const into = new BufferSegment();
     const moved: Array<[string, number]> = [];
     for (const segment of segments) segment.copyLiveInto(into, (key, doc) => moved.push([key, doc]));
-    const merged = new Segment(into.keys, into.lengths, into.postings);
+    const merged = Segment.fromPostings(into.keys, into.lengths, into.postings);
     for (const [key, doc] of moved) {
       const location = this.locations.get(key);
       if (location) {
@@ -307,6 +382,57 @@ export class Bm25Index {
     let total = 0;
     for (const target of this.partitions.values()) total += target.liveCount;
     return total;
+  }
+
+  /**
+   * Writes the index to `dir` (bm25.json and bm25.bin): each partition's buffer is frozen
+   * first, so the snapshot is segments only, their arrays as they are in memory.
+   */
+  async save(dir: string): Promise<void> {
+    const blobs = new BlobWriter();
+    const partitions = [...this.partitions].map(([name, partition]) => {
+      partition.prepareForSearch();
+      return {
+        name,
+        segments: partition.segments.map((segment) => {
+          const { terms, keys, offsets, docs, tfs, lengths, dead } = segment.arrays();
+          return {
+            terms,
+            keys,
+            offsets: blobs.add(offsets),
+            docs: blobs.add(docs),
+            tfs: blobs.add(tfs),
+            lengths: blobs.add(lengths),
+            dead: blobs.add(dead),
+          };
+        }),
+      };
+    });
+    await writeFile(join(dir, BM25_BLOBS_FILE), blobs.bytes());
+    await writeFile(join(dir, BM25_MANIFEST_FILE), JSON.stringify({ partitions }));
+  }
+
+  /** The index `save` wrote to `dir`; the parameters are configuration, not state, so they are given. */
+  static async load(dir: string, parameters: Partial<Bm25Parameters> = {}): Promise<Bm25Index> {
+    const manifest = bm25ManifestSchema.parse(JSON.parse(await readFile(join(dir, BM25_MANIFEST_FILE), 'utf8')));
+    const file = await readFile(join(dir, BM25_BLOBS_FILE));
+    const index = new Bm25Index(parameters);
+    for (const { name, segments } of manifest.partitions) {
+      const restored = segments.map(
+        (segment) =>
+          new Segment({
+            terms: segment.terms,
+            keys: segment.keys,
+            offsets: readBlob(file, segment.offsets, Uint32Array),
+            docs: readBlob(file, segment.docs, Uint32Array),
+            tfs: readBlob(file, segment.tfs, Uint16Array),
+            lengths: readBlob(file, segment.lengths, Uint32Array),
+            dead: readBlob(file, segment.dead, Uint8Array),
+          }),
+      );
+      index.partitions.set(name, Partition.restore(restored));
+    }
+    return index;
   }
 
   /** Postings read by every search so far, and how many searches read them. */

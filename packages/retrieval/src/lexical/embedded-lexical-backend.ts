@@ -12,10 +12,12 @@ import type {
   LexicalBackend,
   LexicalSearchRequest,
   ScoredChunk,
+  StoredDocument,
   VersionedDocumentKey,
   WriteOutcome,
 } from '../backends/types.js';
 import { partitionKey, scopePartitions, selectedDocIds } from '../backends/types.js';
+import type { IndexSnapshot } from '../storage/store-snapshot.js';
 import { VersionedDocumentStore } from '../storage/versioned-document-store.js';
 import type { Bm25Parameters } from './bm25-index.js';
 import { Bm25Index } from './bm25-index.js';
@@ -33,9 +35,12 @@ export interface EmbeddedLexicalBackendOptions {
    * boost in its simplest form.
    */
   titleWeight?: number;
+  /** Log entries after which a snapshot is taken (default: see `StoreFiles.snapshotAfter`). */
+  snapshotAfter?: number;
 }
 
 export const LEXICAL_LOG_FILE = 'lexical.log.jsonl';
+export const LEXICAL_SNAPSHOT_DIR = 'lexical.snapshot';
 
 /** The lexical terms a chunk is indexed under: title (weighted) and its lexical window. */
 export function lexicalTerms(tokenizer: Tokenizer, chunk: IndexedChunk, titleWeight: number): string[] {
@@ -61,13 +66,32 @@ export class EmbeddedLexicalBackend implements LexicalBackend {
   static async open(options: EmbeddedLexicalBackendOptions = {}): Promise<EmbeddedLexicalBackend> {
     const tokenizer = options.tokenizer ?? createTokenizer();
     const titleWeight = options.titleWeight ?? 2;
-    const index = new Bm25Index(options.bm25);
+    let index = new Bm25Index(options.bm25);
     const chunks = new Map<string, IndexedChunk>();
+    const snapshot: IndexSnapshot = {
+      save: (dir) => index.save(dir),
+      async load(dir) {
+        index = await Bm25Index.load(dir, options.bm25);
+      },
+    };
     const store = await VersionedDocumentStore.open<IndexedChunk>({
-      ...(options.dataDir === undefined ? {} : { file: join(options.dataDir, LEXICAL_LOG_FILE) }),
+      ...(options.dataDir === undefined
+        ? {}
+        : {
+            files: {
+              log: join(options.dataDir, LEXICAL_LOG_FILE),
+              snapshot: join(options.dataDir, LEXICAL_SNAPSHOT_DIR),
+              index: snapshot,
+              ...(options.snapshotAfter === undefined ? {} : { snapshotAfter: options.snapshotAfter }),
+            },
+          }),
       durable: options.durable ?? true,
       codec: { encode: (chunk) => chunk, decode: (value) => indexedChunkSchema.parse(value) },
       listener: {
+        restored(doc, items) {
+          const partition = partitionKey(doc.tenantId, doc.kbId);
+          for (const chunk of items) chunks.set(chunkKey(partition, chunk.chunkId), chunk);
+        },
         added(doc, items) {
           const partition = partitionKey(doc.tenantId, doc.kbId);
           for (const chunk of items) {
@@ -122,6 +146,15 @@ export class EmbeddedLexicalBackend implements LexicalBackend {
 
   async documentState(key: DocumentKey): Promise<DocumentState | undefined> {
     return this.store.state(key);
+  }
+
+  /** Writes logged since the last snapshot: what a restart replays. */
+  get tail(): number {
+    return this.store.tail;
+  }
+
+  async readDocuments(tenantId: string, kbId: string): Promise<Array<StoredDocument<IndexedChunk>>> {
+    return this.store.documentsOf(tenantId, kbId);
   }
 
   async countChunks(): Promise<KbChunkCount[]> {

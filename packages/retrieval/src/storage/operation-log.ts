@@ -1,12 +1,11 @@
-import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
+import { mkdir, open, readFile } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 
 /**
  * An append-only JSON-lines file of write operations: the embedded indexes persist by logging
- * every write before they acknowledge it, and rebuild themselves at start-up by replaying the
- * log. `rewrite` compacts it to the live state (write aside, flush, rename) so a crash during
- * compaction leaves either the old or the new log, never half of one.
+ * every write before they acknowledge it, and at start-up replay the log written since their
+ * last snapshot (see `store-snapshot.ts`), which empties it.
  */
 export class OperationLog {
   private handle: FileHandle | undefined;
@@ -69,27 +68,12 @@ export class OperationLog {
     this.lines += entries.length;
   }
 
-  async rewrite(entries: Iterable<unknown>): Promise<void> {
+  /** Empties the log, once a snapshot holds everything it held. */
+  async clear(): Promise<void> {
     const handle = this.requireOpen();
-    const aside = `${this.file}.compacting`;
-    const next = await open(aside, 'w');
-    let count = 0;
-    try {
-      for (const entry of entries) {
-        await next.write(`${JSON.stringify(entry)}\n`);
-        count++;
-      }
-      await next.datasync();
-    } finally {
-      await next.close();
-    }
-    await rename(aside, this.file).catch(async (error: unknown) => {
-      await rm(aside, { force: true });
-      throw error;
-    });
-    await handle.close();
-    this.handle = await open(this.file, 'a+');
-    this.lines = count;
+    await handle.truncate(0);
+    if (this.durable) await handle.datasync();
+    this.lines = 0;
   }
 
   async close(): Promise<void> {

@@ -4,11 +4,14 @@ import type {
   DocumentState,
   DocumentWrite,
   KbChunkCount,
+  StoredDocument,
   VersionedDocumentKey,
   WriteOutcome,
 } from '../backends/types.js';
 import { partitionKey } from '../backends/types.js';
 import { OperationLog } from './operation-log.js';
+import type { IndexSnapshot } from './store-snapshot.js';
+import { readSnapshot, recoverSnapshot, writeSnapshot } from './store-snapshot.js';
 import { decideDelete, decideUpsert } from './versioning.js';
 
 export interface ItemCodec<Item> {
@@ -21,6 +24,19 @@ export interface ItemCodec<Item> {
 export interface StoreListener<Item> {
   added(doc: DocumentKey, items: readonly Item[]): void;
   removed(doc: DocumentKey, items: readonly Item[]): void;
+  /** A live document read from the snapshot, whose index state the snapshot's index part restored. */
+  restored(doc: DocumentKey, items: readonly Item[]): void;
+}
+
+export interface StoreFiles {
+  /** The write log: every write since the last snapshot. */
+  log: string;
+  /** The snapshot's folder. */
+  snapshot: string;
+  /** The index's part of the snapshot. */
+  index: IndexSnapshot;
+  /** Log entries after which a snapshot is taken (default: 1,000 or a quarter of the documents, whichever is more). */
+  snapshotAfter?: number;
 }
 
 interface Entry<Item> extends DocumentState {
@@ -41,7 +57,7 @@ const logEntrySchema = z.discriminatedUnion('op', [
 ]);
 type LogEntry = z.infer<typeof logEntrySchema>;
 
-const COMPACT_MIN_ENTRIES = 1_000;
+const SNAPSHOT_MIN_ENTRIES = 1_000;
 
 function documentId(key: DocumentKey): string {
   return `${key.tenantId}\u0000${key.kbId}\u0000${key.docId}`;
@@ -60,26 +76,38 @@ export class VersionedDocumentStore<Item> {
   private constructor(
     private readonly codec: ItemCodec<Item>,
     private readonly listener: StoreListener<Item>,
-    private readonly log: OperationLog | undefined,
+    private readonly persisted: { files: StoreFiles; log: OperationLog; durable: boolean } | undefined,
   ) {}
 
-  /** Without `file` the store lives in memory only. */
+  /**
+   * Without `files` the store lives in memory only. With them it loads the snapshot (documents
+   * and index state, no index rebuilt) and replays only the log written since.
+   */
   static async open<Item>(options: {
-    file?: string;
+    files?: StoreFiles;
     durable?: boolean;
     codec: ItemCodec<Item>;
     listener: StoreListener<Item>;
   }): Promise<VersionedDocumentStore<Item>> {
-    if (options.file === undefined) return new VersionedDocumentStore(options.codec, options.listener, undefined);
-    const { log, entries } = await OperationLog.open(options.file, { durable: options.durable ?? true });
-    const store = new VersionedDocumentStore(options.codec, options.listener, log);
-    entries.forEach((raw, index) => {
-      const parsed = logEntrySchema.safeParse(raw);
-      if (!parsed.success)
-        throw new Error(`${options.file}: entry ${index + 1} is not a valid write: ${parsed.error.message}`);
-      store.applyEntry(parsed.data);
-    });
+    const { files } = options;
+    if (files === undefined) return new VersionedDocumentStore(options.codec, options.listener, undefined);
+    const durable = options.durable ?? true;
+    const snapshotted = await recoverSnapshot(files.snapshot);
+    const { log, entries } = await OperationLog.open(files.log, { durable });
+    const store = new VersionedDocumentStore(options.codec, options.listener, { files, log, durable });
+    if (snapshotted) {
+      let at = 0;
+      await readSnapshot(files.snapshot, files.index, (raw) =>
+        store.restoreEntry(parseEntry(raw, files.snapshot, ++at)),
+      );
+    }
+    entries.forEach((raw, at) => store.applyEntry(parseEntry(raw, files.log, at + 1)));
     return store;
+  }
+
+  /** Write-log entries since the last snapshot: what a restart replays. */
+  get tail(): number {
+    return this.persisted?.log.entries ?? 0;
   }
 
   upsert(doc: VersionedDocumentKey, items: readonly Item[]): Promise<WriteOutcome> {
@@ -108,9 +136,11 @@ export class VersionedDocumentStore<Item> {
         changes.push(change);
         decided.set(id, { version: change.doc.version, deleted: change.deleted, chunks: change.items.length });
       }
-      await this.log?.append(writes.filter((_, i) => outcomes[i] === 'applied').map((write) => this.logEntry(write)));
+      await this.persisted?.log.append(
+        writes.filter((_, i) => outcomes[i] === 'applied').map((write) => this.logEntry(write)),
+      );
       for (const change of changes) this.replace(change.doc, change.items, change.deleted);
-      await this.compactIfLarge();
+      await this.snapshotIfLarge();
       return outcomes;
     });
   }
@@ -125,13 +155,46 @@ export class VersionedDocumentStore<Item> {
     return this.documents.get(documentId(key))?.items ?? [];
   }
 
+  /** Every document of one kb, tombstones included, as it stands now. */
+  documentsOf(tenantId: string, kbId: string): Array<StoredDocument<Item>> {
+    const found: Array<StoredDocument<Item>> = [];
+    for (const entry of this.documents.values()) {
+      if (entry.key.tenantId === tenantId && entry.key.kbId === kbId)
+        found.push({ doc: entry.key, deleted: entry.deleted, items: entry.items });
+    }
+    return found;
+  }
+
   counts(): KbChunkCount[] {
     return [...this.perKb.values()].map((count) => ({ ...count }));
   }
 
+  /** Takes a snapshot when the log has entries since the last, so that the next start replays none. */
   async close(): Promise<void> {
     await this.writes.catch(() => undefined);
-    await this.log?.close();
+    if (!this.persisted) return;
+    try {
+      if (this.persisted.log.entries > 0) await this.snapshot();
+    } finally {
+      await this.persisted.log.close();
+    }
+  }
+
+  /** A snapshot's document: state and counts only, as the index part of the snapshot has it indexed. */
+  private restoreEntry(entry: LogEntry): void {
+    const deleted = entry.op === 'delete';
+    const items = entry.op === 'upsert' ? entry.items.map((item) => this.codec.decode(item)) : [];
+    this.documents.set(documentId(entry.doc), {
+      key: pickKey(entry.doc),
+      version: entry.doc.version,
+      deleted,
+      chunks: items.length,
+      items,
+    });
+    // A tombstone counts nothing, but its kb is listed, as after the delete that made it.
+    if (items.length === 0) return this.count(entry.doc, 0, 0);
+    this.count(entry.doc, 1, items.length);
+    this.listener.restored(entry.doc, items);
   }
 
   private applyEntry(entry: LogEntry): void {
@@ -176,11 +239,23 @@ export class VersionedDocumentStore<Item> {
     this.perKb.set(kb, count);
   }
 
-  private async compactIfLarge(): Promise<void> {
-    if (!this.log || this.log.entries < COMPACT_MIN_ENTRIES || this.log.entries < this.documents.size * 2) return;
+  private async snapshotIfLarge(): Promise<void> {
+    if (!this.persisted) return;
+    const after = this.persisted.files.snapshotAfter ?? Math.max(SNAPSHOT_MIN_ENTRIES, this.documents.size / 4);
+    if (this.persisted.log.entries >= after) await this.snapshot();
+  }
+
+  /**
+   * Writes the live documents and the index state, then empties the log: a crash before the
+   * log is emptied replays writes the snapshot already holds, which the version rules ignore.
+   */
+  private async snapshot(): Promise<void> {
+    if (!this.persisted) return;
+    const { files, log, durable } = this.persisted;
     const live = this.documents;
     const codec = this.codec;
-    await this.log.rewrite(
+    await writeSnapshot(
+      files.snapshot,
       (function* (): Generator<LogEntry> {
         for (const entry of live.values()) {
           yield entry.deleted
@@ -188,7 +263,10 @@ export class VersionedDocumentStore<Item> {
             : { op: 'upsert', doc: pickKey(entry.key), items: entry.items.map((item) => codec.encode(item)) };
         }
       })(),
+      files.index,
+      durable,
     );
+    await log.clear();
   }
 
   private serialise<T>(write: () => Promise<T>): Promise<T> {
@@ -219,6 +297,12 @@ function decide<Item>(
   if (outcome !== 'applied') return { outcome };
   const version = Math.max(write.doc.version, current?.version ?? 0);
   return { outcome, change: { doc: { ...write.doc, version }, items: [], deleted: true } };
+}
+
+function parseEntry(raw: unknown, file: string, at: number): LogEntry {
+  const parsed = logEntrySchema.safeParse(raw);
+  if (!parsed.success) throw new Error(`${file}: entry ${at} is not a valid write: ${parsed.error.message}`);
+  return parsed.data;
 }
 
 function pickKey(doc: VersionedDocumentKey): VersionedDocumentKey {

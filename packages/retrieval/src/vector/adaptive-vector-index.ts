@@ -2,7 +2,7 @@ import { TopK } from '../util/top-k.js';
 import { FlatVectorIndex } from './flat-vector-index.js';
 import type { HnswParameters } from './hnsw-vector-index.js';
 import { HnswVectorIndex } from './hnsw-vector-index.js';
-import type { VectorHit, VectorIndex } from './vector-index.js';
+import type { PersistentVectorIndex, VectorHit } from './vector-index.js';
 
 /**
  * Choosing the vector index, by measurement (`bench/retrieval.ts`, results in
@@ -15,7 +15,7 @@ import type { VectorHit, VectorIndex } from './vector-index.js';
  */
 export const DEFAULT_FLAT_LIMIT = 1_000;
 
-export class AdaptiveVectorIndex implements VectorIndex {
+export class AdaptiveVectorIndex implements PersistentVectorIndex {
   private readonly flat: FlatVectorIndex;
   private readonly hnsw: HnswVectorIndex;
   private readonly graphed = new Set<string>();
@@ -68,6 +68,17 @@ export class AdaptiveVectorIndex implements VectorIndex {
     for (const hit of [...this.flat.search(flat, query, limit), ...this.hnsw.search(graphed, query, limit)])
       best.push(hit.score, hit);
     return best.drain().map(({ item }) => item);
+  }
+
+  /** Writes the graphs; flat partitions are cheaper to rebuild from their vectors than to keep. */
+  save(dir: string): Promise<void> {
+    return this.hnsw.save(dir);
+  }
+
+  async load(dir: string): Promise<ReadonlySet<string>> {
+    const graphed = await this.hnsw.load(dir);
+    for (const partition of graphed) this.graphed.add(partition);
+    return graphed;
   }
 
   private promote(partition: string, rows: Map<string, Float32Array>): void {

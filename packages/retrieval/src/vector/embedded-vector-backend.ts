@@ -11,18 +11,21 @@ import type {
   IndexedChunk,
   KbChunkCount,
   ScoredChunk,
+  StoredDocument,
   VectorBackend,
   VectorSearchRequest,
   VersionedDocumentKey,
   WriteOutcome,
 } from '../backends/types.js';
 import { partitionKey, scopePartitions, selectedDocIds } from '../backends/types.js';
+import type { IndexSnapshot } from '../storage/store-snapshot.js';
 import type { ItemCodec } from '../storage/versioned-document-store.js';
 import { VersionedDocumentStore } from '../storage/versioned-document-store.js';
 import { TopK } from '../util/top-k.js';
 import { AdaptiveVectorIndex } from './adaptive-vector-index.js';
 import { checkDimensions } from './flat-vector-index.js';
 import type { VectorIndex } from './vector-index.js';
+import { isPersistent } from './vector-index.js';
 
 export interface EmbeddedVectorBackendOptions {
   dimensions: number;
@@ -32,9 +35,12 @@ export interface EmbeddedVectorBackendOptions {
   durable?: boolean;
   /** Builds the nearest-neighbour index (default: flat scan, then HNSW per large partition). */
   createIndex?: (dimensions: number) => VectorIndex;
+  /** Log entries after which a snapshot is taken (default: see `StoreFiles.snapshotAfter`). */
+  snapshotAfter?: number;
 }
 
 export const VECTOR_LOG_FILE = 'vector.log.jsonl';
+export const VECTOR_SNAPSHOT_DIR = 'vector.snapshot';
 
 const storedSchema = z.object({ chunk: indexedChunkSchema, vector: z.string() });
 
@@ -71,11 +77,38 @@ export class EmbeddedVectorBackend implements VectorBackend {
     const { dimensions } = options;
     const index = (options.createIndex ?? ((dims) => new AdaptiveVectorIndex(dims)))(dimensions);
     const chunks = new Map<string, IndexedChunk>();
+    // Partitions whose index state the snapshot restored; the others are rebuilt from their vectors.
+    let persisted: ReadonlySet<string> = new Set();
+    const snapshot: IndexSnapshot = {
+      save: async (dir) => {
+        if (isPersistent(index)) await index.save(dir);
+      },
+      async load(dir) {
+        if (isPersistent(index)) persisted = await index.load(dir);
+      },
+    };
     const store = await VersionedDocumentStore.open<EmbeddedChunk>({
-      ...(options.dataDir === undefined ? {} : { file: join(options.dataDir, VECTOR_LOG_FILE) }),
+      ...(options.dataDir === undefined
+        ? {}
+        : {
+            files: {
+              log: join(options.dataDir, VECTOR_LOG_FILE),
+              snapshot: join(options.dataDir, VECTOR_SNAPSHOT_DIR),
+              index: snapshot,
+              ...(options.snapshotAfter === undefined ? {} : { snapshotAfter: options.snapshotAfter }),
+            },
+          }),
       durable: options.durable ?? true,
       codec: vectorCodec(dimensions),
       listener: {
+        restored(doc, items) {
+          const partition = partitionKey(doc.tenantId, doc.kbId);
+          const indexed = persisted.has(partition);
+          for (const { chunk, vector } of items) {
+            if (!indexed) index.add(partition, chunk.chunkId, vector);
+            chunks.set(chunkKey(partition, chunk.chunkId), chunk);
+          }
+        },
         added(doc, items) {
           const partition = partitionKey(doc.tenantId, doc.kbId);
           for (const { chunk, vector } of items) {
@@ -149,6 +182,15 @@ export class EmbeddedVectorBackend implements VectorBackend {
 
   async documentState(key: DocumentKey): Promise<DocumentState | undefined> {
     return this.store.state(key);
+  }
+
+  /** Writes logged since the last snapshot: what a restart replays. */
+  get tail(): number {
+    return this.store.tail;
+  }
+
+  async readDocuments(tenantId: string, kbId: string): Promise<Array<StoredDocument<EmbeddedChunk>>> {
+    return this.store.documentsOf(tenantId, kbId);
   }
 
   async countChunks(): Promise<KbChunkCount[]> {

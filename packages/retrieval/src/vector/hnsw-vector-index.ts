@@ -1,8 +1,11 @@
+import { readFile, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { z } from 'zod';
 import type * as HnswLib from 'hnswlib-node';
 import { TopK } from '../util/top-k.js';
 import { checkDimensions } from './flat-vector-index.js';
-import type { VectorHit, VectorIndex } from './vector-index.js';
+import type { PersistentVectorIndex, VectorHit } from './vector-index.js';
 
 // hnswlib-node is a CommonJS native addon.
 const { HierarchicalNSW } = createRequire(import.meta.url)('hnswlib-node') as typeof HnswLib;
@@ -24,21 +27,43 @@ export interface HnswParameters {
 export const DEFAULT_HNSW_PARAMETERS: HnswParameters = { m: 16, efConstruction: 200, ef: 128 };
 
 const INITIAL_CAPACITY = 1_024;
+const HNSW_MANIFEST_FILE = 'hnsw.json';
+const hnswManifestSchema = z.object({
+  dimensions: z.number().int().positive(),
+  partitions: z.array(z.object({ name: z.string(), file: z.string(), keys: z.array(z.string().nullable()) })),
+});
 
 class HnswPartition {
-  private readonly graph: HnswLib.HierarchicalNSW;
-  private capacity = INITIAL_CAPACITY;
   readonly labels = new Map<string, number>();
-  readonly keys: Array<string | undefined> = [];
   private readonly freeLabels: number[] = [];
 
-  constructor(
-    dimensions: number,
-    private readonly parameters: HnswParameters,
+  private constructor(
+    private readonly graph: HnswLib.HierarchicalNSW,
+    private capacity: number,
+    readonly keys: Array<string | undefined>,
   ) {
-    this.graph = new HierarchicalNSW('ip', dimensions);
+    keys.forEach((key, label) => {
+      if (key === undefined) this.freeLabels.push(label);
+      else this.labels.set(key, label);
+    });
+  }
+
+  static create(dimensions: number, parameters: HnswParameters): HnswPartition {
+    const graph = new HierarchicalNSW('ip', dimensions);
     // allowReplaceDeleted: a deleted label's slot is reused, so churn does not grow the graph.
-    this.graph.initIndex(this.capacity, parameters.m, parameters.efConstruction, 100, true);
+    graph.initIndex(INITIAL_CAPACITY, parameters.m, parameters.efConstruction, 100, true);
+    return new HnswPartition(graph, INITIAL_CAPACITY, []);
+  }
+
+  /** The partition `save` wrote: the graph through hnswlib's own format, the keys by label. */
+  static async load(dimensions: number, file: string, keys: Array<string | undefined>): Promise<HnswPartition> {
+    const graph = new HierarchicalNSW('ip', dimensions);
+    await graph.readIndex(file, true);
+    return new HnswPartition(graph, graph.getMaxElements(), keys);
+  }
+
+  async save(file: string): Promise<void> {
+    await this.graph.writeIndex(file);
   }
 
   add(key: string, vector: Float32Array): void {
@@ -87,7 +112,7 @@ class HnswPartition {
  * is which graph is searched, never a filter callback that could leave a tenant with fewer
  * than k results. Inner product on unit vectors = cosine.
  */
-export class HnswVectorIndex implements VectorIndex {
+export class HnswVectorIndex implements PersistentVectorIndex {
   private readonly partitions = new Map<string, HnswPartition>();
   readonly parameters: HnswParameters;
   /** The search-time candidate list; changing it needs no rebuild. */
@@ -105,7 +130,7 @@ export class HnswVectorIndex implements VectorIndex {
     checkDimensions(vector, this.dimensions);
     let target = this.partitions.get(partition);
     if (!target) {
-      target = new HnswPartition(this.dimensions, this.parameters);
+      target = HnswPartition.create(this.dimensions, this.parameters);
       this.partitions.set(partition, target);
     }
     target.add(key, vector);
@@ -113,6 +138,31 @@ export class HnswVectorIndex implements VectorIndex {
 
   remove(partition: string, key: string): boolean {
     return this.partitions.get(partition)?.remove(key) ?? false;
+  }
+
+  /** Writes every partition's graph to `dir` (hnswlib's own files) and their keys to hnsw.json. */
+  async save(dir: string): Promise<void> {
+    const partitions: Array<{ name: string; file: string; keys: Array<string | null> }> = [];
+    for (const [name, partition] of this.partitions) {
+      const file = `graph-${partitions.length}.hnsw`;
+      await partition.save(join(dir, file));
+      partitions.push({ name, file, keys: partition.keys.map((key) => key ?? null) });
+    }
+    await writeFile(join(dir, HNSW_MANIFEST_FILE), JSON.stringify({ dimensions: this.dimensions, partitions }));
+  }
+
+  /** Adds the partitions `save` wrote to `dir`; the search ef and build parameters stay this index's. */
+  async load(dir: string): Promise<ReadonlySet<string>> {
+    const manifest = hnswManifestSchema.parse(JSON.parse(await readFile(join(dir, HNSW_MANIFEST_FILE), 'utf8')));
+    if (manifest.dimensions !== this.dimensions)
+      throw new Error(
+        `${dir}: the graphs hold vectors of ${manifest.dimensions} dimensions, the index ${this.dimensions}`,
+      );
+    for (const { name, file, keys } of manifest.partitions) {
+      const restored = keys.map((key) => key ?? undefined);
+      this.partitions.set(name, await HnswPartition.load(this.dimensions, join(dir, file), restored));
+    }
+    return new Set(manifest.partitions.map(({ name }) => name));
   }
 
   size(partition?: string): number {

@@ -14,3 +14,14 @@ export interface VectorHit {
   key: string;
   score: number;
 }
+
+/** An index that keeps its own state in a snapshot, so that a restart does not rebuild it. */
+export interface PersistentVectorIndex extends VectorIndex {
+  save(dir: string): Promise<void>;
+  /** Loads what `save` wrote to `dir`: the partitions it restored (the others are rebuilt by adding). */
+  load(dir: string): Promise<ReadonlySet<string>>;
+}
+
+export function isPersistent(index: VectorIndex): index is PersistentVectorIndex {
+  return 'save' in index && 'load' in index;
+}

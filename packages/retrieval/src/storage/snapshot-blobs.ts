@@ -1,0 +1,33 @@
+/**
+ * Typed arrays laid end to end in one binary file, each named in a JSON manifest by where it
+ * starts and how many bytes it takes: how the embedded indexes write their arrays to a snapshot
+ * without turning them into text.
+ */
+export type BlobRef = readonly [offset: number, bytes: number];
+
+export class BlobWriter {
+  private readonly parts: Buffer[] = [];
+  private size = 0;
+
+  add(array: Uint8Array | Uint16Array | Uint32Array | Float32Array): BlobRef {
+    const ref: BlobRef = [this.size, array.byteLength];
+    this.parts.push(Buffer.from(array.buffer, array.byteOffset, array.byteLength));
+    this.size += array.byteLength;
+    return ref;
+  }
+
+  bytes(): Buffer {
+    return Buffer.concat(this.parts, this.size);
+  }
+}
+
+type ArrayType<T> = { new (buffer: ArrayBuffer): T; BYTES_PER_ELEMENT: number };
+
+/** A copy of the blob (the copy is aligned, a view into the file's buffer need not be). */
+export function readBlob<T>(file: Buffer, [offset, bytes]: BlobRef, Type: ArrayType<T>): T {
+  if (offset + bytes > file.byteLength || bytes % Type.BYTES_PER_ELEMENT !== 0)
+    throw new Error(`snapshot blob [${offset}, ${bytes}] does not fit the file (${file.byteLength} bytes)`);
+  const copy = new ArrayBuffer(bytes);
+  new Uint8Array(copy).set(file.subarray(offset, offset + bytes));
+  return new Type(copy);
+}

@@ -1,0 +1,136 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { IngestCommand__Output } from '@hopline/contracts';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import {
+  AdaptiveVectorIndex,
+  EmbeddedLexicalBackend,
+  EmbeddedVectorBackend,
+  HashingEmbedder,
+  createIndexer,
+} from '../src/index.js';
+import { never } from './fixtures.js';
+
+const embedder = new HashingEmbedder({ dimensions: 64 });
+const WORDS = [
+  'harbour',
+  'lighthouse',
+  'ledger',
+  'orchard',
+  'glacier',
+  'comet',
+  'violin',
+  'quarry',
+  'meadow',
+  'falcon',
+];
+
+/** Upserts over two kbs (one past the flat limit, one under it), new versions and deletes, in a fixed order. */
+function commands(): IngestCommand__Output[] {
+  const out: IngestCommand__Output[] = [];
+  const text = (i: number, version: number) =>
+    Array.from({ length: 12 }, (_, w) => WORDS[(i * 7 + w * 3 + version) % WORDS.length]).join(' ') + ` item${i}`;
+  const upsert = (kbId: string, i: number, version: number): IngestCommand__Output => ({
+    op: 'upsert',
+    upsert: {
+      tenantId: 't1',
+      kbId,
+      docId: `d${i}`,
+      version,
+      title: `Title ${i}`,
+      text: text(i, version),
+      effectiveDate: '',
+      sourceUri: '',
+      metadata: {},
+    },
+  });
+  for (let i = 0; i < 120; i++) out.push(upsert('big', i, 1));
+  for (let i = 0; i < 20; i++) out.push(upsert('small', i, 1));
+  for (let i = 0; i < 120; i += 5) out.push(upsert('big', i, 2));
+  for (let i = 0; i < 120; i += 9)
+    out.push({ op: 'delete', delete: { tenantId: 't1', kbId: 'big', docId: `d${i}`, version: 3 } });
+  for (let i = 120; i < 150; i++) out.push(upsert('big', i, 1));
+  return out;
+}
+
+async function openBackends(dataDir: string, snapshotAfter: number) {
+  const [lexical, vector] = await Promise.all([
+    EmbeddedLexicalBackend.open({ dataDir, durable: false, snapshotAfter }),
+    EmbeddedVectorBackend.open({
+      dimensions: embedder.dimensions,
+      dataDir,
+      durable: false,
+      snapshotAfter,
+      createIndex: (dimensions) => new AdaptiveVectorIndex(dimensions, { flatLimit: 40 }),
+    }),
+  ]);
+  return { lexical, vector };
+}
+
+/** Applies the commands in batches of 16 and returns backends reopened from the folder, as after a crash (no close). */
+async function ingestAndRestart(dataDir: string, snapshotAfter: number) {
+  const first = await openBackends(dataDir, snapshotAfter);
+  const indexer = createIndexer({ ...first, embedder });
+  const all = commands();
+  for (let start = 0; start < all.length; start += 16) await indexer.applyAll(all.slice(start, start + 16));
+  const tail = { lexical: first.lexical.tail, vector: first.vector.tail };
+  return { tail, ...(await openBackends(dataDir, snapshotAfter)) };
+}
+
+let dirs: string[] = [];
+beforeEach(() => {
+  dirs = [];
+});
+afterEach(async () => {
+  await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
+});
+const tempDir = async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'hopline-snapshot-'));
+  dirs.push(dir);
+  return dir;
+};
+
+describe('index snapshots', () => {
+  it('persistence - a snapshot and the log tail after it restore what replaying the whole log does', async () => {
+    const snapshotted = await ingestAndRestart(await tempDir(), 100);
+    const replayed = await ingestAndRestart(await tempDir(), Number.POSITIVE_INFINITY);
+    // The first took snapshots and left a tail to replay; the second replays everything.
+    expect(snapshotted.tail.lexical).toBeGreaterThan(0);
+    expect(snapshotted.tail.lexical).toBeLessThan(100);
+    expect(replayed.tail.lexical).toBe(commands().length);
+
+    expect(await snapshotted.lexical.countChunks()).toEqual(await replayed.lexical.countChunks());
+    expect(await snapshotted.vector.countChunks()).toEqual(await replayed.vector.countChunks());
+    for (const kbId of ['big', 'small']) {
+      for (let i = 0; i < 150; i++) {
+        const key = { tenantId: 't1', kbId, docId: `d${i}` };
+        expect(await snapshotted.lexical.documentState(key)).toEqual(await replayed.lexical.documentState(key));
+        expect(await snapshotted.vector.documentState(key)).toEqual(await replayed.vector.documentState(key));
+      }
+    }
+    for (const [query, kbIds] of [
+      ['harbour lighthouse item7', ['big']],
+      ['glacier comet', ['big', 'small']],
+      ['violin quarry item131', ['big']],
+      ['meadow falcon item3', ['small']],
+    ] as const) {
+      const scope = { tenantId: 't1', kbIds };
+      const lexicalHits = async (backend: EmbeddedLexicalBackend) =>
+        (await backend.search({ scope, query, limit: 10 }, never)).map(({ chunk, score }) => [
+          chunk.chunkId,
+          chunk.text,
+          Math.round(score * 1e4),
+        ]);
+      expect(await lexicalHits(snapshotted.lexical)).toEqual(await lexicalHits(replayed.lexical));
+      const [vector] = await embedder.embed([query], never);
+      const vectorHits = async (backend: EmbeddedVectorBackend) =>
+        (await backend.search({ scope, vector: vector as Float32Array, limit: 10 }, never)).map(({ chunk, score }) => [
+          chunk.chunkId,
+          chunk.text,
+          Math.round(score * 1e4),
+        ]);
+      expect(await vectorHits(snapshotted.vector)).toEqual(await vectorHits(replayed.vector));
+    }
+  });
+});
