@@ -24,7 +24,7 @@ describe('answer-gateway: a question log whose reads stall', () => {
     const streams = await openQuestionStreams(bus);
     const { gateway, baseUrl } = await startGatewayOn(bus, keys, {
       config: { QUESTION_TIMEOUT_MS: 1_000 },
-      questions: { queue: streams.queue, log: stallingReads(streams.log) },
+      questions: { ...streams, log: stallingReads(streams.log) },
     });
     try {
       const stream = await askSse(baseUrl, keys.alice, { question: 'Who owns Atlas?', kbIds: ['handbook'] });
