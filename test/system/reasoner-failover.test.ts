@@ -34,7 +34,6 @@ describe.skipIf(!nats.url)('system - hop-reasoners over NATS: a question outlive
     const started: string[] = [];
     const reasoner = slowReasoner(QUESTION_WORKER.reasoner);
     const jobs = await startQuestionJobs({
-      bus,
       ...(await openQuestionStreams(bus)),
       reasoner: {
         answer: (ask, options) => {
@@ -99,26 +98,22 @@ describe.skipIf(!nats.url)('system - hop-reasoners over NATS: a question outlive
     }
   }, 90_000);
 
-  it('a question whose end was written before any hop-reasoner took it (a cancel while queued) is not run', async () => {
+  it('a question whose end was requested before any hop-reasoner took it (a cancel while queued) is not run: that end is its one event', async () => {
     const bus = await connect('gateway-side');
-    const { queue, log } = await openQuestionStreams(bus);
+    const { queue, log, ends } = await openQuestionStreams(bus);
     const cancelled = randomUUID();
     const scope = { tenantId: 'acme', userId: 'u', kbIds: ['kb'] };
     const deadlineUnixMs = Date.now() + 30_000;
     await queue.enqueue({ ctx: { questionId: cancelled, scope, deadlineUnixMs }, question: 'Who?', maxHops: 1 });
-    await log.end(
-      cancelled,
-      { tenantId: 'acme', userId: 'u', deadlineUnixMs },
-      { code: 'cancelled', message: 'the client cancelled the question', retryable: false },
-      Date.now() + 5_000,
-    );
+    await ends.request(cancelled, 'client_request', Date.now() + 5_000);
     const later = randomUUID();
     await queue.enqueue({ ctx: { questionId: later, scope, deadlineUnixMs }, question: 'Who?', maxHops: 1 });
 
     const other = await survivor();
-    // The job behind it is run, so the cancelled one was taken and left alone.
+    // The job behind it is run, so the cancelled one was taken and ended without running.
     await waitFor(() => other.started.includes(later), { timeoutMs: 10_000 });
     expect(other.started).toEqual([later]);
-    expect((await log.head(cancelled))?.event.error?.code).toBe('cancelled');
+    const head = await waitFor(() => log.head(cancelled));
+    expect(head).toMatchObject({ event: { seq: 1, attempt: 1, error: { code: 'cancelled' } } });
   });
 });

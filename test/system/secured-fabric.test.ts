@@ -229,9 +229,11 @@ describe.skipIf(!nats)('fabric - NATS refuses each service what its role does no
     }
   });
 
-  it("fabric - the gateway's credentials cannot answer retrievals, read the ingest consumers or take question jobs", async () => {
+  it("fabric - the gateway's credentials cannot write question events, answer retrievals, read the ingest consumers or take question jobs", async () => {
     const gateway = await connectAs('answer-gateway');
     try {
+      // Only hop-reasoners write a question's log; a gateway asks them for its end.
+      await expect(publishRefusal(gateway, subjects.events('q1'))).resolves.toMatch(/PERMISSIONS_VIOLATION/);
       await expect(subscriptionRefusal(gateway, subjects.retrieve)).resolves.toMatchObject({
         code: 'PERMISSIONS_VIOLATION',
       });
@@ -252,6 +254,8 @@ describe.skipIf(!nats)('fabric - NATS refuses each service what its role does no
     try {
       await expect(publishRefusal(reasoner, subjects.ask('q1'))).resolves.toMatch(/PERMISSIONS_VIOLATION/);
       await expect(publishRefusal(reasoner, subjects.ingest('acme', 'demo'))).resolves.toMatch(/PERMISSIONS_VIOLATION/);
+      // Nor ask for a question's end: that is the gateway's to ask.
+      await expect(publishRefusal(reasoner, subjects.cancel('q1'))).resolves.toMatch(/PERMISSIONS_VIOLATION/);
       // Nor read another service's replies.
       await expect(subscriptionRefusal(reasoner, '_INBOX.answer-gateway.>')).resolves.toMatchObject({
         code: 'PERMISSIONS_VIOLATION',

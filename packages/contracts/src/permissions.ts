@@ -74,20 +74,19 @@ const common = (service: string) => ({
 
 /**
  * Each NATS service's permissions: what its role needs and nothing more. The gateway enqueues
- * asks and ingest commands, cancels and ends questions (an end is an event it writes into the
- * question's log: see "Questions" in docs/architecture.md) and reads events; it cannot take
- * question jobs, read the ingest stream or answer retrievals. A hop-reasoner takes jobs and
- * writes events, but cannot enqueue asks or ingest commands, nor read other questions' logs
- * through a consumer. A retrieval worker reads the ingest stream and answers retrievals, and
- * cannot publish or read question subjects at all.
+ * asks and ingest commands, asks for questions' ends (a request the hop-reasoners turn into the
+ * end: see "Questions" in docs/architecture.md) and reads events; it cannot write question
+ * events, take question jobs, read the ingest stream or answer retrievals. A hop-reasoner takes
+ * jobs, reads their end requests and writes events, but cannot enqueue asks or ingest commands,
+ * ask for ends, nor read other questions' logs through a consumer. A retrieval worker reads the
+ * ingest stream and answers retrievals, and cannot publish or read question subjects at all.
  */
 export const natsPermissions: Record<NatsClientName, SubjectPermissions> = {
   'answer-gateway': {
     publish: [
       ...common('answer-gateway').publish,
       subjects.askAll,
-      subjects.eventsAll,
-      'hopline.qa.*.cancel',
+      subjects.cancelAll,
       'hopline.qa.*.readers',
       subjects.ingestAll,
       // A document too large for one message goes ahead of its command in parts.
@@ -101,6 +100,7 @@ export const natsPermissions: Record<NatsClientName, SubjectPermissions> = {
       ...manageStream(jetstream.questionEventsStream),
       ...readLast(jetstream.questionEventsStream),
       ...orderedRead(jetstream.questionEventsStream),
+      ...manageStream(jetstream.questionEndsStream),
       ...manageStream(jetstream.ingestStream),
       ...manageStream(jetstream.deadLetterStream),
       ...traceBucket.read,
@@ -125,9 +125,13 @@ export const natsPermissions: Record<NatsClientName, SubjectPermissions> = {
       ...pullDurable(jetstream.questionStream, jetstream.questionConsumer),
       ...manageStream(jetstream.questionEventsStream),
       ...readLast(jetstream.questionEventsStream),
+      // The end requests of the questions it holds: the first one stored, then each as it comes.
+      ...manageStream(jetstream.questionEndsStream),
+      ...readLast(jetstream.questionEndsStream),
+      ...orderedRead(jetstream.questionEndsStream),
       ...traceBucket.write,
     ],
-    subscribe: [...common('hop-reasoner').subscribe, 'hopline.qa.*.cancel', subjects.retrievalPresence],
+    subscribe: [...common('hop-reasoner').subscribe, subjects.retrievalPresence],
     allowResponses: false,
   },
   'retrieval-worker': {

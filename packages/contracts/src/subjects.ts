@@ -16,11 +16,15 @@ export const subjects = {
   /** AskCommand of one question: its job in the work-queue stream, gateway → one hop-reasoner. */
   ask: (questionId: string) => `hopline.qa.${subjectToken(questionId, 'question id')}.ask`,
   askAll: 'hopline.qa.*.ask',
-  /** QaEvent log of one question in the events stream: hop-reasoner (and gateway) → gateways. */
+  /** QaEvent log of one question in the events stream: hop-reasoners → gateways. */
   events: (questionId: string) => `hopline.qa.${subjectToken(questionId, 'question id')}.events`,
   eventsAll: 'hopline.qa.*.events',
-  /** CancelCommand for one question, gateway → the hop-reasoner running it. */
+  /**
+   * CancelCommand of one question in the ends stream: a gateway's request that it end, for
+   * the hop-reasoner holding its job or taking it next, which writes the end into the log.
+   */
   cancel: (questionId: string) => `hopline.qa.${subjectToken(questionId, 'question id')}.cancel`,
+  cancelAll: 'hopline.qa.*.cancel',
   /**
    * Empty pings from a gateway streaming a question it did not accept (a resume through another
    * replica) to the gateway that did: someone still reads it, so it is not cancelled as abandoned.
@@ -107,6 +111,8 @@ export const jetstream = {
   questionConsumer: 'hop-reasoner',
   /** Every question's events (QaEvent), one subject per question. */
   questionEventsStream: 'HOPLINE_QUESTION_EVENTS',
+  /** The gateways' requests to end questions (CancelCommand), one subject per question. */
+  questionEndsStream: 'HOPLINE_QUESTION_ENDS',
 } as const;
 
 /** NATS micro-service names, answered on $SRV.PING / $SRV.INFO / $SRV.STATS. */

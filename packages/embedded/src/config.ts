@@ -1,4 +1,4 @@
-import { env, jetstreamEnv, serviceEnv } from '@hopline/config';
+import { env, jetstreamEnv, natsSecurityEnv, serviceEnv } from '@hopline/config';
 import { z } from 'zod';
 
 /**
@@ -11,6 +11,12 @@ export const embeddedConfigSchema = z.object({
   ...jetstreamEnv,
   /** Switches the in-memory bus to a NATS server (JetStream for ingestion and traces). */
   NATS_URL: env.urls().optional(),
+  /**
+   * With NATS_URL: how the process authenticates and checks the server's certificate. One
+   * identity for the three connections it opens, so its user needs what the gateway, the
+   * hop-reasoner and the retrieval worker need together.
+   */
+  ...natsSecurityEnv,
   /** Where the indexes, traces and the dev API key persist, relative to the working folder. */
   DATA_DIR: env.string('.data'),
   HTTP_HOST: env.string('127.0.0.1'),

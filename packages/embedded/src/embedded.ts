@@ -4,6 +4,7 @@ import {
   createFileKeyValueStore,
   createMemoryBroker,
   jetStreamPolicyFrom,
+  natsSecurityFrom,
   type Bus,
 } from '@hopline/bus';
 import { loadConfig } from '@hopline/config';
@@ -45,6 +46,8 @@ export async function startEmbedded(config: EmbeddedConfig, env: NodeJS.ProcessE
   const metrics = createMetrics('hopline-embedded');
   const logger = (service: string) => createLogger(service, { level: config.LOG_LEVEL });
   const broker = config.NATS_URL ? undefined : createMemoryBroker();
+  // Checked before anything starts: contradictory settings or a missing file fail here.
+  const security = broker ? undefined : natsSecurityFrom(config);
   const connect = async (service: string): Promise<Bus> => {
     const onError = (error: unknown, where: { operation: string; subject: string }) =>
       logger(service).warn('bus message failed', { ...where, error });
@@ -56,6 +59,7 @@ export async function startEmbedded(config: EmbeddedConfig, env: NodeJS.ProcessE
           onError,
           metrics,
           jetstream: jetStreamPolicyFrom(config),
+          security,
         });
   };
   const serviceConfig = <S extends Parameters<typeof loadConfig>[1]>(

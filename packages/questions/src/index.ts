@@ -1,4 +1,5 @@
 export * from './event-pipeline.js';
+export * from './question-ends.js';
 export * from './question-log.js';
 export * from './question-queue.js';
 export * from './streams.js';

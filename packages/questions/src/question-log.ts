@@ -1,15 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { BusHeaders, DurableStream, StoredMessage } from '@hopline/bus';
-import {
-  codecs,
-  headers,
-  isConflict,
-  isTerminal,
-  subjects,
-  type ErrorEvent,
-  type QaEvent,
-  type QaEvent__Output,
-} from '@hopline/contracts';
+import { codecs, headers, isTerminal, subjects, type QaEvent, type QaEvent__Output } from '@hopline/contracts';
 import { retryingTransient } from './transient.js';
 
 /** Who asked a question and until when it may run: stored with each of its events. */
@@ -51,9 +42,10 @@ function entryOf(stored: StoredMessage): LogEntry {
 /**
  * The questions' events as one log per question (a subject of the events stream). Every write
  * names the stream sequence of the event it follows, so that the log of a question stays one
- * gap-free sequence whoever writes to it: a hop-reasoner's attempt, a later attempt that took
- * over from it, or a gateway ending the question. A writer that finds the log moved on has
- * lost the question to another and stops.
+ * gap-free sequence whoever writes to it: a hop-reasoner's attempt, or a later attempt that
+ * took over from it. Only hop-reasoners write it; gateways read it, and ask for a question's
+ * end through its QuestionEnds. A writer that finds the log moved on has lost the question to
+ * another and stops.
  */
 export class QuestionLog {
   constructor(private readonly events: DurableStream) {}
@@ -80,28 +72,6 @@ export class QuestionLog {
   /** A writer whose first event follows `head` (undefined: the question has no event yet). */
   writer(questionId: string, meta: QuestionMeta, attempt: number, head?: LogEntry): QuestionWriter {
     return new QuestionWriter(this.events, questionId, meta, attempt, head);
-  }
-
-  /**
-   * Ends the question with `error` unless it already ended. Resolves with its terminal event,
-   * and whether it is this one (`written`) or one someone else wrote first.
-   */
-  async end(
-    questionId: string,
-    meta: QuestionMeta,
-    error: ErrorEvent,
-    retryUntilUnixMs: number,
-  ): Promise<{ terminal: QaEvent__Output; written: boolean }> {
-    for (;;) {
-      const head = await retryingTransient(() => this.head(questionId), retryUntilUnixMs);
-      if (head && isTerminal(head.event)) return { terminal: head.event, written: false };
-      const writer = this.writer(questionId, meta, head?.event.attempt ?? 0, head);
-      try {
-        return { terminal: await writer.append({ event: 'error', error }, retryUntilUnixMs), written: true };
-      } catch (thrown) {
-        if (!isConflict(thrown)) throw thrown;
-      }
-    }
   }
 }
 

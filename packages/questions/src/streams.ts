@@ -1,5 +1,6 @@
 import type { Bus, DurableStreamOptions } from '@hopline/bus';
 import { jetstream, subjects } from '@hopline/contracts';
+import { QuestionEnds } from './question-ends.js';
 import { QuestionLog } from './question-log.js';
 import { QuestionQueue } from './question-queue.js';
 
@@ -21,16 +22,28 @@ export const questionEventsStream: DurableStreamOptions = {
   retention: 'events',
 };
 
+/**
+ * The gateways' requests to end questions, one subject per question, kept as long as events:
+ * a request must still be there when a hop-reasoner takes the question's job late.
+ */
+export const questionEndsStream: DurableStreamOptions = {
+  name: jetstream.questionEndsStream,
+  subjects: [subjects.cancelAll],
+  retention: 'events',
+};
+
 export interface QuestionStreams {
   queue: QuestionQueue;
   log: QuestionLog;
+  ends: QuestionEnds;
 }
 
-/** Creates (or updates) both question streams on the bus's server. */
+/** Creates (or updates) the question streams on the bus's server. */
 export async function openQuestionStreams(bus: Bus): Promise<QuestionStreams> {
-  const [jobs, events] = await Promise.all([
+  const [jobs, events, ends] = await Promise.all([
     bus.durableStream(questionJobsStream),
     bus.durableStream(questionEventsStream),
+    bus.durableStream(questionEndsStream),
   ]);
-  return { queue: new QuestionQueue(jobs), log: new QuestionLog(events) };
+  return { queue: new QuestionQueue(jobs), log: new QuestionLog(events), ends: new QuestionEnds(ends) };
 }

@@ -50,17 +50,6 @@ describe('question log', () => {
     expect((await log.head(questionId))?.event.seq).toBe(1);
   });
 
-  it('question log - end() ends an open question once: a second end finds the first terminal and writes nothing', async () => {
-    const { log } = await openLog();
-    const questionId = randomUUID();
-    await log.writer(questionId, meta, 1).append({ event: 'accepted', accepted: {} }, inAMoment());
-    const cancelled = { code: 'cancelled', message: 'the client cancelled the question', retryable: false };
-    const first = await log.end(questionId, meta, cancelled, inAMoment());
-    const second = await log.end(questionId, meta, { ...cancelled, code: 'deadline_exceeded' }, inAMoment());
-    expect(first).toMatchObject({ written: true, terminal: { seq: 2, attempt: 1, error: { code: 'cancelled' } } });
-    expect(second).toMatchObject({ written: false, terminal: { seq: 2, error: { code: 'cancelled' } } });
-  });
-
   it('question log - follow reads after the given seq and stops at the terminal event, whatever follows it', async () => {
     const { log } = await openLog();
     const questionId = randomUUID();

@@ -1,74 +1,78 @@
 import type { Bus } from '@hopline/bus';
-import { codecs, subjects, type ErrorCode, type ErrorEvent__Output, type QaEvent__Output } from '@hopline/contracts';
-import type { QuestionLog, QuestionMeta, QuestionQueue } from '@hopline/questions';
+import { isTerminal, type ErrorEvent__Output, type QaEvent__Output } from '@hopline/contracts';
+import type { EndReason, QuestionEnds, QuestionLog, QuestionQueue } from '@hopline/questions';
 
-/** Why the gateway ended a question before the hop-reasoner did. */
-export type CancelReason = 'client_gone' | 'client_request' | 'deadline' | 'shutdown' | 'too_many_events';
+/** Why the gateway ends a question it accepted before the hop-reasoner did. */
+export type CancelReason = Exclude<EndReason, 'not_taken'>;
 
-const errorEvent = (code: ErrorCode, message: string): ErrorEvent__Output => ({
-  code,
-  message,
-  retryable: code === 'unavailable' || code === 'deadline_exceeded',
-});
-
-const TERMINAL_ERROR: Record<CancelReason, ErrorEvent__Output> = {
-  client_gone: errorEvent('cancelled', 'no client was connected for longer than the resume grace window'),
-  client_request: errorEvent('cancelled', 'the client cancelled the question'),
-  deadline: errorEvent('deadline_exceeded', 'the question did not finish before its deadline'),
-  shutdown: errorEvent('unavailable', 'the gateway shut down before the question finished; ask again'),
-  too_many_events: errorEvent('resource_exhausted', 'the question produced more events than the gateway keeps'),
-};
-
-/** What a gateway reaches questions through: their jobs, their logs, and the hop-reasoners running them. */
+/** What a gateway reaches questions through: their jobs, their logs, their end requests. */
 export interface QuestionChannels {
   bus: Bus;
   queue: QuestionQueue;
   log: QuestionLog;
-  /** Reports failures that have no caller, such as a cancel command that could not be sent. */
+  ends: QuestionEnds;
+  /** Reports failures that have no caller, such as an end request that could not be stored. */
   onError: (message: string, error: unknown) => void;
 }
 
-// How long the gateway retries writing a question's end while NATS is unreachable.
+// How long the gateway retries storing an end request while NATS is unreachable.
 const END_RETRY_MS = 5_000;
 
 /**
- * Ends a question for `reason` unless it already ended: the error goes into its log, where
- * every reader on every gateway sees it and where a hop-reasoner finds it at its next write (or
- * when it takes the question), then the hop-reasoner running it is told to stop at once and
- * the job is withdrawn in case nobody took it yet. Resolves with the question's terminal event
- * and whether it is this one; rejects only when the end could not be written.
+ * How long the log is given to bring a question's end once it was requested (or once the
+ * deadline passed) before the gateway hands its readers an end of its own: long enough for a
+ * hop-reasoner to take the request and write the end, short enough that a question whose
+ * fleet is gone, or whose log read stalled, does not leave a stream open.
  */
-export async function endQuestion(
-  channels: QuestionChannels,
-  questionId: string,
-  meta: QuestionMeta,
-  reason: CancelReason,
-): Promise<{ terminal: QaEvent__Output; written: boolean }> {
-  const ended = await channels.log.end(questionId, meta, TERMINAL_ERROR[reason], Date.now() + END_RETRY_MS);
-  if (!ended.written) return ended;
-  // Both only hasten what the log's end brings about anyway, so neither failing undoes the end.
-  try {
-    channels.bus.publish(subjects.cancel(questionId), codecs.cancelCommand.encode({ questionId, reason }));
-  } catch (error) {
-    channels.onError('could not send the cancel of a question', error);
-  }
-  await channels.queue
-    .withdraw(questionId)
-    .catch((error: unknown) => channels.onError('could not withdraw the job of an ended question', error));
-  return ended;
-}
+export const END_DELIVERY_MS = 3_000;
+
+/** The end a reader gets when its question's events cannot be read or its end asked for. */
+export const BUS_UNREACHABLE: ErrorEvent__Output = {
+  code: 'unavailable',
+  message: 'the message bus is unreachable, so the question could not go on; ask again',
+  retryable: true,
+};
 
 /**
- * The end a reader gets when the question's end cannot be written (NATS unreachable): it is
- * this gateway's alone, after the last event it has.
+ * Asks the hop-reasoners to end the question: the one holding its job stops and writes the end
+ * into the log, or the one taking the job next writes it instead of running the question.
+ * Rejects only when the request could not be stored.
  */
-export function unrecordedEnd(questionId: string, after: QaEvent__Output | undefined): QaEvent__Output {
+export function requestEnd(channels: QuestionChannels, questionId: string, reason: EndReason): Promise<void> {
+  return channels.ends.request(questionId, reason, Date.now() + END_RETRY_MS);
+}
+
+/** An end of this gateway's own, after the last event it has: it is in no log. */
+export function unloggedEnd(
+  questionId: string,
+  after: QaEvent__Output | undefined,
+  error: ErrorEvent__Output,
+): QaEvent__Output {
   return {
     questionId,
     seq: (after?.seq ?? 0) + 1,
     attempt: after?.attempt ?? 0,
     atUnixMs: Date.now(),
     event: 'error',
-    error: errorEvent('unavailable', 'the message bus is unreachable, so the question could not go on; ask again'),
+    error,
   };
+}
+
+/**
+ * The end for readers whose log did not bring one in time after `after`: the end the log holds
+ * when it has one (its read stalled), else `error` as an end of this gateway's own (no
+ * hop-reasoner is left to write one).
+ */
+export async function overdueEnd(
+  channels: QuestionChannels,
+  questionId: string,
+  after: QaEvent__Output | undefined,
+  error: ErrorEvent__Output,
+): Promise<QaEvent__Output> {
+  const head = await channels.log.head(questionId).catch((failure: unknown) => {
+    channels.onError('could not read the end of a question', failure);
+    return undefined;
+  });
+  if (head !== undefined && isTerminal(head.event) && head.event.seq > (after?.seq ?? 0)) return head.event;
+  return unloggedEnd(questionId, after, error);
 }

@@ -14,7 +14,7 @@ export interface QuestionHandle {
   readonly latestSeq: number;
   readonly terminal: QaEvent__Output | undefined;
   read(afterSeq: number, signal: AbortSignal): AsyncGenerator<QaEvent__Output>;
-  /** Ends the question now; resolves with whether it was still running. */
+  /** Asks for the question's end now; resolves with whether it was still running. */
   cancel(reason: CancelReason): Promise<boolean>;
 }
 
@@ -72,9 +72,14 @@ export class QuestionRegistry {
     return run;
   }
 
-  /** Ends every question still running, telling the hop-reasoners to stop. */
+  /**
+   * Asks for the end of every question still running and resolves once each has its end: from
+   * its log, or from this gateway when the log did not bring it in time.
+   */
   async cancelAll(reason: CancelReason): Promise<void> {
-    await Promise.all([...this.runs.values()].map((run) => run.cancel(reason)));
+    const running = [...this.runs.values()].filter((run) => run.terminal === undefined);
+    await Promise.all(running.map((run) => run.cancel(reason)));
+    await Promise.all(running.map((run) => run.finished));
   }
 
   /** Resolves true once nothing is in flight, or false when `timeoutMs` passed first. */

@@ -1,16 +1,17 @@
 import type { Subscription } from '@hopline/bus';
-import { CancelledError, isConflict, isTerminal, subjects, type QaEvent__Output } from '@hopline/contracts';
-import type { QuestionMeta } from '@hopline/questions';
-import { endQuestion, unrecordedEnd, type CancelReason, type QuestionChannels } from './question-end.js';
+import { CancelledError, isTerminal, subjects, type QaEvent__Output } from '@hopline/contracts';
+import { endError, isEndFor } from '@hopline/questions';
+import {
+  BUS_UNREACHABLE,
+  END_DELIVERY_MS,
+  overdueEnd,
+  requestEnd,
+  unloggedEnd,
+  type CancelReason,
+  type QuestionChannels,
+} from './question-end.js';
 
 export type { CancelReason } from './question-end.js';
-
-// How long ending a question nobody took is retried while NATS is unreachable: the client is waiting.
-const GIVE_UP_RETRY_MS = 1_000;
-// How long the log's own delivery of a question's end is awaited before this gateway hands that
-// end to its readers itself: a read of the log that stalls (seen across a cluster's leader
-// election) must not leave a stream open forever.
-const END_DELIVERY_MS = 3_000;
 
 export interface QuestionSpec {
   questionId: string;
@@ -37,7 +38,7 @@ export interface QuestionRunOptions extends QuestionChannels {
   graceMs: number;
   /** Events kept for replay; a question producing more is ended. */
   replayLimit: number;
-  /** Time past the deadline left to the hop-reasoner's own terminal event before the gateway ends the question. */
+  /** Time past the deadline left to the hop-reasoner's own terminal event before the gateway asks for an end. */
   deadlineSlackMs: number;
 }
 
@@ -45,9 +46,11 @@ export interface QuestionRunOptions extends QuestionChannels {
  * A question this gateway accepted, from the ask to its terminal event, independent of the
  * connections that read it. Its events come from its log (where any gateway can read them
  * too) into a replay buffer that this gateway's readers read from any event id on, so that a
- * client can reconnect and resume without losing or repeating one. The question is ended when
- * nobody reads it for longer than the grace window (readers on other gateways count: they
- * ping), and at its deadline should the hop-reasoners not end it themselves.
+ * client can reconnect and resume without losing or repeating one. Only hop-reasoners write
+ * the log: the gateway asks for the question's end when nobody reads it for longer than the
+ * grace window (readers on other gateways count: they ping), and at its deadline should the
+ * hop-reasoners not end it themselves. Should the log not bring that end in time (no
+ * hop-reasoner left, or a read that stalled), its readers get an end from the gateway itself.
  */
 export class QuestionRun {
   private readonly buffer: QaEvent__Output[] = [];
@@ -57,16 +60,16 @@ export class QuestionRun {
   private readonly wakers = new Set<() => void>();
   private graceTimer: NodeJS.Timeout | undefined;
   private deadlineTimer: NodeJS.Timeout | undefined;
-  private endDeliveryTimer: NodeJS.Timeout | undefined;
+  private overdueTimer: NodeJS.Timeout | undefined;
   private readonly watching = new AbortController();
   private remoteReaders: Subscription | undefined;
   private accepted = false;
-  private ending = false;
+  private endRequested: CancelReason | undefined;
   private firstEventArrived: (() => void) | undefined;
   private resolveFinished!: (terminal: QaEvent__Output) => void;
   /** Resolves with the terminal event, however the question ended. */
   readonly finished: Promise<QaEvent__Output>;
-  /** Set when the gateway ended the question itself. */
+  /** Set once the question ended as the gateway asked. */
   cancelReason: CancelReason | undefined;
 
   constructor(
@@ -91,16 +94,11 @@ export class QuestionRun {
     return this.lastSeq;
   }
 
-  private get meta(): QuestionMeta {
-    const { scope, deadlineUnixMs } = this.spec;
-    return { tenantId: scope.tenantId, userId: scope.userId, deadlineUnixMs };
-  }
-
   /**
    * Reads the question's log, enqueues the question and waits until a hop-reasoner took it
-   * (its first event). Rejects with the accept runner's error when none did: the question's
-   * log then ends with an `unavailable` error, unless a hop-reasoner took it at the last moment,
-   * in which case it is accepted after all.
+   * (its first event). Rejects with the accept runner's error when none did, after withdrawing
+   * the question (its client hears why from that error, not from the log), unless its first
+   * event arrived at the last moment, in which case it is accepted after all.
    */
   async start(): Promise<void> {
     const firstEvent = new Promise<void>((resolve) => (this.firstEventArrived = resolve));
@@ -134,7 +132,7 @@ export class QuestionRun {
         this.spec.deadlineUnixMs,
       );
     } catch (error) {
-      if (!enqueued || (await this.giveUp())) {
+      if (!enqueued || (this.buffer.length === 0 && (await this.giveUp()))) {
         this.watching.abort();
         throw error;
       }
@@ -176,46 +174,43 @@ export class QuestionRun {
   }
 
   /**
-   * Ends the question now: its log ends with the reason's error, which its readers (here and
-   * elsewhere) receive, and the hop-reasoner is told to stop. When the log cannot be reached
-   * this gateway's readers get an `unavailable` end of their own. Resolves with whether the
-   * question was still running.
+   * Asks for the question's end now: the hop-reasoner holding it (or taking it next) stops and
+   * writes the reason's error into its log, which its readers here and elsewhere receive. When
+   * the request cannot be stored (NATS unreachable) this gateway's readers get an `unavailable`
+   * end of their own. Resolves with whether the question was still running.
    */
   async cancel(reason: CancelReason): Promise<boolean> {
     if (this.terminalEvent) return false;
-    if (this.ending) return true;
-    this.ending = true;
+    if (this.endRequested) return true;
+    this.endRequested = reason;
+    clearTimeout(this.deadlineTimer);
+    clearTimeout(this.graceTimer);
     try {
-      const { terminal, written } = await endQuestion(this.options, this.questionId, this.meta, reason);
-      if (written) this.cancelReason = reason;
-      this.awaitEndDelivery(terminal);
-      return written;
+      await requestEnd(this.options, this.questionId, reason);
     } catch (error) {
-      this.options.onError('could not write the end of a question', error);
-      this.cancelReason = reason;
-      this.append(unrecordedEnd(this.questionId, this.buffer.at(-1)));
+      this.options.onError('could not ask for the end of a question', error);
+      this.append(unloggedEnd(this.questionId, this.buffer.at(-1), BUS_UNREACHABLE));
       return true;
     }
+    this.awaitEnd(reason);
+    return true;
   }
 
-  /** Withdraws a question nobody took: true when its log ended here, false when a hop-reasoner took it first. */
+  /**
+   * Withdraws a question nobody took: true when it is withdrawn, false when its log shows a
+   * hop-reasoner took it after all (its first event has not reached this gateway yet). One that
+   * takes the job from now on, before the withdrawal, finds the end request and writes that end
+   * instead of running the question.
+   */
   private async giveUp(): Promise<boolean> {
-    try {
-      await this.options.log.writer(this.questionId, this.meta, 0).append(
-        {
-          event: 'error',
-          error: {
-            code: 'unavailable',
-            message: 'no hop-reasoner took the question in time: all are busy or none is running',
-            retryable: true,
-          },
-        },
-        Date.now() + GIVE_UP_RETRY_MS,
-      );
-    } catch (error) {
-      if (isConflict(error)) return false;
-      this.options.onError('could not end a question nobody took', error);
-    }
+    const head = await this.options.log.head(this.questionId).catch((error: unknown) => {
+      this.options.onError('could not read whether a hop-reasoner took a question', error);
+      return undefined;
+    });
+    if (head !== undefined) return false;
+    await requestEnd(this.options, this.questionId, 'not_taken').catch((error: unknown) =>
+      this.options.onError('could not ask for the end of a question nobody took', error),
+    );
     await this.options.queue
       .withdraw(this.questionId)
       .catch((error: unknown) => this.options.onError('could not withdraw a question nobody took', error));
@@ -223,24 +218,23 @@ export class QuestionRun {
   }
 
   /**
-   * The log holds `terminal` now; its readers normally get it through the watch. Should the
-   * watch not bring it in time, they get it from here: a stream that may miss events read after
-   * the stall beats one that never ends.
+   * The end was asked for; its readers normally get it from the log. Should the log not bring
+   * it in time, they get an end from here: a stream that may miss events read after a stall, or
+   * whose end is in no log, beats one that never ends.
    */
-  private awaitEndDelivery(terminal: QaEvent__Output): void {
-    if (this.terminalEvent) return;
-    clearTimeout(this.endDeliveryTimer);
-    this.endDeliveryTimer = setTimeout(() => {
+  private awaitEnd(reason: CancelReason): void {
+    this.overdueTimer = setTimeout(() => {
       if (this.terminalEvent) return;
-      this.options.onError(
-        'the log of a question did not deliver its end in time; its readers get that end from here',
-        new Error(
-          `question ${this.questionId}: no event after seq ${this.lastSeq} while its log ends at ${terminal.seq}`,
-        ),
-      );
-      this.receive(terminal);
+      void overdueEnd(this.options, this.questionId, this.buffer.at(-1), endError(reason)).then((end) => {
+        if (this.terminalEvent) return;
+        this.options.onError(
+          'the log of a question did not bring its end in time; its readers get an end from here',
+          new Error(`question ${this.questionId}: no end after seq ${this.lastSeq}; ending with seq ${end.seq}`),
+        );
+        this.receive(end);
+      });
     }, END_DELIVERY_MS);
-    this.endDeliveryTimer.unref();
+    this.overdueTimer.unref();
   }
 
   private async watch(): Promise<void> {
@@ -249,7 +243,7 @@ export class QuestionRun {
     } catch (error) {
       if (this.terminalEvent) return;
       this.options.onError('lost the events of a question', error);
-      this.append(unrecordedEnd(this.questionId, this.buffer.at(-1)));
+      this.append(unloggedEnd(this.questionId, this.buffer.at(-1), BUS_UNREACHABLE));
     }
   }
 
@@ -272,9 +266,10 @@ export class QuestionRun {
 
   private finish(terminal: QaEvent__Output): void {
     this.terminalEvent = terminal;
+    if (this.endRequested && isEndFor(terminal.error, this.endRequested)) this.cancelReason = this.endRequested;
     clearTimeout(this.deadlineTimer);
     clearTimeout(this.graceTimer);
-    clearTimeout(this.endDeliveryTimer);
+    clearTimeout(this.overdueTimer);
     this.remoteReaders?.unsubscribe();
     this.watching.abort();
     this.resolveFinished(terminal);

@@ -1,13 +1,21 @@
 import { isTerminal, subjects, type QaEvent__Output } from '@hopline/contracts';
-import type { LogEntry } from '@hopline/questions';
-import { endQuestion, unrecordedEnd, type CancelReason, type QuestionChannels } from './question-end.js';
+import { endError, type LogEntry } from '@hopline/questions';
+import {
+  BUS_UNREACHABLE,
+  END_DELIVERY_MS,
+  overdueEnd,
+  requestEnd,
+  unloggedEnd,
+  type CancelReason,
+  type QuestionChannels,
+} from './question-end.js';
 
 export interface RemoteQuestionOptions extends QuestionChannels {
   /** How long after its end a question can still be read; the gateway that accepted it pings to keep it alive. */
   graceMs: number;
-  /** Time past the deadline left to the hop-reasoner's own terminal event before a reader ends the question. */
+  /** Time past the deadline left to the hop-reasoner's own terminal event before a reader asks for an end. */
   deadlineSlackMs: number;
-  /** Called when a cancel from here ended the question. */
+  /** Called when a cancel from here asked a running question to end. */
   onCancelled?: (reason: CancelReason) => void;
 }
 
@@ -15,8 +23,10 @@ export interface RemoteQuestionOptions extends QuestionChannels {
  * A question this gateway did not accept (a resume or a cancel that reached another replica
  * than the ask did, or one asked here and since forgotten), read straight from its log. Its
  * owner is the one stored with its events. While a reader reads it, this gateway pings the
- * accepting gateway so that it does not cancel the question as abandoned, and ends the
- * question itself should its deadline pass without an end (the accepting gateway may be gone).
+ * accepting gateway so that it does not cancel the question as abandoned, and asks for the
+ * question's end should its deadline pass without one (the accepting gateway may be gone);
+ * should the log not bring an end even then (no hop-reasoner left to write it), the reader
+ * gets one from here, as on the accepting gateway.
  */
 export class RemoteQuestion {
   private constructor(
@@ -64,16 +74,22 @@ export class RemoteQuestion {
     };
     ping();
     const pings = setInterval(ping, options.graceMs / 3);
-    let unrecorded = false;
+    // Why the reading stopped before the log's end: the bus failed, or the end is overdue.
+    let endHere: 'unreachable' | 'overdue' | undefined;
+    let overdue: NodeJS.Timeout | undefined;
     const backstop = setTimeout(
-      () =>
-        void endQuestion(options, questionId, this.head.meta, 'deadline').catch((error: unknown) => {
-          options.onError('could not write the end of a question', error);
-          unrecorded = true;
+      () => {
+        requestEnd(options, questionId, 'deadline').catch((error: unknown) =>
+          options.onError('could not ask for the end of a question', error),
+        );
+        overdue = setTimeout(() => {
+          endHere = 'overdue';
           reading.abort();
-        }),
+        }, END_DELIVERY_MS);
+      },
       Math.max(0, this.head.meta.deadlineUnixMs + options.deadlineSlackMs - Date.now()),
     );
+    // The newest event known: an end from here comes after it.
     let last = this.head.event;
     try {
       try {
@@ -84,20 +100,27 @@ export class RemoteQuestion {
       } catch (error) {
         if (signal.aborted) return;
         options.onError('lost the events of a question', error);
-        unrecorded = true;
+        endHere = 'unreachable';
       }
-      if (unrecorded && !signal.aborted) yield unrecordedEnd(questionId, last);
+      if (signal.aborted || isTerminal(last)) return;
+      if (endHere === 'unreachable') yield unloggedEnd(questionId, last, BUS_UNREACHABLE);
+      else if (endHere === 'overdue') yield await overdueEnd(options, questionId, last, endError('deadline'));
     } finally {
       signal.removeEventListener('abort', stopReading);
       clearInterval(pings);
       clearTimeout(backstop);
+      clearTimeout(overdue);
     }
   }
 
-  /** Ends the question now; resolves with whether it was still running. */
+  /**
+   * Asks for the question's end now; resolves with whether it was still running when this
+   * gateway opened it.
+   */
   async cancel(reason: CancelReason): Promise<boolean> {
-    const { written } = await endQuestion(this.options, this.questionId, this.head.meta, reason);
-    if (written) this.options.onCancelled?.(reason);
-    return written;
+    if (this.terminal) return false;
+    await requestEnd(this.options, this.questionId, reason);
+    this.options.onCancelled?.(reason);
+    return true;
   }
 }

@@ -239,10 +239,10 @@ describe('answer-gateway resumption and cancellation', () => {
     expect(tail.events.map((event) => event.name)).toEqual(['done']);
   });
 
-  it('a question read through a replica that did not accept it is ended there at its deadline when nobody else ends it', async () => {
+  it('a question read through a replica that did not accept it gets an end there after its deadline when no hop-reasoner is left to write one: the log stays as it was', async () => {
     await using t = await startTestGateway();
     // A question accepted elsewhere, whose gateway and hop-reasoner are gone: only its log is left.
-    const { log } = await openQuestionStreams(t.peerBus);
+    const { log, ends } = await openQuestionStreams(t.peerBus);
     const questionId = randomUUID();
     const meta = { tenantId: t.keys.alice.tenantId, userId: 'alice', deadlineUnixMs: Date.now() + 300 };
     const writer = log.writer(questionId, meta, 1);
@@ -254,7 +254,9 @@ describe('answer-gateway resumption and cancellation', () => {
     await stream.ended;
     expect(stream.events.map((event) => event.name)).toEqual(['accepted', 'route', 'error']);
     expect(stream.events.at(-1)?.data).toMatchObject({ code: 'deadline_exceeded' });
-    expect((await log.head(questionId))?.event.error?.code).toBe('deadline_exceeded');
+    // The gateway asked for the end (a hop-reasoner taking the job would write it) and wrote nothing.
+    expect(await ends.requested(questionId)).toBe('deadline');
+    expect((await log.head(questionId))?.event.event).toBe('route');
   });
 
   it('a finished question is forgotten once the grace window after its end has passed', async () => {

@@ -268,8 +268,8 @@ describe('answer-gateway SSE stream', () => {
         landed();
       }
     }
-    const { log } = await openQuestionStreams(bus);
-    const questions = { queue: new SlowQueue(await bus.durableStream(questionJobsStream)), log };
+    const { log, ends } = await openQuestionStreams(bus);
+    const questions = { queue: new SlowQueue(await bus.durableStream(questionJobsStream)), log, ends };
     const keys = testKeys();
     const { gateway, baseUrl } = await startGatewayOn(bus, keys, { config: { ACCEPT_TIMEOUT_MS: 100 }, questions });
     const refused = await askJson(baseUrl, keys.alice, { question: 'Who owns Atlas?' });

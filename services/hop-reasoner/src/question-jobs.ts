@@ -1,18 +1,21 @@
-import type { Bus, DurableConsumer, KeyValueStore, Settlement, StreamMessage } from '@hopline/bus';
+import type { DurableConsumer, KeyValueStore, Settlement, StreamMessage } from '@hopline/bus';
 import {
+  CancelledError,
   codecs,
   HoplineError,
   isConflict,
   isTerminal,
   requireRequestContext,
-  subjects,
   toHoplineError,
   type AskCommand__Output,
+  type ErrorEvent,
   type ValidRequestContext,
 } from '@hopline/contracts';
 import {
+  endError,
   EventPipeline,
   type EventBody,
+  type QuestionEnds,
   type QuestionLog,
   type QuestionMeta,
   type QuestionQueue,
@@ -24,10 +27,10 @@ import type { HopReasoner } from '@hopline/reasoning';
 import { hopTimer } from './hop-timer.js';
 
 export interface QuestionJobsDeps {
-  /** Carries the cancel commands of the questions it runs. */
-  bus: Bus;
   queue: QuestionQueue;
   log: QuestionLog;
+  /** The gateways' requests to end questions, which the hop-reasoner turns into their ends. */
+  ends: QuestionEnds;
   reasoner: HopReasoner;
   traces: KeyValueStore;
   logger: Pick<Logger, 'info' | 'warn' | 'error'>;
@@ -51,14 +54,23 @@ const RETRY_UNWRITTEN_MS = 1_000;
 const RESTART_REASON =
   'the hop-reasoner running this question stopped before it finished; another one runs it again from the start';
 
+/** The abort of an attempt whose question a gateway asked to end: the attempt writes that end. */
+class EndRequested extends CancelledError {
+  constructor(readonly reason: string) {
+    super(`the gateway asked to end the question (${reason})`);
+  }
+}
+
 /**
  * The hop-reasoner's side of a question: it takes question jobs from the queue (no more than
- * its capacity), keeps each alive while it runs, and writes the question's events to its log.
- * The first event of every attempt says which it is: `accepted`, or `restarted` when an earlier
- * attempt's events are there (its hop-reasoner died). Every write follows the previous one, so
- * an attempt stops writing as soon as the log moved on without it: the gateway ended the
- * question (cancel, deadline), or another attempt took it over. A cancel command stops it at
- * once; a question whose log already ended when it is taken (cancelled while queued) is not run.
+ * its capacity), keeps each alive while it runs, and writes the question's events to its log,
+ * which nothing else writes. The first event of every attempt says which it is: `accepted`, or
+ * `restarted` when an earlier attempt's events are there (its hop-reasoner died). Every write
+ * follows the previous one, so an attempt stops writing as soon as the log moved on without it
+ * (another attempt took the question over). A gateway's request to end the question (cancel,
+ * deadline, shutdown) stops the attempt at once and becomes the question's terminal event; a
+ * question whose end was requested before it was taken (cancelled while queued, or while its
+ * hop-reasoner was dead) is not run: its end is its next event.
  */
 export async function startQuestionJobs(deps: QuestionJobsDeps): Promise<QuestionJobs> {
   const running = new Set<AbortController>();
@@ -83,18 +95,15 @@ export async function startQuestionJobs(deps: QuestionJobsDeps): Promise<Questio
     trace.getActiveSpan()?.setAttribute('hopline.question_id', questionId);
     const question = new QuestionAttempt(deps, ask, request, job.deliveryCount);
     running.add(question.abort);
-    const cancel = deps.bus.subscribe(subjects.cancel(questionId), {}, (message) => {
-      const command = codecs.cancelCommand.decode(message.data);
-      deps.logger.info('question cancelled', { questionId, reason: command.reason });
-      question.abort.abort(new HoplineError('cancelled', command.reason || 'cancelled by the gateway'));
-    });
+    const holding = new AbortController();
+    void followEndRequests(deps, questionId, question, holding.signal);
     try {
       return await question.run();
     } catch (thrown) {
       if (question.abort.signal.reason === handOver) return { kind: 'retry', delayMs: 0 };
       return await question.settleFailure(thrown);
     } finally {
-      cancel.unsubscribe();
+      holding.abort();
       running.delete(question.abort);
     }
   };
@@ -115,6 +124,25 @@ export async function startQuestionJobs(deps: QuestionJobsDeps): Promise<Questio
       await consumer.stop();
     },
   };
+}
+
+/** Stops the attempt at the question's first end request (made before or while it runs). */
+async function followEndRequests(
+  deps: QuestionJobsDeps,
+  questionId: string,
+  question: QuestionAttempt,
+  signal: AbortSignal,
+): Promise<void> {
+  try {
+    for await (const reason of deps.ends.follow(questionId, signal)) {
+      deps.logger.info('question end requested', { questionId, reason });
+      question.endRequested(reason);
+      return;
+    }
+  } catch (error) {
+    // Only a closed connection ends the reading early; the job comes back to whoever reconnects.
+    if (!signal.aborted) deps.logger.warn('lost the end requests of a question', { questionId, error });
+  }
 }
 
 /** One attempt at one question, from taking its job to settling it. */
@@ -143,8 +171,18 @@ class QuestionAttempt {
     return this.request.questionId;
   }
 
+  /** Stops the attempt, which then writes the end the gateway asked for. */
+  endRequested(reason: string): void {
+    if (!this.abort.signal.aborted) this.abort.abort(new EndRequested(reason));
+  }
+
   async run(): Promise<Settlement> {
     const { deps, questionId } = this;
+    const requested = await deps.ends.requested(questionId);
+    if (requested !== undefined) {
+      await this.begin({ event: 'error', error: endError(requested) });
+      return { kind: 'ack' };
+    }
     if (Date.now() >= this.request.deadlineUnixMs) {
       await this.begin({
         event: 'error',
@@ -182,22 +220,32 @@ class QuestionAttempt {
   }
 
   /**
-   * Settles an attempt that ended without its answer. One that lost the question (the log ended
-   * or moved on without it) leaves it as it is; one that failed ends it with the error.
+   * Settles an attempt that ended without its answer. One a gateway stopped ends the question
+   * as it asked; one that lost the question (another attempt moved the log on) leaves it as it
+   * is; one that failed ends it with the error.
    */
   async settleFailure(thrown: unknown): Promise<Settlement> {
     const { deps, questionId } = this;
+    const stoppedBy = this.abort.signal.reason;
+    if (stoppedBy instanceof EndRequested && !isConflict(thrown)) return this.end(endError(stoppedBy.reason));
     if (isConflict(thrown) || this.abort.signal.aborted) return this.leave();
     const error = toHoplineError(thrown);
     deps.logger.error('question failed', { questionId, error });
     if (this.events === undefined) return { kind: 'retry', delayMs: RETRY_UNWRITTEN_MS };
+    return this.end({ code: error.code, message: error.message, retryable: error.retryable });
+  }
+
+  /** Writes `error` as the question's terminal event, after the events already sent. */
+  private async end(error: ErrorEvent): Promise<Settlement> {
+    const { deps, questionId } = this;
     try {
-      // The events already sent go first; a pipeline that failed reports its failure here.
+      if (this.events === undefined) {
+        await this.begin({ event: 'error', error });
+        return { kind: 'ack' };
+      }
+      // A pipeline that failed reports its failure here.
       await this.events.flush();
-      this.events.push({
-        event: 'error',
-        error: { code: error.code, message: error.message, retryable: error.retryable },
-      });
+      this.events.push({ event: 'error', error });
       await this.events.flush();
       return { kind: 'ack' };
     } catch (writeError) {
@@ -237,7 +285,7 @@ class QuestionAttempt {
     }
   }
 
-  /** After an abort this attempt writes nothing more: whoever aborted it owns the question's log. */
+  /** After an abort the reasoning writes nothing more: the end, if any, is written by `end`. */
   private write(body: EventBody): void {
     if (this.abort.signal.aborted) throw this.abort.signal.reason;
     (this.events as EventPipeline).push(body);

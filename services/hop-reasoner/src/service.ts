@@ -125,7 +125,6 @@ export async function startHopReasonerService(deps: HopReasonerServiceDeps): Pro
     },
   });
   const questions = await startQuestionJobs({
-    bus,
     ...deps.questions,
     reasoner,
     traces,

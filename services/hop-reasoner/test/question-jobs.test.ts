@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createMemoryBroker, type Bus, type KeyValueStore } from '@hopline/bus';
 import {
-  codecs,
   ConflictError,
   subjects,
   type AskCommand,
@@ -9,7 +8,13 @@ import {
   type QaEvent__Output,
   type ReasoningTrace__Output,
 } from '@hopline/contracts';
-import { openQuestionStreams, questionJobsStream, type QuestionMeta, type QuestionStreams } from '@hopline/questions';
+import {
+  endError,
+  openQuestionStreams,
+  questionJobsStream,
+  type QuestionMeta,
+  type QuestionStreams,
+} from '@hopline/questions';
 import { createLogger, createMetrics } from '@hopline/telemetry';
 import { waitFor } from '@hopline/test-support';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -98,7 +103,6 @@ describe('hop-reasoner question jobs', () => {
     const script = scriptedReasoner();
     const traces = options.traces ?? memoryTraces();
     const jobs: QuestionJobs = await startQuestionJobs({
-      bus,
       ...streams,
       reasoner: script.reasoner,
       traces,
@@ -119,7 +123,7 @@ describe('hop-reasoner question jobs', () => {
       await stop();
       await gateway.drain();
     });
-    return { broker, bus, gateway, gatewayStreams, jobs, script, traces, stop };
+    return { broker, bus, gatewayStreams, jobs, script, traces, stop };
   }
 
   it('question jobs - a taken question is accepted, its events numbered from 1 in attempt 1, its trace stored and its job done', async () => {
@@ -156,53 +160,61 @@ describe('hop-reasoner question jobs', () => {
     expect(events.filter((event) => event.event === 'done' || event.event === 'error')).toHaveLength(1);
   });
 
-  it('question jobs - a cancel stops the running question at once: the gateway’s end stays the last event', async () => {
-    const { gatewayStreams, gateway, jobs, script } = await setUp();
+  it('question jobs - an end request stops the running question at once, and the hop-reasoner writes the end asked for as its last event', async () => {
+    const { gatewayStreams, jobs, script } = await setUp();
     const questionId = randomUUID();
     await gatewayStreams.queue.enqueue(askFor(questionId));
     await waitFor(() => script.started.includes(questionId));
     await waitFor(async () => (await gatewayStreams.log.head(questionId))?.event.seq === 3);
-    // What the gateway does: the end into the log, then the cancel command.
-    await gatewayStreams.log.end(
-      questionId,
-      meta(Date.now() + 30_000),
-      { code: 'cancelled', message: 'the client cancelled the question', retryable: false },
-      Date.now() + 1_000,
-    );
-    gateway.publish(subjects.cancel(questionId), codecs.cancelCommand.encode({ questionId, reason: 'client_request' }));
+    await gatewayStreams.ends.request(questionId, 'client_request', Date.now() + 1_000);
     await waitFor(() => jobs.inFlight === 0);
-    expect(summary(await eventsOf(gatewayStreams, questionId))).toEqual([
-      '1:1:accepted',
-      '2:1:route',
-      '3:1:token',
-      '4:1:error',
-    ]);
+    const events = await eventsOf(gatewayStreams, questionId);
+    expect(summary(events)).toEqual(['1:1:accepted', '2:1:route', '3:1:token', '4:1:error']);
+    expect(events.at(-1)?.error).toEqual(endError('client_request'));
   });
 
-  it('question jobs - a question cancelled before any hop-reasoner took it is never run', async () => {
+  it('question jobs - a question whose end was requested before any hop-reasoner took it is never run: that end is its one event', async () => {
     const broker = createMemoryBroker();
     const gateway = broker.connect();
     const streams = await openQuestionStreams(gateway);
     const questionId = randomUUID();
     await streams.queue.enqueue(askFor(questionId));
-    // The cancel lands while nobody runs the question: the end in its log is what stays.
-    await streams.log.end(
-      questionId,
-      meta(Date.now() + 30_000),
-      { code: 'cancelled', message: 'the client cancelled the question', retryable: false },
-      Date.now() + 1_000,
-    );
-    gateway.publish(subjects.cancel(questionId), codecs.cancelCommand.encode({ questionId, reason: 'client_request' }));
+    // The request lands while nobody runs the question: it waits in its stream.
+    await streams.ends.request(questionId, 'client_request', Date.now() + 1_000);
 
     const { script, jobs } = await setUp({ broker });
     const later = randomUUID();
     await streams.queue.enqueue(askFor(later));
-    // A question enqueued afterwards is run: the cancelled one before it was looked at and left.
+    // A question enqueued afterwards is run: the ended one before it was looked at and left.
     await waitFor(() => script.started.includes(later));
     script.release(later);
     await waitFor(() => jobs.inFlight === 0);
     expect(script.started).toEqual([later]);
-    expect(summary(await eventsOf(streams, questionId))).toEqual(['1:0:error']);
+    const events = await eventsOf(streams, questionId);
+    expect(summary(events)).toEqual(['1:1:error']);
+    expect(events[0]?.error).toEqual(endError('client_request'));
+    await gateway.drain();
+  });
+
+  it('question jobs - an end requested while the hop-reasoner running the question was gone is written by the one that takes the job next', async () => {
+    const broker = createMemoryBroker();
+    const gateway = broker.connect();
+    const streams = await openQuestionStreams(gateway);
+    const questionId = randomUUID();
+    const deadline = Date.now() + 30_000;
+    // Attempt 1 took the question, wrote two events and died; then the client went away.
+    const dead = streams.log.writer(questionId, meta(deadline), 1);
+    await dead.append({ event: 'accepted', accepted: {} }, 0);
+    await dead.append({ event: 'route', route: { route: 'SINGLE' } }, 0);
+    await streams.queue.enqueue(askFor(questionId, deadline));
+    await streams.ends.request(questionId, 'client_gone', Date.now() + 1_000);
+
+    const { script, jobs } = await setUp({ broker });
+    const events = await eventsOf(streams, questionId);
+    expect(summary(events)).toEqual(['1:1:accepted', '2:1:route', '3:2:error']);
+    expect(events.at(-1)?.error).toEqual(endError('client_gone'));
+    await waitFor(() => jobs.inFlight === 0);
+    expect(script.started).toEqual([]);
     await gateway.drain();
   });
 

@@ -10,7 +10,6 @@ import { slowReasoner } from './slow-reasoner.js';
 
 const bus = await connectNatsBus({ url: process.argv[2] ?? '', name: 'question-worker' });
 await startQuestionJobs({
-  bus,
   ...(await openQuestionStreams(bus)),
   reasoner: slowReasoner(QUESTION_WORKER.reasoner),
   traces: { put: async () => undefined, get: async () => undefined },

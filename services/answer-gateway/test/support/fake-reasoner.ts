@@ -1,30 +1,31 @@
-import type { Bus, DurableConsumer, DurableStream, Settlement, StreamMessage, Subscription } from '@hopline/bus';
+import type { Bus, DurableConsumer, DurableStream, Settlement, StreamMessage } from '@hopline/bus';
 import {
   codecs,
   isConflict,
+  isTerminal,
   subjects,
   type AskCommand__Output,
-  type CancelCommand__Output,
   type Citation,
   type Done,
   type QaEvent,
   type QaEvent__Output,
 } from '@hopline/contracts';
 import {
+  endError,
   openQuestionStreams,
   questionEventsStream,
   QuestionWriter,
   type EventBody,
   type LogEntry,
-  type QuestionLog,
   type QuestionMeta,
+  type QuestionStreams,
 } from '@hopline/questions';
 
 export type { EventBody } from '@hopline/questions';
 
 export interface QuestionControl {
   readonly ask: AskCommand__Output;
-  /** Aborts when the gateway publishes the question's CancelCommand or ends its log. */
+  /** Aborts when a gateway asks for the question's end. */
   readonly cancelled: AbortSignal;
   /** Writes the next event (seq counts on from `accepted`) unless the question was cancelled; returns whether it did. */
   emit(body: EventBody): boolean;
@@ -42,9 +43,10 @@ interface QuestionRecord {
   ask: AskCommand__Output;
   /** Events written, `accepted` included. */
   emitted: number;
-  /** Events the script tried to write after the cancel arrived (the real reasoner must write none). */
+  /** Events the script tried to write after the end request arrived (the real reasoner must write none). */
   suppressedAfterCancel: number;
-  cancel?: CancelCommand__Output & { atMs: number };
+  /** The gateway's request to end the question, when it came. */
+  cancel?: { reason: string; atMs: number };
   gates: Array<() => void>;
   /** Resolves once the script ran and its events were written. */
   done: Promise<void>;
@@ -55,28 +57,29 @@ const LEASE_MS = 60_000;
 
 /**
  * A hop-reasoner stand-in on the bus: it takes question jobs as the real one does, writes
- * `accepted`, then a scripted sequence of events, and honours cancels by writing nothing more.
+ * `accepted`, then a scripted sequence of events, and honours end requests as the real one
+ * does: the script writes nothing more, and the end asked for is the question's last event (its
+ * only one when the request came before the job).
  */
 export class FakeReasoner {
   private readonly questions = new Map<string, QuestionRecord>();
   private consumer: DurableConsumer | undefined;
-  private readonly cancelSubscriptions: Subscription[] = [];
+  private readonly following = new AbortController();
   private stopping = false;
   /** How long the fake waits before it writes `accepted` (a slow hop-reasoner). */
   acceptDelayMs = 0;
 
   private constructor(
-    private readonly bus: Bus,
     private readonly events: DurableStream,
     public script: Script,
   ) {}
 
   /** `capacity`: questions it runs at once (default: as many as come). */
   static async start(bus: Bus, script: Script, options: { capacity?: number } = {}): Promise<FakeReasoner> {
-    const { queue, log } = await openQuestionStreams(bus);
-    const reasoner = new FakeReasoner(bus, await bus.durableStream(questionEventsStream), script);
-    reasoner.consumer = await queue.take({ capacity: options.capacity ?? 1_000, leaseMs: LEASE_MS }, (job) =>
-      reasoner.accept(job, log),
+    const streams = await openQuestionStreams(bus);
+    const reasoner = new FakeReasoner(await bus.durableStream(questionEventsStream), script);
+    reasoner.consumer = await streams.queue.take({ capacity: options.capacity ?? 1_000, leaseMs: LEASE_MS }, (job) =>
+      reasoner.accept(job, streams),
     );
     return reasoner;
   }
@@ -103,13 +106,29 @@ export class FakeReasoner {
   async stop(): Promise<void> {
     this.stopping = true;
     this.releaseAll();
-    for (const subscription of this.cancelSubscriptions) subscription.unsubscribe();
+    this.following.abort();
     await this.consumer?.stop();
   }
 
-  private async accept(job: StreamMessage, log: QuestionLog): Promise<Settlement> {
+  private async accept(job: StreamMessage, { log, ends }: QuestionStreams): Promise<Settlement> {
     const ask = codecs.askCommand.decode(job.data);
     const questionId = ask.ctx?.questionId ?? '';
+    const meta: QuestionMeta = {
+      tenantId: ask.ctx?.scope?.tenantId ?? '',
+      userId: ask.ctx?.scope?.userId ?? '',
+      deadlineUnixMs: ask.ctx?.deadlineUnixMs ?? 0,
+    };
+    // As the real reasoner does, a question whose end was asked for before it was taken is not run.
+    const requested = await ends.requested(questionId);
+    if (requested !== undefined) {
+      await log
+        .writer(questionId, meta, 1)
+        .append({ event: 'error', error: endError(requested) }, meta.deadlineUnixMs)
+        .catch((error: unknown) => {
+          if (!isConflict(error)) throw error;
+        });
+      return { kind: 'ack' };
+    }
     const cancelled = new AbortController();
     const record: QuestionRecord = { ask, emitted: 0, suppressedAfterCancel: 0, gates: [], done: Promise.resolve() };
     this.questions.set(questionId, record);
@@ -117,17 +136,17 @@ export class FakeReasoner {
       cancelled.abort();
       for (const open of record.gates.splice(0)) open();
     };
-    this.cancelSubscriptions.push(
-      this.bus.subscribe(subjects.cancel(questionId), {}, (message) => {
-        record.cancel = { ...codecs.cancelCommand.decode(message.data), atMs: Date.now() };
+    let endAsked: (reason: string) => void = () => {};
+    const endRequest = new Promise<string>((resolve) => (endAsked = resolve));
+    const holding = new AbortController();
+    void (async () => {
+      for await (const reason of ends.follow(questionId, AbortSignal.any([this.following.signal, holding.signal]))) {
+        record.cancel = { reason, atMs: Date.now() };
         stop();
-      }),
-    );
-    const meta: QuestionMeta = {
-      tenantId: ask.ctx?.scope?.tenantId ?? '',
-      userId: ask.ctx?.scope?.userId ?? '',
-      deadlineUnixMs: ask.ctx?.deadlineUnixMs ?? 0,
-    };
+        endAsked(reason);
+        return;
+      }
+    })().catch(() => undefined);
     if (this.acceptDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, this.acceptDelayMs));
     let writer = log.writer(questionId, meta, 1);
     let lastWritten: QaEvent__Output | undefined;
@@ -141,21 +160,21 @@ export class FakeReasoner {
           lastWritten = await writer.append(body, meta.deadlineUnixMs);
           record.emitted += 1;
         } catch (error) {
-          // The gateway ended the question: like the real reasoner, write nothing more.
+          // Another attempt took the question over: like the real reasoner, write nothing more.
           if (!isConflict(error)) throw error;
           stop();
         }
       });
     };
-    // As the real reasoner does, a question whose log already ended (the gateway gave up on it) is not run.
-    try {
-      lastWritten = await writer.append({ event: 'accepted', accepted: {} }, meta.deadlineUnixMs);
-      record.emitted += 1;
-    } catch (error) {
-      if (!isConflict(error)) throw error;
-      this.questions.delete(questionId);
-      return { kind: 'ack' };
-    }
+    lastWritten = await writer.append({ event: 'accepted', accepted: {} }, meta.deadlineUnixMs);
+    record.emitted += 1;
+    // The end asked for goes after the events already written, as the real reasoner writes it.
+    void endRequest.then((reason) => {
+      writes = writes.then(async () => {
+        if (lastWritten && isTerminal(lastWritten)) return;
+        await writer.append({ event: 'error', error: endError(reason) }, meta.deadlineUnixMs).catch(() => undefined);
+      });
+    });
     const control: QuestionControl = {
       ask,
       cancelled: cancelled.signal,
@@ -194,6 +213,7 @@ export class FakeReasoner {
       .then(() => this.script(control))
       .then(() => writes);
     await record.done;
+    holding.abort();
     return { kind: 'ack' };
   }
 }
