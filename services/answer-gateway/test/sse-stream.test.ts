@@ -236,12 +236,12 @@ describe('answer-gateway SSE stream', () => {
             }
           : Reflect.get(target, property, target),
     });
-    const { log } = await openQuestionStreams(bus);
+    const { log, ends } = await openQuestionStreams(bus);
     const reasoner = await FakeReasoner.start(broker.connect(), twoHopScript());
     const keys = testKeys();
     const { gateway, baseUrl } = await startGatewayOn(bus, keys, {
       config: { ACCEPT_TIMEOUT_MS: 200 },
-      questions: { queue: new QuestionQueue(electing), log },
+      questions: { queue: new QuestionQueue(electing), log, ends },
     });
     const answered = await askJson(baseUrl, keys.alice, { question: 'Who owns Atlas?' });
     expect(answered.status).toBe(200);
