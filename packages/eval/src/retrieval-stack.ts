@@ -3,9 +3,13 @@ import type {
   Embedder,
   HybridRetriever,
   HybridRetrieverOptions,
+  IndexedChunk,
   Indexer,
 } from '@hopline/retrieval';
+import type { EntityGraph } from '@hopline/reasoning';
+import { createEntityGraph } from '@hopline/reasoning';
 import {
+  chunkDocument,
   EmbeddedLexicalBackend,
   EmbeddedVectorBackend,
   HashingEmbedder,
@@ -21,6 +25,8 @@ export interface EvalRetrievalStack {
   embedder: Embedder;
   indexer: Indexer;
   retriever: HybridRetriever;
+  /** The entity–chunk graph of every chunk indexed, built as the indexer chunks. */
+  graph: EntityGraph;
   hybridOptions: HybridRetrieverOptions;
   close(): Promise<void>;
 }
@@ -29,7 +35,7 @@ export interface EvalRetrievalStack {
  * The embedded retrieval path the eval measures: in-memory BM25 and vector indexes, the offline
  * hashing embedder unless another is given, fused as that embedder declares unless `hybrid`
  * says otherwise, and deadline-only guards (there is no remote dependency whose health a
- * breaker could track).
+ * breaker could track). The entity graph is built from the same chunks the indexes get.
  */
 export async function openEvalRetrievalStack(
   options: {
@@ -41,7 +47,17 @@ export async function openEvalRetrievalStack(
   const embedder = options.embedder ?? new HashingEmbedder();
   const lexical = await EmbeddedLexicalBackend.open({ ...options.lexical, durable: false });
   const vector = await EmbeddedVectorBackend.open({ dimensions: embedder.dimensions, durable: false });
-  const indexer = createIndexer({ lexical, vector, embedder });
+  const graph = createEntityGraph();
+  const indexer = createIndexer({
+    lexical,
+    vector,
+    embedder,
+    chunk: (document) => {
+      const chunks = chunkDocument(document);
+      for (const chunk of chunks) graph.add(graphChunk(chunk));
+      return chunks;
+    },
+  });
   const guard = createDeadlineGuard();
   const hybridOptions = hybridOptionsFor(embedder, options.hybrid);
   const retriever = createHybridRetriever({
@@ -58,9 +74,26 @@ export async function openEvalRetrievalStack(
     embedder,
     indexer,
     retriever,
+    graph,
     hybridOptions,
     async close() {
       await Promise.all([lexical.close(), vector.close()]);
     },
+  };
+}
+
+function graphChunk(chunk: IndexedChunk) {
+  return {
+    chunkId: chunk.chunkId,
+    tenantId: chunk.tenantId,
+    kbId: chunk.kbId,
+    docId: chunk.docId,
+    docVersion: chunk.docVersion,
+    title: chunk.title,
+    text: chunk.text,
+    span: { start: chunk.span.start, end: chunk.span.end },
+    dedupeKey: chunk.dedupeKey,
+    effectiveDate: chunk.effectiveDate,
+    sourceUri: chunk.sourceUri,
   };
 }

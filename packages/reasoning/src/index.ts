@@ -5,7 +5,9 @@ export type {
   AnalyzerPort,
   CallContext,
   Clock,
+  EntityGraphPort,
   EventSink,
+  GraphExpandInput,
   QaEventDraft,
   RerankerPort,
   RerankInput,
@@ -19,6 +21,10 @@ export { HARD_MAX_HOPS, resolveSettings } from './loop/settings.js';
 export { REASONING_SWITCH_NAMES, REASONING_SWITCHES } from './switches.js';
 export type { ReasoningSwitch } from './switches.js';
 export type { HopReasonerConfig, HopReasonerSettings } from './loop/settings.js';
+
+// The entity–chunk graph a hop expands through by personalized PageRank.
+export { chunkEntities, createEntityGraph, entityGraphPort } from './graph/entity-graph.js';
+export type { EntityGraph, GraphChunk } from './graph/entity-graph.js';
 
 // Question analysis: the rules, and a planner model where they cannot decide.
 export { createAnalyzer } from './analysis/analyzer.js';

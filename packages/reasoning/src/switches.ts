@@ -15,6 +15,8 @@ export const REASONING_SWITCHES = {
     'a loop or plan that ends without an answer retrieves the whole question once, after its own ranking',
   timedEvents:
     'a question about when several listed events happened (which first, same month) gets one sub-question per event',
+  entityGraph:
+    "a hop adds to its retrieved chunks those personalized PageRank ranks highest on the entity–chunk graph, seeded by its query's and the previous hops' entities",
 } as const;
 
 export type ReasoningSwitch = keyof typeof REASONING_SWITCHES;

@@ -2,8 +2,8 @@ import type { Analysis__Output, AskCommand__Output, Chunk__Output } from '@hopli
 import { DecidedBy, Route } from '@hopline/contracts';
 import type { ChatModel } from '@hopline/models';
 import { createOpenAiChatModel } from '@hopline/models';
-import type { AnalyzerPort, HopReasoner, RerankerPort, RetrieverPort } from '@hopline/reasoning';
-import { createAnalyzer, createHopReasoner } from '@hopline/reasoning';
+import type { AnalyzerPort, EntityGraphPort, HopReasoner, RerankerPort, RetrieverPort } from '@hopline/reasoning';
+import { createAnalyzer, createHopReasoner, entityGraphPort } from '@hopline/reasoning';
 import { createDeadlineGuard, createLexicalScorer, createReranker } from '@hopline/retrieval';
 import type { EvalQuestion } from '../data/eval-set.js';
 import { EVAL_SCOPE } from '../knowledge-base.js';
@@ -46,6 +46,18 @@ function retrieverOver(stack: EvalRetrievalStack, log: RetrievalLog): RetrieverP
       });
       for (const chunk of result.chunks) log.chunks.set(chunk.chunkId, chunk);
       return { chunks: result.chunks, degraded: result.degraded, degradedReasons: result.degradedReasons };
+    },
+  };
+}
+
+/** The stack's entity graph; the chunks it links count as seen, as retrieved ones do. */
+function graphOver(stack: EvalRetrievalStack, log: RetrievalLog): EntityGraphPort {
+  const port = entityGraphPort(stack.graph);
+  return {
+    async expand(input, ctx) {
+      const chunks = await port.expand(input, ctx);
+      for (const chunk of chunks) log.chunks.set(chunk.chunkId, chunk);
+      return chunks;
     },
   };
 }
@@ -159,6 +171,7 @@ export const multihopMode: EvalMode = {
     const analyzer = createAnalyzer({ ...(chat ? { chat } : {}), switchedOff });
     const ports = {
       retriever: retrieverOver(stack, log),
+      graph: graphOver(stack, log),
       reranker: lexicalReranker(k),
       ...(chat ? { chat } : {}),
       config: { topK: k, switchedOff },

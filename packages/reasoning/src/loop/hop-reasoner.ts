@@ -35,7 +35,7 @@ import { fuseRankedLists, interleaveCitations, selectEvidence } from './evidence
 import type { HopOutcome } from './hop.js';
 import type { PlanResult } from './plan.js';
 import { runPlan } from './plan.js';
-import type { AnalyzerPort, Clock, EventSink, RerankerPort, RetrieverPort } from './ports.js';
+import type { AnalyzerPort, Clock, EntityGraphPort, EventSink, RerankerPort, RetrieverPort } from './ports.js';
 import { systemClock } from './ports.js';
 import { QuestionRun } from './question-run.js';
 import type { HopReasonerConfig } from './settings.js';
@@ -44,6 +44,8 @@ import { hopsFor, resolveSettings } from './settings.js';
 export interface HopReasonerDependencies {
   analyzer: AnalyzerPort;
   retriever: RetrieverPort;
+  /** The entity–chunk graph beside the indexes; without one a hop retrieves only. */
+  graph?: EntityGraphPort;
   reranker: RerankerPort;
   /** An OpenAI-compatible chat model; without one the offline reasoner does all the reasoning. */
   chat?: ChatModel;
@@ -143,6 +145,7 @@ export function createHopReasoner(deps: HopReasonerDependencies): HopReasoner {
       {
         analyzer: deps.analyzer,
         retriever: deps.retriever,
+        ...(deps.graph ? { graph: deps.graph } : {}),
         reranker: deps.reranker,
         reasoner,
         fallback,

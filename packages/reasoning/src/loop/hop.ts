@@ -9,6 +9,7 @@ import { instrument } from '@hopline/telemetry';
 import type { QuestionRun } from './question-run.js';
 import { isOn } from '../switches.js';
 import { firstHopSearch } from './search-query.js';
+import { fuseRankedLists } from './evidence.js';
 
 /** A hop could not finish because the question itself is over: cancelled, or out of time. */
 export class QuestionInterrupted extends Error {
@@ -114,6 +115,7 @@ export async function runHop(run: QuestionRun, step: HopStep): Promise<HopOutcom
       );
       run.timings.retrieveMs += retrieveMs;
       for (const reason of retrieved.degradedReasons) run.degrade(`hop ${hop}: ${reason}`);
+      const candidates = await withGraphExpansion(run, step, retrieved.chunks, { topK, hop });
 
       let rerankMs = 0;
       let rerankFallback = false;
@@ -121,10 +123,10 @@ export async function runHop(run: QuestionRun, step: HopStep): Promise<HopOutcom
         (ms) => (rerankMs = ms),
         now,
         async () => {
-          if (retrieved.chunks.length === 0) return [];
+          if (candidates.length === 0) return [];
           try {
             const reranked = await abortable(
-              deps.reranker.rerank({ query: step.query, chunks: retrieved.chunks, topN: topK }, ctx),
+              deps.reranker.rerank({ query: step.query, chunks: candidates, topN: topK }, ctx),
               ctx.signal,
             );
             rerankFallback = reranked.fallback;
@@ -136,7 +138,7 @@ export async function runHop(run: QuestionRun, step: HopStep): Promise<HopOutcom
             if (stop) throw new QuestionInterrupted(stop);
             rerankFallback = true;
             run.degrade(`hop ${hop}: reranker failed (${describe(error)}); the fused retrieval order stands`);
-            return retrieved.chunks.slice(0, topK);
+            return candidates.slice(0, topK);
           }
         },
       );
@@ -213,6 +215,34 @@ export async function runHop(run: QuestionRun, step: HopStep): Promise<HopOutcom
       return { hop, query: step.query, ranked, cited, finding, grade, newChunks };
     },
   );
+}
+
+/**
+ * The retrieved chunks and, fused with them by rank, the chunks the entity graph links to the
+ * hop's seeds: its query and the answers of the hops before it. The reranker then ranks them
+ * together. A graph that fails leaves the retrieved chunks as they are.
+ */
+async function withGraphExpansion(
+  run: QuestionRun,
+  step: HopStep,
+  retrieved: Chunk__Output[],
+  { topK, hop }: { topK: number; hop: number },
+): Promise<Chunk__Output[]> {
+  const { graph } = run.deps;
+  if (!graph || !isOn(run.settings.switchedOff, 'entityGraph')) return retrieved;
+  const seeds = [step.query, step.bridgeEntity, ...step.previous.map((previous) => previous.finding.answer)].filter(
+    (seed) => seed.trim() !== '',
+  );
+  const ctx = run.callContext(step.deadlineUnixMs, step.signal);
+  try {
+    const linked = await abortable(graph.expand({ seeds, topK, hop }, ctx), ctx.signal);
+    return linked.length === 0 ? retrieved : fuseRankedLists([retrieved, linked]);
+  } catch (error) {
+    const stop = interruption(run, error);
+    if (stop) throw new QuestionInterrupted(stop);
+    run.degrade(`hop ${hop}: the entity graph failed (${describe(error)}); the retrieved chunks stand alone`);
+    return retrieved;
+  }
 }
 
 const pickAnswer = (finding: HopFinding) => ({
