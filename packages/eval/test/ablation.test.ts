@@ -41,15 +41,19 @@ const group = (chainRecall: number, f1: number, recall?: number): GroupSummary =
 describe('ablation', () => {
   const set = parseMultihopFile(tinyDatasetLines().join('\n'), 'tiny.jsonl');
   let stack: EvalRetrievalStack;
-  const queries: string[] = [];
+  // The seeds of every expansion of the entity graph the loop asked for.
+  const expansions: string[][] = [];
 
   beforeAll(async () => {
     stack = await openEvalRetrievalStack();
     await ingestCorpus(set.documents, stack.indexer);
-    const retrieve = stack.retriever.retrieve.bind(stack.retriever);
-    stack.retriever.retrieve = (input) => {
-      queries.push(input.query);
-      return retrieve(input);
+    const expand = stack.graph.expand.bind(stack.graph);
+    stack.graph = {
+      ...stack.graph,
+      expand: (options) => {
+        expansions.push([...options.seeds]);
+        return expand(options);
+      },
     };
   });
 
@@ -60,7 +64,7 @@ describe('ablation', () => {
   it("ablation - a switch's delta is the multi-hop figure with it off minus with everything on, per group", () => {
     const on = { overall: group(80, 40, 60), byGroup: { hotpotqa: group(90, 50, 70), musique: group(40, 10, 50) } };
     const off = { overall: group(85, 30, 40), byGroup: { hotpotqa: group(95, 50, 70), musique: group(40, 0, 20) } };
-    const delta = switchDelta('firstHopSearch', on, off);
+    const delta = switchDelta('entityGraph', on, off);
     expect(delta.overall).toEqual({ chainRecall: 5, supportRecall: 5, em: -10, f1: -10, abstentionRecall: -20 });
     expect(delta.byGroup.musique).toEqual({
       chainRecall: 0,
@@ -69,24 +73,21 @@ describe('ablation', () => {
       f1: -10,
       abstentionRecall: -30,
     });
-    expect(delta.description).toMatch(/first hop/);
+    expect(delta.description).toMatch(/PageRank/);
   });
 
   it('ablation - with a switch off the mode runs the loop alone, and the loop gets the switch', async () => {
     const question = set.questions[0]!;
     const context = { stack, k: 3, questionTimeoutMs: 10_000 };
-    queries.length = 0;
+    expansions.length = 0;
     const allOn = await multihopMode.open(context)(question);
     expect(Object.keys(allOn)).toEqual(['bm25', 'single-shot', 'multi-hop']);
-    const weightedSearches = [...queries];
-    queries.length = 0;
-    const off = await multihopMode.open({ ...context, switchedOff: ['firstHopSearch'] })(question);
+    // All on, the loop's first hop expands through the graph from the question itself; off, nothing does.
+    expect(expansions.some((seeds) => seeds.includes(question.question))).toBe(true);
+    expansions.length = 0;
+    const off = await multihopMode.open({ ...context, switchedOff: ['entityGraph'] })(question);
     expect(Object.keys(off)).toEqual(['multi-hop']);
-    // All on, the first hop weights the entity the question names up; off, it searches with the question as it is.
-    expect(weightedSearches.some((query) => query.startsWith(question.question) && query !== question.question)).toBe(
-      true,
-    );
-    expect(queries[0]).toBe(question.question);
+    expect(expansions).toEqual([]);
   });
 
   it('ablation - runEval reports every switch, and refuses a mode that does not answer', async () => {

@@ -109,7 +109,7 @@ describe('eval CLI', () => {
     const text = await cli('--data', multihop, '--mode', 'multihop', '--ablate');
     expect(text).toMatch(/ablation: multi-hop with one switch off/);
     expect(text).toMatch(/^chain@10\s+hotpotqa\s+musique\s+all$/m);
-    expect(text).toMatch(/^firstHopSearch\s+[-+]?\d+\.\d/m);
+    expect(text).toMatch(/^entityGraph\s+[-+]?\d+\.\d/m);
   });
 
   it('cli - the corpus format by file names, and --help, are accepted', async () => {

@@ -5,11 +5,9 @@
  * entry here, and the eval's ablation picks it up by name.
  */
 export const REASONING_SWITCHES = {
-  firstHopSearch: "a chain's first hop repeats the entities the question names in its search, weighting them up",
   parallelPlans: 'a question about several foci fans out into one sub-question per focus (PARALLEL)',
   determinedRole:
     'a role noun after a determiner ("the director born later") makes a comparison plan find role-holders first',
-  demonymWeighting: 'a one-word nationality ("Danish") counts less as a bridge unless the question asks for one',
   unknownFusion: "a chain that ends UNKNOWN hands the evidence its previous hop's ranking beside its own",
   wholeQuestionFallback:
     'a loop or plan that ends without an answer retrieves the whole question once, after its own ranking',

@@ -7,7 +7,6 @@ import { rankedAtStop } from '../src/loop/chain.js';
 import { fuseRankedLists, interleaveCitations, selectEvidence } from '../src/loop/evidence.js';
 import type { HopOutcome } from '../src/loop/hop.js';
 import { planLayers } from '../src/loop/plan.js';
-import { firstHopSearch } from '../src/loop/search-query.js';
 
 async function* deltas(...pieces: string[]): AsyncGenerator<string> {
   for (const piece of pieces) yield piece;
@@ -245,14 +244,5 @@ describe('parallel plan layers', () => {
       { id: 'q3', text: 'c', dependsOn: [] },
     ]);
     expect(layers.map((layer) => layer.map((sub) => sub.id))).toEqual([['q3'], ['q1', 'q2']]);
-  });
-});
-
-describe('first-hop search', () => {
-  it('search - the entities a question names are weighted up; a question without one is searched as written', () => {
-    expect(firstHopSearch('What is the population of the birth city of Daniela Scalia?')).toBe(
-      'What is the population of the birth city of Daniela Scalia? Daniela Scalia Daniela Scalia',
-    );
-    expect(firstHopSearch('how do plants make food?')).toBe('how do plants make food?');
   });
 });

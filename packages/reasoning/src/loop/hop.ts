@@ -8,7 +8,6 @@ import { abortable } from '@hopline/resilience';
 import { instrument } from '@hopline/telemetry';
 import type { QuestionRun } from './question-run.js';
 import { isOn } from '../switches.js';
-import { firstHopSearch } from './search-query.js';
 import { fuseRankedLists } from './evidence.js';
 
 /** A hop could not finish because the question itself is over: cancelled, or out of time. */
@@ -98,12 +97,8 @@ export async function runHop(run: QuestionRun, step: HopStep): Promise<HopOutcom
         async () => {
           try {
             // A port that ignores its signal still cannot hold the hop past it.
-            const query =
-              step.hopInChain === 1 && isOn(settings.switchedOff, 'firstHopSearch')
-                ? firstHopSearch(step.query)
-                : step.query;
             return await abortable(
-              deps.retriever.retrieve({ query, hydeText: step.hydeText, topK, hop }, ctx),
+              deps.retriever.retrieve({ query: step.query, hydeText: step.hydeText, topK, hop }, ctx),
               ctx.signal,
             );
           } catch (error) {

@@ -23,8 +23,6 @@ export interface CandidateOptions {
   known: readonly string[];
   /** Titles of every chunk this hop retrieved: a name that is a title is a real entity. */
   retrievedTitles: readonly string[];
-  /** A one-word nationality counts less as a bridge (true unless switched off to measure it). */
-  weighDemonyms?: boolean;
   /**
    * How much the chunk is about what the hop was looking for: 1 for the document about it, less
    * for one about a weaker lead, 0 for any other chunk (which counts by its rank instead).
@@ -37,10 +35,6 @@ export interface CandidateOptions {
   concluding?: boolean;
 }
 
-// "American", "Danish", "Chinese": a single word that names a people describes an entity rather
-// than being one, so it makes a poor bridge unless the question asks for a nationality.
-const DEMONYM = /^\p{Lu}\p{Ll}+(?:an|ian|ish|ese|i|ic)$/u;
-const DEMONYM_WEIGHT = 0.3;
 const DATE_LIKE =
   /\b(January|February|March|April|May|June|July|August|September|October|November|December)\b|^\p{N}+$/u;
 const TRAILING_NUMBERS = /(?:\s+[\p{N}][\p{N}\p{Pd}.,:/]*)+$/u;
@@ -72,8 +66,6 @@ function isKnown(name: string, known: readonly string[]): boolean {
 /** Candidates from the cited chunks, best first, one entry per distinct name. */
 export function bridgeCandidates(cited: readonly Chunk__Output[], options: CandidateOptions): BridgeCandidate[] {
   const relation = expandRelations(options.relationTerms);
-  const wantsNationality = options.relationTerms.some((term) => term === 'nationality' || term === 'citizenship');
-  const weighDemonyms = options.weighDemonyms !== false && !wantsNationality;
   const titleKeys = new Set(options.retrievedTitles.map((title) => entityKey(bareTitle(title))));
   const best = new Map<string, BridgeCandidate>();
   const offer = (name: string, score: number, chunkId: string) => {
@@ -132,9 +124,8 @@ export function bridgeCandidates(cited: readonly Chunk__Output[], options: Candi
       }
       const titled = titleKeys.has(key) ? TITLE_OF_RETRIEVED_BONUS : 0;
       const early = EARLY_MENTION_WEIGHT / (1 + span.start / 150);
-      const people = weighDemonyms && !titled && DEMONYM.test(span.text) ? DEMONYM_WEIGHT : 1;
       const stated = span.stated ? STATED_BONUS : 0;
-      offer(span.text, (proximity + titled + early + stated) * weight * people, chunk.chunkId);
+      offer(span.text, (proximity + titled + early + stated) * weight, chunk.chunkId);
     }
     // A retrieved document's title written in this chunk is a link the text itself makes.
     const lowerText = chunk.text.toLowerCase();

@@ -19,8 +19,6 @@ import {
 import { expandRelations, isRoleNoun } from './relations.js';
 import { synthesizeOffline } from './synthesis.js';
 import { bareTitle, entityKey } from './text.js';
-import type { ReasoningSwitch } from '../switches.js';
-import { isOn } from '../switches.js';
 
 export interface OfflineReasonerOptions {
   /** Chunks the first hop cites: the documents about the question's entities, then the best ranked. */
@@ -29,15 +27,12 @@ export interface OfflineReasonerOptions {
   laterHopCitations?: number;
   /** Bridge entities a next query names: more find the right one more often, fewer stay precise. */
   entitiesPerQuery?: number;
-  /** Rules switched off, to measure them (see switches.ts). */
-  switchedOff?: readonly ReasoningSwitch[];
 }
 
 const DEFAULTS: Required<OfflineReasonerOptions> = {
   firstHopCitations: 2,
   laterHopCitations: 2,
   entitiesPerQuery: 8,
-  switchedOff: [],
 };
 const ABOUT_CITATIONS = 2;
 const BRIDGE_SCORE_FLOOR = 0.3;
@@ -109,7 +104,6 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
       relationTerms: relation,
       known: [...anchors, ...previous.map((step) => step.finding.answer)],
       retrievedTitles: chunks.map((chunk) => chunk.title),
-      weighDemonyms: isOn(settings.switchedOff, 'demonymWeighting'),
       anchorWeight: (chunk: Chunk__Output) => {
         if (!about.includes(chunk)) return 0;
         return last && !isAbout(chunk, sought[0] ?? '') ? RUNNER_UP_DOCUMENT_WEIGHT : 1;
