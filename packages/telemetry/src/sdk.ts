@@ -13,9 +13,10 @@ import {
 } from '@opentelemetry/resources';
 import { NodeSDK } from '@opentelemetry/sdk-node';
 import {
+  AlwaysOffSampler,
   BasicTracerProvider,
   BatchSpanProcessor,
-  NoopSpanProcessor,
+  type Sampler,
   type SpanExporter,
   type SpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
@@ -64,7 +65,7 @@ const nonEmpty = (value: string | undefined): string | undefined => (value?.trim
 /**
  * Reads the standard OTEL_* variables. Without an endpoint nothing is exported: the embedded
  * mode runs with no collector, and the OTLP default (localhost:4318) would only log refused
- * connections. Spans are still recorded so that logs carry real trace ids.
+ * connections; spans then have real ids but are not recorded (see `tracingFromEnv`).
  */
 export function traceExportFromEnv(env: NodeJS.ProcessEnv = process.env): TraceExport {
   const exporters = (nonEmpty(env.OTEL_TRACES_EXPORTER) ?? 'otlp').split(',').map((name) => name.trim());
@@ -94,10 +95,19 @@ function otlpExporter(protocol: OtlpProtocol): SpanExporter {
   }
 }
 
-function spanProcessorsFromEnv(env: NodeJS.ProcessEnv): SpanProcessor[] {
+/**
+ * How spans are kept as the environment asks: exported over OTLP, or, with no export, not
+ * recorded at all. A span nobody exports still has real ids (logs carry its trace id and
+ * headers its traceparent), but it skips the attributes, events and processors a recorded span
+ * costs on every call and message: a measurable share of a question's CPU. Its context
+ * travels unsampled, so a service that exports does not record the spans of a question begun
+ * by one that does not. An explicit OTEL_TRACES_SAMPLER still decides.
+ */
+function tracingFromEnv(env: NodeJS.ProcessEnv): { spanProcessors: SpanProcessor[]; sampler?: Sampler } {
   const plan = traceExportFromEnv(env);
   // BatchSpanProcessor reads OTEL_BSP_SCHEDULE_DELAY and the other OTEL_BSP_* limits itself.
-  return plan.kind === 'otlp' ? [new BatchSpanProcessor(otlpExporter(plan.protocol))] : [new NoopSpanProcessor()];
+  if (plan.kind === 'otlp') return { spanProcessors: [new BatchSpanProcessor(otlpExporter(plan.protocol))] };
+  return { spanProcessors: [], ...(nonEmpty(env.OTEL_TRACES_SAMPLER) ? {} : { sampler: new AlwaysOffSampler() }) };
 }
 
 let active: Telemetry | undefined;
@@ -113,13 +123,12 @@ export function startTelemetry(options: TelemetryOptions): Telemetry {
     throw new Error(`telemetry is already started in this process for ${active.serviceName}; shut it down first`);
   }
   const serviceName = nonEmpty(process.env.OTEL_SERVICE_NAME) ?? options.serviceName;
-  const spanProcessors = [
-    new QuestionIdSpanProcessor(),
-    ...(options.spanProcessors ?? spanProcessorsFromEnv(process.env)),
-  ];
+  const tracing = options.spanProcessors ? { spanProcessors: options.spanProcessors } : tracingFromEnv(process.env);
+  const spanProcessors = [new QuestionIdSpanProcessor(), ...tracing.spanProcessors];
   const sdk = new NodeSDK({
     serviceName,
     spanProcessors,
+    ...(tracing.sampler ? { sampler: tracing.sampler } : {}),
     textMapPropagator: new CompositePropagator({
       propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()],
     }),
@@ -131,7 +140,7 @@ export function startTelemetry(options: TelemetryOptions): Telemetry {
   });
   sdk.start();
   const serviceProviders = options.services?.length
-    ? routeSpansByService(options.services, spanProcessors, options.detectResources ?? true)
+    ? routeSpansByService(options.services, spanProcessors, tracing.sampler, options.detectResources ?? true)
     : [];
 
   let stopping: Promise<void> | undefined;
@@ -176,6 +185,7 @@ export function startTelemetry(options: TelemetryOptions): Telemetry {
 function routeSpansByService(
   services: readonly string[],
   spanProcessors: SpanProcessor[],
+  sampler: Sampler | undefined,
   detect: boolean,
 ): BasicTracerProvider[] {
   const detected = detect
@@ -187,6 +197,7 @@ function routeSpansByService(
       new BasicTracerProvider({
         resource: detected.merge(resourceFromAttributes({ 'service.name': service })),
         spanProcessors,
+        ...(sampler ? { sampler } : {}),
       }),
     ]),
   );

@@ -42,16 +42,18 @@ const OTEL_KEYS = [
   'OTEL_SERVICE_NAME',
   'OTEL_SDK_DISABLED',
   'OTEL_TRACES_EXPORTER',
+  'OTEL_TRACES_SAMPLER',
 ];
 afterEach(() => {
   for (const key of OTEL_KEYS) delete process.env[key];
   received.length = 0;
 });
 
-async function oneSpan(): Promise<{ traceId: string; valid: boolean }> {
+async function oneSpan(): Promise<{ traceId: string; valid: boolean; recording: boolean }> {
   return instrument('probe', {}, async (span) => ({
     traceId: span.spanContext().traceId,
     valid: isSpanContextValid(span.spanContext()),
+    recording: span.isRecording(),
   }));
 }
 
@@ -95,12 +97,29 @@ describe('startTelemetry', () => {
     expect(received[0]?.body.includes(Buffer.from('reranker-canary'))).toBe(true);
   });
 
-  it('sdk - without an endpoint nothing is sent, but spans are real so logs carry trace ids', async () => {
+  it('sdk - without an endpoint nothing is sent or recorded, but spans have real ids so logs carry trace ids', async () => {
     const telemetry = startTelemetry({ serviceName: 'hop-reasoner', detectResources: false });
-    const { valid } = await oneSpan();
+    const { valid, recording } = await oneSpan();
     await telemetry.shutdown();
     expect(valid).toBe(true);
+    expect(recording).toBe(false);
     expect(received).toHaveLength(0);
+  });
+
+  it('sdk - without an endpoint an explicit OTEL_TRACES_SAMPLER still decides', async () => {
+    process.env.OTEL_TRACES_SAMPLER = 'always_on';
+    const telemetry = startTelemetry({ serviceName: 'hop-reasoner', detectResources: false });
+    const { recording } = await oneSpan();
+    await telemetry.shutdown();
+    expect(recording).toBe(true);
+  });
+
+  it('sdk - with an endpoint spans are recorded', async () => {
+    process.env.OTEL_EXPORTER_OTLP_ENDPOINT = endpoint;
+    const telemetry = startTelemetry({ serviceName: 'hop-reasoner', detectResources: false });
+    const { recording } = await oneSpan();
+    await telemetry.shutdown();
+    expect(recording).toBe(true);
   });
 
   it('sdk - OTEL_SDK_DISABLED leaves the no-op API: spans have no ids and nothing is exported', async () => {
