@@ -101,10 +101,13 @@ const benchEnv = {
   }),
 };
 
-export async function startEmbeddedProcess(dataDir: string): Promise<System> {
+/** `pnpm start`'s process, telemetry booted first as there; `env` adds to the bench's settings. */
+export async function startEmbeddedProcess(dataDir: string, env: Record<string, string> = {}): Promise<System> {
   const [httpPort, opsPort] = [await freePort(), await freePort()];
-  const proc = spawnNode('embedded', ['packages/embedded/src/start.ts'], repoRoot, {
+  const args = ['--import', './packages/embedded/src/instrumentation.ts', 'packages/embedded/src/start.ts'];
+  const proc = spawnNode('embedded', args, repoRoot, {
     ...benchEnv,
+    ...env,
     DATA_DIR: join(dataDir, 'embedded'),
     HTTP_PORT: String(httpPort),
     GRPC_PORT: '0',

@@ -94,7 +94,7 @@ export interface DurableStreamOptions {
   duplicateWindowMs?: number;
   /**
    * Which limits of the bus's JetStream policy the stream keeps; defaults to `keep` (no limits).
-   * The memory adapter, which lives and dies with its process, keeps everything.
+   * The memory adapter keeps the same limits.
    */
   retention?: RetentionClass;
   /**

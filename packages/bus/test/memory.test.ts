@@ -1,7 +1,7 @@
 import { NoRespondersError } from '@hopline/contracts';
 import { waitFor } from '@hopline/test-support';
 import { describe, expect, it } from 'vitest';
-import { createMemoryBroker, createMemoryBus } from '../src/index.js';
+import { createMemoryBroker, createMemoryBus, DEFAULT_JETSTREAM_POLICY } from '../src/index.js';
 import { busScenarios } from './scenarios.js';
 
 const broker = createMemoryBroker();
@@ -43,6 +43,40 @@ describe('memory adapter', () => {
     const data = await waitFor(() => received);
     expect(Buffer.isBuffer(data)).toBe(false);
     expect(new TextDecoder().decode(data)).toBe('payload');
+    await bus.drain();
+  });
+
+  it("memory - a durable stream keeps its retention class's limits: the oldest go first beyond the bytes or the age", async () => {
+    const limits = { events: { maxAgeMs: 200, maxBytes: 10_000 } };
+    const bus = createMemoryBus({
+      jetstream: { ...DEFAULT_JETSTREAM_POLICY, limits: { ...DEFAULT_JETSTREAM_POLICY.limits, ...limits } },
+    });
+    const options = { name: 'RETENTION', subjects: ['test.retention.>'], retention: 'events' as const };
+    const stream = await bus.durableStream(options);
+    const kept = await bus.durableStream({ ...options, name: 'KEPT', subjects: ['test.kept.>'], retention: 'keep' });
+    const stored = async (of: typeof stream, subject: string) => {
+      const seen: number[] = [];
+      const stop = new AbortController();
+      const reading = (async () => {
+        for await (const message of of.follow(subject, { signal: stop.signal })) seen.push(message.data[0] as number);
+      })();
+      await waitFor(async () => seen.at(-1) === (await of.last(subject))?.data[0]);
+      stop.abort();
+      await reading;
+      return seen;
+    };
+    // 1,000 bytes each: at most ten fit in 10,000 bytes, with their subjects and headers nine.
+    for (let i = 0; i < 50; i++) {
+      await stream.publish('test.retention.q', new Uint8Array(1_000).fill(i), { msgId: `r${i}` });
+      await kept.publish('test.kept.q', new Uint8Array(1_000).fill(i), { msgId: `k${i}` });
+    }
+    expect(await stored(stream, 'test.retention.q')).toEqual([41, 42, 43, 44, 45, 46, 47, 48, 49]);
+    expect(await stored(kept, 'test.kept.q')).toHaveLength(50);
+
+    // Past the age, the next publish drops what is older.
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    await stream.publish('test.retention.q', new Uint8Array([99]), { msgId: 'late' });
+    expect(await stored(stream, 'test.retention.q')).toEqual([99]);
     await bus.drain();
   });
 });

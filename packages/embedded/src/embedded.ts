@@ -45,7 +45,7 @@ export interface Embedded {
 export async function startEmbedded(config: EmbeddedConfig, env: NodeJS.ProcessEnv = process.env): Promise<Embedded> {
   const metrics = createMetrics('hopline-embedded');
   const logger = (service: string) => createLogger(service, { level: config.LOG_LEVEL });
-  const broker = config.NATS_URL ? undefined : createMemoryBroker();
+  const broker = config.NATS_URL ? undefined : createMemoryBroker({ jetstream: jetStreamPolicyFrom(config) });
   // Checked before anything starts: contradictory settings or a missing file fail here.
   const security = broker ? undefined : natsSecurityFrom(config);
   const connect = async (service: string): Promise<Bus> => {

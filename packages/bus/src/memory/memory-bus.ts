@@ -19,6 +19,7 @@ import type {
   Subscription,
 } from '../bus.js';
 import { raiseIfErrorEnvelope } from '../envelope.js';
+import { DEFAULT_JETSTREAM_POLICY, type JetStreamPolicy } from '../jetstream-policy.js';
 import { InFlight } from '../in-flight.js';
 import { assertValidServiceDefinition } from '../names.js';
 import { reportToStderr } from '../report.js';
@@ -41,6 +42,8 @@ import { openMemoryDurableStream, type MemoryStream } from './memory-stream.js';
 export interface MemoryBrokerOptions {
   /** Largest message (payload plus encoded headers) the broker accepts; defaults to NATS's 1 MiB. */
   maxPayload?: number;
+  /** The retention limits its durable streams keep (replicas and storage mean nothing here). */
+  jetstream?: JetStreamPolicy;
 }
 
 export interface MemoryBusOptions {
@@ -61,7 +64,10 @@ export interface MemoryBroker {
 }
 
 export function createMemoryBroker(options: MemoryBrokerOptions = {}): MemoryBroker {
-  const server = new MemoryServer(new Broker(options.maxPayload ?? DEFAULT_MAX_PAYLOAD));
+  const server = new MemoryServer(
+    new Broker(options.maxPayload ?? DEFAULT_MAX_PAYLOAD),
+    options.jetstream ?? DEFAULT_JETSTREAM_POLICY,
+  );
   return {
     connect: (busOptions = {}) => withTracing(new MemoryBus(server, busOptions.onError ?? reportToStderr), busOptions),
   };
@@ -76,7 +82,10 @@ export function createMemoryBus(options: MemoryBusOptions & MemoryBrokerOptions 
 class MemoryServer {
   readonly streams = new Map<string, MemoryStream>();
   readonly buckets = new Map<string, MemoryKeyValueStore>();
-  constructor(readonly broker: Broker) {}
+  constructor(
+    readonly broker: Broker,
+    readonly policy: JetStreamPolicy,
+  ) {}
 }
 
 function toBusMessage(message: WireMessage): BusMessage {
@@ -273,7 +282,7 @@ class MemoryBus implements Bus {
 
   async durableStream(options: DurableStreamOptions = {}): Promise<DurableStream> {
     this.assertOpen('durable stream');
-    return openMemoryDurableStream(this.server.streams, options, this.consumers, this.onError);
+    return openMemoryDurableStream(this.server.streams, this.server.policy, options, this.consumers, this.onError);
   }
 
   async keyValue(options: KeyValueOptions = {}): Promise<KeyValueStore> {

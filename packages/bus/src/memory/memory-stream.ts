@@ -14,6 +14,7 @@ import {
   type StreamMessage,
 } from '../bus.js';
 import { InFlight } from '../in-flight.js';
+import { limitsOf, type JetStreamPolicy, type RetentionLimits } from '../jetstream-policy.js';
 import { assertValidName } from '../names.js';
 import { assertValidSubject, subjectMatches } from '../subjects.js';
 import { decodeHeaders, encodeHeaders } from '../wire-headers.js';
@@ -23,13 +24,18 @@ interface StoredEntry {
   readonly subject: string;
   readonly data: Uint8Array;
   readonly headers: Uint8Array;
+  readonly storedAt: number;
 }
 
 interface StreamConfig {
   subjects: string[];
   duplicateWindowMs: number;
   workQueue: boolean;
+  limits: RetentionLimits;
 }
+
+/** What a message counts towards a stream's byte limit, as JetStream counts it. */
+const sizeOf = (entry: StoredEntry) => entry.subject.length + entry.data.length + entry.headers.length;
 
 function toStoredMessage(entry: StoredEntry): StoredMessage {
   return {
@@ -44,11 +50,14 @@ function toStoredMessage(entry: StoredEntry): StoredMessage {
  * The in-memory stand-in for a JetStream stream: a msgId seen within the duplicate window is
  * not stored twice, a publish can require the last sequence of its subject, each durable
  * consumer keeps its own position and unsettled deliveries, and a message stays until a purge
- * of its subject or, in a work queue, until a consumer is done with it. No age or size limits:
- * the stream lives and dies with its process.
+ * of its subject, in a work queue until a consumer is done with it, and at most as long and as
+ * many bytes as its retention class allows (checked at each publish, oldest first): the
+ * embedded mode runs for as long as a server does, and kept everything before.
  */
 export class MemoryStream {
   private lastSeq = 0;
+  private bytes = 0;
+  /** Insertion order is publish order, so the oldest messages are first. */
   private readonly messages = new Map<number, StoredEntry>();
   /** Stream sequences per subject, ascending. */
   private readonly bySubject = new Map<string, number[]>();
@@ -81,9 +90,12 @@ export class MemoryStream {
       subject,
       data: new Uint8Array(data),
       headers: encodeHeaders({ ...options.headers, [headers.msgId]: options.msgId }),
+      storedAt: now,
     };
     this.msgIds.set(options.msgId, { seq: entry.seq, at: now });
     this.messages.set(entry.seq, entry);
+    this.bytes += sizeOf(entry);
+    this.dropBeyondLimits(now);
     const ofSubject = this.bySubject.get(subject);
     if (ofSubject === undefined) this.bySubject.set(subject, [entry.seq]);
     else ofSubject.push(entry.seq);
@@ -162,9 +174,20 @@ export class MemoryStream {
     const entry = this.messages.get(seq);
     if (entry === undefined) return;
     this.messages.delete(seq);
+    this.bytes -= sizeOf(entry);
     const ofSubject = this.bySubject.get(entry.subject) ?? [];
     ofSubject.splice(ofSubject.indexOf(seq), 1);
     if (ofSubject.length === 0) this.bySubject.delete(entry.subject);
+  }
+
+  private dropBeyondLimits(now: number): void {
+    const { maxAgeMs, maxBytes } = this.config.limits;
+    for (const oldest of this.messages.values()) {
+      const tooOld = maxAgeMs > 0 && oldest.storedAt <= now - maxAgeMs;
+      const tooMany = maxBytes > 0 && this.bytes > maxBytes;
+      if (!tooOld && !tooMany) return;
+      this.remove(oldest.seq);
+    }
   }
 
   private forgetMsgIdsBefore(cutoff: number): void {
@@ -304,6 +327,7 @@ class DurableState {
 /** The broker-wide stream with this name, created or updated to the options, as a DurableStream. */
 export function openMemoryDurableStream(
   streams: Map<string, MemoryStream>,
+  policy: JetStreamPolicy,
   options: DurableStreamOptions,
   consumers: Set<DurableConsumer>,
   busReporter: BusErrorReporter,
@@ -313,6 +337,7 @@ export function openMemoryDurableStream(
     subjects: options.subjects ?? [subjects.ingestAll],
     duplicateWindowMs: options.duplicateWindowMs ?? DEFAULT_DUPLICATE_WINDOW_MS,
     workQueue: options.workQueue ?? false,
+    limits: limitsOf(policy, options.retention ?? 'keep'),
   };
   assertValidName(name, 'stream name');
   config.subjects.forEach((subject) => assertValidSubject(subject, 'subscribe'));
