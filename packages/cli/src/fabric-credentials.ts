@@ -1,7 +1,7 @@
 // `pnpm fabric:credentials [--out deploy/fabric] [--namespace hopline]`: makes the fabric's
 // credentials in one go (a private CA, NATS's and each service's certificates, one nkey user per
-// NATS service with its permissions) in the files docker-compose.yml, the NATS chart and the
-// Kubernetes overlay read. The folder holds secrets: it is never committed (.gitignore).
+// NATS service with its permissions, also as operator-mode `.creds` files) in the files
+// docker-compose.yml, the NATS chart and the Kubernetes overlay read. The folder holds secrets: it is never committed (.gitignore).
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { fabricLayout, writeFabric } from './fabric/write-fabric.js';

@@ -1,6 +1,7 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createCertificateAuthority } from './certificates.js';
+import { operatorFabric } from './nats-operator.js';
 import { createNatsUsers, natsAuthorization, natsAuthorizationConf } from './nats-users.js';
 
 /** The five services; each gets a certificate, and those on NATS an nkey. */
@@ -22,6 +23,8 @@ export const fabricLayout = {
   caCert: 'ca.crt',
   caKey: 'ca.key',
   natsAuthConf: 'nats/auth.conf',
+  /** The same users in operator mode (JWT): include it instead of auth.conf, and give services their `.creds`. */
+  natsOperatorConf: 'nats/operator.conf',
   natsServerCert: 'nats/tls.crt',
   natsServerKey: 'nats/tls.key',
   natsCa: 'nats/ca.crt',
@@ -29,6 +32,7 @@ export const fabricLayout = {
   serviceKey: (service: string) => `${service}/tls.key`,
   serviceCa: (service: string) => `${service}/ca.crt`,
   serviceNkey: (service: string) => `${service}/nats.nk`,
+  serviceCreds: (service: string) => `${service}/nats.creds`,
   chartValues: 'nats.values.yaml',
   kubernetesSecrets: 'kubernetes/fabric-secrets.yaml',
   /** In that file: each service's Secret, which its Deployment mounts, and the NATS chart's TLS Secret. */
@@ -48,8 +52,9 @@ const serviceNames = (name: string, options: FabricOptions): string[] => [
 
 /**
  * Everything the fabric needs, made in one go into `dir`: a private CA; NATS's server
- * certificate and its authorization (one nkey user per NATS service, with its permissions);
- * each service's certificate (server and client), CA and nkey seed; the NATS chart values that
+ * certificate and its authorization (one nkey user per NATS service, with its permissions),
+ * also in operator mode (an operator, an account and a user JWT per service); each service's
+ * certificate (server and client), CA, nkey seed and `.creds` file; the NATS chart values that
  * carry the authorization; and the Kubernetes Secrets that carry the rest. Secrets are written
  * owner-readable only. Running it again replaces them all: redeploy everything together.
  */
@@ -77,6 +82,11 @@ export async function writeFabric(dir: string, options: FabricOptions): Promise<
     await writeFile(path(fabricLayout.serviceNkey(user.service)), `${user.seed}\n`, { mode: 0o600 });
   }
   await writeFile(path(fabricLayout.natsAuthConf), natsAuthorizationConf(users));
+  const operatorMode = await operatorFabric(users);
+  await writeFile(path(fabricLayout.natsOperatorConf), operatorMode.serverConf);
+  for (const { service, creds } of operatorMode.creds) {
+    await writeFile(path(fabricLayout.serviceCreds(service)), creds, { mode: 0o600 });
+  }
   await writeFile(path(fabricLayout.chartValues), chartValues(natsAuthorization(users)));
 
   const secrets = [

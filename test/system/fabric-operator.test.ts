@@ -1,0 +1,107 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { connect, credsAuthenticator, type NatsConnection } from 'nats';
+import { afterAll, describe, expect, it } from 'vitest';
+import { fabricLayout, writeFabric } from '@hopline/cli';
+import { connectNatsBus, natsSecurityFrom, type Bus } from '@hopline/bus';
+import { subjects, type NatsClientName } from '@hopline/contracts';
+import { openQuestionStreams } from '@hopline/questions';
+import { startNatsServer, waitFor } from '@hopline/test-support';
+
+const fabric = mkdtempSync(join(tmpdir(), 'hopline-fabric-operator-'));
+await writeFabric(fabric, { namespace: 'test' });
+const file = (relative: string) => join(fabric, relative);
+
+// Operator mode (JWT) with TLS: the generated operator.conf instead of auth.conf.
+const nats = await startNatsServer({
+  config: [
+    'tls {',
+    `  cert_file: "${file(fabricLayout.natsServerCert)}"`,
+    `  key_file: "${file(fabricLayout.natsServerKey)}"`,
+    `  ca_file: "${file(fabricLayout.natsCa)}"`,
+    '}',
+    readFileSync(file(fabricLayout.natsOperatorConf), 'utf8'),
+  ].join('\n'),
+});
+
+afterAll(async () => {
+  await nats?.[Symbol.asyncDispose]();
+  rmSync(fabric, { recursive: true, force: true });
+});
+
+/** A service's bus as its main.ts connects it, by NATS_CREDS and NATS_CA. */
+const busOf = (service: NatsClientName): Promise<Bus> =>
+  connectNatsBus({
+    url: nats?.url ?? '',
+    name: service,
+    security: natsSecurityFrom({
+      NATS_CREDS: file(fabricLayout.serviceCreds(service)),
+      NATS_CA: file(fabricLayout.natsCa),
+    }),
+  });
+
+/** A plain client holding one service's `.creds`, as someone who stole them would. */
+const clientOf = (service: NatsClientName): Promise<NatsConnection> =>
+  connect({
+    servers: nats?.url,
+    authenticator: credsAuthenticator(readFileSync(file(fabricLayout.serviceCreds(service)))),
+    tls: { caFile: file(fabricLayout.natsCa) },
+    inboxPrefix: `_INBOX.${service}`,
+  });
+
+describe.skipIf(!nats)('fabric - operator mode: NATS_CREDS files from pnpm fabric:credentials', () => {
+  it('fabric operator - a client without a .creds file is refused; the files are owner-readable only', async () => {
+    await expect(connect({ servers: nats?.url, tls: { caFile: file(fabricLayout.natsCa) } })).rejects.toMatchObject({
+      code: 'AUTHORIZATION_VIOLATION',
+    });
+    expect(statSync(file(fabricLayout.serviceCreds('answer-gateway'))).mode & 0o077).toBe(0);
+  });
+
+  it('fabric operator - the gateway enqueues a question and the hop-reasoner writes its event, each with its own .creds, over JetStream', async () => {
+    const [gateway, reasoner] = [await busOf('answer-gateway'), await busOf('hop-reasoner')];
+    try {
+      const gatewaySide = await openQuestionStreams(gateway);
+      const reasonerSide = await openQuestionStreams(reasoner);
+      const questionId = randomUUID();
+      const deadlineUnixMs = Date.now() + 30_000;
+      const scope = { tenantId: 'acme', userId: 'u', kbIds: ['kb'] };
+      await gatewaySide.queue.enqueue({ ctx: { questionId, scope, deadlineUnixMs }, question: 'Who?', maxHops: 1 });
+      await reasonerSide.log
+        .writer(questionId, { tenantId: 'acme', userId: 'u', deadlineUnixMs }, 1)
+        .append({ event: 'accepted', accepted: {} }, Date.now() + 5_000);
+      expect((await gatewaySide.log.head(questionId))?.event.event).toBe('accepted');
+    } finally {
+      await gateway.drain();
+      await reasoner.drain();
+    }
+  });
+
+  it("fabric operator - the user JWTs carry each service's permissions: the gateway cannot write question events, a worker cannot read them", async () => {
+    const [gateway, worker] = [await clientOf('answer-gateway'), await clientOf('retrieval-worker')];
+    try {
+      const refusals: string[] = [];
+      void (async () => {
+        for await (const status of gateway.status()) if (status.type === 'error') refusals.push(String(status.data));
+      })();
+      gateway.publish(subjects.events('q1'), new Uint8Array());
+      await gateway.flush();
+      await waitFor(() => refusals.some((refusal) => refusal.includes('PERMISSIONS_VIOLATION')), {
+        timeoutMs: 5_000,
+        description: 'the refusal of a question event published with the gateway credentials',
+      });
+      const subscription = worker.subscribe(subjects.eventsAll);
+      await worker.flush();
+      await expect(
+        (async () => {
+          for await (const message of subscription) return message.subject;
+          return 'ended';
+        })(),
+      ).rejects.toMatchObject({ code: 'PERMISSIONS_VIOLATION' });
+    } finally {
+      await gateway.close();
+      await worker.close();
+    }
+  });
+});
