@@ -9,7 +9,7 @@ import type {
   DurableStream,
   DurableStreamOptions,
   KeyValueOptions,
-  KeyValueStore,
+  BusKeyValueStore,
   PublishOptions,
   Reply,
   RequestOptions,
@@ -276,7 +276,7 @@ class MemoryBus implements Bus {
     return openMemoryDurableStream(this.server.streams, options, this.consumers, this.onError);
   }
 
-  async keyValue(options: KeyValueOptions = {}): Promise<KeyValueStore> {
+  async keyValue(options: KeyValueOptions = {}): Promise<BusKeyValueStore> {
     this.assertOpen('key-value bucket');
     return MemoryKeyValueStore.open(this.server.buckets, options);
   }
