@@ -166,7 +166,7 @@ export interface Bus {
    */
   durableStream(options?: DurableStreamOptions): Promise<DurableStream>;
   /** A key-value bucket on this bus's server, created or updated like a durable stream. */
-  keyValue(options?: KeyValueOptions): Promise<KeyValueStore>;
+  keyValue(options?: KeyValueOptions): Promise<BusKeyValueStore>;
 }
 
 /** Reports failures that have no caller to reject: a subscriber that threw, a reply that could not be sent. */
@@ -294,4 +294,18 @@ export interface DurableStream {
 export interface KeyValueStore {
   put(key: string, value: Uint8Array): Promise<void>;
   get(key: string): Promise<Uint8Array | undefined>;
+}
+
+/** A key's watch, until stopped. */
+export interface KeyWatch {
+  stop(): void;
+}
+
+/** A bucket on the bus's server: besides reads and writes, a key's changes are pushed to whoever watches it. */
+export interface BusKeyValueStore extends KeyValueStore {
+  /**
+   * Calls `onValue` with the key's current value (undefined while it has none), then with each
+   * value put after it, in order, until the watch is stopped. Resolves once the watch is set up.
+   */
+  watch(key: string, onValue: (value: Uint8Array | undefined) => void): Promise<KeyWatch>;
 }

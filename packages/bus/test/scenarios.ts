@@ -914,6 +914,27 @@ export function busScenarios(adapter: string, connect: ConnectBus): void {
         expect(await store.get('q-unknown')).toBeUndefined();
       });
 
+      it('kv - a watch sees the key empty, then every value another connection puts, until stopped', async () => {
+        const t = unique();
+        const bucket = `test_${t.id}`;
+        const [writer, watcher] = [await (await bus()).keyValue({ bucket }), await (await bus()).keyValue({ bucket })];
+        const seen: string[] = [];
+        const watch = await watcher.watch('controls', (value) => seen.push(value ? read(value) : '(none)'));
+        await waitFor(() => seen.length === 1);
+        await writer.put('controls', text('off'));
+        await writer.put('other', text('not watched'));
+        await writer.put('controls', text('on'));
+        await waitFor(() => seen.length === 3);
+        watch.stop();
+        await writer.put('controls', text('after stop'));
+        // The later watch starts from the last value, which the stopped one never saw.
+        const later: string[] = [];
+        (await watcher.watch('controls', (value) => later.push(value ? read(value) : '(none)'))).stop();
+        await waitFor(() => later.length === 1);
+        expect(later).toEqual(['after stop']);
+        expect(seen).toEqual(['(none)', 'off', 'on']);
+      });
+
       it('kv - keys JetStream would refuse are refused with a ValidationError', async () => {
         const t = unique();
         const store = await (await bus()).keyValue({ bucket: `test_${t.id}` });

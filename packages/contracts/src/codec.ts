@@ -12,6 +12,7 @@ import type { KbChanged, KbChanged__Output } from './generated/hopline/v1/KbChan
 import type { KbRecord, KbRecord__Output } from './generated/hopline/v1/KbRecord.js';
 import type { KbStatsRequest, KbStatsRequest__Output } from './generated/hopline/v1/KbStatsRequest.js';
 import type { KbStatsResponse, KbStatsResponse__Output } from './generated/hopline/v1/KbStatsResponse.js';
+import type { OperatorControls, OperatorControls__Output } from './generated/hopline/v1/OperatorControls.js';
 import type { QaEvent, QaEvent__Output } from './generated/hopline/v1/QaEvent.js';
 import type { ReasoningTrace, ReasoningTrace__Output } from './generated/hopline/v1/ReasoningTrace.js';
 import type { RetrieveRequest, RetrieveRequest__Output } from './generated/hopline/v1/RetrieveRequest.js';
@@ -72,4 +73,5 @@ export const codecs = {
   kbStatsResponse: codecFor<KbStatsResponse, KbStatsResponse__Output>('hopline.v1.KbStatsResponse'),
   kbRecord: codecFor<KbRecord, KbRecord__Output>('hopline.v1.KbRecord'),
   reasoningTrace: codecFor<ReasoningTrace, ReasoningTrace__Output>('hopline.v1.ReasoningTrace'),
+  operatorControls: codecFor<OperatorControls, OperatorControls__Output>('hopline.v1.OperatorControls'),
 } as const;

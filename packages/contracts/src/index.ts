@@ -1,4 +1,5 @@
 export * from './codec.js';
+export * from './controls.js';
 export * from './document-body.js';
 export * from './errors.js';
 export * from './events.js';

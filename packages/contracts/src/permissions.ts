@@ -65,6 +65,8 @@ const kvBucket = (bucket: string) => {
 const traceBucket = kvBucket(jetstream.traceBucket);
 /** The kbs tenants created: written by the gateway alone. */
 const kbBucket = kvBucket(jetstream.kbBucket);
+/** The operators' controls: read and watched (an ordered consumer) by the hop-reasoners, set by `pnpm controls` alone. */
+const watchControls = [...kvBucket(jetstream.controlsBucket).read, ...orderedRead(`KV_${jetstream.controlsBucket}`)];
 
 const common = (service: string) => ({
   // JetStream's account info: a client asks for it when it first opens JetStream.
@@ -130,6 +132,7 @@ export const natsPermissions: Record<NatsClientName, SubjectPermissions> = {
       ...readLast(jetstream.questionEndsStream),
       ...orderedRead(jetstream.questionEndsStream),
       ...traceBucket.write,
+      ...watchControls,
     ],
     subscribe: [...common('hop-reasoner').subscribe, subjects.retrievalPresence],
     allowResponses: false,

@@ -105,6 +105,9 @@ export const jetstream = {
   traceBucket: 'hopline_traces',
   /** The knowledge bases tenants created (KbRecord by "<tenant>.<kb>"); kept without limits. */
   kbBucket: 'hopline_kbs',
+  /** The operators' controls of the reasoning (OperatorControls under `controlsKey`), watched by every hop-reasoner. */
+  controlsBucket: 'hopline_controls',
+  controlsKey: 'reasoning',
   /** Work queue of question jobs (AskCommand), one message per question. */
   questionStream: 'HOPLINE_QUESTIONS',
   /** The hop-reasoners' one durable consumer of the question jobs. */

@@ -47,6 +47,7 @@ export type {
   KnowledgeBasesHandlers,
 } from './generated/hopline/v1/KnowledgeBases.js';
 export type { ListKbsRequest, ListKbsRequest__Output } from './generated/hopline/v1/ListKbsRequest.js';
+export type { OperatorControls, OperatorControls__Output } from './generated/hopline/v1/OperatorControls.js';
 export type { QaEvent, QaEvent__Output } from './generated/hopline/v1/QaEvent.js';
 export type {
   QueryUnderstandingClient,

@@ -55,7 +55,10 @@ export class QuestionEnds {
     const data = codecs.cancelCommand.encode({ questionId, reason });
     const options = { msgId: `${questionId}:end:${reason}`, expectedLastSubjectSeq: 0 };
     try {
-      await retryingTransient(() => this.requests.publish(subjects.cancel(questionId), data, options), retryUntilUnixMs);
+      await retryingTransient(
+        () => this.requests.publish(subjects.cancel(questionId), data, options),
+        retryUntilUnixMs,
+      );
     } catch (error) {
       if (!isConflict(error)) throw error;
     }

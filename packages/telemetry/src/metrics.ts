@@ -34,6 +34,10 @@ export interface HoplineMetrics {
   readonly retrievalPathHits: Histogram<'path'>;
   /** Chunks a retrieval kept after fusing its paths. */
   readonly retrievalFusedSize: Histogram;
+  /** The operators' multi-hop switch as this hop-reasoner applies it: 1 on, 0 off (every question single-shot). */
+  readonly controlMultiHop: Gauge;
+  /** The operators' hop cap as this hop-reasoner applies it. */
+  readonly controlHopCap: Gauge;
   /** `result` is hit or miss. */
   readonly cacheLookups: Counter<'cache' | 'result'>;
   readonly llmCalls: Counter<'model' | 'purpose' | 'outcome'>;
@@ -135,6 +139,16 @@ export function createMetrics(service: string, options: MetricsOptions = {}): Ho
       name: 'hopline_retrieval_fused_size',
       help: 'Chunks a retrieval kept after fusion',
       buckets: HIT_BUCKETS,
+      registers,
+    }),
+    controlMultiHop: new Gauge({
+      name: 'hopline_control_multi_hop',
+      help: "The operators' multi-hop switch in force: 1 on, 0 off (every question single-shot)",
+      registers,
+    }),
+    controlHopCap: new Gauge({
+      name: 'hopline_control_hop_cap',
+      help: "The operators' hop cap in force: no question takes more hops",
       registers,
     }),
     cacheLookups: new Counter({

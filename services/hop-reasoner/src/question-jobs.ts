@@ -25,6 +25,7 @@ import type { HoplineMetrics, Logger } from '@hopline/telemetry';
 import { trace } from '@opentelemetry/api';
 import type { HopReasoner } from '@hopline/reasoning';
 import { hopTimer } from './hop-timer.js';
+import { PartialTrace } from './partial-trace.js';
 
 export interface QuestionJobsDeps {
   queue: QuestionQueue;
@@ -152,6 +153,9 @@ class QuestionAttempt {
   private readonly writeUntil: number;
   /** The attempt's events after its first: the reasoning does not wait for each to be stored. */
   private events: EventPipeline | undefined;
+  /** The reasoning trace so far, and its writes, one after the other so the latest is the last stored. */
+  private readonly partialTrace: PartialTrace;
+  private traceWrites: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly deps: QuestionJobsDeps,
@@ -165,6 +169,7 @@ class QuestionAttempt {
       deadlineUnixMs: request.deadlineUnixMs,
     };
     this.writeUntil = request.deadlineUnixMs + WRITE_SLACK_MS;
+    this.partialTrace = new PartialTrace(ask, request, Date.now());
   }
 
   private get questionId(): string {
@@ -204,6 +209,7 @@ class QuestionAttempt {
       signal: this.abort.signal,
       emit: (event) => {
         observeHop(event);
+        if (this.partialTrace.note(event)) this.storeTrace(() => this.partialTrace.encode());
         const { questionId: _questionId, atUnixMs: _atUnixMs, ...body } = event;
         return this.write(body);
       },
@@ -212,11 +218,20 @@ class QuestionAttempt {
     // Label values are lower-case, as dashboards and alerts spell them.
     deps.metrics.stopReasons.inc({ reason: done.stopReason.toLowerCase() });
     deps.metrics.hopsPerQuestion.observe({ route: done.route.toLowerCase() }, done.hops);
-    // The answer is already out; a trace that cannot be stored costs the replay, not the answer.
-    await deps.traces.put(questionId, codecs.reasoningTrace.encode(reasoning)).catch((error: unknown) => {
-      deps.logger.warn('reasoning trace not stored', { questionId, error });
-    });
+    this.storeTrace(() => codecs.reasoningTrace.encode(reasoning));
+    await this.traceWrites;
     return { kind: 'ack' };
+  }
+
+  /**
+   * Stores the trace after the writes before it. A trace that cannot be stored costs the replay,
+   * never the answer: the failure is logged, and the reasoning never waits for it.
+   */
+  private storeTrace(encode: () => Uint8Array): void {
+    const { deps, questionId } = this;
+    this.traceWrites = this.traceWrites
+      .then(() => deps.traces.put(questionId, encode()))
+      .catch((error: unknown) => deps.logger.warn('reasoning trace not stored', { questionId, error }));
   }
 
   /**
@@ -231,6 +246,9 @@ class QuestionAttempt {
     if (isConflict(thrown) || this.abort.signal.aborted) return this.leave();
     const error = toHoplineError(thrown);
     deps.logger.error('question failed', { questionId, error });
+    // What the question got as far as stays replayable.
+    this.storeTrace(() => this.partialTrace.encode());
+    await this.traceWrites;
     if (this.events === undefined) return { kind: 'retry', delayMs: RETRY_UNWRITTEN_MS };
     return this.end({ code: error.code, message: error.message, retryable: error.retryable });
   }

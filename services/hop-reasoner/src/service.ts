@@ -12,6 +12,7 @@ import { createRerankerClient } from './clients/reranker-client.js';
 import { createRetrieverClient } from './clients/retriever-client.js';
 import { WorkerDirectory } from './clients/worker-directory.js';
 import type { Config } from './config.js';
+import { watchOperatorControls } from './operator-controls.js';
 import { startQuestionJobs } from './question-jobs.js';
 
 export interface HopReasonerServiceDeps {
@@ -111,12 +112,14 @@ export async function startHopReasonerService(deps: HopReasonerServiceDeps): Pro
     : undefined;
 
   const workers = await WorkerDirectory.start(bus);
+  const controls = await watchOperatorControls({ bus, logger, metrics });
   const reasoner = createHopReasoner({
     analyzer,
     retriever: createRetrieverClient({ bus, guard: guards.retrieve, workers, budgetMs: config.RETRIEVE_BUDGET_MS }),
     reranker,
     ...(chat ? { chat } : {}),
     logger,
+    controls: controls.current,
     config: {
       maxHops: config.MAX_HOPS,
       topK: config.TOP_K,
@@ -141,11 +144,18 @@ export async function startHopReasonerService(deps: HopReasonerServiceDeps): Pro
       const busState = busHealth(bus);
       return {
         ok: guards.retrieve.state !== 'open' && busState.ok,
-        details: { inFlight: questions.inFlight, breakers, retrievalWorkers: workers.live, bus: busState.details },
+        details: {
+          inFlight: questions.inFlight,
+          breakers,
+          retrievalWorkers: workers.live,
+          controls: controls.current(),
+          bus: busState.details,
+        },
       };
     },
     async stop() {
       await questions.stop();
+      controls.stop();
       workers.stop();
       for (const g of Object.values(guards)) g.shutdown();
       analyzerClient?.close();

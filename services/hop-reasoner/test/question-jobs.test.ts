@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createMemoryBroker, type Bus, type KeyValueStore } from '@hopline/bus';
 import {
+  codecs,
   ConflictError,
   subjects,
   type AskCommand,
@@ -93,7 +94,12 @@ describe('hop-reasoner question jobs', () => {
   });
 
   async function setUp(
-    options: { capacity?: number; traces?: KeyValueStore; broker?: ReturnType<typeof createMemoryBroker> } = {},
+    options: {
+      capacity?: number;
+      traces?: KeyValueStore;
+      broker?: ReturnType<typeof createMemoryBroker>;
+      reasoner?: HopReasoner;
+    } = {},
   ) {
     const broker = options.broker ?? createMemoryBroker();
     const bus: Bus = broker.connect();
@@ -104,7 +110,7 @@ describe('hop-reasoner question jobs', () => {
     const traces = options.traces ?? memoryTraces();
     const jobs: QuestionJobs = await startQuestionJobs({
       ...streams,
-      reasoner: script.reasoner,
+      reasoner: options.reasoner ?? script.reasoner,
       traces,
       logger,
       metrics,
@@ -300,5 +306,76 @@ describe('hop-reasoner question jobs', () => {
       '6:2:token',
       '7:2:done',
     ]);
+  });
+
+  /**
+   * A reasoner that answers its first hop, starts a second, then `ends`: throws, or never
+   * finishes, as the question of a hop-reasoner that crashed mid-question never does.
+   */
+  const oneRoundThen = (ends: 'throws' | 'hangs'): HopReasoner => ({
+    async answer(command, options) {
+      const questionId = command.ctx?.questionId ?? '';
+      const at = Date.now();
+      await options.emit({ questionId, atUnixMs: at, event: 'route', route: { route: 'ITERATIVE' } });
+      await options.emit({
+        questionId,
+        atUnixMs: at,
+        event: 'hopStarted',
+        hopStarted: { hop: 1, subQuestion: 'Who owns Atlas?' },
+      });
+      await options.emit({
+        questionId,
+        atUnixMs: at,
+        event: 'retrieval',
+        retrieval: { hop: 1, chunkIds: ['atlas#0'] },
+      });
+      await options.emit({
+        questionId,
+        atUnixMs: at,
+        event: 'hopAnswer',
+        hopAnswer: { hop: 1, query: 'Who owns Atlas?', answer: 'Mira Chen', citedChunkIds: ['atlas#0'] },
+      });
+      await options.emit({
+        questionId,
+        atUnixMs: at,
+        event: 'hopStarted',
+        hopStarted: { hop: 2, subQuestion: 'Mira Chen department' },
+      });
+      if (ends === 'throws') throw new Error('the model server went away');
+      // Never returns on its own; the test's clean-up stops the hop-reasoner, as the crash would.
+      const signal = options.signal as AbortSignal;
+      return new Promise<never>((_resolve, reject) => signal.addEventListener('abort', () => reject(signal.reason)));
+    },
+  });
+
+  const storedTrace = async (traces: KeyValueStore, questionId: string) =>
+    codecs.reasoningTrace.decode((await traces.get(questionId)) as Uint8Array);
+
+  it('question jobs - a question that fails mid-way leaves its reasoning trace as far as it got', async () => {
+    const traces = memoryTraces();
+    const { gatewayStreams } = await setUp({ traces, reasoner: oneRoundThen('throws') });
+    const questionId = randomUUID();
+    await gatewayStreams.queue.enqueue(askFor(questionId));
+    expect((await eventsOf(gatewayStreams, questionId)).at(-1)?.event).toBe('error');
+    await waitFor(() => traces.store.has(questionId));
+    const stored = await storedTrace(traces, questionId);
+    expect(stored.analysis?.route).toBe('ITERATIVE');
+    expect(stored.stopReason).toBe('STOP_REASON_UNSPECIFIED');
+    expect(stored.hops.map((hop) => [hop.hop, hop.query, hop.evidenceChunkIds, hop.answer?.answer ?? ''])).toEqual([
+      [1, 'Who owns Atlas?', ['atlas#0'], 'Mira Chen'],
+      [2, 'Mira Chen department', [], ''],
+    ]);
+  });
+
+  it('question jobs - each round is stored as it ends, so a question whose hop-reasoner dies can be replayed up to its last round', async () => {
+    const traces = memoryTraces();
+    const { gatewayStreams, jobs } = await setUp({ traces, reasoner: oneRoundThen('hangs') });
+    const questionId = randomUUID();
+    await gatewayStreams.queue.enqueue(askFor(questionId));
+    await waitFor(() => traces.store.has(questionId));
+    // Still running: what is stored was written by the round, not by an ending.
+    expect(jobs.inFlight).toBe(1);
+    const stored = await storedTrace(traces, questionId);
+    expect(stored.hops.map((hop) => [hop.hop, hop.answer?.answer])).toEqual([[1, 'Mira Chen']]);
   });
 });

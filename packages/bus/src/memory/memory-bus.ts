@@ -9,7 +9,7 @@ import type {
   DurableStream,
   DurableStreamOptions,
   KeyValueOptions,
-  KeyValueStore,
+  BusKeyValueStore,
   PublishOptions,
   Reply,
   RequestOptions,
@@ -285,7 +285,7 @@ class MemoryBus implements Bus {
     return openMemoryDurableStream(this.server.streams, this.server.policy, options, this.consumers, this.onError);
   }
 
-  async keyValue(options: KeyValueOptions = {}): Promise<KeyValueStore> {
+  async keyValue(options: KeyValueOptions = {}): Promise<BusKeyValueStore> {
     this.assertOpen('key-value bucket');
     return MemoryKeyValueStore.open(this.server.buckets, options);
   }

@@ -23,7 +23,7 @@ import {
   type DurableStream,
   type DurableStreamOptions,
   type KeyValueOptions,
-  type KeyValueStore,
+  type BusKeyValueStore,
 } from '../bus.js';
 import { limitsOf, type JetStreamPolicy, type RetentionClass } from '../jetstream-policy.js';
 import { assertValidKey, assertValidName } from '../names.js';
@@ -332,7 +332,7 @@ export async function openJetStreamKeyValue(
   nc: NatsConnection,
   options: KeyValueOptions,
   policy: JetStreamPolicy,
-): Promise<KeyValueStore> {
+): Promise<BusKeyValueStore> {
   const bucket = options.bucket ?? jetstream.traceBucket;
   assertValidName(bucket, 'bucket name');
   const retention = options.retention ?? 'traces';
@@ -355,31 +355,44 @@ export async function openJetStreamKeyValue(
     );
     return opened;
   });
+  const where = (operation: string, key: string) => ({
+    operation,
+    subject: `${bucket}/${key}`,
+    timeoutMs: JETSTREAM_TIMEOUT_MS,
+  });
+  const get = async (key: string): Promise<Uint8Array | undefined> => {
+    assertValidKey(key);
+    try {
+      const entry = await kv.get(key);
+      return entry !== null && entry.operation === 'PUT' ? entry.value : undefined;
+    } catch (error) {
+      throw fromJetStreamError(error, where('kv get', key));
+    }
+  };
   return {
     async put(key, value) {
       assertValidKey(key);
       try {
         await kv.put(key, value);
       } catch (error) {
-        throw fromJetStreamError(error, {
-          operation: 'kv put',
-          subject: `${bucket}/${key}`,
-          timeoutMs: JETSTREAM_TIMEOUT_MS,
-        });
+        throw fromJetStreamError(error, where('kv put', key));
       }
     },
-    async get(key) {
-      assertValidKey(key);
+    get,
+    async watch(key, onValue) {
+      // A key with no value yet says so now; one with a value gets it from the watch, which
+      // starts with each key's last value, so a put in between is not missed.
+      if ((await get(key)) === undefined) onValue(undefined);
+      let entries: Awaited<ReturnType<KV['watch']>>;
       try {
-        const entry = await kv.get(key);
-        return entry !== null && entry.operation === 'PUT' ? entry.value : undefined;
+        entries = await kv.watch({ key });
       } catch (error) {
-        throw fromJetStreamError(error, {
-          operation: 'kv get',
-          subject: `${bucket}/${key}`,
-          timeoutMs: JETSTREAM_TIMEOUT_MS,
-        });
+        throw fromJetStreamError(error, where('kv watch', key));
       }
+      void (async () => {
+        for await (const entry of entries) onValue(entry.operation === 'PUT' ? entry.value : undefined);
+      })();
+      return { stop: () => entries.stop() };
     },
   };
 }

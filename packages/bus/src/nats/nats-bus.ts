@@ -10,7 +10,7 @@ import type {
   DurableStream,
   DurableStreamOptions,
   KeyValueOptions,
-  KeyValueStore,
+  BusKeyValueStore,
   PublishOptions,
   RequestOptions,
   ServiceDefinition,
@@ -259,7 +259,7 @@ class NatsBus implements Bus {
     return openJetStreamDurableStream(this.nc, this.watch, options, this.policy, this.consumers, this.onError);
   }
 
-  keyValue(options: KeyValueOptions = {}): Promise<KeyValueStore> {
+  keyValue(options: KeyValueOptions = {}): Promise<BusKeyValueStore> {
     return openJetStreamKeyValue(this.nc, options, this.policy);
   }
 }

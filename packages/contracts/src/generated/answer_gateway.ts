@@ -21,6 +21,7 @@ import type { KbList as _hopline_v1_KbList, KbList__Output as _hopline_v1_KbList
 import type { KbRequest as _hopline_v1_KbRequest, KbRequest__Output as _hopline_v1_KbRequest__Output } from './hopline/v1/KbRequest.js';
 import type { KnowledgeBasesClient as _hopline_v1_KnowledgeBasesClient, KnowledgeBasesDefinition as _hopline_v1_KnowledgeBasesDefinition } from './hopline/v1/KnowledgeBases.js';
 import type { ListKbsRequest as _hopline_v1_ListKbsRequest, ListKbsRequest__Output as _hopline_v1_ListKbsRequest__Output } from './hopline/v1/ListKbsRequest.js';
+import type { OperatorControls as _hopline_v1_OperatorControls, OperatorControls__Output as _hopline_v1_OperatorControls__Output } from './hopline/v1/OperatorControls.js';
 import type { QaEvent as _hopline_v1_QaEvent, QaEvent__Output as _hopline_v1_QaEvent__Output } from './hopline/v1/QaEvent.js';
 import type { QueryUnderstandingClient as _hopline_v1_QueryUnderstandingClient, QueryUnderstandingDefinition as _hopline_v1_QueryUnderstandingDefinition } from './hopline/v1/QueryUnderstanding.js';
 import type { ReasoningTrace as _hopline_v1_ReasoningTrace, ReasoningTrace__Output as _hopline_v1_ReasoningTrace__Output } from './hopline/v1/ReasoningTrace.js';
@@ -65,6 +66,7 @@ export interface ProtoGrpcType {
       KbRequest: MessageTypeDefinition<_hopline_v1_KbRequest, _hopline_v1_KbRequest__Output>
       KnowledgeBases: SubtypeConstructor<typeof grpc.Client, _hopline_v1_KnowledgeBasesClient> & { service: _hopline_v1_KnowledgeBasesDefinition }
       ListKbsRequest: MessageTypeDefinition<_hopline_v1_ListKbsRequest, _hopline_v1_ListKbsRequest__Output>
+      OperatorControls: MessageTypeDefinition<_hopline_v1_OperatorControls, _hopline_v1_OperatorControls__Output>
       QaEvent: MessageTypeDefinition<_hopline_v1_QaEvent, _hopline_v1_QaEvent__Output>
       QueryUnderstanding: SubtypeConstructor<typeof grpc.Client, _hopline_v1_QueryUnderstandingClient> & { service: _hopline_v1_QueryUnderstandingDefinition }
       ReasoningTrace: MessageTypeDefinition<_hopline_v1_ReasoningTrace, _hopline_v1_ReasoningTrace__Output>

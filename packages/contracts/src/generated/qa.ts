@@ -14,6 +14,7 @@ import type { ErrorEvent as _hopline_v1_ErrorEvent, ErrorEvent__Output as _hopli
 import type { HopAnswer as _hopline_v1_HopAnswer, HopAnswer__Output as _hopline_v1_HopAnswer__Output } from './hopline/v1/HopAnswer.js';
 import type { HopRecord as _hopline_v1_HopRecord, HopRecord__Output as _hopline_v1_HopRecord__Output } from './hopline/v1/HopRecord.js';
 import type { HopStarted as _hopline_v1_HopStarted, HopStarted__Output as _hopline_v1_HopStarted__Output } from './hopline/v1/HopStarted.js';
+import type { OperatorControls as _hopline_v1_OperatorControls, OperatorControls__Output as _hopline_v1_OperatorControls__Output } from './hopline/v1/OperatorControls.js';
 import type { QaEvent as _hopline_v1_QaEvent, QaEvent__Output as _hopline_v1_QaEvent__Output } from './hopline/v1/QaEvent.js';
 import type { QueryUnderstandingClient as _hopline_v1_QueryUnderstandingClient, QueryUnderstandingDefinition as _hopline_v1_QueryUnderstandingDefinition } from './hopline/v1/QueryUnderstanding.js';
 import type { ReasoningTrace as _hopline_v1_ReasoningTrace, ReasoningTrace__Output as _hopline_v1_ReasoningTrace__Output } from './hopline/v1/ReasoningTrace.js';
@@ -50,6 +51,7 @@ export interface ProtoGrpcType {
       HopAnswer: MessageTypeDefinition<_hopline_v1_HopAnswer, _hopline_v1_HopAnswer__Output>
       HopRecord: MessageTypeDefinition<_hopline_v1_HopRecord, _hopline_v1_HopRecord__Output>
       HopStarted: MessageTypeDefinition<_hopline_v1_HopStarted, _hopline_v1_HopStarted__Output>
+      OperatorControls: MessageTypeDefinition<_hopline_v1_OperatorControls, _hopline_v1_OperatorControls__Output>
       QaEvent: MessageTypeDefinition<_hopline_v1_QaEvent, _hopline_v1_QaEvent__Output>
       QueryUnderstanding: SubtypeConstructor<typeof grpc.Client, _hopline_v1_QueryUnderstandingClient> & { service: _hopline_v1_QueryUnderstandingDefinition }
       ReasoningTrace: MessageTypeDefinition<_hopline_v1_ReasoningTrace, _hopline_v1_ReasoningTrace__Output>

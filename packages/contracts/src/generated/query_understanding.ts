@@ -4,6 +4,7 @@ import type { EnumTypeDefinition, MessageTypeDefinition } from '@grpc/proto-load
 import type { Analysis as _hopline_v1_Analysis, Analysis__Output as _hopline_v1_Analysis__Output } from './hopline/v1/Analysis.js';
 import type { AnalyzeRequest as _hopline_v1_AnalyzeRequest, AnalyzeRequest__Output as _hopline_v1_AnalyzeRequest__Output } from './hopline/v1/AnalyzeRequest.js';
 import type { Chunk as _hopline_v1_Chunk, Chunk__Output as _hopline_v1_Chunk__Output } from './hopline/v1/Chunk.js';
+import type { OperatorControls as _hopline_v1_OperatorControls, OperatorControls__Output as _hopline_v1_OperatorControls__Output } from './hopline/v1/OperatorControls.js';
 import type { QueryUnderstandingClient as _hopline_v1_QueryUnderstandingClient, QueryUnderstandingDefinition as _hopline_v1_QueryUnderstandingDefinition } from './hopline/v1/QueryUnderstanding.js';
 import type { RequestContext as _hopline_v1_RequestContext, RequestContext__Output as _hopline_v1_RequestContext__Output } from './hopline/v1/RequestContext.js';
 import type { Scope as _hopline_v1_Scope, Scope__Output as _hopline_v1_Scope__Output } from './hopline/v1/Scope.js';
@@ -23,6 +24,7 @@ export interface ProtoGrpcType {
       Chunk: MessageTypeDefinition<_hopline_v1_Chunk, _hopline_v1_Chunk__Output>
       DecidedBy: EnumTypeDefinition
       FoundBy: EnumTypeDefinition
+      OperatorControls: MessageTypeDefinition<_hopline_v1_OperatorControls, _hopline_v1_OperatorControls__Output>
       QueryUnderstanding: SubtypeConstructor<typeof grpc.Client, _hopline_v1_QueryUnderstandingClient> & { service: _hopline_v1_QueryUnderstandingDefinition }
       RequestContext: MessageTypeDefinition<_hopline_v1_RequestContext, _hopline_v1_RequestContext__Output>
       Route: EnumTypeDefinition

@@ -102,6 +102,7 @@ const ONE_RETRIEVAL: Analysis__Output = {
   fallbackReason: '',
   llmCalls: 0,
   tokens: 0,
+  controls: null,
 };
 
 /** One question through a hop reasoner, in the terms the metrics read. */

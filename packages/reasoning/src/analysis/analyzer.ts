@@ -41,6 +41,7 @@ function fromRules(
     fallbackReason,
     llmCalls: 0,
     tokens: 0,
+    controls: null,
   };
 }
 
@@ -80,6 +81,7 @@ export function createAnalyzer(deps: AnalyzerDependencies = {}): Analyzer {
           fallbackReason: '',
           llmCalls: 0,
           tokens: 0,
+          controls: null,
         };
       } catch (error) {
         if (options.signal?.aborted) throw toHoplineError(error);

@@ -4,11 +4,13 @@ import type {
   Chunk__Output,
   Citation__Output,
   Done__Output,
+  OperatorControls__Output,
   ReasoningTrace__Output,
   StopReason__Output,
 } from '@hopline/contracts';
 import {
   DecidedBy,
+  DEFAULT_OPERATOR_CONTROLS,
   HoplineError,
   requireRequestContext,
   Route,
@@ -52,6 +54,8 @@ export interface HopReasonerDependencies {
   logger?: Pick<Logger, 'debug' | 'info' | 'warn'>;
   config?: HopReasonerConfig;
   clock?: Clock;
+  /** The operators' controls in force now, read once per question; without them, the defaults. */
+  controls?: () => OperatorControls__Output;
 }
 
 export interface AnswerOptions {
@@ -91,7 +95,17 @@ const fallbackAnalysis = (reason: string): Analysis__Output => ({
   fallbackReason: reason,
   llmCalls: 0,
   tokens: 0,
+  controls: null,
 });
+
+/**
+ * The route as the operators' controls allow it, with the controls it was routed under: with
+ * multi-hop off, one retrieval of the question as asked, whatever the analysis saw in it.
+ */
+const underControls = (analysis: Analysis__Output, controls: OperatorControls__Output): Analysis__Output =>
+  controls.multiHop
+    ? { ...analysis, controls }
+    : { ...analysis, route: Route.SINGLE, subQuestions: [], complexity: 1, controls };
 
 function fromChain(chain: ChainResult, focus: string): Outcome {
   return {
@@ -141,6 +155,7 @@ export function createHopReasoner(deps: HopReasonerDependencies): HopReasoner {
     if (!question) throw new ValidationError('the question is empty');
     const callerSignal = options.signal ?? new AbortController().signal;
     const questionScope = deadlineScope(request.deadlineUnixMs, callerSignal);
+    const controls = deps.controls?.() ?? DEFAULT_OPERATOR_CONTROLS;
     const run = new QuestionRun(
       {
         analyzer: deps.analyzer,
@@ -155,7 +170,7 @@ export function createHopReasoner(deps: HopReasonerDependencies): HopReasoner {
       settings,
       request,
       question,
-      hopsFor(ask.maxHops, settings),
+      Math.min(hopsFor(ask.maxHops, settings), controls.multiHop ? controls.hopCap : 1),
       questionScope.signal,
       callerSignal,
       new UsageMeter({ maxLlmCalls: settings.maxLlmCalls, maxTokens: settings.maxTokens }),
@@ -165,9 +180,15 @@ export function createHopReasoner(deps: HopReasonerDependencies): HopReasoner {
     try {
       return await instrument(
         'answer question',
-        { attributes: { 'hopline.question_id': request.questionId } },
+        {
+          attributes: {
+            'hopline.question_id': request.questionId,
+            'hopline.controls.multi_hop': controls.multiHop,
+            'hopline.controls.hop_cap': controls.hopCap,
+          },
+        },
         async (span) => {
-          const analysis = await analyze(run);
+          const analysis = underControls(await analyze(run), controls);
           await run.events.send({ event: 'route', route: analysis });
           const outcome = await follow(run, analysis);
           const { done, evidence, citations } = await conclude(run, analysis, outcome);

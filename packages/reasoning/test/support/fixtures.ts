@@ -52,6 +52,7 @@ export function analysis(overrides: Partial<Analysis__Output> = {}): Analysis__O
     fallbackReason: '',
     llmCalls: 0,
     tokens: 0,
+    controls: null,
     ...overrides,
   };
 }
