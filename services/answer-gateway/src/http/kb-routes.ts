@@ -95,7 +95,8 @@ export const kbRoutes: FastifyPluginAsyncZod<KbRoutesOptions> = async (app, opti
     '/v1/kbs/:kb',
     {
       schema: {
-        summary: 'Delete a knowledge base and its documents',
+        summary: 'Delete an empty knowledge base (keys with the ingest right)',
+        description: '409 while it holds documents; 404 when it does not exist.',
         params: kbParams,
         response: { 200: kbViewSchema, ...problemResponses },
       },
