@@ -1,8 +1,15 @@
-import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { basename, extname, join, relative } from 'node:path';
 import { z } from 'zod';
-import { parseFile, PARSED_EXTENSIONS, parseTextFile, TEXT_EXTENSIONS, type ParsedFile } from './parsers/index.js';
+import {
+  DOCUMENT_EXTENSIONS,
+  documentIdFrom,
+  parseDocument,
+  parseTextDocument,
+  TEXT_EXTENSIONS,
+  type ParsedFile,
+} from '@hopline/documents';
 
 /** A document as the gateway's ingestion API takes it. */
 export interface DocumentInput {
@@ -34,25 +41,7 @@ const jsonlLineSchema = z
   })
   .refine((line) => line.docId ?? line.id, 'each line needs a "docId" (or "id")');
 
-const SUPPORTED = new Set([...PARSED_EXTENSIONS, '.jsonl']);
-
-/**
- * A document id from a file name (or a JSONL id): it must survive as a NATS message id and a
- * URL segment, so only ASCII letters, digits, "_", ".", ":" and "-" are kept. A name with
- * other letters (天穹项目.md) would lose them all, so it gets a hash of the whole name: names
- * that differ only outside ASCII keep different ids, and the same name always the same id.
- */
-export function documentIdFrom(name: string): string {
-  const stem = name.normalize('NFC').replace(/\.[^.]+$/, '');
-  const ascii = stem.replace(/[^A-Za-z0-9_.:-]+/g, '-').replace(/^-+|-+$/g, '');
-  const id = /\P{ASCII}/u.test(stem)
-    ? `${ascii.slice(0, 180) || 'doc'}-${createHash('sha256').update(stem).digest('hex').slice(0, 12)}`
-    : ascii.slice(0, 200);
-  if (id === '' || id === '.' || id === '..') {
-    throw new Error(`"${name}" gives no usable document id ("${id}"): name it with a letter or digit`);
-  }
-  return id;
-}
+const SUPPORTED = new Set([...DOCUMENT_EXTENSIONS, '.jsonl']);
 
 /**
  * Every supported file under a folder (or the one file), sorted. Two files whose names give the
@@ -89,7 +78,7 @@ export function loadDocuments(path: string): DocumentInput[] {
     return extension === '.jsonl' || TEXT_EXTENSIONS.has(extension);
   });
   for (const file of files) {
-    for (const document of documentsOf(file, () => parseTextFile(file.path))) {
+    for (const document of documentsOf(file, () => parseTextDocument(file.path, readFileSync(file.path, 'utf8')))) {
       const earlier = sources.get(document.docId);
       if (earlier)
         throw new Error(`document id "${document.docId}" comes from both ${earlier} and ${file.name}: rename one`);
@@ -115,7 +104,7 @@ export async function readDocumentFile(file: DocumentFile): Promise<DocumentInpu
   let parsed: ParsedFile | undefined;
   if (extname(file.path).toLowerCase() !== '.jsonl') {
     try {
-      parsed = await parseFile(file.path);
+      parsed = await parseDocument(file.path, await readFile(file.path));
     } catch (error) {
       throw new Error(`${file.name}: ${(error as Error).message}`);
     }

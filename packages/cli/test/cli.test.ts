@@ -2,7 +2,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { loadDocuments, documentIdFrom } from '../src/documents.js';
+import { documentIdFrom } from '@hopline/documents';
+import { loadDocuments } from '../src/documents.js';
 import { formatEvent } from '../src/format.js';
 import { readSse } from '../src/sse-client.js';
 

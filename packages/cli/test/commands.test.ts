@@ -7,8 +7,8 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { makeDocx, makePdf } from '@hopline/test-support';
 import { afterEach, describe, expect, it } from 'vitest';
-import { makeDocx, makePdf } from './make-files.js';
 
 const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
 

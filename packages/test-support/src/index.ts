@@ -3,3 +3,4 @@ export * from './nats-cluster.js';
 export * from './port.js';
 export * from './wait.js';
 export * from './scripted-openai-server.js';
+export * from './document-files.js';

@@ -50,6 +50,9 @@ export const problems = {
       'Request timeout',
       'the request was not received in time; the connection closes',
     ),
+  /** A file that was received but has nothing to ingest (corrupt, a scan without text, an unknown type). */
+  unreadableDocument: (detail: string) =>
+    new Problem(422, 'unreadable-document', 'The file cannot be ingested', detail),
   invalidRequest: (detail: string) => new Problem(400, 'invalid-request', 'Invalid request', detail),
   tooManyRequests: (detail: string, retryAfterMs: number) =>
     new Problem(429, 'too-many-requests', 'Too many requests', detail, {
@@ -137,8 +140,16 @@ export function toProblem(error: unknown): Problem {
   return problems.internal();
 }
 
+export interface ProblemDocument {
+  [extension: string]: unknown;
+  type: string;
+  title: string;
+  status: number;
+  detail?: string;
+}
+
 /** The RFC 9457 document of a problem: its extension members beside the standard ones. */
-export function problemDocument(problem: Problem): Record<string, unknown> {
+export function problemDocument(problem: Problem): ProblemDocument {
   return {
     ...problem.extensions,
     type: problem.type,

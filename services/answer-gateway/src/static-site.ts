@@ -6,7 +6,8 @@ export interface StaticAsset {
 }
 
 export interface StaticSite {
-  get(file: string): StaticAsset | undefined;
+  /** The page's files by name: each is served at `/<name>`, index.html at `/` too. */
+  readonly assets: ReadonlyMap<string, StaticAsset>;
 }
 
 const FILES: Record<string, string> = {
@@ -25,5 +26,5 @@ export function loadStaticSite(root: URL = WEB_ROOT): StaticSite {
   for (const [file, contentType] of Object.entries(FILES)) {
     assets.set(file, { contentType, body: readFileSync(new URL(file, root)) });
   }
-  return { get: (file) => assets.get(file) };
+  return { assets };
 }

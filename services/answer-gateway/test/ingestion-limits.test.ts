@@ -139,7 +139,8 @@ describe('answer-gateway ingestion - limits and streamed uploads', () => {
     const refused = await post(t.baseUrl, t.keys.alice, 'text', 'text/plain');
     expect(refused.status).toBe(415);
     expect((await problemOf(refused)).detail).toBe(
-      'send Content-Type: application/json, or application/x-ndjson with one document per line',
+      'send Content-Type: application/json, application/x-ndjson with one document per line, or ' +
+        'multipart/form-data with files (PDF, DOCX, HTML, markdown, text)',
     );
   });
 

@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream';
+import fastifyMultipart from '@fastify/multipart';
 import type { FastifyPluginAsyncZod, ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { DurableStream } from '@hopline/bus';
@@ -14,6 +15,7 @@ import {
   NDJSON_TYPES,
   type IngestTarget,
 } from '../ingestion/accept-documents.js';
+import { acceptUploadedFiles } from '../ingestion/accept-files.js';
 import type { KbService } from '../kb-service.js';
 import { problems } from '../problem.js';
 import { principalOf, tracedWith } from './request-context.js';
@@ -40,7 +42,18 @@ export interface KbRoutesOptions {
   lookupDocument: (tenantId: string, kbId: string, docId: string) => Promise<{ exists: boolean; version: number }>;
 }
 
-const INGEST_ACCEPTS = 'application/json, or application/x-ndjson with one document per line';
+const INGEST_ACCEPTS =
+  'application/json, application/x-ndjson with one document per line, or multipart/form-data with files ' +
+  '(PDF, DOCX, HTML, markdown, text)';
+
+/** A file part in the OpenAPI document. */
+const uploadSchema = z.object({
+  file: z
+    .array(z.string().meta({ format: 'binary' }))
+    .describe(
+      'One part per file; its file name gives the document id and type (.pdf .docx .html .htm .md .markdown .txt)',
+    ),
+});
 
 /** Knowledge bases as a resource, and the documents in them. */
 export const kbRoutes: FastifyPluginAsyncZod<KbRoutesOptions> = async (app, options) => {
@@ -95,7 +108,8 @@ export const kbRoutes: FastifyPluginAsyncZod<KbRoutesOptions> = async (app, opti
     '/v1/kbs/:kb',
     {
       schema: {
-        summary: 'Delete a knowledge base and its documents',
+        summary: 'Delete an empty knowledge base (keys with the ingest right)',
+        description: '409 while it holds documents; 404 when it does not exist.',
         params: kbParams,
         response: { 200: kbViewSchema, ...problemResponses },
       },
@@ -108,6 +122,12 @@ export const kbRoutes: FastifyPluginAsyncZod<KbRoutesOptions> = async (app, opti
   await app.register(async (ingestion) => {
     // NDJSON is handed to the route as the request stream, read a line at a time.
     ingestion.addContentTypeParser(NDJSON_TYPES, (_request, payload, done) => done(null, payload));
+    // Files are streamed part by part; each is held alone, within the document limit.
+    await ingestion.register(fastifyMultipart, {
+      limits: { fileSize: options.maxDocumentBytes, fields: 0 },
+      // A file over the limit is reported among the refused ones, not as the request's failure.
+      throwFileSizeLimit: false,
+    });
 
     ingestion.withTypeProvider<ZodTypeProvider>().post(
       '/v1/kbs/:kb/documents',
@@ -118,9 +138,15 @@ export const kbRoutes: FastifyPluginAsyncZod<KbRoutesOptions> = async (app, opti
           summary: 'Ingest documents',
           description:
             'One document or `{ documents: [...] }` as JSON, within INGEST_MAX_DOCUMENT_BYTES; or any number as ' +
-            'NDJSON, one per line, each within it. A bad line stops the stream; the documents before it stay accepted.',
+            'NDJSON, one per line, each within it. A bad line stops the stream; the documents before it stay accepted. ' +
+            'Or files as multipart/form-data, parsed by the gateway: a file that cannot be ingested is listed in ' +
+            '`refused` with its problem, and the others go in.',
           params: kbParams,
-          documentedBody: { 'application/json': jsonBodySchema, 'application/x-ndjson': documentSchema },
+          documentedBody: {
+            'application/json': jsonBodySchema,
+            'application/x-ndjson': documentSchema,
+            'multipart/form-data': uploadSchema,
+          },
           response: { 202: acceptedSchema, ...problemResponses },
         },
       },
@@ -135,6 +161,10 @@ export const kbRoutes: FastifyPluginAsyncZod<KbRoutesOptions> = async (app, opti
             kbId: kb,
           };
           try {
+            if (request.isMultipart()) {
+              const files = await acceptUploadedFiles(target, request.parts(), options.maxDocumentBytes);
+              return reply.code(202).send({ kbId: kb, ...files });
+            }
             const accepted = NDJSON_TYPES.test(request.headers['content-type'] ?? '')
               ? await acceptNdjsonDocuments(target, request.body as Readable, options.maxDocumentBytes)
               : await acceptJsonDocuments(target, request.body);

@@ -49,6 +49,10 @@ export const kbViewSchema = z.object({
 export const acceptedSchema = z.object({
   kbId: z.string(),
   accepted: z.array(z.object({ docId: z.string(), version: z.number().int(), duplicate: z.boolean() })),
+  refused: z
+    .array(z.object({ file: z.string(), problem: problemSchema }))
+    .optional()
+    .describe('Uploaded files that were not ingested, each with its problem (multipart uploads only)'),
 });
 
 export const workerLagSchema = z.object({

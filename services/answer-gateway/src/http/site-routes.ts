@@ -1,21 +1,11 @@
 import type { FastifyPluginAsync } from 'fastify';
-import { problems } from '../problem.js';
-import type { StaticSite } from '../static-site.js';
-import { replyProblem } from './problem-reply.js';
+import type { StaticAsset, StaticSite } from '../static-site.js';
 
-/** The web page: four files, served to anyone (the page asks for the key itself). */
+/** The web page: its files, served to anyone (the page asks for the key itself). */
 export const siteRoutes: FastifyPluginAsync<{ site: StaticSite }> = async (app, { site }) => {
-  for (const [url, file] of [
-    ['/', 'index.html'],
-    ['/index.html', 'index.html'],
-    ['/app.js', 'app.js'],
-    ['/chain.js', 'chain.js'],
-    ['/style.css', 'style.css'],
-  ] as const) {
-    app.get(url, { schema: { hide: true } }, (_request, reply) => {
-      const asset = site.get(file);
-      if (!asset) return replyProblem(reply, problems.notFound('no such page'));
-      return reply
+  const serve = (url: string, asset: StaticAsset) =>
+    app.get(url, { schema: { hide: true } }, (_request, reply) =>
+      reply
         .headers({
           'Content-Type': asset.contentType,
           'Cache-Control': 'no-cache',
@@ -24,7 +14,10 @@ export const siteRoutes: FastifyPluginAsync<{ site: StaticSite }> = async (app, 
             "default-src 'self'; script-src 'self'; style-src 'self'; connect-src 'self'; object-src 'none'; base-uri 'none'",
           'X-Content-Type-Options': 'nosniff',
         })
-        .send(asset.body);
-    });
+        .send(asset.body),
+    );
+  for (const [file, asset] of site.assets) {
+    serve(`/${file}`, asset);
+    if (file === 'index.html') serve('/', asset);
   }
 };

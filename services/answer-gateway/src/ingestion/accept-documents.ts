@@ -61,7 +61,7 @@ export interface IngestTarget {
 }
 
 /** Publishes one validated document, stamped with the current time when it names no version. */
-async function publish(target: IngestTarget, document: DocumentInput): Promise<AcceptedDocument> {
+export async function publish(target: IngestTarget, document: DocumentInput): Promise<AcceptedDocument> {
   const { sections, ...fields } = document;
   const version = document.version ?? Date.now();
   const { duplicate } = await publishDocument(target.streams, target.tenantId, target.kbId, {

@@ -1,19 +1,15 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
-import { parseFile, UnreadableFileError } from '../src/parsers/index.js';
-import { makeDocx, makePdf } from './make-files.js';
+import { makeDocx, makePdf } from '@hopline/test-support';
+import { describe, expect, it } from 'vitest';
+import { parseDocument, UnreadableFileError } from '../src/index.js';
 
-const folder = mkdtempSync(join(tmpdir(), 'hopline-parsers-'));
-afterAll(() => rmSync(folder, { recursive: true, force: true }));
-const file = (name: string, content: string | Buffer) => {
-  const path = join(folder, name);
-  writeFileSync(path, content);
-  return path;
-};
+/** A file as an upload or a folder gives it: its name (which says its type) and its bytes. */
+const file = (name: string, content: string | Buffer) => ({
+  name,
+  data: typeof content === 'string' ? Buffer.from(content) : content,
+});
+const parseFile = ({ name, data }: { name: string; data: Buffer }) => parseDocument(name, data);
 
-describe('ingest parsers', () => {
+describe('document parsers', () => {
   it('parse - a PDF gives its text page by page, each page a section named for the PDF open parameter', async () => {
     const parsed = await parseFile(
       file('manual.pdf', makePdf(['Installing the pump.\nOpen the valve (slowly).', '', 'Servicing the pump.'])),

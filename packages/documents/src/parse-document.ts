@@ -1,0 +1,60 @@
+import { extname } from 'node:path';
+import { parseHtml } from './html.js';
+import { parseMarkdown } from './markdown.js';
+import { UnreadableFileError, type ParsedFile } from './parsed-file.js';
+
+/** Files of text, parsed from their text. */
+const TEXT_PARSERS: Record<string, (text: string) => ParsedFile> = {
+  '.txt': (text) => ({ text, sections: [] }),
+  '.md': parseMarkdown,
+  '.markdown': parseMarkdown,
+  '.html': parseHtml,
+  '.htm': parseHtml,
+};
+
+const PARSERS: Record<string, (data: Uint8Array) => Promise<ParsedFile>> = {
+  ...Object.fromEntries(
+    Object.entries(TEXT_PARSERS).map(([extension, parse]) => [
+      extension,
+      (data: Uint8Array) => Promise.resolve(parse(decodeUtf8(data))),
+    ]),
+  ),
+  // pdf.js and mammoth are large: loaded only when such a file comes.
+  // pdf.js takes a plain Uint8Array (not a Buffer) and detaches it: it gets a copy.
+  '.pdf': async (data) => (await import('./pdf.js')).parsePdf(new Uint8Array(data)),
+  '.docx': async (data) =>
+    (await import('./docx.js')).parseDocx(Buffer.from(data.buffer, data.byteOffset, data.byteLength)),
+};
+
+/** The extensions `parseDocument` reads: PDF, DOCX, HTML, markdown and plain text. */
+export const DOCUMENT_EXTENSIONS = new Set(Object.keys(PARSERS));
+
+/** The extensions `parseTextDocument` reads (all but PDF and DOCX). */
+export const TEXT_EXTENSIONS = new Set(Object.keys(TEXT_PARSERS));
+
+/**
+ * A file's text and the sections its citations name, by the extension of its name. A file that
+ * cannot be read as its type, or holds no text, is an UnreadableFileError saying why.
+ */
+export async function parseDocument(fileName: string, data: Uint8Array): Promise<ParsedFile> {
+  const parser = PARSERS[extname(fileName).toLowerCase()];
+  if (!parser) throw new UnreadableFileError(`no parser for "${extname(fileName)}" files`);
+  const parsed = await parser(data);
+  if (parsed.text.trim() === '') throw new UnreadableFileError('no text to ingest');
+  return parsed;
+}
+
+/** A file of text (not PDF or DOCX) parsed at once, for callers that cannot wait. */
+export function parseTextDocument(fileName: string, text: string): ParsedFile {
+  const parser = TEXT_PARSERS[extname(fileName).toLowerCase()];
+  if (!parser) throw new Error(`${fileName}: not a file of text`);
+  return parser(text);
+}
+
+function decodeUtf8(data: Uint8Array): string {
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(data);
+  } catch {
+    throw new UnreadableFileError('not UTF-8 text');
+  }
+}

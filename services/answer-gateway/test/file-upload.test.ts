@@ -1,0 +1,92 @@
+import { describe, expect, it } from 'vitest';
+import type { Bus } from '@hopline/bus';
+import { codecs, subjects, type IngestCommand__Output } from '@hopline/contracts';
+import { makeDocx, makePdf } from '@hopline/test-support';
+import { bearer, startTestGateway, type TestKey } from './support/harness.js';
+
+/** The first `count` ingest commands stored for the kb, oldest first. */
+async function storedCommands(bus: Bus, key: TestKey, count: number): Promise<IngestCommand__Output[]> {
+  const stream = await bus.durableStream();
+  const reading = new AbortController();
+  const commands: IngestCommand__Output[] = [];
+  for await (const message of stream.follow(subjects.ingest(key.tenantId, 'projects'), { signal: reading.signal })) {
+    commands.push(codecs.ingestCommand.decode(message.data));
+    if (commands.length === count) reading.abort();
+  }
+  return commands;
+}
+
+const upload = (baseUrl: string, key: TestKey, files: Array<[name: string, content: string | Buffer]>) => {
+  const form = new FormData();
+  for (const [name, content] of files) form.append('file', new Blob([content]), name);
+  return fetch(`${baseUrl}/v1/kbs/projects/documents`, { method: 'POST', headers: bearer(key), body: form });
+};
+
+describe('answer-gateway ingestion - raw files uploaded as multipart/form-data', () => {
+  it('upload - PDF, DOCX, HTML, markdown and text files are parsed by the gateway; a corrupt PDF and a file over the limit are refused alone', async () => {
+    await using t = await startTestGateway({ config: { INGEST_MAX_DOCUMENT_BYTES: 100_000 } });
+    const response = await upload(t.baseUrl, t.keys.alice, [
+      ['manual.pdf', makePdf(['Installing the pump.', 'Servicing the pump.'])],
+      ['corrupt.pdf', Buffer.concat([makePdf(['Lost.']).subarray(0, 40), Buffer.from('garbage')])],
+      [
+        'policy.docx',
+        await makeDocx([
+          ['Title', 'Travel policy'],
+          ['Normal', 'Employees book economy class.'],
+        ]),
+      ],
+      ['page.html', '<html><head><title>Pump guide</title></head><body><p>The pump moves water.</p></body></html>'],
+      ['huge.txt', 'h'.repeat(150_000)],
+      ['notes.md', '# Notes\n\nAtlas is owned by Dana.\n'],
+      ['plain.txt', 'Bluefin was founded in 2019.'],
+    ]);
+    expect(response.status).toBe(202);
+    const body = (await response.json()) as {
+      accepted: Array<{ docId: string }>;
+      refused: Array<{ file: string; problem: { type: string; status: number; detail: string } }>;
+    };
+    expect(body.accepted.map((entry) => entry.docId).sort()).toEqual(['manual', 'notes', 'page', 'plain', 'policy']);
+    expect(body.refused).toEqual([
+      {
+        file: 'corrupt.pdf',
+        problem: expect.objectContaining({
+          type: 'urn:hopline:problem:unreadable-document',
+          status: 422,
+          detail: expect.stringMatching(/^corrupt\.pdf: not a readable PDF/) as unknown,
+        }) as unknown,
+      },
+      {
+        file: 'huge.txt',
+        problem: expect.objectContaining({
+          type: 'urn:hopline:problem:payload-too-large',
+          detail: 'the file "huge.txt" exceeds 100000 bytes (INGEST_MAX_DOCUMENT_BYTES)',
+        }) as unknown,
+      },
+    ]);
+
+    const upserts = new Map(
+      (await storedCommands(t.bus, t.keys.alice, 5)).map((command) => [command.upsert?.docId, command.upsert]),
+    );
+    expect(upserts.get('manual')).toMatchObject({
+      text: 'Installing the pump.\n\nServicing the pump.',
+      sourceUri: 'manual.pdf',
+      layout: {
+        sections: [
+          { start: 0, fragment: 'page=1' },
+          { start: 22, fragment: 'page=2' },
+        ],
+      },
+    });
+    expect(upserts.get('policy')).toMatchObject({ title: 'Travel policy', sourceUri: 'policy.docx' });
+    expect(upserts.get('page')).toMatchObject({ title: 'Pump guide', text: 'The pump moves water.' });
+    expect(upserts.get('notes')).toMatchObject({ title: 'Notes', text: 'Atlas is owned by Dana.' });
+    expect(upserts.get('plain')).toMatchObject({ title: 'plain', text: 'Bluefin was founded in 2019.' });
+  });
+
+  it('upload - a key without the ingest right is refused before the upload is read', async () => {
+    await using t = await startTestGateway();
+    const response = await upload(t.baseUrl, t.keys.bob, [['plain.txt', 'text']]);
+    expect(response.status).toBe(403);
+    expect(response.headers.get('content-type')).toBe('application/problem+json');
+  });
+});
