@@ -89,11 +89,17 @@ async function metric(service: ServiceProcess, name: string, labels: Record<stri
   return sum;
 }
 
-/** Rerank calls of a hop-reasoner that did not end OK (timed out, cancelled, refused). */
-async function failedRerankCalls(reasoner: ServiceProcess): Promise<number> {
-  const calls = { method: 'hopline.v1.Reranker/Rerank', role: 'client' };
-  const all = await metric(reasoner, 'hopline_grpc_requests_total', calls);
-  return all - (await metric(reasoner, 'hopline_grpc_requests_total', { ...calls, code: 'OK' }));
+/**
+ * What a hop-reasoner's reranker breaker has counted so far: its openings, and the failures it
+ * counted while closed, which are the ones that opened it (not cancelled calls, nor calls that
+ * were still in flight when it opened, nor failed trials).
+ */
+async function rerankBreaker(reasoner: ServiceProcess): Promise<{ openings: number; failuresWhileClosed: number }> {
+  const downstream = 'reranker';
+  return {
+    openings: await metric(reasoner, 'hopline_breaker_transitions_total', { downstream, to: 'open' }),
+    failuresWhileClosed: await metric(reasoner, 'hopline_breaker_failures_total', { downstream, state: 'closed' }),
+  };
 }
 
 /** A hop-reasoner's breakers by downstream, from its /healthz. */
@@ -188,6 +194,7 @@ export const frozenReranker: Scenario = {
   fault: 'reranker frozen (`SIGSTOP`)',
   mustHold: 'breaker open within 2 failures; answers flagged degraded with fused order',
   async run(fleet, { questions }) {
+    const before = await Promise.all(fleet.reasoners.map(rerankBreaker));
     fleet.reranker.signal('SIGSTOP');
     try {
       // One question at a time, so that every rerank call a breaker lets through times out alone.
@@ -197,16 +204,13 @@ export const frozenReranker: Scenario = {
           await askStreaming(fleet.gatewayUrls[0] as string, fleet.apiKey, question, { giveUpMs: GIVE_UP_MS }),
         );
       }
-      // While open, a breaker fails calls without making them, and each half-open trial that fails
-      // opens it again: the calls that failed before it first opened are the failed calls less
-      // one per later opening.
+      // The reranker stays frozen, so no breaker closes again in this scenario: the failures it
+      // counted while closed are the ones before it opened.
       const beforeOpen = await Promise.all(
-        fleet.reasoners.map(async (reasoner) => {
-          const openings = await metric(reasoner, 'hopline_breaker_transitions_total', {
-            downstream: 'reranker',
-            to: 'open',
-          });
-          return openings === 0 ? undefined : (await failedRerankCalls(reasoner)) - (openings - 1);
+        fleet.reasoners.map(async (reasoner, i) => {
+          const now = await rerankBreaker(reasoner);
+          const earlier = before[i] as { openings: number; failuresWhileClosed: number };
+          return now.openings === earlier.openings ? undefined : now.failuresWhileClosed - earlier.failuresWhileClosed;
         }),
       );
       const t = tally(outcomes);
@@ -215,7 +219,7 @@ export const frozenReranker: Scenario = {
       ).length;
       const opened = beforeOpen.filter((n) => n !== undefined);
       return {
-        measured: `${describeTally(t)}; ${fused} flagged degraded keeping the fused order; breaker open on ${opened.length}/${fleet.reasoners.length} hop-reasoners, after ${opened.join(' and ') || '—'} failed calls`,
+        measured: `${describeTally(t)}; ${fused} flagged degraded keeping the fused order; breaker open on ${opened.length}/${fleet.reasoners.length} hop-reasoners, after ${opened.join(' and ') || '—'} failures the breaker counted`,
         holds:
           opened.length === fleet.reasoners.length &&
           opened.every((n) => n <= 2) &&

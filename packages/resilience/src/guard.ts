@@ -51,7 +51,7 @@ export interface GuardOptions {
   /** Bulkhead: calls allowed in flight at once; further calls are rejected. Default unbounded. */
   maxConcurrent?: number;
   logger?: Pick<Logger, 'info' | 'warn'>;
-  metrics?: Pick<HoplineMetrics, 'breakerState' | 'breakerTransitions'>;
+  metrics?: Pick<HoplineMetrics, 'breakerState' | 'breakerTransitions' | 'breakerFailures'>;
 }
 
 export interface GuardCallOptions {
@@ -169,8 +169,10 @@ export function createGuard(options: GuardOptions): Guard {
   metrics?.breakerState.set({ downstream }, BREAKER_STATE_VALUE.closed);
   // Every transition starts at zero, so that increase() sees the first one and the series exist
   // for dashboards and alerts before anything has gone wrong.
-  for (const to of Object.keys(BREAKER_STATE_VALUE) as BreakerState[])
-    metrics?.breakerTransitions.inc({ downstream, to }, 0);
+  for (const state of Object.keys(BREAKER_STATE_VALUE) as BreakerState[]) {
+    metrics?.breakerTransitions.inc({ downstream, to: state }, 0);
+    metrics?.breakerFailures.inc({ downstream, state }, 0);
+  }
   const transition = (state: BreakerState) => {
     metrics?.breakerState.set({ downstream }, BREAKER_STATE_VALUE[state]);
     metrics?.breakerTransitions.inc({ downstream, to: state });
@@ -182,6 +184,11 @@ export function createGuard(options: GuardOptions): Guard {
       );
     for (const listener of listeners) listener(state, downstream);
   };
+  // Opossum's own count, labelled before it decides to open: failures while `closed` are the ones
+  // that opened it, a `halfOpen` one is a failed trial (a cancelled trial included), and `open`
+  // ones were already in flight when it opened. The guard's `failures` stat leaves cancelled
+  // trials out, so this counter is the one that says how quickly a breaker opened.
+  breaker.on('failure', () => metrics?.breakerFailures.inc({ downstream, state: currentState() }));
   breaker.on('open', () => transition('open'));
   breaker.on('halfOpen', () => transition('halfOpen'));
   breaker.on('close', () => {

@@ -39,6 +39,19 @@ const hangUntilAborted = (signal: AbortSignal) =>
     signal.addEventListener('abort', () => reject(new Error('AbortError: client gave up')), { once: true }),
   );
 
+/** A counter's value for exactly these labels (the service label aside). */
+async function metricValue(
+  metrics: ReturnType<typeof createMetrics>,
+  name: string,
+  labels: Record<string, string>,
+): Promise<number> {
+  const metric = (await metrics.registry.getMetricsAsJSON()).find((m) => m.name === name);
+  const sample = metric?.values.find((value) =>
+    Object.entries(labels).every(([key, wanted]) => value.labels[key] === wanted),
+  );
+  return sample?.value ?? Number.NaN;
+}
+
 async function failTimes(guard: Guard, times: number, error: () => Error): Promise<void> {
   for (let i = 0; i < times; i += 1) {
     await guard.call(async () => Promise.reject(error()), soon()).catch(() => undefined);
@@ -266,6 +279,51 @@ describe('guard - breaker', () => {
     await vi.waitFor(() => expect(guard.state).toBe('halfOpen'), { timeout: 2_000, interval: 10 });
     await expect(guard.call(async () => 'recovered', soon())).resolves.toBe('recovered');
     expect(guard.state).toBe('closed');
+  });
+
+  it('guard - counts the failures the breaker counted, by the state it was in', async () => {
+    const metrics = createMetrics('hop-reasoner', { defaultMetrics: false });
+    const guard = guardFor({
+      metrics,
+      breaker: {
+        errorThresholdPercentage: 50,
+        volumeThreshold: 10,
+        resetTimeoutMs: 500,
+        rollingCountTimeoutMs: 10_000,
+        consecutiveFailures: 2,
+      },
+    });
+    const failures = async (state: BreakerState) =>
+      metricValue(metrics, 'hopline_breaker_failures_total', { downstream: 'reranker', state });
+    expect(await failures('closed')).toBe(0);
+
+    // A call still in flight when the breaker opens, and one its caller cancels, which is no failure.
+    let failLate: (error: Error) => void = () => undefined;
+    const late = guard.call(() => new Promise<never>((_resolve, reject) => (failLate = reject)), soon());
+    const caller = new AbortController();
+    const cancelled = guard.call(hangUntilAborted, { ...soon(), signal: caller.signal });
+    caller.abort();
+    await expect(cancelled).rejects.toBeInstanceOf(CancelledError);
+    await failTimes(guard, 2, () => new UnavailableError('down'));
+    expect(guard.state).toBe('open');
+    failLate(new UnavailableError('down'));
+    await expect(late).rejects.toBeInstanceOf(UnavailableError);
+
+    // A failed trial, then a cancelled one: the breaker counts both and opens again each time.
+    await vi.waitFor(() => expect(guard.state).toBe('halfOpen'), { timeout: 5_000, interval: 10 });
+    await failTimes(guard, 1, () => new UnavailableError('still down'));
+    await vi.waitFor(() => expect(guard.state).toBe('halfOpen'), { timeout: 5_000, interval: 10 });
+    const trialCaller = new AbortController();
+    const trial = guard.call(hangUntilAborted, { ...soon(), signal: trialCaller.signal });
+    trialCaller.abort();
+    await expect(trial).rejects.toBeInstanceOf(CancelledError);
+    expect(guard.state).toBe('open');
+
+    expect(await failures('closed')).toBe(2);
+    expect(await failures('open')).toBe(1);
+    expect(await failures('halfOpen')).toBe(2);
+    // The guard's own stat leaves the cancelled trial out.
+    expect(guard.stats()).toMatchObject({ failures: 4, cancelled: 2 });
   });
 
   it('guard - the half-open trial, and only it, is told it is the trial', async () => {

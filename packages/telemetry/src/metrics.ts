@@ -20,6 +20,7 @@ export interface HoplineMetrics {
   /** 0 closed, 1 half-open, 2 open (`BREAKER_STATE_VALUE`). */
   readonly breakerState: Gauge<'downstream'>;
   readonly breakerTransitions: Counter<'downstream' | 'to'>;
+  readonly breakerFailures: Counter<'downstream' | 'state'>;
   /** `path` is the retrieval path that was lost (bm25, vector) or the stage that fell back (rerank). */
   readonly degradedRetrievals: Counter<'path' | 'reason'>;
   /** Ingest commands given up on; `cause` is malformed, invalid or exhausted (retries used up). */
@@ -95,6 +96,12 @@ export function createMetrics(service: string, options: MetricsOptions = {}): Ho
       name: 'hopline_breaker_transitions_total',
       help: 'Circuit breaker state changes per downstream and target state',
       labelNames: ['downstream', 'to'],
+      registers,
+    }),
+    breakerFailures: new Counter({
+      name: 'hopline_breaker_failures_total',
+      help: 'Failed calls a circuit breaker counted, per downstream and the state it was in when the call failed',
+      labelNames: ['downstream', 'state'],
       registers,
     }),
     degradedRetrievals: new Counter({

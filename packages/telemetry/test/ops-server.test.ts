@@ -110,6 +110,7 @@ describe('metrics', () => {
         'hopline_stop_reasons_total',
         'hopline_breaker_state',
         'hopline_breaker_transitions_total',
+        'hopline_breaker_failures_total',
         'hopline_degraded_retrievals_total',
         'hopline_cache_lookups_total',
         'hopline_llm_calls_total',
