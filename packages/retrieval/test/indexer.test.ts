@@ -135,6 +135,29 @@ describe('createIndexer', () => {
     expect((await indexer.checkConsistency()).consistent).toBe(true);
   });
 
+  it('indexer - a write a backend refused alone fails its own command; the others in the batch are applied', async () => {
+    const deps = await setup();
+    const refusing: VectorBackend = new Proxy(deps.vector, {
+      get: (target, key, receiver) =>
+        key === 'writeDocuments'
+          ? async (writes: Parameters<VectorBackend['writeDocuments']>[0]) => {
+              const results = await target.writeDocuments(writes.filter((write) => write.doc.docId !== 'b'));
+              return writes.map((write) =>
+                write.doc.docId === 'b' ? new ValidationError('item b refused') : results.shift(),
+              );
+            }
+          : Reflect.get(target, key, receiver),
+    });
+    const indexer = createIndexer({ ...deps, vector: refusing });
+    const attempts = await indexer.applyAll(
+      ['a', 'b', 'c'].map((docId) => ({ op: 'upsert', upsert: document({ docId }) })),
+      never,
+    );
+    expect(attempts.map((attempt) => attempt.ok)).toEqual([true, false, true]);
+    expect(attempts[1]).toMatchObject({ ok: false, error: expect.any(ValidationError) });
+    expect(attempts[2]).toMatchObject({ ok: true, result: { vector: 'applied', lexical: 'applied' } });
+  });
+
   it('indexer - a command without an id, a version or an operation is a validation error', async () => {
     const indexer = createIndexer(await setup());
     await expect(indexer.apply({ op: 'upsert', upsert: document({ docId: '' }) })).rejects.toBeInstanceOf(

@@ -69,6 +69,9 @@ export interface EmbeddedChunk {
  */
 export type WriteOutcome = 'applied' | 'unchanged' | 'stale';
 
+/** One write's result in a batch: its outcome, or the error that failed it alone (the others went on). */
+export type WriteResult = WriteOutcome | Error;
+
 export interface DocumentState {
   version: number;
   /** A tombstone: deleted up to and including `version`, so older upserts stay out. */
@@ -104,9 +107,10 @@ interface VersionedBackend<Item> {
   deleteDocument(ref: VersionedDocumentKey, signal?: AbortSignal): Promise<WriteOutcome>;
   /**
    * Applies the writes in order, with the same rules and outcomes as one call each, in as few
-   * round trips or log flushes as the backend allows: the bulk ingestion path.
+   * round trips or log flushes as the backend allows: the bulk ingestion path. A write the
+   * backend refused on its own (a bulk item error) is its error; a failed request throws.
    */
-  writeDocuments(writes: readonly DocumentWrite<Item>[], signal?: AbortSignal): Promise<WriteOutcome[]>;
+  writeDocuments(writes: readonly DocumentWrite<Item>[], signal?: AbortSignal): Promise<WriteResult[]>;
   documentState(key: DocumentKey, signal?: AbortSignal): Promise<DocumentState | undefined>;
   countChunks(signal?: AbortSignal): Promise<KbChunkCount[]>;
   /**

@@ -9,6 +9,7 @@ import type {
   VectorBackend,
   VersionedDocumentKey,
   WriteOutcome,
+  WriteResult,
 } from '../backends/types.js';
 import type { ChunkableDocument } from '../chunking/chunker.js';
 import { chunkDocument } from '../chunking/chunker.js';
@@ -160,7 +161,8 @@ export function createIndexer(dependencies: IndexerDependencies): Indexer {
     return planned;
   }
 
-  async function write(planned: readonly Planned[], signal: AbortSignal): Promise<void> {
+  /** Writes both sides; the writes a backend refused one by one come back with their errors. */
+  async function write(planned: readonly Planned[], signal: AbortSignal): Promise<Map<Planned, Error>> {
     const lexicalSteps = planned.filter((step) => step.lexical === 'applied');
     const vectorSteps = planned.filter((step) => step.vector === 'applied');
     const embedded = await embedChunks(
@@ -182,8 +184,16 @@ export function createIndexer(dependencies: IndexerDependencies): Indexer {
       lexicalWrites.length > 0 ? lexical.writeDocuments(lexicalWrites, signal) : [],
       vectorWrites.length > 0 ? vector.writeDocuments(vectorWrites, signal) : [],
     ]);
-    lexicalSteps.forEach((step, i) => (step.lexical = lexicalOutcomes[i] as WriteOutcome));
-    vectorSteps.forEach((step, i) => (step.vector = vectorOutcomes[i] as WriteOutcome));
+    const failed = new Map<Planned, Error>();
+    const settle = (steps: readonly Planned[], results: readonly WriteResult[], side: 'lexical' | 'vector'): void =>
+      steps.forEach((step, i) => {
+        const result = results[i] as WriteResult;
+        if (result instanceof Error) failed.set(step, result);
+        else step[side] = result;
+      });
+    settle(lexicalSteps, lexicalOutcomes, 'lexical');
+    settle(vectorSteps, vectorOutcomes, 'vector');
+    return failed;
   }
 
   async function applyAll(
@@ -194,12 +204,14 @@ export function createIndexer(dependencies: IndexerDependencies): Indexer {
     const planned = await plan(commands, attempts, signal);
     const writing = planned.filter((step) => step.lexical === 'applied' || step.vector === 'applied');
     let failure: { error: unknown } | undefined;
+    let failedWrites = new Map<Planned, Error>();
     try {
-      await write(writing, signal);
+      failedWrites = await write(writing, signal);
     } catch (error) {
       failure = { error };
     }
     for (const step of planned) attempts[step.at] = { ok: true, result: resultOf(step) };
+    for (const [step, error] of failedWrites) attempts[step.at] = { ok: false, error };
     if (failure) for (const step of writing) attempts[step.at] = { ok: false, error: failure.error };
     return attempts;
   }

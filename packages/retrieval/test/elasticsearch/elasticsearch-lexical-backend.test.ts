@@ -698,3 +698,146 @@ describe('elasticsearch lexical backend - failures', () => {
     expect(result.chunks.map((c) => [c.docId, c.foundBy])).toEqual([['lh', 'VECTOR']]);
   });
 });
+
+describe('elasticsearch lexical backend - batch writes', () => {
+  const docs = Array.from({ length: 20 }, (_, i) => ({ tenantId: 't1', kbId: 'kb1', docId: `d${i}`, version: 3 }));
+  const upserts = docs.map((key) => ({
+    op: 'upsert' as const,
+    doc: key,
+    items: [0, 1].map((n) => chunkOf({ docId: key.docId, chunkId: `${key.docId}#${n}`, docVersion: 3, text: 'x' })),
+  }));
+
+  /** Answers `_mget` from `records` and each bulk action with `answer` (default: created). */
+  function cluster(
+    es: ReturnType<typeof esMock>,
+    records: Record<string, { doc_version: number; deleted: boolean; chunks: number }> = {},
+    answer: (id: string, index: string) => Record<string, unknown> = () => ({ status: 201, result: 'created' }),
+  ): void {
+    es.on('POST', `/${RECORDS}/_mget`, (request) => ({
+      docs: (request.body as { ids: string[] }).ids.map((id) => {
+        const state = records[id];
+        return state
+          ? { _index: RECORDS, _id: id, found: true, _source: { tenant_id: 't1', kb_id: 'kb1', doc_id: id, ...state } }
+          : { _index: RECORDS, _id: id, found: false };
+      }),
+    }));
+    es.on('POST', '/_bulk', (request) => {
+      const actions = (request.body as Array<{ index?: { _index: string; _id: string } }>).filter((line) => line.index);
+      const items = actions.map(({ index }) => ({
+        index: { _index: index?._index, _id: index?._id, ...answer(index?._id ?? '', index?._index ?? '') },
+      }));
+      return { errors: items.some((item) => 'error' in item.index), items };
+    });
+    es.on('GET', `/${INDEX}/_refresh`, () => ({}));
+    es.on('POST', `/${INDEX}/_delete_by_query`, () => ({ deleted: 0, failures: [] }));
+  }
+
+  it('elasticsearch - twenty documents in one batch are one record read, one chunk bulk and one record bulk', async () => {
+    const es = esMock();
+    const backend = await started(es);
+    cluster(es);
+    expect(await backend.writeDocuments(upserts, never)).toEqual(docs.map(() => 'applied'));
+    expect(es.requests.map((r) => `${r.method} ${r.path}`)).toEqual([
+      `POST /${RECORDS}/_mget`,
+      'POST /_bulk',
+      'POST /_bulk',
+    ]);
+    const [chunkBulk, recordBulk] = es.sent('POST', '/_bulk').map((r) => r.body as unknown[]);
+    expect(chunkBulk).toHaveLength(20 * 2 * 2);
+    expect(recordBulk).toHaveLength(20 * 2);
+    expect(recordBulk?.[0]).toEqual({
+      index: { _index: RECORDS, _id: 't1/kb1/d0', version: 6, version_type: 'external' },
+    });
+  });
+
+  it('elasticsearch - a bulk item error fails its own document only; the others are applied and recorded', async () => {
+    const es = esMock();
+    const backend = await started(es);
+    cluster(es, {}, (id) =>
+      id === 't1/kb1/d4%231'
+        ? { status: 400, error: { type: 'mapper_parsing_exception', reason: 'bad body' } }
+        : { status: 201, result: 'created' },
+    );
+    const results = await backend.writeDocuments(upserts, never);
+    expect(results[4]).toBeInstanceOf(ValidationError);
+    expect(String(results[4])).toMatch(/chunk t1\/kb1\/d4%231 of d4: mapper_parsing_exception/);
+    expect(results.filter((result) => result === 'applied')).toHaveLength(19);
+    // No record stands for the chunks that failed, so a redelivery writes the document again.
+    const recordBulk = es.sent('POST', '/_bulk')[1]?.body as Array<{ index?: { _id: string } }>;
+    expect(recordBulk.filter((line) => line.index).map((line) => line.index?._id)).not.toContain('t1/kb1/d4');
+    expect(recordBulk.filter((line) => line.index)).toHaveLength(19);
+  });
+
+  it('elasticsearch - records that lose to newer ones are stale and take back their chunks; replaced versions are cleaned in one query', async () => {
+    const winners: Record<string, { doc_version: number; deleted: boolean; chunks: number }> = {
+      't1/kb1/d1': { doc_version: 2, deleted: false, chunks: 1 },
+      't1/kb1/d2': { doc_version: 9, deleted: false, chunks: 1 },
+    };
+    const es2 = esMock();
+    const racing = await started(es2);
+    cluster(es2, winners, (id, index) =>
+      index === RECORDS && id === 't1/kb1/d2'
+        ? { status: 409, error: { type: 'version_conflict_engine_exception', reason: 'newer' } }
+        : index === RECORDS && id === 't1/kb1/d1'
+          ? { status: 200, result: 'updated' }
+          : { status: 201, result: 'created' },
+    );
+    // d2's first read sees nothing; the read after the conflict sees version 9.
+    let reads = 0;
+    es2.on('POST', `/${RECORDS}/_mget`, (request) => {
+      reads += 1;
+      const ids = (request.body as { ids: string[] }).ids;
+      return {
+        docs: ids.map((id) => {
+          const state = reads > 1 ? winners[id] : id === 't1/kb1/d1' ? winners[id] : undefined;
+          return state
+            ? {
+                _index: RECORDS,
+                _id: id,
+                found: true,
+                _source: { tenant_id: 't1', kb_id: 'kb1', doc_id: id, ...state },
+              }
+            : { _index: RECORDS, _id: id, found: false };
+        }),
+      };
+    });
+    expect(await racing.writeDocuments(upserts.slice(0, 3), never)).toEqual(['applied', 'applied', 'stale']);
+    expect(es2.requests.map((r) => `${r.method} ${r.path}`)).toEqual([
+      `POST /${RECORDS}/_mget`,
+      'POST /_bulk',
+      'POST /_bulk',
+      `POST /${RECORDS}/_mget`,
+      `GET /${INDEX}/_refresh`,
+      `POST /${INDEX}/_delete_by_query`,
+    ]);
+    const cleanup = es2.sent('POST', `/${INDEX}/_delete_by_query`)[0]?.body as {
+      query: { bool: { should: Array<{ bool: { filter: unknown[] } }> } };
+    };
+    expect(cleanup.query.bool.should.map(({ bool }) => bool.filter[2])).toEqual([
+      { term: { doc_id: 'd1' } },
+      { term: { doc_id: 'd2' } },
+    ]);
+    expect(cleanup.query.bool.should.map(({ bool }) => bool.filter[3])).toEqual([
+      { range: { doc_version: { lt: 3 } } },
+      { range: { doc_version: { lt: 9 } } },
+    ]);
+  });
+
+  it('elasticsearch - a batch larger than the bulk limits is split, and a document written twice is decided against its first write', async () => {
+    const es = esMock();
+    const backend = await createElasticsearchLexicalBackend({
+      client: es.client,
+      log: silentLog,
+      bulkMaxOperations: 15,
+    });
+    es.requests.length = 0;
+    cluster(es);
+    const again = { op: 'delete' as const, doc: { tenantId: 't1', kbId: 'kb1', docId: 'd0', version: 3 } };
+    const results = await backend.writeDocuments([...upserts, again], never);
+    expect(results).toEqual([...docs.map(() => 'applied'), 'applied']);
+    const bulks = es.sent('POST', '/_bulk').map((r) => (r.body as unknown[]).length / 2);
+    // Round 1: 40 chunks in 15 + 15 + 10, 20 records in 15 + 5; round 2: the delete's record.
+    expect(bulks).toEqual([15, 15, 10, 15, 5, 1]);
+    expect(es.sent('POST', `/${RECORDS}/_mget`)).toHaveLength(2);
+  });
+});

@@ -15,12 +15,12 @@ import type {
   SearchScope,
   VersionedDocumentKey,
   WriteOutcome,
+  WriteResult,
 } from '../types.js';
 import { selectedDocIds } from '../types.js';
 import type { Bm25Parameters } from '../../lexical/bm25-index.js';
 import { DEFAULT_BM25_PARAMETERS } from '../../lexical/bm25-index.js';
 import { decideDelete, decideUpsert } from '../../storage/versioning.js';
-import { writeOneByOne } from '../write-one-by-one.js';
 import { elasticsearchError, statusError } from './errors.js';
 import type { ElasticsearchSetupLog, TextAnalyzer } from './index-setup.js';
 import {
@@ -46,8 +46,21 @@ export interface ElasticsearchLexicalBackendOptions {
   titleBoost?: number;
   /** Per-request timeout of a client built from `node` (default 10 s); the caller's deadline still applies. */
   requestTimeoutMs?: number;
+  /** Most actions in one `_bulk` request of a batch write (default 1,000); a larger batch is split. */
+  bulkMaxOperations?: number;
+  /** Most bytes of one `_bulk` request body (default 5 MiB); a larger batch is split. */
+  bulkMaxBytes?: number;
   log?: ElasticsearchSetupLog;
 }
+
+/** How a batch write splits its `_bulk` requests. */
+const DEFAULT_BULK_LIMITS: { maxOperations: number; maxBytes: number } = {
+  maxOperations: 1_000,
+  maxBytes: 5 * 1024 * 1024,
+};
+
+/** Documents per cleanup delete_by_query: under the default 1,024 boolean clauses. */
+const CLEANUP_DOCUMENTS = 500;
 
 export const DEFAULT_ELASTICSEARCH_INDEX = 'hopline-chunks';
 
@@ -105,6 +118,7 @@ export class ElasticsearchLexicalBackend implements LexicalBackend {
     readonly analyzer: TextAnalyzer,
     private readonly titleBoost: number,
     private readonly ownsClient: boolean,
+    private readonly bulkLimits = DEFAULT_BULK_LIMITS,
   ) {}
 
   async search(request: LexicalSearchRequest, signal: AbortSignal): Promise<ScoredChunk[]> {
@@ -172,8 +186,29 @@ export class ElasticsearchLexicalBackend implements LexicalBackend {
     return decideDelete(record, ref.version);
   }
 
-  writeDocuments(writes: readonly DocumentWrite<IndexedChunk>[], signal?: AbortSignal): Promise<WriteOutcome[]> {
-    return writeOneByOne(this, writes, signal);
+  /**
+   * The bulk path: per round, one `_mget` of the records, one `_bulk` of every applied upsert's
+   * chunks, one `_bulk` of the records (after the chunks, so a record never stands for chunks
+   * that failed), and one refresh + delete_by_query for what the new records replaced. A
+   * document written twice in a batch waits for the next round, so its second write is decided
+   * against its first, as one call each would be.
+   */
+  async writeDocuments(writes: readonly DocumentWrite<IndexedChunk>[], signal?: AbortSignal): Promise<WriteResult[]> {
+    const results: WriteResult[] = new Array<WriteResult>(writes.length);
+    let pending = writes.map((write, at) => ({ write, at }));
+    while (pending.length > 0) {
+      const seen = new Set<string>();
+      const round: BatchWrite[] = [];
+      const later: BatchWrite[] = [];
+      for (const entry of pending) {
+        const key = documentRecordId(entry.write.doc);
+        (seen.has(key) ? later : round).push(entry);
+        seen.add(key);
+      }
+      await this.writeRound(round, results, signal);
+      pending = later;
+    }
+    return results;
   }
 
   async documentState(key: DocumentKey, signal?: AbortSignal): Promise<DocumentState | undefined> {
@@ -232,6 +267,208 @@ export class ElasticsearchLexicalBackend implements LexicalBackend {
 
   async close(): Promise<void> {
     if (this.ownsClient) await this.client.close();
+  }
+
+  private async writeRound(round: readonly BatchWrite[], results: WriteResult[], signal?: AbortSignal): Promise<void> {
+    const valid = round.filter(({ write, at }) => {
+      try {
+        checkVersion(write.doc.version);
+        if (write.op === 'upsert') for (const chunk of write.items) checkBelongs(chunk, write.doc);
+        return true;
+      } catch (error) {
+        results[at] = error as Error;
+        return false;
+      }
+    });
+    if (valid.length === 0) return;
+    const states = await this.documentStates(
+      valid.map(({ write }) => write.doc),
+      signal,
+    );
+    let applying = valid.filter(({ write, at }, i) => {
+      const decide = write.op === 'upsert' ? decideUpsert : decideDelete;
+      const outcome = decide(states[i], write.doc.version);
+      if (outcome !== 'applied') results[at] = outcome;
+      return outcome === 'applied';
+    });
+
+    const chunkOps = applying.flatMap((entry) =>
+      entry.write.op === 'upsert'
+        ? entry.write.items.map((chunk) => ({
+            entry,
+            action: {
+              index: {
+                _index: this.index,
+                _id: chunkDocumentId(chunk),
+                version: chunk.docVersion,
+                version_type: 'external',
+              },
+            } satisfies estypes.BulkOperationContainer,
+            source: chunkSource(chunk),
+          }))
+        : [],
+    );
+    const chunkItems = await this.bulk(chunkOps, 'indexing chunks', signal);
+    chunkItems.forEach((item, i) => {
+      const { entry } = chunkOps[i] as (typeof chunkOps)[number];
+      // 409: that chunk is already at this version or newer.
+      if (!item.error || item.status === 409 || results[entry.at] !== undefined) return;
+      results[entry.at] = statusError(
+        item.status,
+        `indexing chunk ${item._id ?? '?'} of ${entry.write.doc.docId}: ${item.error.type} (${item.error.reason ?? ''})`,
+      );
+    });
+    applying = applying.filter(({ at }) => results[at] === undefined);
+
+    const recordOps = applying.map((entry) => {
+      const { doc } = entry.write;
+      const deleted = entry.write.op === 'delete';
+      const source: DocumentSource = {
+        tenant_id: doc.tenantId,
+        kb_id: doc.kbId,
+        doc_id: doc.docId,
+        doc_version: doc.version,
+        deleted,
+        chunks: entry.write.op === 'upsert' ? entry.write.items.length : 0,
+      };
+      return {
+        entry,
+        action: {
+          index: {
+            _index: this.documentsIndex,
+            _id: documentRecordId(doc),
+            version: rank(doc.version, deleted),
+            version_type: 'external',
+          },
+        } satisfies estypes.BulkOperationContainer,
+        source,
+      };
+    });
+    const recordItems = await this.bulk(recordOps, 'writing document records', signal);
+    const lost: BatchWrite[] = [];
+    const cleanups: Array<{ entry: BatchWrite; state: { version: number; deleted: boolean } }> = [];
+    recordItems.forEach((item, i) => {
+      const { entry } = recordOps[i] as (typeof recordOps)[number];
+      const { doc } = entry.write;
+      const deleted = entry.write.op === 'delete';
+      if (!item.error) {
+        results[entry.at] = 'applied';
+        // A first version replaced nothing; a delete always clears up to its version.
+        if (item.result === 'updated' || deleted) cleanups.push({ entry, state: { version: doc.version, deleted } });
+      } else if (item.status === 409) lost.push(entry);
+      else
+        results[entry.at] = statusError(
+          item.status,
+          `writing the record of ${doc.docId}: ${item.error.type} (${item.error.reason ?? ''})`,
+        );
+    });
+    if (lost.length > 0) {
+      // A newer version or a delete got there first: take back what these writes added.
+      const winners = await this.documentStates(
+        lost.map(({ write }) => write.doc),
+        signal,
+      );
+      lost.forEach((entry, i) => {
+        const winner = winners[i];
+        const { doc } = entry.write;
+        if (!winner) {
+          results[entry.at] = new HoplineError(
+            'internal',
+            `document record of ${doc.docId} conflicted but cannot be read back`,
+          );
+          return;
+        }
+        cleanups.push({ entry, state: winner });
+        results[entry.at] = (entry.write.op === 'upsert' ? decideUpsert : decideDelete)(winner, doc.version);
+      });
+    }
+    await this.removeReplacedChunks(cleanups, results, signal);
+  }
+
+  /** The records of these documents, in their order, in one `_mget`. */
+  private async documentStates(
+    keys: readonly DocumentKey[],
+    signal?: AbortSignal,
+  ): Promise<Array<DocumentState | undefined>> {
+    const response = await this.call('reading document records', signal, (options) =>
+      this.client.mget<DocumentSource>({ index: this.documentsIndex, ids: keys.map(documentRecordId) }, options),
+    );
+    return response.docs.map((got) => {
+      if ('error' in got)
+        throw statusError(undefined, `reading the record ${got._id}: ${got.error.type} (${got.error.reason ?? ''})`);
+      if (!got.found) return undefined;
+      const record = parseOrThrow(documentSourceSchema, got._source, `document record ${got._id}`);
+      return { version: record.doc_version, deleted: record.deleted, chunks: record.chunks };
+    });
+  }
+
+  /** Sends the actions in as few `_bulk` requests as the limits allow; the items come back in order. */
+  private async bulk(
+    ops: ReadonlyArray<{ action: estypes.BulkOperationContainer; source: object }>,
+    what: string,
+    signal?: AbortSignal,
+  ): Promise<estypes.BulkResponseItem[]> {
+    const items: estypes.BulkResponseItem[] = [];
+    let request: object[] = [];
+    let bytes = 0;
+    const send = async (): Promise<void> => {
+      if (request.length === 0) return;
+      const operations = request;
+      request = [];
+      bytes = 0;
+      const response = await this.call(what, signal, (options) => this.client.bulk({ operations }, options));
+      for (const item of response.items) items.push(Object.values(item)[0] as estypes.BulkResponseItem);
+    };
+    for (const { action, source } of ops) {
+      const size = Buffer.byteLength(JSON.stringify(action)) + Buffer.byteLength(JSON.stringify(source)) + 2;
+      if (request.length / 2 >= this.bulkLimits.maxOperations || (bytes > 0 && bytes + size > this.bulkLimits.maxBytes))
+        await send();
+      request.push(action, source);
+      bytes += size;
+    }
+    await send();
+    return items;
+  }
+
+  /** One refresh, then one delete_by_query per few hundred documents for the chunks their new state replaced. */
+  private async removeReplacedChunks(
+    cleanups: ReadonlyArray<{ entry: BatchWrite; state: { version: number; deleted: boolean } }>,
+    results: WriteResult[],
+    signal?: AbortSignal,
+  ): Promise<void> {
+    if (cleanups.length === 0) return;
+    await this.call('refreshing the chunks index', signal, (options) =>
+      this.client.indices.refresh({ index: this.index }, options),
+    );
+    for (let start = 0; start < cleanups.length; start += CLEANUP_DOCUMENTS) {
+      const part = cleanups.slice(start, start + CLEANUP_DOCUMENTS);
+      const response = await this.call('removing replaced chunks', signal, (options) =>
+        this.client.deleteByQuery(
+          {
+            index: this.index,
+            conflicts: 'proceed',
+            refresh: true,
+            query: {
+              bool: {
+                should: part.map(({ entry, state }) => ({
+                  bool: { filter: replacedChunksFilter(entry.write.doc, state) },
+                })),
+                minimum_should_match: 1,
+              },
+            },
+          },
+          options,
+        ),
+      );
+      const failure = response.failures?.[0];
+      // Which document a failure belongs to is not said: every write of this query is retried.
+      if (failure)
+        for (const { entry } of part)
+          results[entry.at] = statusError(
+            failure.status,
+            `removing replaced chunks of ${entry.write.doc.docId}: ${failure.cause.type} (${failure.cause.reason ?? ''})`,
+          );
+    }
   }
 
   /** Indexes the chunks at the document's version; a chunk already at that version or newer stays as it is. */
@@ -300,7 +537,6 @@ export class ElasticsearchLexicalBackend implements LexicalBackend {
     state: { version: number; deleted: boolean },
     signal?: AbortSignal,
   ): Promise<void> {
-    const range = state.deleted ? { lte: state.version } : { lt: state.version };
     // delete_by_query sees what a refresh has published; the chunks being replaced may be younger.
     await this.call('refreshing the chunks index', signal, (options) =>
       this.client.indices.refresh({ index: this.index }, options),
@@ -311,16 +547,7 @@ export class ElasticsearchLexicalBackend implements LexicalBackend {
           index: this.index,
           conflicts: 'proceed',
           refresh: true,
-          query: {
-            bool: {
-              filter: [
-                { term: { tenant_id: doc.tenantId } },
-                { term: { kb_id: doc.kbId } },
-                { term: { doc_id: doc.docId } },
-                { range: { doc_version: range } },
-              ],
-            },
-          },
+          query: { bool: { filter: replacedChunksFilter(doc, state) } },
         },
         options,
       ),
@@ -377,6 +604,10 @@ export async function createElasticsearchLexicalBackend(
       analyzer,
       options.titleBoost ?? 2,
       !options.client,
+      {
+        maxOperations: options.bulkMaxOperations ?? DEFAULT_BULK_LIMITS.maxOperations,
+        maxBytes: options.bulkMaxBytes ?? DEFAULT_BULK_LIMITS.maxBytes,
+      },
     );
   } catch (error) {
     if (!options.client) await client.close();
@@ -391,6 +622,23 @@ export function chunkDocumentId(chunk: Pick<IndexedChunk, 'tenantId' | 'kbId' | 
 
 export function documentRecordId(key: DocumentKey): string {
   return [key.tenantId, key.kbId, key.docId].map(encodeURIComponent).join('/');
+}
+
+interface BatchWrite {
+  write: DocumentWrite<IndexedChunk>;
+  /** The write's place in the batch. */
+  at: number;
+}
+
+/** The document's chunks older than `state` (a delete's own version included). */
+function replacedChunksFilter(doc: DocumentKey, state: { version: number; deleted: boolean }) {
+  const range = state.deleted ? { lte: state.version } : { lt: state.version };
+  return [
+    { term: { tenant_id: doc.tenantId } },
+    { term: { kb_id: doc.kbId } },
+    { term: { doc_id: doc.docId } },
+    { range: { doc_version: range } },
+  ];
 }
 
 /** A record's external version: a delete at v outranks version v, version v + 1 outranks both. */
