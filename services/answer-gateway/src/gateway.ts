@@ -149,7 +149,9 @@ export async function startAnswerGateway(options: AnswerGatewayOptions): Promise
       }
       // The accept timeout is the time a stored question waits for a hop-reasoner: storing it may
       // take a cluster's leader election (4-9 s), which the enqueue waits out within the deadline.
-      await enqueue();
+      // An open breaker refuses at once, before the question is stored: stored, a refused question
+      // would still be run by the first hop-reasoner that frees up.
+      if (askGuard.state !== 'open') await enqueue();
       await askGuard.call(taken, { deadlineUnixMs, capMs: config.ACCEPT_TIMEOUT_MS });
     },
     graceMs: config.RESUME_GRACE_MS,
