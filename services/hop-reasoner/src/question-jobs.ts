@@ -205,21 +205,26 @@ class QuestionAttempt {
       deps.logger.warn('question restarted', { questionId, attempt: writer.attempt, delivery: this.delivery });
     }
     const observeHop = hopTimer(deps.metrics);
+    let answered: EventBody | undefined;
     const { done, trace: reasoning } = await deps.reasoner.answer(this.ask, {
       signal: this.abort.signal,
       emit: (event) => {
         observeHop(event);
         if (this.partialTrace.note(event)) this.storeTrace(() => this.partialTrace.encode());
         const { questionId: _questionId, atUnixMs: _atUnixMs, ...body } = event;
-        return this.write(body);
+        // Held back until the trace holding the answer is stored: a client that has the answer
+        // can open its trace.
+        if (body.event === 'done') answered = body;
+        else this.write(body);
       },
     });
+    this.storeTrace(() => codecs.reasoningTrace.encode(reasoning));
+    await this.traceWrites;
+    if (answered !== undefined) this.write(answered);
     await (this.events as EventPipeline).flush();
     // Label values are lower-case, as dashboards and alerts spell them.
     deps.metrics.stopReasons.inc({ reason: done.stopReason.toLowerCase() });
     deps.metrics.hopsPerQuestion.observe({ route: done.route.toLowerCase() }, done.hops);
-    this.storeTrace(() => codecs.reasoningTrace.encode(reasoning));
-    await this.traceWrites;
     return { kind: 'ack' };
   }
 
