@@ -72,7 +72,11 @@ export async function createHttpApp(deps: HttpAppDeps): Promise<FastifyInstance>
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     if (!hasOnlyUtf8Charset(request.headers['content-type'])) return done(problems.unsupportedMediaType(), undefined);
-    if ((body as string).trim() === '') return done(problems.malformedJson('the body is empty'), undefined);
+    if ((body as string).trim() === '') {
+      // Clients send their usual JSON content type on a DELETE too: with no body there is nothing to misread.
+      if (request.method === 'DELETE' || request.method === 'GET') return done(null, undefined);
+      return done(problems.malformedJson('the body is empty'), undefined);
+    }
     try {
       done(null, JSON.parse(body as string));
     } catch (error) {
