@@ -29,6 +29,8 @@ export const usage = `usage: pnpm eval (--data <file|dir> | --corpus <jsonl> --q
                        documents (multihop), for abstention precision and recall
   --ablate             run multi-hop again once per reasoning rule or mechanism, that one switched off, and
                        print the change of each figure per data set (multihop; one more run per switch)
+  --entity-graph       hops also walk an entity–chunk graph built from the indexed chunks: an experiment the
+                       services do not run yet, so off by default (the default figures are what they serve)
   --out FILE           one JSON line per question: hops, evidence, answer, stop reason, break point, metrics
   --json               print the report as one JSON object
   --fusion ${FUSION_METHODS.join('|')}, --bm25-weight W, --vector-weight W
@@ -97,6 +99,7 @@ export async function runCli(argv: readonly string[], output: CliOutput): Promis
       unanswerable: { type: 'string' },
       out: { type: 'string' },
       ablate: { type: 'boolean', default: false },
+      'entity-graph': { type: 'boolean', default: false },
       json: { type: 'boolean', default: false },
       fusion: { type: 'string' },
       'bm25-weight': { type: 'string' },
@@ -150,6 +153,7 @@ export async function runCli(argv: readonly string[], output: CliOutput): Promis
       hybrid,
       ...(unanswerable === undefined ? {} : { unanswerable }),
       ablate: values.ablate,
+      entityGraph: values['entity-graph'],
       ...(out
         ? {
             onOutcome: async (outcome) => {

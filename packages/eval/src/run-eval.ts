@@ -43,6 +43,8 @@ export interface RunEvalOptions {
   embedder?: Embedder;
   hybrid?: Partial<HybridRetrieverOptions>;
   lexical?: Pick<EmbeddedLexicalBackendOptions, 'bm25' | 'titleWeight' | 'tokenizer'>;
+  /** Hops also walk an entity–chunk graph: an eval-only experiment, off as in the services. */
+  entityGraph?: boolean;
   /** How many of the questions to ask again with one of their gold documents removed. */
   unanswerable?: number;
   /** Also run multi-hop once per reasoning switch, with that switch off. */
@@ -68,7 +70,7 @@ export function chooseUnanswerable(
     .map(({ question }) => ({ question, removedDocId: question.goldDocIds.at(-1) as string }));
 }
 
-type StackOptions = Pick<RunEvalOptions, 'embedder' | 'hybrid' | 'lexical'>;
+type StackOptions = Pick<RunEvalOptions, 'embedder' | 'hybrid' | 'lexical' | 'entityGraph'>;
 
 async function withCorpus<T>(
   documents: readonly EvalDocument[],
@@ -111,6 +113,7 @@ export async function runEval(
     ...(options.embedder ? { embedder: options.embedder } : {}),
     ...(options.hybrid ? { hybrid: options.hybrid } : {}),
     ...(options.lexical ? { lexical: options.lexical } : {}),
+    ...(options.entityGraph ? { entityGraph: true } : {}),
   };
 
   // Per variant, the answers over the copy without the removed documents, by question id.

@@ -45,11 +45,12 @@ describe('ablation', () => {
   const expansions: string[][] = [];
 
   beforeAll(async () => {
-    stack = await openEvalRetrievalStack();
+    stack = await openEvalRetrievalStack({ entityGraph: true });
     await ingestCorpus(set.documents, stack.indexer);
-    const expand = stack.graph.expand.bind(stack.graph);
+    const graph = stack.graph!;
+    const expand = graph.expand.bind(graph);
     stack.graph = {
-      ...stack.graph,
+      ...graph,
       expand: (options) => {
         expansions.push([...options.seeds]);
         return expand(options);
@@ -88,6 +89,18 @@ describe('ablation', () => {
     const off = await multihopMode.open({ ...context, switchedOff: ['entityGraph'] })(question);
     expect(Object.keys(off)).toEqual(['multi-hop']);
     expect(expansions).toEqual([]);
+  });
+
+  it('ablation - by default, as in the services, there is no entity graph and the loop still answers', async () => {
+    const plain = await openEvalRetrievalStack();
+    try {
+      await ingestCorpus(set.documents, plain.indexer);
+      expect(plain.graph).toBeUndefined();
+      const runs = await multihopMode.open({ stack: plain, k: 3, questionTimeoutMs: 10_000 })(set.questions[0]!);
+      expect(runs['multi-hop']?.answered).toBeDefined();
+    } finally {
+      await plain.close();
+    }
   });
 
   it('ablation - runEval reports every switch, and refuses a mode that does not answer', async () => {

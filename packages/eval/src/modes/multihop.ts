@@ -2,7 +2,14 @@ import type { Analysis__Output, AskCommand__Output, Chunk__Output } from '@hopli
 import { DecidedBy, Route } from '@hopline/contracts';
 import type { ChatModel } from '@hopline/models';
 import { createOpenAiChatModel } from '@hopline/models';
-import type { AnalyzerPort, EntityGraphPort, HopReasoner, RerankerPort, RetrieverPort } from '@hopline/reasoning';
+import type {
+  AnalyzerPort,
+  EntityGraph,
+  EntityGraphPort,
+  HopReasoner,
+  RerankerPort,
+  RetrieverPort,
+} from '@hopline/reasoning';
 import { createAnalyzer, createHopReasoner, entityGraphPort } from '@hopline/reasoning';
 import { createDeadlineGuard, createLexicalScorer, createReranker } from '@hopline/retrieval';
 import type { EvalQuestion } from '../data/eval-set.js';
@@ -51,8 +58,8 @@ function retrieverOver(stack: EvalRetrievalStack, log: RetrievalLog): RetrieverP
 }
 
 /** The stack's entity graph; the chunks it links count as seen, as retrieved ones do. */
-function graphOver(stack: EvalRetrievalStack, log: RetrievalLog): EntityGraphPort {
-  const port = entityGraphPort(stack.graph);
+function graphOver(graph: EntityGraph, log: RetrievalLog): EntityGraphPort {
+  const port = entityGraphPort(graph);
   return {
     async expand(input, ctx) {
       const chunks = await port.expand(input, ctx);
@@ -172,7 +179,7 @@ export const multihopMode: EvalMode = {
     const analyzer = createAnalyzer({ ...(chat ? { chat } : {}), switchedOff });
     const ports = {
       retriever: retrieverOver(stack, log),
-      graph: graphOver(stack, log),
+      ...(stack.graph ? { graph: graphOver(stack.graph, log) } : {}),
       reranker: lexicalReranker(k),
       ...(chat ? { chat } : {}),
       config: { topK: k, switchedOff },
