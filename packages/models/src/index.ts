@@ -4,7 +4,7 @@ export { IncompleteAnswerError, RateLimitedError } from './chat/errors.js';
 export { ModelOutputError, parseJsonReply, describeSchema } from './chat/json-reply.js';
 export type { JsonReply } from './chat/json-reply.js';
 export { createOpenAiChatModel } from './chat/openai-chat-model.js';
-export type { CallGuard, OpenAiChatModelOptions } from './chat/openai-chat-model.js';
+export type { CallGuard, LlmMetrics, OpenAiChatModelOptions } from './chat/openai-chat-model.js';
 export { createPromptBook } from './prompts.js';
 export type { PromptBook } from './prompts.js';
 export { BudgetExhaustedError, UsageMeter } from './usage.js';

@@ -7,6 +7,7 @@ import {
   ValidationError,
 } from '@hopline/contracts';
 import { createGuard, type Guard } from '@hopline/resilience';
+import { createMetrics } from '@hopline/telemetry';
 import { lastUserMessage, type ScriptedOpenAiServer, startScriptedOpenAiServer, waitFor } from '@hopline/test-support';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -208,6 +209,61 @@ describe('openai chat model - streams that do not finish', () => {
     const { deltas, error } = await drain(model({ requestTimeoutMs: 100 }), { messages: ask, deadlineUnixMs: soon() });
     expect(error).toBeUndefined();
     expect(deltas.join('')).toBe('one two three four.');
+  });
+});
+
+describe('openai chat model - metrics', () => {
+  const sample = async (metrics: ReturnType<typeof createMetrics>, name: string, labels: Record<string, string>) => {
+    const metric = await metrics.registry.getSingleMetric(name)?.get();
+    const found = metric?.values.find(
+      (value) =>
+        ('metricName' in value ? value.metricName : name) === (name.endsWith('_seconds') ? `${name}_count` : name) &&
+        Object.entries(labels).every(([key, wanted]) => value.labels[key] === wanted),
+    );
+    return found?.value ?? 0;
+  };
+
+  it('openai metrics - every request is counted by model, operation and outcome, timed, with its tokens and error type', async () => {
+    const metrics = createMetrics('test', { defaultMetrics: false });
+    const chat = model({ metrics, attempts: 2 });
+    server.enqueue(
+      { status: 503, message: 'overloaded' },
+      { content: 'Paris', promptTokens: 12, completionTokens: 3 },
+      { content: 'Lyon', promptTokens: 7, completionTokens: 2 },
+    );
+    await chat.complete({ messages: ask, deadlineUnixMs: soon() });
+    const streamed = chat.stream({ messages: ask, deadlineUnixMs: soon() });
+    for await (const delta of streamed) expect(delta).toBeTruthy();
+
+    const scripted = 'scripted-model';
+    expect(
+      await sample(metrics, 'hopline_llm_calls_total', { model: scripted, operation: 'chat', outcome: 'error' }),
+    ).toBe(1);
+    expect(
+      await sample(metrics, 'hopline_llm_calls_total', { model: scripted, operation: 'chat', outcome: 'ok' }),
+    ).toBe(1);
+    expect(
+      await sample(metrics, 'hopline_llm_calls_total', { model: scripted, operation: 'stream', outcome: 'ok' }),
+    ).toBe(1);
+    expect(
+      await sample(metrics, 'hopline_llm_errors_total', { model: scripted, operation: 'chat', type: 'unavailable' }),
+    ).toBe(1);
+    expect(await sample(metrics, 'hopline_llm_tokens_total', { model: scripted, kind: 'prompt' })).toBe(19);
+    expect(await sample(metrics, 'hopline_llm_tokens_total', { model: scripted, kind: 'completion' })).toBe(5);
+    expect(
+      await sample(metrics, 'hopline_llm_request_duration_seconds', {
+        model: scripted,
+        operation: 'chat',
+        outcome: 'ok',
+      }),
+    ).toBe(1);
+    expect(
+      await sample(metrics, 'hopline_llm_request_duration_seconds', {
+        model: scripted,
+        operation: 'stream',
+        outcome: 'ok',
+      }),
+    ).toBe(1);
   });
 });
 

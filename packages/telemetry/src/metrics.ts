@@ -41,9 +41,14 @@ export interface HoplineMetrics {
   readonly controlHopCap: Gauge;
   /** `result` is hit or miss. */
   readonly cacheLookups: Counter<'cache' | 'result'>;
-  readonly llmCalls: Counter<'model' | 'purpose' | 'outcome'>;
-  /** `kind` is prompt or completion. */
+  /** One request to a language model server (each attempt and repair); `operation` is chat or stream; `outcome` is ok or error. */
+  readonly llmCalls: Counter<'model' | 'operation' | 'outcome'>;
+  /** `kind` is prompt or completion, as the server's usage field reported them. */
   readonly llmTokens: Counter<'model' | 'kind'>;
+  /** One request to a language model server, until its reply (a stream: until it opened). */
+  readonly llmRequestDuration: Histogram<'model' | 'operation' | 'outcome'>;
+  /** Failed requests; `type` is the Hopline error code (unavailable, deadline_exceeded, resource_exhausted…). */
+  readonly llmErrors: Counter<'model' | 'operation' | 'type'>;
   /** `subject` is a subject template; `role` is client or server; `outcome` is ok or an error code. */
   readonly natsRequests: Counter<'subject' | 'role' | 'outcome'>;
   readonly natsRequestDuration: Histogram<'subject' | 'role' | 'outcome'>;
@@ -166,8 +171,21 @@ export function createMetrics(service: string, options: MetricsOptions = {}): Ho
     }),
     llmCalls: new Counter({
       name: 'hopline_llm_calls_total',
-      help: 'Calls to a language model by model, purpose and outcome',
-      labelNames: ['model', 'purpose', 'outcome'],
+      help: 'Requests to a language model server by model, operation and outcome',
+      labelNames: ['model', 'operation', 'outcome'],
+      registers,
+    }),
+    llmRequestDuration: new Histogram({
+      name: 'hopline_llm_request_duration_seconds',
+      help: 'Duration of one request to a language model server',
+      labelNames: ['model', 'operation', 'outcome'],
+      buckets: LATENCY_BUCKETS_SECONDS,
+      registers,
+    }),
+    llmErrors: new Counter({
+      name: 'hopline_llm_errors_total',
+      help: 'Failed requests to a language model server by model, operation and error type',
+      labelNames: ['model', 'operation', 'type'],
       registers,
     }),
     llmTokens: new Counter({

@@ -108,6 +108,7 @@ export async function startHopReasonerService(deps: HopReasonerServiceDeps): Pro
         model: config.CHAT_MODEL,
         guard: guards.chat,
         requestTimeoutMs: config.MODEL_CALL_BUDGET_MS,
+        metrics,
       })
     : undefined;
 

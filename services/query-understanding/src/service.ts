@@ -49,6 +49,7 @@ export async function startQueryUnderstandingService({
         apiKey: config.OPENAI_API_KEY,
         model: config.PLANNER_MODEL,
         guard,
+        metrics,
       })
     : undefined;
   const analyzer = createAnalyzer({ ...(chat ? { chat } : {}), logger });

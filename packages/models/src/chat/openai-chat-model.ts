@@ -7,7 +7,7 @@ import {
   isHoplineError,
 } from '@hopline/contracts';
 import { abortReason, deadlineScope, retryWithinDeadline, withDeadline } from '@hopline/resilience';
-import { instrument } from '@hopline/telemetry';
+import { instrument, type HoplineMetrics } from '@hopline/telemetry';
 import OpenAI from 'openai';
 import type { z } from 'zod';
 import { createPromptBook } from '../prompts.js';
@@ -42,7 +42,13 @@ export interface OpenAiChatModelOptions {
    * it, and this adapter stops sending it to that server.
    */
   responseFormat?: boolean;
+  /** Where every request's outcome, latency, tokens and error type are counted; none when absent. */
+  metrics?: LlmMetrics;
 }
+
+/** The LLM instruments of a service's registry. */
+export type LlmMetrics = Pick<HoplineMetrics, 'llmCalls' | 'llmTokens' | 'llmRequestDuration' | 'llmErrors'>;
+type Operation = 'chat' | 'stream';
 
 const DEFAULT_REQUEST_TIMEOUT_MS = 20_000;
 const prompts = createPromptBook<'repair-json'>(new URL('../../prompts/', import.meta.url));
@@ -127,6 +133,29 @@ export function createOpenAiChatModel(options: OpenAiChatModelOptions): ChatMode
   const capMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
   const attempts = options.attempts ?? 2;
   let sendResponseFormat = options.responseFormat ?? true;
+  const metrics = options.metrics;
+  const model = options.model;
+  const countTokens = (usage: ChatUsage) => {
+    metrics?.llmTokens.inc({ model, kind: 'prompt' }, usage.promptTokens);
+    metrics?.llmTokens.inc({ model, kind: 'completion' }, usage.completionTokens);
+  };
+  /** One request as the server saw it: counted, timed and, when it failed, typed by its error code. */
+  const measured = async <T>(operation: Operation, send: () => Promise<T>): Promise<T> => {
+    const startedAt = performance.now();
+    let outcome: 'ok' | 'error' = 'error';
+    try {
+      const result = await send();
+      outcome = 'ok';
+      return result;
+    } catch (error) {
+      const type = isHoplineError(error) ? error.code : 'internal';
+      metrics?.llmErrors.inc({ model, operation, type });
+      throw error;
+    } finally {
+      metrics?.llmCalls.inc({ model, operation, outcome });
+      metrics?.llmRequestDuration.observe({ model, operation, outcome }, (performance.now() - startedAt) / 1000);
+    }
+  };
 
   /**
    * One request, attempt by attempt. Each attempt is counted in the meter before it is sent
@@ -134,6 +163,7 @@ export function createOpenAiChatModel(options: OpenAiChatModelOptions): ChatMode
    */
   const guarded = <T>(
     request: ChatRequest,
+    operation: Operation,
     work: (signal: AbortSignal) => Promise<T>,
     tokensOf: (result: T) => number,
   ): Promise<T> =>
@@ -149,9 +179,11 @@ export function createOpenAiChatModel(options: OpenAiChatModelOptions): ChatMode
         };
         let tokens = 0;
         try {
-          const result = options.guard
-            ? await options.guard.call(run, { deadlineUnixMs: request.deadlineUnixMs, capMs, signal: request.signal })
-            : await withDeadline(Math.min(request.deadlineUnixMs, Date.now() + capMs), request.signal, run);
+          const result = await measured(operation, () =>
+            options.guard
+              ? options.guard.call(run, { deadlineUnixMs: request.deadlineUnixMs, capMs, signal: request.signal })
+              : withDeadline(Math.min(request.deadlineUnixMs, Date.now() + capMs), request.signal, run),
+          );
           tokens = tokensOf(result);
           return result;
         } finally {
@@ -173,6 +205,7 @@ export function createOpenAiChatModel(options: OpenAiChatModelOptions): ChatMode
         const send = (withFormat: boolean) =>
           guarded(
             request,
+            'chat',
             (signal) =>
               client.chat.completions.create(
                 {
@@ -191,7 +224,11 @@ export function createOpenAiChatModel(options: OpenAiChatModelOptions): ChatMode
                 },
                 { signal },
               ),
-            (completion) => toUsage(completion.usage).totalTokens,
+            (completion) => {
+              const usage = toUsage(completion.usage);
+              countTokens(usage);
+              return usage.totalTokens;
+            },
           );
         const withFormat = sendResponseFormat && schema !== undefined;
         let completion: OpenAI.ChatCompletion;
@@ -259,6 +296,7 @@ export function createOpenAiChatModel(options: OpenAiChatModelOptions): ChatMode
     let usage: ChatUsage = NO_USAGE;
     const chunks = await guarded(
       request,
+      'stream',
       async (signal) => {
         connection = new AbortController();
         const cut = connection;
@@ -296,6 +334,7 @@ export function createOpenAiChatModel(options: OpenAiChatModelOptions): ChatMode
       if (recorded) return;
       recorded = true;
       request.meter?.addTokens(usage.totalTokens);
+      countTokens(usage);
     };
     try {
       for await (const chunk of chunks) {
