@@ -40,10 +40,10 @@ import {
   startDistributed,
   startEmbeddedProcess,
   startNatsServer,
-  stopProcess,
   type Format,
   type System,
 } from './support/systems.js';
+import { stopProcess } from './support/processes.js';
 
 const QUICK = process.argv.includes('--quick') || process.env.BENCH_QUICK === '1';
 const QUESTIONS_PER_RUN = QUICK ? 24 : 160;

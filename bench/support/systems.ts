@@ -2,13 +2,14 @@
 // process (embedded), or the five services as processes over a nats-server started here
 // (distributed), each over the demo corpus, with the answer cache off and rate limits out of the
 // way. Also what the bench reads of a process from outside (/proc) and the one question it asks.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { hashApiKey } from '@hopline/answer-gateway';
 import { loadDocuments, readSse } from '@hopline/cli';
 import { freePort, waitFor } from '@hopline/test-support';
+import { healthy, spawnNode, stopProcess, type Proc } from './processes.js';
 
 const CLOCK_TICKS_PER_SECOND = 100;
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
@@ -26,12 +27,6 @@ const KB = 'demo';
 
 export type Format = 'json' | 'sse';
 
-export interface Proc {
-  name: string;
-  child: ChildProcess;
-  output(): string;
-}
-
 export interface System {
   httpUrl: string;
   /** Where the hop-reasoner's counters are (the only ops server in the embedded mode). */
@@ -39,45 +34,6 @@ export interface System {
   natsMonitorUrl?: string;
   processes: Proc[];
   stop(): Promise<void>;
-}
-
-function spawnNode(name: string, args: string[], cwd: string, env: Record<string, string>): Proc {
-  const lines: string[] = [];
-  const child = spawn(process.execPath, ['--conditions=@hopline/source', '--import', 'tsx', ...args], {
-    cwd,
-    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const keep = (chunk: Buffer) => {
-    lines.push(chunk.toString());
-    if (lines.length > 200) lines.shift();
-  };
-  child.stdout?.on('data', keep);
-  child.stderr?.on('data', keep);
-  return { name, child, output: () => lines.join('') };
-}
-
-export async function stopProcess(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  await new Promise<void>((resolve) => {
-    const kill = setTimeout(() => child.kill('SIGKILL'), 10_000);
-    child.once('exit', () => {
-      clearTimeout(kill);
-      resolve();
-    });
-    child.kill('SIGTERM');
-  });
-}
-
-async function healthy(proc: Proc, opsUrl: string, accept: (body: unknown) => boolean = () => true): Promise<void> {
-  await waitFor(
-    async () => {
-      if (proc.child.exitCode !== null) throw new Error(`${proc.name} exited:\n${proc.output()}`);
-      const response = await fetch(`${opsUrl}/healthz`).catch(() => undefined);
-      return response?.ok === true && accept(await response.json());
-    },
-    { timeoutMs: 120_000, description: `${proc.name} to report healthy` },
-  );
 }
 
 /** CPU time (user + system) a process has used so far, in ms. */

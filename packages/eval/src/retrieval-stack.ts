@@ -3,13 +3,13 @@ import type {
   Embedder,
   HybridRetriever,
   HybridRetrieverOptions,
-  IndexedChunk,
   Indexer,
 } from '@hopline/retrieval';
 import type { EntityGraph } from '@hopline/reasoning';
 import { createEntityGraph } from '@hopline/reasoning';
 import {
   chunkDocument,
+  chunkFields,
   EmbeddedLexicalBackend,
   EmbeddedVectorBackend,
   HashingEmbedder,
@@ -59,7 +59,7 @@ export async function openEvalRetrievalStack(
     embedder,
     chunk: (document) => {
       const chunks = chunkDocument(document);
-      if (graph) for (const chunk of chunks) graph.add(graphChunk(chunk));
+      if (graph) for (const chunk of chunks) graph.add(chunkFields(chunk));
       return chunks;
     },
   });
@@ -84,21 +84,5 @@ export async function openEvalRetrievalStack(
     async close() {
       await Promise.all([lexical.close(), vector.close()]);
     },
-  };
-}
-
-function graphChunk(chunk: IndexedChunk) {
-  return {
-    chunkId: chunk.chunkId,
-    tenantId: chunk.tenantId,
-    kbId: chunk.kbId,
-    docId: chunk.docId,
-    docVersion: chunk.docVersion,
-    title: chunk.title,
-    text: chunk.text,
-    span: { start: chunk.span.start, end: chunk.span.end },
-    dedupeKey: chunk.dedupeKey,
-    effectiveDate: chunk.effectiveDate,
-    sourceUri: chunk.sourceUri,
   };
 }

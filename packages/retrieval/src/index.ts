@@ -23,7 +23,13 @@ export { createDeadlineGuard } from './hybrid/guard.js';
 export type { Guard, GuardCallOptions } from './hybrid/guard.js';
 export { fuse, fuseByRelativeScore, fuseByRrf, FUSION_METHODS } from './hybrid/fusion.js';
 export type { FusedCandidate, FusionMethod, FusionOptions, RankedList, SearchPath } from './hybrid/fusion.js';
-export { createHybridRetriever, DEFAULT_HYBRID_OPTIONS, hybridOptionsFor, toChunk } from './hybrid/hybrid-retriever.js';
+export {
+  chunkFields,
+  createHybridRetriever,
+  DEFAULT_HYBRID_OPTIONS,
+  hybridOptionsFor,
+  toChunk,
+} from './hybrid/hybrid-retriever.js';
 export type {
   HybridRetriever,
   HybridRetrieverDependencies,

@@ -254,7 +254,8 @@ export function toChunk(candidate: FusedCandidate, hop: number): Chunk__Output {
   return { ...chunkFields(candidate.chunk), scores, foundBy: candidate.foundBy, hop };
 }
 
-function chunkFields(chunk: IndexedChunk): Omit<Chunk__Output, 'scores' | 'foundBy' | 'hop'> {
+/** An indexed chunk as the contract carries it, before any retrieval scored it. */
+export function chunkFields(chunk: IndexedChunk): Omit<Chunk__Output, 'scores' | 'foundBy' | 'hop'> {
   return {
     chunkId: chunk.chunkId,
     tenantId: chunk.tenantId,
