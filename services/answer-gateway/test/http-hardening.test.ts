@@ -113,4 +113,15 @@ describe('answer-gateway HTTP hardening', () => {
     expect((await askJson(t.baseUrl, t.keys.alice, { question: '\u200BWho owns Atlas?' })).status).toBe(200);
     expect(t.reasoner.asks).toHaveLength(1);
   });
+
+  it('a long id in the path is a client error, never a 500: too long for any id is 400, a long unknown one 404', async () => {
+    await using t = await startTestGateway();
+    const get = (path: string) => fetch(`${t.baseUrl}${path}`, { headers: bearer(t.keys.alice) });
+    const tooLong = await get(`/v1/questions/${'x'.repeat(2_000)}/events`);
+    expect(tooLong.status).toBe(400);
+    expect(tooLong.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    // Longer than fastify's default 100 characters: a document id from a long file name is this long.
+    expect((await get(`/v1/questions/${'x'.repeat(300)}/events`)).status).toBe(404);
+    expect((await get(`/v1/kbs/${'x'.repeat(200)}`)).status).toBeLessThan(500);
+  });
 });

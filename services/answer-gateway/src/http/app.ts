@@ -14,6 +14,9 @@ import { questionRoutes } from './question-routes.js';
 import { authenticateWith } from './request-context.js';
 import { siteRoutes } from './site-routes.js';
 
+/** The longest path segment (kb, document or question id) a route takes. */
+const MAX_PATH_SEGMENT_CHARS = 1_024;
+
 export interface HttpSettings {
   /** The largest body of every request but ingestion's (MAX_BODY_BYTES). */
   maxBodyBytes: number;
@@ -58,6 +61,8 @@ export async function createHttpApp(deps: HttpAppDeps): Promise<FastifyInstance>
     },
     requestTimeout: settings.requestTimeoutMs,
     keepAliveTimeout: settings.keepAliveTimeoutMs,
+    // Document ids come from file names and may be long; a longer path segment is refused as such.
+    maxParamLength: MAX_PATH_SEGMENT_CHARS,
     bodyLimit: settings.maxBodyBytes,
     clientErrorHandler: answerParserError,
     // While the gateway stops, requests still reach the routes, which answer 503 shutting-down as problem+json.

@@ -68,6 +68,8 @@ export function problemFromRequestError(error: FastifyError, request: FastifyReq
       return problems.badRequest('the body is not as long as its Content-Length says');
     case 'FST_ERR_BAD_URL':
       return problems.notFound(`no route for ${request.url}`);
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return problems.badRequest('a path segment is longer than any kb, document or question id may be');
   }
   return toProblem(error);
 }
