@@ -35,8 +35,10 @@ export function writeReliabilityReport(path: string, run: ReportRun): void {
     'asked once so that no answer comes from the cache), offline reasoner, default budgets.',
     '',
     `Machine: ${cores.length} × ${cores[0]?.model.trim() ?? 'unknown CPU'}, ${Math.round(totalmem() / 2 ** 30)} GiB,`,
-    `Node ${process.version}, ${natsVersion}; shared with other work (1-minute load ${run.loadAtStart.toFixed(1)} at the start),`,
-    'so latencies are those of a loaded machine.',
+    `Node ${process.version}, ${natsVersion}; 1-minute load ${run.loadAtStart.toFixed(1)} at the start`,
+    run.loadAtStart >= cores.length
+      ? '(shared with other work: latencies are those of a loaded machine).'
+      : '(no other work to speak of).',
     '',
     `${passed} of ${run.rows.length} hold.`,
     '',

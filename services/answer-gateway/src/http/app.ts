@@ -62,7 +62,7 @@ export async function createHttpApp(deps: HttpAppDeps): Promise<FastifyInstance>
     requestTimeout: settings.requestTimeoutMs,
     keepAliveTimeout: settings.keepAliveTimeoutMs,
     // Document ids come from file names and may be long; a longer path segment is refused as such.
-    maxParamLength: MAX_PATH_SEGMENT_CHARS,
+    routerOptions: { maxParamLength: MAX_PATH_SEGMENT_CHARS },
     bodyLimit: settings.maxBodyBytes,
     clientErrorHandler: answerParserError,
     // While the gateway stops, requests still reach the routes, which answer 503 shutting-down as problem+json.
