@@ -929,8 +929,9 @@ export function busScenarios(adapter: string, connect: ConnectBus): void {
         await writer.put('controls', text('after stop'));
         // The later watch starts from the last value, which the stopped one never saw.
         const later: string[] = [];
-        (await watcher.watch('controls', (value) => later.push(value ? read(value) : '(none)'))).stop();
+        const laterWatch = await watcher.watch('controls', (value) => later.push(value ? read(value) : '(none)'));
         await waitFor(() => later.length === 1);
+        laterWatch.stop();
         expect(later).toEqual(['after stop']);
         expect(seen).toEqual(['(none)', 'off', 'on']);
       });
