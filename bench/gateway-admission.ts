@@ -14,11 +14,8 @@ import { writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { setTimeout as sleep, setImmediate as yieldToLoop } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { ApiKeyStore, configSchema, generateApiKey, hashApiKey, startAnswerGateway } from '@hopline/answer-gateway';
-import { createMemoryBroker } from '@hopline/bus';
-import { codecs, jetstream } from '@hopline/contracts';
-import { openQuestionStreams, type EventBody } from '@hopline/questions';
-import { createLogger, createMetrics } from '@hopline/telemetry';
+import { ApiKeyStore, generateApiKey, hashApiKey } from '@hopline/answer-gateway';
+import { startScriptedGateway } from './support/scripted-gateway.js';
 
 const MAX_IN_FLIGHT = 8;
 const ROUNDS = 12;
@@ -81,30 +78,6 @@ async function main(): Promise<void> {
     for (const release of heldOpen) release();
     heldOpen.clear();
   };
-  const broker = createMemoryBroker();
-  const bus = broker.connect();
-  const reasonerBus = broker.connect();
-  const reasonerStreams = await openQuestionStreams(reasonerBus);
-  await reasonerStreams.queue.take({ capacity: 1_000, leaseMs: 60_000 }, async (job) => {
-    const ctx = codecs.askCommand.decode(job.data).ctx;
-    const writer = reasonerStreams.log.writer(
-      ctx?.questionId ?? '',
-      { tenantId: ctx?.scope?.tenantId ?? '', userId: ctx?.scope?.userId ?? '', deadlineUnixMs: 0 },
-      1,
-    );
-    const write = (body: EventBody) => writer.append(body, 0);
-    await write({ event: 'accepted', accepted: {} });
-    await write({ event: 'route', route: { route: 'SINGLE' } });
-    for (let i = 0; i < TOKENS; i++) {
-      await write({ event: 'token', token: { text: `token${i} ` } });
-      await yieldToLoop();
-    }
-    // Held open until the phase ends, so that its slot stays taken while others are measured.
-    await new Promise<void>((resolve) => heldOpen.add(resolve));
-    await write({ event: 'done', done: { answer: 'bench', stopReason: 'NOT_ITERATIVE' } });
-    return { kind: 'ack' };
-  });
-
   const askerKey = generateApiKey();
   const flooderKey = generateApiKey();
   const entry = (key: string, userId: string) => ({
@@ -114,27 +87,22 @@ async function main(): Promise<void> {
     kbIds: ['kb'],
     canIngest: false,
   });
-  const gateway = await startAnswerGateway({
-    config: {
-      ...configSchema.parse({}),
-      HTTP_HOST: '127.0.0.1',
-      HTTP_PORT: 0,
-      GRPC_HOST: '127.0.0.1',
-      GRPC_PORT: 0,
-      MAX_IN_FLIGHT,
-      RATE_BURST_PER_KEY: 1e9,
-      RATE_PER_KEY_PER_SECOND: 1e9,
+  const scripted = await startScriptedGateway({
+    async script(write) {
+      await write({ event: 'accepted', accepted: {} });
+      await write({ event: 'route', route: { route: 'SINGLE' } });
+      for (let i = 0; i < TOKENS; i++) {
+        await write({ event: 'token', token: { text: `token${i} ` } });
+        await yieldToLoop();
+      }
+      // Held open until the phase ends, so that its slot stays taken while others are measured.
+      await new Promise<void>((resolve) => heldOpen.add(resolve));
+      await write({ event: 'done', done: { answer: 'bench', stopReason: 'NOT_ITERATIVE' } });
     },
-    bus,
-    questions: await openQuestionStreams(bus),
-    ingest: await bus.durableStream(),
-    traces: await bus.keyValue(),
-    kbRecords: await bus.keyValue({ bucket: jetstream.kbBucket, retention: 'keep' }),
     keys: new ApiKeyStore({ keys: [entry(askerKey, 'asker'), entry(flooderKey, 'flooder')] }),
-    logger: createLogger('answer-gateway', { level: 'silent' }),
-    metrics: createMetrics('answer-gateway', { defaultMetrics: false }),
+    config: { MAX_IN_FLIGHT },
   });
-  const url = `http://127.0.0.1:${gateway.httpPort}`;
+  const { gateway, url } = scripted;
 
   let question = 0;
   /**
@@ -230,9 +198,7 @@ async function main(): Promise<void> {
     await idle();
   }
   flooder.send('exit');
-  await gateway.stop({ graceMs: 1_000 });
-  await bus.drain();
-  await reasonerBus.drain();
+  await scripted.stop(1_000);
 
   const row = (name: string, values: number[]) =>
     `| ${name} | ${percentile(values, 50).toFixed(2)} | ${percentile(values, 95).toFixed(2)} | ${values.length} |`;

@@ -17,11 +17,8 @@ import { writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import Fastify from 'fastify';
-import { ApiKeyStore, configSchema, generateApiKey, hashApiKey, startAnswerGateway } from '@hopline/answer-gateway';
-import { createMemoryBroker } from '@hopline/bus';
-import { codecs, jetstream } from '@hopline/contracts';
-import { openQuestionStreams } from '@hopline/questions';
-import { createLogger, createMetrics } from '@hopline/telemetry';
+import { ApiKeyStore, generateApiKey, hashApiKey } from '@hopline/answer-gateway';
+import { startScriptedGateway } from './support/scripted-gateway.js';
 
 const QUICK = process.argv.includes('--quick') || process.env.BENCH_QUICK === '1';
 const ROUNDS = QUICK ? 2 : 6;
@@ -29,45 +26,17 @@ const REQUESTS_PER_ROUND = QUICK ? 40 : 100;
 const CONCURRENCIES = [1, 8] as const;
 const ANSWER = 'Atlas is owned by Dana Reyes, who belongs to the Platform department [1][2]. '.repeat(4);
 
-const broker = createMemoryBroker();
-const bus = broker.connect();
-const reasonerBus = broker.connect();
-const reasonerStreams = await openQuestionStreams(reasonerBus);
-await reasonerStreams.queue.take({ capacity: 1_000, leaseMs: 60_000 }, async (job) => {
-  const ctx = codecs.askCommand.decode(job.data).ctx;
-  const writer = reasonerStreams.log.writer(
-    ctx?.questionId ?? '',
-    { tenantId: ctx?.scope?.tenantId ?? '', userId: ctx?.scope?.userId ?? '', deadlineUnixMs: 0 },
-    1,
-  );
-  await writer.append({ event: 'accepted', accepted: {} }, 0);
-  await writer.append({ event: 'route', route: { route: 'SINGLE' } }, 0);
-  await writer.append({ event: 'done', done: { answer: ANSWER, stopReason: 'SUFFICIENT' } }, 0);
-  return { kind: 'ack' };
-});
 const key = generateApiKey();
-const gateway = await startAnswerGateway({
-  config: {
-    ...configSchema.parse({}),
-    HTTP_HOST: '127.0.0.1',
-    HTTP_PORT: 0,
-    GRPC_HOST: '127.0.0.1',
-    GRPC_PORT: 0,
-    CACHE_MAX_ENTRIES: 0,
-    MAX_IN_FLIGHT: 1_000,
-    RATE_BURST_PER_KEY: 1e9,
-    RATE_PER_KEY_PER_SECOND: 1e9,
+const { url: gatewayBaseUrl, stop: stopGateway } = await startScriptedGateway({
+  async script(write) {
+    await write({ event: 'accepted', accepted: {} });
+    await write({ event: 'route', route: { route: 'SINGLE' } });
+    await write({ event: 'done', done: { answer: ANSWER, stopReason: 'SUFFICIENT' } });
   },
-  bus,
-  questions: await openQuestionStreams(bus),
-  ingest: await bus.durableStream(),
-  traces: await bus.keyValue(),
-  kbRecords: await bus.keyValue({ bucket: jetstream.kbBucket, retention: 'keep' }),
   keys: new ApiKeyStore({
     keys: [{ keyHash: hashApiKey(key), tenantId: 'bench', userId: 'bench', kbIds: ['kb'], canIngest: false }],
   }),
-  logger: createLogger('answer-gateway', { level: 'silent' }),
-  metrics: createMetrics('answer-gateway', { defaultMetrics: false }),
+  config: { CACHE_MAX_ENTRIES: 0, MAX_IN_FLIGHT: 1_000 },
 });
 
 const echoBody = (question: unknown) => ({ questionId: 'bench', answer: ANSWER, question, stopReason: 'SUFFICIENT' });
@@ -86,7 +55,7 @@ const httpEcho: Server = createServer((request, response) => {
 });
 await new Promise<void>((resolve) => httpEcho.listen(0, '127.0.0.1', resolve));
 
-const gatewayUrl = `http://127.0.0.1:${gateway.httpPort}/v1/ask`;
+const gatewayUrl = `${gatewayBaseUrl}/v1/ask`;
 let asked = 0;
 const targets = {
   'gateway json': { url: gatewayUrl, accept: 'application/json' },
@@ -140,11 +109,9 @@ for (let round = 0; round < ROUNDS; round++) {
   }
 }
 const load = loadavg().map((value) => value.toFixed(1));
-await gateway.stop({ graceMs: 0 });
+await stopGateway(0);
 await fastifyEcho.close();
 httpEcho.close();
-await bus.drain();
-await reasonerBus.drain();
 
 const rows = [...samples].map(([name, { times, seconds }]) => {
   const [target = '', concurrency = ''] = name.split('|');
