@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { codecs } from '@hopline/contracts';
 import { waitFor } from '@hopline/test-support';
-import type { Browser } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { citationsFor, twoHopScript } from '../../services/answer-gateway/test/support/fake-reasoner.js';
 import { startTestGateway } from '../../services/answer-gateway/test/support/harness.js';
@@ -13,6 +13,26 @@ const enabled = requireTool('chromium', hasChromium(), 'apt-get install -y chrom
 
 /** Where the screenshot goes: HOPLINE_SCREENSHOT_DIR, else the system temp folder. */
 const SCREENSHOT_DIR = process.env.HOPLINE_SCREENSHOT_DIR ?? join(tmpdir(), 'hopline-screenshots');
+
+const ATLAS_QUESTION = 'Which department does the owner of project Atlas belong to?';
+
+type TestGateway = Awaited<ReturnType<typeof startTestGateway>>;
+
+/**
+ * Asks the gated two-hop question as alice on the page at `url` and lets its first hop through:
+ * resolves with the question id once hop 1's answer shows.
+ */
+async function askAtlasThroughHopOne(page: Page, t: TestGateway, url = t.baseUrl): Promise<string> {
+  await page.goto(`${url}/`);
+  await page.fill('#api-key', t.keys.alice.key);
+  await page.fill('#question', ATLAS_QUESTION);
+  await page.click('#ask');
+  await page.waitForSelector('#route:not([hidden])');
+  const questionId = (await waitFor(() => t.reasoner.asks[0]?.ctx?.questionId)) ?? '';
+  t.reasoner.release(questionId);
+  await page.waitForSelector('#hop-1 .hop-answer:has-text("Dana Reyes")');
+  return questionId;
+}
 
 describe.skipIf(!enabled)('the web page at / in headless Chromium', () => {
   let browser: Browser;
@@ -32,7 +52,7 @@ describe.skipIf(!enabled)('the web page at / in headless Chromium', () => {
     page.on('pageerror', (error) => pageErrors.push(error.message));
     await page.goto(`${t.baseUrl}/`);
     await page.fill('#api-key', t.keys.alice.key);
-    await page.fill('#question', 'Which department does the owner of project Atlas belong to?');
+    await page.fill('#question', ATLAS_QUESTION);
     await page.selectOption('#max-hops', '3');
     await page.click('#ask');
 
@@ -87,7 +107,7 @@ describe.skipIf(!enabled)('the web page at / in headless Chromium', () => {
     page.on('pageerror', (error) => pageErrors.push(error.message));
     await page.goto(`${t.baseUrl}/`);
     await page.fill('#api-key', t.keys.alice.key);
-    const question = 'Which department does the owner of project Atlas belong to?';
+    const question = ATLAS_QUESTION;
     await page.fill('#question', question);
     await page.click('#ask');
     const rows = () => page.locator('#chain-text li').allTextContents();
@@ -153,7 +173,7 @@ describe.skipIf(!enabled)('the web page at / in headless Chromium', () => {
       codecs.reasoningTrace.encode({
         questionId,
         scope: { tenantId: tenant, userId: 'alice', kbIds: ['handbook'] },
-        question: 'Which department does the owner of project Atlas belong to?',
+        question: ATLAS_QUESTION,
         analysis: { route: 'ITERATIVE', complexity: 3, decidedBy: 'RULES' },
         hops: [
           {
@@ -184,7 +204,7 @@ describe.skipIf(!enabled)('the web page at / in headless Chromium', () => {
     await page.click('#open');
     await page.waitForSelector('#status:has-text("Opened from its stored trace")');
 
-    expect(await page.inputValue('#question')).toBe('Which department does the owner of project Atlas belong to?');
+    expect(await page.inputValue('#question')).toBe(ATLAS_QUESTION);
     expect(await page.textContent('#answer')).toBe(
       'I cannot answer: Project Atlas is owned by Dana Reyes [1], but no document names her department.',
     );
@@ -194,7 +214,7 @@ describe.skipIf(!enabled)('the web page at / in headless Chromium', () => {
     expect(summary).toContain('abstained');
     expect(await page.textContent('#hop-2 .hop-answer')).toContain('unknown');
     expect(await page.locator('#chain-text li').allTextContents()).toEqual([
-      'question: Which department does the owner of project Atlas belong to?',
+      `question: ${ATLAS_QUESTION}`,
       `hop 1 read: Project Atlas (${tenant}) (document ${tenant}-atlas)`,
       'hop 1 found: Dana Reyes (confidence 0.90)',
       'hop 2 read: 1 chunks, none cited',
@@ -227,14 +247,7 @@ describe.skipIf(!enabled)('the web page at / in headless Chromium', () => {
       script: twoHopScript({ gated: true }),
     });
     const page = await browser.newPage();
-    await page.goto(`${t.baseUrl}/`);
-    await page.fill('#api-key', t.keys.alice.key);
-    await page.fill('#question', 'Which department does the owner of project Atlas belong to?');
-    await page.click('#ask');
-    await page.waitForSelector('#route:not([hidden])');
-    const questionId = (await waitFor(() => t.reasoner.asks[0]?.ctx?.questionId)) ?? '';
-    t.reasoner.release(questionId);
-    await page.waitForSelector('#hop-1 .hop-answer:has-text("Dana Reyes")');
+    const questionId = await askAtlasThroughHopOne(page, t);
 
     // No trace is stored before the question ends: the page reads its events from the start.
     await page.reload();
@@ -266,14 +279,7 @@ describe.skipIf(!enabled)('the web page at / in headless Chromium', () => {
     });
     const proxy = await startDroppingProxy(t.gateway.httpPort);
     const page = await browser.newPage();
-    await page.goto(`${proxy.url}/`);
-    await page.fill('#api-key', t.keys.alice.key);
-    await page.fill('#question', 'Which department does the owner of project Atlas belong to?');
-    await page.click('#ask');
-    await page.waitForSelector('#route:not([hidden])');
-    const questionId = (await waitFor(() => t.reasoner.asks[0]?.ctx?.questionId)) ?? '';
-    t.reasoner.release(questionId);
-    await page.waitForSelector('#hop-1 .hop-answer:has-text("Dana Reyes")');
+    const questionId = await askAtlasThroughHopOne(page, t, proxy.url);
 
     proxy.dropAll();
     await page.waitForSelector('#status:has-text("Connection lost")');
