@@ -5,10 +5,10 @@ import type { QaEventDraft } from '@hopline/reasoning';
 /**
  * A question's reasoning trace as far as it got, rebuilt from the events it sent: the route and,
  * per hop, its query, the chunks it retrieved and its answer. Stored after every hop's answer and
- * when the question fails, so that a question that failed or whose hop-reasoner crashed can be
- * replayed up to there. Its stop reason stays unspecified (the question did not finish) and its
- * per-stage timings are not in the events; the reasoner's own complete trace replaces it when the
- * question ends.
+ * when the question fails or a gateway ends it, so that a question that failed, ran out of time or
+ * whose hop-reasoner crashed can be replayed up to there. Its stop reason stays unspecified (the
+ * question did not finish) unless a gateway ended it; its per-stage timings are not in the events.
+ * The reasoner's own complete trace replaces it when the question ends with an answer.
  */
 export class PartialTrace {
   private readonly trace: ReasoningTrace;
@@ -48,6 +48,14 @@ export class PartialTrace {
       default:
         return false;
     }
+  }
+
+  /**
+   * Marks the trace as ended by a gateway's request (see EndReason in @hopline/questions): a
+   * deadline stops it `DEADLINE`, any other end (the client's cancel, a shutdown) `CANCELLED`.
+   */
+  endedBy(reason: string): void {
+    this.trace.stopReason = reason === 'deadline' ? 'DEADLINE' : 'CANCELLED';
   }
 
   encode(): Uint8Array {

@@ -247,7 +247,14 @@ class QuestionAttempt {
   async settleFailure(thrown: unknown): Promise<Settlement> {
     const { deps, questionId } = this;
     const stoppedBy = this.abort.signal.reason;
-    if (stoppedBy instanceof EndRequested && !isConflict(thrown)) return this.end(endError(stoppedBy.reason));
+    if (stoppedBy instanceof EndRequested && !isConflict(thrown)) {
+      // What the question got as far as stays replayable, marked with the end asked for, and is
+      // stored before that end is written: a client that sees the end can open the trace.
+      this.partialTrace.endedBy(stoppedBy.reason);
+      this.storeTrace(() => this.partialTrace.encode());
+      await this.traceWrites;
+      return this.end(endError(stoppedBy.reason));
+    }
     if (isConflict(thrown) || this.abort.signal.aborted) return this.leave();
     const error = toHoplineError(thrown);
     deps.logger.error('question failed', { questionId, error });

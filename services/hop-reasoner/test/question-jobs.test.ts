@@ -367,6 +367,33 @@ describe('hop-reasoner question jobs', () => {
     ]);
   });
 
+  it.each([
+    ['deadline', 'DEADLINE'],
+    ['client_request', 'CANCELLED'],
+  ] as const)(
+    'question jobs - a question a gateway ends (%s) leaves its reasoning trace as far as it got, stopped %s, stored before its end is written',
+    async (reason, stopReason) => {
+      const traces = memoryTraces();
+      const { gatewayStreams } = await setUp({ traces, reasoner: oneRoundThen('hangs') });
+      const questionId = randomUUID();
+      await gatewayStreams.queue.enqueue(askFor(questionId));
+      // The first round's trace is stored while the second hop hangs; the end comes after it.
+      await waitFor(async () => (await gatewayStreams.log.head(questionId))?.event.event === 'hopStarted');
+      await waitFor(() => traces.store.has(questionId));
+      await gatewayStreams.ends.request(questionId, reason, Date.now() + 1_000);
+      const events = await eventsOf(gatewayStreams, questionId);
+      expect(events.at(-1)?.error).toEqual(endError(reason));
+      // Read as soon as the end is in the log: the trace holding the end was stored before it.
+      const stored = await storedTrace(traces, questionId);
+      expect(stored.stopReason).toBe(stopReason);
+      expect(stored.analysis?.route).toBe('ITERATIVE');
+      expect(stored.hops.map((hop) => [hop.hop, hop.query, hop.answer?.answer ?? ''])).toEqual([
+        [1, 'Who owns Atlas?', 'Mira Chen'],
+        [2, 'Mira Chen department', ''],
+      ]);
+    },
+  );
+
   it('question jobs - each round is stored as it ends, so a question whose hop-reasoner dies can be replayed up to its last round', async () => {
     const traces = memoryTraces();
     const { gatewayStreams, jobs } = await setUp({ traces, reasoner: oneRoundThen('hangs') });
