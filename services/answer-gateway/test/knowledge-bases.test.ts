@@ -1,5 +1,6 @@
 import * as grpc from '@grpc/grpc-js';
 import { codecs, loadHoplineGrpc, subjects, type KbList__Output, type Kb__Output } from '@hopline/contracts';
+import { createLogger } from '@hopline/telemetry';
 import { waitFor } from '@hopline/test-support';
 import { describe, expect, it } from 'vitest';
 import { bearer, startTestGateway, type TestGateway, type TestKey } from './support/harness.js';
@@ -95,11 +96,24 @@ describe('answer-gateway knowledge bases over HTTP', () => {
     expect((await fetch(`${t.baseUrl}/v1/kbs`)).status).toBe(401);
   });
 
-  it('answers 503 with Retry-After when no retrieval worker can count the documents', async () => {
-    await using t = await startTestGateway();
+  it('answers 503 with Retry-After when no retrieval worker can count the documents, and logs that refusal as a warning, not an error', async () => {
+    const lines: Array<Record<string, unknown>> = [];
+    const logger = createLogger('answer-gateway', {
+      level: 'debug',
+      destination: { write: (line) => lines.push(JSON.parse(line) as Record<string, unknown>) },
+    });
+    await using t = await startTestGateway({ logger });
     const response = await kbRequest(t, t.keys.alice, 'GET', '/v1/kbs');
     expect(response.status).toBe(503);
     expect(response.headers.get('retry-after')).toBe('1');
+    expect(lines.filter((line) => line.route === 'GET /v1/kbs')).toEqual([
+      expect.objectContaining({
+        level: 'warn',
+        msg: 'request refused for now; the client may retry',
+        problem: 'unavailable',
+        retryAfterSeconds: 1,
+      }),
+    ]);
   });
 });
 

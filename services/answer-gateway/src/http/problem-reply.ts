@@ -37,11 +37,25 @@ export function replyProblem(reply: FastifyReply, problem: Problem): FastifyRepl
   );
 }
 
-/** A failure a client caused is not the gateway's error; one it did not cause is, with its stack. */
+/**
+ * A failure a client caused is not the gateway's error; one it did not cause is, with its stack.
+ * A 503 that tells the client when to retry (the index catching up, no worker yet, the gateway
+ * shutting down) is a refusal for now, expected while the fleet changes: a warning, not an error.
+ */
 export function logProblem(logger: Logger, route: string, problem: Problem, error: unknown): void {
-  if (problem.status >= 500) logger.error('request failed', { route, error });
+  if (isRetryableRefusal(problem)) {
+    logger.warn('request refused for now; the client may retry', {
+      route,
+      problem: problem.slug,
+      detail: problem.detail,
+      retryAfterSeconds: Number(problem.headers['Retry-After']),
+    });
+  } else if (problem.status >= 500) logger.error('request failed', { route, error });
   else if (problem.slug === 'client-closed-request') logger.info('client closed the request', { route });
 }
+
+const isRetryableRefusal = (problem: Problem): boolean =>
+  problem.status === 503 && problem.headers['Retry-After'] !== undefined;
 
 /**
  * Errors raised before a handler runs (authentication, body parsing, schema validation) as the
