@@ -5,7 +5,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { embeddedConfigSchema, startEmbedded } from '@hopline/embedded';
 import { startTestTelemetry, type TestTelemetry } from '@hopline/telemetry/testing';
 
-// SpanStatusCode.ERROR; @opentelemetry/api is not a dependency of the system tests.
 const SERVICES = ['answer-gateway', 'hop-reasoner', 'query-understanding', 'reranker', 'retrieval-worker'];
 const dataDir = mkdtempSync(join(tmpdir(), 'hopline-embedded-traces-'));
 let telemetry: TestTelemetry;

@@ -2,9 +2,10 @@ import * as grpc from '@grpc/grpc-js';
 import { loadHoplineGrpc } from '@hopline/contracts';
 import { startTestTelemetry } from '@hopline/telemetry/testing';
 import { waitFor } from '@hopline/test-support';
-import { SpanKind } from '@opentelemetry/api';
+import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import { afterAll, describe, expect, it } from 'vitest';
-import { askSse, startTestGateway } from './support/harness.js';
+import { twoHopScript } from './support/fake-reasoner.js';
+import { askJson, askSse, startTestGateway } from './support/harness.js';
 
 const telemetry = startTestTelemetry('answer-gateway');
 afterAll(() => telemetry.shutdown());
@@ -62,6 +63,36 @@ describe('answer-gateway traces', () => {
     expect(received.every((span) => span.kind === SpanKind.CONSUMER && written.has(parentOf(span) ?? ''))).toBe(true);
     // Question text stays out of span attributes.
     expect(JSON.stringify(telemetry.spans().map((span) => span.attributes))).not.toContain('Who owns Atlas');
+  });
+
+  it('a question past its deadline: the JSON ask answers 504 in an ERROR span typed 504, the SSE ask’s span is ERROR typed deadline_exceeded', async () => {
+    // The hop-reasoner stand-in holds every question at its gate until the test releases it:
+    // nothing answers before the deadline, however fast or slow the machine.
+    await using t = await startTestGateway({
+      config: { QUESTION_TIMEOUT_MS: 1_000 },
+      script: twoHopScript({ gated: true }),
+    });
+    const asked = await askJson(t.baseUrl, t.keys.alice, { question: 'Who owns Atlas?' });
+    expect(asked.status).toBe(504);
+    const jsonQuestion = asked.headers.get('hopline-question-id');
+    const stream = await askSse(t.baseUrl, t.keys.alice, { question: 'Who owns Atlas, streamed?' });
+    await stream.ended;
+    expect(stream.events.at(-1)).toMatchObject({ name: 'error', data: { code: 'deadline_exceeded' } });
+    const sseQuestion = String(stream.events[0]?.data.questionId);
+
+    const askSpan = (questionId: string | null) =>
+      waitFor(() =>
+        telemetry.spansNamed('POST /v1/ask').find((span) => span.attributes['hopline.question_id'] === questionId),
+      );
+    const response = await askSpan(jsonQuestion);
+    expect(response.kind).toBe(SpanKind.SERVER);
+    expect(response.status.code).toBe(SpanStatusCode.ERROR);
+    expect(response.attributes).toMatchObject({ 'http.response.status_code': 504, 'error.type': '504' });
+    const streamed = await askSpan(sseQuestion);
+    expect(streamed.status.code).toBe(SpanStatusCode.ERROR);
+    expect(streamed.attributes).toMatchObject({ 'http.response.status_code': 200, 'error.type': 'deadline_exceeded' });
+    // Both ended by the deadline, not by the stand-in: it still held them at its gate.
+    expect(t.reasoner.record(sseQuestion)?.cancel?.reason).toBe('deadline');
   });
 
   it('a gRPC question is one trace from the AnswerGateway/Ask SERVER span to the job publish', async () => {
