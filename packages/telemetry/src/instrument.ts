@@ -56,6 +56,28 @@ async function runInSpan<T>(
   }
 }
 
+/**
+ * Records a span for work that was over before anyone opened one (a request refused before its
+ * handler ran): it covers `startTime` (epoch milliseconds) to now, `annotate` adding what the
+ * outcome was before it ends.
+ */
+export function recordSpan(
+  name: string,
+  options: Omit<InstrumentOptions, 'acceptableErrors'> & { startTime: number },
+  annotate: (span: Span) => void,
+): void {
+  const span = tracer().startSpan(
+    name,
+    { kind: options.kind, attributes: options.attributes, startTime: options.startTime },
+    options.parent ?? context.active(),
+  );
+  try {
+    annotate(span);
+  } finally {
+    span.end();
+  }
+}
+
 /** OpenTelemetry's `error.type`: a Hopline error's taxonomy code, else the error's class name. */
 function errorType(error: unknown): string {
   const code = (error as { code?: unknown } | undefined)?.code;

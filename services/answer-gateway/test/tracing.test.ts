@@ -95,6 +95,56 @@ describe('answer-gateway traces', () => {
     expect(t.reasoner.record(sseQuestion)?.cancel?.reason).toBe('deadline');
   });
 
+  it('requests refused before a handler runs (401, 413, 415, 400 from validation) and unknown paths each have a SERVER span with their status, in the client’s trace', async () => {
+    await using t = await startTestGateway({ config: { MAX_BODY_BYTES: 1_024 } });
+    const refusals: Array<{
+      name: string;
+      status: number;
+      headers: Record<string, string>;
+      body?: string;
+      path?: string;
+      method?: string;
+    }> = [
+      { name: 'POST /v1/ask', status: 401, headers: { 'Content-Type': 'application/json' }, body: '{}' },
+      {
+        name: 'POST /v1/ask',
+        status: 413,
+        headers: { Authorization: `Bearer ${t.keys.alice.key}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ question: 'x'.repeat(2_048) }),
+      },
+      {
+        name: 'POST /v1/ask',
+        status: 415,
+        headers: { Authorization: `Bearer ${t.keys.alice.key}`, 'Content-Type': 'text/plain' },
+        body: 'Who owns Atlas?',
+      },
+      {
+        name: 'POST /v1/ask',
+        status: 400,
+        headers: { Authorization: `Bearer ${t.keys.alice.key}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ question: 42 }),
+      },
+      { name: 'GET', status: 404, headers: {}, path: '/v1/no-such-thing/5f0c', method: 'GET' },
+    ];
+    for (const [index, refusal] of refusals.entries()) {
+      const traceId = `4bf92f3577b34da6a3ce929d0e0e47${String(index).padStart(2, '0')}`;
+      const response = await fetch(`${t.baseUrl}${refusal.path ?? '/v1/ask'}`, {
+        method: refusal.method ?? 'POST',
+        headers: { ...refusal.headers, traceparent: `00-${traceId}-00f067aa0ba902b7-01` },
+        ...(refusal.body === undefined ? {} : { body: refusal.body }),
+      });
+      expect(response.status, refusal.name).toBe(refusal.status);
+      const span = await waitFor(() => telemetry.spans().find((ended) => ended.spanContext().traceId === traceId));
+      expect(span.name).toBe(refusal.name);
+      expect(span.kind).toBe(SpanKind.SERVER);
+      expect(parentOf(span)).toBe('00f067aa0ba902b7');
+      expect(span.attributes['http.response.status_code']).toBe(refusal.status);
+      // A client's mistake is not the gateway's failure (OpenTelemetry's HTTP conventions).
+      expect(span.status.code).toBe(SpanStatusCode.UNSET);
+    }
+    expect(t.reasoner.asks).toHaveLength(0);
+  });
+
   it('a gRPC question is one trace from the AnswerGateway/Ask SERVER span to the job publish', async () => {
     await using t = await startTestGateway();
     const client = new (loadHoplineGrpc().hopline.v1.AnswerGateway)(t.grpcAddress, grpc.credentials.createInsecure());

@@ -11,7 +11,7 @@ import { kbRoutes, type KbRoutesOptions } from './kb-routes.js';
 import { openApiOptions } from './openapi.js';
 import { answerParserError, logProblem, problemFromRequestError, replyProblem, routeName } from './problem-reply.js';
 import { questionRoutes } from './question-routes.js';
-import { authenticateWith } from './request-context.js';
+import { authenticateWith, traceUntracedRequest } from './request-context.js';
 import { siteRoutes } from './site-routes.js';
 
 /** The longest path segment (kb, document or question id) a route takes. */
@@ -94,6 +94,8 @@ export async function createHttpApp(deps: HttpAppDeps): Promise<FastifyInstance>
     logProblem(logger, routeName(request), problem, error);
     return replyProblem(reply, problem);
   });
+  // Requests no handler traced (refused before it ran, a 404, a page) get their SERVER span here.
+  app.addHook('onResponse', traceUntracedRequest);
   app.setNotFoundHandler((request, reply) => replyProblem(reply, problems.notFound(`no route for ${request.url}`)));
 
   // 405 with Allow for a path that exists under other methods: collected as routes are added.

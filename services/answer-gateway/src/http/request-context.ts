@@ -1,6 +1,6 @@
 import { SpanKind } from '@opentelemetry/api';
-import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
-import { extractContext, instrument, markSpanFailed, type Logger } from '@hopline/telemetry';
+import type { FastifyReply, FastifyRequest, onRequestHookHandler, onResponseHookHandler } from 'fastify';
+import { extractContext, instrument, markSpanFailed, recordSpan, type Logger } from '@hopline/telemetry';
 import { bearerToken, type ApiKeyStore, type Principal } from '../api-keys.js';
 import { problems, toProblem } from '../problem.js';
 import { logProblem, replyProblem, routeName } from './problem-reply.js';
@@ -9,6 +9,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** Who the API key is; set on every /v1 route before its body is read. */
     principal?: Principal;
+    /** Whether a route's handler opened the request's SERVER span (see tracedWith). */
+    traced?: boolean;
   }
 }
 
@@ -40,6 +42,7 @@ export function principalOf(request: FastifyRequest): Principal {
 export function tracedWith(logger: Logger) {
   return (request: FastifyRequest, reply: FastifyReply, handle: () => Promise<unknown>): Promise<void> => {
     const route = routeName(request);
+    request.traced = true;
     const spanOptions = {
       kind: SpanKind.SERVER,
       parent: extractContext(headerCarrier(request)),
@@ -61,6 +64,37 @@ export function tracedWith(logger: Logger) {
     });
   };
 }
+
+/**
+ * The SERVER span of a request whose handler opened none: one refused before its handler ran
+ * (401 from authentication, 413 or 415 while its body was read, 400 from schema validation),
+ * an unknown path or method, a page of the web site. It covers the request from its arrival to
+ * its response, as a handler's span would; failed on 5xx only, as there.
+ */
+export const traceUntracedRequest: onResponseHookHandler = (request, reply, done) => {
+  if (request.traced) return done();
+  const status = reply.statusCode;
+  // A path no route matched is named by its method alone: the raw URL would make a span name per id.
+  const route = request.routeOptions.url === undefined ? undefined : routeName(request);
+  recordSpan(
+    route ?? request.method,
+    {
+      kind: SpanKind.SERVER,
+      parent: extractContext(headerCarrier(request)),
+      startTime: Date.now() - reply.elapsedTime,
+      attributes: {
+        'http.request.method': request.method,
+        'http.response.status_code': status,
+        ...(route === undefined ? {} : { 'http.route': route }),
+        ...(request.principal ? { 'hopline.tenant_id': request.principal.tenantId } : {}),
+      },
+    },
+    (span) => {
+      if (status >= 500) markSpanFailed(span, String(status), reply.raw.statusMessage);
+    },
+  );
+  done();
+};
 
 function headerCarrier(request: FastifyRequest): Record<string, string> {
   const carrier: Record<string, string> = {};
