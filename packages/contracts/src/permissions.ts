@@ -65,7 +65,10 @@ const kvBucket = (bucket: string) => {
 const traceBucket = kvBucket(jetstream.traceBucket);
 /** The kbs tenants created: written by the gateway alone. */
 const kbBucket = kvBucket(jetstream.kbBucket);
-/** The operators' controls: read and watched (an ordered consumer) by the hop-reasoners, set by `pnpm controls` alone. */
+/**
+ * The operators' controls: read and watched (an ordered consumer) by the hop-reasoners, which
+ * reason under them, and the gateways, which key cached answers by them; set by `pnpm controls` alone.
+ */
 const watchControls = [...kvBucket(jetstream.controlsBucket).read, ...orderedRead(`KV_${jetstream.controlsBucket}`)];
 
 const common = (service: string) => ({
@@ -107,6 +110,7 @@ export const natsPermissions: Record<NatsClientName, SubjectPermissions> = {
       ...manageStream(jetstream.deadLetterStream),
       ...traceBucket.read,
       ...kbBucket.write,
+      ...watchControls,
     ],
     subscribe: [
       ...common('answer-gateway').subscribe,

@@ -1,7 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { context, trace } from '@opentelemetry/api';
 import { instrument, withQuestionId } from '@hopline/telemetry';
-import { isBusUnavailable, toHoplineError, subjectToken, type QaEvent__Output } from '@hopline/contracts';
+import {
+  isBusUnavailable,
+  toHoplineError,
+  subjectToken,
+  type OperatorControls__Output,
+  type QaEvent__Output,
+} from '@hopline/contracts';
 import type { Admission } from './admission.js';
 import type { Principal } from './api-keys.js';
 import { parseAskBody, resolveKbScope } from './ask-request.js';
@@ -27,6 +33,8 @@ export interface AskServiceDeps {
   registry: QuestionRegistry;
   cache: AnswerCache;
   admission: Admission;
+  /** The operators' controls in force now (multi-hop, hop cap): part of an answer's cache key. */
+  controls: () => OperatorControls__Output;
   settings: AskSettings;
   onResume?: (transport: 'sse' | 'grpc') => void;
 }
@@ -70,7 +78,7 @@ export class AskService {
       'hopline.max_hops': maxHops,
     });
 
-    const cacheKey = await cache.keyFor(scope, body.question, maxHops);
+    const cacheKey = await cache.keyFor(scope, body.question, { maxHops, ...this.deps.controls() });
     const cachedDone =
       cacheKey === undefined
         ? undefined

@@ -11,7 +11,7 @@ import {
   subjects,
   toHoplineError,
 } from '@hopline/contracts';
-import type { QuestionStreams } from '@hopline/questions';
+import { watchOperatorControls, type QuestionStreams } from '@hopline/questions';
 import { createGrpcServer } from '@hopline/grpc';
 import { createGuard } from '@hopline/resilience';
 import type { HealthReport, HoplineMetrics, Logger } from '@hopline/telemetry';
@@ -181,10 +181,13 @@ export async function startAnswerGateway(options: AnswerGatewayOptions): Promise
     inFlight: () => registry.inFlight,
     onRejected: (reason) => counters.admissionRejections.inc({ reason }),
   });
+  // The controls the hop-reasoners reason under change their answers: cached answers are keyed by them.
+  const controls = await watchOperatorControls({ bus, logger });
   const asks = new AskService({
     registry,
     cache,
     admission,
+    controls: controls.current,
     settings: {
       questionTimeoutMs: config.QUESTION_TIMEOUT_MS,
       maxQuestionChars: config.MAX_QUESTION_CHARS,
@@ -275,6 +278,7 @@ export async function startAnswerGateway(options: AnswerGatewayOptions): Promise
   } catch (error) {
     kbChanges.unsubscribe();
     workerLag.stop();
+    controls.stop();
     askGuard.shutdown();
     await http.close();
     await grpcServer.shutdown({ graceMs: 0 });
@@ -314,6 +318,7 @@ export async function startAnswerGateway(options: AnswerGatewayOptions): Promise
         }
         kbChanges.unsubscribe();
         workerLag.stop();
+        controls.stop();
         closeConnectionsWhenQuiet();
         const flushTimer = setTimeout(() => httpServer.closeAllConnections(), CLOSE_FLUSH_MS);
         await Promise.all([httpClosed, grpcClosed]);

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import type { Done__Output } from '@hopline/contracts';
+import { DEFAULT_OPERATOR_CONTROLS, type Done__Output } from '@hopline/contracts';
 import { freePort, waitFor } from '@hopline/test-support';
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
@@ -40,6 +40,7 @@ const done = (answer: string, overrides: Partial<Done__Output> = {}): Done__Outp
 });
 
 const scope = { tenantId: 'acme', userId: 'ana', kbIds: ['handbook'] };
+const reasoning = { maxHops: 3, ...DEFAULT_OPERATOR_CONTROLS };
 
 describe('answer cache keys', () => {
   it('normalises case, width, spacing and closing punctuation of a question', () => {
@@ -48,17 +49,32 @@ describe('answer cache keys', () => {
     expect(normaliseQuestion('Who owns Atlas')).not.toBe(normaliseQuestion('Who owns Atlantis'));
   });
 
+  it('keys by the hop budget and the operators’ controls in force: multi-hop off or another hop cap is another entry', async () => {
+    const cache = new AnswerCache(new MemoryCacheStore(10), { ttlMs: 60_000 });
+    const keys = await Promise.all(
+      [
+        reasoning,
+        { ...reasoning, maxHops: 2 },
+        { ...reasoning, multiHop: false },
+        { ...reasoning, hopCap: 2 },
+        { ...reasoning },
+      ].map((each) => cache.keyFor(scope, 'Who owns Atlas?', each)),
+    );
+    expect(new Set(keys.slice(0, 4)).size).toBe(4);
+    expect(keys[4]).toBe(keys[0]);
+  });
+
   it('has no key for a scope without a user, a tenant or a kb: such entries never match', async () => {
     const cache = new AnswerCache(new MemoryCacheStore(10), { ttlMs: 60_000 });
-    expect(await cache.keyFor({ ...scope, userId: '' }, 'q', 3)).toBeUndefined();
-    expect(await cache.keyFor({ ...scope, tenantId: '' }, 'q', 3)).toBeUndefined();
-    expect(await cache.keyFor({ ...scope, kbIds: [] }, 'q', 3)).toBeUndefined();
-    expect(await cache.keyFor(scope, 'q', 3)).toMatch(/^hopline:answer:[0-9a-f]{64}$/);
+    expect(await cache.keyFor({ ...scope, userId: '' }, 'q', reasoning)).toBeUndefined();
+    expect(await cache.keyFor({ ...scope, tenantId: '' }, 'q', reasoning)).toBeUndefined();
+    expect(await cache.keyFor({ ...scope, kbIds: [] }, 'q', reasoning)).toBeUndefined();
+    expect(await cache.keyFor(scope, 'q', reasoning)).toMatch(/^hopline:answer:[0-9a-f]{64}$/);
   });
 
   it('round-trips an answer, marking the copy it serves as cached', async () => {
     const cache = new AnswerCache(new MemoryCacheStore(10), { ttlMs: 60_000 });
-    const key = (await cache.keyFor(scope, 'Who owns Atlas?', 3)) ?? '';
+    const key = (await cache.keyFor(scope, 'Who owns Atlas?', reasoning)) ?? '';
     expect(await cache.put(key, done('Dana Reyes [1]'))).toBe(true);
     expect(await cache.get(key)).toEqual({ ...done('Dana Reyes [1]'), cached: true });
     expect(await cache.put(key, done('again', { cached: true }))).toBe(false);
@@ -117,10 +133,10 @@ describe.skipIf(redis.url === undefined)('RedisCacheStore', () => {
     const tenantId = tenant();
     const cache = new AnswerCache(store, { ttlMs: 60_000 });
     const scoped = { ...scope, tenantId };
-    const before = (await cache.keyFor(scoped, 'Who owns Atlas?', 3)) ?? '';
+    const before = (await cache.keyFor(scoped, 'Who owns Atlas?', reasoning)) ?? '';
     await cache.put(before, done('Dana Reyes [1]'));
     await admin.del(`hopline:kbversion:${tenantId}:handbook`);
-    const after = (await cache.keyFor(scoped, 'Who owns Atlas?', 3)) ?? '';
+    const after = (await cache.keyFor(scoped, 'Who owns Atlas?', reasoning)) ?? '';
     expect(after).not.toBe(before);
     expect(await cache.get(after)).toBeUndefined();
     await admin.quit();
@@ -131,10 +147,10 @@ describe.skipIf(redis.url === undefined)('RedisCacheStore', () => {
     const [one, two] = [await RedisCacheStore.connect(redis.url ?? ''), await RedisCacheStore.connect(redis.url ?? '')];
     const scoped = { ...scope, tenantId: tenant() };
     const [cacheOne, cacheTwo] = [new AnswerCache(one, { ttlMs: 60_000 }), new AnswerCache(two, { ttlMs: 60_000 })];
-    await cacheOne.put((await cacheOne.keyFor(scoped, 'q', 3)) ?? '', done('shared'));
-    expect((await cacheTwo.get((await cacheTwo.keyFor(scoped, 'q', 3)) ?? ''))?.answer).toBe('shared');
+    await cacheOne.put((await cacheOne.keyFor(scoped, 'q', reasoning)) ?? '', done('shared'));
+    expect((await cacheTwo.get((await cacheTwo.keyFor(scoped, 'q', reasoning)) ?? ''))?.answer).toBe('shared');
     await cacheOne.kbChanged(scoped.tenantId, 'handbook');
-    expect(await cacheTwo.get((await cacheTwo.keyFor(scoped, 'q', 3)) ?? '')).toBeUndefined();
+    expect(await cacheTwo.get((await cacheTwo.keyFor(scoped, 'q', reasoning)) ?? '')).toBeUndefined();
     await one.close();
     await two.close();
   });
@@ -153,12 +169,14 @@ describe.skipIf(redis.url === undefined)('RedisCacheStore', () => {
       });
       const failures: string[] = [];
       const cache = new AnswerCache(store, { ttlMs: 60_000, onError: (message) => failures.push(message) });
-      const key = (await cache.keyFor(scope, 'q', 3)) ?? '';
+      const key = (await cache.keyFor(scope, 'q', reasoning)) ?? '';
       await cache.put(key, done('before the outage'));
       expect((await cache.get(key))?.answer).toBe('before the outage');
 
       server.kill('SIGKILL');
-      await waitFor(async () => (await cache.keyFor(scope, 'q', 3)) === undefined, { description: 'lookups to fail' });
+      await waitFor(async () => (await cache.keyFor(scope, 'q', reasoning)) === undefined, {
+        description: 'lookups to fail',
+      });
       expect(await cache.get(key)).toBeUndefined();
       expect(await cache.put(key, done('during the outage'))).toBe(false);
       expect(failures).toEqual(
@@ -189,16 +207,16 @@ describe('answer cache and a kb change the store missed', () => {
     const store = new FlakyBumpStore(10);
     const failures: string[] = [];
     const cache = new AnswerCache(store, { ttlMs: 60_000, onError: (message) => failures.push(message) });
-    await cache.put((await cache.keyFor(scope, 'q', 3)) ?? '', done('before the change'));
+    await cache.put((await cache.keyFor(scope, 'q', reasoning)) ?? '', done('before the change'));
 
     store.failing = true;
     await expect(cache.kbChanged(scope.tenantId, 'handbook')).rejects.toThrow('store unavailable');
     // Still failing: no key, so nothing stale is served and nothing is stored.
-    expect(await cache.keyFor(scope, 'q', 3)).toBeUndefined();
-    expect(await cache.keyFor({ ...scope, kbIds: ['other'] }, 'q', 3)).toBeDefined();
+    expect(await cache.keyFor(scope, 'q', reasoning)).toBeUndefined();
+    expect(await cache.keyFor({ ...scope, kbIds: ['other'] }, 'q', reasoning)).toBeDefined();
 
     store.failing = false;
-    const key = await cache.keyFor(scope, 'q', 3);
+    const key = await cache.keyFor(scope, 'q', reasoning);
     expect(key).toBeDefined();
     expect(await cache.get(key ?? '')).toBeUndefined();
     expect(failures).toContain('answer cache: could not read kb versions');

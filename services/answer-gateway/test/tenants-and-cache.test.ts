@@ -1,4 +1,4 @@
-import { codecs, subjects } from '@hopline/contracts';
+import { codecs, encodeOperatorControls, jetstream, subjects } from '@hopline/contracts';
 import { waitFor } from '@hopline/test-support';
 import { describe, expect, it } from 'vitest';
 import { twoHopScript } from './support/fake-reasoner.js';
@@ -194,6 +194,33 @@ for (const backend of backends) {
       expect((await ask(t, t.keys.alice, { ...QUESTION, kbIds: ['projects', 'handbook'] })).cached).toBe(true);
       expect((await ask(t, t.keys.alice, { ...QUESTION, docIds: ['atlas'] })).cached).toBe(false);
       expect((await ask(t, t.keys.alice, { ...QUESTION, docIds: ['atlas', 'atlas'] })).cached).toBe(true);
+    });
+
+    it('keys entries by the operators’ controls the gateway sees in their bucket: an answer from before a change is not served under it, and is again once the change is undone', async () => {
+      await using t = await start();
+      const controls = await t.peerBus.keyValue({ bucket: jetstream.controlsBucket, retention: 'keep' });
+      const before = await ask(t, t.keys.alice, QUESTION);
+      expect((await ask(t, t.keys.alice, QUESTION)).cached).toBe(true);
+      // Answers from here on read differently, so that which entry answers shows.
+      t.reasoner.script = twoHopScript({ done: { answer: 'Dana Reyes [1], answered single-shot.' } });
+      await controls.put(jetstream.controlsKey, encodeOperatorControls({ multiHop: false, hopCap: 5 }));
+      // The gateway hears the change through its watch: until then the entry from before still answers.
+      await waitFor(async () => !(await ask(t, t.keys.alice, QUESTION)).cached, {
+        description: 'an ask under multi-hop off to miss the cache',
+      });
+      expect(await ask(t, t.keys.alice, QUESTION)).toMatchObject({
+        cached: true,
+        answer: 'Dana Reyes [1], answered single-shot.',
+      });
+      await controls.put(jetstream.controlsKey, encodeOperatorControls({ multiHop: true, hopCap: 5 }));
+      const again = await waitFor(
+        async () => {
+          const done = await ask(t, t.keys.alice, QUESTION);
+          return done.cached && done.answer === before.answer && done;
+        },
+        { description: 'the answer from before the change to be served again' },
+      );
+      expect(again.questionId).not.toBe(before.questionId);
     });
 
     it('a kb change announced by the retrieval-worker makes earlier answers stale; another tenant’s change of a kb with the same name does not', async () => {

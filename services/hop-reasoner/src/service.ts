@@ -5,14 +5,13 @@ import { createOpenAiChatModel, type ChatModel } from '@hopline/models';
 import { createHopReasoner } from '@hopline/reasoning';
 import { createGuard, DEFAULT_BREAKER, type Guard } from '@hopline/resilience';
 import type { HealthReport, HoplineMetrics, Logger } from '@hopline/telemetry';
-import type { QuestionStreams } from '@hopline/questions';
+import { watchOperatorControls, type QuestionStreams } from '@hopline/questions';
 import { createAnalyzerClient } from './clients/analyzer-client.js';
 import { inProcessAnalyzer, inProcessReranker, type LocalAnalyzer, type LocalReranker } from './clients/in-process.js';
 import { createRerankerClient } from './clients/reranker-client.js';
 import { createRetrieverClient } from './clients/retriever-client.js';
 import { WorkerDirectory } from './clients/worker-directory.js';
 import type { Config } from './config.js';
-import { watchOperatorControls } from './operator-controls.js';
 import { startQuestionJobs } from './question-jobs.js';
 
 export interface HopReasonerServiceDeps {
@@ -113,7 +112,14 @@ export async function startHopReasonerService(deps: HopReasonerServiceDeps): Pro
     : undefined;
 
   const workers = await WorkerDirectory.start(bus);
-  const controls = await watchOperatorControls({ bus, logger, metrics });
+  const controls = await watchOperatorControls({
+    bus,
+    logger,
+    onChange: (current) => {
+      metrics.controlMultiHop.set(current.multiHop ? 1 : 0);
+      metrics.controlHopCap.set(current.hopCap);
+    },
+  });
   const reasoner = createHopReasoner({
     analyzer,
     retriever: createRetrieverClient({ bus, guard: guards.retrieve, workers, budgetMs: config.RETRIEVE_BUDGET_MS }),

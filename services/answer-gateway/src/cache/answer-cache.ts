@@ -30,6 +30,16 @@ export interface CacheScope {
   docIds?: readonly string[];
 }
 
+/**
+ * What bounds the reasoning behind an answer: the ask's hop budget and the operators' controls
+ * in force (multi-hop off makes every question single-shot; the hop cap bounds its hops).
+ */
+export interface CacheReasoning {
+  maxHops: number;
+  multiHop: boolean;
+  hopCap: number;
+}
+
 export interface CacheLookupMetrics {
   inc(labels: { cache: string; result: 'hit' | 'miss' | 'error' }): void;
 }
@@ -71,8 +81,8 @@ function decodeDone(bytes: Uint8Array): Done__Output {
 }
 
 /**
- * Finished answers keyed by tenant, user, kb scope, the kbs' versions, hop budget and the
- * normalised question. Ingestion bumps a kb's version, so an answer computed before it is
+ * Finished answers keyed by tenant, user, kb scope, the kbs' versions, hop budget, the
+ * operators' controls and the normalised question. Ingestion bumps a kb's version, so an answer computed before it is
  * never served again. A lookup without a user never matches, and the store failing only
  * costs the cache: the question is answered as if nothing were cached.
  */
@@ -90,7 +100,7 @@ export class AnswerCache {
   }
 
   /** The key an answer to this question in this scope is cached under now; undefined when it must not be cached. */
-  async keyFor(scope: CacheScope, question: string, maxHops: number): Promise<string | undefined> {
+  async keyFor(scope: CacheScope, question: string, reasoning: CacheReasoning): Promise<string | undefined> {
     if (!scope.tenantId || !scope.userId || scope.kbIds.length === 0) return undefined;
     const kbIds = [...new Set(scope.kbIds)].sort();
     let versions: string[];
@@ -105,13 +115,15 @@ export class AnswerCache {
       return undefined;
     }
     const identity = JSON.stringify([
-      'v2',
+      'v3',
       scope.tenantId,
       scope.userId,
       kbIds,
       [...new Set(scope.docIds ?? [])].sort(),
       versions,
-      maxHops,
+      reasoning.maxHops,
+      reasoning.multiHop,
+      reasoning.hopCap,
       normaliseQuestion(question),
     ]);
     return `hopline:answer:${createHash('sha256').update(identity).digest('hex')}`;

@@ -5,7 +5,6 @@ import {
   jetstream,
   type OperatorControls__Output,
 } from '@hopline/contracts';
-import type { HoplineMetrics, Logger } from '@hopline/telemetry';
 
 export interface OperatorControlsWatch {
   /** The controls in force now. */
@@ -13,23 +12,29 @@ export interface OperatorControlsWatch {
   stop(): void;
 }
 
+/** Where the watch reports: a service's logger fits. */
+interface ControlsLog {
+  info(msg: string, fields?: Record<string, unknown>): void;
+  warn(msg: string, fields?: Record<string, unknown>): void;
+}
+
 /**
  * Follows the operators' controls in their JetStream key-value bucket (`pnpm controls` sets
- * them): each change applies to the questions started after it, without a restart, and shows
- * in the control gauges. No value means the defaults; a value that does not decode or holds an
- * impossible hop cap is logged and ignored, keeping the controls in force.
+ * them): the hop-reasoners reason under them, the gateways key cached answers by them, each
+ * seeing a change without a restart. No value means the defaults; a value that does not decode
+ * or holds an impossible hop cap is logged and ignored, keeping the controls in force.
+ * `onChange` hears the controls in force at the start and after each change.
  */
 export async function watchOperatorControls(deps: {
   bus: Bus;
-  logger: Pick<Logger, 'info' | 'warn'>;
-  metrics: Pick<HoplineMetrics, 'controlMultiHop' | 'controlHopCap'>;
+  logger: ControlsLog;
+  onChange?: (controls: OperatorControls__Output) => void;
 }): Promise<OperatorControlsWatch> {
-  const { logger, metrics } = deps;
+  const { logger } = deps;
   let current = DEFAULT_OPERATOR_CONTROLS;
   const apply = (controls: OperatorControls__Output) => {
     current = controls;
-    metrics.controlMultiHop.set(controls.multiHop ? 1 : 0);
-    metrics.controlHopCap.set(controls.hopCap);
+    deps.onChange?.(controls);
     logger.info('operator controls in force', { multiHop: controls.multiHop, hopCap: controls.hopCap });
   };
   const bucket = await deps.bus.keyValue({ bucket: jetstream.controlsBucket, retention: 'keep' });
