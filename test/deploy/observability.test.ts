@@ -104,7 +104,7 @@ describe('alerts', () => {
     expect(names.length).toBe(new Set(names).size);
   });
 
-  test('alerts - cover an open breaker, p95 hop latency, dead-lettered ingests and degraded retrievals', () => {
+  test('alerts - cover an open breaker, p95 hop latency, dead-lettered ingests, degraded retrievals, and the model’s errors, p95 latency and budget', () => {
     const covering = (predicate: (expr: string) => boolean) =>
       rules.filter((rule) => predicate(rule.expr)).map((rule) => rule.alert);
     expect(covering((expr) => readsMetric(expr, 'hopline_breaker_state') && /==\s*2\b/.test(expr))).not.toEqual([]);
@@ -115,6 +115,18 @@ describe('alerts', () => {
     ).not.toEqual([]);
     expect(covering((expr) => readsMetric(expr, 'hopline_ingest_dead_letters_total'))).not.toEqual([]);
     expect(covering((expr) => readsMetric(expr, 'hopline_degraded_retrievals_total'))).not.toEqual([]);
+    expect(
+      covering((expr) => readsMetric(expr, 'hopline_llm_errors_total') && readsMetric(expr, 'hopline_llm_calls_total')),
+    ).not.toEqual([]);
+    expect(
+      covering(
+        (expr) =>
+          readsMetric(expr, 'hopline_llm_request_duration_seconds_bucket') && /histogram_quantile\(\s*0\.95/.test(expr),
+      ),
+    ).not.toEqual([]);
+    expect(
+      covering((expr) => readsMetric(expr, 'hopline_stop_reasons_total') && /reason="budget"/.test(expr)),
+    ).not.toEqual([]);
   });
 
   test('alerts - each links to its own section of docs/operations.md', () => {
@@ -154,7 +166,7 @@ describe('dashboard', () => {
     );
   });
 
-  test('dashboard - shows hop latency, stop reasons, breakers, degraded retrievals, cache hits, model tokens and NATS and gRPC traffic', () => {
+  test('dashboard - shows hop latency, stop reasons, breakers, degraded retrievals, cache hits, model tokens, latency and errors, and NATS and gRPC traffic', () => {
     const read = new Set(
       panels.flatMap((panel) =>
         (panel.targets ?? []).flatMap((target) =>
@@ -169,6 +181,8 @@ describe('dashboard', () => {
       'hopline_degraded_retrievals_total',
       'hopline_cache_lookups_total',
       'hopline_llm_tokens_total',
+      'hopline_llm_request_duration_seconds_bucket',
+      'hopline_llm_errors_total',
       'hopline_nats_requests_total',
       'hopline_grpc_requests_total',
     ]) {
