@@ -33,6 +33,8 @@ export interface Cluster extends AsyncDisposable {
   output(service: ServiceName): string;
   /** SIGKILLs one service, as a crash would, and resolves once it is gone. */
   kill(service: ServiceName): Promise<void>;
+  /** Kills one service and starts it again with `env` added to its own, on the same ports; resolves once it is healthy. */
+  restart(service: ServiceName, env: Record<string, string>): Promise<void>;
 }
 
 /**
@@ -76,8 +78,8 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
 
   const outputs = new Map<ServiceName, string[]>();
   const children = new Map<ServiceName, ChildProcess>();
-  for (const name of SERVICES) {
-    const lines: string[] = [];
+  const launch = (name: ServiceName, env: Record<string, string> = {}) => {
+    const lines = outputs.get(name) ?? [];
     outputs.set(name, lines);
     const child = spawn(
       process.execPath,
@@ -90,6 +92,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
           METRICS_PORT: String(opsPorts[name]),
           ...options.env,
           ...perService[name],
+          ...env,
         },
         stdio: ['ignore', 'pipe', 'pipe'],
       },
@@ -97,8 +100,26 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     child.stdout?.on('data', (chunk: Buffer) => lines.push(chunk.toString()));
     child.stderr?.on('data', (chunk: Buffer) => lines.push(chunk.toString()));
     children.set(name, child);
-  }
+  };
+  for (const name of SERVICES) launch(name);
   const output = (name: ServiceName) => (outputs.get(name) ?? []).join('');
+  const healthy = (name: ServiceName) =>
+    waitFor(
+      async () => {
+        const child = children.get(name);
+        if (child?.exitCode !== null) throw new Error(`${name} exited with ${child?.exitCode}:\n${output(name)}`);
+        const response = await fetch(`http://127.0.0.1:${opsPorts[name]}/healthz`).catch(() => undefined);
+        return response?.ok === true;
+      },
+      { timeoutMs: 90_000, description: `${name} to report healthy` },
+    );
+  const kill = async (name: ServiceName) => {
+    const child = children.get(name);
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGKILL');
+    await exited;
+  };
 
   const stop = async () => {
     await Promise.all(
@@ -119,17 +140,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   };
 
   try {
-    for (const name of SERVICES) {
-      await waitFor(
-        async () => {
-          const child = children.get(name);
-          if (child?.exitCode !== null) throw new Error(`${name} exited with ${child?.exitCode}:\n${output(name)}`);
-          const response = await fetch(`http://127.0.0.1:${opsPorts[name]}/healthz`).catch(() => undefined);
-          return response?.ok === true;
-        },
-        { timeoutMs: 90_000, description: `${name} to report healthy` },
-      );
-    }
+    for (const name of SERVICES) await healthy(name);
   } catch (error) {
     await stop();
     // What the services printed is what says why one never became healthy.
@@ -147,12 +158,11 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     apiKey,
     opsPorts,
     output,
-    kill: async (name) => {
-      const child = children.get(name);
-      if (!child || child.exitCode !== null || child.signalCode !== null) return;
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGKILL');
-      await exited;
+    kill,
+    restart: async (name, env) => {
+      await kill(name);
+      launch(name, env);
+      await healthy(name);
     },
     [Symbol.asyncDispose]: stop,
   };
