@@ -19,6 +19,7 @@ import {
   EmbeddedLexicalBackend,
   createDeadlineGuard,
   createHybridRetriever,
+  createIndexer,
   createMilvusVectorBackend,
 } from '../../src/index.js';
 import { chunkOf, never } from '../fixtures.js';
@@ -518,6 +519,59 @@ describe('milvus vector backend - batch writes', () => {
     ]);
     expect(chunkKeys(fake)).toEqual(['t1/kb1/b%230@1', 't2/kb9/c%230@1']);
     expect(await backend.documentState(key('a', 2))).toEqual({ version: 2, deleted: true, chunks: 0 });
+  });
+
+  it('milvus - the states of a batch are one query per kb, in the order asked, unknown documents undefined', async () => {
+    const { fake, backend } = await started();
+    await backend.writeDocuments(upserts(3).slice(0, 2));
+    await backend.deleteDocument(key('d1', 5));
+    fake.calls.length = 0;
+    expect(
+      await backend.documentStates([key('d1', 0), key('zz', 0), key('d0', 0), key('d0', 0, { kbId: 'kb2' })]),
+    ).toEqual([
+      { version: 5, deleted: true, chunks: 0 },
+      undefined,
+      { version: 3, deleted: false, chunks: 2 },
+      undefined,
+    ]);
+    expect(rpcs(fake)).toEqual([`Query ${RECORDS}`, `Query ${RECORDS}`]);
+  });
+
+  it('milvus - through the indexer, twenty ingest commands are five Milvus requests: the states, then the batch write', async () => {
+    const { fake, backend } = await started();
+    const lexical = await EmbeddedLexicalBackend.open();
+    const embedder = {
+      model: 'fixed',
+      dimensions: DIM,
+      embed: async (texts: readonly string[]) => texts.map(() => vectorOf(1)),
+    };
+    const indexer = createIndexer({ lexical, vector: backend, embedder });
+    const attempts = await indexer.applyAll(
+      docs.map(({ docId }) => ({
+        op: 'upsert',
+        upsert: {
+          tenantId: 't1',
+          kbId: 'kb1',
+          docId,
+          version: 3,
+          title: docId,
+          text: `The text of ${docId}.`,
+          effectiveDate: '',
+          sourceUri: '',
+          metadata: {},
+        },
+      })),
+      never,
+    );
+    expect(attempts.every((attempt) => attempt.ok)).toBe(true);
+    expect(rpcs(fake)).toEqual([
+      `Query ${RECORDS}`,
+      `Query ${RECORDS}`,
+      `Upsert ${CHUNKS}`,
+      `Upsert ${RECORDS}`,
+      `Query ${RECORDS}`,
+    ]);
+    await lexical.close();
   });
 
   it('milvus - upserts are split at upsertBatchSize rows', async () => {

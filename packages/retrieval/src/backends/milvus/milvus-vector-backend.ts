@@ -199,6 +199,12 @@ export class MilvusVectorBackend implements VectorBackend {
     return stateOf(newest(await this.records(key, signal)));
   }
 
+  /** One query of the version records per kb. */
+  async documentStates(keys: readonly DocumentKey[], signal?: AbortSignal): Promise<Array<DocumentState | undefined>> {
+    const records = await this.recordsOf(keys, signal);
+    return keys.map((key) => stateOf(newest(records.get(documentId(key)) ?? [])));
+  }
+
   async countChunks(signal?: AbortSignal): Promise<KbChunkCount[]> {
     const kbs = new Map<string, { tenantId: string; kbId: string; documents: number }>();
     const live = await this.queryAll(
@@ -257,7 +263,10 @@ export class MilvusVectorBackend implements VectorBackend {
         results[at] = error as Error;
       }
     }
-    const before = await this.recordsOf(valid, signal);
+    const before = await this.recordsOf(
+      valid.map(({ write }) => write.doc),
+      signal,
+    );
     let applying = valid.filter((entry) => {
       entry.before = before.get(documentId(entry.write.doc)) ?? [];
       const decide = entry.write.op === 'upsert' ? decideUpsert : decideDelete;
@@ -306,7 +315,10 @@ export class MilvusVectorBackend implements VectorBackend {
    */
   private async settle(entries: readonly BatchEntry[], results: WriteResult[], signal?: AbortSignal): Promise<void> {
     if (entries.length === 0) return;
-    const after = await this.recordsOf(entries, signal);
+    const after = await this.recordsOf(
+      entries.map(({ write }) => write.doc),
+      signal,
+    );
     const superseded: string[] = [];
     const raced: Array<{ doc: VersionedDocumentKey; winner: RecordRow }> = [];
     for (const entry of entries) {
@@ -334,9 +346,9 @@ export class MilvusVectorBackend implements VectorBackend {
   }
 
   /** The records of these documents, by `documentId`: one query (a page per 16,384 rows) per kb. */
-  private async recordsOf(entries: readonly BatchEntry[], signal?: AbortSignal): Promise<Map<string, RecordRow[]>> {
+  private async recordsOf(keys: readonly DocumentKey[], signal?: AbortSignal): Promise<Map<string, RecordRow[]>> {
     const records = new Map<string, RecordRow[]>();
-    for (const [{ tenantId, kbId }, docIds] of byKb(entries)) {
+    for (const [{ tenantId, kbId }, docIds] of byKb(keys)) {
       const rows = await this.queryAll(
         this.documents,
         documentsFilter(tenantId, kbId, docIds),
@@ -359,7 +371,7 @@ export class MilvusVectorBackend implements VectorBackend {
     signal?: AbortSignal,
   ): Promise<Map<BatchEntry, string[]>> {
     const replaced = new Map<BatchEntry, string[]>();
-    for (const [{ tenantId, kbId }, docIds] of byKb(entries)) {
+    for (const [{ tenantId, kbId }, docIds] of byKb(entries.map(({ write }) => write.doc))) {
       const writes = new Map(
         entries
           .filter(({ write }) => write.doc.tenantId === tenantId && write.doc.kbId === kbId)
@@ -663,11 +675,10 @@ function documentId(key: DocumentKey): string {
   return JSON.stringify([key.tenantId, key.kbId, key.docId]);
 }
 
-/** The entries' document ids grouped by kb, in first-seen order. */
-function byKb(entries: readonly BatchEntry[]): Array<[{ tenantId: string; kbId: string }, string[]]> {
+/** The documents' ids grouped by kb, in first-seen order. */
+function byKb(keys: readonly DocumentKey[]): Array<[{ tenantId: string; kbId: string }, string[]]> {
   const kbs = new Map<string, [{ tenantId: string; kbId: string }, string[]]>();
-  for (const { write } of entries) {
-    const { tenantId, kbId, docId } = write.doc;
+  for (const { tenantId, kbId, docId } of keys) {
     const key = JSON.stringify([tenantId, kbId]);
     const kb = kbs.get(key) ?? [{ tenantId, kbId }, []];
     kb[1].push(docId);
