@@ -64,6 +64,16 @@ const emptyBatch = (): Batch => ({ files: [], documents: 0, bytes: 0 });
 /** A refusal that names a document (too large, invalid), not the request or the gateway. */
 const refusesADocument = (status: number) => status === 400 || status === 413 || status === 422;
 
+/**
+ * The gateway hung up while the body was still being sent: how it refuses a document over its
+ * limit without reading the rest (its 413 cannot reach a client that is still writing).
+ */
+const HUNG_UP = 'hung up';
+const hungUp = (error: unknown): boolean => {
+  const code = ((error as Error).cause as { code?: unknown } | undefined)?.code;
+  return code === 'EPIPE' || code === 'ECONNRESET' || code === 'UND_ERR_SOCKET';
+};
+
 runCommand(USAGE, async () => {
   const { values, positionals } = parseCommandLine({
     allowPositionals: true,
@@ -121,12 +131,13 @@ runCommand(USAGE, async () => {
     });
   };
 
-  const post = (files: readonly FileLines[]) =>
+  const post = (files: readonly FileLines[]): Promise<Response | typeof HUNG_UP> =>
     fetch(endpoint, {
       method: 'POST',
       headers: { Authorization: `Bearer ${apiKey}`, 'Content-Type': 'application/x-ndjson' },
       body: files.flatMap((file) => file.lines).join(''),
     }).catch((error: unknown) => {
+      if (hungUp(error)) return HUNG_UP;
       throw unreachable(url, error);
     });
   const accept = async (response: Response, files: readonly FileLines[]) => {
@@ -140,11 +151,21 @@ runCommand(USAGE, async () => {
    * Sends a batch. When the gateway refuses a document in it (one over its size limit, say),
    * the batch goes again a file at a time, so that only that file fails, reported at the end;
    * the documents before it in the refused request stay accepted and come back as duplicates.
+   * A gateway that hangs up mid-body is taken the same way: a file it hangs up on alone fails,
+   * and a gateway that is really gone fails the next file's connection, which stops the run.
    * Any other refusal stops the run: the next run resumes after the batches accepted.
    */
   const send = async (files: readonly FileLines[]): Promise<void> => {
     if (files.length === 0) return;
     const response = await post(files);
+    if (response === HUNG_UP) {
+      if (files.length > 1) for (const file of files) await send([file]);
+      else
+        failures.push(
+          `${(files[0] as FileLines).name}: the gateway closed the connection while it was being sent (larger than its INGEST_MAX_DOCUMENT_BYTES?)`,
+        );
+      return;
+    }
     if (response.ok) return accept(response, files);
     if (!refusesADocument(response.status) || files.length === 1) {
       const reason = await refusalLine(response);

@@ -252,6 +252,24 @@ describe('cli commands', () => {
     }
   }, 60_000);
 
+  it('ingest - a file the gateway hangs up on mid-upload fails alone; the others go in', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'hopline-ingest-'));
+    for (const name of ['a', 'b', 'd']) writeFileSync(join(folder, `${name}.txt`), `Document ${name}.`);
+    writeFileSync(join(folder, 'c-huge.txt'), 'x '.repeat(4_000_000));
+    const gateway = await standInGateway({ hangUpPastBytes: 100_000 });
+    try {
+      const result = await run('ingest', ['.', '--url', gateway.url], { INIT_CWD: folder });
+      expect(result.status).toBe(1);
+      expect(result.stdout).toContain('queued 3 documents');
+      expect(result.stderr).toContain(
+        '1 file(s) not ingested:\n  c-huge.txt: the gateway closed the connection while it was being sent',
+      );
+      expect(gateway.posted.map((post) => post.docIds)).toEqual([['a'], ['b'], ['d']]);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  }, 60_000);
+
   it('ingest - a refused batch stops the run, and the next run resumes after the batches that were accepted', async () => {
     const folder = mkdtempSync(join(tmpdir(), 'hopline-ingest-'));
     for (let i = 0; i < 1_200; i++)
@@ -294,7 +312,9 @@ interface PostedDocument {
  * `GET /v1/kbs` reports one worker whose ingest lag is the next of `lags` (the last one repeats),
  * or no worker without them.
  */
-async function standInGateway(options: { refuseFrom?: number; lags?: number[]; maxLineBytes?: number } = {}) {
+async function standInGateway(
+  options: { refuseFrom?: number; lags?: number[]; maxLineBytes?: number; hangUpPastBytes?: number } = {},
+) {
   const lags = [...(options.lags ?? [])];
   const state = {
     url: '',
@@ -311,7 +331,11 @@ async function standInGateway(options: { refuseFrom?: number; lags?: number[]; m
   state.url = await listen(
     createServer((request, response) => {
       let body = '';
-      request.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      request.on('data', (chunk: Buffer) => {
+        body += chunk.toString();
+        // As the gateway refuses a line over its limit: without reading on, closing the connection.
+        if (body.length > (options.hangUpPastBytes ?? Infinity)) request.socket.destroy();
+      });
       request.on('end', () => {
         if (request.method === 'GET' && request.url === '/v1/kbs') {
           state.lagPolls++;
