@@ -1,7 +1,8 @@
-// `pnpm ingest <folder|file> [--kb id] [--url url] [--restart]`: parses text, markdown, HTML,
-// PDF, DOCX and JSONL files and streams them to the gateway's ingestion API as NDJSON, in
-// batches, with a progress bar; a file that cannot be read is reported at the end and the rest
-// still go in, and an interrupted folder resumes where it stopped.
+// `pnpm ingest <folder|file> [--kb id] [--url url] [--restart] [--wait s]`: parses text,
+// markdown, HTML, PDF, DOCX and JSONL files and streams them to the gateway's ingestion API as
+// NDJSON, in batches, with a progress bar (files parsed, documents accepted and searchable, rate,
+// ETA); a file that cannot be read is reported at the end and the rest still go in, and an
+// interrupted folder resumes where it stopped.
 import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { SingleBar } from 'cli-progress';
@@ -18,19 +19,25 @@ import {
 } from './command.js';
 import { listDocumentFiles, readDocumentFile, type DocumentInput } from './documents.js';
 import { IngestJournal } from './ingest-journal.js';
+import { SearchableWatch } from './searchable.js';
 
-const USAGE = `usage: pnpm ingest <folder|file> [--kb id] [--url url] [--restart]
+const USAGE = `usage: pnpm ingest <folder|file> [--kb id] [--url url] [--restart] [--wait s]
 
   Sends every .txt, .md, .markdown, .html, .htm, .pdf, .docx and .jsonl file (a folder is read
   recursively). A file's name is its document id; a JSONL file holds one document per line
   ({"docId", "title", "text"}). A PDF's chunks cite their page, other files' their heading.
-  A file that cannot be read (a scanned PDF without text, a corrupt file) is reported at the
-  end; the others still go in. Run it again after an interruption: files the gateway already
-  accepted, unchanged since, are not sent again.
+  A file that cannot be read (a scanned PDF without text, a corrupt file) or that the gateway
+  refuses (larger than its INGEST_MAX_DOCUMENT_BYTES) is reported at the end; the others still
+  go in. Run it again after an interruption: files the gateway already
+  accepted, unchanged since, are not sent again. The bar counts documents as searchable once
+  the slowest retrieval worker has applied them (its lag, from GET /v1/kbs); after the last
+  file it waits until all are, while the workers make progress.
 
   --kb id     the knowledge base to add them to (default: demo)
   --url url   the gateway's HTTP address (default: $HOPLINE_URL, else ${DEFAULT_GATEWAY_URL})
   --restart   send every file again, forgetting what an earlier run had sent
+  --wait s    stop waiting for the documents to be searchable once the workers' lag has not
+              shrunk for s seconds (default 30; 0: do not wait)
   --help      print this help
 
 ${ENVIRONMENT_HELP}`;
@@ -39,11 +46,33 @@ ${ENVIRONMENT_HELP}`;
 const BATCH_DOCUMENTS = 500;
 const BATCH_BYTES = 16 * 1024 * 1024;
 
-interface Batch {
+/** A file's documents as NDJSON lines, and the version the journal records once they are accepted. */
+interface FileLines {
+  name: string;
+  version: number;
   lines: string[];
-  bytes: number;
-  files: Array<{ name: string; version: number }>;
 }
+
+interface Batch {
+  files: FileLines[];
+  documents: number;
+  bytes: number;
+}
+
+const emptyBatch = (): Batch => ({ files: [], documents: 0, bytes: 0 });
+
+/** A refusal that names a document (too large, invalid), not the request or the gateway. */
+const refusesADocument = (status: number) => status === 400 || status === 413 || status === 422;
+
+/**
+ * The gateway hung up while the body was still being sent: how it refuses a document over its
+ * limit without reading the rest (its 413 cannot reach a client that is still writing).
+ */
+const HUNG_UP = 'hung up';
+const hungUp = (error: unknown): boolean => {
+  const code = ((error as Error).cause as { code?: unknown } | undefined)?.code;
+  return code === 'EPIPE' || code === 'ECONNRESET' || code === 'UND_ERR_SOCKET';
+};
 
 runCommand(USAGE, async () => {
   const { values, positionals } = parseCommandLine({
@@ -52,6 +81,7 @@ runCommand(USAGE, async () => {
       kb: { type: 'string', default: 'demo' },
       url: { type: 'string' },
       restart: { type: 'boolean', default: false },
+      wait: { type: 'string', default: '30' },
       help: { type: 'boolean', default: false },
     },
   });
@@ -61,6 +91,9 @@ runCommand(USAGE, async () => {
   }
   const path = positionals[0];
   if (!path) throw new UsageError('no folder or file to ingest');
+  const waitSeconds = Number(values.wait);
+  if (!Number.isFinite(waitSeconds) || waitSeconds < 0)
+    throw new UsageError(`--wait takes seconds (0 or more), not "${values.wait}"`);
   const url = gatewayUrl(values.url);
   const apiKey = resolveApiKey();
   const endpoint = new URL(`/v1/kbs/${encodeURIComponent(values.kb)}/documents`, url);
@@ -77,7 +110,7 @@ runCommand(USAGE, async () => {
 
   const progress = new SingleBar({
     format:
-      'files {bar} {value}/{total} parsed · {accepted} documents accepted · {rate} documents/s · ETA {eta_formatted}',
+      'files {bar} {value}/{total} parsed · {accepted} documents accepted · {searchable} searchable · {rate} documents/s · ETA {eta_formatted}',
     hideCursor: true,
     etaBuffer: 50,
   });
@@ -87,30 +120,66 @@ runCommand(USAGE, async () => {
   let skipped = 0;
   const failures: string[] = [];
   const seen = new Map<string, string>();
-  const update = (parsed: number) =>
-    progress.update(parsed, {
+  const watch = new SearchableWatch(url, apiKey);
+  let parsed = 0;
+  const update = (files: number) => {
+    parsed = files;
+    progress.update(files, {
       accepted,
+      searchable: watch.searchable ?? '?',
       rate: Math.round(accepted / Math.max(0.001, (performance.now() - started) / 1000)),
     });
+  };
 
-  const send = async (batch: Batch) => {
-    if (batch.lines.length === 0) return;
-    const response = await fetch(endpoint, {
+  const post = (files: readonly FileLines[]): Promise<Response | typeof HUNG_UP> =>
+    fetch(endpoint, {
       method: 'POST',
       headers: { Authorization: `Bearer ${apiKey}`, 'Content-Type': 'application/x-ndjson' },
-      body: batch.lines.join(''),
+      body: files.flatMap((file) => file.lines).join(''),
     }).catch((error: unknown) => {
+      if (hungUp(error)) return HUNG_UP;
       throw unreachable(url, error);
     });
-    if (!response.ok) throw new Error(await refusalLine(response));
+  const accept = async (response: Response, files: readonly FileLines[]) => {
     const result = (await response.json()) as { accepted: Array<{ duplicate: boolean }> };
     accepted += result.accepted.length;
     duplicates += result.accepted.filter((entry) => entry.duplicate).length;
-    journal.record(batch.files);
+    journal.record(files);
+    watch.acceptedNow(accepted);
+  };
+  /**
+   * Sends a batch. When the gateway refuses a document in it (one over its size limit, say),
+   * the batch goes again a file at a time, so that only that file fails, reported at the end;
+   * the documents before it in the refused request stay accepted and come back as duplicates.
+   * A gateway that hangs up mid-body is taken the same way: a file it hangs up on alone fails,
+   * and a gateway that is really gone fails the next file's connection, which stops the run.
+   * Any other refusal stops the run: the next run resumes after the batches accepted.
+   */
+  const send = async (files: readonly FileLines[]): Promise<void> => {
+    if (files.length === 0) return;
+    const response = await post(files);
+    if (response === HUNG_UP) {
+      if (files.length > 1) for (const file of files) await send([file]);
+      else
+        failures.push(
+          `${(files[0] as FileLines).name}: the gateway closed the connection while it was being sent (larger than its INGEST_MAX_DOCUMENT_BYTES?)`,
+        );
+      return;
+    }
+    if (response.ok) return accept(response, files);
+    if (!refusesADocument(response.status) || files.length === 1) {
+      const reason = await refusalLine(response);
+      if (!refusesADocument(response.status)) throw new Error(reason);
+      failures.push(`${(files[0] as FileLines).name}: ${reason}`);
+      return;
+    }
+    await response.body?.cancel();
+    for (const file of files) await send([file]);
   };
 
-  progress.start(files.length, 0, { accepted: 0, rate: 0 });
-  let batch: Batch = { lines: [], bytes: 0, files: [] };
+  progress.start(files.length, 0, { accepted: 0, searchable: '?', rate: 0 });
+  const polls = setInterval(() => void watch.poll().then(() => update(parsed)), 1_000);
+  let batch = emptyBatch();
   try {
     for (const [index, file] of files.entries()) {
       const version = Math.floor(statSync(file.path).mtimeMs);
@@ -131,22 +200,25 @@ runCommand(USAGE, async () => {
         update(index + 1);
         continue;
       }
-      for (const document of documents) {
+      const lines = documents.map((document) => {
         seen.set(document.docId, file.name);
-        const line = `${JSON.stringify(document)}\n`;
-        batch.lines.push(line);
-        batch.bytes += Buffer.byteLength(line);
-      }
-      batch.files.push({ name: file.name, version });
-      if (batch.lines.length >= BATCH_DOCUMENTS || batch.bytes >= BATCH_BYTES) {
-        await send(batch);
-        batch = { lines: [], bytes: 0, files: [] };
+        return `${JSON.stringify(document)}\n`;
+      });
+      batch.files.push({ name: file.name, version, lines });
+      batch.documents += lines.length;
+      batch.bytes += lines.reduce((sum, line) => sum + Buffer.byteLength(line), 0);
+      if (batch.documents >= BATCH_DOCUMENTS || batch.bytes >= BATCH_BYTES) {
+        await send(batch.files);
+        batch = emptyBatch();
       }
       update(index + 1);
     }
-    await send(batch);
+    await send(batch.files);
     update(files.length);
+    clearInterval(polls);
+    if (waitSeconds > 0 && accepted > 0) await watch.untilSearchable(waitSeconds * 1_000, () => update(files.length));
   } finally {
+    clearInterval(polls);
     progress.stop();
   }
 
@@ -156,6 +228,13 @@ runCommand(USAGE, async () => {
       `(${duplicates} already queued at the same version` +
       `${skipped > 0 ? `; ${skipped} file(s) skipped, accepted by an earlier run` : ''})`,
   );
+  const searchable = watch.searchable;
+  if (searchable !== undefined && accepted > 0)
+    console.log(
+      searchable === accepted
+        ? `all ${accepted} documents searchable`
+        : `${searchable} of ${accepted} documents searchable so far; the rest are still being indexed`,
+    );
   if (failures.length === 0) return 0;
   console.error(`${failures.length} file(s) not ingested:`);
   for (const failure of failures) console.error(`  ${failure}`);

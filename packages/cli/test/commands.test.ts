@@ -197,6 +197,79 @@ describe('cli commands', () => {
     }
   }, 300_000);
 
+  it("ingest - documents count as searchable once the slowest worker's lag is past them, and the run waits for them", async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'hopline-ingest-'));
+    for (const name of ['a', 'b', 'c']) writeFileSync(join(folder, `${name}.txt`), `Document ${name}.`);
+    const gateway = await standInGateway({ lags: [7, 3, 0] });
+    try {
+      const result = await run('ingest', ['.', '--url', gateway.url], { INIT_CWD: folder });
+      expect(result.status).toBe(0);
+      expect(result.stdout).toContain('queued 3 documents');
+      expect(result.stdout).toContain('all 3 documents searchable');
+      expect(gateway.lagPolls).toBeGreaterThanOrEqual(3);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  it('ingest - workers whose lag does not shrink are waited for only --wait seconds; the run still succeeds', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'hopline-ingest-'));
+    for (const name of ['a', 'b', 'c']) writeFileSync(join(folder, `${name}.txt`), `Document ${name}.`);
+    const gateway = await standInGateway({ lags: [5] });
+    try {
+      const result = await run('ingest', ['.', '--url', gateway.url, '--wait', '1'], { INIT_CWD: folder });
+      expect(result.status).toBe(0);
+      expect(result.stdout).toContain('0 of 3 documents searchable so far; the rest are still being indexed');
+      const usage = await run('ingest', ['.', '--url', gateway.url, '--wait', 'soon'], { INIT_CWD: folder });
+      expect(usage.status).toBe(2);
+      expect(usage.stderr).toContain('error: --wait takes seconds (0 or more), not "soon"');
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  it('ingest - a file the gateway refuses as too large fails alone: its batch goes again a file at a time, the others go in', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'hopline-ingest-'));
+    for (const name of ['a', 'b', 'd']) writeFileSync(join(folder, `${name}.txt`), `Document ${name}.`);
+    writeFileSync(join(folder, 'c-huge.txt'), 'x'.repeat(2_000));
+    const gateway = await standInGateway({ maxLineBytes: 1_000 });
+    try {
+      const first = await run('ingest', ['.', '--url', gateway.url], { INIT_CWD: folder });
+      expect(first.status).toBe(1);
+      expect(first.stdout).toContain('queued 3 documents');
+      expect(first.stderr).toContain(
+        '1 file(s) not ingested:\n  c-huge.txt: 413 Request body too large: the document on line 1 exceeds 1000 bytes (INGEST_MAX_DOCUMENT_BYTES)',
+      );
+      expect(gateway.posted.map((post) => post.docIds)).toEqual([['a'], ['b'], ['d']]);
+
+      gateway.posted.length = 0;
+      const again = await run('ingest', ['.', '--url', gateway.url], { INIT_CWD: folder });
+      expect(again.stdout).toContain('3 file(s) skipped, accepted by an earlier run');
+      expect(again.stderr).toContain('c-huge.txt: 413');
+      expect(gateway.posted).toEqual([]);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  it('ingest - a file the gateway hangs up on mid-upload fails alone; the others go in', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'hopline-ingest-'));
+    for (const name of ['a', 'b', 'd']) writeFileSync(join(folder, `${name}.txt`), `Document ${name}.`);
+    writeFileSync(join(folder, 'c-huge.txt'), 'x '.repeat(4_000_000));
+    const gateway = await standInGateway({ hangUpPastBytes: 100_000 });
+    try {
+      const result = await run('ingest', ['.', '--url', gateway.url], { INIT_CWD: folder });
+      expect(result.status).toBe(1);
+      expect(result.stdout).toContain('queued 3 documents');
+      expect(result.stderr).toContain(
+        '1 file(s) not ingested:\n  c-huge.txt: the gateway closed the connection while it was being sent',
+      );
+      expect(gateway.posted.map((post) => post.docIds)).toEqual([['a'], ['b'], ['d']]);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  }, 60_000);
+
   it('ingest - a refused batch stops the run, and the next run resumes after the batches that were accepted', async () => {
     const folder = mkdtempSync(join(tmpdir(), 'hopline-ingest-'));
     for (let i = 0; i < 1_200; i++)
@@ -234,10 +307,18 @@ interface PostedDocument {
   sections?: Array<{ start: number; fragment: string }>;
 }
 
-/** A gateway's ingestion API that keeps what it was sent; from the `refuseFrom`-th request on, 503. */
-async function standInGateway(options: { refuseFrom?: number } = {}) {
+/**
+ * A gateway's ingestion API that keeps what it was sent; from the `refuseFrom`-th request on, 503.
+ * `GET /v1/kbs` reports one worker whose ingest lag is the next of `lags` (the last one repeats),
+ * or no worker without them.
+ */
+async function standInGateway(
+  options: { refuseFrom?: number; lags?: number[]; maxLineBytes?: number; hangUpPastBytes?: number } = {},
+) {
+  const lags = [...(options.lags ?? [])];
   const state = {
     url: '',
+    lagPolls: 0,
     refuseFrom: options.refuseFrom ?? Infinity,
     posted: [] as Array<{
       path: string | undefined;
@@ -250,17 +331,39 @@ async function standInGateway(options: { refuseFrom?: number } = {}) {
   state.url = await listen(
     createServer((request, response) => {
       let body = '';
-      request.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      request.on('data', (chunk: Buffer) => {
+        body += chunk.toString();
+        // As the gateway refuses a line over its limit: without reading on, closing the connection.
+        if (body.length > (options.hangUpPastBytes ?? Infinity)) request.socket.destroy();
+      });
       request.on('end', () => {
+        if (request.method === 'GET' && request.url === '/v1/kbs') {
+          state.lagPolls++;
+          const lag = lags.length > 1 ? lags.shift() : lags[0];
+          response.writeHead(200, { 'Content-Type': 'application/json' });
+          response.end(
+            JSON.stringify({ kbs: [], indexLag: lag === undefined ? [] : [{ workerId: 'w1', ingestLag: lag }] }),
+          );
+          return;
+        }
         if (requests++ >= state.refuseFrom) {
           response.writeHead(503, { 'Content-Type': 'application/problem+json' });
           response.end(JSON.stringify({ title: 'Service unavailable', detail: 'try later' }));
           return;
         }
-        const documents = body
-          .split('\n')
-          .filter((line) => line.trim() !== '')
-          .map((line) => JSON.parse(line) as PostedDocument);
+        const lines = body.split('\n').filter((line) => line.trim() !== '');
+        const tooLong = lines.findIndex((line) => Buffer.byteLength(line) > (options.maxLineBytes ?? Infinity));
+        if (tooLong !== -1) {
+          response.writeHead(413, { 'Content-Type': 'application/problem+json' });
+          response.end(
+            JSON.stringify({
+              title: 'Request body too large',
+              detail: `the document on line ${tooLong + 1} exceeds ${options.maxLineBytes} bytes (INGEST_MAX_DOCUMENT_BYTES)`,
+            }),
+          );
+          return;
+        }
+        const documents = lines.map((line) => JSON.parse(line) as PostedDocument);
         const docIds = documents.map((document) => document.docId);
         state.posted.push({ path: request.url, contentType: request.headers['content-type'], docIds, documents });
         response.writeHead(202, { 'Content-Type': 'application/json' });

@@ -158,6 +158,41 @@ describe('createIndexer', () => {
     expect(attempts[2]).toMatchObject({ ok: true, result: { vector: 'applied', lexical: 'applied' } });
   });
 
+  it('indexer - a batch reads the states of its documents in one call where a backend can, else one call each', async () => {
+    const deps = await setup();
+    const reads = { batched: 0, single: 0 };
+    const batching: VectorBackend = new Proxy(deps.vector, {
+      get: (target, key, receiver) =>
+        key === 'documentStates'
+          ? (keys: Parameters<VectorBackend['documentState']>[0][]) => {
+              reads.batched++;
+              return Promise.all(keys.map((k) => target.documentState(k)));
+            }
+          : key === 'documentState'
+            ? (k: Parameters<VectorBackend['documentState']>[0]) => {
+                reads.single++;
+                return target.documentState(k);
+              }
+            : Reflect.get(target, key, receiver),
+    });
+    const indexer = createIndexer({ ...deps, vector: batching });
+    await indexer.applyAll(
+      ['a', 'b', 'c'].map((docId) => ({ op: 'upsert', upsert: document({ docId }) })),
+      never,
+    );
+    expect(reads).toEqual({ batched: 1, single: 0 });
+    // The embedded lexical side has no batched read: it was asked once per document, and agrees.
+    const attempts = await indexer.applyAll(
+      ['a', 'b', 'c'].map((docId) => ({ op: 'upsert', upsert: document({ docId }) })),
+      never,
+    );
+    expect(attempts.map((attempt) => attempt.ok && attempt.result.vector)).toEqual([
+      'unchanged',
+      'unchanged',
+      'unchanged',
+    ]);
+  });
+
   it('indexer - a command without an id, a version or an operation is a validation error', async () => {
     const indexer = createIndexer(await setup());
     await expect(indexer.apply({ op: 'upsert', upsert: document({ docId: '' }) })).rejects.toBeInstanceOf(

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { Bus } from '@hopline/bus';
+import { loadConfig } from '@hopline/config';
 import { codecs, documentBodyStream, subjects, type IngestCommand__Output } from '@hopline/contracts';
+import { configSchema } from '../src/config.js';
 import { bearer, startTestGateway, type TestKey } from './support/harness.js';
 
 const post = (baseUrl: string, key: TestKey, body: string, contentType: string) =>
@@ -31,6 +33,13 @@ async function problemOf(response: Response): Promise<{ status: number; type: st
 }
 
 describe('answer-gateway ingestion - limits and streamed uploads', () => {
+  it('ingestion - by default a document may be 50 MiB, apart from the 64 KiB every other request may be', () => {
+    expect(loadConfig('answer-gateway', configSchema, {})).toMatchObject({
+      INGEST_MAX_DOCUMENT_BYTES: 50 * 1024 * 1024,
+      MAX_BODY_BYTES: 65_536,
+    });
+  });
+
   it('ingestion - a document larger than the ask body limit is taken, since ingestion has its own limit', async () => {
     await using t = await startTestGateway({ config: { MAX_BODY_BYTES: 65_536 } });
     const text = 'Manuals and contracts are long. '.repeat(6_400); // about 200 KB

@@ -33,9 +33,12 @@ type BackendConfig = Pick<
   | 'DATA_DIR'
   | 'ELASTICSEARCH_URL'
   | 'ELASTICSEARCH_INDEX'
+  | 'ELASTICSEARCH_BULK_MAX_OPERATIONS'
+  | 'ELASTICSEARCH_BULK_MAX_BYTES'
   | 'MILVUS_ADDRESS'
   | 'MILVUS_TOKEN'
   | 'MILVUS_COLLECTION'
+  | 'MILVUS_UPSERT_BATCH'
   | 'OPENAI_BASE_URL'
   | 'OPENAI_API_KEY'
   | 'EMBEDDING_MODEL'
@@ -68,6 +71,8 @@ export async function openBackends(
           node: config.ELASTICSEARCH_URL,
           index: config.ELASTICSEARCH_INDEX,
           bm25,
+          bulkMaxOperations: config.ELASTICSEARCH_BULK_MAX_OPERATIONS,
+          bulkMaxBytes: config.ELASTICSEARCH_BULK_MAX_BYTES,
           log,
         })
       : EmbeddedLexicalBackend.open({ dataDir: join(config.DATA_DIR, 'bm25'), bm25 }),
@@ -77,6 +82,7 @@ export async function openBackends(
           ...(config.MILVUS_TOKEN ? { token: config.MILVUS_TOKEN } : {}),
           collection: config.MILVUS_COLLECTION,
           dimensions: embedder.dimensions,
+          upsertBatchSize: config.MILVUS_UPSERT_BATCH,
           log,
         })
       : openEmbeddedVectors(join(config.DATA_DIR, 'vectors'), config.DATA_DIR, embedder),

@@ -18,10 +18,27 @@ export const configSchema = z.object({
   DATA_DIR: env.string('.data/retrieval'),
   /** A worker's own ingest consumer that no worker used for this long is deleted by JetStream. */
   INGEST_CONSUMER_INACTIVE_HOURS: z.coerce.number().positive().default(24),
+  /**
+   * Ingest commands fetched and applied together: one embedding pass and one write per index
+   * (one log flush embedded, a few bulk requests remote) for the whole batch.
+   */
+  INGEST_BATCH_SIZE: env.positiveInt(256),
   /** Switches BM25 to Elasticsearch. */
   ELASTICSEARCH_URL: env.url().optional(),
   /** The chunks index (its document records go to `<index>-documents`); created at start-up. */
   ELASTICSEARCH_INDEX: env.string('hopline-chunks'),
+  /** Most actions in one `_bulk` request of a batch; a larger batch is split. */
+  ELASTICSEARCH_BULK_MAX_OPERATIONS: env.positiveInt(1_000),
+  /**
+   * Most bytes of one `_bulk` request body (default 5 MiB); a larger batch is split. At most
+   * Elasticsearch's own default `http.max_content_length` (100 MiB), past which it refuses a body.
+   */
+  ELASTICSEARCH_BULK_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .max(100 * 1024 * 1024)
+    .default(5 * 1024 * 1024),
   /** Switches vector search to Milvus (host:port). */
   MILVUS_ADDRESS: z.string().min(1).optional(),
   /** `user:password` or an API key, when Milvus has authentication on. */
@@ -31,6 +48,8 @@ export const configSchema = z.object({
     .string()
     .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'letters, digits and underscores, not starting with a digit')
     .default('hopline_chunks'),
+  /** Most rows in one Milvus upsert request of a batch; a larger batch is split. */
+  MILVUS_UPSERT_BATCH: env.positiveInt(256),
   /** OpenAI-compatible /embeddings endpoint; without it a hashing embedder runs offline. */
   OPENAI_BASE_URL: env.url().optional(),
   OPENAI_API_KEY: z.string().optional(),

@@ -25,6 +25,7 @@ export interface RetrievalWorkerDeps {
     | 'WORKER_ID'
     | 'DATA_DIR'
     | 'INGEST_CONSUMER_INACTIVE_HOURS'
+    | 'INGEST_BATCH_SIZE'
     | 'FUSION_METHOD'
     | 'RRF_K'
     | 'RRF_WEIGHT_BM25'
@@ -144,6 +145,7 @@ export async function startRetrievalWorker(deps: RetrievalWorkerDeps): Promise<R
     logger,
     metrics,
     durable,
+    batchSize: config.INGEST_BATCH_SIZE,
     // A worker's own consumer outlives restarts, not the worker: a shared one is never abandoned.
     ...(deps.indexesShared ? {} : { inactiveThresholdMs: config.INGEST_CONSUMER_INACTIVE_HOURS * 3_600_000 }),
   });

@@ -30,7 +30,10 @@ async function opened(backends: Promise<Backends>): Promise<Backends> {
   return result;
 }
 
-/** Just enough of Elasticsearch for start-up: smartcn present, no index yet; records what it was asked. */
+/**
+ * Just enough of Elasticsearch for start-up (smartcn present, no index yet) and a batch write (no
+ * records yet, every bulk action created); records what it was asked.
+ */
 async function elasticsearchStub(): Promise<{
   url: string;
   requests: Array<{ method: string; url: string; body: string }>;
@@ -43,12 +46,29 @@ async function elasticsearchStub(): Promise<{
       requests.push({ method: request.method ?? '', url: request.url ?? '', body });
       const status = request.method === 'HEAD' ? 404 : 200;
       response.writeHead(status, { 'content-type': 'application/json', 'x-elastic-product': 'Elasticsearch' });
-      response.end(request.method === 'HEAD' ? undefined : JSON.stringify({ acknowledged: true, tokens: [] }));
+      response.end(request.method === 'HEAD' ? undefined : JSON.stringify(answer(request.url ?? '', body)));
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   cleanups.push(() => new Promise((resolve) => server.close(resolve)));
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, requests };
+}
+
+function answer(url: string, body: string): unknown {
+  if (url.includes('/_mget'))
+    return { docs: (JSON.parse(body) as { ids: string[] }).ids.map((id) => ({ _id: id, found: false })) };
+  if (url.startsWith('/_bulk')) {
+    const actions = body
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as { index?: { _index: string; _id: string } })
+      .filter((line) => line.index);
+    return {
+      errors: false,
+      items: actions.map(({ index }) => ({ index: { ...index, status: 201, result: 'created' } })),
+    };
+  }
+  return { acknowledged: true, tokens: [] };
 }
 
 describe('openBackends', () => {
@@ -98,6 +118,53 @@ describe('openBackends', () => {
       settings: { index: { similarity: { hopline_bm25: { k1: 1.2, b: 0.75 } } } },
     });
     expect([...milvus.collections.keys()]).toEqual(['kb_vectors', 'kb_vectors_documents']);
+  });
+
+  it('backends - the bulk limits of the worker config reach the adapters: ELASTICSEARCH_BULK_MAX_OPERATIONS and MILVUS_UPSERT_BATCH split a batch', async () => {
+    const elasticsearch = await elasticsearchStub();
+    const milvus = await startFakeMilvus();
+    cleanups.push(() => milvus.close());
+    const backends = await opened(
+      openBackends(
+        await config({
+          ELASTICSEARCH_URL: elasticsearch.url,
+          ELASTICSEARCH_BULK_MAX_OPERATIONS: '2',
+          MILVUS_ADDRESS: milvus.address,
+          MILVUS_UPSERT_BATCH: '2',
+        }),
+      ),
+    );
+    const doc = { tenantId: 't1', kbId: 'kb1', docId: 'manual', version: 1 };
+    const chunks = [0, 1, 2].map((n) => ({
+      chunkId: `manual#${n}`,
+      tenantId: 't1',
+      kbId: 'kb1',
+      docId: 'manual',
+      docVersion: 1,
+      title: 'Manual',
+      text: `part ${n}`,
+      span: { start: 0, end: 6 },
+      dedupeKey: `manual#${n}`,
+      effectiveDate: '',
+      sourceUri: '',
+    }));
+    const vectors = await backends.embedder.embed(
+      chunks.map((chunk) => chunk.text),
+      new AbortController().signal,
+    );
+    expect(await backends.lexical.writeDocuments([{ op: 'upsert', doc, items: chunks }])).toEqual(['applied']);
+    expect(
+      await backends.vector.writeDocuments([
+        { op: 'upsert', doc, items: chunks.map((chunk, i) => ({ chunk, vector: vectors[i] as Float32Array })) },
+      ]),
+    ).toEqual(['applied']);
+    // Three chunks in bulks of 2 + 1, then the record; three vector rows in upserts of 2 + 1.
+    expect(elasticsearch.requests.filter((r) => r.url.startsWith('/_bulk'))).toHaveLength(3);
+    expect(milvus.callsOf('Upsert').map((r) => `${String(r.collection_name)} ${String(r.num_rows)}`)).toEqual([
+      'hopline_chunks 2',
+      'hopline_chunks 1',
+      'hopline_chunks_documents 1',
+    ]);
   });
 
   it('backends - an unreachable Elasticsearch fails start-up with UnavailableError', async () => {

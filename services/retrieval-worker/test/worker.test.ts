@@ -280,6 +280,39 @@ describe.skipIf(!nats.url)('retrieval-worker over NATS', () => {
 });
 
 describe('retrieval-worker on the in-memory bus', () => {
+  it('ingestion - INGEST_BATCH_SIZE bounds how many commands the worker applies as one batch', async () => {
+    const broker = createMemoryBroker();
+    const bus = broker.connect();
+    for (let i = 0; i < 10; i++) await ingest(bus, 'acme', 'kb', `doc${i}`, `Document number ${i}.`);
+    const embedder = new HashingEmbedder();
+    const [lexical, vector] = await Promise.all([
+      EmbeddedLexicalBackend.open(),
+      EmbeddedVectorBackend.open({ dimensions: embedder.dimensions }),
+    ]);
+    const batches: number[] = [];
+    const w = await startRetrievalWorker({
+      config: configSchema.parse({ WORKER_ID: 'batched', INGEST_BATCH_SIZE: '3' }),
+      bus,
+      lexical: {
+        ...new IndexingGate().around(lexical),
+        writeDocuments: (writes) => {
+          batches.push(writes.length);
+          return lexical.writeDocuments(writes);
+        },
+      },
+      vector,
+      embedder,
+      indexesShared: false,
+      logger,
+      metrics: createMetrics('test', { defaultMetrics: false }),
+    });
+    await w.ready;
+    expect(batches.reduce((sum, size) => sum + size, 0)).toBe(10);
+    expect(Math.max(...batches)).toBe(3);
+    await w.stop();
+    await bus.drain();
+  });
+
   it('ingestion - redelivering the same document version does not duplicate its chunks', async () => {
     const broker = createMemoryBroker();
     const bus = broker.connect();

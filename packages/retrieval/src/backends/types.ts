@@ -112,6 +112,11 @@ interface VersionedBackend<Item> {
    */
   writeDocuments(writes: readonly DocumentWrite<Item>[], signal?: AbortSignal): Promise<WriteResult[]>;
   documentState(key: DocumentKey, signal?: AbortSignal): Promise<DocumentState | undefined>;
+  /**
+   * The states of many documents, in their order, in as few round trips as the backend allows:
+   * what the indexer reads before a batch. A backend without it is asked one document at a time.
+   */
+  documentStates?(keys: readonly DocumentKey[], signal?: AbortSignal): Promise<Array<DocumentState | undefined>>;
   countChunks(signal?: AbortSignal): Promise<KbChunkCount[]>;
   /**
    * Every document of one kb with its items, tombstones included: what lets the start-up check

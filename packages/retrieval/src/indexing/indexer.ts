@@ -1,6 +1,7 @@
 import type { Document__Output, IngestCommand__Output } from '@hopline/contracts';
 import { ValidationError, versionAheadOfClock } from '@hopline/contracts';
 import type {
+  DocumentState,
   DocumentWrite,
   EmbeddedChunk,
   IndexedChunk,
@@ -130,19 +131,17 @@ export function createIndexer(dependencies: IndexerDependencies): Indexer {
     });
     const writes = new Map<string, number>();
     for (const { doc } of planned) writes.set(documentKeyOf(doc), (writes.get(documentKeyOf(doc)) ?? 0) + 1);
-    await Promise.all(
-      planned
-        .filter(({ doc }) => writes.get(documentKeyOf(doc)) === 1)
-        .map(async (step) => {
-          const [lexicalState, vectorState] = await Promise.all([
-            lexical.documentState(step.doc, signal),
-            vector.documentState(step.doc, signal),
-          ]);
-          const decideSide = step.op === 'upsert' ? decideUpsert : decideDelete;
-          step.lexical = decideSide(lexicalState, step.doc.version);
-          step.vector = decideSide(vectorState, step.doc.version);
-        }),
-    );
+    const once = planned.filter(({ doc }) => writes.get(documentKeyOf(doc)) === 1);
+    const keys = once.map((step) => step.doc);
+    const [lexicalStates, vectorStates] = await Promise.all([
+      statesOf(lexical, keys, signal),
+      statesOf(vector, keys, signal),
+    ]);
+    once.forEach((step, i) => {
+      const decideSide = step.op === 'upsert' ? decideUpsert : decideDelete;
+      step.lexical = decideSide(lexicalStates[i], step.doc.version);
+      step.vector = decideSide(vectorStates[i], step.doc.version);
+    });
     for (const step of planned) {
       if (step.op !== 'upsert' || !step.document || (step.lexical !== 'applied' && step.vector !== 'applied')) continue;
       const document = step.document;
@@ -265,6 +264,17 @@ export function createIndexer(dependencies: IndexerDependencies): Indexer {
     checkConsistency,
     repair,
   };
+}
+
+/** The states of the documents in one call where the backend has one, else one call each. */
+function statesOf(
+  backend: LexicalBackend | VectorBackend,
+  keys: readonly VersionedDocumentKey[],
+  signal: AbortSignal,
+): Promise<Array<DocumentState | undefined>> {
+  if (keys.length === 0) return Promise.resolve([]);
+  if (backend.documentStates) return backend.documentStates(keys, signal);
+  return Promise.all(keys.map((key) => backend.documentState(key, signal)));
 }
 
 /** The documents of `ahead` that `other` lacks or holds at an older state: a newer version, or live where `ahead` deleted it. */

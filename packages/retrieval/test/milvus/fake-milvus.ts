@@ -68,6 +68,11 @@ export interface FakeMilvus {
   /** Runs `hook` once, on the next call of `method`, before the fake handles it (a concurrent writer's move). */
   beforeNext(method: string, hook: (request: Json) => void): void;
   heal(method: string): void;
+  /**
+   * Refuses, whole, every upsert to `collection` holding a row that `refuse` picks, with a
+   * parameter error (1100): how Milvus answers a request with one invalid row in it.
+   */
+  refuseRows(collection: string, refuse: (row: Row) => boolean): void;
   callsOf(method: string): Json[];
   close(): Promise<void>;
 }
@@ -85,6 +90,7 @@ export async function startFakeMilvus(): Promise<FakeMilvus> {
   const faults = new Map<string, Fault>();
   const hanging: Array<() => void> = [];
   const hooks = new Map<string, (request: Json) => void>();
+  const refusals = new Map<string, (row: Row) => boolean>();
 
   const handlers: Record<string, (request: Json) => Json> = {
     Connect: () => ({ status: OK, identifier: '42', server_info: { build_tags: 'fake-milvus' } }),
@@ -160,6 +166,14 @@ export async function startFakeMilvus(): Promise<FakeMilvus> {
     Upsert(request) {
       const collection = required(request);
       const rows = rowsFromFieldData(request.fields_data as Json[], Number(request.num_rows));
+      const refuse = refusals.get(collection.name);
+      const refused = refuse && rows.find(refuse);
+      if (refused)
+        throw new MilvusStatusError({
+          error_code: 'UnexpectedError',
+          code: 1100,
+          reason: `invalid row ${String(refused.pk)}`,
+        });
       const pkField = collection.schema.fields.find((f) => f.is_primary_key)?.name ?? 'pk';
       for (const row of rows) collection.rows.set(String(row[pkField]), row);
       return {
@@ -299,6 +313,7 @@ export async function startFakeMilvus(): Promise<FakeMilvus> {
     loadingPolls: 0,
     fail: (method, fault) => void faults.set(method, fault),
     heal: (method) => void faults.delete(method),
+    refuseRows: (collection, refuse) => void refusals.set(collection, refuse),
     beforeNext: (method, hook) => void hooks.set(method, hook),
     callsOf: (method) => calls.filter((c) => c.method === method).map((c) => c.request),
     async close() {

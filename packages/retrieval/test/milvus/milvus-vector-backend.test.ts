@@ -19,6 +19,7 @@ import {
   EmbeddedLexicalBackend,
   createDeadlineGuard,
   createHybridRetriever,
+  createIndexer,
   createMilvusVectorBackend,
 } from '../../src/index.js';
 import { chunkOf, never } from '../fixtures.js';
@@ -330,13 +331,11 @@ describe('milvus vector backend - versioned writes', () => {
     expect(await backend.upsertDocument(key('a', 2), [embedded('a', 0, 2, vectorOf(0, 0, 1))])).toBe('applied');
     expect(chunkKeys(fake)).toEqual(['t1/kb1/a%230@2']);
     expect(rowsOf(fake, RECORDS).map((row) => row.pk)).toEqual(['t1/kb1/a@2']);
+    // The replaced rows are found by one query of the document's chunk keys and deleted by key.
     const cleanup = fake.callsOf('Delete').find((r) => r.collection_name === CHUNKS);
-    expect(cleanup?.expr).toBe(
-      'tenant_id == {tenant_id} && kb_id == {kb_id} && doc_id == {doc_id} && doc_version < {doc_version}',
-    );
+    expect(cleanup?.expr).toBe('pk in {pks}');
     expect(cleanup?.expr_template_values).toMatchObject({
-      doc_id: { string_val: 'a' },
-      doc_version: { int64_val: '2' },
+      pks: { array_val: { string_data: { data: ['t1/kb1/a%230@1', 't1/kb1/a%231@1'] } } },
     });
 
     fake.calls.length = 0;
@@ -352,9 +351,9 @@ describe('milvus vector backend - versioned writes', () => {
     expect(await backend.deleteDocument(key('a', 3))).toBe('applied');
     expect(chunkKeys(fake)).toEqual([]);
     expect(await backend.documentState(key('a', 3))).toEqual({ version: 3, deleted: true, chunks: 0 });
-    expect(fake.callsOf('Delete').find((r) => r.collection_name === CHUNKS)?.expr).toMatch(
-      /doc_version <= \{doc_version\}$/,
-    );
+    expect(fake.callsOf('Delete').find((r) => r.collection_name === CHUNKS)?.expr_template_values).toMatchObject({
+      pks: { array_val: { string_data: { data: ['t1/kb1/a%230@3'] } } },
+    });
     expect(await backend.deleteDocument(key('a', 2))).toBe('unchanged');
     expect(await backend.upsertDocument(key('a', 3), [embedded('a', 0, 3, vectorOf(1))])).toBe('stale');
     expect(await backend.upsertDocument(key('a', 4), [embedded('a', 0, 4, vectorOf(1))])).toBe('applied');
@@ -441,6 +440,207 @@ describe('milvus vector backend - versioned writes', () => {
     ).rejects.toBeInstanceOf(ValidationError);
     await expect(backend.upsertDocument(key('a'.repeat(600), 1), [])).rejects.toBeInstanceOf(ValidationError);
     expect(fake.callsOf('Upsert')).toEqual([]);
+  });
+});
+
+describe('milvus vector backend - batch writes', () => {
+  const docs = Array.from({ length: 20 }, (_, i) => key(`d${i}`, 3));
+  const upserts = (version: number, chunks = 2) =>
+    docs.map(({ docId }) => ({
+      op: 'upsert' as const,
+      doc: key(docId, version),
+      items: Array.from({ length: chunks }, (_, n) => embedded(docId, n, version, vectorOf(1, n))),
+    }));
+  const rpcs = (fake: FakeMilvus): string[] =>
+    fake.calls.map(({ method, request }) => `${method} ${String(request.collection_name)}`);
+
+  it('milvus - twenty two-chunk documents in one batch are one record query, one chunk upsert, one record upsert and one read-back', async () => {
+    const { fake, backend } = await started();
+    expect(await backend.writeDocuments(upserts(3))).toEqual(docs.map(() => 'applied'));
+    expect(rpcs(fake)).toEqual([`Query ${RECORDS}`, `Upsert ${CHUNKS}`, `Upsert ${RECORDS}`, `Query ${RECORDS}`]);
+    const [read] = fake.callsOf('Query');
+    expect(read?.expr).toBe('tenant_id == {tenant_id} && kb_id == {kb_id} && doc_id in {doc_ids} && pk > {after}');
+    expect(read?.expr_template_values).toMatchObject({
+      doc_ids: { array_val: { string_data: { data: docs.map(({ docId }) => docId) } } },
+    });
+    expect(fake.callsOf('Upsert').map((r) => r.num_rows)).toEqual([40, 20]);
+    expect(chunkKeys(fake)).toHaveLength(40);
+    expect(await backend.documentState(key('d7', 3))).toEqual({ version: 3, deleted: false, chunks: 2 });
+  });
+
+  it('milvus - replacing twenty documents finds their old chunks in one query and deletes them, and the old records, by key', async () => {
+    const { fake, backend } = await started();
+    await backend.writeDocuments(upserts(3));
+    fake.calls.length = 0;
+    expect(await backend.writeDocuments(upserts(4, 1))).toEqual(docs.map(() => 'applied'));
+    expect(rpcs(fake)).toEqual([
+      `Query ${RECORDS}`,
+      `Query ${CHUNKS}`,
+      `Upsert ${CHUNKS}`,
+      `Delete ${CHUNKS}`,
+      `Upsert ${RECORDS}`,
+      `Query ${RECORDS}`,
+      `Delete ${RECORDS}`,
+    ]);
+    const [chunkDelete, recordDelete] = fake.callsOf('Delete');
+    expect(chunkDelete?.expr).toBe('pk in {pks}');
+    expect(
+      (chunkDelete?.expr_template_values as { pks: { array_val: { string_data: { data: string[] } } } }).pks.array_val
+        .string_data.data,
+    ).toHaveLength(40);
+    expect(recordDelete?.expr).toBe('pk in {pks}');
+    expect(chunkKeys(fake)).toEqual(docs.map(({ docId }) => `t1/kb1/${docId}%230@4`).sort());
+    expect(rowsOf(fake, RECORDS).map((row) => row.pk)).toEqual(docs.map(({ docId }) => `t1/kb1/${docId}@4`));
+  });
+
+  it('milvus - a batch over several kbs reads each kb once; deletes, stale and unchanged writes are decided from the same read', async () => {
+    const { fake, backend } = await started();
+    await backend.writeDocuments([
+      { op: 'upsert', doc: key('a', 2), items: [embedded('a', 0, 2, vectorOf(1))] },
+      { op: 'upsert', doc: key('b', 1), items: [embedded('b', 0, 1, vectorOf(1))] },
+    ]);
+    fake.calls.length = 0;
+    const other = { tenantId: 't2', kbId: 'kb9' };
+    const results = await backend.writeDocuments([
+      { op: 'upsert', doc: key('a', 1), items: [embedded('a', 0, 1, vectorOf(1))] },
+      { op: 'upsert', doc: key('b', 1), items: [embedded('b', 0, 1, vectorOf(1))] },
+      { op: 'delete', doc: key('a', 2) },
+      { op: 'upsert', doc: key('c', 1, other), items: [embedded('c', 0, 1, vectorOf(1), other)] },
+    ]);
+    // The delete of a waits for the second round: it is decided after a's first write.
+    expect(results).toEqual(['stale', 'unchanged', 'applied', 'applied']);
+    const reads = fake.callsOf('Query').filter((r) => r.collection_name === RECORDS);
+    expect(reads.map((r) => (r.expr_template_values as { kb_id: { string_val: string } }).kb_id.string_val)).toEqual([
+      'kb1',
+      'kb9',
+      'kb9',
+      'kb1',
+      'kb1',
+    ]);
+    expect(chunkKeys(fake)).toEqual(['t1/kb1/b%230@1', 't2/kb9/c%230@1']);
+    expect(await backend.documentState(key('a', 2))).toEqual({ version: 2, deleted: true, chunks: 0 });
+  });
+
+  it('milvus - the states of a batch are one query per kb, in the order asked, unknown documents undefined', async () => {
+    const { fake, backend } = await started();
+    await backend.writeDocuments(upserts(3).slice(0, 2));
+    await backend.deleteDocument(key('d1', 5));
+    fake.calls.length = 0;
+    expect(
+      await backend.documentStates([key('d1', 0), key('zz', 0), key('d0', 0), key('d0', 0, { kbId: 'kb2' })]),
+    ).toEqual([
+      { version: 5, deleted: true, chunks: 0 },
+      undefined,
+      { version: 3, deleted: false, chunks: 2 },
+      undefined,
+    ]);
+    expect(rpcs(fake)).toEqual([`Query ${RECORDS}`, `Query ${RECORDS}`]);
+  });
+
+  it('milvus - through the indexer, twenty ingest commands are five Milvus requests: the states, then the batch write', async () => {
+    const { fake, backend } = await started();
+    const lexical = await EmbeddedLexicalBackend.open();
+    const embedder = {
+      model: 'fixed',
+      dimensions: DIM,
+      embed: async (texts: readonly string[]) => texts.map(() => vectorOf(1)),
+    };
+    const indexer = createIndexer({ lexical, vector: backend, embedder });
+    const attempts = await indexer.applyAll(
+      docs.map(({ docId }) => ({
+        op: 'upsert',
+        upsert: {
+          tenantId: 't1',
+          kbId: 'kb1',
+          docId,
+          version: 3,
+          title: docId,
+          text: `The text of ${docId}.`,
+          effectiveDate: '',
+          sourceUri: '',
+          metadata: {},
+        },
+      })),
+      never,
+    );
+    expect(attempts.every((attempt) => attempt.ok)).toBe(true);
+    expect(rpcs(fake)).toEqual([
+      `Query ${RECORDS}`,
+      `Query ${RECORDS}`,
+      `Upsert ${CHUNKS}`,
+      `Upsert ${RECORDS}`,
+      `Query ${RECORDS}`,
+    ]);
+    await lexical.close();
+  });
+
+  it('milvus - upserts are split at upsertBatchSize rows', async () => {
+    const { fake, backend } = await started({ upsertBatchSize: 15 });
+    expect(await backend.writeDocuments(upserts(3))).toEqual(docs.map(() => 'applied'));
+    expect(fake.callsOf('Upsert').map((r) => `${String(r.collection_name)} ${String(r.num_rows)}`)).toEqual([
+      `${CHUNKS} 15`,
+      `${CHUNKS} 15`,
+      `${CHUNKS} 10`,
+      `${RECORDS} 15`,
+      `${RECORDS} 5`,
+    ]);
+    expect(chunkKeys(fake)).toHaveLength(40);
+  });
+
+  it('milvus - an upsert batch size that is not a positive integer fails start-up', async () => {
+    const fake = await fakeServer();
+    await expect(
+      createMilvusVectorBackend({ address: fake.address, dimensions: DIM, upsertBatchSize: 0 }),
+    ).rejects.toThrow(/upsertBatchSize must be a positive integer, got 0/);
+  });
+
+  it('milvus - a document with vectors of the wrong length fails alone; the rest of the batch is written in the same requests', async () => {
+    const { fake, backend } = await started();
+    const writes = upserts(3);
+    const bad = writes[3] as (typeof writes)[number];
+    writes[3] = { ...bad, items: [{ ...(bad.items[0] as EmbeddedChunk), vector: new Float32Array(DIM + 1) }] };
+    const results = await backend.writeDocuments(writes);
+    expect(results[3]).toBeInstanceOf(ValidationError);
+    expect(String(results[3])).toMatch(/chunk d3#0 has 5 dimensions/);
+    expect(results.filter((result) => result === 'applied')).toHaveLength(19);
+    expect(fake.callsOf('Upsert').map((r) => r.num_rows)).toEqual([38, 19]);
+    expect(await backend.documentState(key('d3', 3))).toBeUndefined();
+  });
+
+  it('milvus - a document Milvus refuses fails alone: the refused request is sent again one document at a time', async () => {
+    const { fake, backend } = await started();
+    fake.refuseRows(CHUNKS, (row) => row.doc_id === 'd2');
+    const writes = upserts(3).slice(0, 5);
+    const results = await backend.writeDocuments(writes);
+    expect(results[2]).toBeInstanceOf(ValidationError);
+    expect(String(results[2])).toMatch(/writing vectors of d2: .*invalid row t1\/kb1\/d2%230@3/);
+    expect(results.filter((result) => result === 'applied')).toHaveLength(4);
+    // The whole request, then each document's rows alone.
+    expect(fake.callsOf('Upsert').map((r) => r.num_rows)).toEqual([10, 2, 2, 2, 2, 2, 4]);
+    expect(rowsOf(fake, RECORDS).map((row) => row.doc_id)).toEqual(['d0', 'd1', 'd3', 'd4']);
+    // An unreachable server is no document's fault: the whole batch fails, to be retried.
+    fake.fail('Upsert', { grpc: grpcStatus.UNAVAILABLE });
+    await expect(backend.writeDocuments(upserts(4).slice(0, 5))).rejects.toBeInstanceOf(UnavailableError);
+  });
+
+  it('milvus - in a batch, a write that loses to a newer version recorded meanwhile is stale and takes its own vectors back', async () => {
+    const { fake, backend } = await started();
+    // Another worker records d1 version 9 between this batch's check and its records.
+    fake.beforeNext('Upsert', () => {
+      fake.collections.get(RECORDS)?.rows.set('t1/kb1/d1@9', {
+        pk: 't1/kb1/d1@9',
+        tenant_id: 't1',
+        kb_id: 'kb1',
+        doc_id: 'd1',
+        doc_version: 9,
+        deleted: false,
+        chunks: 0,
+        placeholder: [1, 0],
+      });
+    });
+    expect(await backend.writeDocuments(upserts(3).slice(0, 3))).toEqual(['applied', 'stale', 'applied']);
+    expect(chunkKeys(fake)).toEqual(['t1/kb1/d0%230@3', 't1/kb1/d0%231@3', 't1/kb1/d2%230@3', 't1/kb1/d2%231@3']);
+    expect(rowsOf(fake, RECORDS).map((row) => row.pk)).toEqual(['t1/kb1/d1@9', 't1/kb1/d0@3', 't1/kb1/d2@3']);
   });
 });
 

@@ -386,10 +386,7 @@ export class ElasticsearchLexicalBackend implements LexicalBackend {
   }
 
   /** The records of these documents, in their order, in one `_mget`. */
-  private async documentStates(
-    keys: readonly DocumentKey[],
-    signal?: AbortSignal,
-  ): Promise<Array<DocumentState | undefined>> {
+  async documentStates(keys: readonly DocumentKey[], signal?: AbortSignal): Promise<Array<DocumentState | undefined>> {
     const response = await this.call('reading document records', signal, (options) =>
       this.client.mget<DocumentSource>({ index: this.documentsIndex, ids: keys.map(documentRecordId) }, options),
     );

@@ -32,6 +32,17 @@ export function documentFilter(key: DocumentKey): MilvusFilter {
   };
 }
 
+/** The rows of some documents of one kb: a batch write reads their records and chunks with it. */
+export function documentsFilter(tenantId: string, kbId: string, docIds: readonly string[]): MilvusFilter {
+  const kb = kbFilter(tenantId, kbId);
+  return { filter: `${kb.filter} && doc_id in {doc_ids}`, exprValues: { ...kb.exprValues, doc_ids: [...docIds] } };
+}
+
+/** Rows by primary key: what a batch removes once it knows which rows are stale. */
+export function keysFilter(keys: readonly string[]): MilvusFilter {
+  return { filter: 'pk in {pks}', exprValues: { pks: [...keys] } };
+}
+
 /** The document's rows below `version`, or up to it when `inclusive` (a delete at that version). */
 export function olderVersionsFilter(key: DocumentKey, version: number, inclusive: boolean): MilvusFilter {
   const document = documentFilter(key);
@@ -47,7 +58,10 @@ export function olderRecordsFilter(key: DocumentKey, version: number, inclusive:
   return { filter: `${older.filter} && pk != {keep}`, exprValues: { ...older.exprValues, keep } };
 }
 
-/** One page of live document records after `afterPk`, for listing the knowledge bases. */
-export function liveRecordsAfter(afterPk: string): MilvusFilter {
-  return { filter: 'deleted == false && pk > {after}', exprValues: { after: afterPk } };
+/** The live document records, for listing the knowledge bases. */
+export const LIVE_RECORDS: MilvusFilter = { filter: 'deleted == false', exprValues: {} };
+
+/** The rows of `filter` after `afterPk`: one page of a query read in primary-key order. */
+export function pageAfter(filter: MilvusFilter, afterPk: string): MilvusFilter {
+  return { filter: `${filter.filter} && pk > {after}`, exprValues: { ...filter.exprValues, after: afterPk } };
 }

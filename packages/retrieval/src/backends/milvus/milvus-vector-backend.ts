@@ -15,9 +15,9 @@ import type {
   VectorSearchRequest,
   VersionedDocumentKey,
   WriteOutcome,
+  WriteResult,
 } from '../types.js';
 import { decideDelete, decideUpsert } from '../../storage/versioning.js';
-import { writeOneByOne } from '../write-one-by-one.js';
 import type { HnswParameters, MilvusSetupLog } from './collections.js';
 import {
   DEFAULT_MILVUS_HNSW,
@@ -30,11 +30,13 @@ import {
 import { checkStatus, milvusError } from './errors.js';
 import type { MilvusFilter } from './filters.js';
 import {
+  LIVE_RECORDS,
   documentFilter,
+  documentsFilter,
   kbFilter,
-  liveRecordsAfter,
-  olderRecordsFilter,
+  keysFilter,
   olderVersionsFilter,
+  pageAfter,
   scopeFilter,
 } from './filters.js';
 
@@ -55,13 +57,15 @@ export interface MilvusVectorBackendOptions {
   requestTimeoutMs?: number;
   /** How long start-up waits for the collections to load (default 60 s). */
   loadTimeoutMs?: number;
+  /** Most rows in one upsert request of a batch write (default 256); a larger batch is split. */
+  upsertBatchSize?: number;
   log?: MilvusSetupLog;
 }
 
 export const DEFAULT_MILVUS_COLLECTION = 'hopline_chunks';
 
-const UPSERT_BATCH = 256;
-/** Milvus answers at most this many rows per query. */
+export const DEFAULT_MILVUS_UPSERT_BATCH = 256;
+/** Milvus answers at most this many rows per query; a delete by key names at most as many. */
 const QUERY_LIMIT = 16_384;
 const COUNT = 'count(*)';
 
@@ -88,11 +92,20 @@ const searchHitSchema = z.object({
 
 const recordRowSchema = z.object({
   pk: z.string(),
+  doc_id: z.string(),
   doc_version: z.coerce.number().int().nonnegative(),
   deleted: z.boolean(),
   chunks: z.coerce.number().int().nonnegative(),
 });
 type RecordRow = z.infer<typeof recordRowSchema>;
+
+const RECORD_OUTPUT = ['pk', 'doc_id', 'doc_version', 'deleted', 'chunks'];
+
+const chunkVersionRowSchema = z.object({
+  pk: z.string(),
+  doc_id: z.string(),
+  doc_version: z.coerce.number().int().nonnegative(),
+});
 
 const kbRowSchema = z.object({ pk: z.string(), tenant_id: z.string(), kb_id: z.string() });
 const countRowSchema = z.object({ [COUNT]: z.coerce.number().int().nonnegative() });
@@ -120,6 +133,7 @@ export class MilvusVectorBackend implements VectorBackend {
     private readonly collection: string,
     private readonly documents: string,
     private readonly ef: number,
+    private readonly upsertBatchSize = DEFAULT_MILVUS_UPSERT_BATCH,
   ) {}
 
   async search(request: VectorSearchRequest, signal: AbortSignal): Promise<ScoredChunk[]> {
@@ -142,79 +156,71 @@ export class MilvusVectorBackend implements VectorBackend {
     return (response.results as unknown[]).map((hit) => toScoredChunk(hit));
   }
 
-  async upsertDocument(
+  /** A batch of one: the same path as the ingest stream's batches. */
+  upsertDocument(
     doc: VersionedDocumentKey,
     items: readonly EmbeddedChunk[],
     signal?: AbortSignal,
   ): Promise<WriteOutcome> {
-    checkDocument(doc);
-    const rows = items.map((item) => this.chunkRow(doc, item));
-    const before = await this.records(doc, signal);
-    const outcome = decideUpsert(stateOf(newest(before)), doc.version);
-    if (outcome !== 'applied') return outcome;
-    for (let start = 0; start < rows.length; start += UPSERT_BATCH) {
-      await this.upsert(
-        this.collection,
-        rows.slice(start, start + UPSERT_BATCH),
-        `writing vectors of ${doc.docId}`,
-        signal,
-      );
+    return this.writeOne({ op: 'upsert', doc, items }, signal);
+  }
+
+  deleteDocument(ref: VersionedDocumentKey, signal?: AbortSignal): Promise<WriteOutcome> {
+    return this.writeOne({ op: 'delete', doc: ref }, signal);
+  }
+
+  /**
+   * The bulk path, per round: one query of the version records per kb (`doc_id in [...]`), one
+   * query of the chunk keys per kb when versions are replaced or deleted, the chunks of every
+   * applied upsert in upserts of `upsertBatchSize` rows, one delete by primary key of the
+   * replaced chunks, one upsert of the records, and one query per kb reading the records back to
+   * settle races. A document written twice in a batch waits for the next round, so its second
+   * write is decided against its first, as one call each would be.
+   */
+  async writeDocuments(writes: readonly DocumentWrite<EmbeddedChunk>[], signal?: AbortSignal): Promise<WriteResult[]> {
+    const results = new Array<WriteResult>(writes.length);
+    let pending = writes.map((write, at) => ({ write, at }));
+    while (pending.length > 0) {
+      const seen = new Set<string>();
+      const round: Array<{ write: DocumentWrite<EmbeddedChunk>; at: number }> = [];
+      const later: typeof round = [];
+      for (const entry of pending) {
+        const key = documentId(entry.write.doc);
+        (seen.has(key) ? later : round).push(entry);
+        seen.add(key);
+      }
+      await this.writeRound(round, results, signal);
+      pending = later;
     }
-    // Before the record: once it is there, a redelivery is a no-op and would never clean up.
-    if (before.length > 0)
-      await this.deleteWhere(
-        this.collection,
-        olderVersionsFilter(doc, doc.version, false),
-        `removing replaced vectors of ${doc.docId}`,
-        signal,
-      );
-    return this.record(doc, false, items.length, before, signal);
-  }
-
-  async deleteDocument(ref: VersionedDocumentKey, signal?: AbortSignal): Promise<WriteOutcome> {
-    checkDocument(ref);
-    const before = await this.records(ref, signal);
-    const outcome = decideDelete(stateOf(newest(before)), ref.version);
-    if (outcome !== 'applied') return outcome;
-    await this.deleteWhere(
-      this.collection,
-      olderVersionsFilter(ref, ref.version, true),
-      `deleting vectors of ${ref.docId}`,
-      signal,
-    );
-    return this.record(ref, true, 0, before, signal);
-  }
-
-  writeDocuments(writes: readonly DocumentWrite<EmbeddedChunk>[], signal?: AbortSignal): Promise<WriteOutcome[]> {
-    return writeOneByOne(this, writes, signal);
+    return results;
   }
 
   async documentState(key: DocumentKey, signal?: AbortSignal): Promise<DocumentState | undefined> {
     return stateOf(newest(await this.records(key, signal)));
   }
 
+  /** One query of the version records per kb. */
+  async documentStates(keys: readonly DocumentKey[], signal?: AbortSignal): Promise<Array<DocumentState | undefined>> {
+    const records = await this.recordsOf(keys, signal);
+    return keys.map((key) => stateOf(newest(records.get(documentId(key)) ?? [])));
+  }
+
   async countChunks(signal?: AbortSignal): Promise<KbChunkCount[]> {
     const kbs = new Map<string, { tenantId: string; kbId: string; documents: number }>();
-    for (let after = ''; ;) {
-      const page = await this.query(
-        this.documents,
-        liveRecordsAfter(after),
-        ['pk', 'tenant_id', 'kb_id'],
-        QUERY_LIMIT,
-        'listing knowledge bases',
-        signal,
-      );
-      const rows = page.map((row) => parse(kbRowSchema, row, 'document record'));
-      // One live record per document.
-      for (const row of rows) {
-        const key = JSON.stringify([row.tenant_id, row.kb_id]);
-        const kb = kbs.get(key) ?? { tenantId: row.tenant_id, kbId: row.kb_id, documents: 0 };
-        kb.documents += 1;
-        kbs.set(key, kb);
-      }
-      if (rows.length < QUERY_LIMIT) break;
-      // Query pages come back in primary-key order, so the last key starts the next page.
-      after = rows.reduce((max, row) => (row.pk > max ? row.pk : max), after);
+    const live = await this.queryAll(
+      this.documents,
+      LIVE_RECORDS,
+      kbRowSchema,
+      ['pk', 'tenant_id', 'kb_id'],
+      'listing knowledge bases',
+      signal,
+    );
+    // One live record per document.
+    for (const row of live) {
+      const key = JSON.stringify([row.tenant_id, row.kb_id]);
+      const kb = kbs.get(key) ?? { tenantId: row.tenant_id, kbId: row.kb_id, documents: 0 };
+      kb.documents += 1;
+      kbs.set(key, kb);
     }
     const counts: KbChunkCount[] = [];
     for (const kb of kbs.values()) {
@@ -235,63 +241,245 @@ export class MilvusVectorBackend implements VectorBackend {
     await this.client.closeConnection();
   }
 
-  /**
-   * Adds this write's record, then reads the records back to settle races: the newest record
-   * decides the outcome, and what is older than it goes.
-   */
-  private async record(
-    doc: VersionedDocumentKey,
-    deleted: boolean,
-    chunks: number,
-    before: readonly RecordRow[],
+  private async writeOne(write: DocumentWrite<EmbeddedChunk>, signal?: AbortSignal): Promise<WriteOutcome> {
+    const [result] = await this.writeDocuments([write], signal);
+    if (result instanceof Error) throw result;
+    return result as WriteOutcome;
+  }
+
+  /** One round of a batch: each document at most once. Results land in `results` by position. */
+  private async writeRound(
+    round: ReadonlyArray<{ write: DocumentWrite<EmbeddedChunk>; at: number }>,
+    results: WriteResult[],
     signal?: AbortSignal,
-  ): Promise<WriteOutcome> {
-    const pk = recordKey(doc, deleted);
-    await this.upsert(
-      this.documents,
-      [
-        {
-          pk,
-          tenant_id: doc.tenantId,
-          kb_id: doc.kbId,
-          doc_id: doc.docId,
-          doc_version: doc.version,
-          deleted,
-          chunks,
-          placeholder: RECORD_PLACEHOLDER,
-        },
-      ],
-      `recording ${doc.docId} version ${doc.version}`,
+  ): Promise<void> {
+    const valid: BatchEntry[] = [];
+    for (const { write, at } of round) {
+      try {
+        checkDocument(write.doc);
+        const rows = write.op === 'upsert' ? write.items.map((item) => this.chunkRow(write.doc, item)) : [];
+        valid.push({ write, at, rows, before: [] });
+      } catch (error) {
+        results[at] = error as Error;
+      }
+    }
+    const before = await this.recordsOf(
+      valid.map(({ write }) => write.doc),
       signal,
     );
-    const after = await this.records(doc, signal);
-    const winner = newest(after) ?? { pk, doc_version: doc.version, deleted, chunks };
-    const raced = after.some((row) => row.pk !== pk && !before.some((seen) => seen.pk === row.pk));
-    if (winner.pk !== pk || raced) {
+    let applying = valid.filter((entry) => {
+      entry.before = before.get(documentId(entry.write.doc)) ?? [];
+      const decide = entry.write.op === 'upsert' ? decideUpsert : decideDelete;
+      const outcome = decide(stateOf(newest(entry.before)), entry.write.doc.version);
+      if (outcome !== 'applied') results[entry.at] = outcome;
+      return outcome === 'applied';
+    });
+    // A first version replaces nothing; a delete clears up to its version whatever was recorded.
+    const replaced = await this.replacedChunks(
+      applying.filter((entry) => entry.before.length > 0 || entry.write.op === 'delete'),
+      signal,
+    );
+    await this.upsertOwned(
+      this.collection,
+      applying.map((entry) => ({ entry, rows: entry.rows })),
+      'writing vectors',
+      results,
+      signal,
+    );
+    applying = applying.filter(({ at }) => results[at] === undefined);
+    // Before the records: once a record is there, a redelivery is a no-op and would never clean up.
+    await this.deleteKeys(
+      this.collection,
+      applying.flatMap((entry) => replaced.get(entry) ?? []),
+      'removing replaced vectors',
+      signal,
+    );
+    await this.upsertOwned(
+      this.documents,
+      applying.map((entry) => ({ entry, rows: [recordRow(entry)] })),
+      'recording document versions',
+      results,
+      signal,
+    );
+    await this.settle(
+      applying.filter(({ at }) => results[at] === undefined),
+      results,
+      signal,
+    );
+  }
+
+  /**
+   * Reads the records back after adding this round's: the newest record decides each outcome,
+   * a write that lost (or saw another write land meanwhile) removes what is now older than the
+   * winner, and records older than the winner go.
+   */
+  private async settle(entries: readonly BatchEntry[], results: WriteResult[], signal?: AbortSignal): Promise<void> {
+    if (entries.length === 0) return;
+    const after = await this.recordsOf(
+      entries.map(({ write }) => write.doc),
+      signal,
+    );
+    const superseded: string[] = [];
+    const raced: Array<{ doc: VersionedDocumentKey; winner: RecordRow }> = [];
+    for (const entry of entries) {
+      const { doc } = entry.write;
+      const own = recordRow(entry);
+      const rows = after.get(documentId(doc)) ?? [];
+      const winner = newest(rows) ?? parse(recordRowSchema, own, 'document record');
+      if (
+        winner.pk !== own.pk ||
+        rows.some((row) => row.pk !== own.pk && !entry.before.some((seen) => seen.pk === row.pk))
+      )
+        raced.push({ doc, winner });
+      for (const row of rows) if (row.pk !== winner.pk && isOlder(row, winner)) superseded.push(row.pk);
+      const decide = entry.write.op === 'upsert' ? decideUpsert : decideDelete;
+      results[entry.at] = winner.pk === own.pk ? 'applied' : decide(stateOf(winner), doc.version);
+    }
+    for (const { doc, winner } of raced)
       await this.deleteWhere(
         this.collection,
         olderVersionsFilter(doc, winner.doc_version, winner.deleted),
         `removing superseded vectors of ${doc.docId}`,
         signal,
       );
-    }
-    if (after.length > 1) {
-      await this.deleteWhere(
+    await this.deleteKeys(this.documents, superseded, 'removing superseded document records', signal);
+  }
+
+  /** The records of these documents, by `documentId`: one query (a page per 16,384 rows) per kb. */
+  private async recordsOf(keys: readonly DocumentKey[], signal?: AbortSignal): Promise<Map<string, RecordRow[]>> {
+    const records = new Map<string, RecordRow[]>();
+    for (const [{ tenantId, kbId }, docIds] of byKb(keys)) {
+      const rows = await this.queryAll(
         this.documents,
-        olderRecordsFilter(doc, winner.doc_version, winner.deleted, winner.pk),
-        `removing superseded records of ${doc.docId}`,
+        documentsFilter(tenantId, kbId, docIds),
+        recordRowSchema,
+        RECORD_OUTPUT,
+        `reading the records of ${docIds.length} documents in ${kbId}`,
         signal,
       );
+      for (const row of rows) {
+        const key = documentId({ tenantId, kbId, docId: row.doc_id });
+        records.set(key, [...(records.get(key) ?? []), row]);
+      }
     }
-    if (winner.pk === pk) return 'applied';
-    return deleted ? decideDelete(stateOf(winner), doc.version) : decideUpsert(stateOf(winner), doc.version);
+    return records;
+  }
+
+  /** The keys of the chunk rows each write replaces: older versions, or up to a delete's own. */
+  private async replacedChunks(
+    entries: readonly BatchEntry[],
+    signal?: AbortSignal,
+  ): Promise<Map<BatchEntry, string[]>> {
+    const replaced = new Map<BatchEntry, string[]>();
+    for (const [{ tenantId, kbId }, docIds] of byKb(entries.map(({ write }) => write.doc))) {
+      const writes = new Map(
+        entries
+          .filter(({ write }) => write.doc.tenantId === tenantId && write.doc.kbId === kbId)
+          .map((entry) => [entry.write.doc.docId, entry]),
+      );
+      const rows = await this.queryAll(
+        this.collection,
+        documentsFilter(tenantId, kbId, docIds),
+        chunkVersionRowSchema,
+        ['pk', 'doc_id', 'doc_version'],
+        `reading the vector keys of ${docIds.length} documents in ${kbId}`,
+        signal,
+      );
+      for (const row of rows) {
+        const entry = writes.get(row.doc_id);
+        if (!entry) continue;
+        const { op, doc } = entry.write;
+        if (row.doc_version < doc.version || (op === 'delete' && row.doc_version === doc.version))
+          replaced.set(entry, [...(replaced.get(entry) ?? []), row.pk]);
+      }
+    }
+    return replaced;
+  }
+
+  /**
+   * Upserts the rows in requests of `upsertBatchSize`. Milvus refuses a request as a whole: when
+   * it refuses one as invalid, each document's rows in it are sent alone, so only the document
+   * at fault fails (its error in `results`); any other failure throws.
+   */
+  private async upsertOwned(
+    collection: string,
+    owned: ReadonlyArray<{ entry: BatchEntry; rows: readonly RowData[] }>,
+    what: string,
+    results: WriteResult[],
+    signal?: AbortSignal,
+  ): Promise<void> {
+    const rows = owned.flatMap(({ entry, rows: its }) => its.map((row) => ({ entry, row })));
+    for (let start = 0; start < rows.length; start += this.upsertBatchSize) {
+      const part = rows
+        .slice(start, start + this.upsertBatchSize)
+        .filter(({ entry }) => results[entry.at] === undefined);
+      if (part.length === 0) continue;
+      const owners = [...new Set(part.map(({ entry }) => entry))];
+      try {
+        await this.upsert(
+          collection,
+          part.map(({ row }) => row),
+          owners.length === 1 ? `${what} of ${owners[0]?.write.doc.docId}` : `${what} of ${owners.length} documents`,
+          signal,
+        );
+      } catch (error) {
+        if (!(error instanceof ValidationError)) throw error;
+        if (owners.length === 1) {
+          results[(owners[0] as BatchEntry).at] = error;
+          continue;
+        }
+        for (const owner of owners) {
+          try {
+            await this.upsert(
+              collection,
+              part.filter(({ entry }) => entry === owner).map(({ row }) => row),
+              `${what} of ${owner.write.doc.docId}`,
+              signal,
+            );
+          } catch (alone) {
+            if (!(alone instanceof ValidationError)) throw alone;
+            results[owner.at] = alone;
+          }
+        }
+      }
+    }
+  }
+
+  /** Every row of `filter`, a page of 16,384 at a time in primary-key order. */
+  private async queryAll<Row extends { pk: string }>(
+    collection: string,
+    filter: MilvusFilter,
+    schema: z.ZodType<Row>,
+    outputFields: string[],
+    what: string,
+    signal?: AbortSignal,
+  ): Promise<Row[]> {
+    const rows: Row[] = [];
+    for (let after = ''; ;) {
+      const page = await this.query(collection, pageAfter(filter, after), outputFields, QUERY_LIMIT, what, signal);
+      const parsed = page.map((row) => parse(schema, row, what));
+      rows.push(...parsed);
+      if (parsed.length < QUERY_LIMIT) return rows;
+      // Query pages come back in primary-key order, so the last key starts the next page.
+      after = parsed.reduce((max, row) => (row.pk > max ? row.pk : max), after);
+    }
+  }
+
+  private async deleteKeys(
+    collection: string,
+    keys: readonly string[],
+    what: string,
+    signal?: AbortSignal,
+  ): Promise<void> {
+    for (let start = 0; start < keys.length; start += QUERY_LIMIT)
+      await this.deleteWhere(collection, keysFilter(keys.slice(start, start + QUERY_LIMIT)), what, signal);
   }
 
   private async records(key: DocumentKey, signal?: AbortSignal): Promise<RecordRow[]> {
     const rows = await this.query(
       this.documents,
       documentFilter(key),
-      ['pk', 'doc_version', 'deleted', 'chunks'],
+      RECORD_OUTPUT,
       QUERY_LIMIT,
       `reading the records of ${key.docId}`,
       signal,
@@ -401,6 +589,9 @@ export class MilvusVectorBackend implements VectorBackend {
 export async function createMilvusVectorBackend(options: MilvusVectorBackendOptions): Promise<MilvusVectorBackend> {
   if (!Number.isInteger(options.dimensions) || options.dimensions < 1)
     throw new ValidationError(`milvus: dimensions must be a positive integer, got ${options.dimensions}`);
+  const upsertBatchSize = options.upsertBatchSize ?? DEFAULT_MILVUS_UPSERT_BATCH;
+  if (!Number.isInteger(upsertBatchSize) || upsertBatchSize < 1)
+    throw new ValidationError(`milvus: upsertBatchSize must be a positive integer, got ${upsertBatchSize}`);
   const log = options.log ?? { info() {}, warn() {} };
   const hnsw = { ...DEFAULT_MILVUS_HNSW, ...options.hnsw };
   const collection = options.collection ?? DEFAULT_MILVUS_COLLECTION;
@@ -452,7 +643,7 @@ export async function createMilvusVectorBackend(options: MilvusVectorBackendOpti
       loadTimeoutMs,
     );
     log.info('milvus: collections ready', { collection, documents, dimensions: options.dimensions, hnsw });
-    return new MilvusVectorBackend(client, options.dimensions, collection, documents, hnsw.ef);
+    return new MilvusVectorBackend(client, options.dimensions, collection, documents, hnsw.ef, upsertBatchSize);
   } catch (error) {
     await client.closeConnection();
     throw error;
@@ -470,6 +661,51 @@ export function recordKey(doc: VersionedDocumentKey, deleted: boolean): string {
   const key = `${[doc.tenantId, doc.kbId, doc.docId].map(encodeURIComponent).join('/')}@${doc.version}${deleted ? ':deleted' : ''}`;
   checkLength(key, VARCHAR_LIMITS.pk, 'document record key');
   return key;
+}
+
+/** One write of a batch round: its place in the results, its chunk rows, the records it found. */
+interface BatchEntry {
+  write: DocumentWrite<EmbeddedChunk>;
+  at: number;
+  rows: RowData[];
+  before: RecordRow[];
+}
+
+function documentId(key: DocumentKey): string {
+  return JSON.stringify([key.tenantId, key.kbId, key.docId]);
+}
+
+/** The documents' ids grouped by kb, in first-seen order. */
+function byKb(keys: readonly DocumentKey[]): Array<[{ tenantId: string; kbId: string }, string[]]> {
+  const kbs = new Map<string, [{ tenantId: string; kbId: string }, string[]]>();
+  for (const { tenantId, kbId, docId } of keys) {
+    const key = JSON.stringify([tenantId, kbId]);
+    const kb = kbs.get(key) ?? [{ tenantId, kbId }, []];
+    kb[1].push(docId);
+    kbs.set(key, kb);
+  }
+  return [...kbs.values()];
+}
+
+/** The record a write adds: its version, whether it is a delete, and how many chunks it wrote. */
+function recordRow({ write, rows }: BatchEntry): RowData & { pk: string } {
+  const { doc } = write;
+  const deleted = write.op === 'delete';
+  return {
+    pk: recordKey(doc, deleted),
+    tenant_id: doc.tenantId,
+    kb_id: doc.kbId,
+    doc_id: doc.docId,
+    doc_version: doc.version,
+    deleted,
+    chunks: rows.length,
+    placeholder: RECORD_PLACEHOLDER,
+  };
+}
+
+/** Whether `row` is older than `winner` by the version rules (a delete at v outranks version v). */
+function isOlder(row: RecordRow, winner: RecordRow): boolean {
+  return row.doc_version < winner.doc_version || (winner.deleted && row.doc_version === winner.doc_version);
 }
 
 /** The newest record by the version rules: a higher version, or a delete at the same one. */
