@@ -36,7 +36,7 @@ describe('hop-reasoner transports', () => {
     const guard = createGuard({ downstream: 'retrieval-worker', breaker });
     const workers = await WorkerDirectory.start(bus);
     const retriever = createRetrieverClient({ bus, guard, workers, budgetMs: 2_000 });
-    const input = { query: 'q', hydeText: '', topK: 5, hop: 1 };
+    const input = { query: 'q', hydeText: '', topK: 5, hop: 1, seeds: [] };
     await expect(retriever.retrieve(input, callContext())).rejects.toMatchObject({
       code: 'no_responders',
       message: 'no retrieval worker is running',
@@ -62,7 +62,9 @@ describe('hop-reasoner transports', () => {
     const retriever = createRetrieverClient({ bus, guard, workers, budgetMs: 2_000 });
     const ctx = { ...callContext(), deadlineUnixMs: Date.now() + 150 };
     const started = Date.now();
-    await expect(retriever.retrieve({ query: 'q', hydeText: '', topK: 5, hop: 1 }, ctx)).rejects.toMatchObject({
+    await expect(
+      retriever.retrieve({ query: 'q', hydeText: '', topK: 5, hop: 1, seeds: [] }, ctx),
+    ).rejects.toMatchObject({
       code: 'deadline_exceeded',
     });
     expect(Date.now() - started).toBeLessThan(2_000);
@@ -90,7 +92,7 @@ describe('hop-reasoner transports', () => {
     await waitFor(() => workers.live.length === 2);
     const guard = createGuard({ downstream: 'retrieval-worker', breaker });
     const retriever = createRetrieverClient({ bus, guard, workers, budgetMs: 2_000, minHedgeDelayMs: 20 });
-    const input = { query: 'q', hydeText: '', topK: 5, hop: 1 };
+    const input = { query: 'q', hydeText: '', topK: 5, hop: 1, seeds: [] };
     // Half of first attempts would go to the frozen worker; every retrieval must still be answered.
     for (let i = 0; i < 12; i += 1) await expect(retriever.retrieve(input, callContext())).resolves.toBeDefined();
     expect(guard.stats()).toMatchObject({ successes: 12, failures: 0 });
