@@ -50,6 +50,35 @@ describe('hop-reasoner transports', () => {
     guard.shutdown();
   });
 
+  it("retriever client - the hop's seeds travel to the worker, and a worker without a graph is answered all the same", async () => {
+    const bus = createMemoryBroker().connect();
+    const received: string[][] = [];
+    await bus.serve({
+      name: 'graphless',
+      version: '0.1.0',
+      endpoints: [
+        {
+          name: 'retrieve',
+          subject: subjects.retrieve,
+          handle: async (message) => {
+            received.push(codecs.retrieveRequest.decode(message.data).seeds);
+            return {
+              data: codecs.retrieveResponse.encode({ chunks: [], workerId: 'w1', noGraphReason: 'no graph here' }),
+            };
+          },
+        },
+      ],
+    });
+    const guard = createGuard({ downstream: 'retrieval-worker', breaker });
+    const workers = await WorkerDirectory.start(bus);
+    const retriever = createRetrieverClient({ bus, guard, workers, budgetMs: 2_000 });
+    const seeds = ['Who founded Northwind Labs?', 'Carol Vance'];
+    const result = await retriever.retrieve({ query: 'q', hydeText: '', topK: 5, hop: 2, seeds }, callContext());
+    expect(received).toEqual([seeds]);
+    expect(result).toEqual({ chunks: [], degraded: false, degradedReasons: [] });
+    guard.shutdown();
+  });
+
   it('retriever client - a slow worker times out at the deadline instead of hanging the question', async () => {
     const bus = createMemoryBroker().connect();
     await bus.serve({
