@@ -48,6 +48,9 @@ const ITERATIONS = 8;
 // everything to everything, so the walk does not pass through it.
 const HUB_SHARE = 0.01;
 const MIN_HUB_DEGREE = 20;
+// Mass below this (of the 1 the walk starts with) is not passed on: it could not lift a chunk
+// into the first ranks, and on a large partition it would reach most of it.
+const NEGLIGIBLE_MASS = 1e-5;
 // The longest run of query words looked up as one entity.
 const MAX_SEED_WORDS = 5;
 
@@ -116,38 +119,42 @@ class PartitionGraph {
     if (total === 0) return [];
 
     // The walk alternates sides: entity mass flows to the chunks naming it, chunk mass to the
-    // entities it names, and half of it restarts at the seeds each step.
-    const entityCount = this.entityLinks.length;
-    const chunkCount = this.chunks.length;
-    let entityMass = new Float64Array(entityCount);
-    let chunkMass = new Float64Array(chunkCount);
-    const scores = new Float64Array(chunkCount);
-    for (const [entity, weight] of restart) entityMass[entity] = weight / total;
+    // entities it names, and half of it restarts at the seeds each step. Only the nodes the mass
+    // has reached are visited (in id order, so sums do not depend on the order they were
+    // reached in), and a node holding negligible mass passes none on: a walk costs what it
+    // reaches near its seeds, not the partition's size.
+    const restartMass = [...restart].map(([entity, weight]) => [entity, weight / total] as const);
+    let entityMass = new Map<number, number>(restartMass);
+    let chunkMass = new Map<number, number>();
+    const scores = new Map<number, number>();
+    const add = (mass: Map<number, number>, node: number, share: number) =>
+      mass.set(node, (mass.get(node) ?? 0) + share);
+    const ascending = (mass: Map<number, number>) => [...mass].sort((a, b) => a[0] - b[0]);
     for (let step = 0; step < ITERATIONS; step += 1) {
-      const nextEntities = new Float64Array(entityCount);
-      for (const [entity, weight] of restart) nextEntities[entity] = ((1 - DAMPING) * weight) / total;
-      const nextChunks = new Float64Array(chunkCount);
-      entityMass.forEach((mass, entity) => {
-        if (mass === 0) return;
+      const nextEntities = new Map<number, number>();
+      for (const [entity, weight] of restartMass) nextEntities.set(entity, (1 - DAMPING) * weight);
+      const nextChunks = new Map<number, number>();
+      for (const [entity, mass] of ascending(entityMass)) {
+        if (mass < NEGLIGIBLE_MASS) continue;
         const linked = links.entityChunks[entity] as number[];
         const share = (DAMPING * mass) / linked.length;
-        for (const chunk of linked) nextChunks[chunk] = (nextChunks[chunk] as number) + share;
-      });
-      chunkMass.forEach((mass, chunk) => {
+        for (const chunk of linked) add(nextChunks, chunk, share);
+      }
+      for (const [chunk, mass] of ascending(chunkMass)) {
         const linked = links.chunkEntities[chunk] as number[];
-        if (mass === 0 || linked.length === 0) return;
+        if (mass < NEGLIGIBLE_MASS || linked.length === 0) continue;
         const share = (DAMPING * mass) / linked.length;
-        for (const entity of linked) nextEntities[entity] = (nextEntities[entity] as number) + share;
-      });
+        for (const entity of linked) add(nextEntities, entity, share);
+      }
       entityMass = nextEntities;
       chunkMass = nextChunks;
-      nextChunks.forEach((mass, chunk) => (scores[chunk] = (scores[chunk] as number) + mass));
+      for (const [chunk, mass] of ascending(nextChunks)) add(scores, chunk, mass);
     }
     const reached: { chunk: IndexedChunk; score: number }[] = [];
-    scores.forEach((score, id) => {
+    for (const [id, score] of ascending(scores)) {
       const chunk = this.chunks[id];
       if (score > 0 && chunk) reached.push({ chunk, score });
-    });
+    }
     return reached;
   }
 
