@@ -92,7 +92,10 @@ describe.skipIf(!nats.url)('faults with real processes', () => {
       const retriever = createRetrieverClient({ bus, guard, workers, budgetMs: 2_000 });
       frozen?.signal('SIGSTOP');
       for (let i = 0; i < 20; i += 1) {
-        const result = await retriever.retrieve({ query: `topic-${i % 10}`, hydeText: '', topK: 3, hop: 1 }, context());
+        const result = await retriever.retrieve(
+          { query: `topic-${i % 10}`, hydeText: '', topK: 3, hop: 1, seeds: [] },
+          context(),
+        );
         expect(result.chunks[0]?.docId).toBe(`doc-${i % 10}`);
       }
       expect(guard.stats()).toMatchObject({ successes: 20, failures: 0 });

@@ -4,6 +4,8 @@ import { parseArgs } from 'node:util';
 import { ValidationError } from '@hopline/contracts';
 import type { FusionMethod, HybridRetrieverOptions } from '@hopline/retrieval';
 import { FUSION_METHODS } from '@hopline/retrieval';
+import type { ReasoningSwitch } from '@hopline/reasoning';
+import { REASONING_SWITCH_NAMES } from '@hopline/reasoning';
 import { loadCorpusQuestions } from './data/corpus-questions.js';
 import type { EvalSet } from './data/eval-set.js';
 import { loadMultihopFile } from './data/multihop-file.js';
@@ -29,8 +31,8 @@ export const usage = `usage: pnpm eval (--data <file|dir> | --corpus <jsonl> --q
                        documents (multihop), for abstention precision and recall
   --ablate             run multi-hop again once per reasoning rule or mechanism, that one switched off, and
                        print the change of each figure per data set (multihop; one more run per switch)
-  --entity-graph       hops also walk an entity–chunk graph built from the indexed chunks: an experiment the
-                       services do not run yet, so off by default (the default figures are what they serve)
+  --switch-off A,B     these reasoning switches off in every run (entityGraph: hops send no seeds to the entity
+                       graph beside the indexes); with --ablate, each other switch goes off in turn as well
   --out FILE           one JSON line per question: hops, evidence, answer, stop reason, break point, metrics
   --json               print the report as one JSON object
   --fusion ${FUSION_METHODS.join('|')}, --bm25-weight W, --vector-weight W
@@ -99,7 +101,7 @@ export async function runCli(argv: readonly string[], output: CliOutput): Promis
       unanswerable: { type: 'string' },
       out: { type: 'string' },
       ablate: { type: 'boolean', default: false },
-      'entity-graph': { type: 'boolean', default: false },
+      'switch-off': { type: 'string' },
       json: { type: 'boolean', default: false },
       fusion: { type: 'string' },
       'bm25-weight': { type: 'string' },
@@ -124,6 +126,12 @@ export async function runCli(argv: readonly string[], output: CliOutput): Promis
     bm25Weight: nonNegativeNumber('bm25-weight', values['bm25-weight']),
     vectorWeight: nonNegativeNumber('vector-weight', values['vector-weight']),
   };
+
+  const switchedOff = (values['switch-off'] ?? '')
+    .split(',')
+    .map((name) => name.trim())
+    .filter(Boolean)
+    .map((name) => oneOf<ReasoningSwitch>('switch-off', name, REASONING_SWITCH_NAMES));
 
   const set = await loadSet(values);
   const ids = values.ids
@@ -153,7 +161,7 @@ export async function runCli(argv: readonly string[], output: CliOutput): Promis
       hybrid,
       ...(unanswerable === undefined ? {} : { unanswerable }),
       ablate: values.ablate,
-      entityGraph: values['entity-graph'],
+      ...(switchedOff.length > 0 ? { switchedOff } : {}),
       ...(out
         ? {
             onOutcome: async (outcome) => {

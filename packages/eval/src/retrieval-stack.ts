@@ -1,22 +1,23 @@
 import type {
   EmbeddedLexicalBackendOptions,
   Embedder,
-  HybridRetriever,
+  EntityGraph,
   HybridRetrieverOptions,
   Indexer,
+  SeededRetriever,
 } from '@hopline/retrieval';
-import type { EntityGraph } from '@hopline/reasoning';
-import { createEntityGraph } from '@hopline/reasoning';
+import { chunkEntities } from '@hopline/reasoning';
 import {
-  chunkDocument,
-  chunkFields,
+  createEntityGraph,
   EmbeddedLexicalBackend,
   EmbeddedVectorBackend,
   HashingEmbedder,
   createDeadlineGuard,
   createHybridRetriever,
   createIndexer,
+  graphIndexedLexical,
   hybridOptionsFor,
+  withEntityGraph,
 } from '@hopline/retrieval';
 
 export interface EvalRetrievalStack {
@@ -24,12 +25,10 @@ export interface EvalRetrievalStack {
   vector: EmbeddedVectorBackend;
   embedder: Embedder;
   indexer: Indexer;
-  retriever: HybridRetriever;
-  /**
-   * The entity–chunk graph of every chunk indexed, built as the indexer chunks; only when asked
-   * for, since the services have no graph yet and the default figures describe what they serve.
-   */
-  graph?: EntityGraph;
+  /** Hybrid retrieval and the entity graph its seeds walk, as an embedded retrieval-worker serves it. */
+  retriever: SeededRetriever;
+  /** The entity–chunk graph of every chunk indexed, kept as the worker keeps it. */
+  graph: EntityGraph;
   hybridOptions: HybridRetrieverOptions;
   close(): Promise<void>;
 }
@@ -38,34 +37,25 @@ export interface EvalRetrievalStack {
  * The embedded retrieval path the eval measures: in-memory BM25 and vector indexes, the offline
  * hashing embedder unless another is given, fused as that embedder declares unless `hybrid`
  * says otherwise, and deadline-only guards (there is no remote dependency whose health a
- * breaker could track). With `entityGraph` (an experiment the services do not run yet) an entity
- * graph is built from the same chunks the indexes get.
+ * breaker could track). The entity graph is kept beside the lexical index and walked from a
+ * retrieval's seeds, as the retrieval-worker does over its embedded indexes: the `entityGraph`
+ * switch (the loop sends no seeds) is what takes it out of a run.
  */
 export async function openEvalRetrievalStack(
   options: {
     embedder?: Embedder;
     hybrid?: Partial<HybridRetrieverOptions>;
     lexical?: Pick<EmbeddedLexicalBackendOptions, 'bm25' | 'titleWeight' | 'tokenizer'>;
-    entityGraph?: boolean;
   } = {},
 ): Promise<EvalRetrievalStack> {
   const embedder = options.embedder ?? new HashingEmbedder();
   const lexical = await EmbeddedLexicalBackend.open({ ...options.lexical, durable: false });
   const vector = await EmbeddedVectorBackend.open({ dimensions: embedder.dimensions, durable: false });
-  const graph = options.entityGraph ? createEntityGraph() : undefined;
-  const indexer = createIndexer({
-    lexical,
-    vector,
-    embedder,
-    chunk: (document) => {
-      const chunks = chunkDocument(document);
-      if (graph) for (const chunk of chunks) graph.add(chunkFields(chunk));
-      return chunks;
-    },
-  });
+  const graph = createEntityGraph(chunkEntities);
+  const indexer = createIndexer({ lexical: graphIndexedLexical(lexical, graph), vector, embedder });
   const guard = createDeadlineGuard();
   const hybridOptions = hybridOptionsFor(embedder, options.hybrid);
-  const retriever = createHybridRetriever({
+  const hybrid = createHybridRetriever({
     lexical,
     vector,
     embedder,
@@ -73,13 +63,14 @@ export async function openEvalRetrievalStack(
     vectorGuard: guard,
     options: hybridOptions,
   });
+  const retriever = withEntityGraph(hybrid, graph);
   return {
     lexical,
     vector,
     embedder,
     indexer,
     retriever,
-    ...(graph ? { graph } : {}),
+    graph,
     hybridOptions,
     async close() {
       await Promise.all([lexical.close(), vector.close()]);

@@ -43,8 +43,8 @@ export interface RunEvalOptions {
   embedder?: Embedder;
   hybrid?: Partial<HybridRetrieverOptions>;
   lexical?: Pick<EmbeddedLexicalBackendOptions, 'bm25' | 'titleWeight' | 'tokenizer'>;
-  /** Hops also walk an entity–chunk graph: an eval-only experiment, off as in the services. */
-  entityGraph?: boolean;
+  /** Reasoning switches off in every run (the ablation switches one more off in turn). */
+  switchedOff?: readonly ReasoningSwitch[];
   /** How many of the questions to ask again with one of their gold documents removed. */
   unanswerable?: number;
   /** Also run multi-hop once per reasoning switch, with that switch off. */
@@ -70,7 +70,7 @@ export function chooseUnanswerable(
     .map(({ question }) => ({ question, removedDocId: question.goldDocIds.at(-1) as string }));
 }
 
-type StackOptions = Pick<RunEvalOptions, 'embedder' | 'hybrid' | 'lexical' | 'entityGraph'>;
+type StackOptions = Pick<RunEvalOptions, 'embedder' | 'hybrid' | 'lexical'>;
 
 async function withCorpus<T>(
   documents: readonly EvalDocument[],
@@ -88,7 +88,7 @@ async function withCorpus<T>(
 const answeringRuns = (runs: SystemRuns): SystemRuns =>
   Object.fromEntries(Object.entries(runs).filter(([, run]) => run?.answered !== undefined));
 
-/** What a run asks under: everything on, then (ablation) each switch off alone. */
+/** What a run asks under: the switches asked off, then (ablation) each other switch off as well. */
 type Variant = readonly ReasoningSwitch[];
 
 /**
@@ -107,13 +107,18 @@ export async function runEval(
     throw new ValidationError(`--unanswerable needs a mode that answers; ${options.mode.name} only retrieves`);
   if (options.ablate && !options.mode.answers)
     throw new ValidationError(`--ablate needs a mode that answers; ${options.mode.name} only retrieves`);
-  const variants: Variant[] = [[], ...(options.ablate ? REASONING_SWITCH_NAMES.map((name) => [name]) : [])];
+  const base: Variant = options.switchedOff ?? [];
+  const variants: Variant[] = [
+    base,
+    ...(options.ablate
+      ? REASONING_SWITCH_NAMES.filter((name) => !base.includes(name)).map((name) => [...base, name])
+      : []),
+  ];
   const context = { k: options.k, questionTimeoutMs: options.questionTimeoutMs ?? 10_000 };
   const stackOptions: StackOptions = {
     ...(options.embedder ? { embedder: options.embedder } : {}),
     ...(options.hybrid ? { hybrid: options.hybrid } : {}),
     ...(options.lexical ? { lexical: options.lexical } : {}),
-    ...(options.entityGraph ? { entityGraph: true } : {}),
   };
 
   // Per variant, the answers over the copy without the removed documents, by question id.
@@ -150,8 +155,8 @@ export async function runEval(
       }
       summaries.push(summarizeOutcomes(outcomes, options.k));
     }
-    const [allOn, ...ablated] = summaries;
-    const { overall, byGroup } = allOn as (typeof summaries)[number];
+    const [asked, ...ablated] = summaries;
+    const { overall, byGroup } = asked as (typeof summaries)[number];
     return {
       mode: options.mode.name,
       k: options.k,
@@ -168,7 +173,7 @@ export async function runEval(
         ? {
             ablation: Object.fromEntries(
               ablated.map((summary, index) => {
-                const name = REASONING_SWITCH_NAMES[index] as ReasoningSwitch;
+                const name = (variants[index + 1] as Variant).at(-1) as ReasoningSwitch;
                 return [name, switchDelta(name, { overall, byGroup }, summary)];
               }),
             ),

@@ -41,19 +41,17 @@ const group = (chainRecall: number, f1: number, recall?: number): GroupSummary =
 describe('ablation', () => {
   const set = parseMultihopFile(tinyDatasetLines().join('\n'), 'tiny.jsonl');
   let stack: EvalRetrievalStack;
-  // The seeds of every expansion of the entity graph the loop asked for.
+  // The seeds of every retrieval the loop asked the entity graph to walk from.
   const expansions: string[][] = [];
 
   beforeAll(async () => {
-    stack = await openEvalRetrievalStack({ entityGraph: true });
+    stack = await openEvalRetrievalStack();
     await ingestCorpus(set.documents, stack.indexer);
-    const graph = stack.graph!;
-    const expand = graph.expand.bind(graph);
-    stack.graph = {
-      ...graph,
-      expand: (options) => {
-        expansions.push([...options.seeds]);
-        return expand(options);
+    const retrieve = stack.retriever.retrieve.bind(stack.retriever);
+    stack.retriever = {
+      retrieve: (input) => {
+        if (input.seeds?.length) expansions.push([...input.seeds]);
+        return retrieve(input);
       },
     };
   });
@@ -91,16 +89,9 @@ describe('ablation', () => {
     expect(expansions).toEqual([]);
   });
 
-  it('ablation - by default, as in the services, there is no entity graph and the loop still answers', async () => {
-    const plain = await openEvalRetrievalStack();
-    try {
-      await ingestCorpus(set.documents, plain.indexer);
-      expect(plain.graph).toBeUndefined();
-      const runs = await multihopMode.open({ stack: plain, k: 3, questionTimeoutMs: 10_000 })(set.questions[0]!);
-      expect(runs['multi-hop']?.answered).toBeDefined();
-    } finally {
-      await plain.close();
-    }
+  it('ablation - the stack keeps the entity graph of what it indexed, as an embedded retrieval-worker does', () => {
+    expect(stack.graph.size.chunks).toBe(set.documents.length);
+    expect(stack.graph.size.entities).toBeGreaterThan(0);
   });
 
   it('ablation - runEval reports every switch, and refuses a mode that does not answer', async () => {
@@ -110,5 +101,15 @@ describe('ablation', () => {
     await expect(runEval(set, set.questions, { mode: singleMode, k: 3, ablate: true })).rejects.toThrow(
       /--ablate needs a mode that answers/,
     );
+  });
+
+  it('ablation - switches asked off stay off in every run, and the ablation switches each other one', async () => {
+    const report = await runEval(set, set.questions, {
+      mode: multihopMode,
+      k: 3,
+      ablate: true,
+      switchedOff: ['entityGraph'],
+    });
+    expect(Object.keys(report.ablation ?? {})).toEqual(REASONING_SWITCH_NAMES.filter((name) => name !== 'entityGraph'));
   });
 });

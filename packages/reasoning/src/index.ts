@@ -5,9 +5,7 @@ export type {
   AnalyzerPort,
   CallContext,
   Clock,
-  EntityGraphPort,
   EventSink,
-  GraphExpandInput,
   QaEventDraft,
   RerankerPort,
   RerankInput,
@@ -22,9 +20,8 @@ export { REASONING_SWITCH_NAMES, REASONING_SWITCHES } from './switches.js';
 export type { ReasoningSwitch } from './switches.js';
 export type { HopReasonerConfig, HopReasonerSettings } from './loop/settings.js';
 
-// The entity–chunk graph a hop expands through by personalized PageRank.
-export { chunkEntities, createEntityGraph, entityGraphPort } from './graph/entity-graph.js';
-export type { EntityGraph, GraphChunk } from './graph/entity-graph.js';
+// The entities a chunk names, as the entity–chunk graph beside the indexes links them.
+export { chunkEntities } from './graph/chunk-entities.js';
 
 // Question analysis: the rules, and a planner model where they cannot decide.
 export { createAnalyzer } from './analysis/analyzer.js';

@@ -37,6 +37,11 @@ export type {
   RetrieveInput,
   RetrieveResult,
 } from './hybrid/hybrid-retriever.js';
+export { createEntityGraph } from './graph/entity-graph.js';
+export type { EntityExtractor, EntityGraph, ExpandRequest } from './graph/entity-graph.js';
+export { graphIndexedLexical, loadEntityGraph } from './graph/graph-indexing.js';
+export { withEntityGraph, withoutEntityGraph } from './graph/graph-retriever.js';
+export type { SeededRetrieveInput, SeededRetrieveResult, SeededRetriever } from './graph/graph-retriever.js';
 export { createIndexer } from './indexing/indexer.js';
 export type { IndexAttempt, IndexResult, Indexer, IndexerDependencies } from './indexing/indexer.js';
 export { compareChunkCounts } from './indexing/consistency.js';

@@ -36,7 +36,7 @@ describe('hop-reasoner transports', () => {
     const guard = createGuard({ downstream: 'retrieval-worker', breaker });
     const workers = await WorkerDirectory.start(bus);
     const retriever = createRetrieverClient({ bus, guard, workers, budgetMs: 2_000 });
-    const input = { query: 'q', hydeText: '', topK: 5, hop: 1 };
+    const input = { query: 'q', hydeText: '', topK: 5, hop: 1, seeds: [] };
     await expect(retriever.retrieve(input, callContext())).rejects.toMatchObject({
       code: 'no_responders',
       message: 'no retrieval worker is running',
@@ -47,6 +47,35 @@ describe('hop-reasoner transports', () => {
       message: 'retrieval failed repeatedly and is skipped until it recovers',
     });
     expect(guard.state).toBe('open');
+    guard.shutdown();
+  });
+
+  it("retriever client - the hop's seeds travel to the worker, and a worker without a graph is answered all the same", async () => {
+    const bus = createMemoryBroker().connect();
+    const received: string[][] = [];
+    await bus.serve({
+      name: 'graphless',
+      version: '0.1.0',
+      endpoints: [
+        {
+          name: 'retrieve',
+          subject: subjects.retrieve,
+          handle: async (message) => {
+            received.push(codecs.retrieveRequest.decode(message.data).seeds);
+            return {
+              data: codecs.retrieveResponse.encode({ chunks: [], workerId: 'w1', noGraphReason: 'no graph here' }),
+            };
+          },
+        },
+      ],
+    });
+    const guard = createGuard({ downstream: 'retrieval-worker', breaker });
+    const workers = await WorkerDirectory.start(bus);
+    const retriever = createRetrieverClient({ bus, guard, workers, budgetMs: 2_000 });
+    const seeds = ['Who founded Northwind Labs?', 'Carol Vance'];
+    const result = await retriever.retrieve({ query: 'q', hydeText: '', topK: 5, hop: 2, seeds }, callContext());
+    expect(received).toEqual([seeds]);
+    expect(result).toEqual({ chunks: [], degraded: false, degradedReasons: [] });
     guard.shutdown();
   });
 
@@ -62,7 +91,9 @@ describe('hop-reasoner transports', () => {
     const retriever = createRetrieverClient({ bus, guard, workers, budgetMs: 2_000 });
     const ctx = { ...callContext(), deadlineUnixMs: Date.now() + 150 };
     const started = Date.now();
-    await expect(retriever.retrieve({ query: 'q', hydeText: '', topK: 5, hop: 1 }, ctx)).rejects.toMatchObject({
+    await expect(
+      retriever.retrieve({ query: 'q', hydeText: '', topK: 5, hop: 1, seeds: [] }, ctx),
+    ).rejects.toMatchObject({
       code: 'deadline_exceeded',
     });
     expect(Date.now() - started).toBeLessThan(2_000);
@@ -90,7 +121,7 @@ describe('hop-reasoner transports', () => {
     await waitFor(() => workers.live.length === 2);
     const guard = createGuard({ downstream: 'retrieval-worker', breaker });
     const retriever = createRetrieverClient({ bus, guard, workers, budgetMs: 2_000, minHedgeDelayMs: 20 });
-    const input = { query: 'q', hydeText: '', topK: 5, hop: 1 };
+    const input = { query: 'q', hydeText: '', topK: 5, hop: 1, seeds: [] };
     // Half of first attempts would go to the frozen worker; every retrieval must still be answered.
     for (let i = 0; i < 12; i += 1) await expect(retriever.retrieve(input, callContext())).resolves.toBeDefined();
     expect(guard.stats()).toMatchObject({ successes: 12, failures: 0 });

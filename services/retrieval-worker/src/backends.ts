@@ -12,6 +12,7 @@ import {
   type VectorBackend,
 } from '@hopline/retrieval';
 import type { Config } from './config.js';
+import { ELASTICSEARCH_KEEPS_NO_GRAPH, keepEntityGraph, type EntityGraphSupport } from './entity-graph.js';
 import { checkIndexEmbedder, reindexAdvice } from './index-identity.js';
 
 export interface Backends {
@@ -20,6 +21,8 @@ export interface Backends {
   embedder: Embedder;
   /** Both indexes are shared by every worker (remote); see RetrievalWorkerDeps.indexesShared. */
   indexesShared: boolean;
+  /** Kept beside an embedded lexical index, which stores whole chunks and sees every ingest command. */
+  entityGraph: EntityGraphSupport;
 }
 
 /** Where the remote adapters report start-up choices (analyzer, collections created). */
@@ -65,7 +68,7 @@ export async function openBackends(
       })
     : new HashingEmbedder();
   const bm25 = { k1: config.BM25_K1, b: config.BM25_B };
-  const [lexical, vector] = await bothOrNeither(
+  const [lexicalSide, vector] = await bothOrNeither(
     config.ELASTICSEARCH_URL
       ? createElasticsearchLexicalBackend({
           node: config.ELASTICSEARCH_URL,
@@ -74,8 +77,8 @@ export async function openBackends(
           bulkMaxOperations: config.ELASTICSEARCH_BULK_MAX_OPERATIONS,
           bulkMaxBytes: config.ELASTICSEARCH_BULK_MAX_BYTES,
           log,
-        })
-      : EmbeddedLexicalBackend.open({ dataDir: join(config.DATA_DIR, 'bm25'), bm25 }),
+        }).then((lexical) => ({ lexical, entityGraph: { reason: ELASTICSEARCH_KEEPS_NO_GRAPH } }))
+      : EmbeddedLexicalBackend.open({ dataDir: join(config.DATA_DIR, 'bm25'), bm25 }).then(keepEntityGraph),
     config.MILVUS_ADDRESS
       ? createMilvusVectorBackend({
           address: config.MILVUS_ADDRESS,
@@ -87,8 +90,15 @@ export async function openBackends(
         })
       : openEmbeddedVectors(join(config.DATA_DIR, 'vectors'), config.DATA_DIR, embedder),
   );
-  // An embedded side is per worker, so every worker must see every ingest command.
-  return { lexical, vector, embedder, indexesShared: Boolean(config.ELASTICSEARCH_URL && config.MILVUS_ADDRESS) };
+  const { lexical, entityGraph } = lexicalSide;
+  return {
+    lexical,
+    vector,
+    embedder,
+    // An embedded side is per worker, so every worker must see every ingest command.
+    indexesShared: Boolean(config.ELASTICSEARCH_URL && config.MILVUS_ADDRESS),
+    entityGraph,
+  };
 }
 
 /** The embedded vector index, refused when another embedder built it (see index-identity.ts). */
@@ -109,16 +119,21 @@ async function openEmbeddedVectors(indexDir: string, dataDir: string, embedder: 
   }
 }
 
+type LexicalSide = { lexical: LexicalBackend; entityGraph: EntityGraphSupport };
+
 /** Opens both; when one fails, closes the other before failing, so nothing is left connected. */
 async function bothOrNeither(
-  lexical: Promise<LexicalBackend>,
+  lexical: Promise<LexicalSide>,
   vector: Promise<VectorBackend>,
-): Promise<[LexicalBackend, VectorBackend]> {
+): Promise<[LexicalSide, VectorBackend]> {
   const [lexicalResult, vectorResult] = await Promise.allSettled([lexical, vector]);
   if (lexicalResult.status === 'fulfilled' && vectorResult.status === 'fulfilled')
     return [lexicalResult.value, vectorResult.value];
   await Promise.allSettled(
-    [lexicalResult, vectorResult].flatMap((result) => (result.status === 'fulfilled' ? [result.value.close()] : [])),
+    [
+      lexicalResult.status === 'fulfilled' ? lexicalResult.value.lexical : undefined,
+      vectorResult.status === 'fulfilled' ? vectorResult.value : undefined,
+    ].flatMap((opened) => (opened ? [opened.close()] : [])),
   );
   throw lexicalResult.status === 'rejected' ? lexicalResult.reason : (vectorResult as PromiseRejectedResult).reason;
 }

@@ -1,11 +1,11 @@
 import type { Endpoint } from '@hopline/bus';
 import { codecs, requireRequestContext } from '@hopline/contracts';
-import type { HybridRetriever } from '@hopline/retrieval';
+import type { SeededRetriever } from '@hopline/retrieval';
 import type { HoplineMetrics } from '@hopline/telemetry';
 import { trace } from '@opentelemetry/api';
 
 export interface RetrieveEndpointDeps {
-  retriever: HybridRetriever;
+  retriever: SeededRetriever;
   workerId: string;
   metrics: Pick<
     HoplineMetrics,
@@ -45,6 +45,7 @@ export function retrieveEndpoint({
         scope: { tenantId: ctx.scope.tenantId, kbIds: ctx.scope.kbIds, docIds: ctx.scope.docIds },
         topK: request.topK,
         hop: request.hop,
+        seeds: request.seeds,
         deadlineUnixMs: ctx.deadlineUnixMs,
       });
       for (const path of result.paths) {
@@ -66,6 +67,7 @@ export function retrieveEndpoint({
         'hopline.kb_ids': [...ctx.scope.kbIds],
         'hopline.hop': request.hop,
         'hopline.retrieval.hits': result.chunks.length,
+        'hopline.graph.seeds': request.seeds.length,
         'hopline.degraded': degradedReasons.length > 0,
         ...(degradedReasons.length > 0 ? { 'hopline.degraded_reasons': degradedReasons } : {}),
       });
@@ -76,6 +78,7 @@ export function retrieveEndpoint({
           degradedReasons,
           timings: result.timings,
           workerId,
+          noGraphReason: result.noGraphReason ?? '',
         }),
       };
     },

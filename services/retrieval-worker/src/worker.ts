@@ -5,6 +5,8 @@ import {
   createHybridRetriever,
   createIndexer,
   hybridOptionsFor,
+  withEntityGraph,
+  withoutEntityGraph,
   type Embedder,
   type Indexer,
   type LexicalBackend,
@@ -12,6 +14,7 @@ import {
 } from '@hopline/retrieval';
 import type { HealthReport, HoplineMetrics, Logger } from '@hopline/telemetry';
 import type { Config } from './config.js';
+import type { EntityGraphSupport } from './entity-graph.js';
 import { workerIdentity } from './identity.js';
 import { startIngestConsumer } from './ingest-consumer.js';
 import { IngestProgress } from './ingest-progress.js';
@@ -44,6 +47,11 @@ export interface RetrievalWorkerDeps {
    * worker reads the whole stream through a durable consumer of its own.
    */
   indexesShared: boolean;
+  /**
+   * The entity graph beside the indexes that seeded retrievals walk (see entity-graph.ts), or why
+   * there is none; a seeded retrieval is then answered by BM25 and vectors with that reason.
+   */
+  entityGraph?: EntityGraphSupport;
   logger: Logger;
   metrics: HoplineMetrics;
 }
@@ -107,7 +115,12 @@ export async function startRetrievalWorker(deps: RetrievalWorkerDeps): Promise<R
     vectorCandidates: config.VECTOR_CANDIDATES,
     keep: config.FUSED_KEEP,
   });
-  const retriever = createHybridRetriever({ lexical, vector, embedder, lexicalGuard, vectorGuard, options });
+  const entityGraph = deps.entityGraph ?? { reason: 'this worker was started without an entity graph' };
+  const hybrid = createHybridRetriever({ lexical, vector, embedder, lexicalGuard, vectorGuard, options });
+  const retriever =
+    'graph' in entityGraph
+      ? withEntityGraph(hybrid, entityGraph.graph)
+      : withoutEntityGraph(hybrid, entityGraph.reason);
   const indexer = createIndexer({ lexical, vector, embedder });
 
   // The index size is read from the same per-kb counts the consistency check compares.
@@ -188,8 +201,14 @@ export async function startRetrievalWorker(deps: RetrievalWorkerDeps): Promise<R
       embedder: embedder.model,
       fusion: options.fusion,
       vectorWeight: options.vectorWeight,
+      entityGraph: graphState(),
     });
   });
+  function graphState() {
+    return 'graph' in entityGraph
+      ? { kept: true, ...entityGraph.graph.size }
+      : { kept: false, reason: entityGraph.reason };
+  }
   ready.catch((error: unknown) => logger.error('retrieval worker could not start serving', { error }));
 
   return {
@@ -213,6 +232,7 @@ export async function startRetrievalWorker(deps: RetrievalWorkerDeps): Promise<R
             vectorChunks: report.vectorChunks,
             kbsOutOfStep: report.gaps.length,
           },
+          entityGraph: graphState(),
         },
       };
     },

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { UnavailableError } from '@hopline/contracts';
-import { EmbeddedLexicalBackend, EmbeddedVectorBackend, HashingEmbedder, OpenAiEmbedder } from '@hopline/retrieval';
+import { EmbeddedVectorBackend, HashingEmbedder, OpenAiEmbedder } from '@hopline/retrieval';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startFakeMilvus } from '../../../packages/retrieval/test/milvus/fake-milvus.js';
 import { openBackends, type Backends } from '../src/backends.js';
@@ -74,7 +74,9 @@ function answer(url: string, body: string): unknown {
 describe('openBackends', () => {
   it('backends - with no remote component configured, the embedded indexes and the hashing embedder run, one ingest consumer per worker', async () => {
     const backends = await opened(openBackends(await config({})));
-    expect(backends.lexical).toBeInstanceOf(EmbeddedLexicalBackend);
+    // The embedded lexical index, written through the entity graph kept beside it.
+    expect(backends.lexical.name).toBe('bm25');
+    expect(backends.entityGraph).toHaveProperty('graph');
     expect(backends.vector).toBeInstanceOf(EmbeddedVectorBackend);
     expect(backends.embedder).toBeInstanceOf(HashingEmbedder);
     expect(backends.indexesShared).toBe(false);
@@ -112,6 +114,7 @@ describe('openBackends', () => {
     );
     expect([backends.lexical.name, backends.vector.name]).toEqual(['elasticsearch', 'milvus']);
     expect(backends.indexesShared).toBe(true);
+    expect(backends.entityGraph).toEqual({ reason: expect.stringMatching(/Elasticsearch.*keeps no entity graph/) });
     expect(backends.vector.dimensions).toBe(new HashingEmbedder().dimensions);
     const created = elasticsearch.requests.find((r) => r.method === 'PUT' && r.url.startsWith('/kb-chunks'));
     expect(JSON.parse(created?.body ?? '{}')).toMatchObject({

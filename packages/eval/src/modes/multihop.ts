@@ -2,15 +2,8 @@ import type { Analysis__Output, AskCommand__Output, Chunk__Output } from '@hopli
 import { DecidedBy, Route } from '@hopline/contracts';
 import type { ChatModel } from '@hopline/models';
 import { createOpenAiChatModel } from '@hopline/models';
-import type {
-  AnalyzerPort,
-  EntityGraph,
-  EntityGraphPort,
-  HopReasoner,
-  RerankerPort,
-  RetrieverPort,
-} from '@hopline/reasoning';
-import { createAnalyzer, createHopReasoner, entityGraphPort } from '@hopline/reasoning';
+import type { AnalyzerPort, HopReasoner, RerankerPort, RetrieverPort } from '@hopline/reasoning';
+import { createAnalyzer, createHopReasoner } from '@hopline/reasoning';
 import { createDeadlineGuard, createLexicalScorer, createReranker } from '@hopline/retrieval';
 import type { EvalQuestion } from '../data/eval-set.js';
 import { EVAL_SCOPE } from '../knowledge-base.js';
@@ -37,7 +30,7 @@ interface RetrievalLog {
   calls: number;
 }
 
-/** Retrieval in process, through the same hybrid retriever the retrieval-worker serves. */
+/** Retrieval in process, through the same retriever (hybrid, and the entity graph from the seeds) the retrieval-worker serves. */
 function retrieverOver(stack: EvalRetrievalStack, log: RetrievalLog): RetrieverPort {
   return {
     async retrieve(input, ctx) {
@@ -48,23 +41,12 @@ function retrieverOver(stack: EvalRetrievalStack, log: RetrievalLog): RetrieverP
         scope: ctx.request.scope,
         topK: input.topK,
         hop: input.hop,
+        seeds: input.seeds,
         deadlineUnixMs: ctx.deadlineUnixMs,
         signal: ctx.signal,
       });
       for (const chunk of result.chunks) log.chunks.set(chunk.chunkId, chunk);
       return { chunks: result.chunks, degraded: result.degraded, degradedReasons: result.degradedReasons };
-    },
-  };
-}
-
-/** The stack's entity graph; the chunks it links count as seen, as retrieved ones do. */
-function graphOver(graph: EntityGraph, log: RetrievalLog): EntityGraphPort {
-  const port = entityGraphPort(graph);
-  return {
-    async expand(input, ctx) {
-      const chunks = await port.expand(input, ctx);
-      for (const chunk of chunks) log.chunks.set(chunk.chunkId, chunk);
-      return chunks;
     },
   };
 }
@@ -179,7 +161,6 @@ export const multihopMode: EvalMode = {
     const analyzer = createAnalyzer({ ...(chat ? { chat } : {}), switchedOff });
     const ports = {
       retriever: retrieverOver(stack, log),
-      ...(stack.graph ? { graph: graphOver(stack.graph, log) } : {}),
       reranker: lexicalReranker(k),
       ...(chat ? { chat } : {}),
       config: { topK: k, switchedOff },

@@ -37,7 +37,7 @@ import { fuseRankedLists, interleaveCitations, selectEvidence } from './evidence
 import type { HopOutcome } from './hop.js';
 import type { PlanResult } from './plan.js';
 import { runPlan } from './plan.js';
-import type { AnalyzerPort, Clock, EntityGraphPort, EventSink, RerankerPort, RetrieverPort } from './ports.js';
+import type { AnalyzerPort, Clock, EventSink, RerankerPort, RetrieverPort } from './ports.js';
 import { systemClock } from './ports.js';
 import { QuestionRun } from './question-run.js';
 import type { HopReasonerConfig } from './settings.js';
@@ -46,8 +46,6 @@ import { hopsFor, resolveSettings } from './settings.js';
 export interface HopReasonerDependencies {
   analyzer: AnalyzerPort;
   retriever: RetrieverPort;
-  /** The entity–chunk graph beside the indexes; without one a hop retrieves only. */
-  graph?: EntityGraphPort;
   reranker: RerankerPort;
   /** An OpenAI-compatible chat model; without one the offline reasoner does all the reasoning. */
   chat?: ChatModel;
@@ -160,7 +158,6 @@ export function createHopReasoner(deps: HopReasonerDependencies): HopReasoner {
       {
         analyzer: deps.analyzer,
         retriever: deps.retriever,
-        ...(deps.graph ? { graph: deps.graph } : {}),
         reranker: deps.reranker,
         reasoner,
         fallback,
@@ -245,7 +242,8 @@ export function createHopReasoner(deps: HopReasonerDependencies): HopReasoner {
       const retrieved = await withDeadline(deadline, run.signal, (signal) =>
         abortable(
           deps.retriever.retrieve(
-            { query: run.question, hydeText: '', topK: settings.topK, hop: run.hopCount },
+            // The question's own words only: no hop's answers to seed the entity graph with.
+            { query: run.question, hydeText: '', topK: settings.topK, hop: run.hopCount, seeds: [] },
             run.callContext(deadline, signal),
           ),
           signal,

@@ -8,7 +8,6 @@ import { abortable } from '@hopline/resilience';
 import { instrument } from '@hopline/telemetry';
 import type { QuestionRun } from './question-run.js';
 import { isOn } from '../switches.js';
-import { fuseRankedLists } from './evidence.js';
 
 /** A hop could not finish because the question itself is over: cancelled, or out of time. */
 export class QuestionInterrupted extends Error {
@@ -98,7 +97,10 @@ export async function runHop(run: QuestionRun, step: HopStep): Promise<HopOutcom
           try {
             // A port that ignores its signal still cannot hold the hop past it.
             return await abortable(
-              deps.retriever.retrieve({ query: step.query, hydeText: step.hydeText, topK, hop }, ctx),
+              deps.retriever.retrieve(
+                { query: step.query, hydeText: step.hydeText, topK, hop, seeds: graphSeeds(run, step) },
+                ctx,
+              ),
               ctx.signal,
             );
           } catch (error) {
@@ -110,7 +112,6 @@ export async function runHop(run: QuestionRun, step: HopStep): Promise<HopOutcom
       );
       run.timings.retrieveMs += retrieveMs;
       for (const reason of retrieved.degradedReasons) run.degrade(`hop ${hop}: ${reason}`);
-      const candidates = await withGraphExpansion(run, step, retrieved.chunks, { topK, hop });
 
       let rerankMs = 0;
       let rerankFallback = false;
@@ -118,10 +119,10 @@ export async function runHop(run: QuestionRun, step: HopStep): Promise<HopOutcom
         (ms) => (rerankMs = ms),
         now,
         async () => {
-          if (candidates.length === 0) return [];
+          if (retrieved.chunks.length === 0) return [];
           try {
             const reranked = await abortable(
-              deps.reranker.rerank({ query: step.query, chunks: candidates, topN: topK }, ctx),
+              deps.reranker.rerank({ query: step.query, chunks: retrieved.chunks, topN: topK }, ctx),
               ctx.signal,
             );
             rerankFallback = reranked.fallback;
@@ -133,7 +134,7 @@ export async function runHop(run: QuestionRun, step: HopStep): Promise<HopOutcom
             if (stop) throw new QuestionInterrupted(stop);
             rerankFallback = true;
             run.degrade(`hop ${hop}: reranker failed (${describe(error)}); the fused retrieval order stands`);
-            return candidates.slice(0, topK);
+            return retrieved.chunks.slice(0, topK);
           }
         },
       );
@@ -213,31 +214,15 @@ export async function runHop(run: QuestionRun, step: HopStep): Promise<HopOutcom
 }
 
 /**
- * The retrieved chunks and, fused with them by rank, the chunks the entity graph links to the
- * hop's seeds: its query and the answers of the hops before it. The reranker then ranks them
- * together. A graph that fails leaves the retrieved chunks as they are.
+ * What the hop knows to seed the entity graph beside the indexes with: its query, the entity
+ * that led to it and the answers of the hops before it. Retrieval fuses the chunks the graph
+ * links to them with its own hits; none when the `entityGraph` switch is off.
  */
-async function withGraphExpansion(
-  run: QuestionRun,
-  step: HopStep,
-  retrieved: Chunk__Output[],
-  { topK, hop }: { topK: number; hop: number },
-): Promise<Chunk__Output[]> {
-  const { graph } = run.deps;
-  if (!graph || !isOn(run.settings.switchedOff, 'entityGraph')) return retrieved;
-  const seeds = [step.query, step.bridgeEntity, ...step.previous.map((previous) => previous.finding.answer)].filter(
+function graphSeeds(run: QuestionRun, step: HopStep): string[] {
+  if (!isOn(run.settings.switchedOff, 'entityGraph')) return [];
+  return [step.query, step.bridgeEntity, ...step.previous.map((previous) => previous.finding.answer)].filter(
     (seed) => seed.trim() !== '',
   );
-  const ctx = run.callContext(step.deadlineUnixMs, step.signal);
-  try {
-    const linked = await abortable(graph.expand({ seeds, topK, hop }, ctx), ctx.signal);
-    return linked.length === 0 ? retrieved : fuseRankedLists([retrieved, linked]);
-  } catch (error) {
-    const stop = interruption(run, error);
-    if (stop) throw new QuestionInterrupted(stop);
-    run.degrade(`hop ${hop}: the entity graph failed (${describe(error)}); the retrieved chunks stand alone`);
-    return retrieved;
-  }
 }
 
 const pickAnswer = (finding: HopFinding) => ({

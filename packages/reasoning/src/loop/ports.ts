@@ -20,6 +20,11 @@ export interface RetrieveInput {
   topK: number;
   /** 1-based hop number, stamped on the chunks. */
   hop: number;
+  /**
+   * Texts whose entities seed the entity graph beside the indexes (the hop's query and bridge,
+   * the answers of the hops before it); empty when the `entityGraph` switch is off.
+   */
+  seeds: string[];
 }
 
 export interface RetrieveOutput {
@@ -31,19 +36,6 @@ export interface RetrieveOutput {
 
 export interface RetrieverPort {
   retrieve(input: RetrieveInput, ctx: CallContext): Promise<RetrieveOutput>;
-}
-
-export interface GraphExpandInput {
-  /** Texts whose entities seed the walk: the hop's query and the answers of the hops before it. */
-  seeds: string[];
-  topK: number;
-  /** 1-based hop number, stamped on the chunks. */
-  hop: number;
-}
-
-/** The entity–chunk graph beside the indexes: the chunks linked to the seeds' entities, best first. */
-export interface EntityGraphPort {
-  expand(input: GraphExpandInput, ctx: CallContext): Promise<Chunk__Output[]>;
 }
 
 export interface RerankInput {

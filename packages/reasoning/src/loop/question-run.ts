@@ -13,14 +13,12 @@ import { bareTitle } from '../offline/text.js';
 import { sameEntity } from '../offline/question.js';
 import type { Logger } from '@hopline/telemetry';
 import type { EventStream } from './events.js';
-import type { AnalyzerPort, CallContext, Clock, EntityGraphPort, RerankerPort, RetrieverPort } from './ports.js';
+import type { AnalyzerPort, CallContext, Clock, RerankerPort, RetrieverPort } from './ports.js';
 import type { HopReasonerSettings } from './settings.js';
 
 export interface ReasonerDependencies {
   analyzer: AnalyzerPort;
   retriever: RetrieverPort;
-  /** The entity–chunk graph a hop expands through, where the indexes keep one. */
-  graph?: EntityGraphPort;
   reranker: RerankerPort;
   /** The reasoner hops and synthesis ask first (the chat-model one when configured). */
   reasoner: Reasoner;

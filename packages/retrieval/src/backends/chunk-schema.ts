@@ -15,4 +15,5 @@ export const indexedChunkSchema = z.object({
   effectiveDate: z.string(),
   sourceUri: z.string(),
   lexicalText: z.string().optional(),
+  entities: z.array(z.string()).optional(),
 }) satisfies z.ZodType<IndexedChunk>;

@@ -51,6 +51,11 @@ export interface IndexedChunk {
    * absent when it is the chunk's own text.
    */
   lexicalText?: string;
+  /**
+   * The entity keys the chunk names, written where an entity graph is kept (see
+   * `graph/graph-indexing.ts`), so that a restart relinks the graph without reading the text again.
+   */
+  entities?: readonly string[];
 }
 
 export interface ScoredChunk {

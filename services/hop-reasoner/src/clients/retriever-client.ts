@@ -7,6 +7,7 @@ import {
   subjects,
   toHoplineError,
 } from '@hopline/contracts';
+import { trace } from '@opentelemetry/api';
 import type { CallContext, RetrieveInput, RetrieveOutput, RetrieverPort } from '@hopline/reasoning';
 import { hedged, LatencyWindow, remainingMs, type Guard } from '@hopline/resilience';
 import type { WorkerDirectory } from './worker-directory.js';
@@ -68,6 +69,7 @@ export function createRetrieverClient(deps: RetrieverClientDeps): RetrieverPort 
         hydeText: input.hydeText,
         topK: input.topK,
         hop: input.hop,
+        seeds: input.seeds,
       });
       const limitMs = Math.min(budgetMs, remainingMs(ctx.deadlineUnixMs));
       const callDeadline = Date.now() + limitMs;
@@ -103,6 +105,9 @@ export function createRetrieverClient(deps: RetrieverClientDeps): RetrieverPort 
         throw explain(toHoplineError(error), limitMs);
       }
       const response = codecs.retrieveResponse.decode(reply.data);
+      // Not a degradation: a deployment without a graph answers every seeded retrieval so.
+      if (response.noGraphReason)
+        trace.getActiveSpan()?.setAttribute('hopline.retrieval.no_graph_reason', response.noGraphReason);
       return { chunks: response.chunks, degraded: response.degraded, degradedReasons: response.degradedReasons };
     },
   };

@@ -5,6 +5,7 @@ export const FoundBy = {
   BM25: 'BM25',
   VECTOR: 'VECTOR',
   HYBRID: 'HYBRID',
+  ENTITY_GRAPH: 'ENTITY_GRAPH',
 } as const;
 
 export type FoundBy =
@@ -16,5 +17,7 @@ export type FoundBy =
   | 2
   | 'HYBRID'
   | 3
+  | 'ENTITY_GRAPH'
+  | 4
 
 export type FoundBy__Output = typeof FoundBy[keyof typeof FoundBy]

@@ -8,6 +8,7 @@ export interface RetrieveRequest {
   'hydeText'?: (string);
   'topK'?: (number);
   'hop'?: (number);
+  'seeds'?: (string)[];
 }
 
 export interface RetrieveRequest__Output {
@@ -16,4 +17,5 @@ export interface RetrieveRequest__Output {
   'hydeText': (string);
   'topK': (number);
   'hop': (number);
+  'seeds': (string)[];
 }

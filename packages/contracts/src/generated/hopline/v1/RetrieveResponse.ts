@@ -9,6 +9,7 @@ export interface RetrieveResponse {
   'degradedReasons'?: (string)[];
   'timings'?: (_hopline_v1_RetrievalTimings | null);
   'workerId'?: (string);
+  'noGraphReason'?: (string);
 }
 
 export interface RetrieveResponse__Output {
@@ -17,4 +18,5 @@ export interface RetrieveResponse__Output {
   'degradedReasons': (string)[];
   'timings': (_hopline_v1_RetrievalTimings__Output | null);
   'workerId': (string);
+  'noGraphReason': (string);
 }

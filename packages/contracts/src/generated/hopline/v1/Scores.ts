@@ -6,10 +6,12 @@ export interface Scores {
   'vector'?: (number | string);
   'rrf'?: (number | string);
   'rerank'?: (number | string);
+  'graph'?: (number | string);
   '_bm25'?: "bm25";
   '_vector'?: "vector";
   '_rrf'?: "rrf";
   '_rerank'?: "rerank";
+  '_graph'?: "graph";
 }
 
 export interface Scores__Output {
@@ -17,8 +19,10 @@ export interface Scores__Output {
   'vector'?: (number);
   'rrf'?: (number);
   'rerank'?: (number);
+  'graph'?: (number);
   '_bm25'?: "bm25";
   '_vector'?: "vector";
   '_rrf'?: "rrf";
   '_rerank'?: "rerank";
+  '_graph'?: "graph";
 }

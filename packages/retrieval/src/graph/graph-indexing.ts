@@ -1,0 +1,70 @@
+import type {
+  DocumentWrite,
+  IndexedChunk,
+  LexicalBackend,
+  VersionedDocumentKey,
+  WriteOutcome,
+  WriteResult,
+} from '../backends/types.js';
+import type { EntityGraph } from './entity-graph.js';
+
+/**
+ * The entity graph kept in step with a lexical index that stores whole chunks (the embedded one):
+ * each chunk is written with its entity keys (`IndexedChunk.entities`), so the keys live in the
+ * index's own log and snapshot; a write the index applied is then applied to the graph (a new
+ * version replaces the document's chunks, a delete removes them), and one it refused as stale or
+ * already there changes nothing. Every write reaches the index this way, the start-up repair's
+ * included, so the graph holds what the index holds.
+ */
+export function graphIndexedLexical(lexical: LexicalBackend, graph: EntityGraph): LexicalBackend {
+  const withEntities = (items: readonly IndexedChunk[]) =>
+    items.map((chunk) => (chunk.entities ? chunk : { ...chunk, entities: [...graph.entitiesOf(chunk)] }));
+  const applyToGraph = (write: DocumentWrite<IndexedChunk>, outcome: WriteResult) => {
+    if (outcome !== 'applied') return;
+    if (write.op === 'upsert') graph.putDocument(write.doc, write.items);
+    else graph.removeDocument(write.doc);
+  };
+
+  return {
+    name: lexical.name,
+    search: (request, signal) => lexical.search(request, signal),
+    documentState: (key, signal) => lexical.documentState(key, signal),
+    countChunks: (signal) => lexical.countChunks(signal),
+    ...(lexical.readDocuments ? { readDocuments: lexical.readDocuments.bind(lexical) } : {}),
+    close: () => lexical.close(),
+    async upsertDocument(doc: VersionedDocumentKey, items: readonly IndexedChunk[], signal?: AbortSignal) {
+      const chunks = withEntities(items);
+      const outcome: WriteOutcome = await lexical.upsertDocument(doc, chunks, signal);
+      applyToGraph({ op: 'upsert', doc, items: chunks }, outcome);
+      return outcome;
+    },
+    async deleteDocument(ref: VersionedDocumentKey, signal?: AbortSignal) {
+      const outcome = await lexical.deleteDocument(ref, signal);
+      applyToGraph({ op: 'delete', doc: ref }, outcome);
+      return outcome;
+    },
+    async writeDocuments(writes: readonly DocumentWrite<IndexedChunk>[], signal?: AbortSignal) {
+      const annotated = writes.map((write) =>
+        write.op === 'upsert' ? { ...write, items: withEntities(write.items) } : write,
+      );
+      const results = await lexical.writeDocuments(annotated, signal);
+      annotated.forEach((write, at) => applyToGraph(write, results[at] as WriteResult));
+      return results;
+    },
+  };
+}
+
+/**
+ * Loads the graph from what the index stores, at start: every live document's chunks with the
+ * entity keys they were written with, so a restart relinks them without reading any text again
+ * (only chunks written before the graph existed have their entities extracted now). Needs an
+ * index that can list its documents.
+ */
+export async function loadEntityGraph(graph: EntityGraph, lexical: LexicalBackend): Promise<void> {
+  const { readDocuments } = lexical;
+  if (!readDocuments) throw new Error(`the ${lexical.name} index cannot list its documents to load the entity graph`);
+  for (const kb of await lexical.countChunks()) {
+    for (const stored of await readDocuments.call(lexical, kb.tenantId, kb.kbId))
+      if (!stored.deleted) graph.putDocument(stored.doc, stored.items);
+  }
+}

@@ -1,0 +1,161 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createMemoryBroker, type Bus } from '@hopline/bus';
+import { codecs, subjects } from '@hopline/contracts';
+import { EmbeddedLexicalBackend, EmbeddedVectorBackend, HashingEmbedder } from '@hopline/retrieval';
+import { createLogger, createMetrics } from '@hopline/telemetry';
+import { waitFor } from '@hopline/test-support';
+import { afterEach, describe, expect, it } from 'vitest';
+import { openBackends } from '../src/backends.js';
+import { configSchema } from '../src/config.js';
+import { ELASTICSEARCH_KEEPS_NO_GRAPH, keepEntityGraph, type EntityGraphSupport } from '../src/entity-graph.js';
+import { startRetrievalWorker, type RetrievalWorker } from '../src/worker.js';
+
+const logger = createLogger('retrieval-worker-graph-test', { level: 'silent' });
+const cleanups: Array<() => Promise<unknown>> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+// Untitled documents: only the name two of them share leads from the partner to the birthplace.
+const COLLAB = 'Ada Lovelace wrote the first program with Charles Babbage in 1843.';
+const BORN = 'Charles Babbage came into the world in Walworth, Surrey.';
+const OTHER = 'Grace Hopper wrote the first compiler.';
+
+async function start(
+  bus: Bus,
+  graph: 'embedded' | EntityGraphSupport,
+): Promise<RetrievalWorker & { stopAll(): Promise<void> }> {
+  const embedder = new HashingEmbedder();
+  const [embeddedLexical, vector] = await Promise.all([
+    EmbeddedLexicalBackend.open(),
+    EmbeddedVectorBackend.open({ dimensions: embedder.dimensions }),
+  ]);
+  const { lexical, entityGraph } =
+    graph === 'embedded' ? await keepEntityGraph(embeddedLexical) : { lexical: embeddedLexical, entityGraph: graph };
+  const worker = await startRetrievalWorker({
+    config: configSchema.parse({ WORKER_ID: 'graph-worker' }),
+    bus,
+    lexical,
+    vector,
+    embedder,
+    indexesShared: false,
+    entityGraph,
+    logger,
+    metrics: createMetrics('test', { defaultMetrics: false }),
+  });
+  await worker.ready;
+  const stopAll = async () => {
+    await worker.stop();
+    await Promise.all([lexical.close(), vector.close()]);
+  };
+  cleanups.push(stopAll);
+  return Object.assign(worker, { stopAll });
+}
+
+async function command(bus: Bus, tenantId: string, kbId: string, docId: string, text: string | null, version = 1) {
+  const stream = await bus.durableStream();
+  await stream.publish(
+    subjects.ingest(tenantId, kbId),
+    codecs.ingestCommand.encode(
+      text === null
+        ? { delete: { tenantId, kbId, docId, version } }
+        : { upsert: { tenantId, kbId, docId, version, title: '', text } },
+    ),
+    { msgId: `${text === null ? 'delete' : 'upsert'}/${tenantId}/${kbId}/${docId}/${version}` },
+  );
+}
+
+const retrieve = (bus: Bus, tenantId: string, query: string, seeds: string[]) =>
+  bus
+    .request(
+      subjects.retrieve,
+      codecs.retrieveRequest.encode({
+        ctx: {
+          questionId: 'q1',
+          scope: { tenantId, userId: 'u', kbIds: ['kb'], docIds: [] },
+          deadlineUnixMs: Date.now() + 5_000,
+        },
+        query,
+        topK: 2,
+        hop: 2,
+        seeds,
+      }),
+      { timeoutMs: 5_000 },
+    )
+    .then((reply) => codecs.retrieveResponse.decode(reply.data));
+
+const docIds = (response: { chunks: Array<{ docId: string }> }) => response.chunks.map((chunk) => chunk.docId);
+
+describe('retrieval-worker entity graph', () => {
+  it('graph - seeds reach a bridge chunk through the worker, which follows ingest and delete, per tenant', async () => {
+    const bus = createMemoryBroker().connect();
+    const worker = await start(bus, 'embedded');
+    await command(bus, 'acme', 'kb', 'collab', COLLAB);
+    await command(bus, 'acme', 'kb', 'born', BORN);
+    await command(bus, 'acme', 'kb', 'other', OTHER);
+    // Another tenant names the same people under the same kb id.
+    await command(bus, 'globex', 'kb', 'secret', 'Charles Babbage hid the Globex ledger.');
+    await waitFor(async () => (await worker.indexedChunks('globex', 'kb')) > 0, { timeoutMs: 5_000 });
+
+    const query = 'partner of Ada Lovelace';
+    expect(docIds(await retrieve(bus, 'acme', query, []))).not.toContain('born');
+    const seeded = await retrieve(bus, 'acme', query, [query]);
+    expect(seeded.chunks.find((chunk) => chunk.docId === 'born')?.foundBy).toBe('ENTITY_GRAPH');
+    expect(seeded.noGraphReason).toBe('');
+    // The walk from "Charles Babbage" stays in acme's graph.
+    expect(docIds(await retrieve(bus, 'acme', query, [query, 'Charles Babbage']))).not.toContain('secret');
+    expect(docIds(await retrieve(bus, 'globex', 'ledger', ['Charles Babbage']))).toEqual(['secret']);
+
+    await command(bus, 'acme', 'kb', 'born', null, 1);
+    await waitFor(async () => (await worker.indexedChunks('acme', 'kb')) === 2, { timeoutMs: 5_000 });
+    expect(docIds(await retrieve(bus, 'acme', query, [query]))).not.toContain('born');
+    expect((await worker.health()).details).toMatchObject({ entityGraph: { kept: true, chunks: 3 } });
+  });
+
+  it('graph - a worker that keeps no graph answers seeded retrievals from BM25 and vectors and says why', async () => {
+    const bus = createMemoryBroker().connect();
+    const worker = await start(bus, { reason: ELASTICSEARCH_KEEPS_NO_GRAPH });
+    await command(bus, 'acme', 'kb', 'collab', COLLAB);
+    await command(bus, 'acme', 'kb', 'born', BORN);
+    await waitFor(async () => (await worker.indexedChunks('acme', 'kb')) === 2, { timeoutMs: 5_000 });
+    const seeded = await retrieve(bus, 'acme', 'partner of Ada Lovelace', ['Ada Lovelace']);
+    expect(seeded.noGraphReason).toMatch(/Elasticsearch.*keeps no entity graph/);
+    expect(seeded.chunks.every((chunk) => chunk.foundBy !== 'ENTITY_GRAPH')).toBe(true);
+    expect((await retrieve(bus, 'acme', 'partner of Ada Lovelace', [])).noGraphReason).toBe('');
+    expect((await worker.health()).details).toMatchObject({
+      entityGraph: { kept: false, reason: ELASTICSEARCH_KEEPS_NO_GRAPH },
+    });
+  });
+
+  it('graph - a restarted worker finds its graph in DATA_DIR, as its indexes', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'hopline-graph-worker-'));
+    cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
+    const config = configSchema.parse({ DATA_DIR: dataDir });
+    const first = await openBackends(config);
+    await first.lexical.upsertDocument({ tenantId: 'acme', kbId: 'kb', docId: 'born', version: 1 }, [
+      {
+        chunkId: 'born#0',
+        tenantId: 'acme',
+        kbId: 'kb',
+        docId: 'born',
+        docVersion: 1,
+        title: '',
+        text: BORN,
+        span: { start: 0, end: BORN.length },
+        dedupeKey: 'born#0',
+        effectiveDate: '',
+        sourceUri: '',
+      },
+    ]);
+    await Promise.all([first.lexical.close(), first.vector.close()]);
+    const again = await openBackends(config);
+    cleanups.push(() => Promise.all([again.lexical.close(), again.vector.close()]));
+    if (!('graph' in again.entityGraph)) throw new Error('the embedded worker keeps a graph');
+    const { graph } = again.entityGraph;
+    expect(graph.size.chunks).toBe(1);
+    const scope = { tenantId: 'acme', kbIds: ['kb'] };
+    expect(graph.expand({ scope, seeds: ['Walworth'], limit: 5 }).map(({ chunk }) => chunk.docId)).toEqual(['born']);
+  });
+});
