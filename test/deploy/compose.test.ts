@@ -1,11 +1,14 @@
 // docker-compose.yml checked without a Docker engine: it parses, substitutes only what .env
 // defines, and gives each of the five services exactly the environment its configSchema reads.
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
-import { beforeAll, describe, expect, test } from 'vitest';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, join, posix } from 'node:path';
+import { fabricLayout, writeFabric } from '@hopline/cli';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import {
   containerEnvironment,
   loadCompose,
+  mountTarget,
   parseDotEnv,
   publishedTargets,
   type ComposeService,
@@ -16,10 +19,15 @@ import { checkServiceEnvironment, hostAndPort } from './support/service-env.js';
 
 const { file: compose, interpolation } = loadCompose(readRepoFile('docker-compose.yml'), readRepoFile('.env'));
 let services: HoplineService[] = [];
+// What `pnpm fabric:credentials` writes into deploy/fabric, which the stack mounts.
+const fabric = mkdtempSync(join(tmpdir(), 'hopline-compose-fabric-'));
 
 beforeAll(async () => {
   services = await loadServices();
+  await writeFabric(fabric, { namespace: 'hopline' });
 });
+
+afterAll(() => rmSync(fabric, { recursive: true, force: true }));
 
 function composeService(name: string): ComposeService {
   const service = compose.services[name];
@@ -134,6 +142,50 @@ describe('compose', () => {
         .map(([, port]) => port);
       for (const target of publishedTargets(composeService(service.name)))
         expect(listening, service.name).toContain(target);
+    }
+  });
+
+  test('compose - secured by default: each NATS client has its own credentials file and the CA, each gRPC hop its certificate, all from the files pnpm fabric:credentials writes to its folder', () => {
+    const problems: string[] = [];
+    for (const service of services) {
+      const config = checked(service).config ?? {};
+      const folder = `./deploy/fabric/${service.name}`;
+      const mounted = mountTarget(composeService(service.name), folder);
+      const required = [
+        ...('NATS_URL' in service.schema.shape ? ['NATS_CREDS', 'NATS_CA'] : []),
+        ...('GRPC_TLS_CERT' in service.schema.shape ? ['GRPC_TLS_CA', 'GRPC_TLS_CERT', 'GRPC_TLS_KEY'] : []),
+      ];
+      for (const name of required) {
+        const path = config[name];
+        if (typeof path !== 'string') problems.push(`${service.name} sets no ${name}`);
+        else if (mounted === undefined || posix.dirname(path) !== mounted)
+          problems.push(`${service.name} ${name}=${path} is not in its mounted ${folder}`);
+        else if (!existsSync(join(fabric, service.name, basename(path))))
+          problems.push(`${service.name} ${name}=${path}: pnpm fabric:credentials writes no such file`);
+      }
+      // No other way to authenticate beside the credentials file.
+      for (const name of ['NATS_NKEY', 'NATS_USER', 'NATS_TOKEN'])
+        if (config[name] !== undefined) problems.push(`${service.name} sets ${name}`);
+    }
+    expect(problems).toEqual([]);
+  });
+
+  test('compose - NATS requires TLS and trusts only the operator pnpm fabric:credentials makes', () => {
+    const conf = readRepoFile('deploy/compose/nats-server.conf');
+    const mounted = mountTarget(composeService('nats'), './deploy/fabric/nats');
+    expect(mountTarget(composeService('nats'), './deploy/compose/nats-server.conf')).toBe('/etc/nats/nats-server.conf');
+    // An include is relative to the including file.
+    expect(mounted).toBe('/etc/nats/fabric');
+    expect(conf).toMatch(new RegExp(`^include \\./fabric/${basename(fabricLayout.natsOperatorConf)}$`, 'm'));
+    expect(conf).not.toMatch(/^\s*(authorization|accounts)\b/m);
+    const tls = /^tls \{([^}]*)\}/m.exec(conf)?.[1] ?? '';
+    for (const [key, file] of [
+      ['cert_file', fabricLayout.natsServerCert],
+      ['key_file', fabricLayout.natsServerKey],
+      ['ca_file', fabricLayout.natsCa],
+    ] as const) {
+      expect(tls, key).toMatch(new RegExp(`^\\s*${key}: /etc/nats/fabric/${basename(file)}$`, 'm'));
+      expect(existsSync(join(fabric, file)), file).toBe(true);
     }
   });
 

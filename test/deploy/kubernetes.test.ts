@@ -3,11 +3,11 @@
 // (kubernetes-models), and each Deployment is held against its service's configSchema, its
 // probes and its Service; the chart values are checked for what Hopline needs.
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, posix } from 'node:path';
 import { addApiKey } from '@hopline/answer-gateway';
-import { fabricLayout } from '@hopline/cli';
+import { fabricLayout, writeFabric } from '@hopline/cli';
 import { natsClients } from '@hopline/contracts';
 import { parse, parseAllDocuments } from 'yaml';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -27,9 +27,12 @@ const enabled = requireTool('kubectl', hasKubectl(), 'apt-get install kubernetes
 let services: HoplineService[] = [];
 const rendered: Record<string, Resource[]> = {};
 const copy = mkdtempSync(join(tmpdir(), 'hopline-kubernetes-'));
+// What `pnpm fabric:credentials` writes when deploying: the Secrets and the NATS chart's second values file.
+const fabric = join(copy, 'fabric');
 
 beforeAll(async () => {
   services = await loadServices();
+  await writeFabric(fabric, { namespace: 'hopline' });
   if (!enabled) return;
   // The overlay's key file is made at deploy time, as an operator would make it.
   cpSync(join(repoRoot, 'deploy/kubernetes'), join(copy, 'deploy/kubernetes'), { recursive: true });
@@ -194,7 +197,13 @@ describe.skipIf(!enabled)('kubernetes', () => {
     for (const service of services) expect(() => admitted(service.name, 'metrics')).not.toThrow();
   });
 
-  test('kubernetes - each service reads its NATS user and certificates from its own fabric Secret', () => {
+  test('kubernetes - each service reads its NATS credentials file and certificates from its own fabric Secret, as pnpm fabric:credentials writes it', () => {
+    const secrets = new Map(
+      parseAllDocuments(readFileSync(join(fabric, fabricLayout.kubernetesSecrets), 'utf8')).map((document) => {
+        const secret = document.toJS() as { metadata: { name: string }; data: Record<string, string> };
+        return [secret.metadata.name, Object.keys(secret.data)] as const;
+      }),
+    );
     for (const service of services) {
       const deployment = deploymentOf(OVERLAY, service.name);
       const container = containerOf(OVERLAY, service.name);
@@ -202,15 +211,24 @@ describe.skipIf(!enabled)('kubernetes', () => {
       const volume = (deployment.spec?.template.spec?.volumes ?? []).find((candidate) => candidate.name === 'fabric');
       expect(volume?.secret?.secretName, service.name).toBe(fabricLayout.serviceSecret(service.name));
       const config = overlayConfig(service);
-      const files = ['NATS_NKEY', 'NATS_CA', 'GRPC_TLS_CA', 'GRPC_TLS_CERT', 'GRPC_TLS_KEY']
+      const files = ['NATS_CREDS', 'NATS_CA', 'GRPC_TLS_CA', 'GRPC_TLS_CERT', 'GRPC_TLS_KEY']
         .map((name) => config[name])
         .filter((value): value is string => typeof value === 'string');
-      // TLS on the shipped deployment: every NATS client has a user and the CA; gRPC hops have certificates.
-      if ('NATS_URL' in service.schema.shape) expect(config.NATS_NKEY && config.NATS_CA, service.name).toBeTruthy();
+      // TLS on the shipped deployment: every NATS client has its credentials file and the CA, and
+      // no other way to authenticate; gRPC hops have certificates.
+      if ('NATS_URL' in service.schema.shape) expect(config.NATS_CREDS && config.NATS_CA, service.name).toBeTruthy();
+      for (const name of ['NATS_NKEY', 'NATS_USER', 'NATS_TOKEN']) expect(config[name], service.name).toBeUndefined();
       if ('GRPC_TLS_CERT' in service.schema.shape) expect(config.GRPC_TLS_CERT, service.name).toBeTruthy();
-      for (const path of files)
-        expect(path.startsWith(`${mount?.mountPath ?? '?'}/`), `${service.name}: ${path}`).toBe(true);
+      for (const path of files) {
+        expect(posix.dirname(path), `${service.name}: ${path}`).toBe(mount?.mountPath ?? '?');
+        // The key the Secret volume turns into that file.
+        expect(secrets.get(fabricLayout.serviceSecret(service.name)), `${service.name}: ${path}`).toContain(
+          posix.basename(path),
+        );
+      }
     }
+    // The NATS chart's certificate Secret, with the CA the services check it against.
+    expect(secrets.get(fabricLayout.natsTlsSecret)).toEqual(expect.arrayContaining(['tls.crt', 'tls.key', 'ca.crt']));
   });
 
   test.each([BASE, OVERLAY])('kubernetes - %s: a container sets no variable its configSchema does not read', (tree) => {
@@ -367,6 +385,22 @@ describe('charts', () => {
     expect(at(nats, 'config.nats.tls.enabled')).toBe(true);
     expect(at(nats, 'config.nats.tls.secretName')).toBe(fabricLayout.natsTlsSecret);
     expect(at(nats, 'tlsCA.secretName')).toBe(fabricLayout.natsTlsSecret);
+  });
+
+  test('charts - the second values file pnpm fabric:credentials writes puts NATS in operator mode: the operator, its accounts, a control line for their JWTs, no password users', () => {
+    // fabric-shared-users.test.ts starts a real server from the same settings.
+    const generated = parse(readFileSync(join(fabric, fabricLayout.chartValues), 'utf8')) as unknown;
+    const merged = at(generated, 'config.merge') as Record<string, unknown>;
+    expect(Object.keys(merged).sort()).toEqual([
+      'max_control_line',
+      'operator',
+      'resolver',
+      'resolver_preload',
+      'system_account',
+    ]);
+    expect(merged.resolver).toBe('MEMORY');
+    expect(Object.keys(merged.resolver_preload as object)).toContain(merged.system_account);
+    expect(at(values('nats.values.yaml'), 'config.merge')).toBeUndefined();
   });
 
   test.skipIf(!enabled)(

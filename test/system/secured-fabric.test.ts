@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
-import { connect, nkeyAuthenticator, type NatsConnection, type NatsError } from 'nats';
+import { connect, credsAuthenticator, type NatsConnection, type NatsError } from 'nats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCertificateAuthority, fabricLayout, loadDocuments, readSse, writeFabric } from '@hopline/cli';
 import { jetstream, loadHoplineGrpc, natsClients, subjects, type NatsClientName } from '@hopline/contracts';
@@ -26,7 +26,8 @@ const fabric = mkdtempSync(join(tmpdir(), 'hopline-fabric-'));
 await writeFabric(fabric, { namespace: 'test' });
 const file = (relative: string) => join(fabric, relative);
 
-// The generated authorization with TLS on, as the shipped deployment runs NATS.
+// The generated operator, account and users (operator mode) with TLS on, as the shipped deployment
+// runs NATS; fabric-nkeys.test.ts covers the nkey alternative.
 const nats: NatsServerProcess | undefined = await startNatsServer({
   config: [
     'tls {',
@@ -34,7 +35,7 @@ const nats: NatsServerProcess | undefined = await startNatsServer({
     `  key_file: "${file(fabricLayout.natsServerKey)}"`,
     `  ca_file: "${file(fabricLayout.natsCa)}"`,
     '}',
-    readFileSync(file(fabricLayout.natsAuthConf), 'utf8'),
+    readFileSync(file(fabricLayout.natsOperatorConf), 'utf8'),
   ].join('\n'),
 });
 
@@ -48,15 +49,14 @@ const tlsOf = (service: ServiceName) => ({
 function credentialsOf(service: ServiceName): Record<string, string> {
   const tls = tlsOf(service);
   if (!(natsClients as readonly string[]).includes(service)) return tls;
-  return { ...tls, NATS_NKEY: file(fabricLayout.serviceNkey(service)), NATS_CA: file(fabricLayout.natsCa) };
+  return { ...tls, NATS_CREDS: file(fabricLayout.userCreds(service)), NATS_CA: file(fabricLayout.natsCa) };
 }
 
 /** A plain NATS client holding one service's credentials, as someone who stole them would. */
 async function connectAs(service: NatsClientName): Promise<NatsConnection> {
-  const seed = new TextEncoder().encode(readFileSync(file(fabricLayout.serviceNkey(service)), 'utf8').trim());
   return connect({
     servers: nats?.url,
-    authenticator: nkeyAuthenticator(seed),
+    authenticator: credsAuthenticator(readFileSync(file(fabricLayout.userCreds(service)))),
     tls: { caFile: file(fabricLayout.natsCa) },
     inboxPrefix: `_INBOX.${service}`,
   });
@@ -211,8 +211,8 @@ describe.skipIf(!nats)('fabric - NATS refuses each service what its role does no
     await expect(connect({ servers: nats?.url, tls: { caFile: file(fabricLayout.natsCa) } })).rejects.toMatchObject({
       code: 'AUTHORIZATION_VIOLATION',
     });
-    const seed = new TextEncoder().encode(readFileSync(file(fabricLayout.serviceNkey('hop-reasoner')), 'utf8').trim());
-    await expect(connect({ servers: nats?.url, authenticator: nkeyAuthenticator(seed), tls: null })).rejects.toThrow();
+    const creds = credsAuthenticator(readFileSync(file(fabricLayout.userCreds('hop-reasoner'))));
+    await expect(connect({ servers: nats?.url, authenticator: creds, tls: null })).rejects.toThrow();
   });
 
   it("fabric - a retrieval worker's credentials cannot read question events nor write them", async () => {

@@ -3,7 +3,7 @@
 // applies to the questions started after it, on every hop-reasoner, without a restart.
 import { connectNatsBus, jetStreamPolicyFrom, natsSecurityFrom } from '@hopline/bus';
 import { env, jetstreamEnv, loadConfig, natsSecurityEnv } from '@hopline/config';
-import { jetstream } from '@hopline/contracts';
+import { jetstream, type NatsUserName } from '@hopline/contracts';
 import { z } from 'zod';
 import { parseCommandLine, UsageError } from './command.js';
 import { changeOperatorControls, readOperatorControls } from './operator-controls.js';
@@ -15,7 +15,9 @@ const USAGE = `usage: pnpm controls [--multi-hop on|off] [--hop-cap N]
   --hop-cap N      no question takes more than N hops (1 to 5)
 
 environment: NATS_URL (default nats://127.0.0.1:4222), the NATS_* credentials of a user that may
-write $KV.${jetstream.controlsBucket}.>, and the JETSTREAM_* policy the services use.`;
+write $KV.${jetstream.controlsBucket}.> (pnpm fabric:credentials makes one: NATS_CREDS=
+deploy/fabric/operator-controls/nats.creds NATS_CA=deploy/fabric/ca.crt), and the JETSTREAM_*
+policy the services use.`;
 
 const configSchema = z.object({
   ...jetstreamEnv,
@@ -44,7 +46,8 @@ try {
   const config = loadConfig('hopline-controls', configSchema);
   const bus = await connectNatsBus({
     url: config.NATS_URL,
-    name: 'hopline-controls',
+    // The NATS user pnpm fabric:credentials makes for this command reads replies under this name.
+    name: 'operator-controls' satisfies NatsUserName,
     jetstream: jetStreamPolicyFrom(config),
     security: natsSecurityFrom(config),
   });

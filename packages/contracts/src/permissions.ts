@@ -5,6 +5,14 @@ export const natsClients = ['answer-gateway', 'hop-reasoner', 'retrieval-worker'
 export type NatsClientName = (typeof natsClients)[number];
 
 /**
+ * The NATS users `pnpm fabric:credentials` makes: one per service above, `embedded` for the
+ * embedded mode's one process (it opens the three services' connections under one identity),
+ * and `operator-controls` for `pnpm controls`, which connects under that name.
+ */
+export const natsUsers = [...natsClients, 'embedded', 'operator-controls'] as const;
+export type NatsUserName = (typeof natsUsers)[number];
+
+/**
  * What one service's NATS user may do. Everything not listed is refused by the server. Replies
  * to requests a service received go to the requester's inbox under `allow_responses`, which
  * lets a responder publish to a reply subject only while answering a request it got.
@@ -86,7 +94,7 @@ const common = (service: string) => ({
  * ask for ends, nor read other questions' logs through a consumer. A retrieval worker reads the
  * ingest stream and answers retrievals, and cannot publish or read question subjects at all.
  */
-export const natsPermissions: Record<NatsClientName, SubjectPermissions> = {
+const servicePermissions: Record<NatsClientName, SubjectPermissions> = {
   'answer-gateway': {
     publish: [
       ...common('answer-gateway').publish,
@@ -166,5 +174,30 @@ export const natsPermissions: Record<NatsClientName, SubjectPermissions> = {
       '$SRV.>',
     ],
     allowResponses: true,
+  },
+};
+
+/** Everything any of `roles` may do: the embedded process is all three services at once. */
+function unionOf(roles: readonly SubjectPermissions[]): SubjectPermissions {
+  const union = (pick: (role: SubjectPermissions) => readonly string[]) => [...new Set(roles.flatMap(pick))];
+  return {
+    publish: union((role) => role.publish),
+    subscribe: union((role) => role.subscribe),
+    allowResponses: roles.some((role) => role.allowResponses),
+  };
+}
+
+/**
+ * Each NATS user's permissions. The embedded process holds the three services' connections, each
+ * under its service's name (so its own inboxes are the services' ones). The operators' controls
+ * command writes the controls bucket and nothing else: it cannot read questions or their events.
+ */
+export const natsPermissions: Record<NatsUserName, SubjectPermissions> = {
+  ...servicePermissions,
+  embedded: unionOf(natsClients.map((service) => servicePermissions[service])),
+  'operator-controls': {
+    publish: [...common('operator-controls').publish, ...kvBucket(jetstream.controlsBucket).write],
+    subscribe: common('operator-controls').subscribe,
+    allowResponses: false,
   },
 };

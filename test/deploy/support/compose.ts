@@ -125,6 +125,8 @@ export const composeServiceSchema = z
     ports: z.array(z.union([z.string(), z.number(), z.object({ target: z.number() }).passthrough()])).optional(),
     deploy: z.object({ replicas: z.number().int().optional() }).passthrough().optional(),
     container_name: z.string().optional(),
+    // The short syntax (`source:target[:mode]`) only: what docker-compose.yml uses.
+    volumes: z.array(z.string()).optional(),
   })
   .passthrough();
 
@@ -173,4 +175,13 @@ export function publishedTargets(service: ComposeService): number[] {
     const target = port.split(':').at(-1)?.split('/')[0] ?? '';
     return Number(target);
   });
+}
+
+/** Where a service mounts `source` (a path as docker-compose.yml writes it), if it does. */
+export function mountTarget(service: ComposeService, source: string): string | undefined {
+  for (const volume of service.volumes ?? []) {
+    const [from, to] = volume.split(':');
+    if (from === source) return to;
+  }
+  return undefined;
 }

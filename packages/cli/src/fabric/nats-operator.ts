@@ -12,20 +12,35 @@ import type { NatsUser } from './nats-users.js';
 
 /** What an operator-mode (JWT) NATS deployment needs: the server's configuration and one `.creds` per user. */
 export interface OperatorFabric {
-  /** nats-server configuration to `include`: the operator, and the account preloaded into a memory resolver. */
+  /**
+   * nats-server's settings: the operator, the accounts preloaded into a memory resolver, and a
+   * control line long enough for the users' JWTs (the chart merges them).
+   */
+  serverSettings: Record<string, unknown>;
+  /** The same settings as a configuration file to `include` (compose's NATS). */
   serverConf: string;
-  /** Each service's credentials file (its user JWT and nkey seed), as `NATS_CREDS` names it. */
-  creds: Array<{ service: NatsUser['service']; creds: string }>;
+  /** Each user's credentials file (its user JWT and nkey seed), as `NATS_CREDS` names it. */
+  creds: Array<{ user: NatsUser['name']; creds: string }>;
 }
 
 // No limit: JetStream on for the account, bounded by the streams' own limits (see the JetStream policy).
 const UNLIMITED = -1;
 
 /**
+ * A client sends its user JWT in its CONNECT line, which the server refuses past
+ * `max_control_line` (4 KiB by default) and the client then only sees a connect timeout. The
+ * JWTs carry every subject a user may use: the hop-reasoner's is about 3.4 KB, the embedded
+ * user's (three services' permissions) about 6 KB.
+ */
+const MAX_CONTROL_LINE = 16_384;
+
+/**
  * The same users and permissions as the nkey `authorization` block, in operator mode: a fresh
- * operator signs one account (JetStream enabled) and the server's system account; the first signs a JWT per user carrying its
- * service's permissions from @hopline/contracts. The server trusts the operator and resolves
- * the account from memory; a client proves itself with its `.creds` file.
+ * operator signs one account (JetStream enabled) and the server's system account; the account
+ * signs a JWT per user carrying its permissions from @hopline/contracts. The server trusts the
+ * operator and resolves the accounts from memory; a client proves itself with its `.creds` file.
+ * The account's key is not kept: nobody can issue another user, so a new user means running
+ * `pnpm fabric:credentials` again.
  */
 export async function operatorFabric(users: readonly NatsUser[]): Promise<OperatorFabric> {
   const operator = createOperator();
@@ -58,8 +73,8 @@ export async function operatorFabric(users: readonly NatsUser[]): Promise<Operat
   );
   const creds = await Promise.all(
     users.map(async (user) => {
-      const permissions = natsPermissions[user.service];
-      const jwt = await encodeUser(user.service, user.publicKey, account, {
+      const permissions = natsPermissions[user.name];
+      const jwt = await encodeUser(user.name, user.publicKey, account, {
         subs: UNLIMITED,
         data: UNLIMITED,
         payload: UNLIMITED,
@@ -70,16 +85,21 @@ export async function operatorFabric(users: readonly NatsUser[]): Promise<Operat
         ...(permissions.allowResponses ? { resp: { max: 1, ttl: 120_000_000_000 } } : {}),
       });
       const pair = fromSeed(new TextEncoder().encode(user.seed));
-      return { service: user.service, creds: new TextDecoder().decode(fmtCreds(jwt, pair)) };
+      return { user: user.name, creds: new TextDecoder().decode(fmtCreds(jwt, pair)) };
     }),
   );
+  const serverSettings = {
+    operator: operatorJwt,
+    system_account: system.getPublicKey(),
+    resolver: 'MEMORY',
+    resolver_preload: { [account.getPublicKey()]: accountJwt, [system.getPublicKey()]: systemJwt },
+    max_control_line: MAX_CONTROL_LINE,
+  };
   const serverConf = [
-    '# Made by pnpm fabric:credentials: operator mode (JWT), an alternative to auth.conf; include one of them.',
-    `operator: ${JSON.stringify(operatorJwt)}`,
-    `system_account: ${system.getPublicKey()}`,
-    'resolver: MEMORY',
-    `resolver_preload: ${JSON.stringify({ [account.getPublicKey()]: accountJwt, [system.getPublicKey()]: systemJwt }, null, 2)}`,
+    '# Made by pnpm fabric:credentials: operator mode (JWT); auth.conf has the same users as nkeys. Include one of them.',
+    // The server's format reads JSON values.
+    ...Object.entries(serverSettings).map(([key, value]) => `${key}: ${JSON.stringify(value, null, 2)}`),
     '',
   ].join('\n');
-  return { serverConf, creds };
+  return { serverSettings, serverConf, creds };
 }

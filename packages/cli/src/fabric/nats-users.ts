@@ -1,20 +1,21 @@
-import { natsClients, natsPermissions, type NatsClientName } from '@hopline/contracts';
+import { natsPermissions, natsUsers, type NatsUserName } from '@hopline/contracts';
 import { nkeys } from 'nats';
 
 export interface NatsUser {
-  service: NatsClientName;
+  /** A service, or `embedded` or `operator-controls` (see natsUsers). */
+  name: NatsUserName;
   /** The public key the server config lists (`U…`): not a secret. */
   publicKey: string;
-  /** The seed the service signs the server's challenge with (`SU…`): the secret. */
+  /** The seed the client signs the server's challenge with (`SU…`): the secret. */
   seed: string;
 }
 
-/** A fresh nkey user for every service that connects to NATS. */
+/** A fresh nkey user for every service that connects to NATS, the embedded mode and the controls command. */
 export function createNatsUsers(): NatsUser[] {
-  return natsClients.map((service) => {
+  return natsUsers.map((name) => {
     const pair = nkeys.createUser();
     return {
-      service,
+      name,
       publicKey: pair.getPublicKey(),
       seed: new TextDecoder().decode(pair.getSeed()),
     };
@@ -22,14 +23,14 @@ export function createNatsUsers(): NatsUser[] {
 }
 
 /**
- * nats-server's `authorization` block for these users, each with its service's permissions
+ * nats-server's `authorization` block for these users, each with its own permissions
  * from @hopline/contracts. A client without one of these keys is refused: the block lists no
  * anonymous user.
  */
 export function natsAuthorization(users: readonly NatsUser[]): Record<string, unknown> {
   return {
     users: users.map((user) => {
-      const permissions = natsPermissions[user.service];
+      const permissions = natsPermissions[user.name];
       return {
         nkey: user.publicKey,
         permissions: {
@@ -48,5 +49,5 @@ export function natsAuthorization(users: readonly NatsUser[]): Record<string, un
  * variable.
  */
 export function natsAuthorizationConf(users: readonly NatsUser[]): string {
-  return `# Made by pnpm fabric:credentials: one nkey user per Hopline service, with its permissions.\nauthorization: ${JSON.stringify(natsAuthorization(users), null, 2)}\n`;
+  return `# Made by pnpm fabric:credentials: one nkey user per Hopline service (and the embedded mode and pnpm controls), with its permissions.\nauthorization: ${JSON.stringify(natsAuthorization(users), null, 2)}\n`;
 }

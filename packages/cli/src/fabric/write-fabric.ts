@@ -2,7 +2,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createCertificateAuthority } from './certificates.js';
 import { operatorFabric } from './nats-operator.js';
-import { createNatsUsers, natsAuthorization, natsAuthorizationConf } from './nats-users.js';
+import { createNatsUsers, natsAuthorizationConf } from './nats-users.js';
 
 /** The five services; each gets a certificate, and those on NATS an nkey. */
 export const fabricServices = [
@@ -22,17 +22,19 @@ export interface FabricOptions {
 export const fabricLayout = {
   caCert: 'ca.crt',
   caKey: 'ca.key',
-  natsAuthConf: 'nats/auth.conf',
-  /** The same users in operator mode (JWT): include it instead of auth.conf, and give services their `.creds`. */
+  /** The users in operator mode (JWT), what compose's NATS includes; services authenticate with their `.creds`. */
   natsOperatorConf: 'nats/operator.conf',
+  /** The same users as nkeys: include it instead of operator.conf, and give services their `nats.nk` (NATS_NKEY). */
+  natsAuthConf: 'nats/auth.conf',
   natsServerCert: 'nats/tls.crt',
   natsServerKey: 'nats/tls.key',
   natsCa: 'nats/ca.crt',
   serviceCert: (service: string) => `${service}/tls.crt`,
   serviceKey: (service: string) => `${service}/tls.key`,
   serviceCa: (service: string) => `${service}/ca.crt`,
-  serviceNkey: (service: string) => `${service}/nats.nk`,
-  serviceCreds: (service: string) => `${service}/nats.creds`,
+  /** A NATS user's (see natsUsers in @hopline/contracts) nkey seed and credentials file. */
+  userNkey: (user: string) => `${user}/nats.nk`,
+  userCreds: (user: string) => `${user}/nats.creds`,
   chartValues: 'nats.values.yaml',
   kubernetesSecrets: 'kubernetes/fabric-secrets.yaml',
   /** In that file: each service's Secret, which its Deployment mounts, and the NATS chart's TLS Secret. */
@@ -52,15 +54,20 @@ const serviceNames = (name: string, options: FabricOptions): string[] => [
 
 /**
  * Everything the fabric needs, made in one go into `dir`: a private CA; NATS's server
- * certificate and its authorization (one nkey user per NATS service, with its permissions),
- * also in operator mode (an operator, an account and a user JWT per service); each service's
- * certificate (server and client), CA, nkey seed and `.creds` file; the NATS chart values that
- * carry the authorization; and the Kubernetes Secrets that carry the rest. Secrets are written
- * owner-readable only. Running it again replaces them all: redeploy everything together.
+ * certificate and its users in operator mode (an operator, an account and a user JWT per NATS
+ * user, carrying its permissions), also as an nkey `authorization` block; each service's
+ * certificate (server and client) and CA; each NATS user's `.creds` file and nkey seed (the
+ * services', the embedded mode's and `pnpm controls`'s); the NATS chart values that carry the
+ * operator and its account; and the Kubernetes Secrets that carry the services' files. Secrets
+ * are written owner-readable only. Running it again replaces them all: redeploy everything
+ * together.
  */
 export async function writeFabric(dir: string, options: FabricOptions): Promise<void> {
   const path = (relative: string) => join(dir, relative);
-  for (const folder of ['nats', 'kubernetes', ...fabricServices]) await mkdir(path(folder), { recursive: true });
+  const users = createNatsUsers();
+  for (const folder of ['nats', 'kubernetes', ...fabricServices, ...users.map((user) => user.name)]) {
+    await mkdir(path(folder), { recursive: true });
+  }
 
   const ca = await createCertificateAuthority({ cert: path(fabricLayout.caCert), key: path(fabricLayout.caKey) });
   const caPem = await readFile(ca.cert, 'utf8');
@@ -77,17 +84,16 @@ export async function writeFabric(dir: string, options: FabricOptions): Promise<
     await writeFile(path(fabricLayout.serviceCa(service)), caPem);
   }
 
-  const users = createNatsUsers();
   for (const user of users) {
-    await writeFile(path(fabricLayout.serviceNkey(user.service)), `${user.seed}\n`, { mode: 0o600 });
+    await writeFile(path(fabricLayout.userNkey(user.name)), `${user.seed}\n`, { mode: 0o600 });
   }
   await writeFile(path(fabricLayout.natsAuthConf), natsAuthorizationConf(users));
   const operatorMode = await operatorFabric(users);
   await writeFile(path(fabricLayout.natsOperatorConf), operatorMode.serverConf);
-  for (const { service, creds } of operatorMode.creds) {
-    await writeFile(path(fabricLayout.serviceCreds(service)), creds, { mode: 0o600 });
+  for (const { user, creds } of operatorMode.creds) {
+    await writeFile(path(fabricLayout.userCreds(user)), creds, { mode: 0o600 });
   }
-  await writeFile(path(fabricLayout.chartValues), chartValues(natsAuthorization(users)));
+  await writeFile(path(fabricLayout.chartValues), chartValues(operatorMode.serverSettings));
 
   const secrets = [
     await tlsSecret(
@@ -102,8 +108,8 @@ export async function writeFabric(dir: string, options: FabricOptions): Promise<
           'ca.crt': caPem,
           'tls.crt': await readFile(path(fabricLayout.serviceCert(service)), 'utf8'),
           'tls.key': await readFile(path(fabricLayout.serviceKey(service)), 'utf8'),
-          ...(users.some((user) => user.service === service)
-            ? { 'nats.nk': await readFile(path(fabricLayout.serviceNkey(service)), 'utf8') }
+          ...(users.some((user) => user.name === service)
+            ? { 'nats.creds': await readFile(path(fabricLayout.userCreds(service)), 'utf8') }
             : {}),
         }),
       ),
@@ -112,10 +118,10 @@ export async function writeFabric(dir: string, options: FabricOptions): Promise<
   await writeFile(path(fabricLayout.kubernetesSecrets), secrets.join('---\n'), { mode: 0o600 });
 }
 
-/** The second values file for the NATS chart: the users and their permissions, merged into its config. */
-function chartValues(authorization: Record<string, unknown>): string {
-  // JSON is YAML: the subjects stay quoted.
-  const values = { config: { merge: { authorization } } };
+/** The second values file for the NATS chart: the operator and its accounts, merged into its config. */
+function chartValues(serverSettings: Record<string, unknown>): string {
+  // JSON is YAML: the JWTs and keys stay quoted strings.
+  const values = { config: { merge: serverSettings } };
   return `# Made by pnpm fabric:credentials: pass it after deploy/charts/nats.values.yaml.\n${JSON.stringify(values, null, 2)}\n`;
 }
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { connect, credsAuthenticator, type NatsConnection } from 'nats';
+import { connect, nkeyAuthenticator, type NatsConnection } from 'nats';
 import { afterAll, describe, expect, it } from 'vitest';
 import { fabricLayout, writeFabric } from '@hopline/cli';
 import { connectNatsBus, natsSecurityFrom, type Bus } from '@hopline/bus';
@@ -10,11 +10,12 @@ import { subjects, type NatsClientName } from '@hopline/contracts';
 import { openQuestionStreams } from '@hopline/questions';
 import { startNatsServer, waitFor } from '@hopline/test-support';
 
-const fabric = mkdtempSync(join(tmpdir(), 'hopline-fabric-operator-'));
+const fabric = mkdtempSync(join(tmpdir(), 'hopline-fabric-nkeys-'));
 await writeFabric(fabric, { namespace: 'test' });
 const file = (relative: string) => join(fabric, relative);
 
-// Operator mode (JWT) with TLS: the generated operator.conf instead of auth.conf.
+// The alternative to the shipped operator mode (secured-fabric.test.ts): the generated nkey users
+// (auth.conf) with TLS, each service authenticated by its seed.
 const nats = await startNatsServer({
   config: [
     'tls {',
@@ -22,7 +23,7 @@ const nats = await startNatsServer({
     `  key_file: "${file(fabricLayout.natsServerKey)}"`,
     `  ca_file: "${file(fabricLayout.natsCa)}"`,
     '}',
-    readFileSync(file(fabricLayout.natsOperatorConf), 'utf8'),
+    readFileSync(file(fabricLayout.natsAuthConf), 'utf8'),
   ].join('\n'),
 });
 
@@ -31,35 +32,37 @@ afterAll(async () => {
   rmSync(fabric, { recursive: true, force: true });
 });
 
-/** A service's bus as its main.ts connects it, by NATS_CREDS and NATS_CA. */
+/** A service's bus as its main.ts connects it, by NATS_NKEY and NATS_CA. */
 const busOf = (service: NatsClientName): Promise<Bus> =>
   connectNatsBus({
     url: nats?.url ?? '',
     name: service,
     security: natsSecurityFrom({
-      NATS_CREDS: file(fabricLayout.serviceCreds(service)),
+      NATS_NKEY: file(fabricLayout.userNkey(service)),
       NATS_CA: file(fabricLayout.natsCa),
     }),
   });
 
-/** A plain client holding one service's `.creds`, as someone who stole them would. */
+/** A plain client holding one service's seed, as someone who stole it would. */
 const clientOf = (service: NatsClientName): Promise<NatsConnection> =>
   connect({
     servers: nats?.url,
-    authenticator: credsAuthenticator(readFileSync(file(fabricLayout.serviceCreds(service)))),
+    authenticator: nkeyAuthenticator(
+      new TextEncoder().encode(readFileSync(file(fabricLayout.userNkey(service)), 'utf8').trim()),
+    ),
     tls: { caFile: file(fabricLayout.natsCa) },
     inboxPrefix: `_INBOX.${service}`,
   });
 
-describe.skipIf(!nats)('fabric - operator mode: NATS_CREDS files from pnpm fabric:credentials', () => {
-  it('fabric operator - a client without a .creds file is refused; the files are owner-readable only', async () => {
+describe.skipIf(!nats)('fabric - nkey users: NATS_NKEY seeds from pnpm fabric:credentials', () => {
+  it('fabric nkeys - a client without a seed is refused; the seeds are owner-readable only', async () => {
     await expect(connect({ servers: nats?.url, tls: { caFile: file(fabricLayout.natsCa) } })).rejects.toMatchObject({
       code: 'AUTHORIZATION_VIOLATION',
     });
-    expect(statSync(file(fabricLayout.serviceCreds('answer-gateway'))).mode & 0o077).toBe(0);
+    expect(statSync(file(fabricLayout.userNkey('answer-gateway'))).mode & 0o077).toBe(0);
   });
 
-  it('fabric operator - the gateway enqueues a question and the hop-reasoner writes its event, each with its own .creds, over JetStream', async () => {
+  it('fabric nkeys - the gateway enqueues a question and the hop-reasoner writes its event, each with its own seed, over JetStream', async () => {
     const [gateway, reasoner] = [await busOf('answer-gateway'), await busOf('hop-reasoner')];
     try {
       const gatewaySide = await openQuestionStreams(gateway);
@@ -78,7 +81,7 @@ describe.skipIf(!nats)('fabric - operator mode: NATS_CREDS files from pnpm fabri
     }
   });
 
-  it("fabric operator - the user JWTs carry each service's permissions: the gateway cannot write question events, a worker cannot read them", async () => {
+  it("fabric nkeys - the authorization block carries each service's permissions: the gateway cannot write question events, a worker cannot read them", async () => {
     const [gateway, worker] = [await clientOf('answer-gateway'), await clientOf('retrieval-worker')];
     try {
       const refusals: string[] = [];
