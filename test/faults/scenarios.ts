@@ -110,6 +110,12 @@ async function breakerStates(reasoner: ServiceProcess): Promise<Record<string, s
   return health.details?.breakers ?? {};
 }
 
+/** The questions a hop-reasoner is running, from its /healthz. */
+async function questionsInFlight(reasoner: ServiceProcess): Promise<number> {
+  const health = (await (await fetch(`${reasoner.opsUrl}/healthz`)).json()) as { details?: { inFlight?: number } };
+  return health.details?.inFlight ?? 0;
+}
+
 async function breakerState(reasoner: ServiceProcess, downstream: string): Promise<string | undefined> {
   return (await breakerStates(reasoner))[downstream];
 }
@@ -271,13 +277,16 @@ export const fullFleet: Scenario = {
       const t = tally(await askMany(fleet, 'full-fleet', questions).outcomes);
       // A refused question's job is withdrawn: once the fleet is free, the hop-reasoners (started
       // afresh above, so their counts are this scenario's) must have reasoned through the answered
-      // questions only. A job left behind would be taken at once, well within this wait.
+      // questions only, and hold none. A job left behind would be taken at once, well within this
+      // wait, and be running (a question takes seconds on a loaded machine) or done.
       await sleep(2_000);
-      const reasoned = (
-        await Promise.all(fleet.reasoners.map((reasoner) => metric(reasoner, 'hopline_hops_per_question_count', {})))
-      ).reduce((sum, count) => sum + count, 0);
+      const sum = (counts: number[]) => counts.reduce((total, count) => total + count, 0);
+      const reasoned = sum(
+        await Promise.all(fleet.reasoners.map((reasoner) => metric(reasoner, 'hopline_hops_per_question_count', {}))),
+      );
+      const running = sum(await Promise.all(fleet.reasoners.map(questionsInFlight)));
       return {
-        measured: `${t.answered} answered, ${t.refused} refused (${t.refusedWithoutRetryAfter} without Retry-After), ${t.serverErrors} other 5xx, ${t.hung} hung, ${t.cut} cut; the hop-reasoners reasoned through ${reasoned} questions`,
+        measured: `${t.answered} answered, ${t.refused} refused (${t.refusedWithoutRetryAfter} without Retry-After), ${t.serverErrors} other 5xx, ${t.hung} hung, ${t.cut} cut; afterwards the hop-reasoners had reasoned through ${reasoned} questions and were running ${running}`,
         holds:
           t.refused > 0 &&
           t.serverErrors === 0 &&
@@ -285,7 +294,8 @@ export const fullFleet: Scenario = {
           t.hung === 0 &&
           t.cut === 0 &&
           t.answered + t.refused === t.asked &&
-          reasoned === t.answered,
+          reasoned === t.answered &&
+          running === 0,
         tally: t,
       };
     } finally {

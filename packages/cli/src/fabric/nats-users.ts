@@ -27,7 +27,7 @@ export function createNatsUsers(): NatsUser[] {
  * from @hopline/contracts. A client without one of these keys is refused: the block lists no
  * anonymous user.
  */
-export function natsAuthorization(users: readonly NatsUser[]): Record<string, unknown> {
+function natsAuthorization(users: readonly NatsUser[]): Record<string, unknown> {
   return {
     users: users.map((user) => {
       const permissions = natsPermissions[user.name];
