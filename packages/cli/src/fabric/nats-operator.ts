@@ -29,7 +29,7 @@ const UNLIMITED = -1;
 /**
  * A client sends its user JWT in its CONNECT line, which the server refuses past
  * `max_control_line` (4 KiB by default) and the client then only sees a connect timeout. The
- * JWTs carry every subject a user may use: the hop-reasoner's is about 3.4 KB, the embedded
+ * JWTs carry every subject a user may use: the gateway's is about 3.8 KB, the embedded
  * user's (three services' permissions) about 6 KB.
  */
 const MAX_CONTROL_LINE = 16_384;
