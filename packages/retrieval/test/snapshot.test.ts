@@ -54,7 +54,23 @@ function commands(): IngestCommand__Output[] {
   return out;
 }
 
+/** Counts the vectors still in the flat buffer, not yet in their graph, at each snapshot. */
+class BufferAtSave extends AdaptiveVectorIndex {
+  readonly bufferedAtSave: number[] = [];
+
+  override save(dir: string): Promise<void> {
+    this.bufferedAtSave.push(this.buffered());
+    return super.save(dir);
+  }
+}
+
 async function openBackends(dataDir: string, snapshotAfter: number) {
+  // The graph builder moves one vector each time the test lets it (after each batch), so the
+  // snapshots come while the buffer holds vectors and the graph holds others.
+  const waiting: Array<() => void> = [];
+  const nextTurn = () => new Promise<void>((resolve) => waiting.push(resolve));
+  const letBuilderMove = () => waiting.splice(0).forEach((resolve) => resolve());
+  const index = new BufferAtSave(embedder.dimensions, { flatLimit: 40, moveSliceMs: 0, nextTurn });
   const [lexical, vector] = await Promise.all([
     EmbeddedLexicalBackend.open({ dataDir, durable: false, snapshotAfter }),
     EmbeddedVectorBackend.open({
@@ -62,10 +78,10 @@ async function openBackends(dataDir: string, snapshotAfter: number) {
       dataDir,
       durable: false,
       snapshotAfter,
-      createIndex: (dimensions) => new AdaptiveVectorIndex(dimensions, { flatLimit: 40 }),
+      createIndex: () => index,
     }),
   ]);
-  return { lexical, vector };
+  return { lexical, vector, index, letBuilderMove };
 }
 
 /** Applies the commands in batches of 16 and returns backends reopened from the folder, as after a crash (no close). */
@@ -73,9 +89,12 @@ async function ingestAndRestart(dataDir: string, snapshotAfter: number) {
   const first = await openBackends(dataDir, snapshotAfter);
   const indexer = createIndexer({ ...first, embedder });
   const all = commands();
-  for (let start = 0; start < all.length; start += 16) await indexer.applyAll(all.slice(start, start + 16));
+  for (let start = 0; start < all.length; start += 16) {
+    await indexer.applyAll(all.slice(start, start + 16));
+    first.letBuilderMove();
+  }
   const tail = { lexical: first.lexical.tail, vector: first.vector.tail };
-  return { tail, ...(await openBackends(dataDir, snapshotAfter)) };
+  return { tail, bufferedAtSave: first.index.bufferedAtSave, ...(await openBackends(dataDir, snapshotAfter)) };
 }
 
 let dirs: string[] = [];
@@ -99,6 +118,8 @@ describe('index snapshots', () => {
     expect(snapshotted.tail.lexical).toBeGreaterThan(0);
     expect(snapshotted.tail.lexical).toBeLessThan(100);
     expect(replayed.tail.lexical).toBe(commands().length);
+    // At least one snapshot was taken while vectors waited in the buffer for the graph.
+    expect(Math.max(...snapshotted.bufferedAtSave)).toBeGreaterThan(0);
 
     expect(await snapshotted.lexical.countChunks()).toEqual(await replayed.lexical.countChunks());
     expect(await snapshotted.vector.countChunks()).toEqual(await replayed.vector.countChunks());

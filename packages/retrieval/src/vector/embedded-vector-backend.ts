@@ -77,14 +77,12 @@ export class EmbeddedVectorBackend implements VectorBackend {
     const { dimensions } = options;
     const index = (options.createIndex ?? ((dims) => new AdaptiveVectorIndex(dims)))(dimensions);
     const chunks = new Map<string, IndexedChunk>();
-    // Partitions whose index state the snapshot restored; the others are rebuilt from their vectors.
-    let persisted: ReadonlySet<string> = new Set();
     const snapshot: IndexSnapshot = {
       save: async (dir) => {
         if (isPersistent(index)) await index.save(dir);
       },
       async load(dir) {
-        if (isPersistent(index)) persisted = await index.load(dir);
+        if (isPersistent(index)) await index.load(dir);
       },
     };
     const store = await VersionedDocumentStore.open<EmbeddedChunk>({
@@ -103,9 +101,10 @@ export class EmbeddedVectorBackend implements VectorBackend {
       listener: {
         restored(doc, items) {
           const partition = partitionKey(doc.tenantId, doc.kbId);
-          const indexed = persisted.has(partition);
+          // What the snapshot's index part did not restore is rebuilt from its vector.
+          const restoredIndex = isPersistent(index) ? index : undefined;
           for (const { chunk, vector } of items) {
-            if (!indexed) index.add(partition, chunk.chunkId, vector);
+            if (!restoredIndex?.holds(partition, chunk.chunkId)) index.add(partition, chunk.chunkId, vector);
             chunks.set(chunkKey(partition, chunk.chunkId), chunk);
           }
         },
