@@ -15,7 +15,13 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { hashApiKey } from '@hopline/answer-gateway';
 import type { IngestCommand__Output } from '@hopline/contracts';
-import { EmbeddedLexicalBackend, EmbeddedVectorBackend, HashingEmbedder, createIndexer } from '@hopline/retrieval';
+import {
+  AdaptiveVectorIndex,
+  EmbeddedLexicalBackend,
+  EmbeddedVectorBackend,
+  HashingEmbedder,
+  createIndexer,
+} from '@hopline/retrieval';
 import { freePort, waitFor } from '@hopline/test-support';
 import { healthy, spawnNode, stopProcess, type Proc } from './support/processes.js';
 
@@ -50,14 +56,24 @@ function syntheticDocuments(count: number): Array<{ docId: string; title: string
 const seconds = (ms: number) => Math.round(ms) / 1000;
 
 const embedder = new HashingEmbedder();
-const openIndexes = (dataDir: string) =>
+const openIndexes = (dataDir: string, vectorIndex = new AdaptiveVectorIndex(embedder.dimensions)) =>
   Promise.all([
     EmbeddedLexicalBackend.open({ dataDir: join(dataDir, 'bm25') }),
-    EmbeddedVectorBackend.open({ dimensions: embedder.dimensions, dataDir: join(dataDir, 'vectors') }),
+    EmbeddedVectorBackend.open({
+      dimensions: embedder.dimensions,
+      dataDir: join(dataDir, 'vectors'),
+      createIndex: () => vectorIndex,
+    }),
   ]);
 
+/**
+ * The indexes driven directly: searchable once the last batch is applied (vectors past the
+ * flat limit are then in the flat buffer, scanned exactly), and the graph built once the
+ * background builder has moved the buffer into HNSW.
+ */
 async function rawBuild(docs: ReturnType<typeof syntheticDocuments>, dataDir: string) {
-  const [lexical, vector] = await openIndexes(dataDir);
+  const vectorIndex = new AdaptiveVectorIndex(embedder.dimensions);
+  const [lexical, vector] = await openIndexes(dataDir, vectorIndex);
   const indexer = createIndexer({ lexical, vector, embedder });
   const commands: IngestCommand__Output[] = docs.map((doc) => ({
     op: 'upsert',
@@ -69,8 +85,17 @@ async function rawBuild(docs: ReturnType<typeof syntheticDocuments>, dataDir: st
       if (!attempt.ok) throw attempt.error;
   }
   const ms = performance.now() - started;
+  const bufferedAtSearchable = vectorIndex.buffered();
+  await vectorIndex.settled();
+  const graphMs = performance.now() - started;
   await Promise.all([lexical.close(), vector.close()]);
-  return { ms, docsPerSecond: Math.round(docs.length / (ms / 1000)) };
+  return {
+    ms,
+    docsPerSecond: Math.round(docs.length / (ms / 1000)),
+    bufferedAtSearchable,
+    graphMs,
+    graphDocsPerSecond: Math.round(docs.length / (graphMs / 1000)),
+  };
 }
 
 /** Opens the indexes `rawBuild` closed (a snapshot, no log tail) in this process: wall and CPU time. */
@@ -199,7 +224,9 @@ try {
   const docs = syntheticDocuments(DOCUMENTS);
   console.log(`ingestion: ${DOCUMENTS} documents`);
   const raw = await rawBuild(docs, join(workDir, 'raw'));
-  console.log(`raw index build: ${raw.docsPerSecond} docs/s (${seconds(raw.ms)} s)`);
+  console.log(
+    `raw index build: searchable at ${raw.docsPerSecond} docs/s (${seconds(raw.ms)} s, ${raw.bufferedAtSearchable} vectors buffered), graph built at ${raw.graphDocsPerSecond} docs/s (${seconds(raw.graphMs)} s)`,
+  );
   const load = await snapshotLoad(join(workDir, 'raw'), DOCUMENTS);
   console.log(`snapshot load in process: ${seconds(load.ms)} s wall, ${seconds(load.cpuMs)} s CPU`);
   const e2e = await endToEnd(docs, join(workDir, 'embedded'));
@@ -217,12 +244,19 @@ try {
     machine: `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}`,
     loadAverageAtEnd: Number(loadavg()[0]?.toFixed(1)),
     documents: DOCUMENTS,
-    raw: { seconds: seconds(raw.ms), docsPerSecond: raw.docsPerSecond },
+    raw: {
+      seconds: seconds(raw.ms),
+      docsPerSecond: raw.docsPerSecond,
+      vectorsBufferedWhenSearchable: raw.bufferedAtSearchable,
+      graphBuiltSeconds: seconds(raw.graphMs),
+      graphBuiltDocsPerSecond: raw.graphDocsPerSecond,
+    },
     endToEnd: {
       acceptedSeconds: seconds(e2e.acceptedMs),
       searchableSeconds: seconds(e2e.searchableMs),
       docsPerSecond: e2e.docsPerSecond,
       ratioToRaw: Math.round((e2e.docsPerSecond / raw.docsPerSecond) * 100) / 100,
+      ratioToRawGraphBuilt: Math.round((e2e.docsPerSecond / raw.graphDocsPerSecond) * 100) / 100,
     },
     restart: {
       stopWithSnapshotSeconds: seconds(restarted.stopMs),
@@ -251,10 +285,12 @@ try {
       : []),
     '| measure | value |',
     '| --- | ---: |',
-    `| raw index build (indexer → BM25 + vectors + their logs, batches of ${INDEX_BATCH}) | ${raw.docsPerSecond} docs/s (${results.raw.seconds} s) |`,
+    `| raw index build (indexer → BM25 + vectors + their logs, batches of ${INDEX_BATCH}): all searchable | ${raw.docsPerSecond} docs/s (${results.raw.seconds} s; ${raw.bufferedAtSearchable} vectors still in the flat buffer) |`,
+    `| raw index build: HNSW graph built (buffer moved in the background) | ${raw.graphDocsPerSecond} docs/s (${results.raw.graphBuiltSeconds} s) |`,
     `| end to end: all ${DOCUMENTS} accepted (HTTP 202, batches of ${HTTP_BATCH}) | ${results.endToEnd.acceptedSeconds} s |`,
     `| end to end: all searchable | ${results.endToEnd.searchableSeconds} s, ${e2e.docsPerSecond} docs/s |`,
-    `| **end to end / raw** (target ≥ 0.5) | **${results.endToEnd.ratioToRaw}×** |`,
+    `| **end to end / raw, both to searchable** (target ≥ 0.5) | **${results.endToEnd.ratioToRaw}×** |`,
+    `| end to end searchable / raw with the graph built | ${results.endToEnd.ratioToRawGraphBuilt}× |`,
     `| stop with snapshot (SIGTERM → exit) | ${results.restart.stopWithSnapshotSeconds} s |`,
     `| snapshot on disk (lexical + vector) | ${results.restart.snapshotMegabytes} MB |`,
     `| snapshot load, in process (both indexes, ${DOCUMENTS} chunks) | ${results.restart.snapshotLoadSeconds} s wall, ${results.restart.snapshotLoadCpuSeconds} s CPU |`,
