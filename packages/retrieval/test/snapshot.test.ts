@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { IngestCommand__Output } from '@hopline/contracts';
@@ -10,7 +10,7 @@ import {
   HashingEmbedder,
   createIndexer,
 } from '../src/index.js';
-import { never } from './fixtures.js';
+import { chunkOf, never } from './fixtures.js';
 
 const embedder = new HashingEmbedder({ dimensions: 64 });
 const WORDS = [
@@ -153,5 +153,66 @@ describe('index snapshots', () => {
         ]);
       expect(await vectorHits(snapshotted.vector)).toEqual(await vectorHits(replayed.vector));
     }
+  });
+
+  it('persistence - vectors are bytes in the snapshot, not base64 text in its entries', async () => {
+    const dataDir = await tempDir();
+    const vector = await EmbeddedVectorBackend.open({ dimensions: embedder.dimensions, dataDir, durable: false });
+    const items = [0, 1, 2].map((i) => ({
+      chunk: chunkOf({ kbId: 'kb', docId: 'doc', chunkId: `doc#${i}`, text: `text ${i}` }),
+      vector: embedder.embedOne(`text ${i}`),
+    }));
+    await vector.upsertDocument({ tenantId: 't1', kbId: 'kb', docId: 'doc', version: 1 }, items);
+    await vector.close();
+    const snapshot = join(dataDir, 'vector.snapshot');
+    const entry = JSON.parse(await readFile(join(snapshot, 'documents.jsonl'), 'utf8')) as {
+      items: Array<{ vector: unknown }>;
+    };
+    expect(entry.items.map((item) => item.vector)).toEqual([
+      [0, 256],
+      [256, 256],
+      [512, 256],
+    ]);
+    expect((await readFile(join(snapshot, 'items.bin'))).byteLength).toBe(3 * 64 * 4);
+
+    const reopened = await EmbeddedVectorBackend.open({ dimensions: embedder.dimensions, dataDir, durable: false });
+    const [best] = await reopened.search(
+      { scope: { tenantId: 't1', kbIds: ['kb'] }, vector: items[2]!.vector, limit: 1 },
+      never,
+    );
+    expect(best?.chunk.chunkId).toBe(items[2]!.chunk.chunkId);
+    expect(best?.score).toBeCloseTo(1, 5);
+    await reopened.close();
+
+    // A snapshot whose item bytes were cut short is refused, not loaded with vectors missing.
+    await truncate(join(snapshot, 'items.bin'), 500);
+    await expect(
+      EmbeddedVectorBackend.open({ dimensions: embedder.dimensions, dataDir, durable: false }),
+    ).rejects.toThrow(/lists 768 bytes of items but holds 500/);
+  });
+
+  it('persistence - a format 1 snapshot (vectors as base64 in the entries) still loads', async () => {
+    const dataDir = await tempDir();
+    const snapshot = join(dataDir, 'vector.snapshot');
+    await mkdir(snapshot, { recursive: true });
+    const chunk = chunkOf({ kbId: 'kb', docId: 'old', text: 'an older snapshot' });
+    const stored = embedder.embedOne('an older snapshot');
+    const base64 = Buffer.from(stored.buffer, stored.byteOffset, stored.byteLength).toString('base64');
+    const doc = { tenantId: 't1', kbId: 'kb', docId: 'old', version: 1 };
+    await writeFile(
+      join(snapshot, 'documents.jsonl'),
+      `${JSON.stringify({ op: 'upsert', doc, items: [{ chunk, vector: base64 }] })}\n`,
+    );
+    await writeFile(join(snapshot, 'hnsw.json'), JSON.stringify({ dimensions: embedder.dimensions, partitions: [] }));
+    await writeFile(join(snapshot, 'manifest.json'), JSON.stringify({ format: 1, documents: 1 }));
+
+    const vector = await EmbeddedVectorBackend.open({ dimensions: embedder.dimensions, dataDir, durable: false });
+    expect(await vector.documentState({ tenantId: 't1', kbId: 'kb', docId: 'old' })).toMatchObject({
+      version: 1,
+      chunks: 1,
+    });
+    const [best] = await vector.search({ scope: { tenantId: 't1', kbIds: ['kb'] }, vector: stored, limit: 1 }, never);
+    expect(best?.chunk.chunkId).toBe(chunk.chunkId);
+    await vector.close();
   });
 });
