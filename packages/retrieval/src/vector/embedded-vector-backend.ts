@@ -193,6 +193,10 @@ export class EmbeddedVectorBackend implements VectorBackend {
     return this.store.state(key);
   }
 
+  bufferedVectors(): number {
+    return this.index.buffered?.() ?? 0;
+  }
+
   /** Writes logged since the last snapshot: what a restart replays. */
   get tail(): number {
     return this.store.tail;

@@ -7,6 +7,8 @@ export interface VectorIndex {
   size(partition?: string): number;
   /** Inner-product (cosine, for unit vectors) search over the named partitions only. */
   search(partitions: readonly string[], query: Float32Array, limit: number): VectorHit[];
+  /** Vectors searchable but not yet in the index's final structure (see VectorBackend.bufferedVectors). */
+  buffered?(): number;
 }
 
 export interface VectorHit {
