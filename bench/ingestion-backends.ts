@@ -12,14 +12,8 @@
 import { writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import {
-  createElasticsearchLexicalBackend,
-  createMilvusVectorBackend,
-  dedupeKeyFor,
-  type DocumentWrite,
-  type EmbeddedChunk,
-  type IndexedChunk,
-} from '@hopline/retrieval';
+import { dedupeKeyFor, type DocumentWrite, type EmbeddedChunk, type IndexedChunk } from '@hopline/retrieval';
+import { createElasticsearchLexicalBackend, createMilvusVectorBackend } from '@hopline/retrieval/remote';
 import { esMock, silentLog } from '../packages/retrieval/test/elasticsearch/es-mock.js';
 import { startFakeMilvus } from '../packages/retrieval/test/milvus/fake-milvus.js';
 

@@ -15,7 +15,13 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { hashApiKey } from '@hopline/answer-gateway';
 import type { IngestCommand__Output } from '@hopline/contracts';
-import { EmbeddedLexicalBackend, EmbeddedVectorBackend, HashingEmbedder, createIndexer } from '@hopline/retrieval';
+import {
+  AdaptiveVectorIndex,
+  EmbeddedLexicalBackend,
+  EmbeddedVectorBackend,
+  HashingEmbedder,
+  createIndexer,
+} from '@hopline/retrieval';
 import { freePort, waitFor } from '@hopline/test-support';
 import { healthy, spawnNode, stopProcess, type Proc } from './support/processes.js';
 
@@ -50,14 +56,24 @@ function syntheticDocuments(count: number): Array<{ docId: string; title: string
 const seconds = (ms: number) => Math.round(ms) / 1000;
 
 const embedder = new HashingEmbedder();
-const openIndexes = (dataDir: string) =>
+const openIndexes = (dataDir: string, vectorIndex = new AdaptiveVectorIndex(embedder.dimensions)) =>
   Promise.all([
     EmbeddedLexicalBackend.open({ dataDir: join(dataDir, 'bm25') }),
-    EmbeddedVectorBackend.open({ dimensions: embedder.dimensions, dataDir: join(dataDir, 'vectors') }),
+    EmbeddedVectorBackend.open({
+      dimensions: embedder.dimensions,
+      dataDir: join(dataDir, 'vectors'),
+      createIndex: () => vectorIndex,
+    }),
   ]);
 
+/**
+ * The indexes driven directly: searchable once the last batch is applied (vectors past the
+ * flat limit are then in the flat buffer, scanned exactly), and the graph built once the
+ * background builder has moved the buffer into HNSW.
+ */
 async function rawBuild(docs: ReturnType<typeof syntheticDocuments>, dataDir: string) {
-  const [lexical, vector] = await openIndexes(dataDir);
+  const vectorIndex = new AdaptiveVectorIndex(embedder.dimensions);
+  const [lexical, vector] = await openIndexes(dataDir, vectorIndex);
   const indexer = createIndexer({ lexical, vector, embedder });
   const commands: IngestCommand__Output[] = docs.map((doc) => ({
     op: 'upsert',
@@ -69,8 +85,17 @@ async function rawBuild(docs: ReturnType<typeof syntheticDocuments>, dataDir: st
       if (!attempt.ok) throw attempt.error;
   }
   const ms = performance.now() - started;
+  const bufferedAtSearchable = vectorIndex.buffered();
+  await vectorIndex.settled();
+  const graphMs = performance.now() - started;
   await Promise.all([lexical.close(), vector.close()]);
-  return { ms, docsPerSecond: Math.round(docs.length / (ms / 1000)) };
+  return {
+    ms,
+    docsPerSecond: Math.round(docs.length / (ms / 1000)),
+    bufferedAtSearchable,
+    graphMs,
+    graphDocsPerSecond: Math.round(docs.length / (graphMs / 1000)),
+  };
 }
 
 /** Opens the indexes `rawBuild` closed (a snapshot, no log tail) in this process: wall and CPU time. */
@@ -110,21 +135,28 @@ async function startEmbedded(dataDir: string): Promise<Embedded> {
   return { proc, httpUrl: `http://127.0.0.1:${httpPort}`, opsUrl: `http://127.0.0.1:${opsPort}` };
 }
 
+interface IndexHealth {
+  lexicalChunks: number;
+  vectorChunks: number;
+  vectorsBuffered: number;
+}
+
+const indexHealth = (body: unknown): IndexHealth =>
+  (body as { details: { retrievalWorker: { details: { index: IndexHealth } } } }).details.retrievalWorker.details.index;
+
 /** Ready, with the worker's index holding `chunks` on both sides. */
 async function readyWith(embedded: Embedded, chunks: number): Promise<void> {
   await healthy(
     embedded.proc,
     embedded.opsUrl,
-    (body) => {
-      const index = (
-        body as {
-          details: { retrievalWorker: { details: { index: { lexicalChunks: number; vectorChunks: number } } } };
-        }
-      ).details.retrievalWorker.details.index;
-      return index.lexicalChunks === chunks && index.vectorChunks === chunks;
-    },
+    (body) => indexHealth(body).lexicalChunks === chunks && indexHealth(body).vectorChunks === chunks,
     600_000,
   );
+}
+
+/** Until the worker's HNSW graphs hold every vector (its flat buffer is empty). */
+async function graphBuilt(embedded: Embedded): Promise<void> {
+  await healthy(embedded.proc, embedded.opsUrl, (body) => indexHealth(body).vectorsBuffered === 0, 1_800_000);
 }
 
 async function endToEnd(docs: ReturnType<typeof syntheticDocuments>, dataDir: string) {
@@ -150,11 +182,17 @@ async function endToEnd(docs: ReturnType<typeof syntheticDocuments>, dataDir: st
     { timeoutMs: 1_800_000, intervalMs: 50, description: 'every document searchable' },
   );
   const searchableMs = performance.now() - started;
+  // Stopped only once its graph is built, so that the restart below loads a whole graph and
+  // does not move a buffer into it while it starts.
+  await graphBuilt(embedded);
+  const graphMs = performance.now() - started;
   return {
     embedded,
     acceptedMs,
     searchableMs,
     docsPerSecond: Math.round(docs.length / (searchableMs / 1000)),
+    graphMs,
+    graphDocsPerSecond: Math.round(docs.length / (graphMs / 1000)),
   };
 }
 
@@ -199,17 +237,19 @@ try {
   const docs = syntheticDocuments(DOCUMENTS);
   console.log(`ingestion: ${DOCUMENTS} documents`);
   const raw = await rawBuild(docs, join(workDir, 'raw'));
-  console.log(`raw index build: ${raw.docsPerSecond} docs/s (${seconds(raw.ms)} s)`);
+  console.log(
+    `raw index build: searchable at ${raw.docsPerSecond} docs/s (${seconds(raw.ms)} s, ${raw.bufferedAtSearchable} vectors buffered), graph built at ${raw.graphDocsPerSecond} docs/s (${seconds(raw.graphMs)} s)`,
+  );
   const load = await snapshotLoad(join(workDir, 'raw'), DOCUMENTS);
   console.log(`snapshot load in process: ${seconds(load.ms)} s wall, ${seconds(load.cpuMs)} s CPU`);
   const e2e = await endToEnd(docs, join(workDir, 'embedded'));
   console.log(
-    `end to end: accepted in ${seconds(e2e.acceptedMs)} s, searchable in ${seconds(e2e.searchableMs)} s: ${e2e.docsPerSecond} docs/s`,
+    `end to end: accepted in ${seconds(e2e.acceptedMs)} s, searchable in ${seconds(e2e.searchableMs)} s: ${e2e.docsPerSecond} docs/s, ${(e2e.docsPerSecond / raw.docsPerSecond).toFixed(2)}× the raw build to searchable; graph built in ${seconds(e2e.graphMs)} s, ${(e2e.graphDocsPerSecond / raw.graphDocsPerSecond).toFixed(2)}× the raw build's`,
   );
   const restarted = await restart(e2e.embedded, join(workDir, 'embedded'), DOCUMENTS);
   const empty = await emptyStart(join(workDir, 'empty'));
   console.log(
-    `restart: ready in ${seconds(restarted.readyMs)} s (empty start ${seconds(empty)} s), snapshot ${Math.round(restarted.snapshotBytes / 1e6)} MB`,
+    `restart: ready in ${seconds(restarted.readyMs)} s (empty start ${seconds(empty)} s, ${(restarted.readyMs / empty).toFixed(2)}×), snapshot ${Math.round(restarted.snapshotBytes / 1e6)} MB`,
   );
 
   const results = {
@@ -217,12 +257,21 @@ try {
     machine: `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}`,
     loadAverageAtEnd: Number(loadavg()[0]?.toFixed(1)),
     documents: DOCUMENTS,
-    raw: { seconds: seconds(raw.ms), docsPerSecond: raw.docsPerSecond },
+    raw: {
+      seconds: seconds(raw.ms),
+      docsPerSecond: raw.docsPerSecond,
+      vectorsBufferedWhenSearchable: raw.bufferedAtSearchable,
+      graphBuiltSeconds: seconds(raw.graphMs),
+      graphBuiltDocsPerSecond: raw.graphDocsPerSecond,
+    },
     endToEnd: {
       acceptedSeconds: seconds(e2e.acceptedMs),
       searchableSeconds: seconds(e2e.searchableMs),
       docsPerSecond: e2e.docsPerSecond,
       ratioToRaw: Math.round((e2e.docsPerSecond / raw.docsPerSecond) * 100) / 100,
+      graphBuiltSeconds: seconds(e2e.graphMs),
+      graphBuiltDocsPerSecond: e2e.graphDocsPerSecond,
+      graphBuiltRatioToRaw: Math.round((e2e.graphDocsPerSecond / raw.graphDocsPerSecond) * 100) / 100,
     },
     restart: {
       stopWithSnapshotSeconds: seconds(restarted.stopMs),
@@ -245,16 +294,19 @@ try {
     '',
     ...(DOCUMENTS < 100_000
       ? [
-          `A quick check at ${DOCUMENTS} documents, not the 100,000 the targets name: at this load the build alone would take hours (HNSW inserts past 1,000 vectors per kb).`,
+          `A run at ${DOCUMENTS} documents, not the 100,000 the targets name: on this shared machine a 100,000-document run did not finish in the time it had (see the commit that wrote these results).`,
           '',
         ]
       : []),
     '| measure | value |',
     '| --- | ---: |',
-    `| raw index build (indexer → BM25 + vectors + their logs, batches of ${INDEX_BATCH}) | ${raw.docsPerSecond} docs/s (${results.raw.seconds} s) |`,
+    `| raw index build (indexer → BM25 + vectors + their logs, batches of ${INDEX_BATCH}): all searchable | ${raw.docsPerSecond} docs/s (${results.raw.seconds} s; ${raw.bufferedAtSearchable} vectors still in the flat buffer) |`,
+    `| raw index build: HNSW graph built (buffer moved in the background) | ${raw.graphDocsPerSecond} docs/s (${results.raw.graphBuiltSeconds} s) |`,
     `| end to end: all ${DOCUMENTS} accepted (HTTP 202, batches of ${HTTP_BATCH}) | ${results.endToEnd.acceptedSeconds} s |`,
     `| end to end: all searchable | ${results.endToEnd.searchableSeconds} s, ${e2e.docsPerSecond} docs/s |`,
-    `| **end to end / raw** (target ≥ 0.5) | **${results.endToEnd.ratioToRaw}×** |`,
+    `| **end to end / raw, both to searchable** (target ≥ 0.5) | **${results.endToEnd.ratioToRaw}×** |`,
+    `| end to end: HNSW graph built (healthz \`vectorsBuffered\` 0) | ${results.endToEnd.graphBuiltSeconds} s, ${e2e.graphDocsPerSecond} docs/s |`,
+    `| end to end / raw, both to the graph built | ${results.endToEnd.graphBuiltRatioToRaw}× |`,
     `| stop with snapshot (SIGTERM → exit) | ${results.restart.stopWithSnapshotSeconds} s |`,
     `| snapshot on disk (lexical + vector) | ${results.restart.snapshotMegabytes} MB |`,
     `| snapshot load, in process (both indexes, ${DOCUMENTS} chunks) | ${results.restart.snapshotLoadSeconds} s wall, ${results.restart.snapshotLoadCpuSeconds} s CPU |`,

@@ -61,18 +61,5 @@ export { createReranker, DEFAULT_RERANK } from './rerank/reranker.js';
 export type { RerankDefaults, RerankerDependencies, RerankInput, RerankOutput, Reranker } from './rerank/reranker.js';
 export { OpenAiEmbedder } from './vector/openai-embedder.js';
 export type { OpenAiEmbedderOptions } from './vector/openai-embedder.js';
-export {
-  createElasticsearchLexicalBackend,
-  DEFAULT_ELASTICSEARCH_INDEX,
-  ElasticsearchLexicalBackend,
-} from './backends/elasticsearch/elasticsearch-lexical-backend.js';
-export type { ElasticsearchLexicalBackendOptions } from './backends/elasticsearch/elasticsearch-lexical-backend.js';
-export type { ElasticsearchSetupLog, TextAnalyzer } from './backends/elasticsearch/index-setup.js';
-export {
-  createMilvusVectorBackend,
-  DEFAULT_MILVUS_COLLECTION,
-  MilvusVectorBackend,
-} from './backends/milvus/milvus-vector-backend.js';
-export type { MilvusVectorBackendOptions } from './backends/milvus/milvus-vector-backend.js';
-export { DEFAULT_MILVUS_HNSW } from './backends/milvus/collections.js';
-export type { HnswParameters as MilvusHnswParameters, MilvusSetupLog } from './backends/milvus/collections.js';
+// The Elasticsearch and Milvus adapters are in './remote.ts' ('@hopline/retrieval/remote'): their
+// client libraries take seconds to load, which an embedded start would pay for nothing.

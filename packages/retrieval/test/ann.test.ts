@@ -1,3 +1,6 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { AdaptiveVectorIndex, FlatVectorIndex, HashingEmbedder, HnswVectorIndex } from '../src/index.js';
 
@@ -64,5 +67,97 @@ describe('AdaptiveVectorIndex', () => {
     const hits = index.search(['big', 'small'], vectorOf(7), 3);
     expect(hits[0]).toMatchObject({ partition: 'small', key: 's' });
     expect(hits.map((hit) => hit.key)).not.toContain('k7');
+  });
+
+  it('adaptive - a vector written past the limit is searchable at once, ranked as the exact scan ranks it', () => {
+    const index = new AdaptiveVectorIndex(64, { flatLimit: 50 });
+    const exact = new FlatVectorIndex(64);
+    for (let i = 0; i < 300; i++) {
+      index.add('big', `k${i}`, vectorOf(i));
+      exact.add('big', `k${i}`, vectorOf(i));
+    }
+    // No turn of the event loop yet: the builder has not run, every vector is in the buffer.
+    expect(index.usesGraph('big')).toBe(true);
+    expect(index.buffered('big')).toBe(300);
+    for (let q = 0; q < 20; q++) {
+      const query = embedder.embedOne(`colour${q % 17} shape${q % 23}`);
+      expect(index.search(['big'], query, 10)).toEqual(exact.search(['big'], query, 10));
+    }
+    expect(index.search(['big'], vectorOf(299), 1)[0]).toMatchObject({ key: 'k299' });
+  });
+
+  it('adaptive - the builder moves the buffer into the graph in slices while queries keep answering', async () => {
+    const index = new AdaptiveVectorIndex(64, { flatLimit: 20, moveSliceMs: 0 });
+    for (let i = 0; i < 120; i++) index.add('big', `k${i}`, vectorOf(i));
+    let turns = 0;
+    while (index.buffered() > 0) {
+      await new Promise((resolve) => setImmediate(resolve));
+      turns++;
+      // Between slices: nothing lost, nothing twice, the newest vector still found first.
+      expect(index.size('big')).toBe(120);
+      const keys = index.search(['big'], vectorOf(119), 120).map((hit) => hit.key);
+      expect(new Set(keys).size).toBe(keys.length);
+      expect(keys[0]).toBe('k119');
+    }
+    expect(turns).toBeGreaterThan(10);
+    await index.settled();
+    expect(index.buffered()).toBe(0);
+    expect(index.search(['big'], vectorOf(7), 1)[0]).toMatchObject({ key: 'k7' });
+  });
+
+  it('adaptive - deletes and rewrites during the move land, wherever the vector was', async () => {
+    const index = new AdaptiveVectorIndex(64, { flatLimit: 20, moveSliceMs: 0 });
+    for (let i = 0; i < 100; i++) index.add('big', `k${i}`, vectorOf(i));
+    for (let turn = 0; turn < 30; turn++) await new Promise((resolve) => setImmediate(resolve));
+    // Some vectors are in the graph now, the rest still buffered: delete and rewrite in both.
+    const buffered = index.buffered('big');
+    expect(buffered).toBeGreaterThan(0);
+    expect(buffered).toBeLessThan(100);
+    for (let i = 0; i < 100; i += 10) expect(index.remove('big', `k${i}`)).toBe(true);
+    expect(index.remove('big', 'k0')).toBe(false);
+    for (let i = 5; i < 100; i += 10) index.add('big', `k${i}`, vectorOf(1_000 + i));
+    await index.settled();
+    expect(index.size('big')).toBe(90);
+    const all = index.search(['big'], vectorOf(0), 100).map((hit) => hit.key);
+    for (let i = 0; i < 100; i += 10) expect(all).not.toContain(`k${i}`);
+    for (let i = 5; i < 100; i += 10) {
+      const [best] = index.search(['big'], vectorOf(1_000 + i), 1);
+      expect(best).toMatchObject({ key: `k${i}` });
+      expect(best?.score).toBeCloseTo(1, 4);
+    }
+  });
+
+  it('adaptive - a snapshot taken while vectors are buffered restores the graph, and the buffer is rebuilt', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'hopline-adaptive-'));
+    try {
+      const index = new AdaptiveVectorIndex(64, { flatLimit: 20, moveSliceMs: 0 });
+      for (let i = 0; i < 100; i++) index.add('big', `k${i}`, vectorOf(i));
+      index.add('small', 's', vectorOf(3));
+      for (let turn = 0; turn < 30; turn++) await new Promise((resolve) => setImmediate(resolve));
+      const bufferedAtSave = index.buffered('big');
+      expect(bufferedAtSave).toBeGreaterThan(0);
+      await index.save(dir);
+
+      const restored = new AdaptiveVectorIndex(64, { flatLimit: 20 });
+      await restored.load(dir);
+      // What the graph held is restored; the buffer and the flat partitions are not, so the
+      // loader adds them from their vectors, as the vector backend does with its documents.
+      const held = Array.from({ length: 100 }, (_, i) => restored.holds('big', `k${i}`));
+      expect(held.filter(Boolean).length).toBe(100 - bufferedAtSave);
+      expect(restored.holds('small', 's')).toBe(false);
+      for (let i = 0; i < 100; i++) if (!held[i]) restored.add('big', `k${i}`, vectorOf(i));
+      restored.add('small', 's', vectorOf(3));
+
+      expect(restored.size()).toBe(101);
+      for (let q = 0; q < 10; q++) {
+        const query = vectorOf(q * 9);
+        expect(restored.search(['big', 'small'], query, 5).map((hit) => hit.key)).toEqual(
+          index.search(['big', 'small'], query, 5).map((hit) => hit.key),
+        );
+      }
+      await Promise.all([index.settled(), restored.settled()]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

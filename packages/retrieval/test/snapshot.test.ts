@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { IngestCommand__Output } from '@hopline/contracts';
@@ -10,7 +10,7 @@ import {
   HashingEmbedder,
   createIndexer,
 } from '../src/index.js';
-import { never } from './fixtures.js';
+import { chunkOf, never } from './fixtures.js';
 
 const embedder = new HashingEmbedder({ dimensions: 64 });
 const WORDS = [
@@ -54,7 +54,23 @@ function commands(): IngestCommand__Output[] {
   return out;
 }
 
+/** Counts the vectors still in the flat buffer, not yet in their graph, at each snapshot. */
+class BufferAtSave extends AdaptiveVectorIndex {
+  readonly bufferedAtSave: number[] = [];
+
+  override save(dir: string): Promise<void> {
+    this.bufferedAtSave.push(this.buffered());
+    return super.save(dir);
+  }
+}
+
 async function openBackends(dataDir: string, snapshotAfter: number) {
+  // The graph builder moves one vector each time the test lets it (after each batch), so the
+  // snapshots come while the buffer holds vectors and the graph holds others.
+  const waiting: Array<() => void> = [];
+  const nextTurn = () => new Promise<void>((resolve) => waiting.push(resolve));
+  const letBuilderMove = () => waiting.splice(0).forEach((resolve) => resolve());
+  const index = new BufferAtSave(embedder.dimensions, { flatLimit: 40, moveSliceMs: 0, nextTurn });
   const [lexical, vector] = await Promise.all([
     EmbeddedLexicalBackend.open({ dataDir, durable: false, snapshotAfter }),
     EmbeddedVectorBackend.open({
@@ -62,10 +78,10 @@ async function openBackends(dataDir: string, snapshotAfter: number) {
       dataDir,
       durable: false,
       snapshotAfter,
-      createIndex: (dimensions) => new AdaptiveVectorIndex(dimensions, { flatLimit: 40 }),
+      createIndex: () => index,
     }),
   ]);
-  return { lexical, vector };
+  return { lexical, vector, index, letBuilderMove };
 }
 
 /** Applies the commands in batches of 16 and returns backends reopened from the folder, as after a crash (no close). */
@@ -73,9 +89,12 @@ async function ingestAndRestart(dataDir: string, snapshotAfter: number) {
   const first = await openBackends(dataDir, snapshotAfter);
   const indexer = createIndexer({ ...first, embedder });
   const all = commands();
-  for (let start = 0; start < all.length; start += 16) await indexer.applyAll(all.slice(start, start + 16));
+  for (let start = 0; start < all.length; start += 16) {
+    await indexer.applyAll(all.slice(start, start + 16));
+    first.letBuilderMove();
+  }
   const tail = { lexical: first.lexical.tail, vector: first.vector.tail };
-  return { tail, ...(await openBackends(dataDir, snapshotAfter)) };
+  return { tail, bufferedAtSave: first.index.bufferedAtSave, ...(await openBackends(dataDir, snapshotAfter)) };
 }
 
 let dirs: string[] = [];
@@ -99,6 +118,8 @@ describe('index snapshots', () => {
     expect(snapshotted.tail.lexical).toBeGreaterThan(0);
     expect(snapshotted.tail.lexical).toBeLessThan(100);
     expect(replayed.tail.lexical).toBe(commands().length);
+    // At least one snapshot was taken while vectors waited in the buffer for the graph.
+    expect(Math.max(...snapshotted.bufferedAtSave)).toBeGreaterThan(0);
 
     expect(await snapshotted.lexical.countChunks()).toEqual(await replayed.lexical.countChunks());
     expect(await snapshotted.vector.countChunks()).toEqual(await replayed.vector.countChunks());
@@ -132,5 +153,66 @@ describe('index snapshots', () => {
         ]);
       expect(await vectorHits(snapshotted.vector)).toEqual(await vectorHits(replayed.vector));
     }
+  });
+
+  it('persistence - vectors are bytes in the snapshot, not base64 text in its entries', async () => {
+    const dataDir = await tempDir();
+    const vector = await EmbeddedVectorBackend.open({ dimensions: embedder.dimensions, dataDir, durable: false });
+    const items = [0, 1, 2].map((i) => ({
+      chunk: chunkOf({ kbId: 'kb', docId: 'doc', chunkId: `doc#${i}`, text: `text ${i}` }),
+      vector: embedder.embedOne(`text ${i}`),
+    }));
+    await vector.upsertDocument({ tenantId: 't1', kbId: 'kb', docId: 'doc', version: 1 }, items);
+    await vector.close();
+    const snapshot = join(dataDir, 'vector.snapshot');
+    const entry = JSON.parse(await readFile(join(snapshot, 'documents.jsonl'), 'utf8')) as {
+      items: Array<{ vector: unknown }>;
+    };
+    expect(entry.items.map((item) => item.vector)).toEqual([
+      [0, 256],
+      [256, 256],
+      [512, 256],
+    ]);
+    expect((await readFile(join(snapshot, 'items.bin'))).byteLength).toBe(3 * 64 * 4);
+
+    const reopened = await EmbeddedVectorBackend.open({ dimensions: embedder.dimensions, dataDir, durable: false });
+    const [best] = await reopened.search(
+      { scope: { tenantId: 't1', kbIds: ['kb'] }, vector: items[2]!.vector, limit: 1 },
+      never,
+    );
+    expect(best?.chunk.chunkId).toBe(items[2]!.chunk.chunkId);
+    expect(best?.score).toBeCloseTo(1, 5);
+    await reopened.close();
+
+    // A snapshot whose item bytes were cut short is refused, not loaded with vectors missing.
+    await truncate(join(snapshot, 'items.bin'), 500);
+    await expect(
+      EmbeddedVectorBackend.open({ dimensions: embedder.dimensions, dataDir, durable: false }),
+    ).rejects.toThrow(/lists 768 bytes of items but holds 500/);
+  });
+
+  it('persistence - a format 1 snapshot (vectors as base64 in the entries) still loads', async () => {
+    const dataDir = await tempDir();
+    const snapshot = join(dataDir, 'vector.snapshot');
+    await mkdir(snapshot, { recursive: true });
+    const chunk = chunkOf({ kbId: 'kb', docId: 'old', text: 'an older snapshot' });
+    const stored = embedder.embedOne('an older snapshot');
+    const base64 = Buffer.from(stored.buffer, stored.byteOffset, stored.byteLength).toString('base64');
+    const doc = { tenantId: 't1', kbId: 'kb', docId: 'old', version: 1 };
+    await writeFile(
+      join(snapshot, 'documents.jsonl'),
+      `${JSON.stringify({ op: 'upsert', doc, items: [{ chunk, vector: base64 }] })}\n`,
+    );
+    await writeFile(join(snapshot, 'hnsw.json'), JSON.stringify({ dimensions: embedder.dimensions, partitions: [] }));
+    await writeFile(join(snapshot, 'manifest.json'), JSON.stringify({ format: 1, documents: 1 }));
+
+    const vector = await EmbeddedVectorBackend.open({ dimensions: embedder.dimensions, dataDir, durable: false });
+    expect(await vector.documentState({ tenantId: 't1', kbId: 'kb', docId: 'old' })).toMatchObject({
+      version: 1,
+      chunks: 1,
+    });
+    const [best] = await vector.search({ scope: { tenantId: 't1', kbIds: ['kb'] }, vector: stored, limit: 1 }, never);
+    expect(best?.chunk.chunkId).toBe(chunk.chunkId);
+    await vector.close();
   });
 });

@@ -3,7 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ValidationError } from '@hopline/contracts';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { EmbeddedVectorBackend, FlatVectorIndex, HashingEmbedder } from '../src/index.js';
+import {
+  AdaptiveVectorIndex,
+  EmbeddedVectorBackend,
+  FlatVectorIndex,
+  HashingEmbedder,
+  partitionKey,
+} from '../src/index.js';
 import { chunkOf, never } from './fixtures.js';
 
 const cosine = (a: Float32Array, b: Float32Array): number =>
@@ -160,5 +166,31 @@ describe('EmbeddedVectorBackend', () => {
     await expect(
       backend.upsertDocument(doc('a'), [{ chunk: chunkOf({ docId: 'a', text: 'x' }), vector: new Float32Array(3) }]),
     ).rejects.toBeInstanceOf(ValidationError);
+  });
+
+  it('vector backend - says how many vectors wait for the graph, searchable meanwhile', async () => {
+    const waiting: Array<() => void> = [];
+    const nextTurn = () => new Promise<void>((resolve) => waiting.push(resolve));
+    const index = new AdaptiveVectorIndex(64, { flatLimit: 2, nextTurn });
+    const backend = await EmbeddedVectorBackend.open({ dimensions: 64, createIndex: () => index });
+    const items = [0, 1, 2, 3, 4].map((i) => ({
+      chunk: chunkOf({ docId: 'd', chunkId: `d#${i}`, text: `chunk ${i}` }),
+      vector: embedder.embedOne(`chunk ${i}`),
+    }));
+    await backend.upsertDocument(doc('d'), items);
+    expect(backend.bufferedVectors()).toBe(5);
+    const [best] = await backend.search(
+      { scope: { tenantId: 't1', kbIds: ['kb1'] }, vector: items[3]!.vector, limit: 1 },
+      never,
+    );
+    expect(best?.chunk.chunkId).toBe('d#3');
+    // Let the builder take its turns until the buffer is in the graph.
+    while (backend.bufferedVectors() > 0) {
+      waiting.splice(0).forEach((resolve) => resolve());
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    expect(index.usesGraph(partitionKey('t1', 'kb1'))).toBe(true);
+    expect(backend.bufferedVectors()).toBe(0);
+    await backend.close();
   });
 });

@@ -5,8 +5,6 @@ import {
   EmbeddedVectorBackend,
   HashingEmbedder,
   OpenAiEmbedder,
-  createElasticsearchLexicalBackend,
-  createMilvusVectorBackend,
   type Embedder,
   type LexicalBackend,
   type VectorBackend,
@@ -68,26 +66,33 @@ export async function openBackends(
       })
     : new HashingEmbedder();
   const bm25 = { k1: config.BM25_K1, b: config.BM25_B };
+  const { ELASTICSEARCH_URL: elasticsearchUrl, MILVUS_ADDRESS: milvusAddress } = config;
   const [lexicalSide, vector] = await bothOrNeither(
-    config.ELASTICSEARCH_URL
-      ? createElasticsearchLexicalBackend({
-          node: config.ELASTICSEARCH_URL,
-          index: config.ELASTICSEARCH_INDEX,
-          bm25,
-          bulkMaxOperations: config.ELASTICSEARCH_BULK_MAX_OPERATIONS,
-          bulkMaxBytes: config.ELASTICSEARCH_BULK_MAX_BYTES,
-          log,
-        }).then((lexical) => ({ lexical, entityGraph: { reason: ELASTICSEARCH_KEEPS_NO_GRAPH } }))
+    elasticsearchUrl
+      ? remoteAdapters()
+          .then(({ createElasticsearchLexicalBackend }) =>
+            createElasticsearchLexicalBackend({
+              node: elasticsearchUrl,
+              index: config.ELASTICSEARCH_INDEX,
+              bm25,
+              bulkMaxOperations: config.ELASTICSEARCH_BULK_MAX_OPERATIONS,
+              bulkMaxBytes: config.ELASTICSEARCH_BULK_MAX_BYTES,
+              log,
+            }),
+          )
+          .then((lexical) => ({ lexical, entityGraph: { reason: ELASTICSEARCH_KEEPS_NO_GRAPH } }))
       : EmbeddedLexicalBackend.open({ dataDir: join(config.DATA_DIR, 'bm25'), bm25 }).then(keepEntityGraph),
-    config.MILVUS_ADDRESS
-      ? createMilvusVectorBackend({
-          address: config.MILVUS_ADDRESS,
-          ...(config.MILVUS_TOKEN ? { token: config.MILVUS_TOKEN } : {}),
-          collection: config.MILVUS_COLLECTION,
-          dimensions: embedder.dimensions,
-          upsertBatchSize: config.MILVUS_UPSERT_BATCH,
-          log,
-        })
+    milvusAddress
+      ? remoteAdapters().then(({ createMilvusVectorBackend }) =>
+          createMilvusVectorBackend({
+            address: milvusAddress,
+            ...(config.MILVUS_TOKEN ? { token: config.MILVUS_TOKEN } : {}),
+            collection: config.MILVUS_COLLECTION,
+            dimensions: embedder.dimensions,
+            upsertBatchSize: config.MILVUS_UPSERT_BATCH,
+            log,
+          }),
+        )
       : openEmbeddedVectors(join(config.DATA_DIR, 'vectors'), config.DATA_DIR, embedder),
   );
   const { lexical, entityGraph } = lexicalSide;
@@ -100,6 +105,9 @@ export async function openBackends(
     entityGraph,
   };
 }
+
+/** Loaded only when configured: their client libraries take seconds to import (see remote.ts). */
+const remoteAdapters = () => import('@hopline/retrieval/remote');
 
 /** The embedded vector index, refused when another embedder built it (see index-identity.ts). */
 async function openEmbeddedVectors(indexDir: string, dataDir: string, embedder: Embedder): Promise<VectorBackend> {

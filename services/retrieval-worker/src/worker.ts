@@ -230,6 +230,8 @@ export async function startRetrievalWorker(deps: RetrievalWorkerDeps): Promise<R
             kbs: report.kbs.length,
             lexicalChunks: report.lexicalChunks,
             vectorChunks: report.vectorChunks,
+            // Searchable already; how far the HNSW graphs are behind (operations.md, index files).
+            vectorsBuffered: vector.bufferedVectors?.() ?? 0,
             kbsOutOfStep: report.gaps.length,
           },
           entityGraph: graphState(),

@@ -151,6 +151,11 @@ export interface VectorSearchRequest {
 export interface VectorBackend extends VersionedBackend<EmbeddedChunk> {
   readonly dimensions: number;
   search(request: VectorSearchRequest, signal: AbortSignal): Promise<ScoredChunk[]>;
+  /**
+   * Vectors searchable but not yet in their approximate index (the embedded index's flat
+   * buffer, see adaptive-vector-index.ts): how far the graph is behind. Absent: never behind.
+   */
+  bufferedVectors?(): number;
 }
 
 /** The partition key of one tenant's knowledge base inside an embedded index. */

@@ -19,6 +19,13 @@ export class BlobWriter {
   bytes(): Buffer {
     return Buffer.concat(this.parts, this.size);
   }
+
+  /** The bytes added since the last `take`, for a writer that streams them to a file; offsets keep counting. */
+  take(): Buffer {
+    const taken = Buffer.concat(this.parts);
+    this.parts.length = 0;
+    return taken;
+  }
 }
 
 type ArrayType<T> = { new (buffer: ArrayBuffer): T; BYTES_PER_ELEMENT: number };

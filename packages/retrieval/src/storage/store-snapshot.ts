@@ -3,11 +3,13 @@ import { mkdir, open, readFile, rename, rm, stat, writeFile } from 'node:fs/prom
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { z } from 'zod';
+import type { BlobWriter } from './snapshot-blobs.js';
 
 /**
  * A snapshot of a store and its index, in a folder of its own: `documents.jsonl` (every
- * document's live state, one write-log entry each), the index's own files, and `manifest.json`
- * written last. It replaces the folder before it atomically enough for a crash: the new one is
+ * document's live state, one write-log entry each), `items.bin` (the binary parts of the
+ * items, such as vectors, which the entries name by offset: see snapshot-blobs.ts), the
+ * index's own files, and `manifest.json` written last. It replaces the folder before it atomically enough for a crash: the new one is
  * written beside (`.next`), the old moved aside (`.old`) and removed only once the new one is
  * in place, so at start-up there is always a whole snapshot or none, never half of one.
  */
@@ -20,8 +22,14 @@ export interface IndexSnapshot {
 
 const MANIFEST_FILE = 'manifest.json';
 const DOCUMENTS_FILE = 'documents.jsonl';
-const FORMAT = 1;
-const manifestSchema = z.object({ format: z.literal(FORMAT), documents: z.number().int().nonnegative() });
+const ITEM_BLOBS_FILE = 'items.bin';
+// Format 2 added items.bin; a format 1 snapshot (items wholly in the entries) still loads.
+const FORMAT = 2;
+const manifestSchema = z.object({
+  format: z.union([z.literal(1), z.literal(FORMAT)]),
+  documents: z.number().int().nonnegative(),
+  itemBytes: z.number().int().nonnegative().optional(),
+});
 // Lines written per call: one write per line would make a 100k-document snapshot crawl.
 const LINES_PER_WRITE = 512;
 
@@ -36,24 +44,36 @@ export async function recoverSnapshot(dir: string): Promise<boolean> {
   return exists(join(dir, MANIFEST_FILE));
 }
 
-/** Loads the index, then hands each document entry, in the order written, to `onEntry`. */
-export async function readSnapshot(dir: string, index: IndexSnapshot, onEntry: (raw: unknown) => void): Promise<void> {
+/**
+ * Loads the index, then hands each document entry, in the order written, to `onEntry` with
+ * the snapshot's item blobs (empty for a format 1 snapshot).
+ */
+export async function readSnapshot(
+  dir: string,
+  index: IndexSnapshot,
+  onEntry: (raw: unknown, itemBlobs: Buffer) => void,
+): Promise<void> {
   const manifest = manifestSchema.parse(JSON.parse(await readFile(join(dir, MANIFEST_FILE), 'utf8')));
   await index.load(dir);
+  const itemBlobs = manifest.format === 1 ? Buffer.alloc(0) : await readFile(join(dir, ITEM_BLOBS_FILE));
+  if (itemBlobs.byteLength !== (manifest.itemBytes ?? 0))
+    throw new Error(`snapshot ${dir} lists ${manifest.itemBytes} bytes of items but holds ${itemBlobs.byteLength}`);
   let read = 0;
   const lines = createInterface({ input: createReadStream(join(dir, DOCUMENTS_FILE)), crlfDelay: Infinity });
   for await (const line of lines) {
     if (line.length === 0) continue;
-    onEntry(JSON.parse(line));
+    onEntry(JSON.parse(line), itemBlobs);
     read++;
   }
   if (read !== manifest.documents)
     throw new Error(`snapshot ${dir} lists ${manifest.documents} documents but holds ${read}`);
 }
 
+/** Writes the entries (which put their items' binary parts in `itemBlobs` as they are read) and the index. */
 export async function writeSnapshot(
   dir: string,
   entries: Iterable<unknown>,
+  itemBlobs: BlobWriter,
   index: IndexSnapshot,
   durable: boolean,
 ): Promise<void> {
@@ -61,24 +81,32 @@ export async function writeSnapshot(
   await rm(next, { recursive: true, force: true });
   await mkdir(next, { recursive: true });
   const documents = await open(join(next, DOCUMENTS_FILE), 'w');
+  const blobs = await open(join(next, ITEM_BLOBS_FILE), 'w');
   let count = 0;
+  let itemBytes = 0;
+  const flush = async (lines: string[]) => {
+    await documents.write(`${lines.join('\n')}\n`);
+    const bytes = itemBlobs.take();
+    await blobs.write(bytes);
+    itemBytes += bytes.byteLength;
+  };
   try {
     let lines: string[] = [];
     for (const entry of entries) {
       lines.push(JSON.stringify(entry));
       count++;
       if (lines.length === LINES_PER_WRITE) {
-        await documents.write(`${lines.join('\n')}\n`);
+        await flush(lines);
         lines = [];
       }
     }
-    if (lines.length > 0) await documents.write(`${lines.join('\n')}\n`);
-    if (durable) await documents.datasync();
+    if (lines.length > 0) await flush(lines);
+    if (durable) await Promise.all([documents.datasync(), blobs.datasync()]);
   } finally {
-    await documents.close();
+    await Promise.all([documents.close(), blobs.close()]);
   }
   await index.save(next);
-  await writeFile(join(next, MANIFEST_FILE), JSON.stringify({ format: FORMAT, documents: count }));
+  await writeFile(join(next, MANIFEST_FILE), JSON.stringify({ format: FORMAT, documents: count, itemBytes }));
   if (await exists(dir)) await rename(dir, `${dir}.old`);
   await rename(next, dir);
   await rm(`${dir}.old`, { recursive: true, force: true });

@@ -10,14 +10,21 @@ import type {
 } from '../backends/types.js';
 import { partitionKey } from '../backends/types.js';
 import { OperationLog } from './operation-log.js';
+import { BlobWriter } from './snapshot-blobs.js';
 import type { IndexSnapshot } from './store-snapshot.js';
 import { readSnapshot, recoverSnapshot, writeSnapshot } from './store-snapshot.js';
 import { decideDelete, decideUpsert } from './versioning.js';
 
 export interface ItemCodec<Item> {
+  /** The item as a log line holds it: self-contained JSON. */
   encode(item: Item): unknown;
-  /** Throws on a value that is not a valid item. */
-  decode(value: unknown): Item;
+  /**
+   * The item as a snapshot holds it, when it has a binary part (a vector) that is cheaper to
+   * keep as bytes in the snapshot's item blobs than as text (default: `encode`).
+   */
+  encodeForSnapshot?(item: Item, itemBlobs: BlobWriter): unknown;
+  /** Throws on a value that is not a valid item; `itemBlobs` are the snapshot's (empty for a log line). */
+  decode(value: unknown, itemBlobs: Buffer): Item;
 }
 
 /** Told about every change, in order, so an index can follow the store. */
@@ -58,6 +65,8 @@ const logEntrySchema = z.discriminatedUnion('op', [
 type LogEntry = z.infer<typeof logEntrySchema>;
 
 const SNAPSHOT_MIN_ENTRIES = 1_000;
+/** A log line's items are whole in the line. */
+const NO_BLOBS = Buffer.alloc(0);
 
 function documentId(key: DocumentKey): string {
   return `${key.tenantId}\u0000${key.kbId}\u0000${key.docId}`;
@@ -97,8 +106,8 @@ export class VersionedDocumentStore<Item> {
     const store = new VersionedDocumentStore(options.codec, options.listener, { files, log, durable });
     if (snapshotted) {
       let at = 0;
-      await readSnapshot(files.snapshot, files.index, (raw) =>
-        store.restoreEntry(parseEntry(raw, files.snapshot, ++at)),
+      await readSnapshot(files.snapshot, files.index, (raw, itemBlobs) =>
+        store.restoreEntry(parseEntry(raw, files.snapshot, ++at), itemBlobs),
       );
     }
     entries.forEach((raw, at) => store.applyEntry(parseEntry(raw, files.log, at + 1)));
@@ -181,9 +190,9 @@ export class VersionedDocumentStore<Item> {
   }
 
   /** A snapshot's document: state and counts only, as the index part of the snapshot has it indexed. */
-  private restoreEntry(entry: LogEntry): void {
+  private restoreEntry(entry: LogEntry, itemBlobs: Buffer): void {
     const deleted = entry.op === 'delete';
-    const items = entry.op === 'upsert' ? entry.items.map((item) => this.codec.decode(item)) : [];
+    const items = entry.op === 'upsert' ? entry.items.map((item) => this.codec.decode(item, itemBlobs)) : [];
     this.documents.set(documentId(entry.doc), {
       key: pickKey(entry.doc),
       version: entry.doc.version,
@@ -200,7 +209,7 @@ export class VersionedDocumentStore<Item> {
   private applyEntry(entry: LogEntry): void {
     const write: DocumentWrite<Item> =
       entry.op === 'upsert'
-        ? { op: 'upsert', doc: entry.doc, items: entry.items.map((item) => this.codec.decode(item)) }
+        ? { op: 'upsert', doc: entry.doc, items: entry.items.map((item) => this.codec.decode(item, NO_BLOBS)) }
         : { op: 'delete', doc: entry.doc };
     const { change } = decide(write, this.documents.get(documentId(entry.doc)));
     if (change) this.replace(change.doc, change.items, change.deleted);
@@ -253,16 +262,18 @@ export class VersionedDocumentStore<Item> {
     if (!this.persisted) return;
     const { files, log, durable } = this.persisted;
     const live = this.documents;
-    const codec = this.codec;
+    const itemBlobs = new BlobWriter();
+    const encode = this.codec.encodeForSnapshot?.bind(this.codec) ?? ((item: Item) => this.codec.encode(item));
     await writeSnapshot(
       files.snapshot,
       (function* (): Generator<LogEntry> {
         for (const entry of live.values()) {
           yield entry.deleted
             ? { op: 'delete', doc: pickKey(entry.key) }
-            : { op: 'upsert', doc: pickKey(entry.key), items: entry.items.map((item) => codec.encode(item)) };
+            : { op: 'upsert', doc: pickKey(entry.key), items: entry.items.map((item) => encode(item, itemBlobs)) };
         }
       })(),
+      itemBlobs,
       files.index,
       durable,
     );

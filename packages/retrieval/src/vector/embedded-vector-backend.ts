@@ -18,6 +18,7 @@ import type {
   WriteOutcome,
 } from '../backends/types.js';
 import { partitionKey, scopePartitions, selectedDocIds } from '../backends/types.js';
+import { readBlob } from '../storage/snapshot-blobs.js';
 import type { IndexSnapshot } from '../storage/store-snapshot.js';
 import type { ItemCodec } from '../storage/versioned-document-store.js';
 import { VersionedDocumentStore } from '../storage/versioned-document-store.js';
@@ -42,7 +43,12 @@ export interface EmbeddedVectorBackendOptions {
 export const VECTOR_LOG_FILE = 'vector.log.jsonl';
 export const VECTOR_SNAPSHOT_DIR = 'vector.snapshot';
 
-const storedSchema = z.object({ chunk: indexedChunkSchema, vector: z.string() });
+// A log line holds the vector in base64; a snapshot, as bytes in its item blobs (no text to
+// decode at start-up), named by [offset, bytes].
+const storedSchema = z.object({
+  chunk: indexedChunkSchema,
+  vector: z.union([z.string(), z.tuple([z.number().int().nonnegative(), z.number().int().nonnegative()])]),
+});
 
 function vectorCodec(dimensions: number): ItemCodec<EmbeddedChunk> {
   return {
@@ -50,12 +56,16 @@ function vectorCodec(dimensions: number): ItemCodec<EmbeddedChunk> {
       chunk,
       vector: Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength).toString('base64'),
     }),
-    decode(value) {
+    encodeForSnapshot: ({ chunk, vector }, itemBlobs) => ({ chunk, vector: itemBlobs.add(vector) }),
+    decode(value, itemBlobs) {
       const stored = storedSchema.parse(value);
-      const bytes = Buffer.from(stored.vector, 'base64');
-      // Copy into an aligned buffer: a Float32Array view needs a 4-byte aligned offset.
-      const vector = new Float32Array(bytes.byteLength / 4);
-      new Uint8Array(vector.buffer).set(bytes);
+      let vector: Float32Array;
+      if (typeof stored.vector === 'string') {
+        const bytes = Buffer.from(stored.vector, 'base64');
+        // Copy into an aligned buffer: a Float32Array view needs a 4-byte aligned offset.
+        vector = new Float32Array(bytes.byteLength / 4);
+        new Uint8Array(vector.buffer).set(bytes);
+      } else vector = readBlob(itemBlobs, stored.vector, Float32Array);
       checkDimensions(vector, dimensions);
       return { chunk: stored.chunk, vector };
     },
@@ -77,14 +87,12 @@ export class EmbeddedVectorBackend implements VectorBackend {
     const { dimensions } = options;
     const index = (options.createIndex ?? ((dims) => new AdaptiveVectorIndex(dims)))(dimensions);
     const chunks = new Map<string, IndexedChunk>();
-    // Partitions whose index state the snapshot restored; the others are rebuilt from their vectors.
-    let persisted: ReadonlySet<string> = new Set();
     const snapshot: IndexSnapshot = {
       save: async (dir) => {
         if (isPersistent(index)) await index.save(dir);
       },
       async load(dir) {
-        if (isPersistent(index)) persisted = await index.load(dir);
+        if (isPersistent(index)) await index.load(dir);
       },
     };
     const store = await VersionedDocumentStore.open<EmbeddedChunk>({
@@ -103,9 +111,10 @@ export class EmbeddedVectorBackend implements VectorBackend {
       listener: {
         restored(doc, items) {
           const partition = partitionKey(doc.tenantId, doc.kbId);
-          const indexed = persisted.has(partition);
+          // What the snapshot's index part did not restore is rebuilt from its vector.
+          const restoredIndex = isPersistent(index) ? index : undefined;
           for (const { chunk, vector } of items) {
-            if (!indexed) index.add(partition, chunk.chunkId, vector);
+            if (!restoredIndex?.holds(partition, chunk.chunkId)) index.add(partition, chunk.chunkId, vector);
             chunks.set(chunkKey(partition, chunk.chunkId), chunk);
           }
         },
@@ -182,6 +191,10 @@ export class EmbeddedVectorBackend implements VectorBackend {
 
   async documentState(key: DocumentKey): Promise<DocumentState | undefined> {
     return this.store.state(key);
+  }
+
+  bufferedVectors(): number {
+    return this.index.buffered?.() ?? 0;
   }
 
   /** Writes logged since the last snapshot: what a restart replays. */

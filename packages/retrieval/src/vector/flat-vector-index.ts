@@ -64,6 +64,11 @@ export class FlatVectorIndex implements VectorIndex {
     return this.partitions.get(partition)?.remove(key) ?? false;
   }
 
+  /** Forgets a partition and every vector in it. */
+  drop(partition: string): void {
+    this.partitions.delete(partition);
+  }
+
   size(partition?: string): number {
     if (partition !== undefined) return this.partitions.get(partition)?.slots.size ?? 0;
     let total = 0;

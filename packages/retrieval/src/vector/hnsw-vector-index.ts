@@ -152,7 +152,7 @@ export class HnswVectorIndex implements PersistentVectorIndex {
   }
 
   /** Adds the partitions `save` wrote to `dir`; the search ef and build parameters stay this index's. */
-  async load(dir: string): Promise<ReadonlySet<string>> {
+  async load(dir: string): Promise<void> {
     const manifest = hnswManifestSchema.parse(JSON.parse(await readFile(join(dir, HNSW_MANIFEST_FILE), 'utf8')));
     if (manifest.dimensions !== this.dimensions)
       throw new Error(
@@ -162,7 +162,15 @@ export class HnswVectorIndex implements PersistentVectorIndex {
       const restored = keys.map((key) => key ?? undefined);
       this.partitions.set(name, await HnswPartition.load(this.dimensions, join(dir, file), restored));
     }
-    return new Set(manifest.partitions.map(({ name }) => name));
+  }
+
+  holds(partition: string, key: string): boolean {
+    return this.partitions.get(partition)?.labels.has(key) ?? false;
+  }
+
+  /** The partitions that have a graph (restored or built). */
+  partitionNames(): IterableIterator<string> {
+    return this.partitions.keys();
   }
 
   size(partition?: string): number {

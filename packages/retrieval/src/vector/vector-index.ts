@@ -7,6 +7,8 @@ export interface VectorIndex {
   size(partition?: string): number;
   /** Inner-product (cosine, for unit vectors) search over the named partitions only. */
   search(partitions: readonly string[], query: Float32Array, limit: number): VectorHit[];
+  /** Vectors searchable but not yet in the index's final structure (see VectorBackend.bufferedVectors). */
+  buffered?(): number;
 }
 
 export interface VectorHit {
@@ -18,8 +20,10 @@ export interface VectorHit {
 /** An index that keeps its own state in a snapshot, so that a restart does not rebuild it. */
 export interface PersistentVectorIndex extends VectorIndex {
   save(dir: string): Promise<void>;
-  /** Loads what `save` wrote to `dir`: the partitions it restored (the others are rebuilt by adding). */
-  load(dir: string): Promise<ReadonlySet<string>>;
+  /** Loads what `save` wrote to `dir`; what it did not restore is rebuilt by adding (see `holds`). */
+  load(dir: string): Promise<void>;
+  /** Whether the index holds a vector for the key: after `load`, the keys the snapshot restored. */
+  holds(partition: string, key: string): boolean;
 }
 
 export function isPersistent(index: VectorIndex): index is PersistentVectorIndex {

@@ -10,14 +10,8 @@ import {
   isInfrastructureError,
 } from '@hopline/contracts';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  ElasticsearchLexicalBackend,
-  EmbeddedVectorBackend,
-  HashingEmbedder,
-  createDeadlineGuard,
-  createElasticsearchLexicalBackend,
-  createHybridRetriever,
-} from '../../src/index.js';
+import { EmbeddedVectorBackend, HashingEmbedder, createDeadlineGuard, createHybridRetriever } from '../../src/index.js';
+import { ElasticsearchLexicalBackend, createElasticsearchLexicalBackend } from '../../src/remote.js';
 import { chunkOf, never } from '../fixtures.js';
 import { esMock, responseError, silentLog } from './es-mock.js';
 

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { Client } from '@elastic/elasticsearch';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ElasticsearchLexicalBackend, IndexedChunk } from '../../src/index.js';
-import { createElasticsearchLexicalBackend } from '../../src/index.js';
+import type { IndexedChunk } from '../../src/index.js';
+import type { ElasticsearchLexicalBackend } from '../../src/remote.js';
+import { createElasticsearchLexicalBackend } from '../../src/remote.js';
 import { chunkOf, never } from '../fixtures.js';
 import { silentLog } from './es-mock.js';
 

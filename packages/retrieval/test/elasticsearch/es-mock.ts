@@ -1,6 +1,6 @@
 import { Client, errors } from '@elastic/elasticsearch';
 import MockModule from '@elastic/elasticsearch-mock';
-import type { ElasticsearchSetupLog } from '../../src/index.js';
+import type { ElasticsearchSetupLog } from '../../src/remote.js';
 
 // The package is CommonJS (`module.exports = Mocker`) but its typings declare a default export.
 const Mock = MockModule as unknown as typeof MockModule.default;

@@ -9,19 +9,10 @@ import {
   isInfrastructureError,
 } from '@hopline/contracts';
 import { afterEach, describe, expect, it } from 'vitest';
-import type {
-  EmbeddedChunk,
-  MilvusSetupLog,
-  MilvusVectorBackend,
-  MilvusVectorBackendOptions,
-} from '../../src/index.js';
-import {
-  EmbeddedLexicalBackend,
-  createDeadlineGuard,
-  createHybridRetriever,
-  createIndexer,
-  createMilvusVectorBackend,
-} from '../../src/index.js';
+import type { EmbeddedChunk } from '../../src/index.js';
+import { EmbeddedLexicalBackend, createDeadlineGuard, createHybridRetriever, createIndexer } from '../../src/index.js';
+import type { MilvusSetupLog, MilvusVectorBackend, MilvusVectorBackendOptions } from '../../src/remote.js';
+import { createMilvusVectorBackend } from '../../src/remote.js';
 import { chunkOf, never } from '../fixtures.js';
 import type { FakeMilvus, Row } from './fake-milvus.js';
 import { startFakeMilvus } from './fake-milvus.js';

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { MilvusClient } from '@zilliz/milvus2-sdk-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { EmbeddedChunk, MilvusVectorBackend } from '../../src/index.js';
-import { createMilvusVectorBackend } from '../../src/index.js';
+import type { EmbeddedChunk } from '../../src/index.js';
+import type { MilvusVectorBackend } from '../../src/remote.js';
+import { createMilvusVectorBackend } from '../../src/remote.js';
 import { chunkOf, never } from '../fixtures.js';
 
 // Runs only against a real server: MILVUS_ADDRESS=127.0.0.1:19530 (docker compose up milvus).
