@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { createAnalyzer, createHopReasoner } from '../src/index.js';
 import { compareDates, inSamePeriod, parseDate } from '../src/offline/answers.js';
 import { listedEvents } from '../src/offline/event-list.js';
+import { isAboutEvent, weightedCoverage } from '../src/offline/grade.js';
 import { comparedOptions, samePeriod } from '../src/offline/question.js';
 import { chunk } from './support/chunks.js';
 import { ask, keepOrder, overlapRetriever } from './support/fixtures.js';
@@ -72,6 +73,31 @@ describe('events compared by date - the list a question names', () => {
   });
 });
 
+describe('events compared by date - whether a chunk is about the event', () => {
+  const bridge = chunk('n-bridge', '', '2031年4月12日，青川市新建的跨江大桥正式通车，全长三公里，连接南北两岸。');
+  // Shares the topic's common words (大桥, 正式, 通车) and not the event's name.
+  const otherBridge = chunk('n-other-bridge', '', '2030年9月1日，霞浦县一座大桥正式通车，方便两岸居民出行。');
+
+  it('coverage - a chunk that states the names and rare words covers the event; one that shares only common words does not', () => {
+    expect(isAboutEvent('青川市跨江大桥通车', bridge)).toBe(true);
+    expect(isAboutEvent('青川市跨江大桥通车', otherBridge)).toBe(false);
+    expect(weightedCoverage('青川市跨江大桥通车', otherBridge)).toBeGreaterThan(0);
+  });
+
+  it('coverage - a common word the chunk leaves out ("事件") costs less than a name', () => {
+    expect(isAboutEvent('青川市跨江大桥通车事件', bridge)).toBe(true);
+    expect(weightedCoverage('青川市跨江大桥通车事件', bridge)).toBeGreaterThan(
+      weightedCoverage('霞浦县跨江大桥通车', bridge),
+    );
+  });
+
+  it('coverage - English words count by their stems, the title with the text', () => {
+    const museum = chunk('m', 'Lakeside Museum', 'The museum opened its doors in March 2019.');
+    expect(isAboutEvent('Lakeside Museum opening', museum)).toBe(true);
+    expect(isAboutEvent('Harbor Gallery opening', museum)).toBe(false);
+  });
+});
+
 describe('events compared by date - the loop, offline', () => {
   it('same month - each event gets its own sub-query, and the judgement compares the dates its documents state', async () => {
     const yes = await reasoner().answer(ask('青川市跨江大桥通车和澜沧博物馆举办丝绸展览是在同一个月吗？'), {
@@ -127,6 +153,21 @@ describe('events compared by date - the loop, offline', () => {
     expect(queries[0]).toMatch(/^青川市跨江大桥通车/);
     expect(queries[1]).toMatch(/^东湾机场新航站楼启用/);
     expect(queries[2]).toBe(question);
+  });
+
+  it('which first - a dated document about another event is no date for this one: the answer abstains, naming the event', async () => {
+    // The airport event's only candidate shares "机场" and a date, and is about another airport.
+    const corpus = [...news, chunk('n-other-airport', '', '2029年3月1日，西岭机场举办航空开放日，吸引游客上万人。')];
+    const { done, trace } = await createHopReasoner({
+      analyzer: createAnalyzer(),
+      retriever: overlapRetriever(corpus),
+      reranker: keepOrder,
+      config: { topK: 3 },
+    }).answer(ask('青川市跨江大桥通车和东湾机场新航站楼启用，哪个事件先发生？'), { emit: () => undefined });
+    expect(trace.hops.some((hop) => hop.evidenceChunkIds.includes('n-other-airport'))).toBe(true);
+    expect(done.abstained).toBe(true);
+    expect(done.answer).toMatch(/未找到：.*东湾机场新航站楼启用/);
+    expect(done.answer).not.toContain('2029年3月1日');
   });
 
   it('which first - an answered comparison needs no whole-question retrieval', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { contentTerms, createTokenizer, fold, lightStem, sameStem, singular } from '../src/index.js';
+import { contentTerms, createTokenizer, fold, lightStem, sameStem, singular, termSpecificity } from '../src/index.js';
 
 const tokenizer = createTokenizer();
 
@@ -141,5 +141,13 @@ describe('sameStem', () => {
 describe('fold', () => {
   it('fold - lower case without diacritics or width forms', () => {
     expect(fold('Mýa ＲＦＣ')).toBe('mya rfc');
+  });
+
+  it('specificity - a common word weighs less than a rare one; a word the table lacks weighs its median', () => {
+    expect(termSpecificity('事件')).toBeLessThan(termSpecificity('摔倒'));
+    expect(termSpecificity('表示')).toBeLessThan(termSpecificity('揭幕'));
+    // Neither a made-up name nor a Latin word is in jieba's table: both weigh the same, the median.
+    expect(termSpecificity('澜沧江北岭镇')).toBe(termSpecificity('balmain'));
+    expect(termSpecificity('balmain')).toBeGreaterThan(termSpecificity('事件'));
   });
 });

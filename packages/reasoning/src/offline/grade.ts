@@ -1,8 +1,15 @@
 import type { Chunk__Output } from '@hopline/contracts';
 import { Grade, type Grade__Output } from '@hopline/contracts';
-import { containsStem, contentTerms } from '@hopline/text';
+import { CHINESE_STOP_WORDS, containsStem, contentTerms, hasHan, taggedWords, termSpecificity } from '@hopline/text';
 
 const RELEVANT_SHARE = 0.5;
+/**
+ * The weighted share of an event's words a chunk must state to be about it. Tuned on the tune
+ * half of the ChronoQA dev questions (`pnpm eval --split tune --unanswerable 50`): a chunk about
+ * the event omits only its common words ("事件", "当天", "比赛"); a dated document about
+ * something else that shares the topic misses the names and the rarer verbs.
+ */
+const ABOUT_EVENT_SHARE = 0.6;
 
 /**
  * How well a hop's best evidence matches its query: the share of the query's content terms
@@ -18,3 +25,52 @@ export function gradeEvidence(query: string, chunks: readonly Chunk__Output[]): 
   if (share >= RELEVANT_SHARE) return Grade.RELEVANT;
   return share > 0 ? Grade.AMBIGUOUS : Grade.IRRELEVANT;
 }
+
+/** A phrase's words, once each: jieba's precise-mode words for Chinese, content terms for the rest. */
+function phraseWords(phrase: string): string[] {
+  const words = taggedWords(phrase).flatMap(({ word }) =>
+    hasHan(word) ? (CHINESE_STOP_WORDS.has(word) ? [] : [word]) : contentTerms(word),
+  );
+  return [...new Set(words)];
+}
+
+// Bigrams of a Chinese word: a long word a text writes with one character changed or a part
+// left out ("封面人物" against "封面") is stated in part.
+function bigrams(word: string): string[] {
+  const chars = [...word];
+  return chars.slice(1).map((char, index) => `${chars[index] as string}${char}`);
+}
+
+/**
+ * How much of a word a text states, 0..1: a Chinese word wherever the text holds it (Chinese
+ * marks no word boundaries, and the segmenter cuts a text and a phrase differently), in part
+ * by its bigrams when it is three characters or longer; another word by its stem, whole.
+ */
+function statedPart(word: string, text: string, terms: readonly string[]): number {
+  if (!hasHan(word)) return containsStem(terms, word) ? 1 : 0;
+  if (text.includes(word)) return 1;
+  if ([...word].length < 3) return 0;
+  const parts = bigrams(word);
+  return parts.filter((part) => text.includes(part)).length / parts.length;
+}
+
+/**
+ * The share of a phrase's words a chunk (title and text) states, each word weighted by how much
+ * it tells texts apart: a chunk that states the names and the rare words of an event and leaves
+ * out "事件" covers most of it; one that shares only the common words covers little.
+ */
+export function weightedCoverage(phrase: string, chunk: Chunk__Output): number {
+  const words = phraseWords(phrase);
+  const text = `${chunk.title} ${chunk.text}`.toLowerCase();
+  const terms = contentTerms(text);
+  const total = words.reduce((sum, word) => sum + termSpecificity(word), 0);
+  if (total === 0) return 0;
+  return words.reduce((sum, word) => sum + termSpecificity(word) * statedPart(word, text, terms), 0) / total;
+}
+
+/**
+ * Whether a chunk is about an event: it states most of the event's words, weighted. A fact (a
+ * date) read from a chunk that is not about the event answers some other event's question.
+ */
+export const isAboutEvent = (event: string, chunk: Chunk__Output): boolean =>
+  weightedCoverage(event, chunk) >= ABOUT_EVENT_SHARE;

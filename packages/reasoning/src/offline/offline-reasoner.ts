@@ -5,7 +5,7 @@ import type { HopExtractionInput, HopFinding, Reasoner } from '../reasoner/reaso
 import { readTypedAnswer } from './answers.js';
 import type { BridgeCandidate } from './bridge.js';
 import { bridgeCandidates, isAbout, UNANCHORED_WEIGHT } from './bridge.js';
-import { gradeEvidence } from './grade.js';
+import { gradeEvidence, isAboutEvent } from './grade.js';
 import type { AnswerType } from './question.js';
 import {
   answerType,
@@ -91,14 +91,20 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
     if (chunks.length === 0 || gradeEvidence(input.query, chunks) === Grade.IRRELEVANT) return unknownFinding();
     // A later hop whose evidence never mentions the entities it was sent for has found nothing.
     if (last && !chunks.some((chunk) => sought.some((entity) => mentions(chunk, entity)))) return unknownFinding();
+    const { type, event } = hopAnswerType(input);
+    // A hop sent for the date of one event of a comparison reads it only from a chunk about that
+    // event: a dated document on a neighbouring topic would answer the comparison for the wrong
+    // event. With none, the event is a gap the answer names.
+    const eventChunks = event === undefined ? chunks : chunks.filter((chunk) => isAboutEvent(event, chunk));
+    if (eventChunks.length === 0) return unknownFinding();
 
-    const about = chunksAbout(chunks, sought).slice(0, ABOUT_CITATIONS);
+    const about = chunksAbout(eventChunks, sought).slice(0, ABOUT_CITATIONS);
     const cited = last
       ? (about.length > 0
           ? about
-          : chunks.filter((chunk) => sought.some((entity) => mentions(chunk, entity))).slice(0, 1)
+          : eventChunks.filter((chunk) => sought.some((entity) => mentions(chunk, entity))).slice(0, 1)
         ).slice(0, settings.laterHopCitations)
-      : unique([...about, ...chunks]).slice(0, settings.firstHopCitations);
+      : unique([...about, ...eventChunks]).slice(0, settings.firstHopCitations);
 
     const candidateOptions = {
       relationTerms: relation,
@@ -131,7 +137,7 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
     const done = hop >= input.expectedHops && !hiddenBridge;
 
     if (done) {
-      const typed = readTypedAnswer(hopAnswerType(input), cited, relation);
+      const typed = readTypedAnswer(type, cited, relation);
       // The answer is read from the documents about what this hop looked for, when it found any.
       const source = about.length > 0 ? about : cited;
       const named = typed
@@ -224,19 +230,20 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
 /**
  * The kind of answer a hop reads: its focus's own, except that a focus on one option of the
  * whole question's date comparison ("Which was founded first, Northwind Labs?", "A和B是在同一个月
- * 吗") reads that option's date, the value the comparison is decided on.
+ * 吗") reads that option's date, the value the comparison is decided on; `event` is then the
+ * option, what the hop's evidence must be about.
  */
-function hopAnswerType(input: HopExtractionInput): AnswerType {
+function hopAnswerType(input: HopExtractionInput): { type: AnswerType; event?: string } {
   const own = answerType(input.focus);
   const byDate = dateComparison(input.question) !== undefined || samePeriod(input.question) !== undefined;
-  if (own !== 'entity' || input.focus === input.question || !byDate) return own;
+  if (own !== 'entity' || input.focus === input.question || !byDate) return { type: own };
   const options = comparedOptions(input.question);
   // A focus that is one of the events compared is looked up for its date, whatever its words.
-  if (options.includes(input.focus)) return 'date';
+  if (options.includes(input.focus)) return { type: 'date', event: input.focus };
   // "Which film has the director born later, X?" compares a role-holder's date: this hop finds the role-holder.
-  if (relationTerms(input.focus, questionAnchors(input.focus)).some(isRoleNoun)) return own;
+  if (relationTerms(input.focus, questionAnchors(input.focus)).some(isRoleNoun)) return { type: own };
   const named = options.filter((option) => input.focus.toLowerCase().includes(option.toLowerCase()));
-  return named.length === 1 ? 'date' : own;
+  return named.length === 1 ? { type: 'date', event: named[0] } : { type: own };
 }
 
 /**
