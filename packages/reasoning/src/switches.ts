@@ -13,6 +13,10 @@ export const REASONING_SWITCHES = {
     'a loop or plan that ends without an answer retrieves the whole question once, after its own ranking',
   timedEvents:
     'a question about when several listed events happened (which first, same month) gets one sub-question per event',
+  parentheticalTitles:
+    'a title\'s trailing parenthesis disambiguates the name the document is about ("No Escape (1936 film)" is about No Escape), as Wikipedia titles do',
+  commaTitles:
+    'a title\'s part before a comma is the name the document is about ("Grant Park, Atlanta" is about Grant Park), as Wikipedia titles of places do',
   entityGraph:
     "a hop adds to its retrieved chunks those personalized PageRank ranks highest on the entity–chunk graph, seeded by its query's and the previous hops' entities",
 } as const;

@@ -2,6 +2,8 @@ import { Route, StopReason, ValidationError } from '@hopline/contracts';
 import { describe, expect, it } from 'vitest';
 import { analyzeByRules, createHopReasoner, REASONING_SWITCH_NAMES, resolveSettings } from '../src/index.js';
 import type { ReasoningSwitch } from '../src/index.js';
+import { isAbout } from '../src/offline/bridge.js';
+import { bareTitle, titleConventions } from '../src/offline/text.js';
 import { chunk } from './support/chunks.js';
 import { ask, BRIDGE_QUESTION, corpus, fixedAnalyzer, keepOrder, overlapRetriever } from './support/fixtures.js';
 
@@ -83,5 +85,22 @@ describe('reasoning switches', () => {
     const question = '青川大桥通车和澜沧博物馆举办展览是在同一个月吗？';
     expect(analyzeByRules(question).route).toBe(Route.PARALLEL);
     expect(analyzeByRules(question, ['timedEvents']).route).not.toBe(Route.PARALLEL);
+  });
+
+  it('switches - parentheticalTitles off reads "No Escape (1936 film)" as a title like any other', () => {
+    const film = chunk('film', 'No Escape (1936 film)', 'No Escape is a 1936 British thriller film.');
+    expect(bareTitle(film.title, titleConventions([]))).toBe('No Escape');
+    expect(isAbout(film, 'No Escape', titleConventions([]))).toBe(true);
+    const off = titleConventions(['parentheticalTitles']);
+    expect(bareTitle(film.title, off)).toBe('No Escape (1936 film)');
+    expect(isAbout(film, 'No Escape', off)).toBe(false);
+  });
+
+  it('switches - commaTitles off no longer reads "Grant Park, Atlanta" as the document about Grant Park', () => {
+    const park = chunk('park', 'Grant Park, Atlanta', 'Grant Park is the oldest city park in Atlanta.');
+    expect(isAbout(park, 'Grant Park', titleConventions([]))).toBe(true);
+    expect(isAbout(park, 'Grant Park', titleConventions(['commaTitles']))).toBe(false);
+    // Its whole title still names it.
+    expect(isAbout(park, 'Grant Park, Atlanta', titleConventions(['commaTitles']))).toBe(true);
   });
 });

@@ -144,7 +144,7 @@ const toSynthesisHop = (hop: HopOutcome, focus: string): SynthesisHop => ({
 export function createHopReasoner(deps: HopReasonerDependencies): HopReasoner {
   const settings = resolveSettings(deps.config);
   const clock = deps.clock ?? systemClock;
-  const fallback = createOfflineReasoner();
+  const fallback = createOfflineReasoner({ switchedOff: settings.switchedOff });
   const reasoner: Reasoner = deps.chat ? createModelReasoner({ chat: deps.chat }) : fallback;
 
   async function answer(ask: AskCommand__Output, options: AnswerOptions): Promise<AnswerOutcome> {

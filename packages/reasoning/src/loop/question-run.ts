@@ -9,7 +9,7 @@ import type {
 import { StopReason } from '@hopline/contracts';
 import type { UsageMeter } from '@hopline/models';
 import type { ModelCallContext, Reasoner } from '../reasoner/reasoner.js';
-import { bareTitle } from '../offline/text.js';
+import { bareTitle, titleConventions } from '../offline/text.js';
 import { sameEntity } from '../offline/question.js';
 import type { Logger } from '@hopline/telemetry';
 import type { EventStream } from './events.js';
@@ -121,7 +121,7 @@ export class QuestionRun {
       const throughBridge =
         provenance.bridgeEntity !== '' &&
         current?.bridgeEntity !== provenance.bridgeEntity &&
-        sameEntity(bareTitle(chunk.title), provenance.bridgeEntity);
+        sameEntity(bareTitle(chunk.title, titleConventions(this.settings.switchedOff)), provenance.bridgeEntity);
       if (!current || throughBridge) this.citedIn.set(chunk.chunkId, provenance);
     }
   }

@@ -1,6 +1,7 @@
 import type { Chunk__Output } from '@hopline/contracts';
 import { containsStem, hasHan } from '@hopline/text';
 import { expandRelations } from './relations.js';
+import type { TitleConventions } from './text.js';
 import { bareTitle, entityKey, namedSpans, spanTokens } from './text.js';
 
 /**
@@ -33,6 +34,8 @@ export interface CandidateOptions {
    * than a name next to the relation words ("the son of John Profumo and his wife…").
    */
   concluding?: boolean;
+  /** How titles name what their documents are about. */
+  titles: TitleConventions;
 }
 
 const DATE_LIKE =
@@ -66,7 +69,7 @@ function isKnown(name: string, known: readonly string[]): boolean {
 /** Candidates from the cited chunks, best first, one entry per distinct name. */
 export function bridgeCandidates(cited: readonly Chunk__Output[], options: CandidateOptions): BridgeCandidate[] {
   const relation = expandRelations(options.relationTerms);
-  const titleKeys = new Set(options.retrievedTitles.map((title) => entityKey(bareTitle(title))));
+  const titleKeys = new Set(options.retrievedTitles.map((title) => entityKey(bareTitle(title, options.titles))));
   const best = new Map<string, BridgeCandidate>();
   const offer = (name: string, score: number, chunkId: string) => {
     const key = entityKey(name);
@@ -76,7 +79,7 @@ export function bridgeCandidates(cited: readonly Chunk__Output[], options: Candi
 
   cited.forEach((chunk, rank) => {
     const weight = options.anchorWeight(chunk) || UNANCHORED_WEIGHT / (1 + rank * 0.5);
-    const ownTitle = bareTitle(chunk.title);
+    const ownTitle = bareTitle(chunk.title, options.titles);
     const ownKey = entityKey(ownTitle);
     const ownTitleScore = options.concluding ? OWN_TITLE_SCORE_CONCLUDING : OWN_TITLE_SCORE;
     if (!isKnown(ownTitle, options.known)) offer(ownTitle, ownTitleScore * weight, chunk.chunkId);
@@ -130,7 +133,7 @@ export function bridgeCandidates(cited: readonly Chunk__Output[], options: Candi
     // A retrieved document's title written in this chunk is a link the text itself makes.
     const lowerText = chunk.text.toLowerCase();
     for (const title of options.retrievedTitles) {
-      const name = bareTitle(title);
+      const name = bareTitle(title, options.titles);
       const long = hasHan(name) ? name.length >= 2 : name.length > 3;
       if (
         long &&
@@ -160,9 +163,13 @@ function hanRelationSpans(text: string, relation: readonly string[]): { start: n
  * Whether a chunk is the document about `entity`: its title names it exactly, bare of its
  * parenthesis, or before the comma that disambiguates it ("Grant Park, Atlanta" is about Grant Park).
  */
-export function isAbout(chunk: Chunk__Output, entity: string): boolean {
+export function isAbout(chunk: Chunk__Output, entity: string, titles: TitleConventions): boolean {
   const key = entityKey(entity);
   if (key.length === 0) return false;
-  const bare = bareTitle(chunk.title);
-  return entityKey(chunk.title) === key || entityKey(bare) === key || entityKey(bare.split(/,\s+/)[0] ?? '') === key;
+  const bare = bareTitle(chunk.title, titles);
+  return (
+    entityKey(chunk.title) === key ||
+    entityKey(bare) === key ||
+    (titles.comma && entityKey(bare.split(/,\s+/)[0] ?? '') === key)
+  );
 }

@@ -18,7 +18,9 @@ import {
 } from './question.js';
 import { expandRelations, isRoleNoun } from './relations.js';
 import { synthesizeOffline } from './synthesis.js';
-import { bareTitle, entityKey } from './text.js';
+import type { TitleConventions } from './text.js';
+import { bareTitle, entityKey, titleConventions } from './text.js';
+import type { ReasoningSwitch } from '../switches.js';
 
 export interface OfflineReasonerOptions {
   /** Chunks the first hop cites: the documents about the question's entities, then the best ranked. */
@@ -27,9 +29,11 @@ export interface OfflineReasonerOptions {
   laterHopCitations?: number;
   /** Bridge entities a next query names: more find the right one more often, fewer stay precise. */
   entitiesPerQuery?: number;
+  /** Rules and mechanisms switched off (`REASONING_SWITCHES`): the title conventions it reads. */
+  switchedOff?: readonly ReasoningSwitch[];
 }
 
-const DEFAULTS: Required<OfflineReasonerOptions> = {
+const DEFAULTS: Required<Omit<OfflineReasonerOptions, 'switchedOff'>> = {
   firstHopCitations: 2,
   laterHopCitations: 2,
   entitiesPerQuery: 8,
@@ -49,9 +53,13 @@ function unique(chunks: readonly Chunk__Output[]): Chunk__Output[] {
 }
 
 /** The chunks about `entities`, exact titles before disambiguated ones, in the entities' order. */
-function chunksAbout(chunks: readonly Chunk__Output[], entities: readonly string[]): Chunk__Output[] {
+function chunksAbout(
+  chunks: readonly Chunk__Output[],
+  entities: readonly string[],
+  titles: TitleConventions,
+): Chunk__Output[] {
   const exact = entities.flatMap((entity) => chunks.filter((chunk) => entityKey(chunk.title) === entityKey(entity)));
-  const bare = entities.flatMap((entity) => chunks.filter((chunk) => isAbout(chunk, entity)));
+  const bare = entities.flatMap((entity) => chunks.filter((chunk) => isAbout(chunk, entity, titles)));
   return unique([...exact, ...bare]);
 }
 
@@ -80,6 +88,7 @@ const unknownFinding = (citedChunkIds: string[] = []): HopFinding => ({
  */
 export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Reasoner {
   const settings = { ...DEFAULTS, ...options };
+  const titles = titleConventions(options.switchedOff);
 
   async function extractHopAnswer(input: HopExtractionInput): Promise<HopFinding> {
     const { chunks, hop, previous } = input;
@@ -98,7 +107,7 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
     const eventChunks = event === undefined ? chunks : chunks.filter((chunk) => isAboutEvent(event, chunk));
     if (eventChunks.length === 0) return unknownFinding();
 
-    const about = chunksAbout(eventChunks, sought).slice(0, ABOUT_CITATIONS);
+    const about = chunksAbout(eventChunks, sought, titles).slice(0, ABOUT_CITATIONS);
     const cited = last
       ? (about.length > 0
           ? about
@@ -110,9 +119,10 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
       relationTerms: relation,
       known: [...anchors, ...previous.map((step) => step.finding.answer)],
       retrievedTitles: chunks.map((chunk) => chunk.title),
+      titles,
       anchorWeight: (chunk: Chunk__Output) => {
         if (!about.includes(chunk)) return 0;
-        return last && !isAbout(chunk, sought[0] ?? '') ? RUNNER_UP_DOCUMENT_WEIGHT : 1;
+        return last && !isAbout(chunk, sought[0] ?? '', titles) ? RUNNER_UP_DOCUMENT_WEIGHT : 1;
       },
     };
     const candidates = bridgeCandidates(cited, candidateOptions);
@@ -144,7 +154,7 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
         ? undefined
         : (bridgeCandidates(source, { ...candidateOptions, concluding: true }).find(
             (candidate) => !asksWho(input.focus) || !onlyAsPlace(candidate, chunks),
-          ) ?? (asksWho(input.focus) ? undefined : entityItself(about, hop)));
+          ) ?? (asksWho(input.focus) ? undefined : entityItself(about, hop, titles)));
       const answer = typed?.answer ?? named?.name;
       if (!answer) return unknownFinding(citedIds);
       // A name is only an answer where the evidence states the relation the question asks for:
@@ -154,7 +164,7 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
       // A named answer's own document, when this hop retrieved it, is evidence that it is what was asked.
       const own = typed
         ? []
-        : chunksAbout(chunks, [answer])
+        : chunksAbout(chunks, [answer], titles)
             .slice(0, 1)
             .map((chunk) => chunk.chunkId);
       return {
@@ -186,7 +196,7 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
     // document gives the best bridge follows that document: the names in the documents of the
     // runner-up leads belong to other chains, and only names near as good as the best go with it.
     const leadDocuments = new Set(
-      last ? cited.filter((chunk) => isAbout(chunk, sought[0] ?? '')).map((chunk) => chunk.chunkId) : [],
+      last ? cited.filter((chunk) => isAbout(chunk, sought[0] ?? '', titles)).map((chunk) => chunk.chunkId) : [],
     );
     const fromLead = candidates.filter((candidate) => leadDocuments.has(candidate.chunkId));
     const followed = fromLead.length > 0 && fromLead[0] === candidates[0] ? fromLead : candidates;
@@ -196,7 +206,10 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
       .filter((candidate) => candidate.score >= floor)
       .map((candidate) => candidate.name);
     // The best bridges' own documents, when this hop already retrieved them, support them.
-    const bridgePages = chunksAbout(chunks, bridges.slice(0, BRIDGE_PAGES_SOUGHT)).slice(0, BRIDGE_PAGE_CITATIONS);
+    const bridgePages = chunksAbout(chunks, bridges.slice(0, BRIDGE_PAGES_SOUGHT), titles).slice(
+      0,
+      BRIDGE_PAGE_CITATIONS,
+    );
     return {
       answer: bridges[0] as string,
       unknown: false,
@@ -250,9 +263,15 @@ function hopAnswerType(input: HopExtractionInput): { type: AnswerType; event?: s
  * A first hop that found the document about the entity it was asked about, and no other name in
  * it, answers with that entity: "which film came out first, X?" is answered by X's document.
  */
-function entityItself(about: readonly Chunk__Output[], hop: number): BridgeCandidate | undefined {
+function entityItself(
+  about: readonly Chunk__Output[],
+  hop: number,
+  titles: TitleConventions,
+): BridgeCandidate | undefined {
   const document = about[0];
-  return hop === 1 && document ? { name: bareTitle(document.title), score: 0, chunkId: document.chunkId } : undefined;
+  return hop === 1 && document
+    ? { name: bareTitle(document.title, titles), score: 0, chunkId: document.chunkId }
+    : undefined;
 }
 
 const WHO_QUESTION = /^\s*(?:who|whom|whose)\b|谁/i;

@@ -1,4 +1,6 @@
 import { contentTerms, ENGLISH_STOP_WORDS, fold, hasHan, singular } from '@hopline/text';
+import type { ReasoningSwitch } from '../switches.js';
+import { isOn } from '../switches.js';
 import { chineseNames } from './chinese.js';
 
 /**
@@ -70,8 +72,21 @@ export function entityKey(name: string): string {
   return contentTerms(name).join(' ');
 }
 
+/** Which of Wikipedia's ways to disambiguate a title the reasoning reads (switches `parentheticalTitles`, `commaTitles`). */
+export interface TitleConventions {
+  parenthesis: boolean;
+  comma: boolean;
+}
+
+/** The title conventions left on when the named switches are off. */
+export const titleConventions = (switchedOff: readonly ReasoningSwitch[] | undefined): TitleConventions => ({
+  parenthesis: isOn(switchedOff, 'parentheticalTitles'),
+  comma: isOn(switchedOff, 'commaTitles'),
+});
+
 /** A title without its disambiguating parenthesis: "No Escape (1936 film)" → "No Escape". */
-export function bareTitle(title: string): string {
+export function bareTitle(title: string, conventions: TitleConventions): string {
+  if (!conventions.parenthesis) return title.trim();
   return title.replace(/\s*\([^)]*\)\s*$/, '').trim();
 }
 
