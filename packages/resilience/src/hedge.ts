@@ -67,7 +67,13 @@ export function hedged<T>(
  * the ceiling stands, so that a cold start does not hedge every call.
  */
 export class LatencyWindow {
-  private readonly samples: number[] = [];
+  /** The samples in the order they came, a ring once full: the next one replaces the oldest. */
+  private readonly arrivals: number[] = [];
+  /**
+   * The same samples in ascending order, kept so as each one comes: every call asks for the
+   * delay, and sorting the window for each would cost more than the call's own bookkeeping.
+   */
+  private readonly ascending: number[] = [];
   private next = 0;
 
   constructor(
@@ -76,17 +82,35 @@ export class LatencyWindow {
 
   record(latencyMs: number): void {
     const capacity = this.options.capacity ?? 200;
-    if (this.samples.length < capacity) this.samples.push(latencyMs);
-    else this.samples[this.next] = latencyMs;
+    if (this.arrivals.length < capacity) {
+      this.arrivals.push(latencyMs);
+    } else {
+      const oldest = this.arrivals[this.next] as number;
+      this.ascending.splice(firstAtLeast(this.ascending, oldest), 1);
+      this.arrivals[this.next] = latencyMs;
+    }
+    this.ascending.splice(firstAtLeast(this.ascending, latencyMs), 0, latencyMs);
     this.next = (this.next + 1) % capacity;
   }
 
   /** The delay after which a second attempt is worth its cost. */
   hedgeDelayMs(ceilingMs: number = this.options.ceilingMs): number {
     const ceiling = Math.min(ceilingMs, this.options.ceilingMs);
-    if (this.samples.length < (this.options.minSamples ?? 20)) return ceiling;
-    const sorted = [...this.samples].sort((a, b) => a - b);
-    const p95 = sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.95))] ?? ceiling;
+    const { ascending } = this;
+    if (ascending.length < (this.options.minSamples ?? 20)) return ceiling;
+    const p95 = ascending[Math.min(ascending.length - 1, Math.floor(ascending.length * 0.95))] ?? ceiling;
     return Math.min(ceiling, Math.max(this.options.floorMs, p95));
   }
+}
+
+/** The index of the first value in ascending `values` that is not below `value` (binary search). */
+function firstAtLeast(values: readonly number[], value: number): number {
+  let low = 0;
+  let high = values.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if ((values[middle] as number) < value) low = middle + 1;
+    else high = middle;
+  }
+  return low;
 }

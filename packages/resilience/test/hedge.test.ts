@@ -1,5 +1,5 @@
 import { CancelledError, UnavailableError, ValidationError } from '@hopline/contracts';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { hedged, LatencyWindow } from '../src/index.js';
 
 /** An attempt that never answers by itself and reports when its signal aborts. */
@@ -85,5 +85,27 @@ describe('hedge', () => {
     expect(window.hedgeDelayMs(300)).toBe(300);
     for (let i = 0; i < 100; i += 1) window.record(1);
     expect(window.hedgeDelayMs()).toBe(10);
+  });
+
+  it('latency window - its p95 follows the last `capacity` samples as old ones leave, without sorting for each call', () => {
+    const capacity = 50;
+    const window = new LatencyWindow({ floorMs: 0, ceilingMs: 1_000_000, minSamples: 1, capacity });
+    // A fixed, scrambled sequence with repeats, so that evictions remove equal values too.
+    let seed = 7;
+    const latencies: number[] = [];
+    const delays: number[] = [];
+    const sort = vi.spyOn(Array.prototype, 'sort');
+    for (let i = 0; i < 400; i += 1) {
+      seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
+      latencies.push(seed % 97);
+      window.record(seed % 97);
+      delays.push(window.hedgeDelayMs());
+    }
+    const sorts = sort.mock.calls.length;
+    sort.mockRestore();
+    expect(sorts).toBe(0);
+    const p95Of = (recent: number[]) =>
+      [...recent].sort((a, b) => a - b)[Math.min(recent.length - 1, Math.floor(recent.length * 0.95))];
+    expect(delays).toEqual(latencies.map((_, i) => p95Of(latencies.slice(Math.max(0, i + 1 - capacity), i + 1))));
   });
 });
