@@ -39,8 +39,9 @@ export interface Embedded {
  * uses, each with its own bus connection: over the in-memory broker (which encodes every
  * message as NATS would) or, with NATS_URL, over a real server. The services reach each
  * other as in the distributed mode (NATS subjects), except that the hop-reasoner calls
- * query-understanding and the reranker directly rather than over gRPC on loopback; both still
- * serve gRPC for other clients.
+ * query-understanding and the reranker directly rather than over gRPC on loopback (both still
+ * serve gRPC for other clients), and the retrieval worker directly rather than over the bus
+ * (it still serves its NATS endpoints).
  */
 export async function startEmbedded(config: EmbeddedConfig, env: NodeJS.ProcessEnv = process.env): Promise<Embedded> {
   const metrics = createMetrics('hopline-embedded');
@@ -135,6 +136,12 @@ export async function startEmbedded(config: EmbeddedConfig, env: NodeJS.ProcessE
           reranker: {
             rerank: inProcessCall('reranker', 'hopline.v1.Reranker/Rerank', (...args) =>
               rerankerService.rerank(...args),
+            ),
+          },
+          // Named as the worker's NATS endpoint span is.
+          retriever: {
+            retrieve: inProcessCall('retrieval-worker', 'hopline.retrieve process', (...args) =>
+              worker.retrieve(...args),
             ),
           },
         },

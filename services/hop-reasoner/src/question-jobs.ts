@@ -156,6 +156,8 @@ class QuestionAttempt {
   /** The reasoning trace so far, and its writes, one after the other so the latest is the last stored. */
   private readonly partialTrace: PartialTrace;
   private traceWrites: Promise<void> = Promise.resolve();
+  /** The newest trace not yet being written: a write queued behind another stores only the newest. */
+  private queuedTrace: (() => Uint8Array) | undefined;
 
   constructor(
     private readonly deps: QuestionJobsDeps,
@@ -229,13 +231,23 @@ class QuestionAttempt {
   }
 
   /**
-   * Stores the trace after the writes before it. A trace that cannot be stored costs the replay,
-   * never the answer: the failure is logged, and the reasoning never waits for it.
+   * Stores the trace after the writes before it. Traces that come while a write is in flight
+   * wait as one: only the newest is written (each replaces the one before it, whole), so a fast
+   * question does not write a partial trace per hop just before its complete one. A trace that
+   * cannot be stored costs the replay, never the answer: the failure is logged, and the
+   * reasoning never waits for it.
    */
   private storeTrace(encode: () => Uint8Array): void {
     const { deps, questionId } = this;
+    const writeQueued = this.queuedTrace !== undefined;
+    this.queuedTrace = encode;
+    if (writeQueued) return;
     this.traceWrites = this.traceWrites
-      .then(() => deps.traces.put(questionId, encode()))
+      .then(() => {
+        const newest = this.queuedTrace as () => Uint8Array;
+        this.queuedTrace = undefined;
+        return deps.traces.put(questionId, newest());
+      })
       .catch((error: unknown) => deps.logger.warn('reasoning trace not stored', { questionId, error }));
   }
 

@@ -7,7 +7,14 @@ import { createGuard, DEFAULT_BREAKER, type Guard } from '@hopline/resilience';
 import type { HealthReport, HoplineMetrics, Logger } from '@hopline/telemetry';
 import { watchOperatorControls, type QuestionStreams } from '@hopline/questions';
 import { createAnalyzerClient } from './clients/analyzer-client.js';
-import { inProcessAnalyzer, inProcessReranker, type LocalAnalyzer, type LocalReranker } from './clients/in-process.js';
+import {
+  inProcessAnalyzer,
+  inProcessReranker,
+  inProcessRetriever,
+  type LocalAnalyzer,
+  type LocalReranker,
+  type LocalRetriever,
+} from './clients/in-process.js';
 import { createRerankerClient } from './clients/reranker-client.js';
 import { createRetrieverClient } from './clients/retriever-client.js';
 import { WorkerDirectory } from './clients/worker-directory.js';
@@ -45,10 +52,10 @@ export interface HopReasonerServiceDeps {
   logger: Logger;
   metrics: HoplineMetrics;
   /**
-   * Query understanding and the reranker where they run in this process (the embedded mode):
-   * called directly, and their gRPC addresses are not used.
+   * Query understanding, the reranker and the retrieval worker where they run in this process
+   * (the embedded mode): called directly, and their gRPC addresses and NATS subjects are not used.
    */
-  inProcess?: { analyzer: LocalAnalyzer; reranker: LocalReranker };
+  inProcess?: { analyzer: LocalAnalyzer; reranker: LocalReranker; retriever: LocalRetriever };
 }
 
 export interface HopReasonerService {
@@ -76,7 +83,8 @@ export async function startHopReasonerService(deps: HopReasonerServiceDeps): Pro
     chat: guard('chat-model'),
   };
 
-  // In the embedded mode query-understanding and the reranker are called directly; otherwise over gRPC.
+  // In the embedded mode query-understanding, the reranker and the retrieval worker are called
+  // directly; otherwise over gRPC and NATS.
   const { inProcess } = deps;
   const tls = mutualTlsFrom(config);
   const clientOptions = tls ? { credentials: tls.client() } : {};
@@ -122,7 +130,9 @@ export async function startHopReasonerService(deps: HopReasonerServiceDeps): Pro
   });
   const reasoner = createHopReasoner({
     analyzer,
-    retriever: createRetrieverClient({ bus, guard: guards.retrieve, workers, budgetMs: config.RETRIEVE_BUDGET_MS }),
+    retriever: inProcess
+      ? inProcessRetriever(inProcess.retriever)
+      : createRetrieverClient({ bus, guard: guards.retrieve, workers, budgetMs: config.RETRIEVE_BUDGET_MS }),
     reranker,
     ...(chat ? { chat } : {}),
     logger,

@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import type { Chunk__Output } from '@hopline/contracts';
 import { createAnalyzer, type CallContext } from '@hopline/reasoning';
-import { inProcessAnalyzer, inProcessReranker, type LocalReranker } from '../src/clients/in-process.js';
+import {
+  inProcessAnalyzer,
+  inProcessReranker,
+  inProcessRetriever,
+  type LocalReranker,
+  type LocalRetriever,
+} from '../src/clients/in-process.js';
 
 const callContext = (deadlineUnixMs: number, signal: AbortSignal): CallContext => ({
   request: { questionId: 'q1', scope: { tenantId: 'acme', userId: 'u', kbIds: ['docs'], docIds: [] }, deadlineUnixMs },
@@ -35,6 +41,32 @@ describe('in-process ports', () => {
       fallback: true,
       fallbackReason: 'cross-encoder failed (unavailable)',
     });
+  });
+
+  it("in-process retriever - asks with the question's verified scope and the call's deadline, and answers with the worker's chunks and degradation", async () => {
+    const seen: Array<Parameters<LocalRetriever['retrieve']>[0]> = [];
+    const retriever = inProcessRetriever({
+      async retrieve(request) {
+        seen.push(request);
+        return { chunks: [chunk('a')], degraded: true, degradedReasons: ['vector path failed'], noGraphReason: '' };
+      },
+    });
+    // A parallel branch's call has a deadline of its own, tighter than the question's.
+    const callDeadline = Date.now() + 500;
+    const ctx = { ...callContext(Date.now() + 1_000, new AbortController().signal), deadlineUnixMs: callDeadline };
+    const input = { query: 'owner of Atlas', hydeText: '', topK: 5, hop: 2, seeds: ['owner of Atlas', 'Atlas'] };
+    const answer = await retriever.retrieve(input, ctx);
+    expect(answer).toEqual({ chunks: [chunk('a')], degraded: true, degradedReasons: ['vector path failed'] });
+    expect(seen).toEqual([
+      {
+        ctx: { questionId: 'q1', scope: ctx.request.scope, deadlineUnixMs: callDeadline },
+        query: 'owner of Atlas',
+        hydeText: '',
+        topK: 5,
+        hop: 2,
+        seeds: ['owner of Atlas', 'Atlas'],
+      },
+    ]);
   });
 
   it('in-process analyzer - answers as the analyzer query-understanding serves, and a failure reaches the caller', async () => {

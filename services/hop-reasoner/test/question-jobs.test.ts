@@ -405,4 +405,47 @@ describe('hop-reasoner question jobs', () => {
     const stored = await storedTrace(traces, questionId);
     expect(stored.hops.map((hop) => [hop.hop, hop.answer?.answer])).toEqual([[1, 'Mira Chen']]);
   });
+
+  it('question jobs - traces that come while one is being written are stored as one, the newest, and the complete trace is the last stored', async () => {
+    // The first write waits until the question has sent its second round and finished.
+    const written: ReasoningTrace__Output[] = [];
+    let releaseFirst: () => void = () => undefined;
+    const firstHeld = new Promise<void>((resolve) => (releaseFirst = resolve));
+    const traces: KeyValueStore = {
+      put: async (_key, value) => {
+        if (written.length === 0) await firstHeld;
+        written.push(codecs.reasoningTrace.decode(value));
+      },
+      get: async () => undefined,
+    };
+    const round = (hop: number, answer: string) => ({
+      event: 'hopAnswer' as const,
+      hopAnswer: { hop, query: `hop ${hop}`, answer, citedChunkIds: [] },
+    });
+    let finished: () => void = () => undefined;
+    const reasonerDone = new Promise<void>((resolve) => (finished = resolve));
+    const reasoner: HopReasoner = {
+      async answer(command, options) {
+        const questionId = command.ctx?.questionId ?? '';
+        const at = Date.now();
+        await options.emit({ questionId, atUnixMs: at, ...round(1, 'Mira Chen') });
+        await options.emit({ questionId, atUnixMs: at, ...round(2, 'Research') });
+        await options.emit({ questionId, atUnixMs: at, event: 'done', done });
+        finished();
+        const trace = { questionId, question: 'complete', stopReason: 'SUFFICIENT', hops: [] };
+        return { done, trace: trace as unknown as ReasoningTrace__Output };
+      },
+    };
+    const { gatewayStreams } = await setUp({ traces, reasoner });
+    const questionId = randomUUID();
+    await gatewayStreams.queue.enqueue(askFor(questionId));
+    await reasonerDone;
+    releaseFirst();
+    expect((await eventsOf(gatewayStreams, questionId)).at(-1)?.event).toBe('done');
+    // The first round's trace, then the complete one: the second round's was overtaken while queued.
+    expect(written.map((trace) => [trace.question, trace.hops.length])).toEqual([
+      ['Who?', 1],
+      ['complete', 0],
+    ]);
+  });
 });

@@ -1,5 +1,12 @@
 import type { Endpoint } from '@hopline/bus';
-import { codecs, requireRequestContext } from '@hopline/contracts';
+import {
+  codecs,
+  requireRequestContext,
+  type Chunk__Output,
+  type RetrieveRequest__Output,
+  type RetrieveResponse,
+  type ValidRequestContext,
+} from '@hopline/contracts';
 import type { SeededRetriever } from '@hopline/retrieval';
 import type { HoplineMetrics } from '@hopline/telemetry';
 import { trace } from '@opentelemetry/api';
@@ -18,69 +25,86 @@ export interface RetrieveEndpointDeps {
   ingestLag: () => Promise<number>;
 }
 
+/** A retrieve request whose context is already verified: what the endpoint makes of a decoded one. */
+export type VerifiedRetrieveRequest = Omit<RetrieveRequest__Output, 'ctx'> & { ctx: ValidRequestContext };
+
+/** A retrieval's answer before it is encoded: the chunks as the contract carries them. */
+export type Retrieved = Omit<RetrieveResponse, 'chunks'> & {
+  chunks: Chunk__Output[];
+  degraded: boolean;
+  degradedReasons: string[];
+  noGraphReason: string;
+};
+
 /**
- * The retrieve request/reply endpoint. The scope comes from the verified request context and
- * nothing else in the request can widen it: the retriever applies it as a hard filter. Nothing
- * found while the index still has ingest commands to apply is flagged degraded, never a plain
- * "nothing found": the answer may be in a document not indexed yet, and a degraded answer is
- * neither trusted nor cached.
+ * One retrieval, as the retrieve endpoint answers it. The scope comes from the verified request
+ * context and nothing else in the request can widen it: the retriever applies it as a hard
+ * filter. Nothing found while the index still has ingest commands to apply is flagged degraded,
+ * never a plain "nothing found": the answer may be in a document not indexed yet, and a
+ * degraded answer is neither trusted nor cached. The endpoint decodes into it and encodes what
+ * it answers; a caller in the same process (the embedded mode) calls it directly.
  */
-export function retrieveEndpoint({
+export function retrieveHandler({
   retriever,
   workerId,
   metrics,
-  name,
-  subject,
   ingestLag,
-}: RetrieveEndpointDeps): Endpoint {
+}: Omit<RetrieveEndpointDeps, 'name' | 'subject'>): (request: VerifiedRetrieveRequest) => Promise<Retrieved> {
+  return async (request) => {
+    const { ctx } = request;
+    const result = await retriever.retrieve({
+      query: request.query,
+      ...(request.hydeText ? { hydeText: request.hydeText } : {}),
+      scope: { tenantId: ctx.scope.tenantId, kbIds: ctx.scope.kbIds, docIds: ctx.scope.docIds },
+      topK: request.topK,
+      hop: request.hop,
+      seeds: request.seeds,
+      deadlineUnixMs: ctx.deadlineUnixMs,
+    });
+    for (const path of result.paths) {
+      metrics.retrievalPathDuration.observe({ path: path.path, outcome: path.outcome }, path.ms / 1000);
+      if (path.outcome === 'ok') metrics.retrievalPathHits.observe({ path: path.path }, path.hits);
+      else metrics.degradedRetrievals.inc({ path: path.path, reason: path.outcome });
+    }
+    metrics.retrievalFusedSize.observe(result.chunks.length);
+    const degradedReasons = [...result.degradedReasons];
+    const lag = result.chunks.length === 0 ? await ingestLag() : 0;
+    if (lag > 0) {
+      degradedReasons.push(`the search index is still catching up (${lag} document changes not applied yet)`);
+      metrics.degradedRetrievals.inc({ path: 'index', reason: 'catching_up' });
+    }
+    const span = trace.getActiveSpan();
+    span?.setAttributes({
+      'hopline.question_id': ctx.questionId,
+      'hopline.tenant_id': ctx.scope.tenantId,
+      'hopline.kb_ids': [...ctx.scope.kbIds],
+      'hopline.hop': request.hop,
+      'hopline.retrieval.hits': result.chunks.length,
+      'hopline.graph.seeds': request.seeds.length,
+      'hopline.degraded': degradedReasons.length > 0,
+      ...(degradedReasons.length > 0 ? { 'hopline.degraded_reasons': degradedReasons } : {}),
+    });
+    return {
+      chunks: result.chunks,
+      degraded: degradedReasons.length > 0,
+      degradedReasons,
+      timings: result.timings,
+      workerId,
+      noGraphReason: result.noGraphReason ?? '',
+    };
+  };
+}
+
+/** The retrieve request/reply endpoint: retrieveHandler over the wire. */
+export function retrieveEndpoint({ name, subject, ...deps }: RetrieveEndpointDeps): Endpoint {
+  const retrieve = retrieveHandler(deps);
   return {
     name,
     subject,
     async handle(message) {
       const request = codecs.retrieveRequest.decode(message.data);
-      const ctx = requireRequestContext(request.ctx);
-      const result = await retriever.retrieve({
-        query: request.query,
-        ...(request.hydeText ? { hydeText: request.hydeText } : {}),
-        scope: { tenantId: ctx.scope.tenantId, kbIds: ctx.scope.kbIds, docIds: ctx.scope.docIds },
-        topK: request.topK,
-        hop: request.hop,
-        seeds: request.seeds,
-        deadlineUnixMs: ctx.deadlineUnixMs,
-      });
-      for (const path of result.paths) {
-        metrics.retrievalPathDuration.observe({ path: path.path, outcome: path.outcome }, path.ms / 1000);
-        if (path.outcome === 'ok') metrics.retrievalPathHits.observe({ path: path.path }, path.hits);
-        else metrics.degradedRetrievals.inc({ path: path.path, reason: path.outcome });
-      }
-      metrics.retrievalFusedSize.observe(result.chunks.length);
-      const degradedReasons = [...result.degradedReasons];
-      const lag = result.chunks.length === 0 ? await ingestLag() : 0;
-      if (lag > 0) {
-        degradedReasons.push(`the search index is still catching up (${lag} document changes not applied yet)`);
-        metrics.degradedRetrievals.inc({ path: 'index', reason: 'catching_up' });
-      }
-      const span = trace.getActiveSpan();
-      span?.setAttributes({
-        'hopline.question_id': ctx.questionId,
-        'hopline.tenant_id': ctx.scope.tenantId,
-        'hopline.kb_ids': [...ctx.scope.kbIds],
-        'hopline.hop': request.hop,
-        'hopline.retrieval.hits': result.chunks.length,
-        'hopline.graph.seeds': request.seeds.length,
-        'hopline.degraded': degradedReasons.length > 0,
-        ...(degradedReasons.length > 0 ? { 'hopline.degraded_reasons': degradedReasons } : {}),
-      });
-      return {
-        data: codecs.retrieveResponse.encode({
-          chunks: result.chunks,
-          degraded: degradedReasons.length > 0,
-          degradedReasons,
-          timings: result.timings,
-          workerId,
-          noGraphReason: result.noGraphReason ?? '',
-        }),
-      };
+      const answer = await retrieve({ ...request, ctx: requireRequestContext(request.ctx) });
+      return { data: codecs.retrieveResponse.encode(answer) };
     },
   };
 }

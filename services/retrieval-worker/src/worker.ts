@@ -1,5 +1,5 @@
 import { busHealth, type Bus, type ServiceHandle } from '@hopline/bus';
-import { codecs, documentBodyStream, jetstream, natsServices, subjects } from '@hopline/contracts';
+import { codecs, documentBodyStream, HoplineError, jetstream, natsServices, subjects } from '@hopline/contracts';
 import { createGuard, DEFAULT_BREAKER, type Guard } from '@hopline/resilience';
 import {
   createHybridRetriever,
@@ -20,7 +20,12 @@ import { startIngestConsumer } from './ingest-consumer.js';
 import { IngestProgress } from './ingest-progress.js';
 import { kbStatsEndpoint } from './kb-stats-endpoint.js';
 import { documentLookupEndpoint } from './lookup-endpoint.js';
-import { retrieveEndpoint } from './retrieve-endpoint.js';
+import {
+  retrieveEndpoint,
+  retrieveHandler,
+  type Retrieved,
+  type VerifiedRetrieveRequest,
+} from './retrieve-endpoint.js';
 
 export interface RetrievalWorkerDeps {
   config: Pick<
@@ -65,6 +70,12 @@ export interface RetrievalWorker {
    * it carries totals only; the per-kb counts are for the process itself (`indexedChunks`).
    */
   health(): Promise<HealthReport>;
+  /**
+   * A retrieval answered in this process as the retrieve endpoint answers it over NATS, for a
+   * hop-reasoner in the same process (the embedded mode). Refused as `unavailable` until the
+   * worker serves: its index has not caught up with the ingest stream.
+   */
+  retrieve(request: VerifiedRetrieveRequest): Promise<Retrieved>;
   /** Chunks of one kb in the lexical index, for in-process callers (the embedded demo loader, tests). */
   indexedChunks(tenantId: string, kbId: string): Promise<number>;
   stop(): Promise<void>;
@@ -169,10 +180,11 @@ export async function startRetrievalWorker(deps: RetrievalWorkerDeps): Promise<R
   let stopping = false;
   const announce = () =>
     bus.publish(subjects.retrievalPresence, codecs.workerPresence.encode({ workerId, ingestLag: progress.lag ?? 0 }));
+  const retrieveDeps = { retriever, workerId, metrics, ingestLag: () => progress.currentLag() };
+  const retrieveHere = retrieveHandler(retrieveDeps);
   const ready = progress.ready.then(async () => {
     if (stopping) return;
-    const endpoint = (name: string, subject: string) =>
-      retrieveEndpoint({ retriever, workerId, metrics, name, subject, ingestLag: () => progress.currentLag() });
+    const endpoint = (name: string, subject: string) => retrieveEndpoint({ ...retrieveDeps, name, subject });
     service = await bus.serve({
       name: natsServices.retrievalWorker,
       version: '0.1.0',
@@ -237,6 +249,12 @@ export async function startRetrievalWorker(deps: RetrievalWorkerDeps): Promise<R
           entityGraph: graphState(),
         },
       };
+    },
+    async retrieve(request) {
+      if (service === undefined) {
+        throw new HoplineError('unavailable', 'the retrieval worker is not serving yet: its index is catching up');
+      }
+      return retrieveHere(request);
     },
     async indexedChunks(tenantId, kbId) {
       const { kbs } = await indexer.checkConsistency();

@@ -390,6 +390,49 @@ describe('retrieval-worker readiness', () => {
     }
   });
 
+  it('in-process retrieval - refused as unavailable until the worker serves, then the same answer as its NATS endpoint, decoded', async () => {
+    const bus = createMemoryBroker().connect();
+    await ingest(bus, 'acme', 'kb', 'atlas', 'Project Atlas is owned by Mira Chen. Mira Chen leads Platform.', 1);
+    await ingest(bus, 'acme', 'kb', 'mira', 'Mira Chen belongs to the Platform Engineering department.', 1);
+    const indexingGate = new IndexingGate();
+    const indexing = gate();
+    indexingGate.held = indexing.opened;
+    const w = await startWorker(bus, { WORKER_ID: 'here' }, indexingGate);
+    const request = (query: string) => ({
+      ctx: {
+        questionId: 'q1',
+        scope: { tenantId: 'acme', userId: 'u', kbIds: ['kb'], docIds: [] },
+        deadlineUnixMs: deadline(),
+      },
+      query,
+      hydeText: '',
+      topK: 5,
+      hop: 2,
+      seeds: [],
+    });
+    try {
+      await expect(w.retrieve(request('Mira Chen'))).rejects.toMatchObject({ code: 'unavailable' });
+      indexing.open();
+      await w.ready;
+      for (const query of ['Who owns Project Atlas?', 'Mira Chen department', 'nothing like this']) {
+        const here = await w.retrieve(request(query));
+        const overNats = await retrieve(bus, 'acme', ['kb'], query);
+        expect(here.chunks.length).toBe(overNats.chunks.length);
+        // The wire adds what protobuf fills in for absent fields; every field the worker set is the same.
+        for (const [index, chunk] of here.chunks.entries()) {
+          expect(overNats.chunks[index]).toMatchObject({ ...chunk, hop: 1 });
+        }
+        expect({ degraded: here.degraded, workerId: here.workerId }).toEqual({
+          degraded: overNats.degraded,
+          workerId: overNats.workerId,
+        });
+      }
+    } finally {
+      await w.stop();
+      await bus.drain();
+    }
+  });
+
   it('retrieval - nothing found while document changes wait to be applied is flagged degraded, never a plain "nothing found"', async () => {
     const bus = createMemoryBroker().connect();
     const indexingGate = new IndexingGate();

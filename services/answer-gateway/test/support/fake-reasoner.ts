@@ -157,7 +157,8 @@ export class FakeReasoner {
         if (cancelled.signal.aborted) return;
         try {
           // As the real reasoner does, a write is retried while NATS is away, up to the deadline.
-          lastWritten = await writer.append(body, meta.deadlineUnixMs);
+          await writer.append(body, meta.deadlineUnixMs);
+          lastWritten = (await log.head(questionId))?.event;
           record.emitted += 1;
         } catch (error) {
           // Another attempt took the question over: like the real reasoner, write nothing more.
@@ -166,7 +167,8 @@ export class FakeReasoner {
         }
       });
     };
-    lastWritten = await writer.append({ event: 'accepted', accepted: {} }, meta.deadlineUnixMs);
+    await writer.append({ event: 'accepted', accepted: {} }, meta.deadlineUnixMs);
+    lastWritten = (await log.head(questionId))?.event;
     record.emitted += 1;
     // The end asked for goes after the events already written, as the real reasoner writes it.
     void endRequest.then((reason) => {

@@ -1,5 +1,6 @@
-import type { Analysis__Output, Chunk__Output } from '@hopline/contracts';
-import type { AnalyzerPort, RerankerPort } from '@hopline/reasoning';
+import type { Analysis__Output, Chunk__Output, ValidRequestContext } from '@hopline/contracts';
+import type { AnalyzerPort, RerankerPort, RetrieverPort } from '@hopline/reasoning';
+import { trace } from '@opentelemetry/api';
 
 /** What query-understanding serves, called in its own process. */
 export interface LocalAnalyzer {
@@ -15,6 +16,18 @@ export interface LocalReranker {
     deadlineUnixMs: number;
     signal: AbortSignal;
   }): Promise<{ chunks: Chunk__Output[]; fallback: boolean; fallbackReason: string }>;
+}
+
+/** What a retrieval worker serves, called in its own process. */
+export interface LocalRetriever {
+  retrieve(request: {
+    ctx: ValidRequestContext;
+    query: string;
+    hydeText: string;
+    topK: number;
+    hop: number;
+    seeds: string[];
+  }): Promise<{ chunks: Chunk__Output[]; degraded: boolean; degradedReasons: string[]; noGraphReason: string }>;
 }
 
 /**
@@ -39,6 +52,29 @@ export function inProcessReranker(local: LocalReranker): RerankerPort {
         fallback: ranked.fallback,
         ...(ranked.fallbackReason ? { fallbackReason: ranked.fallbackReason } : {}),
       };
+    },
+  };
+}
+
+/**
+ * The retrieval worker called directly where it shares the hop-reasoner's process, as
+ * inProcessAnalyzer: one worker, so nothing to hedge across, and its chunks reach the hop
+ * without being encoded for a NATS reply and decoded again.
+ */
+export function inProcessRetriever(local: LocalRetriever): RetrieverPort {
+  return {
+    async retrieve(input, ctx) {
+      const { chunks, degraded, degradedReasons, noGraphReason } = await local.retrieve({
+        ctx: { questionId: ctx.request.questionId, scope: ctx.request.scope, deadlineUnixMs: ctx.deadlineUnixMs },
+        query: input.query,
+        hydeText: input.hydeText,
+        topK: input.topK,
+        hop: input.hop,
+        seeds: input.seeds,
+      });
+      // As over NATS: not a degradation, a deployment without a graph answers every seeded retrieval so.
+      if (noGraphReason) trace.getActiveSpan()?.setAttribute('hopline.retrieval.no_graph_reason', noGraphReason);
+      return { chunks, degraded, degradedReasons };
     },
   };
 }
