@@ -44,6 +44,25 @@ describe('events compared by date - the list a question names', () => {
     ]);
   });
 
+  it('events - parties listed before one predicate are one event each, every one with the predicate', () => {
+    expect(listedEvents('青川区、红松区和澜沧区开始试行夜间公交，霞浦港务局扩建码头哪个发生得更早？')).toEqual([
+      '青川区开始试行夜间公交',
+      '红松区开始试行夜间公交',
+      '澜沧区开始试行夜间公交',
+      '霞浦港务局扩建码头',
+    ]);
+    expect(listedEvents('张伟和李娜访问青川市，谁更早进行访问？')).toEqual(['张伟访问青川市', '李娜访问青川市']);
+  });
+
+  it('events - an item that is an event of its own keeps its words, whatever predicate follows', () => {
+    // A described event ("的…计划") and a place with what happened there ("青川封城") are no bare party.
+    expect(listedEvents('霞浦港的扩建计划和张伟访问青川市，哪个更早？')).toEqual([
+      '霞浦港的扩建计划',
+      '张伟访问青川市',
+    ]);
+    expect(listedEvents('青川封城和澜沧新增病例是在同一年吗？')).toEqual(['青川封城', '澜沧新增病例']);
+  });
+
   it('events - a clause that points at the list or only sets the time is no event', () => {
     expect(
       listedEvents('以下事件中哪个发生得最早：青川大桥通车、澜沧博物馆举办展览还是北岭铁路开通夜间列车？'),
@@ -168,6 +187,28 @@ describe('events compared by date - the loop, offline', () => {
     expect(done.abstained).toBe(true);
     expect(done.answer).toMatch(/未找到：.*东湾机场新航站楼启用/);
     expect(done.answer).not.toContain('2029年3月1日');
+  });
+
+  it('which first - parties that share a predicate tie on its date: the answer names them all', async () => {
+    const corpus = [
+      ...news,
+      chunk('n-buses', '', '2030年5月6日起，青川区和红松区开始试行夜间公交，每晚运行至凌晨两点。'),
+    ];
+    const { done, trace } = await createHopReasoner({
+      analyzer: createAnalyzer(),
+      retriever: overlapRetriever(corpus),
+      reranker: keepOrder,
+      config: { topK: 3 },
+    }).answer(ask('青川区和红松区开始试行夜间公交，北岭铁路公司开通夜间列车哪个发生得更早？'), {
+      emit: () => undefined,
+    });
+    expect(trace.hops.map((hop) => hop.query)).toEqual([
+      '青川区开始试行夜间公交',
+      '红松区开始试行夜间公交',
+      '北岭铁路公司开通夜间列车',
+    ]);
+    expect(done.abstained).toBe(false);
+    expect(done.answer).toMatch(/^青川区开始试行夜间公交 \[(\d)\]、红松区开始试行夜间公交 \[\1\]。/);
   });
 
   it('which first - an answered comparison needs no whole-question retrieval', async () => {

@@ -114,6 +114,49 @@ function splitWeak(span: string): string[] {
   return best ? [best.left, best.right] : [span];
 }
 
+// Words that may stand in a bare party of an event ("北京东城区", "布林肯"): names and words the
+// segmenter does not know (foreign names), or a one-character noun suffix ("市", "区").
+const isNameWord = (word: TaggedWord) =>
+  /^(?:nr|ns|nt|nz|x|eng)/.test(word.tag) || (word.tag === 'n' && [...word.word].length === 1);
+// Words that may open an event's subject before its predicate: the name words and other nouns.
+const isSubjectWord = (word: TaggedWord) => isNameWord(word) || /^(?:n|j)/.test(word.tag);
+
+// Parties listed together are of one kind: places with places ("北京东城区、西城区"), people
+// with people. A place before a word the segmenter does not know ("武汉封城") is an event.
+const kindOf = (word: TaggedWord) =>
+  word.tag.startsWith('ns') ? 'place' : word.tag.startsWith('nt') ? 'organisation' : word.tag === 'n' ? 'noun' : 'name';
+const contentWords = (text: string) => taggedWords(text).filter((word) => word.word.trim().length > 0);
+
+/** An event's subject and the predicate after it ("通州区开始实施改革": "通州区", "开始实施改革"). */
+function subjectAndPredicate(item: string): { subject: TaggedWord[]; predicate: string } | undefined {
+  const words = contentWords(item);
+  const at = words.findIndex((word) => !isSubjectWord(word));
+  if (at <= 0) return undefined;
+  const predicate = item.slice((words[at] as TaggedWord).start).trim();
+  return hasVerb(predicate) ? { subject: words.slice(0, at), predicate } : undefined;
+}
+
+/** Whether an item is only a party of the subject's kind (a bare name), not an event of its own. */
+function isPartyLike(item: string, subject: readonly TaggedWord[]): boolean {
+  const words = contentWords(item);
+  const last = words.at(-1);
+  return last !== undefined && words.every(isNameWord) && kindOf(last) === kindOf(subject.at(-1) as TaggedWord);
+}
+
+/**
+ * Parties listed before one predicate ("A、B和C开始实施…", "A和B访问中国") are one event each:
+ * every party gets the predicate, so its sub-query and the check that a chunk is about it see the
+ * whole event. Only a run of bare names directly before the item that states the predicate.
+ */
+function sharePredicate(items: readonly string[]): string[] {
+  const last = items.at(-1);
+  const event = last === undefined ? undefined : subjectAndPredicate(last);
+  if (!event) return [...items];
+  let from = items.length - 1;
+  while (from > 0 && isPartyLike(items[from - 1] as string, event.subject)) from -= 1;
+  return items.map((item, index) => (index >= from && index < items.length - 1 ? `${item}${event.predicate}` : item));
+}
+
 /** The items of a list span: strong separators first; a last item after "、" may hold one "和". */
 function listItems(span: string): string[] {
   const words = taggedWords(span);
@@ -128,12 +171,12 @@ function listItems(span: string): string[] {
   }
   items.push(span.slice(from));
   const cleaned = items.map(trimItem).filter((item) => [...item].length >= MIN_ITEM);
-  if (cleaned.length === 1) return splitWeak(cleaned[0] as string);
+  if (cleaned.length === 1) return sharePredicate(splitWeak(cleaned[0] as string));
   // "A、B和C": the last item joins the list with a weak conjunction; "A、B还是C和D" does not.
   if (lastSeparator === '、' && cleaned.length >= 2) {
-    return [...cleaned.slice(0, -1), ...splitWeak(cleaned.at(-1) as string)];
+    return sharePredicate([...cleaned.slice(0, -1), ...splitWeak(cleaned.at(-1) as string)]);
   }
-  return cleaned;
+  return sharePredicate(cleaned);
 }
 
 /**

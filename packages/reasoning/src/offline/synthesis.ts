@@ -19,6 +19,8 @@ interface Phrasebook {
   stop: string;
   /** Between sentences. */
   space: string;
+  /** Between the items of a list. */
+  listSeparator: string;
   cannotAnswer: string;
   found: string;
   notFound: string;
@@ -47,6 +49,7 @@ interface DatedClaim {
 const ENGLISH: Phrasebook = {
   stop: '.',
   space: ' ',
+  listSeparator: ', ',
   cannotAnswer: 'I cannot answer this from the knowledge base: the chain of evidence is incomplete.',
   found: 'What was found: ',
   notFound: 'What was not found: ',
@@ -63,6 +66,7 @@ const ENGLISH: Phrasebook = {
 const CHINESE: Phrasebook = {
   stop: '。',
   space: '',
+  listSeparator: '、',
   cannotAnswer: '无法根据知识库回答：证据链不完整。',
   found: '已找到：',
   notFound: '未找到：',
@@ -211,7 +215,16 @@ function dateDecision(
   const ordered = [...dated].sort((a, b) => compareDates(a.date, b.date));
   const chosen = wanted === 'earlier' ? ordered[0] : ordered.at(-1);
   const runnerUp = wanted === 'earlier' ? ordered[1] : ordered.at(-2);
-  if (!chosen || !runnerUp || compareDates(chosen.date, runnerUp.date) === 0) return undefined;
+  if (!chosen || !runnerUp) return undefined;
+  // Options on the same first (or last) date are all the answer: parties that shared one predicate
+  // ("A和B访问中国") tie by construction. Only when every option ties is nothing decided.
+  const tied = dated.filter((entry) => compareDates(entry.date, chosen.date) === 0);
+  if (tied.length === dated.length) return undefined;
+  if (tied.length > 1) {
+    return {
+      sentence: `${tied.map((entry) => `${entry.option} [${entry.index}]`).join(words.listSeparator)}${words.stop}`,
+    };
+  }
   // Two options whose names and dates their chunks state: the sentence that shows the comparison.
   if (dated.length === 2) {
     const claim = (entry: DatedOption): DatedClaim | undefined => {
