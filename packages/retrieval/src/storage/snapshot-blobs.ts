@@ -28,12 +28,25 @@ export class BlobWriter {
   }
 }
 
-type ArrayType<T> = { new (buffer: ArrayBuffer): T; BYTES_PER_ELEMENT: number };
+type ArrayType<T> = {
+  new (buffer: ArrayBufferLike, byteOffset: number, length: number): T;
+  new (buffer: ArrayBuffer): T;
+  BYTES_PER_ELEMENT: number;
+};
 
-/** A copy of the blob (the copy is aligned, a view into the file's buffer need not be). */
+/**
+ * The blob as an array over the file's own bytes where they are aligned for its type (every
+ * vector of a vector snapshot is), else as an aligned copy. A view costs no allocation of its
+ * own, which is most of what a restart spends on 100k vectors copied one by one; the price is
+ * that the file's buffer lives as long as any array read from it (at most one snapshot's bytes,
+ * until the arrays are replaced). The arrays may be written (bm25 marks postings dead in
+ * place): each blob's bytes belong to it alone.
+ */
 export function readBlob<T>(file: Buffer, [offset, bytes]: BlobRef, Type: ArrayType<T>): T {
   if (offset + bytes > file.byteLength || bytes % Type.BYTES_PER_ELEMENT !== 0)
     throw new Error(`snapshot blob [${offset}, ${bytes}] does not fit the file (${file.byteLength} bytes)`);
+  const start = file.byteOffset + offset;
+  if (start % Type.BYTES_PER_ELEMENT === 0) return new Type(file.buffer, start, bytes / Type.BYTES_PER_ELEMENT);
   const copy = new ArrayBuffer(bytes);
   new Uint8Array(copy).set(file.subarray(offset, offset + bytes));
   return new Type(copy);
