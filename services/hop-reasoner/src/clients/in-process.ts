@@ -1,6 +1,11 @@
-import type { Analysis__Output, Chunk__Output, ValidRequestContext } from '@hopline/contracts';
+import type { Analysis__Output, Chunk__Output } from '@hopline/contracts';
 import type { AnalyzerPort, RerankerPort, RetrieverPort } from '@hopline/reasoning';
-import { trace } from '@opentelemetry/api';
+import {
+  retrieveOutputOf,
+  retrieveRequestFor,
+  type RetrieveReplyFields,
+  type RetrieveRequestFields,
+} from './retrieve-messages.js';
 
 /** What query-understanding serves, called in its own process. */
 export interface LocalAnalyzer {
@@ -20,14 +25,7 @@ export interface LocalReranker {
 
 /** What a retrieval worker serves, called in its own process. */
 export interface LocalRetriever {
-  retrieve(request: {
-    ctx: ValidRequestContext;
-    query: string;
-    hydeText: string;
-    topK: number;
-    hop: number;
-    seeds: string[];
-  }): Promise<{ chunks: Chunk__Output[]; degraded: boolean; degradedReasons: string[]; noGraphReason: string }>;
+  retrieve(request: RetrieveRequestFields): Promise<RetrieveReplyFields>;
 }
 
 /**
@@ -64,17 +62,7 @@ export function inProcessReranker(local: LocalReranker): RerankerPort {
 export function inProcessRetriever(local: LocalRetriever): RetrieverPort {
   return {
     async retrieve(input, ctx) {
-      const { chunks, degraded, degradedReasons, noGraphReason } = await local.retrieve({
-        ctx: { questionId: ctx.request.questionId, scope: ctx.request.scope, deadlineUnixMs: ctx.deadlineUnixMs },
-        query: input.query,
-        hydeText: input.hydeText,
-        topK: input.topK,
-        hop: input.hop,
-        seeds: input.seeds,
-      });
-      // As over NATS: not a degradation, a deployment without a graph answers every seeded retrieval so.
-      if (noGraphReason) trace.getActiveSpan()?.setAttribute('hopline.retrieval.no_graph_reason', noGraphReason);
-      return { chunks, degraded, degradedReasons };
+      return retrieveOutputOf(await local.retrieve(retrieveRequestFor(input, ctx)));
     },
   };
 }

@@ -7,9 +7,9 @@ import {
   subjects,
   toHoplineError,
 } from '@hopline/contracts';
-import { trace } from '@opentelemetry/api';
 import type { CallContext, RetrieveInput, RetrieveOutput, RetrieverPort } from '@hopline/reasoning';
 import { hedged, LatencyWindow, remainingMs, type Guard } from '@hopline/resilience';
+import { retrieveOutputOf, retrieveRequestFor } from './retrieve-messages.js';
 import type { WorkerDirectory } from './worker-directory.js';
 
 export interface RetrieverClientDeps {
@@ -63,14 +63,7 @@ export function createRetrieverClient(deps: RetrieverClientDeps): RetrieverPort 
 
   return {
     async retrieve(input: RetrieveInput, ctx: CallContext): Promise<RetrieveOutput> {
-      const request = codecs.retrieveRequest.encode({
-        ctx: { questionId: ctx.request.questionId, scope: ctx.request.scope, deadlineUnixMs: ctx.deadlineUnixMs },
-        query: input.query,
-        hydeText: input.hydeText,
-        topK: input.topK,
-        hop: input.hop,
-        seeds: input.seeds,
-      });
+      const request = codecs.retrieveRequest.encode(retrieveRequestFor(input, ctx));
       const limitMs = Math.min(budgetMs, remainingMs(ctx.deadlineUnixMs));
       const callDeadline = Date.now() + limitMs;
       const tried: string[] = [];
@@ -104,11 +97,7 @@ export function createRetrieverClient(deps: RetrieverClientDeps): RetrieverPort 
       } catch (error) {
         throw explain(toHoplineError(error), limitMs);
       }
-      const response = codecs.retrieveResponse.decode(reply.data);
-      // Not a degradation: a deployment without a graph answers every seeded retrieval so.
-      if (response.noGraphReason)
-        trace.getActiveSpan()?.setAttribute('hopline.retrieval.no_graph_reason', response.noGraphReason);
-      return { chunks: response.chunks, degraded: response.degraded, degradedReasons: response.degradedReasons };
+      return retrieveOutputOf(codecs.retrieveResponse.decode(reply.data));
     },
   };
 }
