@@ -1,6 +1,7 @@
 import type { Bus, DurableConsumer, DurableStream, Settlement, StreamMessage } from '@hopline/bus';
 import {
   codecs,
+  HoplineError,
   isConflict,
   isTerminal,
   subjects,
@@ -150,6 +151,17 @@ export class FakeReasoner {
     if (this.acceptDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, this.acceptDelayMs));
     let writer = log.writer(questionId, meta, 1);
     let lastWritten: QaEvent__Output | undefined;
+    // The log's last event, read again while NATS is away, as the writes before it were retried.
+    const readHead = async (): Promise<QaEvent__Output | undefined> => {
+      for (;;) {
+        try {
+          return (await log.head(questionId))?.event;
+        } catch (error) {
+          if (!(error instanceof HoplineError && error.retryable) || Date.now() >= meta.deadlineUnixMs) throw error;
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+      }
+    };
     // Writes go out one after another, in the order the script asked for them.
     let writes = Promise.resolve();
     const write = (body: EventBody) => {
@@ -158,7 +170,7 @@ export class FakeReasoner {
         try {
           // As the real reasoner does, a write is retried while NATS is away, up to the deadline.
           await writer.append(body, meta.deadlineUnixMs);
-          lastWritten = (await log.head(questionId))?.event;
+          lastWritten = await readHead();
           record.emitted += 1;
         } catch (error) {
           // Another attempt took the question over: like the real reasoner, write nothing more.
@@ -168,7 +180,7 @@ export class FakeReasoner {
       });
     };
     await writer.append({ event: 'accepted', accepted: {} }, meta.deadlineUnixMs);
-    lastWritten = (await log.head(questionId))?.event;
+    lastWritten = await readHead();
     record.emitted += 1;
     // The end asked for goes after the events already written, as the real reasoner writes it.
     void endRequest.then((reason) => {
