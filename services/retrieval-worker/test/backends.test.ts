@@ -54,6 +54,17 @@ async function elasticsearchStub(): Promise<{
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, requests };
 }
 
+/** The worker's backends over an Elasticsearch stub and a fake Milvus, with further settings. */
+async function openedRemote(env: Record<string, string>) {
+  const elasticsearch = await elasticsearchStub();
+  const milvus = await startFakeMilvus();
+  cleanups.push(() => milvus.close());
+  const backends = await opened(
+    openBackends(await config({ ELASTICSEARCH_URL: elasticsearch.url, MILVUS_ADDRESS: milvus.address, ...env })),
+  );
+  return { elasticsearch, milvus, backends };
+}
+
 function answer(url: string, body: string): unknown {
   if (url.includes('/_mget'))
     return { docs: (JSON.parse(body) as { ids: string[] }).ids.map((id) => ({ _id: id, found: false })) };
@@ -98,20 +109,11 @@ describe('openBackends', () => {
   });
 
   it('backends - ELASTICSEARCH_URL and MILVUS_ADDRESS switch both sides to the shared remote indexes, named by config', async () => {
-    const elasticsearch = await elasticsearchStub();
-    const milvus = await startFakeMilvus();
-    cleanups.push(() => milvus.close());
-    const backends = await opened(
-      openBackends(
-        await config({
-          ELASTICSEARCH_URL: elasticsearch.url,
-          ELASTICSEARCH_INDEX: 'kb-chunks',
-          MILVUS_ADDRESS: milvus.address,
-          MILVUS_COLLECTION: 'kb_vectors',
-          BM25_K1: '1.2',
-        }),
-      ),
-    );
+    const { elasticsearch, milvus, backends } = await openedRemote({
+      ELASTICSEARCH_INDEX: 'kb-chunks',
+      MILVUS_COLLECTION: 'kb_vectors',
+      BM25_K1: '1.2',
+    });
     expect([backends.lexical.name, backends.vector.name]).toEqual(['elasticsearch', 'milvus']);
     expect(backends.indexesShared).toBe(true);
     expect(backends.entityGraph).toEqual({ reason: expect.stringMatching(/Elasticsearch.*keeps no entity graph/) });
@@ -124,19 +126,10 @@ describe('openBackends', () => {
   });
 
   it('backends - the bulk limits of the worker config reach the adapters: ELASTICSEARCH_BULK_MAX_OPERATIONS and MILVUS_UPSERT_BATCH split a batch', async () => {
-    const elasticsearch = await elasticsearchStub();
-    const milvus = await startFakeMilvus();
-    cleanups.push(() => milvus.close());
-    const backends = await opened(
-      openBackends(
-        await config({
-          ELASTICSEARCH_URL: elasticsearch.url,
-          ELASTICSEARCH_BULK_MAX_OPERATIONS: '2',
-          MILVUS_ADDRESS: milvus.address,
-          MILVUS_UPSERT_BATCH: '2',
-        }),
-      ),
-    );
+    const { elasticsearch, milvus, backends } = await openedRemote({
+      ELASTICSEARCH_BULK_MAX_OPERATIONS: '2',
+      MILVUS_UPSERT_BATCH: '2',
+    });
     const doc = { tenantId: 't1', kbId: 'kb1', docId: 'manual', version: 1 };
     const chunks = [0, 1, 2].map((n) => ({
       chunkId: `manual#${n}`,
