@@ -9,6 +9,7 @@ import { connectNatsBus, natsSecurityFrom, type Bus } from '@hopline/bus';
 import { subjects, type NatsClientName } from '@hopline/contracts';
 import { openQuestionStreams } from '@hopline/questions';
 import { startNatsServer, waitFor } from '@hopline/test-support';
+import { natsTlsBlock } from './support/fabric-nats.js';
 
 const fabric = mkdtempSync(join(tmpdir(), 'hopline-fabric-nkeys-'));
 await writeFabric(fabric, { namespace: 'test' });
@@ -17,14 +18,7 @@ const file = (relative: string) => join(fabric, relative);
 // The alternative to the shipped operator mode (secured-fabric.test.ts): the generated nkey users
 // (auth.conf) with TLS, each service authenticated by its seed.
 const nats = await startNatsServer({
-  config: [
-    'tls {',
-    `  cert_file: "${file(fabricLayout.natsServerCert)}"`,
-    `  key_file: "${file(fabricLayout.natsServerKey)}"`,
-    `  ca_file: "${file(fabricLayout.natsCa)}"`,
-    '}',
-    readFileSync(file(fabricLayout.natsAuthConf), 'utf8'),
-  ].join('\n'),
+  config: [...natsTlsBlock(file), readFileSync(file(fabricLayout.natsAuthConf), 'utf8')].join('\n'),
 });
 
 afterAll(async () => {

@@ -15,6 +15,7 @@ import { embeddedConfigSchema, startEmbedded, type Embedded } from '@hopline/emb
 import { startNatsServer, waitFor } from '@hopline/test-support';
 import { parse } from 'yaml';
 import { z } from 'zod';
+import { natsTlsBlock } from './support/fabric-nats.js';
 
 const fabric = mkdtempSync(join(tmpdir(), 'hopline-fabric-users-'));
 await writeFabric(fabric, { namespace: 'test' });
@@ -26,11 +27,7 @@ const chartMerge = z
   .parse(parse(readFileSync(file(fabricLayout.chartValues), 'utf8'))).config.merge;
 const nats = await startNatsServer({
   config: [
-    'tls {',
-    `  cert_file: "${file(fabricLayout.natsServerCert)}"`,
-    `  key_file: "${file(fabricLayout.natsServerKey)}"`,
-    `  ca_file: "${file(fabricLayout.natsCa)}"`,
-    '}',
+    ...natsTlsBlock(file),
     ...Object.entries(chartMerge).map(([key, value]) => `${key}: ${JSON.stringify(value)}`),
   ].join('\n'),
 });

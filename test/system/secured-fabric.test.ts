@@ -20,6 +20,7 @@ import * as retrievalWorker from '@hopline/retrieval-worker';
 import { configSchema as rerankerConfig, startRerankerService } from '@hopline/reranker';
 import { createLogger, createMetrics } from '@hopline/telemetry';
 import { type ServiceName } from './cluster.js';
+import { natsTlsBlock } from './support/fabric-nats.js';
 
 const demoCorpus = fileURLToPath(new URL('../../packages/embedded/demo-corpus/docs', import.meta.url));
 const fabric = mkdtempSync(join(tmpdir(), 'hopline-fabric-'));
@@ -29,14 +30,7 @@ const file = (relative: string) => join(fabric, relative);
 // The generated operator, account and users (operator mode) with TLS on, as the shipped deployment
 // runs NATS; fabric-nkeys.test.ts covers the nkey alternative.
 const nats: NatsServerProcess | undefined = await startNatsServer({
-  config: [
-    'tls {',
-    `  cert_file: "${file(fabricLayout.natsServerCert)}"`,
-    `  key_file: "${file(fabricLayout.natsServerKey)}"`,
-    `  ca_file: "${file(fabricLayout.natsCa)}"`,
-    '}',
-    readFileSync(file(fabricLayout.natsOperatorConf), 'utf8'),
-  ].join('\n'),
+  config: [...natsTlsBlock(file), readFileSync(file(fabricLayout.natsOperatorConf), 'utf8')].join('\n'),
 });
 
 const tlsOf = (service: ServiceName) => ({
