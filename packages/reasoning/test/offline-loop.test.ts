@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { Grade, Route, StopReason, ValidationError } from '@hopline/contracts';
 import { describe, expect, it } from 'vitest';
 import type { RetrieverPort } from '../src/index.js';
@@ -247,6 +248,54 @@ describe('hop loop (offline) - parallel plans', () => {
     expect(done.abstained).toBe(true);
     expect(done.answer).toMatch(/What was not found: .*Thai Mozhi/);
     expect(done.citations.map((citation) => citation.chunkId)).toContain('avoid');
+  });
+
+  it('hop loop - a wide plan hangs one abort listener per sub-question on the question, and none once answered', async () => {
+    // Each retrieval listens on its signal twice (a BM25 and a vector guard, as the hybrid
+    // retriever does) and waits until every sub-question is in flight: with one signal shared by
+    // the layer, eight sub-questions would hang sixteen listeners on it at once.
+    const width = 8;
+    const inner = overlapRetriever();
+    let inFlight = 0;
+    let allInFlight: () => void = () => undefined;
+    const everyoneIn = new Promise<void>((resolve) => (allInFlight = resolve));
+    const mostListeners = { count: 0 };
+    const caller = new AbortController();
+    const retriever: RetrieverPort = {
+      async retrieve(input, ctx) {
+        const listeners = [() => undefined, () => undefined];
+        for (const listener of listeners) ctx.signal.addEventListener('abort', listener);
+        mostListeners.count = Math.max(mostListeners.count, getEventListeners(ctx.signal, 'abort').length);
+        inFlight += 1;
+        if (inFlight === width) allInFlight();
+        await everyoneIn;
+        for (const listener of listeners) ctx.signal.removeEventListener('abort', listener);
+        return inner.retrieve(input, ctx);
+      },
+    };
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning.name);
+    process.on('warning', onWarning);
+    const plan = analysis({
+      route: Route.PARALLEL,
+      subQuestions: Array.from({ length: width }, (_, index) => ({
+        id: `q${index + 1}`,
+        text: `When did film number ${index + 1} come out?`,
+        dependsOn: [],
+      })),
+    });
+    try {
+      await reasonerWith({ analyzer: fixedAnalyzer(plan), retriever }).answer(ask(), {
+        emit: () => undefined,
+        signal: caller.signal,
+      });
+    } finally {
+      process.off('warning', onWarning);
+    }
+    expect(inFlight).toBe(width);
+    expect(mostListeners.count).toBeLessThanOrEqual(3);
+    expect(warnings).not.toContain('MaxListenersExceededWarning');
+    expect(getEventListeners(caller.signal, 'abort')).toHaveLength(0);
   });
 
   it("hop loop - a dependent sub-question runs after its dependency with the dependency's answer filled in", async () => {

@@ -85,17 +85,21 @@ export async function runPlan(
             return;
           }
           try {
-            step.chain = await runChain(run, {
-              focus: text,
-              firstQuery: text,
-              expectedHops: path.length + 1,
-              previous: path,
-              maxHops: 1,
-              hydeText: dependencies.length === 0 ? hydeText : '',
-              bridgeEntity: dependencies.map((dependency) => answerText(dependency) ?? '').join(' '),
-              deadlineUnixMs: layerDeadline,
-              signal: layerSignal,
-            });
+            // Each sub-question under a scope of its own: the calls below hang their abort
+            // listeners on it, so the layer's signal carries one per sub-question, however wide.
+            step.chain = await withDeadline(layerDeadline, layerSignal, (signal) =>
+              runChain(run, {
+                focus: text,
+                firstQuery: text,
+                expectedHops: path.length + 1,
+                previous: path,
+                maxHops: 1,
+                hydeText: dependencies.length === 0 ? hydeText : '',
+                bridgeEntity: dependencies.map((dependency) => answerText(dependency) ?? '').join(' '),
+                deadlineUnixMs: layerDeadline,
+                signal,
+              }),
+            );
             const hop = step.chain.hops.at(-1);
             if (hop && !hop.finding.unknown)
               step.path = [...path, { query: hop.query, finding: hop.finding, cited: hop.cited }];
