@@ -17,6 +17,8 @@ export const REASONING_SWITCHES = {
     'a title\'s trailing parenthesis disambiguates the name the document is about ("No Escape (1936 film)" is about No Escape), as Wikipedia titles do',
   commaTitles:
     'a title\'s part before a comma is the name the document is about ("Grant Park, Atlanta" is about Grant Park), as Wikipedia titles of places do',
+  focusShares:
+    "a parallel plan's evidence takes each sub-question's ranking in turn, rank by rank, instead of fusing them by summed reciprocal rank, so a chunk middling for every focus does not push one focus's own chunk out",
   entityGraph:
     "a hop adds to its retrieved chunks those personalized PageRank ranks highest on the entity–chunk graph, seeded by its query's and the previous hops' entities",
 } as const;

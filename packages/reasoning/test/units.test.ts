@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { chunk } from './support/chunks.js';
 import { writeAnswer } from '../src/loop/answer-writer.js';
 import { rankedAtStop } from '../src/loop/chain.js';
-import { fuseRankedLists, interleaveCitations, selectEvidence } from '../src/loop/evidence.js';
+import { fuseRankedLists, interleaveCitations, selectEvidence, shareRankedLists } from '../src/loop/evidence.js';
 import type { HopOutcome } from '../src/loop/hop.js';
 import { planLayers } from '../src/loop/plan.js';
 
@@ -171,6 +171,17 @@ describe('final evidence', () => {
         [b, d],
       ]).map((x) => x.chunkId),
     ).toEqual(['b', 'a', 'd', 'c']);
+  });
+
+  it("evidence - shared rankings give each list its turn at every rank: what all lists rank middling does not push one list's own first out", () => {
+    // RRF puts b (second in both) first and a third; shares keep each list's own first on top.
+    const lists = [
+      [a, b, c],
+      [d, b, c],
+    ];
+    expect(fuseRankedLists(lists).map((x) => x.chunkId)).toEqual(['b', 'c', 'a', 'd']);
+    expect(shareRankedLists(lists).map((x) => x.chunkId)).toEqual(['a', 'd', 'b', 'c']);
+    expect(shareRankedLists([[a], [], [b, c]]).map((x) => x.chunkId)).toEqual(['a', 'b', 'c']);
   });
 
   it("evidence - key evidence first, then the last hop's ranked chunks, deduped and capped", () => {

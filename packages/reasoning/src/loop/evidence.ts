@@ -34,6 +34,28 @@ export function fuseRankedLists(lists: readonly (readonly Chunk__Output[])[]): C
   return [...fused.values()].sort((a, b) => b.score - a.score).map((entry) => entry.chunk);
 }
 
+/**
+ * Ranked lists merged rank by rank, each list in turn, merged by dedupe key: every list gets an
+ * equal share of the top, however much the others agree. The rankings of a parallel plan's
+ * sub-questions are about different foci: a chunk that ranks middling for all of them (one
+ * about the question's shared time frame) is about none, and summing its ranks as RRF does
+ * pushes a focus's own chunk out of the top.
+ */
+export function shareRankedLists(lists: readonly (readonly Chunk__Output[])[]): Chunk__Output[] {
+  const seen = new Set<string>();
+  const merged: Chunk__Output[] = [];
+  const longest = Math.max(0, ...lists.map((list) => list.length));
+  for (let rank = 0; rank < longest; rank += 1) {
+    for (const list of lists) {
+      const chunk = list[rank];
+      if (!chunk || seen.has(keyOf(chunk))) continue;
+      seen.add(keyOf(chunk));
+      merged.push(chunk);
+    }
+  }
+  return merged;
+}
+
 export interface EvidenceBudget {
   maxChunks: number;
   /** Approximate tokens of chunk text the list may hold. */

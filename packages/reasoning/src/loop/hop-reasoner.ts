@@ -33,7 +33,7 @@ import { writeAnswer } from './answer-writer.js';
 import type { ChainResult } from './chain.js';
 import { runChain } from './chain.js';
 import { EventStream } from './events.js';
-import { fuseRankedLists, interleaveCitations, selectEvidence } from './evidence.js';
+import { fuseRankedLists, interleaveCitations, selectEvidence, shareRankedLists } from './evidence.js';
 import type { HopOutcome } from './hop.js';
 import type { PlanResult } from './plan.js';
 import { runPlan } from './plan.js';
@@ -116,7 +116,9 @@ function fromChain(chain: ChainResult, focus: string): Outcome {
   };
 }
 
-function fromPlan(plan: PlanResult): Outcome {
+/** A plan's outcome; `shareFoci` gives each sub-question's ranking its own share of the evidence. */
+function fromPlan(plan: PlanResult, shareFoci: boolean): Outcome {
+  const rankings = plan.steps.map((step) => step.chain?.lastRanked ?? []);
   const hops = plan.steps.flatMap((step) => (step.chain?.hops ?? []).map((hop) => ({ hop, focus: step.text })));
   return {
     stopReason: plan.stopReason,
@@ -124,7 +126,7 @@ function fromPlan(plan: PlanResult): Outcome {
     missing: plan.missing,
     hops: hops.map(({ hop, focus }) => toSynthesisHop(hop, focus)),
     keyEvidence: interleaveCitations(hops.map(({ hop }) => hop.cited)),
-    ranked: fuseRankedLists(plan.steps.map((step) => step.chain?.lastRanked ?? [])),
+    ranked: shareFoci ? shareRankedLists(rankings) : fuseRankedLists(rankings),
   };
 }
 
@@ -266,7 +268,8 @@ export function createHopReasoner(deps: HopReasonerDependencies): HopReasoner {
 
   async function route(run: QuestionRun, analysis: Analysis__Output): Promise<Outcome> {
     if (analysis.route === Route.PARALLEL && analysis.subQuestions.length > 0) {
-      return fromPlan(await runPlan(run, analysis.subQuestions, analysis.hydeText));
+      const plan = await runPlan(run, analysis.subQuestions, analysis.hydeText);
+      return fromPlan(plan, isOn(settings.switchedOff, 'focusShares'));
     }
     const first = analysis.subQuestions[0]?.text ?? run.question;
     // The analysis's complexity is the hops the question's shape suggests; the loop may not exceed its limit.
