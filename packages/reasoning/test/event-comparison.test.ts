@@ -1,7 +1,7 @@
 import { Route } from '@hopline/contracts';
 import { describe, expect, it } from 'vitest';
 import { createAnalyzer, createHopReasoner } from '../src/index.js';
-import { compareDates, inSamePeriod, parseDate } from '../src/offline/answers.js';
+import { compareDates, datedYearIn, inSamePeriod, parseDate, readTypedAnswer } from '../src/offline/answers.js';
 import { listedEvents } from '../src/offline/event-list.js';
 import { isAboutEvent, weightedCoverage } from '../src/offline/grade.js';
 import { comparedOptions, samePeriod } from '../src/offline/question.js';
@@ -90,6 +90,22 @@ describe('events compared by date - the list a question names', () => {
     expect(inSamePeriod(bridge, { year: 2031, month: 4, day: 28 }, 'day')).toBe(false);
     expect(inSamePeriod(bridge, { year: 2031 }, 'month')).toBeUndefined();
   });
+
+  it('dates - a decade named with its century is a date; one without it is not', () => {
+    expect(parseDate('自上世纪90年代开始')).toEqual({ year: 1990 });
+    expect(parseDate('20世纪80年代')).toEqual({ year: 1980 });
+    expect(parseDate('19世纪60年代')).toEqual({ year: 1860 });
+    expect(parseDate('1970年代')).toEqual({ year: 1970 });
+    expect(parseDate('90年代')).toBeUndefined();
+    const trend = chunk('n-trend', '', '青川市的人口自上世纪90年代开始不断减少，老龄化加剧。');
+    expect(readTypedAnswer('date', [trend], [])?.answer).toBe('上世纪90年代');
+  });
+
+  it("dates - a text's dated context is its first date with a month, not a year it cites", () => {
+    expect(datedYearIn('《青川日报》6月24日文章指出，从2008年金融危机中得出的教训是…')).toBeUndefined();
+    expect(datedYearIn('2031年4月，青川大桥通车。6月24日，澜沧博物馆开馆。')).toBe(2031);
+    expect(datedYearIn('The bridge, planned in 1990, opened on 14 April 2031.')).toBe(2031);
+  });
 });
 
 describe('events compared by date - whether a chunk is about the event', () => {
@@ -146,6 +162,21 @@ describe('events compared by date - the loop, offline', () => {
     const rail = done.citations.find((citation) => citation.chunkId === 'n-rail');
     expect(rail).toBeDefined();
     expect(done.answer).toContain(`[${rail?.index}]`);
+  });
+
+  it("which first - a document's date without a year takes the year the question gives the event, not a year the document cites", async () => {
+    // The article's only year is history it cites (2008); the question dates the article 2031.
+    const article = chunk('n-article', '', '《青川日报》6月24日发表文章指出，青川大桥的建设经验来自2008年的一次规划。');
+    const { done } = await createHopReasoner({
+      analyzer: createAnalyzer(),
+      retriever: overlapRetriever([...news, article]),
+      reranker: keepOrder,
+      config: { topK: 3 },
+    }).answer(ask('2031年《青川日报》发表关于青川大桥的文章和北岭铁路公司开通夜间列车，哪个事件先发生？'), {
+      emit: () => undefined,
+    });
+    expect(done.abstained).toBe(false);
+    expect(done.answer).toMatch(/^北岭铁路公司开通夜间列车 \[\d\]/);
   });
 
   it('same month - a date whose year no document gives leaves the judgement open: the chain is complete, the answer abstains', async () => {

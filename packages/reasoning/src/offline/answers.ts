@@ -22,6 +22,7 @@ const FULL_DATE = new RegExp(
 const YEAR = /\b(1[0-9]{3}|20[0-9]{2})s?\b/g;
 // "2023年10月26日", "2023年10月", "10月26日": how Chinese text states a date.
 const CHINESE_DATE = /(?:(\d{4})\s*年\s*)?(?:(\d{1,2})\s*月\s*)?(?:(\d{1,2})\s*[日号])?/g;
+const CHINESE_DECADE = /(?:(上|\d{2})世纪(\d0)|(\d{3}0))\s*年代/;
 const ISO_DATE = /\b(\d{4})-(\d{2})(?:-(\d{2}))?\b/g;
 const MONTHS = [
   'january',
@@ -69,7 +70,10 @@ export function readTypedAnswer(
   for (const sentence of rankedSentences(cited, relationTerms)) {
     const found =
       type === 'date'
-        ? (firstMatch(FULL_DATE, sentence.text) ?? chineseDates(sentence.text)[0] ?? firstMatch(YEAR, sentence.text))
+        ? (firstMatch(FULL_DATE, sentence.text) ??
+          chineseDates(sentence.text)[0] ??
+          chineseDecade(sentence.text)?.text ??
+          firstMatch(YEAR, sentence.text))
         : firstMatch(NUMBER, sentence.text);
     if (found) return { answer: found.trim(), chunkId: sentence.chunkId };
   }
@@ -111,6 +115,21 @@ function chineseDates(text: string): string[] {
 }
 
 /**
+ * The first decade a Chinese text names with its century ("20世纪90年代", "上世纪90年代",
+ * "1990年代"), as its first year: the only date a summary of a long trend may give. A bare
+ * "90年代" names no century and is not read; "上世纪" is the 20th, as these texts are written
+ * in the 21st.
+ */
+function chineseDecade(text: string): { text: string; year: number } | undefined {
+  const match = CHINESE_DECADE.exec(text);
+  if (!match) return undefined;
+  const [whole, century, decade, fourDigits] = match;
+  if (fourDigits) return { text: whole, year: Number(fourDigits) };
+  const hundreds = century === '上' ? 19 : Number(century) - 1;
+  return { text: whole, year: hundreds * 100 + Number(decade) };
+}
+
+/**
  * The date a phrase states, in any of the forms above; a date without a year ("3月19日") takes
  * `yearOfContext`, the year of the text it was read from. Undefined without a year.
  */
@@ -127,6 +146,8 @@ export function parseDate(text: string, yearOfContext?: number): StatedDate | un
       ...(month && day ? { day: Number(day) } : {}),
     };
   }
+  const decade = chineseDecade(text);
+  if (decade) return { year: decade.year };
   ISO_DATE.lastIndex = 0;
   const iso = ISO_DATE.exec(text);
   if (iso) return { year: Number(iso[1]), month: Number(iso[2]), ...(iso[3] ? { day: Number(iso[3]) } : {}) };
@@ -139,6 +160,21 @@ export function parseDate(text: string, yearOfContext?: number): StatedDate | un
   const month = MONTHS.findIndex((name) => lower.includes(name)) + 1;
   const day = /(?:^|\s)(\d{1,2})(?:\s|,)/.exec(full)?.[1];
   return { year, ...(month > 0 ? { month } : {}), ...(month > 0 && day ? { day: Number(day) } : {}) };
+}
+
+/**
+ * The year a text's own dates place it in: the year of its first date stated with a month
+ * ("2023年6月", "14 April 1917"), the context a later "6月24日" of it is read in. A year
+ * mentioned alone ("从2008年金融危机中…") is history the text cites, not its time: undefined.
+ */
+export function datedYearIn(text: string): number | undefined {
+  const english = firstMatch(FULL_DATE, text);
+  const candidates = [...chineseDates(text), ...(english ? [english] : [])];
+  for (const candidate of candidates) {
+    const date = parseDate(candidate);
+    if (date?.month !== undefined) return date.year;
+  }
+  return undefined;
 }
 
 /** The first date a text states (its year filled from an earlier date in it), if any. */

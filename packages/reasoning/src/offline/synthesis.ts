@@ -2,7 +2,7 @@ import type { Chunk__Output } from '@hopline/contracts';
 import { containsStem, contentTerms, hasHan } from '@hopline/text';
 import type { EvidenceItem, SynthesisHop, SynthesisInput } from '../reasoner/reasoner.js';
 import type { StatedDate } from './answers.js';
-import { compareDates, firstDateIn, inSamePeriod, parseDate, yearOf } from './answers.js';
+import { compareDates, datedYearIn, firstDateIn, inSamePeriod, parseDate, yearOf } from './answers.js';
 import { comparedOptions, dateComparison, questionAnchors, relationTerms, sameEntity, samePeriod } from './question.js';
 import { expandRelations } from './relations.js';
 import { sentences, states } from './text.js';
@@ -166,9 +166,12 @@ function datedOption(
   const chunk = chunkOfHop(entry.hop, input.evidence);
   const chunkIndex = input.evidence.find((item) => item.chunk === chunk)?.index;
   const asked = parseDate(entry.option);
-  // A date its document gives without a year ("6月24日") is in the year the document or, failing
-  // that, the question names for the event.
-  const contextYear = (chunk ? firstDateIn(chunk.text)?.date.year : undefined) ?? asked?.year;
+  // A date its document gives without a year ("6月24日") is in the year of the document's own
+  // dates, else the year the question names for the event, else any year the document mentions.
+  const contextYear =
+    (chunk ? datedYearIn(chunk.text) : undefined) ??
+    asked?.year ??
+    (chunk ? firstDateIn(chunk.text)?.date.year : undefined);
   const answer = entry.hop && !entry.hop.finding.unknown ? entry.hop.finding.answer : '';
   const fromAnswer = answer ? parseDate(answer, contextYear) : undefined;
   const deathYear = chunk && wantsDeath ? yearOf(chunk, true) : undefined;
