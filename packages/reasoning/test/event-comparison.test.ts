@@ -126,6 +126,15 @@ describe('events compared by date - whether a chunk is about the event', () => {
     );
   });
 
+  it('coverage - a paraphrase that keeps a word\'s morphemes ("判刑" as "判处有期徒刑") states it in part', () => {
+    const sentence = chunk('n-court', '', '2031年3月14日，青川市男子杨某被判处有期徒刑三年，并处罚金四万元。');
+    // "判刑" is not in the text; its characters are, apart.
+    expect(isAboutEvent('杨某被判刑', sentence)).toBe(true);
+    expect(weightedCoverage('杨某被判刑', sentence)).toBeLessThan(weightedCoverage('杨某被判处有期徒刑', sentence));
+    // A name's characters scattered over other words state nothing of it.
+    expect(isAboutEvent('李青被判刑', chunk('n-none', '', '2031年3月14日，青川市召开会议，李某发言。'))).toBe(false);
+  });
+
   it('coverage - English words count by their stems, the title with the text', () => {
     const museum = chunk('m', 'Lakeside Museum', 'The museum opened its doors in March 2019.');
     expect(isAboutEvent('Lakeside Museum opening', museum)).toBe(true);
