@@ -23,7 +23,7 @@ import {
 import { chunkOf } from './fixtures.js';
 
 // The graph's own mechanics, with a stand-in extractor (capitalised runs, keyed by their content
-// terms as seeds are); the services extract with the reasoner's name reader (@hopline/reasoning).
+// terms as seeds are); the services extract with the name reader of @hopline/text (chunkEntities).
 let extractions = 0;
 function capitalisedNames(title: string, text: string): string[] {
   extractions += 1;

@@ -1,6 +1,6 @@
-import { chunkEntities } from '@hopline/reasoning';
 import { createEntityGraph, createSharedGraphSync, graphIndexedLexical, loadEntityGraph } from '@hopline/retrieval';
 import type { EntityGraph, LexicalBackend, SharedGraphSource } from '@hopline/retrieval';
+import { chunkEntities } from '@hopline/text';
 
 /** The entity graph a worker keeps beside its indexes, or why it keeps none. */
 export type EntityGraphSupport = { graph: EntityGraph } | { reason: string };
