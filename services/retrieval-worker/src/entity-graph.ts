@@ -27,18 +27,29 @@ export async function keepEntityGraph(
  */
 export async function keepSharedEntityGraph(
   lexical: LexicalBackend & SharedGraphSource,
-  options: { syncIntervalMs: number; log: { warn(message: string, fields?: Record<string, unknown>): void } },
+  options: {
+    syncIntervalMs: number;
+    log: Record<'info' | 'warn', (message: string, fields?: Record<string, unknown>) => void>;
+  },
 ): Promise<{ lexical: LexicalBackend; entityGraph: EntityGraphSupport }> {
   const graph = createEntityGraph(chunkEntities);
   const { sync } = createSharedGraphSync(graph, lexical);
   await sync();
   let running: Promise<void> | undefined;
+  // Said once when the reads start failing (Elasticsearch away) and once when they work again.
+  let failing = false;
   const timer = setInterval(() => {
     running ??= sync()
       .then(
-        () => undefined,
-        (error: unknown) =>
-          options.log.warn('entity graph: could not read the writes of other workers; trying again', { error }),
+        () => {
+          if (failing) options.log.info('entity graph: reading the writes of other workers again');
+          failing = false;
+        },
+        (error: unknown) => {
+          if (!failing)
+            options.log.warn('entity graph: could not read the writes of other workers; trying again', { error });
+          failing = true;
+        },
       )
       .finally(() => (running = undefined));
   }, options.syncIntervalMs);

@@ -3,13 +3,21 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createMemoryBroker, type Bus } from '@hopline/bus';
 import { codecs, subjects } from '@hopline/contracts';
-import { EmbeddedLexicalBackend, EmbeddedVectorBackend, HashingEmbedder } from '@hopline/retrieval';
+import {
+  EmbeddedLexicalBackend,
+  EmbeddedVectorBackend,
+  HashingEmbedder,
+  type DocumentChange,
+  type IndexedChunk,
+  type LexicalBackend,
+  type SharedGraphSource,
+} from '@hopline/retrieval';
 import { createLogger, createMetrics, type HoplineMetrics } from '@hopline/telemetry';
 import { waitFor } from '@hopline/test-support';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openBackends } from '../src/backends.js';
 import { configSchema } from '../src/config.js';
-import { keepEntityGraph, type EntityGraphSupport } from '../src/entity-graph.js';
+import { keepEntityGraph, keepSharedEntityGraph, type EntityGraphSupport } from '../src/entity-graph.js';
 import { startRetrievalWorker, type RetrievalWorker } from '../src/worker.js';
 
 const logger = createLogger('retrieval-worker-graph-test', { level: 'silent' });
@@ -182,5 +190,67 @@ describe('retrieval-worker entity graph', () => {
     expect(graph.size.chunks).toBe(1);
     const scope = { tenantId: 'acme', kbIds: ['kb'] };
     expect(graph.expand({ scope, seeds: ['Walworth'], limit: 5 }).map(({ chunk }) => chunk.docId)).toEqual(['born']);
+  });
+
+  it('graph - over a shared index the worker relinks what other workers wrote every sync interval, and says once when it cannot read', async () => {
+    // The shared index as the graph reads it (Elasticsearch in production): records and chunks.
+    const chunkOf = (docId: string, text: string): IndexedChunk => ({
+      chunkId: `${docId}#0`,
+      tenantId: 'acme',
+      kbId: 'kb',
+      docId,
+      docVersion: 1,
+      title: '',
+      text,
+      span: { start: 0, end: text.length },
+      dedupeKey: `${docId}#0`,
+      effectiveDate: '',
+      sourceUri: '',
+    });
+    const stored = [chunkOf('born', BORN)];
+    let away = false;
+    let failedReads = 0;
+    let closed = false;
+    const records = (): DocumentChange[] =>
+      stored.map((chunk) => ({ doc: { ...chunk, version: chunk.docVersion }, deleted: false, chunks: 1 }));
+    const source: Partial<LexicalBackend> & SharedGraphSource = {
+      name: 'shared',
+      async *documentChanges() {
+        if (away) {
+          failedReads += 1;
+          throw new Error('connect ECONNREFUSED');
+        }
+        yield records();
+      },
+      readChunks: async (docs) => stored.filter((chunk) => docs.some((doc) => doc.docId === chunk.docId)),
+      documentStates: async (keys) => keys.map(() => undefined),
+      close: async () => void (closed = true),
+    };
+    const lines: Array<[string, string]> = [];
+    const log = {
+      info: (message: string) => void lines.push(['info', message]),
+      warn: (message: string) => void lines.push(['warn', message]),
+    };
+    const { lexical, entityGraph } = await keepSharedEntityGraph(source as LexicalBackend & SharedGraphSource, {
+      syncIntervalMs: 10,
+      log,
+    });
+    if (!('graph' in entityGraph)) throw new Error('a worker over a shared index keeps a graph');
+    const walk = (seed: string) =>
+      entityGraph.graph
+        .expand({ scope: { tenantId: 'acme', kbIds: ['kb'] }, seeds: [seed], limit: 5 })
+        .map(({ chunk }) => chunk.docId);
+    expect(walk('Walworth')).toEqual(['born']);
+
+    away = true;
+    // Three failed syncs, one warning.
+    await waitFor(() => failedReads >= 3);
+    expect(lines).toEqual([['warn', expect.stringMatching(/could not read the writes of other workers/)]]);
+    stored.push(chunkOf('collab', COLLAB));
+    away = false;
+    await waitFor(() => walk('Ada Lovelace').includes('collab'));
+    expect(lines.at(-1)).toEqual(['info', expect.stringMatching(/reading the writes of other workers again/)]);
+    await lexical.close();
+    expect(closed).toBe(true);
   });
 });
