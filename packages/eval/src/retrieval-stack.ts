@@ -6,7 +6,6 @@ import type {
   Indexer,
   SeededRetriever,
 } from '@hopline/retrieval';
-import { chunkEntities } from '@hopline/reasoning';
 import {
   createEntityGraph,
   EmbeddedLexicalBackend,
@@ -19,6 +18,7 @@ import {
   hybridOptionsFor,
   withEntityGraph,
 } from '@hopline/retrieval';
+import { chunkEntities } from '@hopline/text';
 
 export interface EvalRetrievalStack {
   lexical: EmbeddedLexicalBackend;

@@ -20,9 +20,6 @@ export { REASONING_SWITCH_NAMES, REASONING_SWITCHES } from './switches.js';
 export type { ReasoningSwitch } from './switches.js';
 export type { HopReasonerConfig, HopReasonerSettings } from './loop/settings.js';
 
-// The entities a chunk names, as the entity–chunk graph beside the indexes links them.
-export { chunkEntities } from './graph/chunk-entities.js';
-
 // Question analysis: the rules, and a planner model where they cannot decide.
 export { createAnalyzer } from './analysis/analyzer.js';
 export type { AnalyzeOptions, Analyzer, AnalyzerDependencies } from './analysis/analyzer.js';

@@ -1,9 +1,8 @@
 import { UsageMeter } from '@hopline/models';
-import { contentTerms } from '@hopline/text';
+import { chineseNames, contentTerms } from '@hopline/text';
 import { describe, expect, it } from 'vitest';
 import type { HopExtractionInput, ModelCallContext, PreviousHop, SynthesisInput } from '../src/index.js';
 import { createOfflineReasoner } from '../src/index.js';
-import { chineseNames } from '../src/offline/chinese.js';
 import { claimPhrases } from '../src/offline/claims.js';
 import { questionAnchors, relationTerms } from '../src/offline/question.js';
 import { states } from '../src/offline/text.js';

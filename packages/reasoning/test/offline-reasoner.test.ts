@@ -1,11 +1,10 @@
 import { Grade } from '@hopline/contracts';
 import { UsageMeter } from '@hopline/models';
-import { contentTerms } from '@hopline/text';
+import { contentTerms, namedSpans } from '@hopline/text';
 import { describe, expect, it } from 'vitest';
 import type { HopExtractionInput, ModelCallContext, PreviousHop, SynthesisInput } from '../src/index.js';
 import { createOfflineReasoner } from '../src/index.js';
 import { gradeEvidence } from '../src/offline/grade.js';
-import { namedSpans } from '../src/offline/text.js';
 import { chunk } from './support/chunks.js';
 
 const reasoner = createOfflineReasoner();

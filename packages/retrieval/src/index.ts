@@ -38,8 +38,10 @@ export type {
   RetrieveResult,
 } from './hybrid/hybrid-retriever.js';
 export { createEntityGraph } from './graph/entity-graph.js';
-export type { EntityExtractor, EntityGraph, ExpandRequest } from './graph/entity-graph.js';
+export type { EntityExtractor, EntityGraph, EntityGraphSize, ExpandRequest } from './graph/entity-graph.js';
 export { graphIndexedLexical, loadEntityGraph } from './graph/graph-indexing.js';
+export { createSharedGraphSync } from './graph/shared-graph-sync.js';
+export type { DocumentChange, SharedGraphSource, SyncReport } from './graph/shared-graph-sync.js';
 export { withEntityGraph, withoutEntityGraph } from './graph/graph-retriever.js';
 export type { SeededRetrieveInput, SeededRetrieveResult, SeededRetriever } from './graph/graph-retriever.js';
 export { createIndexer } from './indexing/indexer.js';

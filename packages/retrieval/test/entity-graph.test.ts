@@ -20,9 +20,10 @@ import {
   type LexicalBackend,
   type SearchScope,
 } from '../src/index.js';
+import { chunkOf } from './fixtures.js';
 
 // The graph's own mechanics, with a stand-in extractor (capitalised runs, keyed by their content
-// terms as seeds are); the services extract with the reasoner's name reader (@hopline/reasoning).
+// terms as seeds are); the services extract with the name reader of @hopline/text (chunkEntities).
 let extractions = 0;
 function capitalisedNames(title: string, text: string): string[] {
   extractions += 1;
@@ -110,6 +111,61 @@ describe('entity graph', () => {
     await indexer.apply(remove('t1', 'kb1', 'collab', 1));
     expect(docsOf(graph, ['Ada Lovelace'])).toEqual([]);
     expect(graph.size.chunks).toBe(3);
+  });
+
+  it('graph - a graph changed write by write walks as one built from its final documents', () => {
+    // A seeded generator: documents naming a few of 40 names, rewritten and deleted at random,
+    // some names shared by more chunks than the hub limit at times and fewer at others.
+    let state = 7;
+    const next = (below: number) => {
+      state = (state * 1_103_515_245 + 12_345) % 2 ** 31;
+      return state % below;
+    };
+    const names = Array.from({ length: 40 }, (_, index) => `Name${String.fromCharCode(65 + (index % 26))}x${index}`);
+    const document = (docId: string, version: number) =>
+      Array.from({ length: 1 + next(3) }, (_, index) =>
+        chunkOf({
+          docId,
+          chunkId: `${docId}#${index}`,
+          docVersion: version,
+          text: Array.from({ length: 1 + next(4) }, () => names[next(names.length) < 8 ? next(4) : next(40)]).join(
+            ' met ',
+          ),
+        }),
+      );
+    const incremental = createEntityGraph(capitalisedNames);
+    const current = new Map<string, { version: number; chunks: ReturnType<typeof document> }>();
+    const seeds = names.filter((_, index) => index % 3 === 0).map((name) => [name]);
+    for (let write = 1; write <= 400; write += 1) {
+      const docId = `doc-${next(60)}`;
+      if (next(5) === 0) {
+        incremental.removeDocument({ tenantId: 't1', kbId: 'kb1', docId });
+        current.delete(docId);
+      } else {
+        const chunks = document(docId, write);
+        incremental.putDocument({ tenantId: 't1', kbId: 'kb1', docId, version: write }, chunks);
+        current.set(docId, { version: write, chunks });
+      }
+      if (write % 50 !== 0) continue;
+      const rebuilt = createEntityGraph(capitalisedNames);
+      for (const [docId, { version, chunks }] of current)
+        rebuilt.putDocument({ tenantId: 't1', kbId: 'kb1', docId, version }, chunks);
+      expect(incremental.size).toEqual(rebuilt.size);
+      for (const seed of seeds) {
+        const walked = (graph: EntityGraph) =>
+          graph
+            .expand({ scope: scope(), seeds: seed, limit: 1_000 })
+            .map(({ chunk, score }) => ({ chunk: chunk.chunkId, version: chunk.docVersion, score }))
+            .sort((a, b) => a.chunk.localeCompare(b.chunk));
+        const expected = walked(rebuilt);
+        const actual = walked(incremental);
+        expect(actual.map(({ chunk, version }) => [chunk, version])).toEqual(
+          expected.map(({ chunk, version }) => [chunk, version]),
+        );
+        actual.forEach(({ score }, at) => expect(score).toBeCloseTo(expected[at]?.score as number, 12));
+      }
+    }
+    expect(incremental.size.chunks).toBeGreaterThan(0);
   });
 
   it("graph - one tenant's seeds never reach another tenant's chunks, even under the same kb id and names", async () => {

@@ -35,6 +35,12 @@ export interface HoplineMetrics {
   readonly retrievalPathHits: Histogram<'path'>;
   /** Chunks a retrieval kept after fusing its paths. */
   readonly retrievalFusedSize: Histogram;
+  /** The worker's entity graph, every tenant and kb together; `kind` is chunks, entities or edges (chunk–entity links). */
+  readonly entityGraphSize: Gauge<'worker' | 'kind'>;
+  /** One walk of the entity graph from a retrieval's seeds. */
+  readonly entityGraphWalkDuration: Histogram;
+  /** Retrievals that carried seeds; `graph` is walked, or none where the worker keeps no graph. */
+  readonly seededRetrievals: Counter<'graph'>;
   /** The operators' multi-hop switch as this hop-reasoner applies it: 1 on, 0 off (every question single-shot). */
   readonly controlMultiHop: Gauge;
   /** The operators' hop cap as this hop-reasoner applies it. */
@@ -151,6 +157,24 @@ export function createMetrics(service: string, options: MetricsOptions = {}): Ho
       name: 'hopline_retrieval_fused_size',
       help: 'Chunks a retrieval kept after fusion',
       buckets: HIT_BUCKETS,
+      registers,
+    }),
+    entityGraphSize: new Gauge({
+      name: 'hopline_entity_graph_size',
+      help: "Chunks, entities and chunk-entity links in this worker's entity graph",
+      labelNames: ['worker', 'kind'],
+      registers,
+    }),
+    entityGraphWalkDuration: new Histogram({
+      name: 'hopline_entity_graph_walk_duration_seconds',
+      help: 'Duration of one entity graph walk from the seeds of a retrieval',
+      buckets: LATENCY_BUCKETS_SECONDS,
+      registers,
+    }),
+    seededRetrievals: new Counter({
+      name: 'hopline_seeded_retrievals_total',
+      help: 'Retrievals that carried seeds, by whether the entity graph was walked (walked) or none is kept (none)',
+      labelNames: ['graph'],
       registers,
     }),
     controlMultiHop: new Gauge({

@@ -10,7 +10,7 @@ import {
   type VectorBackend,
 } from '@hopline/retrieval';
 import type { Config } from './config.js';
-import { ELASTICSEARCH_KEEPS_NO_GRAPH, keepEntityGraph, type EntityGraphSupport } from './entity-graph.js';
+import { keepEntityGraph, keepSharedEntityGraph, type EntityGraphSupport } from './entity-graph.js';
 import { checkIndexEmbedder, reindexAdvice } from './index-identity.js';
 
 export interface Backends {
@@ -19,7 +19,7 @@ export interface Backends {
   embedder: Embedder;
   /** Both indexes are shared by every worker (remote); see RetrievalWorkerDeps.indexesShared. */
   indexesShared: boolean;
-  /** Kept beside an embedded lexical index, which stores whole chunks and sees every ingest command. */
+  /** Kept beside the lexical index, embedded or Elasticsearch (see entity-graph.ts). */
   entityGraph: EntityGraphSupport;
 }
 
@@ -36,6 +36,7 @@ type BackendConfig = Pick<
   | 'ELASTICSEARCH_INDEX'
   | 'ELASTICSEARCH_BULK_MAX_OPERATIONS'
   | 'ELASTICSEARCH_BULK_MAX_BYTES'
+  | 'ELASTICSEARCH_GRAPH_SYNC_MS'
   | 'MILVUS_ADDRESS'
   | 'MILVUS_TOKEN'
   | 'MILVUS_COLLECTION'
@@ -80,7 +81,14 @@ export async function openBackends(
               log,
             }),
           )
-          .then((lexical) => ({ lexical, entityGraph: { reason: ELASTICSEARCH_KEEPS_NO_GRAPH } }))
+          .then((lexical) =>
+            keepSharedEntityGraph(lexical, { syncIntervalMs: config.ELASTICSEARCH_GRAPH_SYNC_MS, log }).catch(
+              async (error: unknown) => {
+                await lexical.close();
+                throw error;
+              },
+            ),
+          )
       : EmbeddedLexicalBackend.open({ dataDir: join(config.DATA_DIR, 'bm25'), bm25 }).then(keepEntityGraph),
     milvusAddress
       ? remoteAdapters().then(({ createMilvusVectorBackend }) =>

@@ -39,6 +39,11 @@ export const configSchema = z.object({
     .positive()
     .max(100 * 1024 * 1024)
     .default(5 * 1024 * 1024),
+  /**
+   * How often a worker over Elasticsearch reads the document records other workers wrote, to
+   * relink them in its entity graph (see docs/architecture.md, the entity graph).
+   */
+  ELASTICSEARCH_GRAPH_SYNC_MS: env.positiveInt(2_000),
   /** Switches vector search to Milvus (host:port). */
   MILVUS_ADDRESS: z.string().min(1).optional(),
   /** `user:password` or an API key, when Milvus has authentication on. */

@@ -16,7 +16,12 @@ export interface RetrieveEndpointDeps {
   workerId: string;
   metrics: Pick<
     HoplineMetrics,
-    'degradedRetrievals' | 'retrievalPathDuration' | 'retrievalPathHits' | 'retrievalFusedSize'
+    | 'degradedRetrievals'
+    | 'retrievalPathDuration'
+    | 'retrievalPathHits'
+    | 'retrievalFusedSize'
+    | 'entityGraphWalkDuration'
+    | 'seededRetrievals'
   >;
   /** Endpoint name and subject: the queue group's, or this worker's own. */
   name: string;
@@ -67,6 +72,10 @@ export function retrieveHandler({
       else metrics.degradedRetrievals.inc({ path: path.path, reason: path.outcome });
     }
     metrics.retrievalFusedSize.observe(result.chunks.length);
+    if (request.seeds.some((seed) => seed.trim() !== '')) {
+      metrics.seededRetrievals.inc({ graph: result.noGraphReason ? 'none' : 'walked' });
+      if (!result.noGraphReason) metrics.entityGraphWalkDuration.observe(result.timings.graphMs / 1000);
+    }
     const degradedReasons = [...result.degradedReasons];
     const lag = result.chunks.length === 0 ? await ingestLag() : 0;
     if (lag > 0) {

@@ -141,6 +141,9 @@ export async function startRetrievalWorker(deps: RetrievalWorkerDeps): Promise<R
     const vectorChunks = report.kbs.reduce((sum, kb) => sum + kb.vectorChunks, 0);
     metrics.indexChunks.set({ worker: workerId, index: 'lexical' }, lexicalChunks);
     metrics.indexChunks.set({ worker: workerId, index: 'vector' }, vectorChunks);
+    if ('graph' in entityGraph)
+      for (const [kind, count] of Object.entries(entityGraph.graph.size))
+        metrics.entityGraphSize.set({ worker: workerId, kind }, count);
     return { ...report, lexicalChunks, vectorChunks };
   };
   await repairIndex(indexer, logger);

@@ -66,6 +66,8 @@ async function openedRemote(env: Record<string, string>) {
 }
 
 function answer(url: string, body: string): unknown {
+  // The entity graph's start-up read: no records, no chunks.
+  if (url.includes('/_search')) return { hits: { hits: [] } };
   if (url.includes('/_mget'))
     return { docs: (JSON.parse(body) as { ids: string[] }).ids.map((id) => ({ _id: id, found: false })) };
   if (url.startsWith('/_bulk')) {
@@ -116,7 +118,11 @@ describe('openBackends', () => {
     });
     expect([backends.lexical.name, backends.vector.name]).toEqual(['elasticsearch', 'milvus']);
     expect(backends.indexesShared).toBe(true);
-    expect(backends.entityGraph).toEqual({ reason: expect.stringMatching(/Elasticsearch.*keeps no entity graph/) });
+    // The entity graph is kept over Elasticsearch too, loaded from what the indexes hold.
+    expect(backends.entityGraph).toHaveProperty('graph');
+    expect(elasticsearch.requests.map((r) => `${r.method} ${r.url.split('?')[0]}`)).toContain(
+      'POST /kb-chunks-documents/_search',
+    );
     expect(backends.vector.dimensions).toBe(new HashingEmbedder().dimensions);
     const created = elasticsearch.requests.find((r) => r.method === 'PUT' && r.url.startsWith('/kb-chunks'));
     expect(JSON.parse(created?.body ?? '{}')).toMatchObject({
@@ -149,6 +155,11 @@ describe('openBackends', () => {
       new AbortController().signal,
     );
     expect(await backends.lexical.writeDocuments([{ op: 'upsert', doc, items: chunks }])).toEqual(['applied']);
+    // Written with their entity keys, and linked in this worker's graph at once.
+    const chunkBulk = elasticsearch.requests.find((r) => r.url.startsWith('/_bulk'))?.body ?? '';
+    expect(JSON.parse(chunkBulk.split('\n')[1] ?? '{}')).toMatchObject({ chunk_id: 'manual#0', entities: ['manual'] });
+    if (!('graph' in backends.entityGraph)) throw new Error('a worker over Elasticsearch keeps a graph');
+    expect(backends.entityGraph.graph.size.chunks).toBe(3);
     expect(
       await backends.vector.writeDocuments([
         { op: 'upsert', doc, items: chunks.map((chunk, i) => ({ chunk, vector: vectors[i] as Float32Array })) },

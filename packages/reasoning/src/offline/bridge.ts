@@ -1,8 +1,8 @@
 import type { Chunk__Output } from '@hopline/contracts';
-import { containsStem, hasHan } from '@hopline/text';
+import { containsStem, entityKey, hasHan, namedSpans, spanTokens } from '@hopline/text';
 import { expandRelations } from './relations.js';
 import type { TitleConventions } from './text.js';
-import { bareTitle, entityKey, namedSpans, spanTokens } from './text.js';
+import { bareTitle } from './text.js';
 
 /**
  * Bridge entities: the names in a hop's cited evidence that the next hop should look up. A name

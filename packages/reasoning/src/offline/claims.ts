@@ -1,7 +1,6 @@
 import type { Chunk__Output } from '@hopline/contracts';
-import { containsStem, contentTerms, hasHan, taggedWords } from '@hopline/text';
-import { chineseNames } from './chinese.js';
-import { namedSpans, QUESTION_WORDS, states } from './text.js';
+import { chineseNames, containsStem, contentTerms, hasHan, namedSpans, taggedWords } from '@hopline/text';
+import { QUESTION_WORDS, states } from './text.js';
 
 /**
  * What a written sentence claims that its cited evidence must state: the names it gives

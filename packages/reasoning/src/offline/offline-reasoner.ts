@@ -1,6 +1,6 @@
 import type { Chunk__Output } from '@hopline/contracts';
 import { Grade } from '@hopline/contracts';
-import { containsStem, contentTerms } from '@hopline/text';
+import { containsStem, contentTerms, entityKey } from '@hopline/text';
 import type { HopExtractionInput, HopFinding, Reasoner } from '../reasoner/reasoner.js';
 import { readTypedAnswer } from './answers.js';
 import type { BridgeCandidate } from './bridge.js';
@@ -19,7 +19,7 @@ import {
 import { expandRelations, isRoleNoun } from './relations.js';
 import { synthesizeOffline } from './synthesis.js';
 import type { TitleConventions } from './text.js';
-import { bareTitle, entityKey, titleConventions } from './text.js';
+import { bareTitle, titleConventions } from './text.js';
 import type { ReasoningSwitch } from '../switches.js';
 
 export interface OfflineReasonerOptions {

@@ -1,7 +1,17 @@
-import { CHINESE_STOP_WORDS, containsStem, contentTerms, fold, hasHan, sameStem } from '@hopline/text';
+import {
+  CHINESE_STOP_WORDS,
+  containsStem,
+  contentTerms,
+  entityKey,
+  fold,
+  hasHan,
+  namedSpans,
+  sameStem,
+  spanTokens,
+} from '@hopline/text';
 import { chineseQuestionEntities, chineseWords } from './chinese.js';
 import { listedEvents } from './event-list.js';
-import { entityKey, namedSpans, QUESTION_WORDS, spanTokens } from './text.js';
+import { QUESTION_WORDS } from './text.js';
 
 /**
  * What the shape of a question says without any model: the entities it names (anchors), the

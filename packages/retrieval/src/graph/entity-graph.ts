@@ -1,6 +1,6 @@
 import { contentTerms } from '@hopline/text';
 import { scopePartitions, selectedDocIds } from '../backends/types.js';
-import type { DocumentKey, IndexedChunk, ScoredChunk, SearchScope } from '../backends/types.js';
+import type { DocumentKey, IndexedChunk, ScoredChunk, SearchScope, VersionedDocumentKey } from '../backends/types.js';
 import { assertScope } from '../backends/scope.js';
 import { partitionKey } from '../backends/types.js';
 
@@ -29,16 +29,24 @@ export interface ExpandRequest {
   limit: number;
 }
 
+export interface EntityGraphSize {
+  chunks: number;
+  entities: number;
+  edges: number;
+}
+
 export interface EntityGraph {
   /** The entity keys of a chunk: those it carries (stored at indexing), else extracted now. */
   entitiesOf(chunk: IndexedChunk): readonly string[];
-  /** The document's chunks, linked to their entities, in place of any it had. */
-  putDocument(doc: DocumentKey, chunks: readonly IndexedChunk[]): void;
+  /** The document's chunks at its version, linked to their entities, in place of any it had. */
+  putDocument(doc: VersionedDocumentKey, chunks: readonly IndexedChunk[]): void;
   removeDocument(doc: DocumentKey): void;
+  /** The version of the document the graph links, if it links one. */
+  documentVersion(doc: DocumentKey): number | undefined;
   /** The chunks personalized PageRank from the seeds' entities ranks highest, with their mass. */
   expand(request: ExpandRequest): ScoredChunk[];
-  /** Chunks linked, and entities some chunk names, over every partition. */
-  readonly size: { chunks: number; entities: number };
+  /** Chunks linked, entities some chunk names, and the links between them, over every partition. */
+  readonly size: EntityGraphSize;
 }
 
 // HippoRAG's damping: half the mass restarts at the seeds each step, so the walk stays near them.
@@ -53,66 +61,80 @@ const MIN_HUB_DEGREE = 20;
 const NEGLIGIBLE_MASS = 1e-5;
 // The longest run of query words looked up as one entity.
 const MAX_SEED_WORDS = 5;
+const NO_LINKS: ReadonlySet<number> = new Set();
+
+type EntitiesOf = (chunk: IndexedChunk) => readonly string[];
 
 /**
- * One tenant's knowledge base. Chunks and entities are numbered for the walk's arrays; a removed
- * chunk leaves its number empty (a restart, which reloads the graph, compacts them), and an
- * entity no chunk names any more links nothing.
+ * One tenant's knowledge base. Chunks and entities are numbered for the walk; a write changes
+ * only the links of the chunks it adds or removes (a removed chunk's number, and an entity's no
+ * chunk names any more, are taken by the next ones added), so its cost is the size of the
+ * document, not of the partition. Whether an entity is a hub is decided as the walk meets it,
+ * from the partition's size then.
  */
 class PartitionGraph {
   private readonly chunks: (IndexedChunk | undefined)[] = [];
   private readonly chunkLinks: number[][] = [];
+  private readonly freeChunks: number[] = [];
   private readonly entityIndex = new Map<string, number>();
+  private readonly entityKeys: string[] = [];
   private readonly entityLinks: Set<number>[] = [];
-  private readonly documentChunks = new Map<string, number[]>();
-  // The links the walk may take, rebuilt after a change: each chunk's entities that are not
-  // hubs, and each such entity's chunks.
-  private walkable: { chunkEntities: number[][]; entityChunks: number[][] } | undefined;
+  private readonly freeEntities: number[] = [];
+  private readonly documents = new Map<string, { version: number; chunks: number[] }>();
+  /** Chunks linked. */
   live = 0;
-
   /** Entities some chunk names. */
-  get entities(): number {
-    return this.entityLinks.filter((linked) => linked.size > 0).length;
+  entities = 0;
+  /** Chunk–entity links. */
+  edges = 0;
+
+  versionOf(docId: string): number | undefined {
+    return this.documents.get(docId)?.version;
   }
 
-  put(docId: string, chunks: readonly IndexedChunk[], entitiesOf: (chunk: IndexedChunk) => readonly string[]): void {
-    this.remove(docId);
+  put(doc: VersionedDocumentKey, chunks: readonly IndexedChunk[], entitiesOf: EntitiesOf): void {
+    this.remove(doc.docId);
     const ids: number[] = [];
     for (const chunk of chunks) {
-      const id = this.chunks.length;
-      this.chunks.push(chunk);
-      const entities = [...new Set(entitiesOf(chunk))].map((key) => this.entityId(key));
-      this.chunkLinks.push(entities);
-      for (const entity of entities) this.entityLinks[entity]?.add(id);
+      const id = this.freeChunks.pop() ?? this.chunks.length;
+      this.chunks[id] = chunk;
+      const entities = [...new Set(entitiesOf(chunk))].map((key) => this.linkedEntity(key, id));
+      this.chunkLinks[id] = entities;
+      this.edges += entities.length;
       ids.push(id);
     }
-    this.documentChunks.set(docId, ids);
+    this.documents.set(doc.docId, { version: doc.version, chunks: ids });
     this.live += ids.length;
-    this.walkable = undefined;
   }
 
   remove(docId: string): void {
-    const ids = this.documentChunks.get(docId);
-    if (!ids) return;
-    for (const id of ids) {
-      for (const entity of this.chunkLinks[id] ?? []) this.entityLinks[entity]?.delete(id);
+    const document = this.documents.get(docId);
+    if (!document) return;
+    for (const id of document.chunks) {
+      for (const entity of this.chunkLinks[id] ?? []) this.unlink(entity, id);
+      this.edges -= this.chunkLinks[id]?.length ?? 0;
       this.chunkLinks[id] = [];
       this.chunks[id] = undefined;
+      this.freeChunks.push(id);
     }
-    this.documentChunks.delete(docId);
-    this.live -= ids.length;
-    this.walkable = undefined;
+    this.documents.delete(docId);
+    this.live -= document.chunks.length;
   }
 
   /** Chunk mass after the walk from the seeds, summed over its steps; empty when no seed is an entity here. */
   walk(seeds: readonly string[]): { chunk: IndexedChunk; score: number }[] {
-    const links = this.walkableLinks();
+    const hubDegree = Math.max(MIN_HUB_DEGREE, this.live * HUB_SHARE);
+    // The chunks an entity links the walk to: none for a hub.
+    const entityChunks = (entity: number): ReadonlySet<number> => {
+      const linked = this.entityLinks[entity] as Set<number>;
+      return linked.size <= hubDegree ? linked : NO_LINKS;
+    };
     // Restart mass per seed entity by its specificity (HippoRAG's node specificity): a name
     // few chunks share says more about where to look than one many share.
     const restart = new Map<number, number>();
     for (const text of seeds)
       for (const entity of this.seedEntities(text)) {
-        const degree = links.entityChunks[entity]?.length ?? 0;
+        const degree = entityChunks(entity).size;
         if (degree > 0) restart.set(entity, 1 / degree);
       }
     const total = [...restart.values()].reduce((sum, weight) => sum + weight, 0);
@@ -136,13 +158,14 @@ class PartitionGraph {
       const nextChunks = new Map<number, number>();
       for (const [entity, mass] of ascending(entityMass)) {
         if (mass < NEGLIGIBLE_MASS) continue;
-        const linked = links.entityChunks[entity] as number[];
-        const share = (DAMPING * mass) / linked.length;
+        const linked = entityChunks(entity);
+        const share = (DAMPING * mass) / linked.size;
         for (const chunk of linked) add(nextChunks, chunk, share);
       }
       for (const [chunk, mass] of ascending(chunkMass)) {
-        const linked = links.chunkEntities[chunk] as number[];
-        if (mass < NEGLIGIBLE_MASS || linked.length === 0) continue;
+        if (mass < NEGLIGIBLE_MASS) continue;
+        const linked = (this.chunkLinks[chunk] as number[]).filter((entity) => entityChunks(entity).size > 0);
+        if (linked.length === 0) continue;
         const share = (DAMPING * mass) / linked.length;
         for (const entity of linked) add(nextEntities, entity, share);
       }
@@ -158,14 +181,29 @@ class PartitionGraph {
     return reached;
   }
 
-  private entityId(key: string): number {
+  /** The entity's number, linked to the chunk; a key no chunk named before takes a free number. */
+  private linkedEntity(key: string, chunk: number): number {
     let id = this.entityIndex.get(key);
     if (id === undefined) {
-      id = this.entityLinks.length;
+      id = this.freeEntities.pop() ?? this.entityLinks.length;
       this.entityIndex.set(key, id);
-      this.entityLinks.push(new Set());
+      this.entityKeys[id] = key;
+      this.entityLinks[id] = new Set();
     }
+    const linked = this.entityLinks[id] as Set<number>;
+    if (linked.size === 0) this.entities += 1;
+    linked.add(chunk);
     return id;
+  }
+
+  /** Unlinks the chunk; an entity left with no chunk is forgotten and its number freed. */
+  private unlink(entity: number, chunk: number): void {
+    const linked = this.entityLinks[entity] as Set<number>;
+    linked.delete(chunk);
+    if (linked.size > 0) return;
+    this.entities -= 1;
+    this.entityIndex.delete(this.entityKeys[entity] as string);
+    this.freeEntities.push(entity);
   }
 
   /** The entities a text names: every run of its words (up to five) that is one's key. */
@@ -179,19 +217,6 @@ class PartitionGraph {
       }
     }
     return [...found];
-  }
-
-  private walkableLinks() {
-    if (this.walkable) return this.walkable;
-    const hubDegree = Math.max(MIN_HUB_DEGREE, this.live * HUB_SHARE);
-    const entityChunks = this.entityLinks.map((linked) => (linked.size <= hubDegree ? [...linked] : []));
-    this.walkable = {
-      entityChunks,
-      chunkEntities: this.chunkLinks.map((entities) =>
-        entities.filter((entity) => (entityChunks[entity]?.length ?? 0) > 0),
-      ),
-    };
-    return this.walkable;
   }
 }
 
@@ -208,10 +233,13 @@ export function createEntityGraph(extract: EntityExtractor): EntityGraph {
         partition = new PartitionGraph();
         partitions.set(key, partition);
       }
-      partition.put(doc.docId, chunks, entitiesOf);
+      partition.put(doc, chunks, entitiesOf);
     },
     removeDocument(doc) {
       partitions.get(partitionKey(doc.tenantId, doc.kbId))?.remove(doc.docId);
+    },
+    documentVersion(doc) {
+      return partitions.get(partitionKey(doc.tenantId, doc.kbId))?.versionOf(doc.docId);
     },
     expand({ scope, seeds, limit }) {
       assertScope(scope);
@@ -224,13 +252,13 @@ export function createEntityGraph(extract: EntityExtractor): EntityGraph {
       return ranked.sort((a, b) => b.score - a.score).slice(0, limit);
     },
     get size() {
-      let chunks = 0;
-      let entities = 0;
+      const size = { chunks: 0, entities: 0, edges: 0 };
       for (const partition of partitions.values()) {
-        chunks += partition.live;
-        entities += partition.entities;
+        size.chunks += partition.live;
+        size.entities += partition.entities;
+        size.edges += partition.edges;
       }
-      return { chunks, entities };
+      return size;
     },
   };
 }

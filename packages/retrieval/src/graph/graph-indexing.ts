@@ -9,7 +9,8 @@ import type {
 import type { EntityGraph } from './entity-graph.js';
 
 /**
- * The entity graph kept in step with a lexical index that stores whole chunks (the embedded one):
+ * The entity graph kept in step with a lexical index that stores whole chunks (the embedded one,
+ * and Elasticsearch, where other workers' writes reach the graph through `createSharedGraphSync`):
  * each chunk is written with its entity keys (`IndexedChunk.entities`), so the keys live in the
  * index's own log and snapshot; a write the index applied is then applied to the graph (a new
  * version replaces the document's chunks, a delete removes them), and one it refused as stale or
@@ -30,6 +31,7 @@ export function graphIndexedLexical(lexical: LexicalBackend, graph: EntityGraph)
     search: (request, signal) => lexical.search(request, signal),
     documentState: (key, signal) => lexical.documentState(key, signal),
     countChunks: (signal) => lexical.countChunks(signal),
+    ...(lexical.documentStates ? { documentStates: lexical.documentStates.bind(lexical) } : {}),
     ...(lexical.readDocuments ? { readDocuments: lexical.readDocuments.bind(lexical) } : {}),
     close: () => lexical.close(),
     async upsertDocument(doc: VersionedDocumentKey, items: readonly IndexedChunk[], signal?: AbortSignal) {

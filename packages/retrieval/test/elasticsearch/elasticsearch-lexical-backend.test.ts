@@ -63,6 +63,7 @@ const chunks = [
     title: 'RFC 7231',
     text: 'HTTP semantics',
     lexicalText: 'HTTP semantics and content',
+    entities: ['rfc 7231', 'http'],
   }),
   chunkOf({
     docId: 'rfc',
@@ -96,12 +97,14 @@ describe('elasticsearch lexical backend - start-up', () => {
       title: { type: 'text', analyzer: 'smartcn', similarity: 'hopline_bm25' },
       body: { type: 'text', analyzer: 'smartcn', similarity: 'hopline_bm25' },
       text: { type: 'text', index: false },
+      entities: { type: 'keyword' },
     });
     const records = es.sent('PUT', `/${RECORDS}`)[0]?.body as { mappings: { properties: Record<string, unknown> } };
     expect(records.mappings.properties).toMatchObject({
       doc_version: { type: 'long' },
       deleted: { type: 'boolean' },
       chunks: { type: 'integer' },
+      changed_at: { type: 'long' },
     });
     expect(lines).toContainEqual(expect.objectContaining({ level: 'info', fields: { analyzer: 'smartcn' } }));
   });
@@ -134,6 +137,9 @@ describe('elasticsearch lexical backend - start-up', () => {
     const { lines, log } = logRecorder();
     await createElasticsearchLexicalBackend({ client: es.client, log });
     expect(es.sent('PUT', `/${INDEX}`)).toEqual([]);
+    // The entity graph's fields are added to indexes created before them.
+    expect(es.sent('PUT', `/${INDEX}/_mapping`)[0]?.body).toEqual({ properties: { entities: { type: 'keyword' } } });
+    expect(es.sent('PUT', `/${RECORDS}/_mapping`)[0]?.body).toEqual({ properties: { changed_at: { type: 'long' } } });
     expect(lines).toContainEqual(
       expect.objectContaining({
         level: 'warn',
@@ -310,6 +316,8 @@ describe('elasticsearch lexical backend - versioned writes', () => {
         dedupe_key: chunks[0]?.dedupeKey,
         effective_date: '',
         source_uri: '',
+        // The entity graph's keys, read back by every worker's graph (shared-graph-sync.ts).
+        entities: ['rfc 7231', 'http'],
       },
       { index: { _index: INDEX, _id: 't1/kb1/rfc%231', version: 7, version_type: 'external' } },
       expect.objectContaining({
@@ -329,6 +337,7 @@ describe('elasticsearch lexical backend - versioned writes', () => {
       doc_version: 7,
       deleted: false,
       chunks: 2,
+      changed_at: expect.any(Number),
     });
     // Nothing older existed: no refresh, no delete_by_query.
     expect(es.requests.map((r) => `${r.method} ${r.path}`)).toEqual([
@@ -459,6 +468,7 @@ describe('elasticsearch lexical backend - versioned writes', () => {
       doc_version: 7,
       deleted: true,
       chunks: 0,
+      changed_at: expect.any(Number),
     });
     const cleanup = es.sent('POST', `/${INDEX}/_delete_by_query`)[0]?.body as {
       query: { bool: { filter: unknown[] } };
@@ -833,5 +843,114 @@ describe('elasticsearch lexical backend - batch writes', () => {
     // Round 1: 40 chunks in 15 + 15 + 10, 20 records in 15 + 5; round 2: the delete's record.
     expect(bulks).toEqual([15, 15, 10, 15, 5, 1]);
     expect(es.sent('POST', `/${RECORDS}/_mget`)).toHaveLength(2);
+  });
+});
+
+describe('elasticsearch lexical backend - what the entity graph reads back', () => {
+  type SearchBody = {
+    size: number;
+    query: unknown;
+    sort: unknown;
+    search_after?: unknown[];
+    _source?: string[];
+  };
+  const record = (docId: string, state: { doc_version: number; deleted: boolean; chunks: number }) => ({
+    _id: `t1/kb1/${docId}`,
+    _source: { tenant_id: 't1', kb_id: 'kb1', doc_id: docId, changed_at: 1_700_000_000_000, ...state },
+    sort: ['t1', 'kb1', docId],
+  });
+
+  it('elasticsearch - document changes are the records written since a time, every page of them by search_after', async () => {
+    const es = esMock();
+    const backend = await started(es);
+    const all = Array.from({ length: 1_001 }, (_, i) =>
+      record(`d${String(i).padStart(4, '0')}`, { doc_version: 2, deleted: i === 0, chunks: i === 0 ? 0 : 3 }),
+    );
+    es.on('POST', `/${RECORDS}/_search`, (request) => {
+      const after = (request.body as SearchBody).search_after;
+      return { hits: { hits: after ? all.slice(1_000) : all.slice(0, 1_000) } };
+    });
+    const pages: unknown[][] = [];
+    for await (const page of backend.documentChanges(1_700_000_000_000, never)) pages.push(page);
+    expect(pages.map((page) => page.length)).toEqual([1_000, 1]);
+    expect(pages[0]?.[0]).toEqual({ doc: { ...doc, docId: 'd0000', version: 2 }, deleted: true, chunks: 0 });
+    expect(pages[1]?.[0]).toEqual({ doc: { ...doc, docId: 'd1000', version: 2 }, deleted: false, chunks: 3 });
+    const [first, second] = es.sent('POST', `/${RECORDS}/_search`).map((r) => r.body as SearchBody);
+    expect(first).toMatchObject({
+      size: 1_000,
+      query: { range: { changed_at: { gte: 1_700_000_000_000 } } },
+      sort: [{ tenant_id: 'asc' }, { kb_id: 'asc' }, { doc_id: 'asc' }],
+    });
+    expect(first?.search_after).toBeUndefined();
+    expect(second?.search_after).toEqual(['t1', 'kb1', 'd0999']);
+
+    // No time: every record, those written before records carried one included.
+    for await (const _page of backend.documentChanges(undefined, never)) break;
+    expect((es.sent('POST', `/${RECORDS}/_search`).at(-1)?.body as SearchBody).query).toEqual({ match_all: {} });
+  });
+
+  it('elasticsearch - the chunks of document versions come back with their entity keys, every document filtered in one query', async () => {
+    const es = esMock();
+    const backend = await started(es);
+    const stored = (chunk: (typeof chunks)[number]) => ({
+      _id: `t1/kb1/${chunk.chunkId}`,
+      _source: {
+        chunk_id: chunk.chunkId,
+        tenant_id: 't1',
+        kb_id: 'kb1',
+        doc_id: chunk.docId,
+        doc_version: chunk.docVersion,
+        title: chunk.title,
+        text: chunk.text,
+        span_start: chunk.span.start,
+        span_end: chunk.span.end,
+        dedupe_key: chunk.dedupeKey,
+        effective_date: '',
+        source_uri: '',
+        ...(chunk.entities ? { entities: chunk.entities } : {}),
+      },
+      sort: ['t1', 'kb1', chunk.chunkId],
+    });
+    es.on('POST', `/${INDEX}/_search`, () => ({ hits: { hits: chunks.map(stored) } }));
+    const read = await backend.readChunks([doc, { ...doc, docId: 'other', version: 2 }], never);
+    // Entity keys as written; a chunk written before the graph has none (extracted at load).
+    expect(read.map((chunk) => [chunk.chunkId, chunk.entities])).toEqual([
+      ['rfc#0', ['rfc 7231', 'http']],
+      ['rfc#1', undefined],
+    ]);
+    expect(read[0]).toMatchObject({ docId: 'rfc', docVersion: 7, text: 'HTTP semantics', title: 'RFC 7231' });
+    const [body] = es.sent('POST', `/${INDEX}/_search`).map((r) => r.body as SearchBody);
+    expect(body?.query).toEqual({
+      bool: {
+        should: [
+          [doc.docId, 7],
+          ['other', 2],
+        ].map(([docId, version]) => ({
+          bool: {
+            filter: [
+              { term: { tenant_id: 't1' } },
+              { term: { kb_id: 'kb1' } },
+              { term: { doc_id: docId } },
+              { term: { doc_version: version } },
+            ],
+          },
+        })),
+        minimum_should_match: 1,
+      },
+    });
+    expect(body?._source).toContain('entities');
+    expect(body?.sort).toEqual([{ tenant_id: 'asc' }, { kb_id: 'asc' }, { chunk_id: 'asc' }]);
+  });
+
+  it('elasticsearch - chunks of more than 500 documents are read in one query per 500, under the boolean clause limit', async () => {
+    const es = esMock();
+    const backend = await started(es);
+    es.on('POST', `/${INDEX}/_search`, () => ({ hits: { hits: [] } }));
+    const many = Array.from({ length: 1_200 }, (_, i) => ({ ...doc, docId: `d${i}` }));
+    expect(await backend.readChunks(many, never)).toEqual([]);
+    const shoulds = es
+      .sent('POST', `/${INDEX}/_search`)
+      .map((r) => (r.body as { query: { bool: { should: unknown[] } } }).query.bool.should.length);
+    expect(shoulds).toEqual([500, 500, 200]);
   });
 });

@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { Client } from '@elastic/elasticsearch';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { contentTerms } from '@hopline/text';
 import type { IndexedChunk } from '../../src/index.js';
+import { createEntityGraph, createSharedGraphSync } from '../../src/index.js';
 import type { ElasticsearchLexicalBackend } from '../../src/remote.js';
 import { createElasticsearchLexicalBackend } from '../../src/remote.js';
 import { chunkOf, never } from '../fixtures.js';
@@ -96,5 +98,34 @@ describe.skipIf(!url)('elasticsearch lexical backend - live cluster', () => {
     const counts = await backend.countChunks();
     expect(counts).toContainEqual({ tenantId: 't1', kbId: 'kb1', chunks: 4 });
     expect(counts).toContainEqual({ tenantId: 't2', kbId: 'kb1', chunks: 1 });
+  });
+
+  it("elasticsearch live - a second worker's entity graph, read back from the index, walks as the writer's", async () => {
+    const names = (title: string, text: string) =>
+      [title, ...(text.match(/\p{Lu}\p{L}+(?:\s+\p{Lu}\p{L}+)*/gu) ?? [])]
+        .map((name) => contentTerms(name).join(' '))
+        .filter(Boolean);
+    const graphDoc = (docId: string, text: string) => {
+      const written = chunkOf({ tenantId: 't3', kbId: 'graph', docId, text });
+      return { ...written, entities: names(written.title, written.text) };
+    };
+    const writer = createEntityGraph(names);
+    for (const [docId, text] of [
+      ['collab', 'Ada Lovelace wrote the first program with Charles Babbage.'],
+      ['born', 'Charles Babbage came into the world in Walworth.'],
+    ] as const) {
+      const doc = { tenantId: 't3', kbId: 'graph', docId, version: 1 };
+      const written = graphDoc(docId, text);
+      expect(await backend.upsertDocument(doc, [written])).toBe('applied');
+      writer.putDocument(doc, [written]);
+    }
+    const reader = createEntityGraph(names);
+    const { sync } = createSharedGraphSync(reader, backend);
+    const walk = (graph: typeof writer) =>
+      graph
+        .expand({ scope: { tenantId: 't3', kbIds: ['graph'] }, seeds: ['Ada Lovelace'], limit: 5 })
+        .map(({ chunk }) => chunk.docId);
+    await expect.poll(async () => (await sync(), walk(reader)), { timeout: 10_000 }).toEqual(walk(writer));
+    expect(walk(reader)).toEqual(['collab', 'born']);
   });
 });

@@ -17,7 +17,8 @@ type Reply = (request: RecordedRequest) => unknown;
 /**
  * An Elasticsearch client on `@elastic/elasticsearch-mock`: every request the adapter sends is
  * recorded, and each route answers what the test scripts. Routes a test does not script answer
- * as an empty cluster would at start-up (smartcn present, no indexes yet).
+ * as an empty cluster would at start-up (smartcn present, no indexes yet; a mapping update is
+ * acknowledged).
  */
 export function esMock(): {
   client: Client;
@@ -38,6 +39,7 @@ export function esMock(): {
   on('POST', '/_analyze', () => ({ tokens: [{ token: '第十二条' }] }));
   on('HEAD', '/:index', () => responseError(404, ''));
   on('PUT', '/:index', (request) => ({ acknowledged: true, index: request.path.slice(1) }));
+  on('PUT', '/:index/_mapping', () => ({ acknowledged: true }));
   const client = new Client({ node: 'http://localhost:9200', Connection: mock.getConnection(), maxRetries: 0 });
   return {
     client,

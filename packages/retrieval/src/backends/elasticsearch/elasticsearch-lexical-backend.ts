@@ -22,12 +22,16 @@ import type { Bm25Parameters } from '../../lexical/bm25-index.js';
 import { DEFAULT_BM25_PARAMETERS } from '../../lexical/bm25-index.js';
 import { decideDelete, decideUpsert } from '../../storage/versioning.js';
 import { elasticsearchError, statusError } from './errors.js';
+import type { DocumentChange, SharedGraphSource } from '../../graph/shared-graph-sync.js';
 import type { ElasticsearchSetupLog, TextAnalyzer } from './index-setup.js';
 import {
   chunkIndexDefinition,
   detectAnalyzer,
   documentIndexDefinition,
+  ensureFields,
   ensureIndex,
+  ENTITY_GRAPH_CHUNK_FIELDS,
+  ENTITY_GRAPH_RECORD_FIELDS,
   warnOnDrift,
 } from './index-setup.js';
 
@@ -59,8 +63,11 @@ const DEFAULT_BULK_LIMITS: { maxOperations: number; maxBytes: number } = {
   maxBytes: 5 * 1024 * 1024,
 };
 
-/** Documents per cleanup delete_by_query: under the default 1,024 boolean clauses. */
-const CLEANUP_DOCUMENTS = 500;
+/** Documents per delete_by_query or chunk read: under the default 1,024 boolean clauses. */
+const DOCUMENTS_PER_QUERY = 500;
+
+/** Hits per page of a read that pages through records or chunks. */
+const READ_PAGE = 1_000;
 
 export const DEFAULT_ELASTICSEARCH_INDEX = 'hopline-chunks';
 
@@ -80,7 +87,11 @@ const chunkSourceSchema = z.object({
   effective_date: z.string(),
   source_uri: z.string(),
 });
-type ChunkSource = z.infer<typeof chunkSourceSchema> & { body: string };
+type ChunkSource = z.infer<typeof chunkSourceSchema> & { body: string; entities?: string[] };
+
+/** A chunk as the entity graph reads it back: with the entity keys it was written with, if any. */
+const graphChunkSourceSchema = chunkSourceSchema.extend({ entities: z.array(z.string()).optional() });
+const GRAPH_SOURCE_FIELDS = Object.keys(graphChunkSourceSchema.shape);
 
 const documentSourceSchema = z.object({
   tenant_id: z.string(),
@@ -89,6 +100,8 @@ const documentSourceSchema = z.object({
   doc_version: z.number().int().nonnegative(),
   deleted: z.boolean(),
   chunks: z.number().int().nonnegative(),
+  // Absent on records written before the entity graph read them.
+  changed_at: z.number().int().optional(),
 });
 type DocumentSource = z.infer<typeof documentSourceSchema>;
 
@@ -107,7 +120,7 @@ const SEARCHED_SOURCE_FIELDS = Object.keys(chunkSourceSchema.shape);
  * record never moves backwards, even when two workers write at once. After a record write,
  * chunks older than the record are removed; a writer whose record lost removes its own.
  */
-export class ElasticsearchLexicalBackend implements LexicalBackend {
+export class ElasticsearchLexicalBackend implements LexicalBackend, SharedGraphSource {
   readonly name = 'elasticsearch';
 
   constructor(
@@ -265,8 +278,100 @@ export class ElasticsearchLexicalBackend implements LexicalBackend {
     }
   }
 
+  /**
+   * The document records written at or after `sinceMs` (every record when undefined), a page
+   * at a time, in (tenant, kb, document) order. A record written before records carried their
+   * time is found only by a read of every record.
+   */
+  async *documentChanges(sinceMs: number | undefined, signal?: AbortSignal): AsyncGenerator<DocumentChange[]> {
+    const query = sinceMs === undefined ? { match_all: {} } : { range: { changed_at: { gte: sinceMs } } };
+    for await (const hits of this.pages<DocumentSource>(
+      this.documentsIndex,
+      query,
+      ['doc_id'],
+      'reading document records',
+      signal,
+    )) {
+      yield hits.map(({ source, id }) => {
+        const record = parseOrThrow(documentSourceSchema, source, `document record ${id}`);
+        return {
+          doc: { tenantId: record.tenant_id, kbId: record.kb_id, docId: record.doc_id, version: record.doc_version },
+          deleted: record.deleted,
+          chunks: record.chunks,
+        };
+      });
+    }
+  }
+
+  /** The chunks of these document versions as stored, with their entity keys. */
+  async readChunks(docs: readonly VersionedDocumentKey[], signal?: AbortSignal): Promise<IndexedChunk[]> {
+    const chunks: IndexedChunk[] = [];
+    for (let start = 0; start < docs.length; start += DOCUMENTS_PER_QUERY) {
+      const query = {
+        bool: {
+          should: docs.slice(start, start + DOCUMENTS_PER_QUERY).map((doc) => ({
+            bool: {
+              filter: [
+                { term: { tenant_id: doc.tenantId } },
+                { term: { kb_id: doc.kbId } },
+                { term: { doc_id: doc.docId } },
+                { term: { doc_version: doc.version } },
+              ],
+            },
+          })),
+          minimum_should_match: 1,
+        },
+      };
+      for await (const hits of this.pages<ChunkSource>(
+        this.index,
+        query,
+        ['chunk_id'],
+        'reading chunks',
+        signal,
+        GRAPH_SOURCE_FIELDS,
+      ))
+        for (const { source, id } of hits) {
+          const stored = parseOrThrow(graphChunkSourceSchema, source, `chunk ${id}`);
+          chunks.push({ ...chunkFromSource(stored, id), ...(stored.entities ? { entities: stored.entities } : {}) });
+        }
+    }
+    return chunks;
+  }
+
   async close(): Promise<void> {
     if (this.ownsClient) await this.client.close();
+  }
+
+  /** Every hit of the query, a page at a time, by search_after on tenant, kb and the given keys. */
+  private async *pages<Source>(
+    index: string,
+    query: estypes.QueryDslQueryContainer,
+    keys: readonly string[],
+    what: string,
+    signal?: AbortSignal,
+    fields?: readonly string[],
+  ): AsyncGenerator<Array<{ source: Source | undefined; id: string | null | undefined }>> {
+    let after: estypes.SortResults | undefined;
+    for (;;) {
+      const response = await this.call(what, signal, (options) =>
+        this.client.search<Source>(
+          {
+            index,
+            size: READ_PAGE,
+            track_total_hits: false,
+            query,
+            sort: ['tenant_id', 'kb_id', ...keys].map((field) => ({ [field]: 'asc' as const })),
+            ...(fields ? { _source: [...fields] } : {}),
+            ...(after ? { search_after: after } : {}),
+          },
+          options,
+        ),
+      );
+      const { hits } = response.hits;
+      if (hits.length > 0) yield hits.map((hit) => ({ source: hit._source, id: hit._id }));
+      if (hits.length < READ_PAGE) return;
+      after = hits.at(-1)?.sort;
+    }
   }
 
   private async writeRound(round: readonly BatchWrite[], results: WriteResult[], signal?: AbortSignal): Promise<void> {
@@ -330,6 +435,7 @@ export class ElasticsearchLexicalBackend implements LexicalBackend {
         doc_version: doc.version,
         deleted,
         chunks: entry.write.op === 'upsert' ? entry.write.items.length : 0,
+        changed_at: Date.now(),
       };
       return {
         entry,
@@ -437,8 +543,8 @@ export class ElasticsearchLexicalBackend implements LexicalBackend {
     await this.call('refreshing the chunks index', signal, (options) =>
       this.client.indices.refresh({ index: this.index }, options),
     );
-    for (let start = 0; start < cleanups.length; start += CLEANUP_DOCUMENTS) {
-      const part = cleanups.slice(start, start + CLEANUP_DOCUMENTS);
+    for (let start = 0; start < cleanups.length; start += DOCUMENTS_PER_QUERY) {
+      const part = cleanups.slice(start, start + DOCUMENTS_PER_QUERY);
       const response = await this.call('removing replaced chunks', signal, (options) =>
         this.client.deleteByQuery(
           {
@@ -508,6 +614,7 @@ export class ElasticsearchLexicalBackend implements LexicalBackend {
       doc_id: doc.docId,
       doc_version: doc.version,
       ...state,
+      changed_at: Date.now(),
     };
     const response = await this.call('writing a document record', signal, (options) =>
       this.client.index(
@@ -592,8 +699,10 @@ export async function createElasticsearchLexicalBackend(
     const analyzer = await detectAnalyzer(client, log);
     if ((await ensureIndex(client, index, chunkIndexDefinition(analyzer, bm25), log)) === 'exists') {
       await warnOnDrift(client, index, analyzer, bm25, log);
+      await ensureFields(client, index, ENTITY_GRAPH_CHUNK_FIELDS);
     }
-    await ensureIndex(client, documentsIndex, documentIndexDefinition(), log);
+    if ((await ensureIndex(client, documentsIndex, documentIndexDefinition(), log)) === 'exists')
+      await ensureFields(client, documentsIndex, ENTITY_GRAPH_RECORD_FIELDS);
     return new ElasticsearchLexicalBackend(
       client,
       index,
@@ -677,6 +786,7 @@ function chunkSource(chunk: IndexedChunk): ChunkSource {
     dedupe_key: chunk.dedupeKey,
     effective_date: chunk.effectiveDate,
     source_uri: chunk.sourceUri,
+    ...(chunk.entities ? { entities: [...chunk.entities] } : {}),
   };
 }
 

@@ -69,10 +69,19 @@ export function chunkIndexDefinition(
         dedupe_key: { type: 'keyword', index: false },
         effective_date: { type: 'keyword', index: false },
         source_uri: { type: 'keyword', index: false },
+        ...ENTITY_GRAPH_CHUNK_FIELDS,
       },
     },
   };
 }
+
+/**
+ * The fields the entity graph reads back (added to an index created before them; see
+ * `ensureFields`): a chunk's entity keys, and when a document's record was last written (the
+ * writer's clock, Unix milliseconds), which a worker polls for the writes others applied.
+ */
+export const ENTITY_GRAPH_CHUNK_FIELDS = { entities: { type: 'keyword' } } as const;
+export const ENTITY_GRAPH_RECORD_FIELDS = { changed_at: { type: 'long' } } as const;
 
 /** One record per document: its newest version, whether that is a delete, and its chunk count. */
 export function documentIndexDefinition(): { mappings: estypes.MappingTypeMapping } {
@@ -86,9 +95,26 @@ export function documentIndexDefinition(): { mappings: estypes.MappingTypeMappin
         doc_version: { type: 'long' },
         deleted: { type: 'boolean' },
         chunks: { type: 'integer' },
+        ...ENTITY_GRAPH_RECORD_FIELDS,
       },
     },
   };
+}
+
+/**
+ * Adds fields to an index created before them (the mappings are strict, so a write carrying them
+ * would be refused); a field the mapping already has is left as it is.
+ */
+export async function ensureFields(
+  client: Client,
+  index: string,
+  properties: Record<string, estypes.MappingProperty>,
+): Promise<void> {
+  try {
+    await client.indices.putMapping({ index, properties });
+  } catch (error) {
+    throw elasticsearchError(error, `adding fields ${Object.keys(properties).join(', ')} to index ${index}`);
+  }
 }
 
 /** Creates the index unless it exists; two workers starting at once both succeed. */
