@@ -1,4 +1,4 @@
-import { contentTerms, ENGLISH_STOP_WORDS, fold, hasHan, singular } from '@hopline/text';
+import { contentTerms, ENGLISH_STOP_WORDS, fold, hasHan, memoizeByText, singular } from '@hopline/text';
 import type { ReasoningSwitch } from '../switches.js';
 import { isOn } from '../switches.js';
 import { chineseNames } from './chinese.js';
@@ -44,9 +44,10 @@ const NON_ASCII = /[^\u0000-\u007f]/;
 /**
  * Words of a text for phrase matching: folded, punctuation gone, each Han character a word of its
  * own. A phrase is matched by its characters in order, so every letter-digit run counts
- * ("G-Force" states "G Force"), where terms would read an identifier by its parts.
+ * ("G-Force" states "G Force"), where terms would read an identifier by its parts. Remembered
+ * per text: every hop asks whether the same chunks state its phrases.
  */
-function phraseWords(text: string): string {
+const phraseWords = memoizeByText((text: string): string => {
   const words: string[] = [];
   for (const match of fold(text).matchAll(WORDS)) {
     const word = match[0];
@@ -55,7 +56,7 @@ function phraseWords(text: string): string {
     else words.push(word);
   }
   return ` ${words.join(' ')} `;
-}
+});
 
 /**
  * Whether a text states a phrase: its words, in order, as whole words (case, diacritics and
@@ -70,6 +71,22 @@ export function states(text: string, phrase: string): boolean {
 /** A comparable key for an entity name: "The Saturdays" and "saturdays" share it. */
 export function entityKey(name: string): string {
   return contentTerms(name).join(' ');
+}
+
+const termsOfChunk = new WeakMap<object, readonly string[]>();
+
+/**
+ * A chunk's content terms, title first. Kept per chunk object: a hop asks for them once per
+ * entity and claim, and the text (a new string each time it is joined to its title) would be
+ * hashed whole for every lookup of the memo.
+ */
+export function chunkTerms(chunk: { readonly title: string; readonly text: string }): readonly string[] {
+  let terms = termsOfChunk.get(chunk);
+  if (terms === undefined) {
+    terms = contentTerms(`${chunk.title} ${chunk.text}`);
+    termsOfChunk.set(chunk, terms);
+  }
+  return terms;
 }
 
 /** Which of Wikipedia's ways to disambiguate a title the reasoning reads (switches `parentheticalTitles`, `commaTitles`). */
@@ -121,9 +138,9 @@ const POSSESSIVE = /['’]s$/;
 /**
  * The tokens names are read from: words and numbers with their offsets and capitalisation, the
  * punctuation that bounds a name, a possessive "'s" split off. Each word's term is its content
- * term, so names and terms agree on what a word says.
+ * term, so names and terms agree on what a word says. Remembered per text, as phraseWords.
  */
-export function spanTokens(text: string): Token[] {
+export const spanTokens = memoizeByText((text: string): readonly Token[] => {
   const tokens: Token[] = [];
   const push = (word: string, start: number) => {
     tokens.push({
@@ -147,8 +164,8 @@ export function spanTokens(text: string): Token[] {
     }
     push(word, start);
   }
-  return tokens;
-}
+  return Object.freeze(tokens);
+});
 
 export interface NamedSpan {
   text: string;
