@@ -19,6 +19,9 @@
 //
 // --soak runs bench/support/soak.ts instead: RSS over a soak at concurrency 8 (10 min per system
 // by default), written to bench/results/question-soak.*; `pnpm bench` does not run it.
+// --embedded-only measures the embedded mode alone (no NATS, no floor, no ratios) and writes
+// bench/results/question-embedded.*: its CPU per question after a change to the embedded path,
+// without a full run's half hour; question.* keeps the last full run.
 // --quick (or BENCH_QUICK=1) asks fewer questions per run and keeps no results, for CI. A run asks at least three
 // questions per client, so that concurrency 32 is reached and held.
 import { spawn } from 'node:child_process';
@@ -46,6 +49,7 @@ import {
 import { stopProcess } from './support/processes.js';
 
 const QUICK = process.argv.includes('--quick') || process.env.BENCH_QUICK === '1';
+const EMBEDDED_ONLY = process.argv.includes('--embedded-only');
 const QUESTIONS_PER_RUN = QUICK ? 24 : 160;
 const WARMUP_QUESTIONS = QUICK ? 8 : 40;
 const FLOOR_QUESTIONS = QUICK ? 30 : 200;
@@ -281,6 +285,58 @@ interface Floor {
   natsRequests: number;
 }
 
+const statusText = (statuses: Record<string, number>) =>
+  Object.entries(statuses)
+    .map(([status, count]) => `${status}: ${count}`)
+    .join(', ');
+const cpuText = (cpu: Record<string, number>) =>
+  Object.entries(cpu)
+    .map(([name, ms]) => `${name} ${ms}`)
+    .join(', ');
+
+function machineLine(): string {
+  return `Machine: ${cpus().length} × ${cpus()[0]?.model.trim() ?? 'CPU'}, Node ${process.version}; load average at the end ${loadavg()
+    .map((load) => load.toFixed(1))
+    .join(
+      ' / ',
+    )} (1/5/15 min) on a machine shared with other work. Data: the demo corpus (14 documents), the four questions of its README in turn, answer cache off, ${QUESTIONS_PER_RUN} questions per run after ${WARMUP_QUESTIONS} of warm-up per mode; closed-loop clients on loopback in the bench's own process.`;
+}
+
+function runsSection(modes: ModeResult[]): string[] {
+  return [
+    '## Runs',
+    '',
+    '| mode | concurrency | format | q/s | p50 ms | p95 ms | p99 ms | statuses | CPU ms per question | NATS messages per question |',
+    '| --- | ---: | --- | ---: | ---: | ---: | ---: | --- | --- | ---: |',
+    ...modes.flatMap((mode) =>
+      mode.runs.map(
+        (r) =>
+          `| ${mode.mode} | ${r.concurrency} | ${r.format} | ${r.qps} | ${r.p50} | ${r.p95} | ${r.p99} | ${statusText(r.statuses)} | ${cpuText(r.cpuMsPerQuestion)} | ${r.natsMessagesPerQuestion ? cpuText(r.natsMessagesPerQuestion) : '—'} |`,
+      ),
+    ),
+    '',
+  ];
+}
+
+/** `--embedded-only`: the embedded mode's runs, its calls and memory. */
+function embeddedReport(mode: ModeResult): string {
+  return [
+    '# A question end to end: the embedded mode alone',
+    '',
+    'Command: `node --conditions=@hopline/source --import tsx bench/question.ts --embedded-only`',
+    '',
+    machineLine(),
+    '',
+    ...runsSection([mode]),
+    `RSS MB at start → end of the runs: ${Object.entries(mode.rssMb)
+      .map(([name, rss]) => `${name} ${rss.start} → ${rss.end}`)
+      .join(', ')}.`,
+    '',
+    'CPU is read from /proc/<pid>/stat (10 ms ticks) around each run and divided by its questions; the bench process (the clients) is not counted. The distributed modes, the floor and the ratios are in question.md, from the last full run.',
+    '',
+  ].join('\n');
+}
+
 function report(modes: ModeResult[], floor: Floor): string {
   const runOf = (mode: ModeName, concurrency: number, format: Format) =>
     modes
@@ -292,25 +348,13 @@ function report(modes: ModeResult[], floor: Floor): string {
   const distributed8 = runOf('distributed, 1 worker', 8, 'json');
   const latencyBudget = (embedded1?.p50 ?? NaN) + 1.3 * floor.p50;
   const throughputRatio = (distributed8?.qps ?? NaN) / (embedded8?.qps ?? NaN);
-  const statusText = (statuses: Record<string, number>) =>
-    Object.entries(statuses)
-      .map(([status, count]) => `${status}: ${count}`)
-      .join(', ');
-  const cpuText = (cpu: Record<string, number>) =>
-    Object.entries(cpu)
-      .map(([name, ms]) => `${name} ${ms}`)
-      .join(', ');
   const command = 'node --conditions=@hopline/source --import tsx bench/question.ts';
   const lines = [
     '# A question end to end: embedded and distributed against the fabric floor',
     '',
     `Command: \`${command}${QUICK ? ' --quick' : ''}\``,
     '',
-    `Machine: ${cpus().length} × ${cpus()[0]?.model.trim() ?? 'CPU'}, Node ${process.version}; load average at the end ${loadavg()
-      .map((load) => load.toFixed(1))
-      .join(
-        ' / ',
-      )} (1/5/15 min) on a machine shared with other work. Data: the demo corpus (14 documents), the four questions of its README in turn, answer cache off, ${QUESTIONS_PER_RUN} questions per run after ${WARMUP_QUESTIONS} of warm-up per mode; closed-loop clients on loopback in the bench's own process.`,
+    machineLine(),
     '',
     '## Ratios (targets of issue 14)',
     '',
@@ -324,17 +368,7 @@ function report(modes: ModeResult[], floor: Floor): string {
     '',
     `The floor: ${floor.natsRequests} NATS requests and ${floor.grpcCalls} gRPC calls per question (what a question made in the distributed mode with 1 worker at concurrency 1, rounded), made in turn with raw nats.js and grpc-js against a process that answers each at once with a 20 KB reply: p50 ${floor.p50} ms, p95 ${floor.p95} ms over ${FLOOR_QUESTIONS} questions.`,
     '',
-    '## Runs',
-    '',
-    '| mode | concurrency | format | q/s | p50 ms | p95 ms | p99 ms | statuses | CPU ms per question | NATS messages per question |',
-    '| --- | ---: | --- | ---: | ---: | ---: | ---: | --- | --- | ---: |',
-    ...modes.flatMap((mode) =>
-      mode.runs.map(
-        (r) =>
-          `| ${mode.mode} | ${r.concurrency} | ${r.format} | ${r.qps} | ${r.p50} | ${r.p95} | ${r.p99} | ${statusText(r.statuses)} | ${cpuText(r.cpuMsPerQuestion)} | ${r.natsMessagesPerQuestion ? cpuText(r.natsMessagesPerQuestion) : '—'} |`,
-      ),
-    ),
-    '',
+    ...runsSection(modes),
     '## Calls per question and memory',
     '',
     '| mode | hop-reasoner gRPC calls | RSS MB at start → end of the runs |',
@@ -354,9 +388,18 @@ function report(modes: ModeResult[], floor: Floor): string {
 
 async function main(): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'hopline-bench-question-'));
+  const resultsDir = fileURLToPath(new URL('./results/', import.meta.url));
   try {
     const modes: ModeResult[] = [];
     modes.push(await measureMode('embedded', () => startEmbeddedProcess(dataDir)));
+    if (EMBEDDED_ONLY) {
+      const markdown = embeddedReport(modes[0] as ModeResult);
+      console.log(markdown);
+      if (QUICK) return;
+      writeFileSync(`${resultsDir}question-embedded.md`, markdown);
+      writeFileSync(`${resultsDir}question-embedded.json`, `${JSON.stringify({ modes }, null, 2)}\n`);
+      return;
+    }
     modes.push(await measureMode('distributed, 1 worker', () => startDistributed(join(dataDir, 'one'), 1)));
     modes.push(await measureMode('distributed, 2 workers', () => startDistributed(join(dataDir, 'two'), 2)));
     const distributed = modes[1] as ModeResult;
@@ -373,7 +416,6 @@ async function main(): Promise<void> {
     console.log(markdown);
     // A quick run is a smoke test: only a full run's figures are kept.
     if (QUICK) return;
-    const resultsDir = fileURLToPath(new URL('./results/', import.meta.url));
     writeFileSync(`${resultsDir}question.md`, markdown);
     writeFileSync(`${resultsDir}question.json`, `${JSON.stringify({ floor, modes }, null, 2)}\n`);
   } finally {

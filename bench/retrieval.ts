@@ -52,7 +52,8 @@ interface WinkEngine {
 const createWink = createRequire(import.meta.url)('wink-bm25-text-search') as () => WinkEngine;
 
 const tokenizer = createTokenizer();
-const tokenize = (text: string): string[] => tokenizer.tokenize(text);
+// The engines compared take (and extend) a mutable array; every engine pays the same copy.
+const tokenize = (text: string): string[] => [...tokenizer.tokenize(text)];
 
 interface Doc {
   id: string;

@@ -48,7 +48,7 @@ export function rssMb(pid: number): number {
   return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
 }
 
-const benchEnv = {
+export const benchEnv = {
   CACHE_MAX_ENTRIES: '0',
   RATE_PER_KEY_PER_SECOND: '1000000',
   RATE_BURST_PER_KEY: '1000000',

@@ -1,12 +1,16 @@
 import {
   SpanStatusCode,
+  TraceFlags,
   context,
+  isSpanContextValid,
   trace,
   type Attributes,
   type Context,
   type Span,
+  type SpanContext,
   type SpanKind,
 } from '@opentelemetry/api';
+import { spansRecorded } from './recording.js';
 
 export interface InstrumentOptions {
   kind?: SpanKind;
@@ -27,13 +31,31 @@ const tracer = () => trace.getTracer('hopline');
  * the span. The one way Hopline code opens a span.
  */
 export function instrument<T>(name: string, options: InstrumentOptions, work: (span: Span) => Promise<T>): Promise<T> {
+  const parent = options.parent ?? context.active();
+  if (!spansRecorded()) {
+    const parentSpan = trace.getSpan(parent);
+    // A root still opens a span: it gives the work its trace id. So does a child of a sampled
+    // span from another process: its own unsampled span tells the services downstream not to
+    // record either.
+    if (parentSpan && isUnsampled(parentSpan.spanContext())) {
+      return parent === context.active()
+        ? runInParent(parentSpan, work)
+        : context.with(parent, runInParent<T>, undefined, parentSpan, work);
+    }
+  }
   // Every cross-service call passes through here, so it creates no closure it can avoid.
-  return tracer().startActiveSpan(
-    name,
-    { kind: options.kind, attributes: options.attributes },
-    options.parent ?? context.active(),
-    (span) => runInSpan(span, work, options.acceptableErrors),
+  return tracer().startActiveSpan(name, { kind: options.kind, attributes: options.attributes }, parent, (span) =>
+    runInSpan(span, work, options.acceptableErrors),
   );
+}
+
+function isUnsampled(spanContext: SpanContext): boolean {
+  return isSpanContextValid(spanContext) && (spanContext.traceFlags & TraceFlags.SAMPLED) === 0;
+}
+
+/** Unrecorded: the work gets its parent's span, which it must not end; a synchronous throw still rejects. */
+async function runInParent<T>(span: Span, work: (span: Span) => Promise<T>): Promise<T> {
+  return work(span);
 }
 
 async function runInSpan<T>(

@@ -21,6 +21,7 @@ import {
   type SpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
 import { QuestionIdSpanProcessor } from './propagation.js';
+import { setSpansRecorded } from './recording.js';
 import { ServiceRoutingTracerProvider } from './service-scope.js';
 
 export interface TelemetryOptions {
@@ -125,6 +126,7 @@ export function startTelemetry(options: TelemetryOptions): Telemetry {
   const serviceName = nonEmpty(process.env.OTEL_SERVICE_NAME) ?? options.serviceName;
   const tracing = options.spanProcessors ? { spanProcessors: options.spanProcessors } : tracingFromEnv(process.env);
   const spanProcessors = [new QuestionIdSpanProcessor(), ...tracing.spanProcessors];
+  setSpansRecorded(!(tracing.sampler instanceof AlwaysOffSampler));
   const sdk = new NodeSDK({
     serviceName,
     spanProcessors,
@@ -167,6 +169,7 @@ export function startTelemetry(options: TelemetryOptions): Telemetry {
           trace.disable();
           propagation.disable();
           context.disable();
+          setSpansRecorded(true);
           if (active === telemetry) active = undefined;
         }
       })();

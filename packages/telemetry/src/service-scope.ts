@@ -7,6 +7,7 @@ import {
   type Tracer,
   type TracerProvider,
 } from '@opentelemetry/api';
+import { spansRecorded } from './recording.js';
 
 /**
  * Which service a piece of work belongs to, kept in the OpenTelemetry context so that it
@@ -23,6 +24,8 @@ export function inService(service: string, into: Context = context.active()): Co
 
 /** Runs `work` as `service`'s: the spans it starts, and theirs, belong to that service. */
 export function runInService<T>(service: string, work: () => T): T {
+  // Only the routing of recorded spans reads the mark.
+  if (!spansRecorded()) return work();
   return context.with(inService(service), work);
 }
 

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as grpc from '@grpc/grpc-js';
-import { isSpanContextValid } from '@opentelemetry/api';
+import { TraceFlags, context, isSpanContextValid, trace } from '@opentelemetry/api';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { instrument, shutdownTelemetry, startTelemetry, traceExportFromEnv } from '../src/index.js';
 
@@ -104,6 +104,31 @@ describe('startTelemetry', () => {
     expect(valid).toBe(true);
     expect(recording).toBe(false);
     expect(received).toHaveLength(0);
+  });
+
+  it('sdk - without an endpoint a span opened under an unsampled one is its parent: no new id, same trace', async () => {
+    const telemetry = startTelemetry({ serviceName: 'hop-reasoner', detectResources: false });
+    const [outer, inner] = await instrument('outer', {}, async (span) => [
+      span.spanContext(),
+      await instrument('inner', {}, async (child) => child.spanContext()),
+    ]);
+    await expect(instrument('failing', {}, () => Promise.reject(new Error('down')))).rejects.toThrow('down');
+    await telemetry.shutdown();
+    expect(inner).toEqual(outer);
+  });
+
+  it('sdk - without an endpoint a child of a sampled remote span gets its own unsampled span', async () => {
+    const telemetry = startTelemetry({ serviceName: 'hop-reasoner', detectResources: false });
+    const remote = { traceId: 'a'.repeat(32), spanId: 'b'.repeat(16), traceFlags: TraceFlags.SAMPLED, isRemote: true };
+    const child = await instrument(
+      'consumer',
+      { parent: trace.setSpanContext(context.active(), remote) },
+      async (span) => span.spanContext(),
+    );
+    await telemetry.shutdown();
+    expect(child.traceId).toBe(remote.traceId);
+    expect(child.spanId).not.toBe(remote.spanId);
+    expect(child.traceFlags & TraceFlags.SAMPLED).toBe(0);
   });
 
   it('sdk - without an endpoint an explicit OTEL_TRACES_SAMPLER still decides', async () => {

@@ -1,5 +1,6 @@
 import { Jieba } from '@node-rs/jieba';
 import { dict, idf } from '@node-rs/jieba/dict.js';
+import { memoizeByText } from './memo.js';
 
 /**
  * Chinese text has no capitals and no spaces: its words come from jieba's segmenter, one
@@ -49,8 +50,12 @@ export interface TaggedWord {
   end: number;
 }
 
-/** jieba's words (precise mode, one reading per word) with their part-of-speech tags and character offsets, spaces left out. */
-export function taggedWords(text: string): TaggedWord[] {
+/**
+ * jieba's words (precise mode, one reading per word) with their part-of-speech tags and character
+ * offsets, spaces left out. Remembered per text: reasoning tags the same chunk sentences and
+ * question phrases in every hop. Shared, so read-only.
+ */
+export const taggedWords: (text: string) => readonly Readonly<TaggedWord>[] = memoizeByText((text) => {
   let offset = 0;
   const words: TaggedWord[] = [];
   for (const { word, tag } of jieba().tag(text, true)) {
@@ -58,8 +63,8 @@ export function taggedWords(text: string): TaggedWord[] {
     offset += word.length;
     if (word.trim()) words.push({ word, tag, start, end: offset });
   }
-  return words;
-}
+  return Object.freeze(words);
+});
 
 // jieba's table of inverse document frequencies over a general Chinese corpus (the one its
 // keyword extraction uses): parsed once per process, and only when a weight is asked for.

@@ -1,6 +1,6 @@
 export { contentTerms, createTokenizer } from './tokenizer.js';
 export type { Tokenizer, TokenizerOptions } from './tokenizer.js';
-export { memoizedTokenizer } from './memo.js';
+export { memoizeByText, memoizedTokenizer } from './memo.js';
 export { containsStem, ENGLISH_STOP_WORDS, lightStem, sameStem, singular } from './english.js';
 export { CHINESE_STOP_WORDS, hasHan, taggedWords, termSpecificity } from './chinese.js';
 export type { TaggedWord } from './chinese.js';

@@ -1,6 +1,7 @@
 import { hasHan } from './chinese.js';
 import { chineseNames } from './chinese-names.js';
 import { ENGLISH_STOP_WORDS, singular } from './english.js';
+import { memoizeByText } from './memo.js';
 import { fold } from './normalize.js';
 import { contentTerms } from './tokenizer.js';
 
@@ -51,9 +52,10 @@ const POSSESSIVE = /['’]s$/;
 /**
  * The tokens names are read from: words and numbers with their offsets and capitalisation, the
  * punctuation that bounds a name, a possessive "'s" split off. Each word's term is its content
- * term, so names and terms agree on what a word says.
+ * term, so names and terms agree on what a word says. Remembered per text: a hop reads the
+ * names of the same chunks again.
  */
-export function spanTokens(text: string): Token[] {
+export const spanTokens = memoizeByText((text: string): readonly Token[] => {
   const tokens: Token[] = [];
   const push = (word: string, start: number) => {
     tokens.push({
@@ -77,8 +79,8 @@ export function spanTokens(text: string): Token[] {
     }
     push(word, start);
   }
-  return tokens;
-}
+  return Object.freeze(tokens);
+});
 
 export interface NamedSpan {
   text: string;

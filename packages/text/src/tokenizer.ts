@@ -3,9 +3,12 @@ import { ENGLISH_STOP_WORDS, lightStem, singular } from './english.js';
 import { memoizedTokenizer } from './memo.js';
 import { foldText } from './normalize.js';
 
-/** Turns a text into index terms; the same function serves documents and queries. */
+/**
+ * Turns a text into index terms; the same function serves documents and queries. The terms are
+ * read, never changed: a memo hands the same array to every caller.
+ */
 export interface Tokenizer {
-  tokenize(text: string): string[];
+  tokenize(text: string): readonly string[];
 }
 
 export interface TokenizerOptions {
@@ -91,7 +94,7 @@ class MixedLanguageTokenizer implements Tokenizer {
     return stem;
   }
 
-  tokenize(text: string): string[] {
+  tokenize(text: string): readonly string[] {
     const folded = foldText(text).toLowerCase();
     const out: string[] = [];
     if (!HAN.test(folded)) {
@@ -186,6 +189,6 @@ const contentTokenizer = memoizedTokenizer(new MixedLanguageTokenizer(true, sing
  * out, plurals made singular (not stemmed further: the terms are read back as words, in queries
  * and sub-questions), Chinese segmented in search mode.
  */
-export function contentTerms(text: string): string[] {
+export function contentTerms(text: string): readonly string[] {
   return contentTokenizer.tokenize(text);
 }

@@ -24,10 +24,12 @@ describe('memoized tokenizer', () => {
     expect(inner.calls).toHaveLength(1);
   });
 
-  it('memoized tokenizer - a caller that changes its tokens does not change what the next caller gets', () => {
+  it('memoized tokenizer - callers share one frozen array: none can change what the next one gets', () => {
     const tokenizer = memoizedTokenizer(createTokenizer());
-    tokenizer.tokenize('players were playing').push('intruder');
-    expect(tokenizer.tokenize('players were playing')).toEqual(['player', 'play']);
+    const first = tokenizer.tokenize('players were playing');
+    expect(() => (first as string[]).push('intruder')).toThrow(TypeError);
+    expect(tokenizer.tokenize('players were playing')).toBe(first);
+    expect(first).toEqual(['player', 'play']);
   });
 
   it('memoized tokenizer - past its size it forgets the text used longest ago, not the one used last', () => {

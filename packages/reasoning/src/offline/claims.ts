@@ -1,6 +1,6 @@
 import type { Chunk__Output } from '@hopline/contracts';
 import { chineseNames, containsStem, contentTerms, hasHan, namedSpans, taggedWords } from '@hopline/text';
-import { QUESTION_WORDS, states } from './text.js';
+import { chunkTerms, QUESTION_WORDS, states } from './text.js';
 
 /**
  * What a written sentence claims that its cited evidence must state: the names it gives
@@ -106,7 +106,7 @@ export function supports(chunks: readonly Source[], claim: Claim): boolean {
   )
     return false;
   if (claim.terms.length === 0) return true;
-  const available = chunks.flatMap((chunk) => contentTerms(`${chunk.title} ${chunk.text}`));
+  const available = chunks.flatMap((chunk) => chunkTerms(chunk));
   const used = claim.terms.filter((term) => containsStem(available, term)).length;
   // Names and numbers already tie a claim to its source: then a word in three may be paraphrase
   // ("lies on" for "flows through"); a claim of words alone must use two in three of them.

@@ -19,7 +19,7 @@ import {
 import { expandRelations, isRoleNoun } from './relations.js';
 import { synthesizeOffline } from './synthesis.js';
 import type { TitleConventions } from './text.js';
-import { bareTitle, titleConventions } from './text.js';
+import { bareTitle, chunkTerms, titleConventions } from './text.js';
 import type { ReasoningSwitch } from '../switches.js';
 
 export interface OfflineReasonerOptions {
@@ -64,7 +64,7 @@ function chunksAbout(
 }
 
 function mentions(chunk: Chunk__Output, entity: string): boolean {
-  const terms = contentTerms(`${chunk.title} ${chunk.text}`);
+  const terms = chunkTerms(chunk);
   const wanted = contentTerms(entity);
   return wanted.length > 0 && wanted.every((term) => containsStem(terms, term));
 }
@@ -130,13 +130,11 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
     // What the chain has read so far: the documents about what each hop looked for (or, with
     // none, the hop's best one) — not every document cited around them.
     const readBefore = previous.flatMap((step) => step.cited.slice(0, 1));
-    const coveredBefore = readBefore.flatMap((chunk) => contentTerms(`${chunk.title} ${chunk.text}`));
+    const coveredBefore = readBefore.flatMap((chunk) => chunkTerms(chunk));
     const stillAsked = relation.filter((term) => !containsStem(coveredBefore, term));
     const covered = [
       ...coveredBefore,
-      ...(about.length > 0 ? about : cited.slice(0, 1)).flatMap((chunk) =>
-        contentTerms(`${chunk.title} ${chunk.text}`),
-      ),
+      ...(about.length > 0 ? about : cited.slice(0, 1)).flatMap((chunk) => chunkTerms(chunk)),
     ];
     const unresolved = relation.filter((term) => !containsStem(covered, term));
     // A question read as one lookup whose evidence leaves relation words unexplained has a

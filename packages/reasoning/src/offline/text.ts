@@ -1,4 +1,4 @@
-import { fold } from '@hopline/text';
+import { contentTerms, fold, memoizeByText } from '@hopline/text';
 import type { ReasoningSwitch } from '../switches.js';
 import { isOn } from '../switches.js';
 
@@ -39,9 +39,10 @@ const WORDS = /[\p{L}\p{N}]+/gu;
 /**
  * Words of a text for phrase matching: folded, punctuation gone, each Han character a word of its
  * own. A phrase is matched by its characters in order, so every letter-digit run counts
- * ("G-Force" states "G Force"), where terms would read an identifier by its parts.
+ * ("G-Force" states "G Force"), where terms would read an identifier by its parts. Remembered
+ * per text: every hop asks whether the same chunks state its phrases.
  */
-function phraseWords(text: string): string {
+const phraseWords = memoizeByText((text: string): string => {
   const words: string[] = [];
   for (const match of fold(text).matchAll(WORDS)) {
     const word = match[0];
@@ -50,7 +51,7 @@ function phraseWords(text: string): string {
     else words.push(word);
   }
   return ` ${words.join(' ')} `;
-}
+});
 
 /**
  * Whether a text states a phrase: its words, in order, as whole words (case, diacritics and
@@ -60,6 +61,22 @@ function phraseWords(text: string): string {
 export function states(text: string, phrase: string): boolean {
   const wanted = phraseWords(phrase);
   return wanted.trim() !== '' && phraseWords(text).includes(wanted);
+}
+
+const termsOfChunk = new WeakMap<object, readonly string[]>();
+
+/**
+ * A chunk's content terms, title first. Kept per chunk object: a hop asks for them once per
+ * entity and claim, and the text (a new string each time it is joined to its title) would be
+ * hashed whole for every lookup of the memo.
+ */
+export function chunkTerms(chunk: { readonly title: string; readonly text: string }): readonly string[] {
+  let terms = termsOfChunk.get(chunk);
+  if (terms === undefined) {
+    terms = contentTerms(`${chunk.title} ${chunk.text}`);
+    termsOfChunk.set(chunk, terms);
+  }
+  return terms;
 }
 
 /** Which of Wikipedia's ways to disambiguate a title the reasoning reads (switches `parentheticalTitles`, `commaTitles`). */

@@ -43,11 +43,11 @@ export const LEXICAL_LOG_FILE = 'lexical.log.jsonl';
 export const LEXICAL_SNAPSHOT_DIR = 'lexical.snapshot';
 
 /** The lexical terms a chunk is indexed under: title (weighted) and its lexical window. */
-export function lexicalTerms(tokenizer: Tokenizer, chunk: IndexedChunk, titleWeight: number): string[] {
+export function lexicalTerms(tokenizer: Tokenizer, chunk: IndexedChunk, titleWeight: number): readonly string[] {
   const body = tokenizer.tokenize(chunk.lexicalText ?? chunk.text);
   if (titleWeight <= 0 || !chunk.title) return body;
   const title = tokenizer.tokenize(chunk.title);
-  const terms = body;
+  const terms = [...body];
   for (let i = 0; i < titleWeight; i++) terms.push(...title);
   return terms;
 }
