@@ -191,6 +191,46 @@ describe('index snapshots', () => {
     ).rejects.toThrow(/lists 768 bytes of items but holds 500/);
   });
 
+  it('persistence - a snapshot changed after it was written is refused by its checksums, not loaded unchecked', async () => {
+    const dataDir = await tempDir();
+    const lexical = await EmbeddedLexicalBackend.open({ dataDir, durable: false });
+    const doc = { tenantId: 't1', kbId: 'kb', docId: 'doc', version: 1 };
+    await lexical.upsertDocument(doc, [chunkOf({ kbId: 'kb', docId: 'doc', text: 'the harbour ledger' })]);
+    await lexical.close();
+    const snapshot = join(dataDir, 'lexical.snapshot');
+    const manifest = JSON.parse(await readFile(join(snapshot, 'manifest.json'), 'utf8')) as { format: number };
+    expect(manifest.format).toBe(3);
+
+    // Still valid JSON, still a valid chunk: only the checksum can tell that it is not what was written.
+    const documents = join(snapshot, 'documents.jsonl');
+    await writeFile(documents, (await readFile(documents, 'utf8')).replace('harbour', 'harbor'));
+    await expect(EmbeddedLexicalBackend.open({ dataDir, durable: false })).rejects.toThrow(
+      /does not match its checksums/,
+    );
+  });
+
+  it('persistence - a format 2 snapshot (no checksums) still loads, each entry validated', async () => {
+    const dataDir = await tempDir();
+    const snapshot = join(dataDir, 'lexical.snapshot');
+    const lexical = await EmbeddedLexicalBackend.open({ dataDir, durable: false });
+    const doc = { tenantId: 't1', kbId: 'kb', docId: 'doc', version: 1 };
+    await lexical.upsertDocument(doc, [chunkOf({ kbId: 'kb', docId: 'doc', text: 'the harbour ledger' })]);
+    await lexical.close();
+    const manifestFile = join(snapshot, 'manifest.json');
+    const { checksums: _, ...format2 } = JSON.parse(await readFile(manifestFile, 'utf8')) as Record<string, unknown>;
+    await writeFile(manifestFile, JSON.stringify({ ...format2, format: 2 }));
+
+    const reopened = await EmbeddedLexicalBackend.open({ dataDir, durable: false });
+    const hits = await reopened.search({ scope: { tenantId: 't1', kbIds: ['kb'] }, query: 'harbour', limit: 1 }, never);
+    expect(hits.map((hit) => hit.chunk.text)).toEqual(['the harbour ledger']);
+    await reopened.close();
+
+    // Without checksums an entry is validated as it is read: a chunk without its id is refused.
+    const documents = join(snapshot, 'documents.jsonl');
+    await writeFile(documents, (await readFile(documents, 'utf8')).replace(/"chunkId":"[^"]*",/, ''));
+    await expect(EmbeddedLexicalBackend.open({ dataDir, durable: false })).rejects.toThrow(/chunkId/);
+  });
+
   it('persistence - a format 1 snapshot (vectors as base64 in the entries) still loads', async () => {
     const dataDir = await tempDir();
     const snapshot = join(dataDir, 'vector.snapshot');

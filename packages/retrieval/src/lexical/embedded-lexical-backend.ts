@@ -86,7 +86,10 @@ export class EmbeddedLexicalBackend implements LexicalBackend {
             },
           }),
       durable: options.durable ?? true,
-      codec: { encode: (chunk) => chunk, decode: (value) => indexedChunkSchema.parse(value) },
+      codec: {
+        encode: (chunk) => chunk,
+        decode: (value, _, verified) => (verified ? (value as IndexedChunk) : indexedChunkSchema.parse(value)),
+      },
       listener: {
         restored(doc, items) {
           const partition = partitionKey(doc.tenantId, doc.kbId);

@@ -23,8 +23,12 @@ export interface ItemCodec<Item> {
    * keep as bytes in the snapshot's item blobs than as text (default: `encode`).
    */
   encodeForSnapshot?(item: Item, itemBlobs: BlobWriter): unknown;
-  /** Throws on a value that is not a valid item; `itemBlobs` are the snapshot's (empty for a log line). */
-  decode(value: unknown, itemBlobs: Buffer): Item;
+  /**
+   * Throws on a value that is not a valid item; `itemBlobs` are the snapshot's (empty for a log
+   * line). `verified`: the value is from a snapshot that matched its checksums, so it is as this
+   * codec encoded it from a valid item, and need not be validated field by field again.
+   */
+  decode(value: unknown, itemBlobs: Buffer, verified: boolean): Item;
 }
 
 /** Told about every change, in order, so an index can follow the store. */
@@ -104,13 +108,20 @@ export class VersionedDocumentStore<Item> {
     const snapshotted = await recoverSnapshot(files.snapshot);
     const { log, entries } = await OperationLog.open(files.log, { durable });
     const store = new VersionedDocumentStore(options.codec, options.listener, { files, log, durable });
-    if (snapshotted) {
-      let at = 0;
-      await readSnapshot(files.snapshot, files.index, (raw, itemBlobs) =>
-        store.restoreEntry(parseEntry(raw, files.snapshot, ++at), itemBlobs),
-      );
+    try {
+      if (snapshotted) {
+        let at = 0;
+        await readSnapshot(files.snapshot, files.index, (raw, itemBlobs, verified) => {
+          at++;
+          store.restoreEntry(verified ? (raw as LogEntry) : parseEntry(raw, files.snapshot, at), itemBlobs, verified);
+        });
+      }
+      entries.forEach((raw, at) => store.applyEntry(parseEntry(raw, files.log, at + 1)));
+    } catch (error) {
+      // A store that cannot open leaves no log file open behind it.
+      await log.close();
+      throw error;
     }
-    entries.forEach((raw, at) => store.applyEntry(parseEntry(raw, files.log, at + 1)));
     return store;
   }
 
@@ -190,9 +201,9 @@ export class VersionedDocumentStore<Item> {
   }
 
   /** A snapshot's document: state and counts only, as the index part of the snapshot has it indexed. */
-  private restoreEntry(entry: LogEntry, itemBlobs: Buffer): void {
+  private restoreEntry(entry: LogEntry, itemBlobs: Buffer, verified: boolean): void {
     const deleted = entry.op === 'delete';
-    const items = entry.op === 'upsert' ? entry.items.map((item) => this.codec.decode(item, itemBlobs)) : [];
+    const items = entry.op === 'upsert' ? entry.items.map((item) => this.codec.decode(item, itemBlobs, verified)) : [];
     this.documents.set(documentId(entry.doc), {
       key: pickKey(entry.doc),
       version: entry.doc.version,
@@ -209,7 +220,7 @@ export class VersionedDocumentStore<Item> {
   private applyEntry(entry: LogEntry): void {
     const write: DocumentWrite<Item> =
       entry.op === 'upsert'
-        ? { op: 'upsert', doc: entry.doc, items: entry.items.map((item) => this.codec.decode(item, NO_BLOBS)) }
+        ? { op: 'upsert', doc: entry.doc, items: entry.items.map((item) => this.codec.decode(item, NO_BLOBS, false)) }
         : { op: 'delete', doc: entry.doc };
     const { change } = decide(write, this.documents.get(documentId(entry.doc)));
     if (change) this.replace(change.doc, change.items, change.deleted);
