@@ -9,8 +9,12 @@ export interface Proc {
 
 /** A TypeScript entry point run as the package scripts run it, its last output kept for errors. */
 export function spawnNode(name: string, args: string[], cwd: string, env: Record<string, string>): Proc {
+  return spawnWith(name, ['--conditions=@hopline/source', '--import', 'tsx', ...args], cwd, env);
+}
+
+function spawnWith(name: string, args: string[], cwd: string, env: Record<string, string>): Proc {
   const lines: string[] = [];
-  const child = spawn(process.execPath, ['--conditions=@hopline/source', '--import', 'tsx', ...args], {
+  const child = spawn(process.execPath, args, {
     cwd,
     env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -22,6 +26,11 @@ export function spawnNode(name: string, args: string[], cwd: string, env: Record
   child.stdout?.on('data', keep);
   child.stderr?.on('data', keep);
   return { name, child, output: () => lines.join('') };
+}
+
+/** A compiled entry point (dist/, as the Docker image runs it), its last output kept for errors. */
+export function spawnCompiled(name: string, file: string, cwd: string, env: Record<string, string>): Proc {
+  return spawnWith(name, [file], cwd, env);
 }
 
 /** SIGTERM, then SIGKILL if the process has not exited after `graceMs`. */
