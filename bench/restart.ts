@@ -16,7 +16,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { IngestCommand__Output } from '@hopline/contracts';
-import { chunkEntities } from '@hopline/reasoning';
+import { chunkEntities } from '@hopline/text';
 import {
   EmbeddedLexicalBackend,
   EmbeddedVectorBackend,
