@@ -184,6 +184,56 @@ describe.skipIf(nats.url === undefined)('NATS adapter - durable consumers that a
   });
 });
 
+describe.skipIf(nats.url === undefined)('NATS adapter - follows share one reading of their stream', () => {
+  it('follow - a process following many subjects holds one consumer; each follow gets its earlier messages, then its new ones, and no other subject', async () => {
+    const id = randomUUID().slice(0, 8);
+    const options = { name: `SHARED_${id}`, subjects: [`test.${id}.*.events`] };
+    const subjectOf = (question: number) => `test.${id}.q${question}.events`;
+    const open = (name: string) => connectNatsBus({ url: nats.url ?? '', name, onError: () => {} });
+    const [writer, reader] = [await open('writer'), await open('reader')];
+    const stream = await writer.durableStream(options);
+    const publish = (question: number, value: string) =>
+      stream.publish(subjectOf(question), new TextEncoder().encode(value), { msgId: `${question}-${value}` });
+    const stop = new AbortController();
+    const readerStream = await reader.durableStream(options);
+    const seen = new Map<number, string[]>();
+    const follow = async (question: number) => {
+      const messages: string[] = [];
+      seen.set(question, messages);
+      for await (const message of readerStream.follow(subjectOf(question), { signal: stop.signal }))
+        messages.push(new TextDecoder().decode(message.data));
+    };
+    const nc = await connect({ servers: nats.url ?? '' });
+    try {
+      await publish(1, 'before');
+      const reading = [1, 2, 3, 4, 5].map(follow);
+      for (const question of [1, 2, 3, 4, 5]) await publish(question, 'after');
+      await waitFor(() => [...seen.values()].flat().length === 6);
+      // A follow joining once the shared reading runs reads what its subject held first.
+      await publish(6, 'first');
+      const late = follow(6);
+      await publish(6, 'second');
+      await waitFor(() => seen.get(6)?.length === 2);
+      expect(Object.fromEntries(seen)).toEqual({
+        1: ['before', 'after'],
+        2: ['after'],
+        3: ['after'],
+        4: ['after'],
+        5: ['after'],
+        6: ['first', 'second'],
+      });
+      const jsm = await nc.jetstreamManager();
+      expect(await jsm.consumers.list(options.name).next()).toHaveLength(1);
+      stop.abort();
+      await Promise.all([...reading, late]);
+    } finally {
+      stop.abort();
+      await nc.close();
+      await Promise.all([writer.drain(), reader.drain()]);
+    }
+  });
+});
+
 describe.skipIf(nats.url === undefined)('NATS adapter - a follow whose consumer is lost', () => {
   it('follow - a reader whose consumer vanished from the server (its node lost) resumes after its last message within seconds, without a gap', async () => {
     const id = randomUUID().slice(0, 8);
