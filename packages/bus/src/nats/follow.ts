@@ -38,9 +38,9 @@ export interface FollowTarget {
 }
 
 /**
- * Reads a whole stream in order after `afterSeq`, each message once, through an ephemeral
- * consumer of the reading's own (no acks, memory storage, one replica: what an ordered
- * consumer is).
+ * Reads a stream (the whole of it, or the one subject `filter` names) in order after
+ * `afterSeq`, each message once, through an ephemeral consumer of the reading's own (no acks,
+ * memory storage, one replica: what an ordered consumer is).
  * Whenever that consumer shows a sign of being lost (two missed heartbeats, the consumer or
  * its stream missing, no responders, a skipped delivery, a restored connection), the follow
  * drops it and starts a new one after the last message it yielded. Only a closed connection
@@ -54,14 +54,14 @@ export interface FollowTarget {
  */
 export async function* readStream(
   target: FollowTarget,
-  afterSeq: number,
+  from: { filter?: string; afterSeq: number },
   signal: AbortSignal,
 ): AsyncGenerator<StoredMessage> {
   const { nc, watch, stream, report } = target;
-  const subject = stream;
+  const subject = from.filter ?? stream;
   const js = nc.jetstream({ timeout: FOLLOW_API_TIMEOUT_MS });
   const jsm = await nc.jetstreamManager({ timeout: FOLLOW_API_TIMEOUT_MS, checkAPI: false });
-  let lastSeq = afterSeq;
+  let lastSeq = from.afterSeq;
   let failures = 0;
   // One report per outage, not one per new consumer.
   const failed = (failure: Error) => {
@@ -81,7 +81,7 @@ export async function* readStream(
     // Across a reconnect the consumer may have been on the node that went away.
     const stopWatching = watch.onRestored(() => drop('the connection to NATS was re-established'));
     try {
-      const info = await jsm.consumers.add(stream, consumerConfig(lastSeq));
+      const info = await jsm.consumers.add(stream, consumerConfig(from.filter, lastSeq));
       consumerName = info.name;
       messages = await js.consumers.getPullConsumerFor(info).consume({
         expires: FOLLOW_PULL_EXPIRES_MS,
@@ -129,9 +129,10 @@ export async function* readStream(
   }
 }
 
-function consumerConfig(lastSeq: number): Partial<ConsumerConfig> {
+function consumerConfig(filter: string | undefined, lastSeq: number): Partial<ConsumerConfig> {
   return {
     ack_policy: AckPolicy.None,
+    ...(filter === undefined ? {} : { filter_subject: filter }),
     ...(lastSeq > 0
       ? { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: lastSeq + 1 }
       : { deliver_policy: DeliverPolicy.All }),

@@ -29,6 +29,7 @@ import { limitsOf, type JetStreamPolicy, type RetentionClass } from '../jetstrea
 import { assertValidKey, assertValidName } from '../names.js';
 import { fromJetStreamError } from '../nats-errors.js';
 import type { ConnectionWatch } from './connection-watch.js';
+import { readStream } from './follow.js';
 import { PullLoop } from './pull-loop.js';
 import { StreamTail } from './stream-tail.js';
 import { assertValidSubject, subjectMatches } from '../subjects.js';
@@ -168,7 +169,7 @@ export async function openJetStreamDurableStream(
     return manager;
   });
   const js = nc.jetstream({ timeout: JETSTREAM_TIMEOUT_MS });
-  // Made on the first follow: a stream nobody follows costs no consumer.
+  // Made on the first follow of a stream whose follows share one reading.
   let tail: StreamTail | undefined;
   const sharedTail = (): StreamTail => {
     if (tail === undefined) {
@@ -269,7 +270,10 @@ export async function openJetStreamDurableStream(
 
     follow(subject, followOptions) {
       assertValidSubject(subject, 'publish');
-      return sharedTail().follow(subject, followOptions.signal);
+      const { signal } = followOptions;
+      return options.sharedFollow
+        ? sharedTail().follow(subject, signal)
+        : readStream({ nc, watch, stream: name, report: busReporter }, { filter: subject, afterSeq: 0 }, signal);
     },
 
     async purge(subject) {

@@ -141,7 +141,7 @@ export class StreamTail {
 
   private async read(): Promise<void> {
     try {
-      for await (const message of readStream(this.target, this.through, this.stopping.signal)) {
+      for await (const message of readStream(this.target, { afterSeq: this.through }, this.stopping.signal)) {
         this.through = message.seq;
         this.readers.get(message.subject)?.forEach((reader) => reader.push(message));
       }
