@@ -102,6 +102,14 @@ export interface DurableStreamOptions {
    * retention class's limits still bound what nobody took). Fixed when the stream is created.
    */
   workQueue?: boolean;
+  /**
+   * Whether a process's follows of this stream share one reading of the whole stream (a
+   * consumer per process), rather than each reading its subject through a consumer of its own
+   * (made and deleted per follow). For streams with many short follows whose messages the
+   * process mostly wants anyway, such as the question events; not for one whose large
+   * messages each reader needs a few of. The memory adapter reads in process either way.
+   */
+  sharedFollow?: boolean;
 }
 
 export interface KeyValueOptions {

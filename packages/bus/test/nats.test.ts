@@ -112,46 +112,53 @@ describe.skipIf(!restartable)('NATS adapter - losing the server', () => {
     }
   });
 
-  it('follow - a reader sees every message of its subject once and in order across a kill -9 and restart of the server', async () => {
-    const server = restartable as NonNullable<typeof restartable>;
-    const connect = (name: string) => connectNatsBus({ url: server.url, name, onError: () => {} });
-    const [writer, reader] = [await connect('writer'), await connect('reader')];
-    const options = { name: 'RESTART_FOLLOW', subjects: ['test.restart.*.events'] };
-    const stream = await writer.durableStream(options);
-    const subject = 'test.restart.q1.events';
-    /** Publishes after `last`, retrying while the server is away; resolves with the new last sequence. */
-    const publishNext = (value: number, last: number) =>
-      waitFor(
-        async () =>
-          (
-            await stream.publish(subject, new TextEncoder().encode(String(value)), {
-              msgId: `m-${value}`,
-              expectedLastSubjectSeq: last,
-            })
-          ).seq,
-        { timeoutMs: 20_000, intervalMs: 100, description: `message ${value} stored` },
-      );
-    const stop = new AbortController();
-    const seen: string[] = [];
-    const reading = (async () => {
-      for await (const message of (await reader.durableStream(options)).follow(subject, { signal: stop.signal }))
-        seen.push(new TextDecoder().decode(message.data));
-    })();
-    try {
-      let last = 0;
-      for (let value = 1; value <= 10; value++) last = await publishNext(value, last);
-      await waitFor(() => seen.length === 10);
-      await server.stop('SIGKILL');
-      await server.start();
-      for (let value = 11; value <= 20; value++) last = await publishNext(value, last);
-      await waitFor(() => seen.length === 20, { timeoutMs: 20_000, description: 'the messages after the restart' });
-      expect(seen).toEqual(Array.from({ length: 20 }, (_, i) => String(i + 1)));
-    } finally {
-      stop.abort();
-      await reading;
-      await Promise.all([writer.drain(), reader.drain()]);
-    }
-  });
+  it.each([false, true])(
+    'follow - a reader sees every message of its subject once and in order across a kill -9 and restart of the server (shared reading: %s)',
+    async (sharedFollow) => {
+      const server = restartable as NonNullable<typeof restartable>;
+      const connect = (name: string) => connectNatsBus({ url: server.url, name, onError: () => {} });
+      const [writer, reader] = [await connect('writer'), await connect('reader')];
+      const options = {
+        name: `RESTART_FOLLOW_${String(sharedFollow)}`,
+        subjects: [`test.restart${String(sharedFollow)}.*.events`],
+        sharedFollow,
+      };
+      const stream = await writer.durableStream(options);
+      const subject = `test.restart${String(sharedFollow)}.q1.events`;
+      /** Publishes after `last`, retrying while the server is away; resolves with the new last sequence. */
+      const publishNext = (value: number, last: number) =>
+        waitFor(
+          async () =>
+            (
+              await stream.publish(subject, new TextEncoder().encode(String(value)), {
+                msgId: `m-${value}`,
+                expectedLastSubjectSeq: last,
+              })
+            ).seq,
+          { timeoutMs: 20_000, intervalMs: 100, description: `message ${value} stored` },
+        );
+      const stop = new AbortController();
+      const seen: string[] = [];
+      const reading = (async () => {
+        for await (const message of (await reader.durableStream(options)).follow(subject, { signal: stop.signal }))
+          seen.push(new TextDecoder().decode(message.data));
+      })();
+      try {
+        let last = 0;
+        for (let value = 1; value <= 10; value++) last = await publishNext(value, last);
+        await waitFor(() => seen.length === 10);
+        await server.stop('SIGKILL');
+        await server.start();
+        for (let value = 11; value <= 20; value++) last = await publishNext(value, last);
+        await waitFor(() => seen.length === 20, { timeoutMs: 20_000, description: 'the messages after the restart' });
+        expect(seen).toEqual(Array.from({ length: 20 }, (_, i) => String(i + 1)));
+      } finally {
+        stop.abort();
+        await reading;
+        await Promise.all([writer.drain(), reader.drain()]);
+      }
+    },
+  );
 });
 
 describe.skipIf(nats.url === undefined)('NATS adapter - durable consumers that are gone', () => {
@@ -184,39 +191,92 @@ describe.skipIf(nats.url === undefined)('NATS adapter - durable consumers that a
   });
 });
 
-describe.skipIf(nats.url === undefined)('NATS adapter - a follow whose consumer is lost', () => {
-  it('follow - a reader whose consumer vanished from the server (its node lost) resumes after its last message within seconds, without a gap', async () => {
+describe.skipIf(nats.url === undefined)('NATS adapter - follows share one reading of their stream', () => {
+  it('follow - a process following many subjects holds one consumer; each follow gets its earlier messages, then its new ones, and no other subject', async () => {
     const id = randomUUID().slice(0, 8);
-    const options = { name: `LOST_${id}`, subjects: [`test.${id}.*.events`] };
-    const subject = `test.${id}.q1.events`;
+    const options = { name: `SHARED_${id}`, subjects: [`test.${id}.*.events`], sharedFollow: true };
+    const subjectOf = (question: number) => `test.${id}.q${question}.events`;
     const open = (name: string) => connectNatsBus({ url: nats.url ?? '', name, onError: () => {} });
     const [writer, reader] = [await open('writer'), await open('reader')];
     const stream = await writer.durableStream(options);
-    const publish = (value: number) =>
-      stream.publish(subject, new TextEncoder().encode(String(value)), { msgId: `m-${value}` });
+    const publish = (question: number, value: string) =>
+      stream.publish(subjectOf(question), new TextEncoder().encode(value), { msgId: `${question}-${value}` });
     const stop = new AbortController();
-    const seen: string[] = [];
-    const reading = (async () => {
-      for await (const message of (await reader.durableStream(options)).follow(subject, { signal: stop.signal }))
-        seen.push(new TextDecoder().decode(message.data));
-    })();
+    const readerStream = await reader.durableStream(options);
+    const seen = new Map<number, string[]>();
+    const follow = async (question: number) => {
+      const messages: string[] = [];
+      seen.set(question, messages);
+      for await (const message of readerStream.follow(subjectOf(question), { signal: stop.signal }))
+        messages.push(new TextDecoder().decode(message.data));
+    };
     const nc = await connect({ servers: nats.url ?? '' });
     try {
-      for (let value = 1; value <= 5; value++) await publish(value);
-      await waitFor(() => seen.length === 5);
-      // What a node's loss does to the reader's consumer, which lives on that one node.
+      await publish(1, 'before');
+      const reading = [1, 2, 3, 4, 5].map(follow);
+      for (const question of [1, 2, 3, 4, 5]) await publish(question, 'after');
+      await waitFor(() => [...seen.values()].flat().length === 6);
+      // A follow joining once the shared reading runs reads what its subject held first.
+      await publish(6, 'first');
+      const late = follow(6);
+      await publish(6, 'second');
+      await waitFor(() => seen.get(6)?.length === 2);
+      expect(Object.fromEntries(seen)).toEqual({
+        1: ['before', 'after'],
+        2: ['after'],
+        3: ['after'],
+        4: ['after'],
+        5: ['after'],
+        6: ['first', 'second'],
+      });
       const jsm = await nc.jetstreamManager();
-      const followers = await jsm.consumers.list(options.name).next();
-      expect(followers).toHaveLength(1);
-      await jsm.consumers.delete(options.name, followers[0]?.name ?? '');
-      for (let value = 6; value <= 10; value++) await publish(value);
-      await waitFor(() => seen.length === 10, { timeoutMs: 8_000, description: 'the messages after the loss' });
-      expect(seen).toEqual(Array.from({ length: 10 }, (_, i) => String(i + 1)));
+      expect(await jsm.consumers.list(options.name).next()).toHaveLength(1);
+      stop.abort();
+      await Promise.all([...reading, late]);
     } finally {
       stop.abort();
-      await reading;
       await nc.close();
       await Promise.all([writer.drain(), reader.drain()]);
     }
   });
+});
+
+describe.skipIf(nats.url === undefined)('NATS adapter - a follow whose consumer is lost', () => {
+  it.each([false, true])(
+    'follow - a reader whose consumer vanished from the server (its node lost) resumes after its last message within seconds, without a gap (shared reading: %s)',
+    async (sharedFollow) => {
+      const id = randomUUID().slice(0, 8);
+      const options = { name: `LOST_${id}`, subjects: [`test.${id}.*.events`], sharedFollow };
+      const subject = `test.${id}.q1.events`;
+      const open = (name: string) => connectNatsBus({ url: nats.url ?? '', name, onError: () => {} });
+      const [writer, reader] = [await open('writer'), await open('reader')];
+      const stream = await writer.durableStream(options);
+      const publish = (value: number) =>
+        stream.publish(subject, new TextEncoder().encode(String(value)), { msgId: `m-${value}` });
+      const stop = new AbortController();
+      const seen: string[] = [];
+      const reading = (async () => {
+        for await (const message of (await reader.durableStream(options)).follow(subject, { signal: stop.signal }))
+          seen.push(new TextDecoder().decode(message.data));
+      })();
+      const nc = await connect({ servers: nats.url ?? '' });
+      try {
+        for (let value = 1; value <= 5; value++) await publish(value);
+        await waitFor(() => seen.length === 5);
+        // What a node's loss does to the reader's consumer, which lives on that one node.
+        const jsm = await nc.jetstreamManager();
+        const followers = await jsm.consumers.list(options.name).next();
+        expect(followers).toHaveLength(1);
+        await jsm.consumers.delete(options.name, followers[0]?.name ?? '');
+        for (let value = 6; value <= 10; value++) await publish(value);
+        await waitFor(() => seen.length === 10, { timeoutMs: 8_000, description: 'the messages after the loss' });
+        expect(seen).toEqual(Array.from({ length: 10 }, (_, i) => String(i + 1)));
+      } finally {
+        stop.abort();
+        await reading;
+        await nc.close();
+        await Promise.all([writer.drain(), reader.drain()]);
+      }
+    },
+  );
 });

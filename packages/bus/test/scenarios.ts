@@ -763,39 +763,45 @@ export function busScenarios(adapter: string, connect: ConnectBus): void {
         expect(await readerStream.last(`test.${t.id}.q3.events`)).toBeUndefined();
       });
 
-      it('follow - reads a subject from its first message, then each new one in order, until the signal aborts', async () => {
-        const t = unique();
-        const [writer, reader] = [await bus(), await bus()];
-        const stream = await writer.durableStream(eventsFor(t));
-        const subject = `test.${t.id}.q1.events`;
-        await stream.publish(subject, text('1'), { msgId: '1' });
-        await stream.publish(`test.${t.id}.q2.events`, text('not mine'), { msgId: 'x' });
-        await stream.publish(subject, text('2'), { msgId: '2' });
-        const stop = new AbortController();
-        const seen: string[] = [];
-        const reading = (async () => {
-          for await (const message of (await reader.durableStream(eventsFor(t))).follow(subject, {
-            signal: stop.signal,
-          }))
-            seen.push(read(message.data));
-        })();
-        await waitFor(() => seen.length === 2);
-        for (let i = 3; i <= 20; i++) await stream.publish(subject, text(String(i)), { msgId: String(i) });
-        await waitFor(() => seen.length === 20);
-        stop.abort();
-        await reading;
-        expect(seen).toEqual(Array.from({ length: 20 }, (_, i) => String(i + 1)));
-      });
+      it.each([false, true])(
+        'follow - reads a subject from its first message, then each new one in order, until the signal aborts (shared reading: %s)',
+        async (sharedFollow) => {
+          const t = unique();
+          const [writer, reader] = [await bus(), await bus()];
+          const stream = await writer.durableStream(eventsFor(t, { sharedFollow }));
+          const subject = `test.${t.id}.q1.events`;
+          await stream.publish(subject, text('1'), { msgId: '1' });
+          await stream.publish(`test.${t.id}.q2.events`, text('not mine'), { msgId: 'x' });
+          await stream.publish(subject, text('2'), { msgId: '2' });
+          const stop = new AbortController();
+          const seen: string[] = [];
+          const reading = (async () => {
+            for await (const message of (await reader.durableStream(eventsFor(t, { sharedFollow }))).follow(subject, {
+              signal: stop.signal,
+            }))
+              seen.push(read(message.data));
+          })();
+          await waitFor(() => seen.length === 2);
+          for (let i = 3; i <= 20; i++) await stream.publish(subject, text(String(i)), { msgId: String(i) });
+          await waitFor(() => seen.length === 20);
+          stop.abort();
+          await reading;
+          expect(seen).toEqual(Array.from({ length: 20 }, (_, i) => String(i + 1)));
+        },
+      );
 
-      it('follow - breaking out of the reading stops it; a second reader starts again from the first message', async () => {
-        const t = unique();
-        const stream = await (await bus()).durableStream(eventsFor(t));
-        const subject = `test.${t.id}.q1.events`;
-        for (let i = 1; i <= 3; i++) await stream.publish(subject, text(String(i)), { msgId: String(i) });
-        const signal = new AbortController().signal;
-        expect((await all(stream.follow(subject, { signal }), 2)).map((m) => read(m.data))).toEqual(['1', '2']);
-        expect((await all(stream.follow(subject, { signal }), 3)).map((m) => read(m.data))).toEqual(['1', '2', '3']);
-      });
+      it.each([false, true])(
+        'follow - breaking out of the reading stops it; a second reader starts again from the first message (shared reading: %s)',
+        async (sharedFollow) => {
+          const t = unique();
+          const stream = await (await bus()).durableStream(eventsFor(t, { sharedFollow }));
+          const subject = `test.${t.id}.q1.events`;
+          for (let i = 1; i <= 3; i++) await stream.publish(subject, text(String(i)), { msgId: String(i) });
+          const signal = new AbortController().signal;
+          expect((await all(stream.follow(subject, { signal }), 2)).map((m) => read(m.data))).toEqual(['1', '2']);
+          expect((await all(stream.follow(subject, { signal }), 3)).map((m) => read(m.data))).toEqual(['1', '2', '3']);
+        },
+      );
 
       it('purge - removes every message of one subject: nobody is handed a purged job', async () => {
         const t = unique();

@@ -14,6 +14,7 @@ import type { KbStatsRequest, KbStatsRequest__Output } from './generated/hopline
 import type { KbStatsResponse, KbStatsResponse__Output } from './generated/hopline/v1/KbStatsResponse.js';
 import type { OperatorControls, OperatorControls__Output } from './generated/hopline/v1/OperatorControls.js';
 import type { QaEvent, QaEvent__Output } from './generated/hopline/v1/QaEvent.js';
+import type { QaEventBatch, QaEventBatch__Output } from './generated/hopline/v1/QaEventBatch.js';
 import type { ReasoningTrace, ReasoningTrace__Output } from './generated/hopline/v1/ReasoningTrace.js';
 import type { RetrieveRequest, RetrieveRequest__Output } from './generated/hopline/v1/RetrieveRequest.js';
 import type { RetrieveResponse, RetrieveResponse__Output } from './generated/hopline/v1/RetrieveResponse.js';
@@ -61,6 +62,7 @@ export const codecs = {
   askCommand: codecFor<AskCommand, AskCommand__Output>('hopline.v1.AskCommand'),
   cancelCommand: codecFor<CancelCommand, CancelCommand__Output>('hopline.v1.CancelCommand'),
   qaEvent: codecFor<QaEvent, QaEvent__Output>('hopline.v1.QaEvent'),
+  qaEventBatch: codecFor<QaEventBatch, QaEventBatch__Output>('hopline.v1.QaEventBatch'),
   retrieveRequest: codecFor<RetrieveRequest, RetrieveRequest__Output>('hopline.v1.RetrieveRequest'),
   retrieveResponse: codecFor<RetrieveResponse, RetrieveResponse__Output>('hopline.v1.RetrieveResponse'),
   workerPresence: codecFor<WorkerPresence, WorkerPresence__Output>('hopline.v1.WorkerPresence'),

@@ -49,7 +49,10 @@ const pullDurable = (stream: string, consumer: string): string[] => [
   `$JS.ACK.${stream}.${consumer}.>`,
 ];
 
-/** The last message of a subject (JetStream's message get), e.g. a question's last event. */
+/**
+ * A subject's messages by JetStream's message get: its last (a question's last event), or the
+ * next from a sequence on (what a shared follow reads of a subject's earlier messages).
+ */
 const readLast = (stream: string): string[] => [`${API}.STREAM.MSG.GET.${stream}`, `${API}.DIRECT.GET.${stream}.>`];
 
 /** Ordered consumers: ephemeral, named by the client, recreated after a gap, deleted when done. */

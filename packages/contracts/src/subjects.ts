@@ -133,4 +133,6 @@ export const headers = {
   userId: 'Hopline-User-Id',
   /** On every stored question event: the question's deadline, for any gateway streaming it. */
   deadline: 'Hopline-Deadline-Unix-Ms',
+  /** On a stored message of a question's log that holds several events: how many (a QaEventBatch). */
+  eventCount: 'Hopline-Event-Count',
 } as const;

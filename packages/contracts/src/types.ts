@@ -49,6 +49,7 @@ export type {
 export type { ListKbsRequest, ListKbsRequest__Output } from './generated/hopline/v1/ListKbsRequest.js';
 export type { OperatorControls, OperatorControls__Output } from './generated/hopline/v1/OperatorControls.js';
 export type { QaEvent, QaEvent__Output } from './generated/hopline/v1/QaEvent.js';
+export type { QaEventBatch, QaEventBatch__Output } from './generated/hopline/v1/QaEventBatch.js';
 export type {
   QueryUnderstandingClient,
   QueryUnderstandingDefinition,

@@ -1,12 +1,17 @@
 import type { EventBody, QuestionWriter } from './question-log.js';
 
+// The most events one write stores: a question's events are small, and this keeps a message far
+// below the server's payload limit however long the queue grew while NATS was away.
+const MAX_EVENTS_PER_WRITE = 64;
+
 /**
  * A writer's events, written without making their sender wait for each acknowledgement. Events
- * queue behind the write in flight and go out one at a time, in the order they were pushed, each
- * naming the stream sequence of the one before: the log stays one gap-free sequence, and a
- * writer that lost the question still finds out (ConflictError) at its next write. Token events
- * that queue up behind the same write go out as one token event with their texts joined, so a
- * streamed answer costs as many writes as the log's round trips allow rather than one per token.
+ * queue behind the write in flight and go out in the order they were pushed, each write naming
+ * the stream sequence of the one before: the log stays one gap-free sequence, and a writer that
+ * lost the question still finds out (ConflictError) at its next write. The events that queue up
+ * behind a write (and those pushed in the same turn of the event loop as the first) go out
+ * together as one message of the log, token events among them with their texts joined, so a
+ * question costs as many writes as the log's round trips allow rather than one per event.
  * After a failed write nothing more is written; `push` and `flush` report that failure.
  */
 export class EventPipeline {
@@ -44,8 +49,10 @@ export class EventPipeline {
 
   private async drain(): Promise<void> {
     try {
-      for (let next = this.pending.shift(); next !== undefined; next = this.pending.shift()) {
-        await this.writer.append(next, this.retryUntilUnixMs);
+      // The events the sender pushes before it next waits join the first write.
+      await Promise.resolve();
+      while (this.pending.length > 0) {
+        await this.writer.appendAll(this.pending.splice(0, MAX_EVENTS_PER_WRITE), this.retryUntilUnixMs);
       }
     } catch (error) {
       this.failure = { error };

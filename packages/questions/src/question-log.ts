@@ -1,6 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import type { BusHeaders, DurableStream, StoredMessage } from '@hopline/bus';
-import { codecs, headers, isTerminal, subjects, type QaEvent, type QaEvent__Output } from '@hopline/contracts';
+import {
+  codecs,
+  headers,
+  isTerminal,
+  subjects,
+  ValidationError,
+  type QaEvent,
+  type QaEvent__Output,
+} from '@hopline/contracts';
 import { retryingTransient } from './transient.js';
 
 /** Who asked a question and until when it may run: stored with each of its events. */
@@ -27,9 +35,20 @@ const metaHeaders = (meta: QuestionMeta): BusHeaders => ({
   [headers.deadline]: String(meta.deadlineUnixMs),
 });
 
+/**
+ * The events one stored message holds, in order: several when it says how many (a batch),
+ * else one, as a writer stores a single event (and as every event was stored before batches).
+ */
+function eventsOf(stored: StoredMessage): QaEvent__Output[] {
+  if (stored.headers[headers.eventCount] === undefined) return [codecs.qaEvent.decode(stored.data)];
+  const { events } = codecs.qaEventBatch.decode(stored.data);
+  if (events.length === 0) throw new ValidationError(`an empty batch of events at stream sequence ${stored.seq}`);
+  return events;
+}
+
 function entryOf(stored: StoredMessage): LogEntry {
   return {
-    event: codecs.qaEvent.decode(stored.data),
+    event: eventsOf(stored).at(-1) as QaEvent__Output,
     streamSeq: stored.seq,
     meta: {
       tenantId: stored.headers[headers.tenantId] ?? '',
@@ -62,10 +81,11 @@ export class QuestionLog {
    */
   async *follow(questionId: string, afterSeq: number, signal: AbortSignal): AsyncGenerator<QaEvent__Output> {
     for await (const stored of this.events.follow(subjects.events(questionId), { signal })) {
-      const event = codecs.qaEvent.decode(stored.data);
-      if (event.seq <= afterSeq) continue;
-      yield event;
-      if (isTerminal(event)) return;
+      for (const event of eventsOf(stored)) {
+        if (event.seq <= afterSeq) continue;
+        yield event;
+        if (isTerminal(event)) return;
+      }
     }
   }
 
@@ -93,30 +113,46 @@ export class QuestionWriter {
     this.streamSeq = head?.streamSeq ?? 0;
   }
 
+  /** Appends the next event, as `appendAll` appends several. */
+  append(body: EventBody, retryUntilUnixMs: number): Promise<void> {
+    return this.appendAll([body], retryUntilUnixMs);
+  }
+
   /**
-   * Appends the next event. Rejects with ConflictError when another writer wrote since this
-   * one's last event; while NATS is unreachable it retries (the same message, so that a write
-   * whose acknowledgement was lost is stored once) until `retryUntilUnixMs`, then rejects.
+   * Appends the next events, in order, as one message of the log (one event alone is stored as
+   * it always was). Rejects with ConflictError when another writer wrote since this one's last
+   * message; while NATS is unreachable it retries (the same message, so that a write whose
+   * acknowledgement was lost is stored once) until `retryUntilUnixMs`, then rejects.
    */
-  async append(body: EventBody, retryUntilUnixMs: number): Promise<void> {
-    const event = {
-      ...body,
-      questionId: this.questionId,
-      seq: this.seq + 1,
-      attempt: this.attempt,
-      atUnixMs: Date.now(),
-    } as QaEvent;
-    const data = codecs.qaEvent.encode(event);
+  async appendAll(bodies: readonly EventBody[], retryUntilUnixMs: number): Promise<void> {
+    const atUnixMs = Date.now();
+    const events = bodies.map(
+      (body, index) =>
+        ({
+          ...body,
+          questionId: this.questionId,
+          seq: this.seq + 1 + index,
+          attempt: this.attempt,
+          atUnixMs,
+        }) as QaEvent,
+    );
+    const [single] = events;
+    if (single === undefined) return;
+    const batched = events.length > 1;
+    const data = batched ? codecs.qaEventBatch.encode({ events }) : codecs.qaEvent.encode(single);
     const options = {
-      msgId: `${this.questionId}:${this.id}:${event.seq}`,
-      headers: metaHeaders(this.meta),
+      msgId: `${this.questionId}:${this.id}:${single.seq}`,
+      headers: {
+        ...metaHeaders(this.meta),
+        ...(batched ? { [headers.eventCount]: String(events.length) } : {}),
+      },
       expectedLastSubjectSeq: this.streamSeq,
     };
     const { seq } = await retryingTransient(
       () => this.events.publish(subjects.events(this.questionId), data, options),
       retryUntilUnixMs,
     );
-    this.seq += 1;
+    this.seq += events.length;
     this.streamSeq = seq;
   }
 }

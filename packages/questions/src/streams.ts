@@ -15,11 +15,16 @@ export const questionJobsStream: DurableStreamOptions = {
   retention: 'events',
 };
 
-/** Every question's events, one subject per question, within the policy's limits for events. */
+/**
+ * Every question's events, one subject per question, within the policy's limits for events.
+ * A gateway reads most of them (those of the questions it accepted), a question at a time:
+ * its follows share one reading.
+ */
 export const questionEventsStream: DurableStreamOptions = {
   name: jetstream.questionEventsStream,
   subjects: [subjects.eventsAll],
   retention: 'events',
+  sharedFollow: true,
 };
 
 /**
@@ -30,6 +35,8 @@ export const questionEndsStream: DurableStreamOptions = {
   name: jetstream.questionEndsStream,
   subjects: [subjects.cancelAll],
   retention: 'events',
+  // Every question a hop-reasoner runs follows its end requests, which are few and small.
+  sharedFollow: true,
 };
 
 export interface QuestionStreams {

@@ -10,7 +10,8 @@ const inAMoment = () => Date.now() + 2_000;
 
 async function openLog() {
   const bus = createMemoryBroker().connect();
-  return new QuestionLog(await bus.durableStream(questionEventsStream));
+  const events = await bus.durableStream(questionEventsStream);
+  return { events, log: new QuestionLog(events) };
 }
 
 async function all(log: QuestionLog, questionId: string): Promise<QaEvent__Output[]> {
@@ -24,12 +25,12 @@ const described = (event: QaEvent__Output) =>
 
 describe('event pipeline', () => {
   it('event pipeline - events pushed without waiting are stored in order and gap-free, tokens queued behind one write joined', async () => {
-    const log = await openLog();
+    const { log } = await openLog();
     const questionId = randomUUID();
     const pipeline = new EventPipeline(log.writer(questionId, meta, 1), inAMoment());
     pipeline.push({ event: 'accepted', accepted: {} });
-    // Pushed while the first write is in flight: the tokens before and after the hop answer
-    // each become one write, and never cross it.
+    // Pushed in the same turn: one write, in which the tokens before and after the hop answer
+    // are each joined, and never cross it.
     for (const text of ['a', 'b', 'c']) pipeline.push(token(text));
     pipeline.push({ event: 'hopAnswer', hopAnswer: { hop: 1, answer: 'x' } });
     for (const text of ['d', 'e']) pipeline.push(token(text));
@@ -45,8 +46,28 @@ describe('event pipeline', () => {
     ]);
   });
 
+  it('event pipeline - the events queued behind a write go out as one message; a write pushed after a flush is a message of its own', async () => {
+    const { events, log } = await openLog();
+    const questionId = randomUUID();
+    const pipeline = new EventPipeline(log.writer(questionId, meta, 1), inAMoment());
+    pipeline.push({ event: 'accepted', accepted: {} });
+    pipeline.push({ event: 'hopStarted', hopStarted: { hop: 1 } });
+    pipeline.push({ event: 'retrieval', retrieval: { hop: 1 } });
+    await pipeline.flush();
+    expect(await events.lastSequence()).toBe(1);
+    pipeline.push({ event: 'done', done: { answer: 'x' } });
+    await pipeline.flush();
+    expect(await events.lastSequence()).toBe(2);
+    expect((await all(log, questionId)).map(described)).toEqual([
+      '1:accepted',
+      '2:hopStarted',
+      '3:retrieval',
+      '4:done',
+    ]);
+  });
+
   it('event pipeline - a pipeline whose writer lost the question stops: flush and push report the conflict, nothing more is written', async () => {
-    const log = await openLog();
+    const { log } = await openLog();
     const questionId = randomUUID();
     await log.writer(questionId, meta, 1).append({ event: 'accepted', accepted: {} }, inAMoment());
     // A second writer that starts after the same head: the first write of one of them must lose.

@@ -60,6 +60,32 @@ describe('question log', () => {
     expect((await all(log, questionId, 2)).map((event) => event.seq)).toEqual([3, 4]);
   });
 
+  it('question log - events appended together are one message of the log, read one by one: numbered on, resumable from inside, the last one its head', async () => {
+    const { events, log } = await openLog();
+    const questionId = randomUUID();
+    const writer = log.writer(questionId, meta, 1);
+    await writer.append({ event: 'accepted', accepted: {} }, inAMoment());
+    await writer.appendAll(
+      [token('a'), { event: 'hopAnswer', hopAnswer: { hop: 1, answer: 'x' } }, token('b')],
+      inAMoment(),
+    );
+    await writer.appendAll([{ event: 'done', done: { answer: 'ab' } }], inAMoment());
+    expect(await events.lastSequence()).toBe(3);
+    expect(await log.head(questionId)).toMatchObject({ streamSeq: 3, event: { seq: 5, event: 'done' } });
+    expect((await all(log, questionId)).map((event) => `${event.seq}:${event.event}`)).toEqual([
+      '1:accepted',
+      '2:token',
+      '3:hopAnswer',
+      '4:token',
+      '5:done',
+    ]);
+    expect((await all(log, questionId, 3)).map((event) => event.seq)).toEqual([4, 5]);
+    // A second writer after that head numbers on after the batch's last event.
+    const next = log.writer(questionId, meta, 2, await log.head(questionId));
+    await next.append(token('late'), inAMoment());
+    expect((await log.head(questionId))?.event.seq).toBe(6);
+  });
+
   it('question log - a write whose acknowledgement was lost is retried and stored once', async () => {
     const { events } = await openLog();
     let lost = 0;

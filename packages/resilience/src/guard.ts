@@ -108,6 +108,11 @@ export interface Guard {
   stats(): GuardStats;
   /** Calls `listener` on every state change; returns the unsubscribe function. */
   onStateChange(listener: StateListener): () => void;
+  /**
+   * Closes the breaker now, without waiting out its reset period: for a caller that knows the
+   * failures that opened it were not the downstream's (the bus between them was down).
+   */
+  close(): void;
   /** Stops the breaker's timers; later calls are rejected. */
   shutdown(): void;
 }
@@ -272,6 +277,9 @@ export function createGuard(options: GuardOptions): Guard {
     onStateChange(listener) {
       listeners.add(listener);
       return () => listeners.delete(listener);
+    },
+    close() {
+      if (!breaker.closed) breaker.close();
     },
     shutdown: () => breaker.shutdown(),
   };

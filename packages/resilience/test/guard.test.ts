@@ -198,6 +198,18 @@ describe('guard - breaker', () => {
     );
   });
 
+  it('guard - close ends an open breaker at once: the next call reaches the work', async () => {
+    const guard = guardFor();
+    const states: BreakerState[] = [];
+    guard.onStateChange((state) => states.push(state));
+    await failTimes(guard, 3, () => new UnavailableError('connection refused'));
+    expect(guard.state).toBe('open');
+    guard.close();
+    expect(guard.state).toBe('closed');
+    expect(await guard.call(async () => 'reached', soon())).toBe('reached');
+    expect(states).toEqual(['open', 'closed']);
+  });
+
   it('guard - stays closed below the volume threshold', async () => {
     const guard = guardFor();
     await failTimes(guard, 2, () => new UnavailableError('connection refused'));

@@ -304,8 +304,13 @@ class QuestionAttempt {
    * it settled its job).
    */
   private async begin(first?: EventBody): Promise<QuestionWriter | undefined> {
+    // A job delivered for the first time finds its log empty (nobody else took it): its first
+    // write expects that, without a read of the log's head before it, and reads the head only
+    // when the write finds the log moved on. A job delivered again reads the head first.
+    let readHead = this.delivery > 1;
     for (;;) {
-      const head = await this.deps.log.head(this.questionId);
+      const head = readHead ? await this.deps.log.head(this.questionId) : undefined;
+      readHead = true;
       if (head && isTerminal(head.event)) return undefined;
       const attempt = (head?.event.attempt ?? 0) + 1;
       const writer = this.deps.log.writer(this.questionId, this.meta, attempt, head);

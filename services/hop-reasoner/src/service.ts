@@ -7,6 +7,7 @@ import { createGuard, DEFAULT_BREAKER, type Guard } from '@hopline/resilience';
 import type { HealthReport, HoplineMetrics, Logger } from '@hopline/telemetry';
 import { watchOperatorControls, type QuestionStreams } from '@hopline/questions';
 import { createAnalyzerClient } from './clients/analyzer-client.js';
+import { closeRetrievalBreakerAfterBusOutage } from './clients/bus-outage-breaker.js';
 import {
   inProcessAnalyzer,
   inProcessReranker,
@@ -120,6 +121,12 @@ export async function startHopReasonerService(deps: HopReasonerServiceDeps): Pro
     : undefined;
 
   const workers = await WorkerDirectory.start(bus);
+  const stopBusOutageWatch = closeRetrievalBreakerAfterBusOutage({
+    bus,
+    guard: guards.retrieve,
+    workers,
+    settleMs: config.RETRIEVE_BUDGET_MS,
+  });
   const controls = await watchOperatorControls({
     bus,
     logger,
@@ -173,6 +180,7 @@ export async function startHopReasonerService(deps: HopReasonerServiceDeps): Pro
     async stop() {
       await questions.stop();
       controls.stop();
+      stopBusOutageWatch();
       workers.stop();
       for (const g of Object.values(guards)) g.shutdown();
       analyzerClient?.close();

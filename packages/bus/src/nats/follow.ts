@@ -38,8 +38,9 @@ export interface FollowTarget {
 }
 
 /**
- * Reads one subject of a stream in order, each message once, through an ephemeral consumer
- * of the follow's own (no acks, memory storage, one replica: what an ordered consumer is).
+ * Reads a stream (the whole of it, or the one subject `filter` names) in order after
+ * `afterSeq`, each message once, through an ephemeral consumer of the reading's own (no acks,
+ * memory storage, one replica: what an ordered consumer is).
  * Whenever that consumer shows a sign of being lost (two missed heartbeats, the consumer or
  * its stream missing, no responders, a skipped delivery, a restored connection), the follow
  * drops it and starts a new one after the last message it yielded. Only a closed connection
@@ -51,15 +52,16 @@ export interface FollowTarget {
  * elects leaders; after a reconnect it stops watching heartbeats until such a lookup succeeds.
  * A question's events stopped silently for half a minute in the cluster fault.
  */
-export async function* followSubject(
+export async function* readStream(
   target: FollowTarget,
-  subject: string,
+  from: { filter?: string; afterSeq: number },
   signal: AbortSignal,
 ): AsyncGenerator<StoredMessage> {
   const { nc, watch, stream, report } = target;
+  const subject = from.filter ?? stream;
   const js = nc.jetstream({ timeout: FOLLOW_API_TIMEOUT_MS });
   const jsm = await nc.jetstreamManager({ timeout: FOLLOW_API_TIMEOUT_MS, checkAPI: false });
-  let lastSeq = 0;
+  let lastSeq = from.afterSeq;
   let failures = 0;
   // One report per outage, not one per new consumer.
   const failed = (failure: Error) => {
@@ -79,7 +81,7 @@ export async function* followSubject(
     // Across a reconnect the consumer may have been on the node that went away.
     const stopWatching = watch.onRestored(() => drop('the connection to NATS was re-established'));
     try {
-      const info = await jsm.consumers.add(stream, consumerConfig(subject, lastSeq));
+      const info = await jsm.consumers.add(stream, consumerConfig(from.filter, lastSeq));
       consumerName = info.name;
       messages = await js.consumers.getPullConsumerFor(info).consume({
         expires: FOLLOW_PULL_EXPIRES_MS,
@@ -127,10 +129,10 @@ export async function* followSubject(
   }
 }
 
-function consumerConfig(subject: string, lastSeq: number): Partial<ConsumerConfig> {
+function consumerConfig(filter: string | undefined, lastSeq: number): Partial<ConsumerConfig> {
   return {
     ack_policy: AckPolicy.None,
-    filter_subject: subject,
+    ...(filter === undefined ? {} : { filter_subject: filter }),
     ...(lastSeq > 0
       ? { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: lastSeq + 1 }
       : { deliver_policy: DeliverPolicy.All }),

@@ -29,8 +29,9 @@ import { limitsOf, type JetStreamPolicy, type RetentionClass } from '../jetstrea
 import { assertValidKey, assertValidName } from '../names.js';
 import { fromJetStreamError } from '../nats-errors.js';
 import type { ConnectionWatch } from './connection-watch.js';
-import { followSubject } from './follow.js';
+import { readStream } from './follow.js';
 import { PullLoop } from './pull-loop.js';
+import { StreamTail } from './stream-tail.js';
 import { assertValidSubject, subjectMatches } from '../subjects.js';
 import { fromMsgHdrs, toMsgHdrs } from '../wire-headers.js';
 
@@ -136,15 +137,16 @@ async function ensureStream(
 
 /**
  * Creates the stream, or updates it to these subjects, this duplicate window and the policy,
- * and returns the DurableStream over it. Consumers it starts join `consumers`, so that the
- * bus's drain stops them; their failures go to the bus's reporter unless a consumer brings its own.
+ * and returns the DurableStream over it. Consumers it starts, and the one reading its follows
+ * share, join `consumers`, so that the bus's drain stops them; their failures go to the bus's
+ * reporter unless a consumer brings its own.
  */
 export async function openJetStreamDurableStream(
   nc: NatsConnection,
   watch: ConnectionWatch,
   options: DurableStreamOptions,
   policy: JetStreamPolicy,
-  consumers: Set<DurableConsumer>,
+  consumers: Set<Pick<DurableConsumer, 'stop'>>,
   busReporter: BusErrorReporter,
 ): Promise<DurableStream> {
   const name = options.name ?? jetstream.ingestStream;
@@ -167,6 +169,16 @@ export async function openJetStreamDurableStream(
     return manager;
   });
   const js = nc.jetstream({ timeout: JETSTREAM_TIMEOUT_MS });
+  // Made on the first follow of a stream whose follows share one reading.
+  let tail: StreamTail | undefined;
+  const sharedTail = (): StreamTail => {
+    if (tail === undefined) {
+      const created = new StreamTail({ nc, watch, stream: name, report: busReporter }, jsm);
+      consumers.add(created);
+      tail = created;
+    }
+    return tail;
+  };
 
   return {
     async publish(subject, data, publishOptions) {
@@ -258,7 +270,10 @@ export async function openJetStreamDurableStream(
 
     follow(subject, followOptions) {
       assertValidSubject(subject, 'publish');
-      return followSubject({ nc, watch, stream: name, report: busReporter }, subject, followOptions.signal);
+      const { signal } = followOptions;
+      return options.sharedFollow
+        ? sharedTail().follow(subject, signal)
+        : readStream({ nc, watch, stream: name, report: busReporter }, { filter: subject, afterSeq: 0 }, signal);
     },
 
     async purge(subject) {

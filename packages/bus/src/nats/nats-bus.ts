@@ -92,7 +92,7 @@ class NatsBus implements Bus {
   readonly kind = 'nats' as const;
   private readonly subscriptions = new Set<Subscription>();
   private readonly services = new Set<ServiceHandle>();
-  private readonly consumers = new Set<DurableConsumer>();
+  private readonly consumers = new Set<Pick<DurableConsumer, 'stop'>>();
   private draining: Promise<void> | undefined;
 
   constructor(

@@ -23,6 +23,7 @@ import type { KnowledgeBasesClient as _hopline_v1_KnowledgeBasesClient, Knowledg
 import type { ListKbsRequest as _hopline_v1_ListKbsRequest, ListKbsRequest__Output as _hopline_v1_ListKbsRequest__Output } from './hopline/v1/ListKbsRequest.js';
 import type { OperatorControls as _hopline_v1_OperatorControls, OperatorControls__Output as _hopline_v1_OperatorControls__Output } from './hopline/v1/OperatorControls.js';
 import type { QaEvent as _hopline_v1_QaEvent, QaEvent__Output as _hopline_v1_QaEvent__Output } from './hopline/v1/QaEvent.js';
+import type { QaEventBatch as _hopline_v1_QaEventBatch, QaEventBatch__Output as _hopline_v1_QaEventBatch__Output } from './hopline/v1/QaEventBatch.js';
 import type { QueryUnderstandingClient as _hopline_v1_QueryUnderstandingClient, QueryUnderstandingDefinition as _hopline_v1_QueryUnderstandingDefinition } from './hopline/v1/QueryUnderstanding.js';
 import type { ReasoningTrace as _hopline_v1_ReasoningTrace, ReasoningTrace__Output as _hopline_v1_ReasoningTrace__Output } from './hopline/v1/ReasoningTrace.js';
 import type { RequestContext as _hopline_v1_RequestContext, RequestContext__Output as _hopline_v1_RequestContext__Output } from './hopline/v1/RequestContext.js';
@@ -68,6 +69,7 @@ export interface ProtoGrpcType {
       ListKbsRequest: MessageTypeDefinition<_hopline_v1_ListKbsRequest, _hopline_v1_ListKbsRequest__Output>
       OperatorControls: MessageTypeDefinition<_hopline_v1_OperatorControls, _hopline_v1_OperatorControls__Output>
       QaEvent: MessageTypeDefinition<_hopline_v1_QaEvent, _hopline_v1_QaEvent__Output>
+      QaEventBatch: MessageTypeDefinition<_hopline_v1_QaEventBatch, _hopline_v1_QaEventBatch__Output>
       QueryUnderstanding: SubtypeConstructor<typeof grpc.Client, _hopline_v1_QueryUnderstandingClient> & { service: _hopline_v1_QueryUnderstandingDefinition }
       ReasoningTrace: MessageTypeDefinition<_hopline_v1_ReasoningTrace, _hopline_v1_ReasoningTrace__Output>
       RequestContext: MessageTypeDefinition<_hopline_v1_RequestContext, _hopline_v1_RequestContext__Output>

@@ -16,6 +16,7 @@ import type { HopRecord as _hopline_v1_HopRecord, HopRecord__Output as _hopline_
 import type { HopStarted as _hopline_v1_HopStarted, HopStarted__Output as _hopline_v1_HopStarted__Output } from './hopline/v1/HopStarted.js';
 import type { OperatorControls as _hopline_v1_OperatorControls, OperatorControls__Output as _hopline_v1_OperatorControls__Output } from './hopline/v1/OperatorControls.js';
 import type { QaEvent as _hopline_v1_QaEvent, QaEvent__Output as _hopline_v1_QaEvent__Output } from './hopline/v1/QaEvent.js';
+import type { QaEventBatch as _hopline_v1_QaEventBatch, QaEventBatch__Output as _hopline_v1_QaEventBatch__Output } from './hopline/v1/QaEventBatch.js';
 import type { QueryUnderstandingClient as _hopline_v1_QueryUnderstandingClient, QueryUnderstandingDefinition as _hopline_v1_QueryUnderstandingDefinition } from './hopline/v1/QueryUnderstanding.js';
 import type { ReasoningTrace as _hopline_v1_ReasoningTrace, ReasoningTrace__Output as _hopline_v1_ReasoningTrace__Output } from './hopline/v1/ReasoningTrace.js';
 import type { RequestContext as _hopline_v1_RequestContext, RequestContext__Output as _hopline_v1_RequestContext__Output } from './hopline/v1/RequestContext.js';
@@ -53,6 +54,7 @@ export interface ProtoGrpcType {
       HopStarted: MessageTypeDefinition<_hopline_v1_HopStarted, _hopline_v1_HopStarted__Output>
       OperatorControls: MessageTypeDefinition<_hopline_v1_OperatorControls, _hopline_v1_OperatorControls__Output>
       QaEvent: MessageTypeDefinition<_hopline_v1_QaEvent, _hopline_v1_QaEvent__Output>
+      QaEventBatch: MessageTypeDefinition<_hopline_v1_QaEventBatch, _hopline_v1_QaEventBatch__Output>
       QueryUnderstanding: SubtypeConstructor<typeof grpc.Client, _hopline_v1_QueryUnderstandingClient> & { service: _hopline_v1_QueryUnderstandingDefinition }
       ReasoningTrace: MessageTypeDefinition<_hopline_v1_ReasoningTrace, _hopline_v1_ReasoningTrace__Output>
       RequestContext: MessageTypeDefinition<_hopline_v1_RequestContext, _hopline_v1_RequestContext__Output>

@@ -31,6 +31,7 @@ export class WorkerDirectory {
   private readonly now: () => number;
   private readonly expiryMs: number;
   private subscription: Subscription | undefined;
+  private readonly hearers = new Set<() => void>();
 
   private constructor(options: WorkerDirectoryOptions) {
     this.now = options.now ?? Date.now;
@@ -91,11 +92,18 @@ export class WorkerDirectory {
     return [...this.workers.values()].filter((w) => now - w.seenAt <= this.expiryMs).map((w) => w.workerId);
   }
 
+  /** Calls `listener` on every worker announcement heard, until the returned function is called. */
+  onHeard(listener: () => void): () => void {
+    this.hearers.add(listener);
+    return () => this.hearers.delete(listener);
+  }
+
   stop(): void {
     this.subscription?.unsubscribe();
   }
 
   private heard(presence: { workerId: string }): void {
+    this.hearers.forEach((listener) => listener());
     const entry = this.workers.get(presence.workerId);
     if (entry) {
       entry.seenAt = this.now();

@@ -1,0 +1,197 @@
+import { UnavailableError } from '@hopline/contracts';
+import { NatsError, type JetStreamManager, type MsgRequest } from 'nats';
+import type { StoredMessage } from '../bus.js';
+import { abortableDelay } from '../delay.js';
+import { fromJetStreamError } from '../nats-errors.js';
+import { fromMsgHdrs } from '../wire-headers.js';
+import { readStream, type FollowTarget } from './follow.js';
+
+// How long reading a subject's stored messages waits before it asks again after a failure.
+const STORED_RETRY_MS = 250;
+// How long one read of a stored message may take; as short as a follow's consumer setup.
+const STORED_API_TIMEOUT_MS = 2_000;
+
+/** One follow's share of the tail: the messages of its subject, queued until it reads them. */
+class SubjectReader {
+  private readonly queue: StoredMessage[] = [];
+  private failure: { error: Error } | undefined;
+  private wake: (() => void) | undefined;
+
+  push(message: StoredMessage): void {
+    this.queue.push(message);
+    this.wake?.();
+  }
+
+  fail(error: Error): void {
+    this.failure ??= { error };
+    this.wake?.();
+  }
+
+  /** The next message; undefined once the signal aborted; rejects once the tail failed. */
+  async next(signal: AbortSignal): Promise<StoredMessage | undefined> {
+    for (;;) {
+      if (signal.aborted) return undefined;
+      const message = this.queue.shift();
+      if (message !== undefined) return message;
+      if (this.failure) throw this.failure.error;
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          this.wake = undefined;
+          signal.removeEventListener('abort', done);
+          resolve();
+        };
+        this.wake = done;
+        signal.addEventListener('abort', done, { once: true });
+      });
+    }
+  }
+}
+
+/**
+ * One reading of a whole stream per process, handed out by subject: a follow of one subject
+ * (one question's events or end requests) costs no consumer of its own, only the reads of the
+ * messages its subject held before it joined. Consumers made and deleted per question were
+ * most of a question's NATS messages and of the server's work.
+ *
+ * The tail reads the stream from the sequence it had when it started, in order, with the
+ * recovery of `readStream` (a lost consumer, a reconnect, a node loss). A follow joins it at
+ * the sequence it has handed out (`through`): messages after that reach the follow from the
+ * tail, those up to it are read from the stream one by one (none, for a new question).
+ */
+export class StreamTail {
+  private readonly readers = new Map<string, Set<SubjectReader>>();
+  /** Every message up to this stream sequence was handed out before any follow that joins now. */
+  private through = 0;
+  private started: Promise<void> | undefined;
+  private readonly stopping = new AbortController();
+  private reading: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly target: FollowTarget,
+    private readonly jsm: JetStreamManager,
+  ) {}
+
+  /** Every message stored on `subject`, oldest first, then each new one, until the signal aborts. */
+  async *follow(subject: string, signal: AbortSignal): AsyncGenerator<StoredMessage> {
+    await this.start(signal);
+    if (signal.aborted) return;
+    const reader = new SubjectReader();
+    const readers = this.readers.get(subject) ?? new Set<SubjectReader>();
+    this.readers.set(subject, readers.add(reader));
+    const storedThrough = this.through;
+    try {
+      let lastSeq = 0;
+      for await (const stored of this.stored(subject, storedThrough, signal)) {
+        lastSeq = stored.seq;
+        yield stored;
+      }
+      for (let next = await reader.next(signal); next !== undefined; next = await reader.next(signal)) {
+        if (next.seq <= lastSeq) continue;
+        lastSeq = next.seq;
+        yield next;
+      }
+    } finally {
+      readers.delete(reader);
+      if (readers.size === 0) this.readers.delete(subject);
+    }
+  }
+
+  /** Stops the reading; follows still reading fail with UnavailableError. */
+  async stop(): Promise<void> {
+    this.stopping.abort();
+    await this.reading;
+  }
+
+  /** Resolves once the tail reads (at once after the first time), or when the signal aborts. */
+  private start(signal: AbortSignal): Promise<void> {
+    const started = (this.started ??= this.begin().catch((error: unknown) => {
+      this.started = undefined;
+      throw error;
+    }));
+    return new Promise<void>((resolve, reject) => {
+      const onAbort = () => resolve();
+      signal.addEventListener('abort', onAbort, { once: true });
+      void started.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+    });
+  }
+
+  /** Learns where the stream ends now (retrying while NATS is away), then reads on from there. */
+  private async begin(): Promise<void> {
+    const { nc, stream, report } = this.target;
+    let failures = 0;
+    for (;;) {
+      if (nc.isClosed() || this.stopping.signal.aborted) {
+        throw new UnavailableError(`follow ${stream}: the NATS connection is closed`);
+      }
+      try {
+        this.through = (await this.jsm.streams.info(stream)).state.last_seq;
+        break;
+      } catch (error) {
+        const failure = fromJetStreamError(error, {
+          operation: 'follow',
+          subject: stream,
+          timeoutMs: STORED_API_TIMEOUT_MS,
+        });
+        if (++failures === 1) report(failure, { operation: 'follow', subject: stream });
+        await abortableDelay(STORED_RETRY_MS, this.stopping.signal);
+      }
+    }
+    this.reading = this.read();
+  }
+
+  private async read(): Promise<void> {
+    try {
+      for await (const message of readStream(this.target, { afterSeq: this.through }, this.stopping.signal)) {
+        this.through = message.seq;
+        this.readers.get(message.subject)?.forEach((reader) => reader.push(message));
+      }
+    } catch (error) {
+      this.failAll(error as Error);
+      // The next follow starts the reading again (or finds the connection closed).
+      this.started = undefined;
+      return;
+    }
+    this.failAll(new UnavailableError(`follow ${this.target.stream}: the bus is draining`));
+  }
+
+  private failAll(error: Error): void {
+    for (const readers of this.readers.values()) readers.forEach((reader) => reader.fail(error));
+  }
+
+  /**
+   * The messages stored on `subject` up to the sequence `through`, oldest first, one read each,
+   * retried while NATS is away. Only a closed connection ends the reading with an error.
+   */
+  private async *stored(subject: string, through: number, signal: AbortSignal): AsyncGenerator<StoredMessage> {
+    const { nc, stream, report } = this.target;
+    let cursor = 0;
+    let failures = 0;
+    while (cursor < through && !signal.aborted) {
+      let stored;
+      try {
+        stored = await this.jsm.streams.getMessage(stream, nextOnSubject(subject, cursor + 1));
+      } catch (error) {
+        if (error instanceof NatsError && error.code === '404') return;
+        if (signal.aborted) return;
+        const failure = fromJetStreamError(error, { operation: 'follow', subject, timeoutMs: STORED_API_TIMEOUT_MS });
+        if (nc.isClosed()) throw failure;
+        if (++failures === 1) report(failure, { operation: 'follow', subject });
+        await abortableDelay(STORED_RETRY_MS, signal);
+        continue;
+      }
+      if (stored.seq > through) return;
+      failures = 0;
+      cursor = stored.seq;
+      yield { subject: stored.subject, data: stored.data, headers: fromMsgHdrs(stored.header), seq: stored.seq };
+    }
+  }
+}
+
+/**
+ * The request for the first message on `subject` at or after `seq`. The server's message get
+ * takes it since 2.9; nats.js 2.29 types it only for the direct get (which a replica that is
+ * not the leader may answer from behind), and passes it on unchanged.
+ */
+function nextOnSubject(subject: string, seq: number): MsgRequest {
+  return { next_by_subj: subject, seq } as unknown as MsgRequest;
+}
