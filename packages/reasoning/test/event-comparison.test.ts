@@ -1,10 +1,20 @@
+import type { Chunk__Output } from '@hopline/contracts';
 import { Route } from '@hopline/contracts';
 import { describe, expect, it } from 'vitest';
 import { createAnalyzer, createHopReasoner } from '../src/index.js';
-import { compareDates, datedYearIn, inSamePeriod, parseDate, readTypedAnswer } from '../src/offline/answers.js';
+import {
+  compareDates,
+  datedYearIn,
+  datesIn,
+  inSamePeriod,
+  parseDate,
+  readTypedAnswer,
+} from '../src/offline/answers.js';
 import { listedEvents } from '../src/offline/event-list.js';
 import { isAboutEvent, weightedCoverage } from '../src/offline/grade.js';
 import { comparedOptions, samePeriod } from '../src/offline/question.js';
+import { offlineAbstains, synthesizeOffline } from '../src/offline/synthesis.js';
+import type { HopFinding, SynthesisInput } from '../src/reasoner/reasoner.js';
 import { chunk } from './support/chunks.js';
 import { ask, keepOrder, overlapRetriever } from './support/fixtures.js';
 
@@ -135,6 +145,33 @@ describe('events compared by date - whether a chunk is about the event', () => {
     expect(isAboutEvent('李青被判刑', chunk('n-none', '', '2031年3月14日，青川市召开会议，李某发言。'))).toBe(false);
   });
 
+  it('coverage - a date the event names must agree with one the chunk states, as precisely as named', () => {
+    // The same kind of report on another day covers every word of the event and is about another day.
+    const otherDay = chunk('n-cases-2', '', '2030年11月2日，青川市新增确诊病例3例，均为境外输入。');
+    const sameDay = chunk('n-cases-1', '', '2030年2月1日，青川市新增确诊病例265例。');
+    expect(weightedCoverage('2030年2月1日青川市新增确诊病例', otherDay)).toBeGreaterThan(0.65);
+    expect(isAboutEvent('2030年2月1日青川市新增确诊病例', otherDay)).toBe(false);
+    expect(isAboutEvent('2030年2月1日青川市新增确诊病例', sameDay)).toBe(true);
+    // A year the event names agrees with a chunk dated within it, and a background year elsewhere
+    // in the chunk does not stand for its date ("6月24日" has no year: nothing contradicts 2030).
+    expect(isAboutEvent('2030年青川市新增确诊病例', otherDay)).toBe(true);
+    expect(isAboutEvent('2029年青川市新增确诊病例', otherDay)).toBe(false);
+    const yearless = chunk('n-article', '', '《青川日报》6月24日文章回顾了2008年以来的城市规划。');
+    expect(isAboutEvent('2030年《青川日报》文章回顾城市规划', yearless)).toBe(true);
+  });
+
+  it('dates - every date a text states; a four-digit count is no year', () => {
+    expect(datesIn('2031年4月12日通车，5月3日验收，2008年规划')).toEqual([
+      { year: 2031, month: 4, day: 12 },
+      { year: 2031, month: 5, day: 3 },
+      { year: 2008 },
+    ]);
+    expect(datesIn('6月24日文章')).toEqual([{ month: 6, day: 24 }]);
+    expect(datesIn('累计确诊病例1979例')).toEqual([]);
+    const counts = chunk('n-counts', '', '累计确诊病例1979例，累计治愈出院病例1893例。');
+    expect(readTypedAnswer('date', [counts], [])).toBeUndefined();
+  });
+
   it('coverage - English words count by their stems, the title with the text', () => {
     const museum = chunk('m', 'Lakeside Museum', 'The museum opened its doors in March 2019.');
     expect(isAboutEvent('Lakeside Museum opening', museum)).toBe(true);
@@ -193,7 +230,9 @@ describe('events compared by date - the loop, offline', () => {
       emit: () => undefined,
     });
     expect(done.abstained).toBe(true);
-    expect(done.answer).toMatch(/未找到：陈述每个被比较事件日期的文档/);
+    // The gap is named: the event whose date has no year, not the one its document dates.
+    expect(done.answer).toMatch(/未找到：关于“红松镇举办灯会”并陈述其日期的文档/);
+    expect(done.answer).not.toMatch(/未找到：.*霞浦港务局/);
   });
 
   it('which first - an event no document dates leaves the comparison open: an abstention that says so, after one retrieval of the whole question', async () => {
@@ -227,6 +266,51 @@ describe('events compared by date - the loop, offline', () => {
     expect(done.abstained).toBe(true);
     expect(done.answer).toMatch(/未找到：.*东湾机场新航站楼启用/);
     expect(done.answer).not.toContain('2029年3月1日');
+  });
+
+  it('which first - an option its document does not date is no guess: the answer abstains and names that option', async () => {
+    const bridge = news[0] as Chunk__Output;
+    const airport = chunk('n-airport', '', '东湾机场新航站楼启用，旅客可乘地铁直达。');
+    const finding = (answer: string, cited: string): HopFinding => ({
+      answer,
+      unknown: false,
+      done: true,
+      nextQuery: '',
+      confidence: 0.8,
+      citedChunkIds: [cited],
+      bridgeEntities: [answer],
+    });
+    const input: SynthesisInput = {
+      question: '青川市跨江大桥通车和东湾机场新航站楼启用，哪个事件先发生？',
+      hops: [
+        {
+          hop: 1,
+          focus: '青川市跨江大桥通车',
+          query: '青川市跨江大桥通车',
+          finding: finding('2031年4月12日', bridge.chunkId),
+        },
+        {
+          hop: 2,
+          focus: '东湾机场新航站楼启用',
+          query: '东湾机场新航站楼启用',
+          finding: finding('地铁', airport.chunkId),
+        },
+      ],
+      evidence: [bridge, airport].map((item, index) => ({
+        index: index + 1,
+        chunk: item,
+        hop: index + 1,
+        bridgeEntity: '',
+      })),
+      complete: true,
+      missing: '',
+    };
+    let answer = '';
+    for await (const piece of synthesizeOffline(input)) answer += piece;
+    expect(offlineAbstains(input)).toBe(true);
+    expect(answer).toMatch(/^无法根据知识库回答/);
+    expect(answer).toMatch(/已找到：2031年4月12日，青川市新建的跨江大桥正式通车.*\[1\]/);
+    expect(answer).toMatch(/未找到：关于“东湾机场新航站楼启用”并陈述其日期的文档/);
   });
 
   it('which first - parties that share a predicate tie on its date: the answer names them all', async () => {

@@ -19,7 +19,8 @@ const FULL_DATE = new RegExp(
   `\\b(?:\\d{1,2}\\s+${MONTH}\\s+\\d{3,4}|${MONTH}\\s+\\d{1,2},?\\s+\\d{3,4}|${MONTH}\\s+\\d{3,4})\\b`,
   'g',
 );
-const YEAR = /\b(1[0-9]{3}|20[0-9]{2})s?\b/g;
+// A four-digit number that a Han character other than 年 follows counts something ("1979例", "2024人").
+const YEAR = /\b(1[0-9]{3}|20[0-9]{2})s?\b(?!\s*(?!年)[\u3400-\u9fff])/g;
 // "2023年10月26日", "2023年10月", "10月26日": how Chinese text states a date.
 const CHINESE_DATE = /(?:(\d{4})\s*年\s*)?(?:(\d{1,2})\s*月\s*)?(?:(\d{1,2})\s*[日号])?/g;
 const CHINESE_DECADE = /(?:(上|\d{2})世纪(\d0)|(\d{3}0))\s*年代/;
@@ -208,4 +209,38 @@ export function inSamePeriod(a: StatedDate, b: StatedDate, period: 'day' | 'mont
   if (period === 'month') return true;
   if (a.day === undefined || b.day === undefined) return undefined;
   return a.day === b.day;
+}
+
+/** A date as a text states it, its year unknown when neither it nor anything before it names one. */
+export type TextDate = Omit<StatedDate, 'year'> & { year?: number };
+
+/**
+ * Every date a text states, in order: Chinese dates (a year alone too, with its 年: "2020年警方…"),
+ * then English full dates, then years no date already holds. A Chinese date without a year takes
+ * the year stated before it; with none before ("6月24日文章指出…"), its year is unknown.
+ */
+export function datesIn(text: string): TextDate[] {
+  const dates: TextDate[] = [];
+  const held: Array<[number, number]> = [];
+  let year: number | undefined;
+  for (const match of text.matchAll(CHINESE_DATE)) {
+    const [whole, stated, month, day] = match;
+    if (!whole?.trim()) continue;
+    held.push([match.index, match.index + whole.length]);
+    if (stated) year = Number(stated);
+    if (!stated && !(month && day)) continue;
+    dates.push({
+      ...(year === undefined ? {} : { year }),
+      ...(month ? { month: Number(month) } : {}),
+      ...(month && day ? { day: Number(day) } : {}),
+    });
+  }
+  for (const match of text.matchAll(FULL_DATE)) {
+    held.push([match.index, match.index + match[0].length]);
+    const date = parseDate(match[0]);
+    if (date) dates.push(date);
+  }
+  for (const match of text.matchAll(YEAR))
+    if (!held.some(([start, end]) => match.index >= start && match.index < end)) dates.push({ year: Number(match[1]) });
+  return dates;
 }

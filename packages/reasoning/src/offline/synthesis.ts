@@ -29,8 +29,12 @@ interface Phrasebook {
   unstated: (answer: string) => string;
   yes: string;
   no: string;
-  /** What is missing when a comparison by date finds no date for some option. */
+  /** What is missing when a comparison by date finds dates too imprecise to decide it. */
   undated: string;
+  /** What is missing when a comparison by date finds no date for these options. */
+  undatedEvents: (options: readonly string[]) => string;
+  /** What is missing when every option of a which-first question falls on one date. */
+  tied: string;
   /** "X [a]: 2009 [b], before Y, 2014 [c]." — the date comparison that decided a choice. */
   byDate: (chosen: DatedClaim, other: DatedClaim, earlier: boolean) => string;
 }
@@ -59,6 +63,9 @@ const ENGLISH: Phrasebook = {
   yes: 'yes',
   no: 'no',
   undated: 'a document that states the date of every event compared',
+  undatedEvents: (options) =>
+    `a document about ${options.map((option) => `"${option}"`).join(' or ')} that states its date`,
+  tied: 'a date that tells the events compared apart',
   byDate: (chosen, other, earlier) =>
     `${chosen.name.text} [${chosen.name.index}]: ${chosen.date.text} [${chosen.date.index}], ${earlier ? 'before' : 'after'} ${other.name.text}, ${other.date.text} [${other.date.index}].`,
 };
@@ -76,6 +83,8 @@ const CHINESE: Phrasebook = {
   yes: '是的',
   no: '不是',
   undated: '陈述每个被比较事件日期的文档',
+  undatedEvents: (options) => `关于${options.map((option) => `“${option}”`).join('、')}并陈述其日期的文档`,
+  tied: '能分出这些事件先后的日期',
   byDate: (chosen, other, earlier) =>
     `${chosen.name.text} [${chosen.name.index}]：${chosen.date.text} [${chosen.date.index}]，${earlier ? '早于' : '晚于'}${other.name.text}的 ${other.date.text} [${other.date.index}]。`,
 };
@@ -156,7 +165,9 @@ interface DatedOption {
 /**
  * An option's date: the one its question states when that names at least a month ("2019年2月3日
  * 美国海军签署…"), else its hop's answer, else the first date its document gives (for a death,
- * the last year of its opening). A date without a year takes its document's first year.
+ * the last year of its opening). A date without a year takes its document's first year. An
+ * option whose hop found no chunk about it has none: a date the question states is no evidence
+ * that the event is in the knowledge base, and the answer would cite nothing for it.
  */
 function datedOption(
   entry: { option: string; hop: SynthesisHop | undefined },
@@ -164,22 +175,19 @@ function datedOption(
   wantsDeath: boolean,
 ): DatedOption | undefined {
   const chunk = chunkOfHop(entry.hop, input.evidence);
+  if (!chunk) return undefined;
   const chunkIndex = input.evidence.find((item) => item.chunk === chunk)?.index;
   const asked = parseDate(entry.option);
   // A date its document gives without a year ("6月24日") is in the year of the document's own
   // dates, else the year the question names for the event, else any year the document mentions.
-  const contextYear =
-    (chunk ? datedYearIn(chunk.text) : undefined) ??
-    asked?.year ??
-    (chunk ? firstDateIn(chunk.text)?.date.year : undefined);
+  const contextYear = datedYearIn(chunk.text) ?? asked?.year ?? firstDateIn(chunk.text)?.date.year;
   const answer = entry.hop && !entry.hop.finding.unknown ? entry.hop.finding.answer : '';
   const fromAnswer = answer ? parseDate(answer, contextYear) : undefined;
-  const deathYear = chunk && wantsDeath ? yearOf(chunk, true) : undefined;
-  const fromChunk = chunk
-    ? deathYear !== undefined
+  const deathYear = wantsDeath ? yearOf(chunk, true) : undefined;
+  const fromChunk =
+    deathYear !== undefined
       ? { text: String(deathYear), date: { year: deathYear } }
-      : firstDateIn(sentences(chunk.text)[0]?.text ?? chunk.text)
-    : undefined;
+      : firstDateIn(sentences(chunk.text)[0]?.text ?? chunk.text);
   const picked =
     asked?.month !== undefined
       ? { text: entry.option, date: asked }
@@ -193,8 +201,10 @@ function datedOption(
 
 /**
  * A comparison decided by dates: which option came first (or last), or whether they fell in the
- * same day, month or year. Every option needs a date; the answer names the chosen option (or the
- * judgement) citing the chunks that state the dates it rests on.
+ * same day, month or year. Every option needs a date: without one for some option the answer
+ * abstains and names them; with dates too imprecise to decide (or all on one day) it abstains
+ * too. Otherwise it names the chosen option (or the judgement) citing the chunks that state the
+ * dates it rests on. Undefined for a question that compares nothing by date.
  */
 function dateDecision(
   input: SynthesisInput,
@@ -205,24 +215,26 @@ function dateDecision(
   const period = samePeriod(input.question);
   if (!wanted && !period) return undefined;
   const wantsDeath = /\b(died|death|dead)\b|去世|逝世/i.test(input.question);
-  const dated = entries.map((entry) => datedOption(entry, input, wantsDeath));
-  if (!dated.every((entry): entry is DatedOption => entry !== undefined)) return undefined;
+  const found = entries.map((entry) => datedOption(entry, input, wantsDeath));
+  const undated = entries.filter((_, index) => found[index] === undefined).map((entry) => entry.option);
+  if (undated.length > 0) return { missing: words.undatedEvents(undated) };
+  const dated = found as DatedOption[];
   if (period) {
     // The judgement is no phrase a chunk states: it stands uncited, and the sentences after it
     // quote each event's date from the chunk that states it.
     const [first, ...rest] = dated;
     const same = rest.map((entry) => inSamePeriod(first?.date as StatedDate, entry.date, period));
     if (same.includes(false)) return { sentence: `${words.no}${words.stop}` };
-    return same.includes(undefined) ? undefined : { sentence: `${words.yes}${words.stop}` };
+    return same.includes(undefined) ? { missing: words.undated } : { sentence: `${words.yes}${words.stop}` };
   }
   const ordered = [...dated].sort((a, b) => compareDates(a.date, b.date));
   const chosen = wanted === 'earlier' ? ordered[0] : ordered.at(-1);
   const runnerUp = wanted === 'earlier' ? ordered[1] : ordered.at(-2);
-  if (!chosen || !runnerUp) return undefined;
+  if (!chosen || !runnerUp) return { missing: words.undated };
   // Options on the same first (or last) date are all the answer: parties that shared one predicate
   // ("A和B访问中国") tie by construction. Only when every option ties is nothing decided.
   const tied = dated.filter((entry) => compareDates(entry.date, chosen.date) === 0);
-  if (tied.length === dated.length) return undefined;
+  if (tied.length === dated.length) return { missing: words.tied };
   if (tied.length > 1) {
     return {
       sentence: `${tied.map((entry) => `${entry.option} [${entry.index}]`).join(words.listSeparator)}${words.stop}`,
@@ -251,8 +263,6 @@ function opening(input: SynthesisInput, words: Phrasebook): Opening | undefined 
     const entries = choices.map((option) => ({ option, hop: hopForOption(option, hops) }));
     const byDate = dateDecision(input, entries, words);
     if (byDate) return byDate;
-    // Whether events fell in one month is no choice between them: without their dates, say so.
-    if (samePeriod(question)) return { missing: words.undated };
     const chosen = bestCovered(question, entries);
     const index = indexStating([chosen], entries.find((entry) => entry.option === chosen)?.hop, evidence);
     return index === undefined ? { unstated: chosen } : { sentence: `${chosen} [${index}]${words.stop}` };
