@@ -268,49 +268,105 @@ describe('events compared by date - the loop, offline', () => {
     expect(done.answer).not.toContain('2029年3月1日');
   });
 
-  it('which first - an option its document does not date is no guess: the answer abstains and names that option', async () => {
-    const bridge = news[0] as Chunk__Output;
-    const airport = chunk('n-airport', '', '东湾机场新航站楼启用，旅客可乘地铁直达。');
-    const finding = (answer: string, cited: string): HopFinding => ({
-      answer,
-      unknown: false,
-      done: true,
-      nextQuery: '',
-      confidence: 0.8,
-      citedChunkIds: [cited],
-      bridgeEntities: [answer],
-    });
+  const finding = (answer: string, cited: readonly string[]): HopFinding => ({
+    answer,
+    unknown: false,
+    done: true,
+    nextQuery: '',
+    confidence: 0.8,
+    citedChunkIds: [...cited],
+    bridgeEntities: [answer],
+  });
+  /** What offline synthesis writes for two events, each hop citing the chunks given for it. */
+  async function synthesized(
+    question: string,
+    events: readonly { focus: string; answer: string; cited: Chunk__Output[] }[],
+  ) {
+    const chunks = events.flatMap((event) => event.cited);
     const input: SynthesisInput = {
-      question: '青川市跨江大桥通车和东湾机场新航站楼启用，哪个事件先发生？',
-      hops: [
-        {
-          hop: 1,
-          focus: '青川市跨江大桥通车',
-          query: '青川市跨江大桥通车',
-          finding: finding('2031年4月12日', bridge.chunkId),
-        },
-        {
-          hop: 2,
-          focus: '东湾机场新航站楼启用',
-          query: '东湾机场新航站楼启用',
-          finding: finding('地铁', airport.chunkId),
-        },
-      ],
-      evidence: [bridge, airport].map((item, index) => ({
-        index: index + 1,
-        chunk: item,
+      question,
+      hops: events.map((event, index) => ({
         hop: index + 1,
-        bridgeEntity: '',
+        focus: event.focus,
+        query: event.focus,
+        finding: finding(
+          event.answer,
+          event.cited.map((item) => item.chunkId),
+        ),
       })),
+      evidence: chunks.map((item, index) => ({ index: index + 1, chunk: item, hop: 1, bridgeEntity: '' })),
       complete: true,
       missing: '',
     };
     let answer = '';
     for await (const piece of synthesizeOffline(input)) answer += piece;
-    expect(offlineAbstains(input)).toBe(true);
+    return { answer, abstains: offlineAbstains(input) };
+  }
+  const bridge = news[0] as Chunk__Output;
+
+  it('which first - an option its document does not date is no guess: the answer abstains and names that option', async () => {
+    const airport = chunk('n-airport', '', '东湾机场新航站楼启用，旅客可乘地铁直达。');
+    const { answer, abstains } = await synthesized('青川市跨江大桥通车和东湾机场新航站楼启用，哪个事件先发生？', [
+      { focus: '青川市跨江大桥通车', answer: '2031年4月12日', cited: [bridge] },
+      { focus: '东湾机场新航站楼启用', answer: '地铁', cited: [airport] },
+    ]);
+    expect(abstains).toBe(true);
     expect(answer).toMatch(/^无法根据知识库回答/);
     expect(answer).toMatch(/已找到：2031年4月12日，青川市新建的跨江大桥正式通车.*\[1\]/);
     expect(answer).toMatch(/未找到：关于“东湾机场新航站楼启用”并陈述其日期的文档/);
+  });
+
+  it('which first - a date its document gives without a year is in the year the question names for the event, not a background year', async () => {
+    const article = chunk('n-article', '', '《青川日报》6月24日文章指出，自2008年以来青川市的城市规划多次调整。');
+    const { answer } = await synthesized('青川市跨江大桥通车和2032年《青川日报》发表城市规划文章，哪个事件更早？', [
+      { focus: '青川市跨江大桥通车', answer: '2031年4月12日', cited: [bridge] },
+      { focus: '2032年《青川日报》发表城市规划文章', answer: '6月24日', cited: [article] },
+    ]);
+    expect(answer).toMatch(/^青川市跨江大桥通车 \[1\]/);
+  });
+
+  it('conflict - two documents about one event give it different months and neither is newer: the best match stands and the answer says they disagree', async () => {
+    const talks = [
+      chunk('n-talks-1', '', '2031年3月19日，青川与澜沧两市就跨江大桥收费问题举行谈判。'),
+      chunk('n-talks-2', '', '2031年8月9日，青川与澜沧两市就跨江大桥收费问题重启谈判。'),
+    ];
+    const question = '青川市跨江大桥通车和两市大桥收费谈判是在同一个月吗？';
+    const events = [
+      { focus: '青川市跨江大桥通车', answer: '2031年4月12日', cited: [bridge] },
+      { focus: '两市大桥收费谈判', answer: '2031年3月19日', cited: talks },
+    ];
+    const { answer, abstains } = await synthesized(question, events);
+    expect(abstains).toBe(false);
+    expect(answer).toMatch(/^不是。/);
+    expect(answer).toContain(
+      '文档对“两市大桥收费谈判”的日期说法不一，且无法判断哪份更新，此处采用与之最相符的文档的日期。2031年3月19日 [2]；2031年8月9日 [3]。',
+    );
+    // Dates that agree at the precision asked are no conflict: both talks fell in 2031.
+    const sameYear = await synthesized(question.replace('同一个月', '同一年'), events);
+    expect(sameYear.answer).toMatch(/^是的。/);
+    expect(sameYear.answer).not.toContain('说法不一');
+  });
+
+  it('conflict - where the documents disagree, the date of the newest document wins and the answer says so', async () => {
+    const talks = [
+      {
+        ...chunk('n-talks-1', '', '2031年3月19日，青川与澜沧两市就跨江大桥收费问题举行谈判。'),
+        effectiveDate: '2031-03-19',
+      },
+      {
+        ...chunk('n-talks-2', '', '2031年4月2日，青川与澜沧两市就跨江大桥收费问题举行谈判。'),
+        effectiveDate: '2031-04-03',
+      },
+    ];
+    const { answer, abstains } = await synthesized('青川市跨江大桥通车和两市大桥收费谈判是在同一个月吗？', [
+      { focus: '青川市跨江大桥通车', answer: '2031年4月12日', cited: [{ ...bridge, effectiveDate: '2031-04-12' }] },
+      { focus: '两市大桥收费谈判', answer: '2031年3月19日', cited: talks },
+    ]);
+    expect(abstains).toBe(false);
+    expect(answer).toMatch(/^是的。/);
+    expect(answer).toContain(
+      '文档对“两市大桥收费谈判”的日期说法不一，此处采用最新文档的日期。2031年4月2日 [3]；2031年3月19日 [2]。',
+    );
   });
 
   it('which first - parties that share a predicate tie on its date: the answer names them all', async () => {
