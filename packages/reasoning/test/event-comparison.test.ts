@@ -325,6 +325,25 @@ describe('events compared by date - the loop, offline', () => {
     expect(answer).toMatch(/^青川市跨江大桥通车 \[1\]/);
   });
 
+  it('same month - a date with no year still tells a different month apart: the judgement is no', async () => {
+    const harbor = news[3] as Chunk__Output;
+    const fair = chunk('n-fair', '', '白沙镇于9月2日举办庙会，吸引游客上万人。');
+    const question = '霞浦港务局宣布扩建码头和白沙镇举办庙会是在同一个月吗？';
+    const different = await synthesized(question, [
+      { focus: '霞浦港务局宣布扩建码头', answer: '2031年6月9日', cited: [harbor] },
+      { focus: '白沙镇举办庙会', answer: '9月2日', cited: [fair] },
+    ]);
+    expect(different.abstains).toBe(false);
+    expect(different.answer).toMatch(/^不是。/);
+    // The same month with no year is no judgement: which year is not known.
+    const sameMonth = await synthesized(question, [
+      { focus: '霞浦港务局宣布扩建码头', answer: '2031年6月9日', cited: [harbor] },
+      { focus: '白沙镇举办庙会', answer: '6月2日', cited: [chunk('n-fair-june', '', '白沙镇于6月2日举办庙会。')] },
+    ]);
+    expect(sameMonth.abstains).toBe(true);
+    expect(sameMonth.answer).toMatch(/未找到：关于“白沙镇举办庙会”并陈述其日期的文档/);
+  });
+
   it('conflict - two documents about one event give it different months and neither is newer: the best match stands and the answer says they disagree', async () => {
     const talks = [
       chunk('n-talks-1', '', '2031年3月19日，青川与澜沧两市就跨江大桥收费问题举行谈判。'),

@@ -3,7 +3,7 @@ import { containsStem, contentTerms, hasHan } from '@hopline/text';
 import type { EvidenceItem, SynthesisHop, SynthesisInput } from '../reasoner/reasoner.js';
 import type { StatedDate } from './answers.js';
 import { weightedCoverage } from './grade.js';
-import { compareDates, datedYearIn, firstDateIn, inSamePeriod, parseDate, yearOf } from './answers.js';
+import { compareDates, datedYearIn, datesIn, firstDateIn, inSamePeriod, parseDate, yearOf } from './answers.js';
 import type { Period } from './question.js';
 import { comparedOptions, dateComparison, questionAnchors, relationTerms, sameEntity, samePeriod } from './question.js';
 import { expandRelations } from './relations.js';
@@ -289,6 +289,25 @@ function settleConflict(entry: DatedOption, input: SynthesisInput, period: Perio
 }
 
 /**
+ * Whether two of the options fell in different months whatever their years: a date with no year
+ * its document states ("1月7日") still tells "the same month" (or day) apart from "2024年4月3日".
+ * An option without a dated hop answer counts by the date it was found with, if any.
+ */
+function monthsDiffer(
+  entries: readonly { option: string; hop: SynthesisHop | undefined }[],
+  found: readonly (DatedOption | undefined)[],
+): boolean {
+  const months = entries.flatMap((entry, index) => {
+    const dated = found[index];
+    if (dated) return dated.date.month === undefined ? [] : [dated.date.month];
+    const answer = entry.hop && !entry.hop.finding.unknown ? entry.hop.finding.answer : '';
+    const month = datesIn(answer)[0]?.month;
+    return month === undefined ? [] : [month];
+  });
+  return new Set(months).size > 1;
+}
+
+/**
  * A comparison decided by dates: which option came first (or last), or whether they fell in the
  * same day, month or year. Every option needs a date: without one for some option the answer
  * abstains and names them; with dates too imprecise to decide (or all on one day) it abstains
@@ -306,7 +325,10 @@ function dateDecision(
   const wantsDeath = /\b(died|death|dead)\b|去世|逝世/i.test(input.question);
   const found = entries.map((entry) => datedOption(entry, input, wantsDeath));
   const undated = entries.filter((_, index) => found[index] === undefined).map((entry) => entry.option);
-  if (undated.length > 0) return { missing: words.undatedEvents(undated) };
+  if (undated.length > 0) {
+    if (period && period !== 'year' && monthsDiffer(entries, found)) return { sentence: `${words.no}${words.stop}` };
+    return { missing: words.undatedEvents(undated) };
+  }
   const dated: DatedOption[] = [];
   const notes: string[] = [];
   for (const entry of found as DatedOption[]) {
