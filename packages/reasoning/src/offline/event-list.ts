@@ -158,7 +158,7 @@ function sharePredicate(items: readonly string[]): string[] {
 }
 
 /** The items of a list span: strong separators first; a last item after "、" may hold one "和". */
-function listItems(span: string): string[] {
+export function listItems(span: string): string[] {
   const words = taggedWords(span);
   const items: string[] = [];
   let from = 0;

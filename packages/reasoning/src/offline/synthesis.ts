@@ -2,11 +2,13 @@ import type { Chunk__Output } from '@hopline/contracts';
 import { containsStem, contentTerms, hasHan } from '@hopline/text';
 import type { EvidenceItem, SynthesisHop, SynthesisInput } from '../reasoner/reasoner.js';
 import type { StatedDate } from './answers.js';
-import { weightedCoverage } from './grade.js';
+import { isAboutEvent, weightedCoverage } from './grade.js';
 import { compareDates, datedYearIn, datesIn, firstDateIn, inSamePeriod, parseDate, yearOf } from './answers.js';
 import type { Period } from './question.js';
 import { comparedOptions, dateComparison, questionAnchors, relationTerms, sameEntity, samePeriod } from './question.js';
 import { expandRelations } from './relations.js';
+import type { RespectiveItem } from './respectively.js';
+import { respectiveItems } from './respectively.js';
 import { sentences, states } from './text.js';
 
 /**
@@ -35,6 +37,8 @@ interface Phrasebook {
   undated: string;
   /** What is missing when a comparison by date finds no date for these options. */
   undatedEvents: (options: readonly string[]) => string;
+  /** What is missing when no evidence is about these items of a distributive question with what it asks of them. */
+  unaboutItems: (items: readonly string[]) => string;
   /** What is missing when every option of a which-first question falls on one date. */
   tied: string;
   /**
@@ -78,6 +82,8 @@ const ENGLISH: Phrasebook = {
   undated: 'a document that states the date of every event compared',
   undatedEvents: (options) =>
     `a document about ${options.map((option) => `"${option}"`).join(' or ')} that states its date`,
+  unaboutItems: (items) =>
+    `a document about ${items.map((item) => `"${item}"`).join(' or ')} that states what the question asks of it`,
   tied: 'a date that tells the events compared apart',
   newest: (option, chosen, others) =>
     `The documents disagree on the date of "${option}"; the newest document's date is used. ${dateList([chosen, ...others], '; ')}.`,
@@ -101,6 +107,7 @@ const CHINESE: Phrasebook = {
   no: '不是',
   undated: '陈述每个被比较事件日期的文档',
   undatedEvents: (options) => `关于${options.map((option) => `“${option}”`).join('、')}并陈述其日期的文档`,
+  unaboutItems: (items) => `关于${items.map((item) => `“${item}”`).join('、')}并陈述问题所问之事的文档`,
   tied: '能分出这些事件先后的日期',
   newest: (option, chosen, others) =>
     `文档对“${option}”的日期说法不一，此处采用最新文档的日期。${dateList([chosen, ...others], '；')}。`,
@@ -384,8 +391,47 @@ function decideByDates(
   return { sentence: `${chosen.option} [${chosen.index}]${words.stop}` };
 }
 
+/** The sentence of a chunk that best covers an event, with the evidence number of the chunk. */
+function sentenceAbout(event: string, item: EvidenceItem): Cited {
+  const best = sentences(item.chunk.text)
+    .map((sentence) => ({
+      text: sentence.text.replace(/[\s.!?。！？]+$/u, ''),
+      coverage: weightedCoverage(event, { ...item.chunk, title: '', text: sentence.text }),
+    }))
+    .sort((a, b) => b.coverage - a.coverage)[0];
+  return { text: best?.text ?? item.chunk.text, index: item.index };
+}
+
+/**
+ * A distributive question ("A和B分别在几月几日抵达纽约？", "When were A and B founded,
+ * respectively?") answered item by item: each item's answer is the sentence of a chunk about the
+ * item with the predicate they share, the item's own hop's citations first. The hops split the
+ * question into items that lost the predicate, so a hop's answer word is no answer here; and a
+ * chunk that names the item without the predicate is about something else, as is one that
+ * shares the predicate and the setting without the item. An item no chunk is about is named in
+ * the abstention.
+ */
+function respectiveAnswer(input: SynthesisInput, items: readonly RespectiveItem[], words: Phrasebook): Opening {
+  const sources = items.map(({ item, event }) =>
+    evidenceFor(hopForOption(item, input.hops), input.evidence).find(
+      (candidate) => isAboutEvent(item, candidate.chunk) && isAboutEvent(event, candidate.chunk),
+    ),
+  );
+  const missing = items.filter((_, index) => sources[index] === undefined).map(({ item }) => item);
+  if (missing.length > 0) return { missing: words.unaboutItems(missing) };
+  const lines = new Set(
+    items.map(({ event }, index) => {
+      const cited = sentenceAbout(event, sources[index] as EvidenceItem);
+      return `${cited.text} [${cited.index}]${words.stop}`;
+    }),
+  );
+  return { sentence: [...lines].join(words.space) };
+}
+
 function opening(input: SynthesisInput, words: Phrasebook): Opening | undefined {
   const { question, hops, evidence } = input;
+  const respective = dateComparison(question) || samePeriod(question) ? [] : respectiveItems(question);
+  if (respective.length > 0) return respectiveAnswer(input, respective, words);
   const choices = comparedOptions(question);
   if (choices.length >= 2) {
     const entries = choices.map((option) => ({ option, hop: hopForOption(option, hops) }));
