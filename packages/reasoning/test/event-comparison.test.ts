@@ -13,9 +13,8 @@ import {
 import { listedEvents } from '../src/offline/event-list.js';
 import { isAboutEvent, weightedCoverage } from '../src/offline/grade.js';
 import { comparedOptions, samePeriod } from '../src/offline/question.js';
-import { offlineAbstains, synthesizeOffline } from '../src/offline/synthesis.js';
-import type { HopFinding, SynthesisInput } from '../src/reasoner/reasoner.js';
 import { chunk } from './support/chunks.js';
+import { synthesized } from './support/synthesis.js';
 import { ask, keepOrder, overlapRetriever } from './support/fixtures.js';
 
 // Untitled news summaries, each opening with the date of what it reports.
@@ -268,40 +267,6 @@ describe('events compared by date - the loop, offline', () => {
     expect(done.answer).not.toContain('2029年3月1日');
   });
 
-  const finding = (answer: string, cited: readonly string[]): HopFinding => ({
-    answer,
-    unknown: false,
-    done: true,
-    nextQuery: '',
-    confidence: 0.8,
-    citedChunkIds: [...cited],
-    bridgeEntities: [answer],
-  });
-  /** What offline synthesis writes for two events, each hop citing the chunks given for it. */
-  async function synthesized(
-    question: string,
-    events: readonly { focus: string; answer: string; cited: Chunk__Output[] }[],
-  ) {
-    const chunks = events.flatMap((event) => event.cited);
-    const input: SynthesisInput = {
-      question,
-      hops: events.map((event, index) => ({
-        hop: index + 1,
-        focus: event.focus,
-        query: event.focus,
-        finding: finding(
-          event.answer,
-          event.cited.map((item) => item.chunkId),
-        ),
-      })),
-      evidence: chunks.map((item, index) => ({ index: index + 1, chunk: item, hop: 1, bridgeEntity: '' })),
-      complete: true,
-      missing: '',
-    };
-    let answer = '';
-    for await (const piece of synthesizeOffline(input)) answer += piece;
-    return { answer, abstains: offlineAbstains(input) };
-  }
   const bridge = news[0] as Chunk__Output;
 
   it('which first - an option its document does not date is no guess: the answer abstains and names that option', async () => {

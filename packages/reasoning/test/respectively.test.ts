@@ -1,9 +1,7 @@
-import type { Chunk__Output } from '@hopline/contracts';
 import { describe, expect, it } from 'vitest';
 import { respectiveItems } from '../src/offline/respectively.js';
-import { offlineAbstains, synthesizeOffline } from '../src/offline/synthesis.js';
-import type { HopFinding, SynthesisInput } from '../src/reasoner/reasoner.js';
 import { chunk } from './support/chunks.js';
+import { synthesized } from './support/synthesis.js';
 
 describe('respectively - the items of a distributive question share its predicate', () => {
   it('items - each Chinese item gets the setting and the words after 分别, its asking words left out', () => {
@@ -27,42 +25,6 @@ describe('respectively - the items of a distributive question share its predicat
 });
 
 describe('respectively - the synthesis answers item by item', () => {
-  const finding = (answer: string, cited: readonly string[]): HopFinding => ({
-    answer,
-    unknown: false,
-    done: true,
-    nextQuery: '',
-    confidence: 0.8,
-    citedChunkIds: [...cited],
-    bridgeEntities: [answer],
-  });
-
-  /** The synthesis of the plan's split: one hop per item, whose focus lost the shared predicate. */
-  async function synthesized(
-    question: string,
-    hops: readonly { focus: string; answer: string; cited: Chunk__Output[] }[],
-  ) {
-    const chunks = hops.flatMap((hop) => hop.cited);
-    const input: SynthesisInput = {
-      question,
-      hops: hops.map((hop, index) => ({
-        hop: index + 1,
-        focus: hop.focus,
-        query: hop.focus,
-        finding: finding(
-          hop.answer,
-          hop.cited.map((item) => item.chunkId),
-        ),
-      })),
-      evidence: chunks.map((item, index) => ({ index: index + 1, chunk: item, hop: 1, bridgeEntity: '' })),
-      complete: true,
-      missing: '',
-    };
-    let answer = '';
-    for await (const piece of synthesizeOffline(input)) answer += piece;
-    return { answer, abstains: offlineAbstains(input) };
-  }
-
   const question = '青川市和澜沧市分别在几月几日开通地铁？';
   const qingchuan = chunk('n-qc', '', '2031年4月12日，青川市地铁一号线正式开通，全长二十公里。');
   const lanzang = chunk('n-lz', '', '澜沧市首条地铁线路于2031年6月9日开通，沿线设十五个车站。');
