@@ -24,6 +24,7 @@ import {
 } from '@hopline/retrieval';
 import { freePort, waitFor } from '@hopline/test-support';
 import { healthy, spawnNode, stopProcess, type Proc } from './support/processes.js';
+import { syntheticText, syntheticWords } from './support/synthetic-corpus.js';
 
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
 const DOCUMENTS = Number(process.argv[2] ?? 100_000);
@@ -33,23 +34,12 @@ const TENANT = 'bench';
 const KB = 'bulk';
 const API_KEY = 'hl_bench_ingestion_key_0123456789abcdef';
 
-/** A deterministic word stream: the same documents on every run. */
-function* words(seed: number): Generator<string> {
-  let state = seed >>> 0 || 1;
-  for (;;) {
-    state ^= state << 13;
-    state ^= state >>> 17;
-    state ^= state << 5;
-    yield `w${(state >>> 0) % 4_000}`;
-  }
-}
-
 function syntheticDocuments(count: number): Array<{ docId: string; title: string; text: string }> {
-  const stream = words(12_345);
+  const stream = syntheticWords();
   return Array.from({ length: count }, (_, i) => ({
     docId: `doc-${i}`,
     title: `Document ${i}`,
-    text: Array.from({ length: 80 }, () => stream.next().value as string).join(' '),
+    text: syntheticText(stream),
   }));
 }
 

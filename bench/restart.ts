@@ -28,6 +28,7 @@ import {
 } from '@hopline/retrieval';
 import { freePort } from '@hopline/test-support';
 import { healthy, spawnCompiled, spawnNode, stopProcess } from './support/processes.js';
+import { syntheticText, syntheticWords } from './support/synthetic-corpus.js';
 
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
 const DOCUMENTS = Number(process.argv[2] ?? 100_000);
@@ -36,17 +37,6 @@ const INDEX_BATCH = 256;
 const embedder = new HashingEmbedder();
 const seconds = (ms: number) => Math.round(ms) / 1000;
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
-
-/** A deterministic word stream: the same documents as bench/ingestion.ts. */
-function* words(seed: number): Generator<string> {
-  let state = seed >>> 0 || 1;
-  for (;;) {
-    state ^= state << 13;
-    state ^= state >>> 17;
-    state ^= state << 5;
-    yield `w${(state >>> 0) % 4_000}`;
-  }
-}
 
 /** Where the embedded mode keeps the worker's indexes under DATA_DIR. */
 const indexDirs = (dataDir: string) => ({
@@ -72,12 +62,12 @@ async function openIndexes(dataDir: string) {
 async function build(dataDir: string): Promise<number> {
   const { lexical, vector } = await openIndexes(dataDir);
   const indexer = createIndexer({ lexical, vector, embedder });
-  const stream = words(12_345);
+  const stream = syntheticWords();
   const started = performance.now();
   for (let start = 0; start < DOCUMENTS; start += INDEX_BATCH) {
     const batch: IngestCommand__Output[] = [];
     for (let i = start; i < Math.min(DOCUMENTS, start + INDEX_BATCH); i++) {
-      const text = Array.from({ length: 80 }, () => stream.next().value as string).join(' ');
+      const text = syntheticText(stream);
       batch.push({
         op: 'upsert',
         upsert: {
