@@ -3,7 +3,7 @@ import { listItems } from './event-list.js';
 
 /**
  * The items of a distributive ("respectively") question, each with the predicate they share:
- * "A和B分别在几月几日抵达纽约？" asks "A抵达纽约" and "B抵达纽约", "When were A and B founded,
+ * "A和B分别在几月几日开通地铁？" asks "A开通地铁" and "B开通地铁", "When were A and B founded,
  * respectively?" asks "A founded" and "B founded". The plan splits such a question into one
  * sub-question per item and each keeps only its item's words; the predicate (the words after
  * "分别"/"各自", or the words after the list before "respectively") says which of an item's
@@ -11,9 +11,9 @@ import { listItems } from './event-list.js';
  */
 
 export interface RespectiveItem {
-  /** The item as the question lists it ("扎里夫"). */
+  /** The item as the question lists it ("青川市"). */
   item: string;
-  /** The item with the setting and the shared predicate, its asking words left out ("2023年扎里夫抵达纽约"). */
+  /** The item with the setting and the shared predicate, its asking words left out ("2031年4月青川市开通地铁"). */
   event: string;
 }
 

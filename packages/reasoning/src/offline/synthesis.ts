@@ -403,7 +403,7 @@ function sentenceAbout(event: string, item: EvidenceItem): Cited {
 }
 
 /**
- * A distributive question ("A和B分别在几月几日抵达纽约？", "When were A and B founded,
+ * A distributive question ("A和B分别在几月几日开通地铁？", "When were A and B founded,
  * respectively?") answered item by item: each item's answer is the sentence of a chunk about the
  * item with the predicate they share, the item's own hop's citations first. The hops split the
  * question into items that lost the predicate, so a hop's answer word is no answer here; and a
