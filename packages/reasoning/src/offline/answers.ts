@@ -166,7 +166,7 @@ export function parseDate(text: string, yearOfContext?: number): StatedDate | un
 /**
  * The year a text's own dates place it in: the year of its first date stated with a month
  * ("2023年6月", "14 April 1917"), the context a later "6月24日" of it is read in. A year
- * mentioned alone ("从2008年金融危机中…") is history the text cites, not its time: undefined.
+ * mentioned alone ("自2008年以来…") is history the text cites, not its time: undefined.
  */
 export function datedYearIn(text: string): number | undefined {
   const english = firstMatch(FULL_DATE, text);
@@ -215,9 +215,9 @@ export function inSamePeriod(a: StatedDate, b: StatedDate, period: 'day' | 'mont
 export type TextDate = Omit<StatedDate, 'year'> & { year?: number };
 
 /**
- * Every date a text states, in order: Chinese dates (a year alone too, with its 年: "2020年警方…"),
+ * Every date a text states, in order: Chinese dates (a year alone too, with its 年: "2031年市政府…"),
  * then English full dates, then years no date already holds. A Chinese date without a year takes
- * the year stated before it; with none before ("6月24日文章指出…"), its year is unknown.
+ * the year stated before it; with none before ("6月24日报道称…"), its year is unknown.
  */
 export function datesIn(text: string): TextDate[] {
   const dates: TextDate[] = [];

@@ -93,8 +93,8 @@ const agrees = (named: TextDate, stated: TextDate): boolean =>
   (named.day === undefined || stated.day === undefined || named.day === stated.day);
 
 /**
- * Whether a chunk's dates leave room for the dates an event names ("2020年警方抓获嫌疑人",
- * "2024年3月26日江西省实施方案"): every one agrees with a date the chunk states as precisely as the
+ * Whether a chunk's dates leave room for the dates an event names ("2031年青川市开通地铁",
+ * "2031年3月26日澜沧市发布规划"): every one agrees with a date the chunk states as precisely as the
  * event names it, or, where the chunk states none that precisely, with one it states at all. A
  * chunk that states no date, or one whose year it leaves unknown, says nothing against a year;
  * one about the same kind of thing on another day does.

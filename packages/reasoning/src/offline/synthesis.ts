@@ -188,7 +188,7 @@ interface DatedOption {
   text: string;
   date: StatedDate;
   index: number;
-  /** The date is the question's own ("2019年2月3日美国海军签署…"), not read from a document. */
+  /** The date is the question's own ("2031年2月3日青川市签署…"), not read from a document. */
   asked: boolean;
 }
 
@@ -199,8 +199,8 @@ interface ChunkDate extends Cited {
 }
 
 /**
- * An option's date: the one its question states when that names at least a month ("2019年2月3日
- * 美国海军签署…"), else its hop's answer, else the first date its document gives (for a death,
+ * An option's date: the one its question states when that names at least a month ("2031年2月3日
+ * 青川市签署…"), else its hop's answer, else the first date its document gives (for a death,
  * the last year of its opening). A date without a year takes its document's first year. An
  * option whose hop found no chunk about it has none: a date the question states is no evidence
  * that the event is in the knowledge base, and the answer would cite nothing for it.
