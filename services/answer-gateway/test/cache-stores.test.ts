@@ -72,6 +72,19 @@ describe('answer cache keys', () => {
     expect(await cache.keyFor(scope, 'q', reasoning)).toMatch(/^hopline:answer:[0-9a-f]{64}$/);
   });
 
+  it('has no key over a store that keeps nothing (size 0): no kb versions read, no answer encoded', async () => {
+    const store = new MemoryCacheStore(0);
+    let versionReads = 0;
+    const kbVersions = store.kbVersions.bind(store);
+    store.kbVersions = (...args) => {
+      versionReads += 1;
+      return kbVersions(...args);
+    };
+    const cache = new AnswerCache(store, { ttlMs: 60_000 });
+    expect(await cache.keyFor(scope, 'Who owns Atlas?', reasoning)).toBeUndefined();
+    expect(versionReads).toBe(0);
+  });
+
   it('round-trips an answer, marking the copy it serves as cached', async () => {
     const cache = new AnswerCache(new MemoryCacheStore(10), { ttlMs: 60_000 });
     const key = (await cache.keyFor(scope, 'Who owns Atlas?', reasoning)) ?? '';

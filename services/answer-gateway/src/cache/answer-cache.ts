@@ -13,6 +13,8 @@ import {
  */
 export interface AnswerCacheStore {
   readonly kind: 'redis' | 'memory';
+  /** True when it is set to keep no entry (an LRU of size 0): then nothing is keyed or encoded. */
+  readonly keepsNothing?: boolean;
   get(key: string): Promise<Uint8Array | undefined>;
   set(key: string, value: Uint8Array, ttlMs: number): Promise<void>;
   /** The current version token of each kb, in the order given. */
@@ -101,7 +103,7 @@ export class AnswerCache {
 
   /** The key an answer to this question in this scope is cached under now; undefined when it must not be cached. */
   async keyFor(scope: CacheScope, question: string, reasoning: CacheReasoning): Promise<string | undefined> {
-    if (!scope.tenantId || !scope.userId || scope.kbIds.length === 0) return undefined;
+    if (this.store.keepsNothing || !scope.tenantId || !scope.userId || scope.kbIds.length === 0) return undefined;
     const kbIds = [...new Set(scope.kbIds)].sort();
     let versions: string[];
     try {

@@ -20,6 +20,10 @@ export class MemoryCacheStore implements AnswerCacheStore {
     private readonly now: () => number = Date.now,
   ) {}
 
+  get keepsNothing(): boolean {
+    return this.maxEntries === 0;
+  }
+
   get size(): number {
     return this.entries.size;
   }
