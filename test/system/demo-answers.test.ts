@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Embedded } from '@hopline/embedded';
-import { DEMO_CORPUS_DIR, embeddedConfigSchema, startEmbedded } from '@hopline/embedded';
+import { DEMO_CORPUS_DIR, startEmbedded } from '@hopline/embedded';
+import { embeddedTestConfig } from './support/embedded-config.js';
 
 /**
  * The four questions the demo corpus README promises, asked of the embedded mode with its
@@ -152,10 +153,7 @@ describe('system - demo answers', () => {
 
   beforeAll(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'hopline-demo-'));
-    embedded = await startEmbedded(
-      embeddedConfigSchema.parse({ DATA_DIR: dataDir, HTTP_PORT: '0', GRPC_PORT: '0', LOG_LEVEL: 'warn' }),
-      {},
-    );
+    embedded = await startEmbedded(embeddedTestConfig(dataDir), {});
   });
 
   afterAll(async () => {

@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createCertificateAuthority } from '@hopline/cli';
-import { embeddedConfigSchema, startEmbedded } from '@hopline/embedded';
+import { startEmbedded } from '@hopline/embedded';
+import { embeddedTestConfig } from './support/embedded-config.js';
 import { startNatsServer } from '@hopline/test-support';
 
 const dir = mkdtempSync(join(tmpdir(), 'hopline-embedded-secured-'));
@@ -27,14 +28,7 @@ afterAll(async () => {
 });
 
 const configWith = (security: Record<string, string>, dataDir: string) =>
-  embeddedConfigSchema.parse({
-    DATA_DIR: dataDir,
-    HTTP_PORT: '0',
-    GRPC_PORT: '0',
-    LOG_LEVEL: 'error',
-    NATS_URL: nats?.url,
-    ...security,
-  });
+  embeddedTestConfig(dataDir, { LOG_LEVEL: 'error', NATS_URL: nats?.url, ...security });
 
 describe.skipIf(!nats)('system - embedded mode on a secured NATS server', () => {
   it('embedded - connects with the configured NATS credentials and CA, answers from the demo corpus, and is refused without them', async () => {

@@ -2,7 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { embeddedConfigSchema, startEmbedded } from '@hopline/embedded';
+import { startEmbedded } from '@hopline/embedded';
+import { embeddedTestConfig } from './support/embedded-config.js';
 import { startTestTelemetry, type TestTelemetry } from '@hopline/telemetry/testing';
 
 const SERVICES = ['answer-gateway', 'hop-reasoner', 'query-understanding', 'reranker', 'retrieval-worker'];
@@ -19,7 +20,7 @@ afterAll(async () => {
 
 describe('system - embedded mode traces', () => {
   it('embedded - one question is one trace whose spans carry the five services’ own service.name', async () => {
-    const config = embeddedConfigSchema.parse({ DATA_DIR: dataDir, HTTP_PORT: '0', GRPC_PORT: '0', LOG_LEVEL: 'warn' });
+    const config = embeddedTestConfig(dataDir);
     const embedded = await startEmbedded(config, {});
     try {
       telemetry.exporter.reset();

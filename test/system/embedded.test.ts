@@ -3,10 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { generateApiKey, hashApiKey } from '@hopline/answer-gateway';
-import { embeddedConfigSchema, startEmbedded } from '@hopline/embedded';
+import { startEmbedded } from '@hopline/embedded';
+import { embeddedTestConfig } from './support/embedded-config.js';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'hopline-embedded-'));
-const config = embeddedConfigSchema.parse({ DATA_DIR: dataDir, HTTP_PORT: '0', GRPC_PORT: '0', LOG_LEVEL: 'warn' });
+const config = embeddedTestConfig(dataDir);
 const question = { question: 'Which department does the owner of Project Atlas belong to?', kbIds: ['demo'] };
 
 async function ask(httpUrl: string, apiKey: string): Promise<{ status: number; body: Record<string, unknown> }> {

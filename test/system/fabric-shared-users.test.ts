@@ -11,7 +11,8 @@ import { connect, credsAuthenticator, type NatsConnection } from 'nats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fabricLayout, writeFabric } from '@hopline/cli';
 import { jetstream, subjects } from '@hopline/contracts';
-import { embeddedConfigSchema, startEmbedded, type Embedded } from '@hopline/embedded';
+import { startEmbedded, type Embedded } from '@hopline/embedded';
+import { embeddedTestConfig } from './support/embedded-config.js';
 import { startNatsServer, waitFor } from '@hopline/test-support';
 import { parse } from 'yaml';
 import { z } from 'zod';
@@ -49,15 +50,7 @@ let hopline: Embedded;
 
 beforeAll(async () => {
   if (!nats) return;
-  const config = embeddedConfigSchema.parse({
-    DATA_DIR: dataDir,
-    HTTP_PORT: '0',
-    GRPC_PORT: '0',
-    METRICS_PORT: '0',
-    LOG_LEVEL: 'warn',
-    NATS_URL: nats.url,
-    ...credentialsOf('embedded'),
-  });
+  const config = embeddedTestConfig(dataDir, { NATS_URL: nats.url, ...credentialsOf('embedded') });
   hopline = await startEmbedded(config, {});
 }, 90_000);
 

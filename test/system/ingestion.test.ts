@@ -2,17 +2,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { embeddedConfigSchema, startEmbedded, type Embedded } from '@hopline/embedded';
+import { startEmbedded, type Embedded } from '@hopline/embedded';
+import { embeddedTestConfig } from './support/embedded-config.js';
 import { waitFor } from '@hopline/test-support';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'hopline-ingestion-'));
-const config = embeddedConfigSchema.parse({
-  DATA_DIR: dataDir,
-  HTTP_PORT: '0',
-  GRPC_PORT: '0',
-  LOG_LEVEL: 'warn',
-  LOAD_DEMO_CORPUS: 'false',
-});
+const config = embeddedTestConfig(dataDir, { LOAD_DEMO_CORPUS: 'false' });
 
 describe('system - ingestion through the gateway', () => {
   let hopline: Embedded;

@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readSse } from '@hopline/cli';
-import { embeddedConfigSchema, startEmbedded, type Embedded } from '@hopline/embedded';
+import { startEmbedded, type Embedded } from '@hopline/embedded';
+import { embeddedTestConfig } from './support/embedded-config.js';
 import { startNatsServer, waitFor, type NatsServerProcess } from '@hopline/test-support';
 
 // A server of this file's own: the controls apply to every hop-reasoner on a server, so
@@ -16,14 +17,7 @@ let hopline: Embedded;
 
 beforeAll(async () => {
   const url = (nats as NatsServerProcess).url;
-  const config = embeddedConfigSchema.parse({
-    DATA_DIR: dataDir,
-    HTTP_PORT: '0',
-    GRPC_PORT: '0',
-    METRICS_PORT: '0',
-    LOG_LEVEL: 'warn',
-    NATS_URL: url,
-  });
+  const config = embeddedTestConfig(dataDir, { NATS_URL: url });
   // No answer cache: the same question is answered again under each change of the controls.
   hopline = await startEmbedded(config, { CACHE_MAX_ENTRIES: '0' });
 }, 60_000);

@@ -2,7 +2,8 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Embedded } from '@hopline/embedded';
-import { embeddedConfigSchema, startEmbedded } from '@hopline/embedded';
+import { startEmbedded } from '@hopline/embedded';
+import { embeddedTestConfig } from './support/embedded-config.js';
 import { waitFor } from '@hopline/test-support';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -22,10 +23,7 @@ describe.skipIf(!enabled)('system - the web page draws the evidence chain of a d
 
   beforeAll(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'hopline-web-chain-'));
-    embedded = await startEmbedded(
-      embeddedConfigSchema.parse({ DATA_DIR: dataDir, HTTP_PORT: '0', GRPC_PORT: '0', LOG_LEVEL: 'warn' }),
-      {},
-    );
+    embedded = await startEmbedded(embeddedTestConfig(dataDir), {});
     browser = await launchChromium();
   });
 
