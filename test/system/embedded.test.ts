@@ -10,20 +10,36 @@ const dataDir = mkdtempSync(join(tmpdir(), 'hopline-embedded-'));
 const config = embeddedTestConfig(dataDir);
 const question = { question: 'Which department does the owner of Project Atlas belong to?', kbIds: ['demo'] };
 
-async function ask(httpUrl: string, apiKey: string): Promise<{ status: number; body: Record<string, unknown> }> {
+async function ask(
+  httpUrl: string,
+  apiKey: string,
+): Promise<{ status: number; body: Record<string, unknown>; questionId: string }> {
   const response = await fetch(`${httpUrl}/v1/ask`, {
     method: 'POST',
     headers: { Authorization: `Bearer ${apiKey}`, 'Content-Type': 'application/json' },
     body: JSON.stringify(question),
   });
-  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+  return {
+    status: response.status,
+    body: (await response.json()) as Record<string, unknown>,
+    questionId: response.headers.get('Hopline-Question-Id') ?? '',
+  };
+}
+
+async function storedTrace(httpUrl: string, apiKey: string, questionId: string): Promise<Record<string, unknown>> {
+  const response = await fetch(`${httpUrl}/v1/questions/${questionId}/trace`, {
+    headers: { Authorization: `Bearer ${apiKey}` },
+  });
+  expect(response.status).toBe(200);
+  return (await response.json()) as Record<string, unknown>;
 }
 
 describe('system - embedded mode', () => {
   afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
-  it('embedded - one process answers from the demo corpus, and a restart keeps the knowledge base and the key', async () => {
+  it('embedded - one process answers from the demo corpus, and a restart keeps the knowledge base, the key and the traces', async () => {
     const first = await startEmbedded(config, {});
+    let firstQuestion = '';
     try {
       expect(first.busKind).toBe('memory');
       expect(first.demoCorpus).toEqual({ loaded: true, documents: 14 });
@@ -35,6 +51,8 @@ describe('system - embedded mode', () => {
       expect(answer.status).toBe(200);
       expect(answer.body.answer).toMatch(/\[\d+\]/);
       expect((answer.body.citations as unknown[]).length).toBeGreaterThan(0);
+      firstQuestion = answer.questionId;
+      expect((await storedTrace(first.httpUrl, devKey, firstQuestion)).stopReason).toBeDefined();
     } finally {
       await first.stop();
     }
@@ -46,6 +64,9 @@ describe('system - embedded mode', () => {
       const answer = await ask(second.httpUrl, second.devKey?.key ?? '');
       expect(answer.status).toBe(200);
       expect((answer.body.citations as Array<{ docId: string }>).length).toBeGreaterThan(0);
+      const kept = await storedTrace(second.httpUrl, second.devKey?.key ?? '', firstQuestion);
+      expect(kept.questionId).toBe(firstQuestion);
+      expect(kept.answer).toBeDefined();
     } finally {
       await second.stop();
     }

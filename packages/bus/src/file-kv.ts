@@ -1,40 +1,243 @@
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { mkdir, open, readFile, rename, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import { nuid } from 'nats';
+import { UnavailableError } from '@hopline/contracts';
 import type { KeyValueStore } from './bus.js';
 import { assertValidKey } from './names.js';
 
 /**
- * A KeyValueStore in a folder, one file per key, for the embedded mode: values survive a
- * restart without a NATS server. Keys are checked like JetStream KV keys and then
- * percent-encoded, so a key never names a path outside the folder. A value is written to a
- * temporary file and renamed, so a reader never sees half of it.
+ * The log's file name: no key names it, since no key starts with "." (the files of the layout
+ * before the log are named after their keys and share the folder).
  */
-export function createFileKeyValueStore(dir: string): KeyValueStore {
-  const fileOf = (key: string) => join(dir, encodeURIComponent(key));
-  // The folder is made once, by the first put, not again for every value (one per question).
-  let folder: Promise<unknown> | undefined;
+const LOG_FILE = '.values.log';
+/** A record starts with the byte lengths of its key and of its value. */
+const HEADER_BYTES = 8;
+/** What the opening scan reads at a time: more than any record's header and key. */
+const SCAN_CHUNK_BYTES = 1 << 20;
+/** A log this small is never rewritten, however much of it is superseded. */
+const COMPACT_ABOVE_BYTES = 1 << 20;
+
+interface Place {
+  offset: number;
+  length: number;
+}
+
+interface QueuedRecord {
+  key: string;
+  /** Where the record starts; its value lies at `place`. */
+  start: number;
+  place: Place;
+  bytes: Buffer[];
+  settle: (error?: unknown) => void;
+}
+
+/**
+ * A KeyValueStore in a folder, for the embedded mode: values survive a restart without a NATS
+ * server. Every put appends one record (the key and the value, each after its length) to one
+ * log file, and a key's value is its newest record: the puts of one turn of the event loop are
+ * one write, where a file per key cost a file created, written, closed and renamed per put (a
+ * question stores its trace about twice). A put resolves once its record is written (as a file
+ * was, without fsync), and only then do reads see it, so a reader never sees half a value.
+ *
+ * The index of where each key's newest record lies is read from the log when the store opens
+ * (at its first use). A record cut short, or one that is not a record (the process died during
+ * a write), ends the log: it is cut off there. A log of which more is superseded than live is
+ * rewritten then, with the live records only. Keys are checked like JetStream KV keys. Values
+ * written before the log, one file per key (the key percent-encoded), are still read.
+ */
+export function createFileKeyValueStore(dir: string): KeyValueStore & { close(): Promise<void> } {
+  let log: Promise<ValueLog> | undefined;
+  const opened = () =>
+    (log ??= ValueLog.open(dir).catch((error: unknown) => {
+      log = undefined;
+      throw error;
+    }));
   return {
     async put(key, value) {
       assertValidKey(key);
-      folder ??= mkdir(dir, { recursive: true }).catch((error: unknown) => {
-        folder = undefined;
-        throw error;
-      });
-      await folder;
-      const file = fileOf(key);
-      const partial = `${file}.${nuid.next()}.partial`;
-      await writeFile(partial, value);
-      await rename(partial, file);
+      await (await opened()).append(key, value);
     },
     async get(key) {
       assertValidKey(key);
-      try {
-        return await readFile(fileOf(key));
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-        throw error;
-      }
+      return (await (await opened()).read(key)) ?? readKeyFile(join(dir, encodeURIComponent(key)));
+    },
+    /** Waits for the puts made so far, then lets go of the log's file. */
+    async close() {
+      await (await log?.catch(() => undefined))?.close();
+      log = undefined;
     },
   };
+}
+
+/** A value stored as its own file, as before the log. */
+async function readKeyFile(file: string): Promise<Uint8Array | undefined> {
+  try {
+    return await readFile(file);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+}
+
+function isKey(key: string): boolean {
+  try {
+    assertValidKey(key);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+class ValueLog {
+  /** Where the log's next record starts, once those queued and in flight are written. */
+  private end: number;
+  private queued: QueuedRecord[] = [];
+  private writing: Promise<void> | undefined;
+  private closed = false;
+
+  private constructor(
+    private readonly handle: FileHandle,
+    private readonly index: Map<string, Place>,
+    written: number,
+  ) {
+    this.end = written;
+  }
+
+  static async open(dir: string): Promise<ValueLog> {
+    await mkdir(dir, { recursive: true });
+    const file = join(dir, LOG_FILE);
+    let handle = await open(file, 'a+');
+    try {
+      const size = (await handle.stat()).size;
+      const index = new Map<string, Place>();
+      const whole = await scan(handle, size, index);
+      if (whole < size) await handle.truncate(whole);
+      let live = 0;
+      for (const [key, place] of index) live += HEADER_BYTES + Buffer.byteLength(key) + place.length;
+      if (whole > COMPACT_ABOVE_BYTES && whole - live > live) {
+        const compacted = await rewrite(handle, index, `${file}.compacting`);
+        await rename(`${file}.compacting`, file);
+        await handle.close();
+        handle = await open(file, 'a+');
+        return new ValueLog(handle, compacted, live);
+      }
+      return new ValueLog(handle, index, whole);
+    } catch (error) {
+      await handle.close();
+      throw error;
+    }
+  }
+
+  /** The key's newest value written, or undefined when the log has none. */
+  async read(key: string): Promise<Uint8Array | undefined> {
+    const place = this.index.get(key);
+    if (place === undefined) return undefined;
+    const value = Buffer.allocUnsafe(place.length);
+    await this.handle.read(value, 0, place.length, place.offset);
+    return value;
+  }
+
+  append(key: string, value: Uint8Array): Promise<void> {
+    if (this.closed) return Promise.reject(new UnavailableError('the key-value store is closed'));
+    const keyBytes = Buffer.from(key);
+    const header = Buffer.allocUnsafe(HEADER_BYTES);
+    header.writeUInt32LE(keyBytes.length, 0);
+    header.writeUInt32LE(value.byteLength, 4);
+    // Copied: the caller may reuse its array before the write.
+    const bytes = [header, keyBytes, Buffer.from(value)];
+    const start = this.end;
+    const place = { offset: start + HEADER_BYTES + keyBytes.length, length: value.byteLength };
+    this.end = place.offset + place.length;
+    return new Promise((resolve, reject) => {
+      this.queued.push({
+        key,
+        start,
+        place,
+        bytes,
+        settle: (error) => (error === undefined ? resolve() : reject(error)),
+      });
+      this.writing ??= this.writeQueued();
+    });
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.writing;
+    await this.handle.close();
+  }
+
+  /** Writes what was queued, as one write, until nothing is; a batch that failed is cut off again. */
+  private async writeQueued(): Promise<void> {
+    // The puts of this turn of the event loop join the first write.
+    await Promise.resolve();
+    while (this.queued.length > 0) {
+      const batch = this.queued;
+      this.queued = [];
+      try {
+        await this.handle.writev(batch.flatMap((record) => record.bytes));
+        for (const record of batch) this.index.set(record.key, record.place);
+        for (const record of batch) record.settle();
+      } catch (error) {
+        // Whatever part of the batch was written is cut off, and the records queued behind it move up.
+        const start = (batch[0] as QueuedRecord).start;
+        const last = batch.at(-1) as QueuedRecord;
+        const moved = last.place.offset + last.place.length - start;
+        await this.handle.truncate(start).catch(() => undefined);
+        this.end -= moved;
+        for (const record of this.queued) {
+          record.start -= moved;
+          record.place.offset -= moved;
+        }
+        for (const record of batch) record.settle(error);
+      }
+    }
+    this.writing = undefined;
+  }
+}
+
+/** Reads the log's records into `index` (the newest of each key wins); returns where the last whole one ends. */
+async function scan(handle: FileHandle, size: number, index: Map<string, Place>): Promise<number> {
+  const chunk = Buffer.allocUnsafe(SCAN_CHUNK_BYTES);
+  let position = 0;
+  while (position + HEADER_BYTES <= size) {
+    const { bytesRead } = await handle.read(chunk, 0, Math.min(SCAN_CHUNK_BYTES, size - position), position);
+    let at = 0;
+    while (at + HEADER_BYTES <= bytesRead) {
+      const keyLength = chunk.readUInt32LE(at);
+      const valueLength = chunk.readUInt32LE(at + 4);
+      const keyEnd = at + HEADER_BYTES + keyLength;
+      if (keyEnd > bytesRead) break;
+      const key = chunk.toString('latin1', at + HEADER_BYTES, keyEnd);
+      const recordEnd = position + keyEnd + valueLength;
+      if (!isKey(key) || recordEnd > size) return position + at;
+      index.set(key, { offset: position + keyEnd, length: valueLength });
+      at = recordEnd - position;
+    }
+    // Not even one header and key left in what was read: the log ends in a record cut short.
+    if (at === 0) return position;
+    position += at;
+  }
+  return position;
+}
+
+/** Writes the live records to `file`, in the order of the index; returns where each now lies. */
+async function rewrite(from: FileHandle, index: Map<string, Place>, file: string): Promise<Map<string, Place>> {
+  const to = await open(file, 'w');
+  const places = new Map<string, Place>();
+  try {
+    let offset = 0;
+    for (const [key, place] of index) {
+      const keyBytes = Buffer.from(key);
+      const record = Buffer.allocUnsafe(HEADER_BYTES + keyBytes.length + place.length);
+      record.writeUInt32LE(keyBytes.length, 0);
+      record.writeUInt32LE(place.length, 4);
+      keyBytes.copy(record, HEADER_BYTES);
+      await from.read(record, HEADER_BYTES + keyBytes.length, place.length, place.offset);
+      await to.write(record);
+      places.set(key, { offset: offset + HEADER_BYTES + keyBytes.length, length: place.length });
+      offset += record.length;
+    }
+  } finally {
+    await to.close();
+  }
+  return places;
 }

@@ -72,6 +72,12 @@ export async function startEmbedded(config: EmbeddedConfig, env: NodeJS.ProcessE
   const running: RunningService[] = [];
   const buses: Bus[] = [];
   const stop = () => stopAll([...running].reverse().concat(buses.map((bus) => ({ stop: () => bus.drain() }))));
+  /** A file store, closed after the services that write it have stopped. */
+  const fileStore = (dir: string) => {
+    const store = createFileKeyValueStore(dir);
+    running.push({ stop: () => store.close() });
+    return store;
+  };
 
   try {
     const workerBus = await connect('retrieval-worker');
@@ -111,8 +117,8 @@ export async function startEmbedded(config: EmbeddedConfig, env: NodeJS.ProcessE
 
     const reasonerBus = await connect('hop-reasoner');
     buses.push(reasonerBus);
-    // Reasoning traces: JetStream KV over NATS, files under DATA_DIR otherwise, so they outlive a restart.
-    const traces = broker ? createFileKeyValueStore(join(config.DATA_DIR, 'traces')) : await reasonerBus.keyValue();
+    // Reasoning traces: JetStream KV over NATS, a log file under DATA_DIR otherwise, so they outlive a restart.
+    const traces = broker ? fileStore(join(config.DATA_DIR, 'traces')) : await reasonerBus.keyValue();
     const questionStreams = await openQuestionStreams(reasonerBus);
     const reasoner = await runInService('hop-reasoner', () =>
       hopReasoner.startHopReasonerService({
@@ -164,9 +170,9 @@ export async function startEmbedded(config: EmbeddedConfig, env: NodeJS.ProcessE
     const devKey = keySource === 'dev key' ? loadOrCreateDevKey(apiKeyFile) : undefined;
     const keys = devKey?.store ?? gateway.ApiKeyStore.fromConfig(gatewayConfig);
     const gatewayQuestions = await openQuestionStreams(gatewayBus);
-    // Files under DATA_DIR without NATS, as the traces: created kbs outlive a restart.
+    // Under DATA_DIR without NATS, as the traces: created kbs outlive a restart.
     const kbRecords = broker
-      ? createFileKeyValueStore(join(config.DATA_DIR, 'kbs'))
+      ? fileStore(join(config.DATA_DIR, 'kbs'))
       : await gatewayBus.keyValue({ bucket: jetstream.kbBucket, retention: 'keep' });
     const gatewayService = await runInService('answer-gateway', () =>
       gateway.startAnswerGateway({
