@@ -1,5 +1,12 @@
 import { isCancelled, subjectTemplate, toHoplineError } from '@hopline/contracts';
-import { extractContext, inService, injectContext, instrument, type HoplineMetrics } from '@hopline/telemetry';
+import {
+  extractContext,
+  inService,
+  injectContext,
+  instrument,
+  spansRecorded,
+  type HoplineMetrics,
+} from '@hopline/telemetry';
 import {
   context,
   ROOT_CONTEXT,
@@ -142,21 +149,26 @@ function traceDurableStream(root: Context, stream: DurableStream): DurableStream
 /**
  * A message read from a stream gets a CONSUMER span in its sender's trace as it is handed
  * over; the reader's work with it is not in the span, since an iterator has no handler to
- * wrap. A message read again (a resumed stream) adds another such span.
+ * wrap. A message read again (a resumed stream) adds another such span. In a process that
+ * records no spans that span is nothing anyone can read, and nothing starts under it, so
+ * neither it nor the sender's context it would need is made (a gateway reads a question's
+ * every event).
  */
 async function* traceFollow(root: Context, messages: AsyncIterable<StoredMessage>): AsyncGenerator<StoredMessage> {
   for await (const message of messages) {
-    trace
-      .getTracer('hopline')
-      .startSpan(
-        `${subjectTemplate(message.subject)} receive`,
-        {
-          kind: SpanKind.CONSUMER,
-          attributes: messagingAttributes(message.subject, 'receive', message.data),
-        },
-        extractContext(message.headers, root),
-      )
-      .end();
+    if (spansRecorded()) {
+      trace
+        .getTracer('hopline')
+        .startSpan(
+          `${subjectTemplate(message.subject)} receive`,
+          {
+            kind: SpanKind.CONSUMER,
+            attributes: messagingAttributes(message.subject, 'receive', message.data),
+          },
+          extractContext(message.headers, root),
+        )
+        .end();
+    }
     yield message;
   }
 }

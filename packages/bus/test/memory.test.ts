@@ -1,7 +1,8 @@
 import { NoRespondersError } from '@hopline/contracts';
 import { waitFor } from '@hopline/test-support';
 import { describe, expect, it } from 'vitest';
-import { createMemoryBroker, createMemoryBus, DEFAULT_JETSTREAM_POLICY } from '../src/index.js';
+import { createMemoryBroker, createMemoryBus, DEFAULT_JETSTREAM_POLICY, type StoredMessage } from '../src/index.js';
+import { encodeHeaders } from '../src/wire-headers.js';
 import { busScenarios } from './scenarios.js';
 
 const broker = createMemoryBroker();
@@ -78,5 +79,37 @@ describe('memory adapter', () => {
     await stream.publish('test.retention.q', new Uint8Array([99]), { msgId: 'late' });
     expect(await stored(stream, 'test.retention.q')).toEqual([99]);
     await bus.drain();
+  });
+
+  it('memory - a stored message counts its headers as the bytes their NATS wire encoding takes', async () => {
+    const subject = 'test.sized.q';
+    const headers = { 'Hopline-Tenant': 'tenant-ä', 'Hopline-User': '  trimmed  ' };
+    // The message id is a header too; ids of one length make every message one size.
+    const size = subject.length + 100 + encodeHeaders({ ...headers, 'Nats-Msg-Id': 'm0' }).length;
+    const keptWithin = async (maxBytes: number) => {
+      const bus = createMemoryBus({
+        jetstream: {
+          ...DEFAULT_JETSTREAM_POLICY,
+          limits: { ...DEFAULT_JETSTREAM_POLICY.limits, events: { maxAgeMs: 0, maxBytes } },
+        },
+      });
+      const stream = await bus.durableStream({ name: 'SIZED', subjects: ['test.sized.>'], retention: 'events' });
+      for (let i = 0; i < 5; i++) await stream.publish(subject, new Uint8Array(100), { msgId: `m${i}`, headers });
+      const seen: StoredMessage[] = [];
+      const stop = new AbortController();
+      const reading = (async () => {
+        for await (const message of stream.follow(subject, { signal: stop.signal })) seen.push(message);
+      })();
+      await waitFor(() => seen.at(-1)?.headers['Nats-Msg-Id'] === 'm4');
+      stop.abort();
+      await reading;
+      await bus.drain();
+      return seen;
+    };
+    const three = await keptWithin(3 * size);
+    expect(three.map((message) => message.headers['Nats-Msg-Id'])).toEqual(['m2', 'm3', 'm4']);
+    // Values come back as NATS hands them: trimmed.
+    expect(three[0]?.headers['Hopline-User']).toBe('trimmed');
+    expect(await keptWithin(3 * size - 1)).toHaveLength(2);
   });
 });

@@ -3,6 +3,7 @@ import { context, ROOT_CONTEXT } from '@opentelemetry/api';
 import {
   DEFAULT_DUPLICATE_WINDOW_MS,
   type BusErrorReporter,
+  type BusHeaders,
   type ConsumerProgress,
   type DurableConsumer,
   type DurableConsumerOptions,
@@ -17,13 +18,16 @@ import { InFlight } from '../in-flight.js';
 import { limitsOf, type JetStreamPolicy, type RetentionLimits } from '../jetstream-policy.js';
 import { assertValidName } from '../names.js';
 import { assertValidSubject, subjectMatches } from '../subjects.js';
-import { decodeHeaders, encodeHeaders } from '../wire-headers.js';
+import { fromMsgHdrs, toMsgHdrs } from '../wire-headers.js';
 
 interface StoredEntry {
   readonly seq: number;
   readonly subject: string;
   readonly data: Uint8Array;
-  readonly headers: Uint8Array;
+  /** As a NATS client would read them back; each reader gets its own copy. */
+  readonly headers: Readonly<BusHeaders>;
+  /** What the headers take on the wire. */
+  readonly headerBytes: number;
   readonly storedAt: number;
 }
 
@@ -35,13 +39,31 @@ interface StreamConfig {
 }
 
 /** What a message counts towards a stream's byte limit, as JetStream counts it. */
-const sizeOf = (entry: StoredEntry) => entry.subject.length + entry.data.length + entry.headers.length;
+const sizeOf = (entry: StoredEntry) => entry.subject.length + entry.data.length + entry.headerBytes;
+
+/**
+ * The headers a stored message keeps, checked and trimmed by nats.js's own implementation as on
+ * a publish to NATS, and the bytes their wire encoding takes ("NATS/1.0", then "\r\nkey: value"
+ * each, then "\r\n\r\n"). They are kept as read, not as bytes: in one process, encoding
+ * them for every message and decoding them again for every reader was a few per cent of a
+ * question's CPU.
+ */
+function storedHeaders(record: Readonly<BusHeaders>): { headers: BusHeaders; headerBytes: number } {
+  const headers = fromMsgHdrs(toMsgHdrs(record));
+  const entries = Object.entries(headers);
+  // No headers, no header block at all.
+  let headerBytes = entries.length === 0 ? 0 : 'NATS/1.0'.length + '\r\n\r\n'.length;
+  for (const [key, value] of entries) {
+    headerBytes += '\r\n: '.length + Buffer.byteLength(key) + Buffer.byteLength(value);
+  }
+  return { headers, headerBytes };
+}
 
 function toStoredMessage(entry: StoredEntry): StoredMessage {
   return {
     subject: entry.subject,
     data: new Uint8Array(entry.data),
-    headers: decodeHeaders(entry.headers),
+    headers: { ...entry.headers },
     seq: entry.seq,
   };
 }
@@ -89,7 +111,7 @@ export class MemoryStream {
       seq: ++this.lastSeq,
       subject,
       data: new Uint8Array(data),
-      headers: encodeHeaders({ ...options.headers, [headers.msgId]: options.msgId }),
+      ...storedHeaders({ ...options.headers, [headers.msgId]: options.msgId }),
       storedAt: now,
     };
     this.msgIds.set(options.msgId, { seq: entry.seq, at: now });
@@ -381,7 +403,7 @@ export function openMemoryDurableStream(
           const message: StreamMessage = {
             subject: stored.subject,
             data: new Uint8Array(stored.data),
-            headers: decodeHeaders(stored.headers),
+            headers: { ...stored.headers },
             deliveryCount,
           };
           const keepAlive = consumerOptions.keepAlive
