@@ -37,7 +37,7 @@ export interface Embedded {
 /**
  * All five services in one process, each built by the same start function its own main.ts
  * uses, each with its own bus connection: over the in-memory broker (which encodes every
- * message as NATS would) or, with NATS_URL, over a real server. The services reach each
+ * payload as NATS would, and checks headers with nats.js) or, with NATS_URL, over a real server. The services reach each
  * other as in the distributed mode (NATS subjects), except that the hop-reasoner calls
  * query-understanding and the reranker directly rather than over gRPC on loopback (both still
  * serve gRPC for other clients), and the retrieval worker directly rather than over the bus
