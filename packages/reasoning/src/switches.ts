@@ -21,6 +21,8 @@ export const REASONING_SWITCHES = {
     "a parallel plan's evidence takes each sub-question's ranking in turn, rank by rank, instead of fusing them by summed reciprocal rank, so a chunk middling for every focus does not push one focus's own chunk out",
   entityGraph:
     "a hop adds to its retrieved chunks those personalized PageRank ranks highest on the entity–chunk graph, seeded by its query's and the previous hops' entities",
+  yearlessDates:
+    'a which-first question where a document dates its event without any year ("6月15日") is read in the year of the other events\' documents, when the answer is the same in each of those years, and the answer says so',
 } as const;
 
 export type ReasoningSwitch = keyof typeof REASONING_SWITCHES;

@@ -10,6 +10,7 @@ import {
   parseDate,
   readTypedAnswer,
 } from '../src/offline/answers.js';
+import { yearlessDateIn } from '../src/offline/chinese.js';
 import { listedEvents } from '../src/offline/event-list.js';
 import { isAboutEvent, weightedCoverage } from '../src/offline/grade.js';
 import { comparedOptions, samePeriod } from '../src/offline/question.js';
@@ -98,6 +99,14 @@ describe('events compared by date - the list a question names', () => {
     expect(inSamePeriod(bridge, { year: 2031, month: 4, day: 28 }, 'month')).toBe(true);
     expect(inSamePeriod(bridge, { year: 2031, month: 4, day: 28 }, 'day')).toBe(false);
     expect(inSamePeriod(bridge, { year: 2031 }, 'month')).toBeUndefined();
+  });
+
+  it('dates - a month and day written without a year before them, and only those', () => {
+    expect(yearlessDateIn('红松镇于6月9日举办灯会')).toEqual({ text: '6月9日', month: 6, day: 9 });
+    expect(yearlessDateIn('白沙镇12月举办庙会')).toEqual({ text: '12月', month: 12 });
+    expect(yearlessDateIn('2031年6月9日，红松镇举办灯会')).toBeUndefined();
+    expect(yearlessDateIn('工期13月有余')).toBeUndefined();
+    expect(yearlessDateIn('青川市去年2月开通地铁')).toBeUndefined();
   });
 
   it('dates - a decade named with its century is a date; one without it is not', () => {
@@ -288,6 +297,64 @@ describe('events compared by date - the loop, offline', () => {
       { focus: '2032年《青川日报》发表城市规划文章', answer: '6月24日', cited: [article] },
     ]);
     expect(answer).toMatch(/^青川市跨江大桥通车 \[1\]/);
+  });
+
+  it('which first - a date stated without any year is read in the year the other documents give, and the answer says so', async () => {
+    // The festival's summary names no year at all; the bridge's gives 2031.
+    const festival = news[5] as Chunk__Output;
+    const question = '青川市跨江大桥通车和红松镇举办灯会，哪个事件先发生？';
+    const hops = [
+      { focus: '青川市跨江大桥通车', answer: '2031年4月12日', cited: [bridge] },
+      { focus: '红松镇举办灯会', answer: '6月9日', cited: [festival] },
+    ];
+    const { answer, abstains } = await synthesized(question, hops);
+    expect(abstains).toBe(false);
+    expect(answer).toMatch(/^青川市跨江大桥通车 \[1\]/);
+    expect(answer).toContain('6月9日 [2]：文档未写年份，此处按其余事件文档的年份（2031年）比较');
+    // Switched off, the yearless date is no date: the answer abstains and names the event.
+    const off = await synthesized(question, hops, ['yearlessDates']);
+    expect(off.abstains).toBe(true);
+    expect(off.answer).toMatch(/未找到：关于“红松镇举办灯会”并陈述其日期的文档/);
+  });
+
+  it("which first - a yearless date the other documents' years would order differently leaves the comparison open", async () => {
+    // In 2030 the festival (6月9日) comes first; in 2031 the railway (2030年11月3日) does.
+    const festival = news[5] as Chunk__Output;
+    const rail = news[2] as Chunk__Output;
+    const { answer, abstains } = await synthesized(
+      '北岭铁路公司开通夜间列车、青川市跨江大桥通车和红松镇举办灯会，哪个事件最早发生？',
+      [
+        { focus: '北岭铁路公司开通夜间列车', answer: '2030年11月3日', cited: [rail] },
+        { focus: '青川市跨江大桥通车', answer: '2031年4月12日', cited: [bridge] },
+        { focus: '红松镇举办灯会', answer: '6月9日', cited: [festival] },
+      ],
+    );
+    expect(abstains).toBe(true);
+    expect(answer).toMatch(/未找到：关于“红松镇举办灯会”并陈述其日期的文档/);
+  });
+
+  it('which first - two yearless dates ordered with years on every side: the same answer in each year', async () => {
+    const fair = chunk('n-fair', '', '白沙镇于9月2日举办庙会，吸引游客上万人。');
+    const { answer, abstains } = await synthesized(
+      '青川市跨江大桥通车、北岭铁路公司开通夜间列车和白沙镇举办庙会，哪个事件最晚发生？',
+      [
+        { focus: '青川市跨江大桥通车', answer: '2031年4月12日', cited: [bridge] },
+        { focus: '北岭铁路公司开通夜间列车', answer: '2030年11月3日', cited: [news[2] as Chunk__Output] },
+        { focus: '白沙镇举办庙会', answer: '9月2日', cited: [fair] },
+      ],
+    );
+    // Read in 2030 the fair is before the railway, in 2031 after the bridge: the latest differs.
+    expect(abstains).toBe(true);
+    expect(answer).toMatch(/未找到：关于“白沙镇举办庙会”/);
+  });
+
+  it("which first - a document that names a year anywhere is read in it, not placed in another event's year", async () => {
+    const article = chunk('n-review', '', '《青川日报》6月24日文章回顾了2008年以来青川市的规划调整。');
+    const { answer } = await synthesized('青川市跨江大桥通车和《青川日报》发表规划回顾文章，哪个事件更早？', [
+      { focus: '青川市跨江大桥通车', answer: '2031年4月12日', cited: [bridge] },
+      { focus: '《青川日报》发表规划回顾文章', answer: '6月24日', cited: [article] },
+    ]);
+    expect(answer).not.toContain('文档未写年份');
   });
 
   it('same month - a date with no year still tells a different month apart: the judgement is no', async () => {

@@ -312,6 +312,7 @@ export function createHopReasoner(deps: HopReasonerDependencies): HopReasoner {
             evidence,
             complete,
             missing: outcome.missing,
+            switchedOff: settings.switchedOff,
           });
           span.setAttribute('hopline.cited', answer.cited.length);
           return answer;

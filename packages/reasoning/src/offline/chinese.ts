@@ -30,3 +30,25 @@ export function chineseQuestionEntities(question: string): string[] {
     if (!entities.some((entity) => entity.includes(name.text))) entities.push(name.text);
   return entities;
 }
+
+// A month, and maybe a day, with no year written before it ("6月15日", "6月"): as news states
+// the date of an event of its own year. A month of another year than the text's ("去年2月",
+// "明年3月") is not one.
+const YEARLESS_DATE = /(?<!\d\s*年\s*)(?<![去前明后上]年\s*)(?<!\d)(\d{1,2})\s*月(?:\s*(\d{1,2})\s*[日号])?/;
+
+/** A date a Chinese text states without its year, as written, with its month and day. */
+export interface YearlessDate {
+  text: string;
+  month: number;
+  day?: number;
+}
+
+/** The first month (and day) a Chinese text states with no year before it, if any. */
+export function yearlessDateIn(text: string): YearlessDate | undefined {
+  const match = YEARLESS_DATE.exec(text);
+  if (!match) return undefined;
+  const month = Number(match[1]);
+  const day = match[2] === undefined ? undefined : Number(match[2]);
+  if (month < 1 || month > 12 || (day !== undefined && (day < 1 || day > 31))) return undefined;
+  return { text: match[0].trim(), month, ...(day === undefined ? {} : { day }) };
+}

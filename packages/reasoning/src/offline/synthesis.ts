@@ -2,6 +2,8 @@ import type { Chunk__Output } from '@hopline/contracts';
 import { containsStem, contentTerms, hasHan } from '@hopline/text';
 import type { EvidenceItem, SynthesisHop, SynthesisInput } from '../reasoner/reasoner.js';
 import type { StatedDate } from './answers.js';
+import { isOn } from '../switches.js';
+import { yearlessDateIn } from './chinese.js';
 import { isAboutEvent, weightedCoverage } from './grade.js';
 import { compareDates, datedYearIn, datesIn, firstDateIn, inSamePeriod, parseDate, yearOf } from './answers.js';
 import type { Period } from './question.js';
@@ -41,6 +43,8 @@ interface Phrasebook {
   unaboutItems: (items: readonly string[]) => string;
   /** What is missing when every option of a which-first question falls on one date. */
   tied: string;
+  /** The note after an answer that read dates stated without a year in the other events' years. */
+  yearless: (dates: readonly Cited[], years: readonly number[]) => string;
   /**
    * The note after an answer that took the newest document's date where the documents disagree:
    * an uncited sentence that says so, then the dates, each cited to its document, the one used first.
@@ -85,6 +89,10 @@ const ENGLISH: Phrasebook = {
   unaboutItems: (items) =>
     `a document about ${items.map((item) => `"${item}"`).join(' or ')} that states what the question asks of it`,
   tied: 'a date that tells the events compared apart',
+  yearless: (dates, years) =>
+    years.length === 0
+      ? `${dateList(dates, ', ')}: stated without a year, compared as in one year.`
+      : `${dateList(dates, ', ')}: stated without a year, read as in ${years.join(' or ')}, the year the other events' documents give${years.length > 1 ? '; the answer is the same in each' : ''}.`,
   newest: (option, chosen, others) =>
     `The documents disagree on the date of "${option}"; the newest document's date is used. ${dateList([chosen, ...others], '; ')}.`,
   unsettled: (option, kept, others) =>
@@ -109,6 +117,10 @@ const CHINESE: Phrasebook = {
   undatedEvents: (options) => `关于${options.map((option) => `“${option}”`).join('、')}并陈述其日期的文档`,
   unaboutItems: (items) => `关于${items.map((item) => `“${item}”`).join('、')}并陈述问题所问之事的文档`,
   tied: '能分出这些事件先后的日期',
+  yearless: (dates, years) =>
+    years.length === 0
+      ? `${dateList(dates, '；')}：文档未写年份，此处按同一年比较。`
+      : `${dateList(dates, '；')}：文档未写年份，此处按其余事件文档的年份（${years.map((year) => `${year}年`).join('或')}）比较${years.length > 1 ? '，各年份结论相同' : ''}。`,
   newest: (option, chosen, others) =>
     `文档对“${option}”的日期说法不一，此处采用最新文档的日期。${dateList([chosen, ...others], '；')}。`,
   unsettled: (option, kept, others) =>
@@ -314,6 +326,68 @@ function monthsDiffer(
   return new Set(months).size > 1;
 }
 
+/** The options a which-first question picks among dated options: the first (or last), ties together. */
+function picked(dated: readonly DatedOption[], wanted: 'earlier' | 'later'): string {
+  const ordered = [...dated].sort((a, b) => compareDates(a.date, b.date));
+  const chosen = (wanted === 'earlier' ? ordered[0] : ordered.at(-1)) as DatedOption;
+  return dated
+    .filter((entry) => compareDates(entry.date, chosen.date) === 0)
+    .map((entry) => entry.option)
+    .join('\n');
+}
+
+/**
+ * The options of a which-first question whose documents state their date without any year
+ * ("6月15日" in a summary that names no year anywhere), placed in the years the other options'
+ * documents give: events a question sets side by side are mostly reported in the same years.
+ * Only when the option picked is the same in each of those years (or, with every date yearless,
+ * when they are read in one year); the answer then says which dates had no year. Undefined when
+ * an undated option has no yearless date either, or the years would change the answer.
+ */
+function placeYearless(
+  entries: readonly { option: string; hop: SynthesisHop | undefined }[],
+  found: readonly (DatedOption | undefined)[],
+  input: SynthesisInput,
+  wanted: 'earlier' | 'later',
+): { found: DatedOption[]; dates: Cited[]; years: number[] } | undefined {
+  const yearless: DatedOption[] = [];
+  for (const [position, entry] of entries.entries()) {
+    if (found[position]) continue;
+    const chunk = chunkOfHop(entry.hop, input.evidence);
+    // A document that names a year anywhere was read in it already; only one that names none.
+    if (!chunk || datesIn(chunk.text).some((date) => date.year !== undefined)) return undefined;
+    const answer = entry.hop && !entry.hop.finding.unknown ? yearlessDateIn(entry.hop.finding.answer) : undefined;
+    const date = answer ?? yearlessDateIn(sentences(chunk.text)[0]?.text ?? chunk.text);
+    const index = date && indexStating([date.text], entry.hop, input.evidence);
+    if (!date || index === undefined) return undefined;
+    const { month, day } = date;
+    yearless.push({
+      ...entry,
+      text: date.text,
+      date: { year: 0, month, ...(day === undefined ? {} : { day }) },
+      index,
+      asked: false,
+    });
+  }
+  const known = found.filter((entry): entry is DatedOption => entry !== undefined);
+  const years = [...new Set(known.map((entry) => entry.date.year))].sort((a, b) => a - b);
+  const readings = (years.length > 0 ? years : [0]).map((year) => {
+    const inYear = yearless.map((entry) => ({ ...entry, date: { ...entry.date, year } }));
+    return entries.map(
+      (entry) =>
+        known.find((dated) => dated.option === entry.option) ??
+        (inYear.find((dated) => dated.option === entry.option) as DatedOption),
+    );
+  });
+  const choices = new Set(readings.map((reading) => picked(reading, wanted)));
+  if (choices.size !== 1) return undefined;
+  return {
+    found: readings[0] as DatedOption[],
+    dates: yearless.map((entry) => ({ text: entry.text, index: entry.index })),
+    years,
+  };
+}
+
 /**
  * A comparison decided by dates: which option came first (or last), or whether they fell in the
  * same day, month or year. Every option needs a date: without one for some option the answer
@@ -330,16 +404,26 @@ function dateDecision(
   const period = samePeriod(input.question);
   if (!wanted && !period) return undefined;
   const wantsDeath = /\b(died|death|dead)\b|去世|逝世/i.test(input.question);
-  const found = entries.map((entry) => datedOption(entry, input, wantsDeath));
+  let found = entries.map((entry) => datedOption(entry, input, wantsDeath));
+  const notes: string[] = [];
   const undated = entries.filter((_, index) => found[index] === undefined).map((entry) => entry.option);
-  if (undated.length > 0) {
+  const placed =
+    undated.length > 0 && wanted && isOn(input.switchedOff, 'yearlessDates')
+      ? placeYearless(entries, found, input, wanted)
+      : undefined;
+  if (placed) {
+    found = placed.found;
+    notes.push(words.yearless(placed.dates, placed.years));
+  } else if (undated.length > 0) {
     if (period && period !== 'year' && monthsDiffer(entries, found)) return { sentence: `${words.no}${words.stop}` };
     return { missing: words.undatedEvents(undated) };
   }
   const dated: DatedOption[] = [];
-  const notes: string[] = [];
   for (const entry of found as DatedOption[]) {
-    const settled = settleConflict(entry, input, period, words);
+    // A date placed in an assumed year has no year a rival report could contradict.
+    const settled = placed?.dates.some((date) => date.index === entry.index && date.text === entry.text)
+      ? { entry }
+      : settleConflict(entry, input, period, words);
     dated.push(settled.entry);
     if (settled.note) notes.push(settled.note);
   }

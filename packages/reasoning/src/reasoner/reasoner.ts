@@ -1,5 +1,6 @@
 import type { Chunk__Output } from '@hopline/contracts';
 import type { UsageMeter } from '@hopline/models';
+import type { ReasoningSwitch } from '../switches.js';
 
 /** What one hop concluded from its evidence. */
 export interface HopFinding {
@@ -72,6 +73,8 @@ export interface SynthesisInput {
   complete: boolean;
   /** What the broken chain was still looking for. */
   missing: string;
+  /** The reasoning switches off for this question (`pnpm eval --ablate`); none in production. */
+  switchedOff?: readonly ReasoningSwitch[];
 }
 
 export interface ModelCallContext {

@@ -1,6 +1,7 @@
 import type { Chunk__Output } from '@hopline/contracts';
 import { offlineAbstains, synthesizeOffline } from '../../src/offline/synthesis.js';
 import type { HopFinding, SynthesisInput } from '../../src/reasoner/reasoner.js';
+import type { ReasoningSwitch } from '../../src/switches.js';
 
 function finding(answer: string, cited: readonly string[]): HopFinding {
   return {
@@ -21,6 +22,7 @@ function finding(answer: string, cited: readonly string[]): HopFinding {
 export async function synthesized(
   question: string,
   hops: readonly { focus: string; answer: string; cited: Chunk__Output[] }[],
+  switchedOff: readonly ReasoningSwitch[] = [],
 ): Promise<{ answer: string; abstains: boolean }> {
   const chunks = hops.flatMap((hop) => hop.cited);
   const input: SynthesisInput = {
@@ -37,6 +39,7 @@ export async function synthesized(
     evidence: chunks.map((item, index) => ({ index: index + 1, chunk: item, hop: 1, bridgeEntity: '' })),
     complete: true,
     missing: '',
+    switchedOff,
   };
   let answer = '';
   for await (const piece of synthesizeOffline(input)) answer += piece;
