@@ -349,7 +349,7 @@ function placeYearless(
   found: readonly (DatedOption | undefined)[],
   input: SynthesisInput,
   wanted: 'earlier' | 'later',
-): { found: DatedOption[]; dates: Cited[]; years: number[] } | undefined {
+): { found: DatedOption[]; yearless: DatedOption[]; years: number[] } | undefined {
   const yearless: DatedOption[] = [];
   for (const [position, entry] of entries.entries()) {
     if (found[position]) continue;
@@ -381,11 +381,7 @@ function placeYearless(
   });
   const choices = new Set(readings.map((reading) => picked(reading, wanted)));
   if (choices.size !== 1) return undefined;
-  return {
-    found: readings[0] as DatedOption[],
-    dates: yearless.map((entry) => ({ text: entry.text, index: entry.index })),
-    years,
-  };
+  return { found: readings[0] as DatedOption[], yearless, years };
 }
 
 /**
@@ -413,7 +409,12 @@ function dateDecision(
       : undefined;
   if (placed) {
     found = placed.found;
-    notes.push(words.yearless(placed.dates, placed.years));
+    notes.push(
+      words.yearless(
+        placed.yearless.map((entry) => ({ text: entry.text, index: entry.index })),
+        placed.years,
+      ),
+    );
   } else if (undated.length > 0) {
     if (period && period !== 'year' && monthsDiffer(entries, found)) return { sentence: `${words.no}${words.stop}` };
     return { missing: words.undatedEvents(undated) };
@@ -421,7 +422,7 @@ function dateDecision(
   const dated: DatedOption[] = [];
   for (const entry of found as DatedOption[]) {
     // A date placed in an assumed year has no year a rival report could contradict.
-    const settled = placed?.dates.some((date) => date.index === entry.index && date.text === entry.text)
+    const settled = placed?.yearless.some((yearless) => yearless.option === entry.option)
       ? { entry }
       : settleConflict(entry, input, period, words);
     dated.push(settled.entry);
