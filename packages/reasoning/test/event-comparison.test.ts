@@ -12,7 +12,7 @@ import {
 } from '../src/offline/answers.js';
 import { listedEvents } from '../src/offline/event-list.js';
 import { isAboutEvent, weightedCoverage } from '../src/offline/grade.js';
-import { comparedOptions, samePeriod } from '../src/offline/question.js';
+import { comparedOptions, dateComparison, samePeriod } from '../src/offline/question.js';
 import { chunk } from './support/chunks.js';
 import { synthesized } from './support/synthesis.js';
 import { ask, keepOrder, overlapRetriever } from './support/fixtures.js';
@@ -373,6 +373,13 @@ describe('events compared by date - the loop, offline', () => {
     ]);
     expect(done.abstained).toBe(false);
     expect(done.answer).toMatch(/^青川区开始试行夜间公交 \[(\d)\]、红松区开始试行夜间公交 \[\1\]。/);
+  });
+
+  it('which first - "发生在前" asks for the earlier event, "发生在后" for the later', () => {
+    expect(dateComparison('青川市跨江大桥通车与北岭铁路公司开通夜间列车，哪个事件发生在前？')).toBe('earlier');
+    expect(dateComparison('青川市跨江大桥通车与北岭铁路公司开通夜间列车，哪个发生在后？')).toBe('later');
+    // "在前" inside a phrase is no question of order.
+    expect(dateComparison('青川市在前线设立的医院何时启用？')).toBeUndefined();
   });
 
   it('which first - an answered comparison needs no whole-question retrieval', async () => {
