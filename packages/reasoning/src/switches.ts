@@ -21,8 +21,9 @@ export const REASONING_SWITCHES = {
     "a parallel plan's evidence takes each sub-question's ranking in turn, rank by rank, instead of fusing them by summed reciprocal rank, so a chunk middling for every focus does not push one focus's own chunk out",
   entityGraph:
     "a hop adds to its retrieved chunks those personalized PageRank ranks highest on the entity–chunk graph, seeded by its query's and the previous hops' entities",
+  eventKinds:
+    'words that name only the kind of an event ("…的事件", "…分别发生了什么重大事件") are not asked of its chunk: an event option is matched without them, and a distributive question whose predicate names only a kind is answered for each item from a chunk about the item in the setting',
 } as const;
-
 export type ReasoningSwitch = keyof typeof REASONING_SWITCHES;
 
 export const REASONING_SWITCH_NAMES = Object.keys(REASONING_SWITCHES) as ReasoningSwitch[];

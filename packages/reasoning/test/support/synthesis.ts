@@ -1,6 +1,7 @@
 import type { Chunk__Output } from '@hopline/contracts';
 import { offlineAbstains, synthesizeOffline } from '../../src/offline/synthesis.js';
 import type { HopFinding, SynthesisInput } from '../../src/reasoner/reasoner.js';
+import type { ReasoningSwitch } from '../../src/switches.js';
 
 function finding(answer: string, cited: readonly string[]): HopFinding {
   return {
@@ -16,11 +17,13 @@ function finding(answer: string, cited: readonly string[]): HopFinding {
 
 /**
  * What offline synthesis writes for a question answered in hops, one per focus (an event, a
- * plan's item), each hop citing the chunks given for it; and whether it abstains.
+ * plan's item), each hop citing the chunks given for it, with the switches named off; and
+ * whether it abstains.
  */
 export async function synthesized(
   question: string,
   hops: readonly { focus: string; answer: string; cited: Chunk__Output[] }[],
+  switchedOff: readonly ReasoningSwitch[] = [],
 ): Promise<{ answer: string; abstains: boolean }> {
   const chunks = hops.flatMap((hop) => hop.cited);
   const input: SynthesisInput = {
@@ -39,6 +42,6 @@ export async function synthesized(
     missing: '',
   };
   let answer = '';
-  for await (const piece of synthesizeOffline(input)) answer += piece;
-  return { answer, abstains: offlineAbstains(input) };
+  for await (const piece of synthesizeOffline(input, switchedOff)) answer += piece;
+  return { answer, abstains: offlineAbstains(input, switchedOff) };
 }
