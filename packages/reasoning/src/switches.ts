@@ -23,6 +23,8 @@ export const REASONING_SWITCHES = {
     "a hop adds to its retrieved chunks those personalized PageRank ranks highest on the entity–chunk graph, seeded by its query's and the previous hops' entities",
   yearlessDates:
     'a which-first question where a document dates its event without any year ("6月15日") is read in the year of the other events\' documents, when the answer is the same in each of those years, and the answer says so',
+  eventKinds:
+    'words that name only the kind of an event ("…的事件", "…分别发生了什么重大事件") are not asked of its chunk: an event option is matched without them, and a distributive question whose predicate names only a kind is answered for each item from a chunk about the item in the setting',
 } as const;
 
 export type ReasoningSwitch = keyof typeof REASONING_SWITCHES;

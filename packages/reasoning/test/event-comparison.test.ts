@@ -13,7 +13,8 @@ import {
 import { yearlessDateIn } from '../src/offline/chinese.js';
 import { listedEvents } from '../src/offline/event-list.js';
 import { isAboutEvent, weightedCoverage } from '../src/offline/grade.js';
-import { comparedOptions, samePeriod } from '../src/offline/question.js';
+import { comparedOptions, dateComparison, samePeriod } from '../src/offline/question.js';
+import type { ReasoningSwitch } from '../src/switches.js';
 import { chunk } from './support/chunks.js';
 import { synthesized } from './support/synthesis.js';
 import { ask, keepOrder, overlapRetriever } from './support/fixtures.js';
@@ -440,6 +441,33 @@ describe('events compared by date - the loop, offline', () => {
     ]);
     expect(done.abstained).toBe(false);
     expect(done.answer).toMatch(/^青川区开始试行夜间公交 \[(\d)\]、红松区开始试行夜间公交 \[\1\]。/);
+  });
+
+  it('which first - "发生在前" asks for the earlier event, "发生在后" for the later', () => {
+    expect(dateComparison('青川市跨江大桥通车与北岭铁路公司开通夜间列车，哪个事件发生在前？')).toBe('earlier');
+    expect(dateComparison('青川市跨江大桥通车与北岭铁路公司开通夜间列车，哪个发生在后？')).toBe('later');
+    // "在前" inside a phrase is no question of order.
+    expect(dateComparison('青川市在前线设立的医院何时启用？')).toBeUndefined();
+  });
+
+  it('which first - an option closed by the noun for its kind ("…的事件") is matched by what happened, which a chunk states without that noun', async () => {
+    const sentence = chunk('n-sentence', '', '2031年5月6日，青川市中级法院以盗窃罪判处柳文川有期徒刑两年。');
+    const question = '柳文川被判刑的事件和北岭铁路公司开通夜间列车，哪个发生在前？';
+    const asked = (switchedOff: ReasoningSwitch[]) =>
+      createHopReasoner({
+        analyzer: createAnalyzer(),
+        retriever: overlapRetriever([...news, sentence]),
+        reranker: keepOrder,
+        config: { topK: 3, switchedOff },
+      }).answer(ask(question), { emit: () => undefined });
+    const { done } = await asked([]);
+    expect(done.abstained).toBe(false);
+    expect(done.answer).toMatch(/^北岭铁路公司开通夜间列车 \[\d\]/);
+    expect(done.answer).toContain('2031年5月6日');
+    // Asked of the chunk, "事件" and the paraphrased "判刑" leave too little of the event stated.
+    const without = await asked(['eventKinds']);
+    expect(without.done.abstained).toBe(true);
+    expect(without.done.answer).toMatch(/未找到：.*柳文川被判刑的事件/);
   });
 
   it('which first - an answered comparison needs no whole-question retrieval', async () => {

@@ -1,3 +1,4 @@
+import type { Chunk__Output } from '@hopline/contracts';
 import { describe, expect, it } from 'vitest';
 import { respectiveItems } from '../src/offline/respectively.js';
 import { chunk } from './support/chunks.js';
@@ -16,6 +17,17 @@ describe('respectively - the items of a distributive question share its predicat
       { item: 'Northwind Labs', event: 'Northwind Labs founded' },
       { item: 'Harbor Cup', event: 'Harbor Cup founded' },
     ]);
+  });
+
+  it('items - a predicate that names only a kind of event gives each item its scene, the setting and the item', () => {
+    expect(respectiveItems('2031年上半年，柳文川和苏晴分别发生了什么重大事件？')).toEqual([
+      { item: '柳文川', event: '2031年上半年柳文川发生了重大事件', scene: '2031年上半年柳文川' },
+      { item: '苏晴', event: '2031年上半年苏晴发生了重大事件', scene: '2031年上半年苏晴' },
+    ]);
+    // A predicate that names what the events are about says what happened: no scene.
+    expect(respectiveItems('2031年4月和6月分别发生了哪些关于NBC和青川大桥的事件？').every((item) => !item.scene)).toBe(
+      true,
+    );
   });
 
   it('items - a question with no distributive word lists none', () => {
@@ -48,5 +60,37 @@ describe('respectively - the synthesis answers item by item', () => {
     expect(abstains).toBe(true);
     expect(answer).toMatch(/^无法根据知识库回答/);
     expect(answer).toMatch(/未找到：关于“澜沧市”并陈述问题所问之事的文档/);
+  });
+
+  describe('a predicate that names only a kind of event', () => {
+    const kindQuestion = '2031年上半年，柳文川和苏晴分别发生了什么重大事件？';
+    const appointed = chunk('n-liu', '', '2031年3月，柳文川被任命为青川大学校长。此前他任该校副校长。');
+    const resigned = chunk('n-su', '', '2031年5月8日，苏晴辞去澜沧银行行长职务。接任者为副行长林岚。');
+    const earlier = chunk('n-su-old', '', '2029年5月8日，苏晴出任澜沧银行行长。');
+    const marathon = chunk('n-run', '', '2031年2月，青川市举办冬季马拉松，选手超过一万人。');
+    const hops = (su: Chunk__Output) => [
+      { focus: '2031年上半年，柳文川？', answer: '马拉松', cited: [marathon, appointed] },
+      { focus: '苏晴分别发生了什么重大事件？', answer: '林岚', cited: [su] },
+    ];
+
+    it("each item is answered from a chunk about it in the setting, with only the hops' sentences from those chunks", async () => {
+      const { answer, abstains } = await synthesized(kindQuestion, hops(resigned));
+      expect(abstains).toBe(false);
+      // The first hop's marathon is about neither item: its sentence is left out.
+      expect(answer).toBe(
+        '2031年3月，柳文川被任命为青川大学校长 [2]。2031年5月8日，苏晴辞去澜沧银行行长职务 [3]。接任者为副行长林岚 [3]。',
+      );
+    });
+
+    it('a chunk about the item outside the setting is no answer: the synthesis abstains naming the item', async () => {
+      const { answer, abstains } = await synthesized(kindQuestion, hops(earlier));
+      expect(abstains).toBe(true);
+      expect(answer).toMatch(/未找到：关于“苏晴”并陈述问题所问之事的文档/);
+    });
+
+    it('with eventKinds off the kind is asked of the chunks, which do not state it: an abstention', async () => {
+      const { abstains } = await synthesized(kindQuestion, hops(resigned), ['eventKinds']);
+      expect(abstains).toBe(true);
+    });
   });
 });

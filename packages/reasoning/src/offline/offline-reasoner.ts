@@ -5,6 +5,7 @@ import type { HopExtractionInput, HopFinding, Reasoner } from '../reasoner/reaso
 import { readTypedAnswer } from './answers.js';
 import type { BridgeCandidate } from './bridge.js';
 import { bridgeCandidates, isAbout, UNANCHORED_WEIGHT } from './bridge.js';
+import { withoutKindNoun } from './event-kind.js';
 import { gradeEvidence, isAboutEvent } from './grade.js';
 import type { AnswerType } from './question.js';
 import {
@@ -21,6 +22,7 @@ import { synthesizeOffline } from './synthesis.js';
 import type { TitleConventions } from './text.js';
 import { bareTitle, chunkTerms, titleConventions } from './text.js';
 import type { ReasoningSwitch } from '../switches.js';
+import { isOn } from '../switches.js';
 
 export interface OfflineReasonerOptions {
   /** Chunks the first hop cites: the documents about the question's entities, then the best ranked. */
@@ -104,7 +106,8 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
     // A hop sent for the date of one event of a comparison reads it only from a chunk about that
     // event: a dated document on a neighbouring topic would answer the comparison for the wrong
     // event. With none, the event is a gap the answer names.
-    const eventChunks = event === undefined ? chunks : chunks.filter((chunk) => isAboutEvent(event, chunk));
+    const asked = event !== undefined && isOn(options.switchedOff, 'eventKinds') ? withoutKindNoun(event) : event;
+    const eventChunks = asked === undefined ? chunks : chunks.filter((chunk) => isAboutEvent(asked, chunk));
     if (eventChunks.length === 0) return unknownFinding();
 
     const about = chunksAbout(eventChunks, sought, titles).slice(0, ABOUT_CITATIONS);
@@ -234,7 +237,7 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
   return {
     kind: 'offline',
     extractHopAnswer: (input) => extractHopAnswer(input),
-    synthesize: (input) => synthesizeOffline(input),
+    synthesize: (input) => synthesizeOffline(input, options.switchedOff),
   };
 }
 

@@ -81,9 +81,9 @@ export function chineseComparisonOptions(question: string): string[] {
 }
 
 const EARLIER =
-  /\b(first|earlier|earliest|older|oldest|before|sooner)\b|更早|最早|较早|得早|早于|率先|先于|(?:哪|谁)[^，,？?]{0,8}先(?![进生锋])/i;
+  /\b(first|earlier|earliest|older|oldest|before|sooner)\b|更早|最早|较早|得早|早于|率先|先于|(?:哪|谁)[^，,？?]{0,8}先(?![进生锋])|在[前先](?=[？?。，,]|$)/i;
 const LATER =
-  /\b(later|latest|younger|youngest|after|last|newer|more recent(?:ly)?)\b|更晚|最晚|较晚|得晚|晚于|最迟|更迟|较迟|迟于/i;
+  /\b(later|latest|younger|youngest|after|last|newer|more recent(?:ly)?)\b|更晚|最晚|较晚|得晚|晚于|最迟|更迟|较迟|迟于|在后(?=[？?。，,]|$)/i;
 const SAME_PERIOD = /\bsame\s+(day|month|year)\b|同一?个?(天|日|月|年)|同(?:一)?(?:个)?月份/i;
 
 export type Period = 'day' | 'month' | 'year';

@@ -1,4 +1,5 @@
 import { hasHan } from '@hopline/text';
+import { namesOnlyAKind } from './event-kind.js';
 import { listItems } from './event-list.js';
 
 /**
@@ -15,6 +16,11 @@ export interface RespectiveItem {
   item: string;
   /** The item with the setting and the shared predicate, its asking words left out ("2031年4月青川市开通地铁"). */
   event: string;
+  /**
+   * The item with the setting alone ("2031年上半年青川市"), where the predicate names only a kind
+   * of event ("发生了什么重大事件"); undefined where it says what happened.
+   */
+  scene?: string;
 }
 
 const CLAUSE = /[，,：:；;]/;
@@ -43,7 +49,13 @@ function chineseItems(question: string): RespectiveItem[] {
     .replace(CHINESE_ASKING, '')
     .trim();
   const items = listItems(clause.slice(0, marker.index));
-  return items.map((item) => ({ item, event: `${setting}${item}${predicate}` }));
+  // Documents say what happened, not its kind: such a predicate is no words to ask of them.
+  const kindOnly = namesOnlyAKind(predicate);
+  return items.map((item) => ({
+    item,
+    event: `${setting}${item}${predicate}`,
+    ...(kindOnly ? { scene: `${setting}${item}` } : {}),
+  }));
 }
 
 function englishItems(question: string): RespectiveItem[] {

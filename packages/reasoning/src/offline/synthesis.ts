@@ -12,6 +12,8 @@ import { expandRelations } from './relations.js';
 import type { RespectiveItem } from './respectively.js';
 import { respectiveItems } from './respectively.js';
 import { sentences, states } from './text.js';
+import type { ReasoningSwitch } from '../switches.js';
+import { isOn } from '../switches.js';
 
 /**
  * Extractive synthesis: the answer first, cited to a chunk that states it, then each hop's
@@ -187,7 +189,12 @@ function bestCovered(question: string, entries: readonly { option: string; hop: 
 }
 
 /** The answer sentence, every claim in it cited to a chunk that states it; or what no evidence states. */
-type Opening = { sentence: string } | { unstated: string } | { missing: string };
+/**
+ * `sources`: the evidence numbers of the chunks a distributive question's items were answered
+ * from. The hops looked up the items without the predicate: only their sentences from those
+ * chunks (the date beside an item's sentence) add to the answer; the rest are about other things.
+ */
+type Opening = { sentence: string; sources?: ReadonlySet<number> } | { unstated: string } | { missing: string };
 
 function chunkOfHop(hop: SynthesisHop | undefined, evidence: readonly EvidenceItem[]): Chunk__Output | undefined {
   return evidence.find((item) => item.chunk.chunkId === hop?.finding.citedChunkIds[0])?.chunk;
@@ -496,10 +503,19 @@ function sentenceAbout(event: string, item: EvidenceItem): Cited {
  * shares the predicate and the setting without the item. An item no chunk is about is named in
  * the abstention.
  */
-function respectiveAnswer(input: SynthesisInput, items: readonly RespectiveItem[], words: Phrasebook): Opening {
-  const sources = items.map(({ item, event }) =>
+function respectiveAnswer(
+  input: SynthesisInput,
+  items: readonly RespectiveItem[],
+  words: Phrasebook,
+  switchedOff: readonly ReasoningSwitch[] | undefined,
+): Opening {
+  // A predicate that names only a kind of event asks what happened to the item in the setting.
+  const kindOnly = isOn(switchedOff, 'eventKinds');
+  const sources = items.map(({ item, event, scene }) =>
     evidenceFor(hopForOption(item, input.hops), input.evidence).find(
-      (candidate) => isAboutEvent(item, candidate.chunk) && isAboutEvent(event, candidate.chunk),
+      (candidate) =>
+        isAboutEvent(item, candidate.chunk) &&
+        isAboutEvent(kindOnly && scene !== undefined ? scene : event, candidate.chunk),
     ),
   );
   const missing = items.filter((_, index) => sources[index] === undefined).map(({ item }) => item);
@@ -510,13 +526,20 @@ function respectiveAnswer(input: SynthesisInput, items: readonly RespectiveItem[
       return `${cited.text} [${cited.index}]${words.stop}`;
     }),
   );
-  return { sentence: [...lines].join(words.space) };
+  return {
+    sentence: [...lines].join(words.space),
+    sources: new Set(sources.map((source) => (source as EvidenceItem).index)),
+  };
 }
 
-function opening(input: SynthesisInput, words: Phrasebook): Opening | undefined {
+function opening(
+  input: SynthesisInput,
+  words: Phrasebook,
+  switchedOff: readonly ReasoningSwitch[] | undefined,
+): Opening | undefined {
   const { question, hops, evidence } = input;
   const respective = dateComparison(question) || samePeriod(question) ? [] : respectiveItems(question);
-  if (respective.length > 0) return respectiveAnswer(input, respective, words);
+  if (respective.length > 0) return respectiveAnswer(input, respective, words, switchedOff);
   const choices = comparedOptions(question);
   if (choices.length >= 2) {
     const entries = choices.map((option) => ({ option, hop: hopForOption(option, hops) }));
@@ -542,14 +565,14 @@ function opening(input: SynthesisInput, words: Phrasebook): Opening | undefined 
     : { sentence: `${last.finding.answer} [${index}]${words.stop}` };
 }
 
-/** Each found hop's sentence stating its answer, each sentence once. */
-function chainSentences(input: SynthesisInput, words: Phrasebook): string[] {
+/** Each found hop's sentence stating its answer, each sentence once; only from the `from` chunks where given. */
+function chainSentences(input: SynthesisInput, words: Phrasebook, from?: ReadonlySet<number>): string[] {
   const lines: string[] = [];
   const seen = new Set<string>();
   for (const hop of input.hops) {
     if (hop.finding.unknown) continue;
     const stated = sentenceStating(hop, input.evidence);
-    if (!stated) continue;
+    if (!stated || (from && !from.has(stated.index))) continue;
     const text = stated.text.replace(/[\s.!?。！？]+$/u, '');
     const key = contentTerms(text).join(' ');
     if (seen.has(key)) continue;
@@ -569,17 +592,20 @@ function abstention(input: SynthesisInput, words: Phrasebook, missing: string): 
 }
 
 /** Whether the offline synthesis of this input abstains: an incomplete chain, or no answer its evidence states. */
-export function offlineAbstains(input: SynthesisInput): boolean {
-  const first = input.complete ? opening(input, phrasebookFor(input.question)) : undefined;
+export function offlineAbstains(input: SynthesisInput, switchedOff?: readonly ReasoningSwitch[]): boolean {
+  const first = input.complete ? opening(input, phrasebookFor(input.question), switchedOff) : undefined;
   return !(first && 'sentence' in first);
 }
 
-export async function* synthesizeOffline(input: SynthesisInput): AsyncGenerator<string> {
+export async function* synthesizeOffline(
+  input: SynthesisInput,
+  switchedOff?: readonly ReasoningSwitch[],
+): AsyncGenerator<string> {
   const words = phrasebookFor(input.question);
-  const first = input.complete ? opening(input, words) : undefined;
+  const first = input.complete ? opening(input, words, switchedOff) : undefined;
   const lines =
     first && 'sentence' in first
-      ? [first.sentence, ...chainSentences(input, words)]
+      ? [first.sentence, ...chainSentences(input, words, first.sources)]
       : abstention(
           input,
           words,

@@ -17,7 +17,8 @@ function finding(answer: string, cited: readonly string[]): HopFinding {
 
 /**
  * What offline synthesis writes for a question answered in hops, one per focus (an event, a
- * plan's item), each hop citing the chunks given for it; and whether it abstains.
+ * plan's item), each hop citing the chunks given for it, with the switches named off; and
+ * whether it abstains.
  */
 export async function synthesized(
   question: string,
@@ -42,6 +43,6 @@ export async function synthesized(
     switchedOff,
   };
   let answer = '';
-  for await (const piece of synthesizeOffline(input)) answer += piece;
-  return { answer, abstains: offlineAbstains(input) };
+  for await (const piece of synthesizeOffline(input, switchedOff)) answer += piece;
+  return { answer, abstains: offlineAbstains(input, switchedOff) };
 }
