@@ -2,7 +2,6 @@ import type { Chunk__Output } from '@hopline/contracts';
 import { containsStem, contentTerms, hasHan } from '@hopline/text';
 import type { EvidenceItem, SynthesisHop, SynthesisInput } from '../reasoner/reasoner.js';
 import type { StatedDate } from './answers.js';
-import { isOn } from '../switches.js';
 import { yearlessDateIn } from './chinese.js';
 import { isAboutEvent, weightedCoverage } from './grade.js';
 import { compareDates, datedYearIn, datesIn, firstDateIn, inSamePeriod, parseDate, yearOf } from './answers.js';
