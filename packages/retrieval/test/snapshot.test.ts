@@ -305,7 +305,7 @@ describe('index snapshots', () => {
     await vector.close();
   });
 
-  it('persistence - a format 3 snapshot (chunks in the entries) still loads, and its worker writes it as format 4 at close', async () => {
+  it('persistence - format 3 snapshots (chunks in the vector entries, no checksum of item bytes) still load, and are written as format 4 at close', async () => {
     const dataDir = await tempDir();
     const snapshot = join(dataDir, 'vector.snapshot');
     await mkdir(snapshot, { recursive: true });
@@ -335,5 +335,24 @@ describe('index snapshots', () => {
     const reopened = await EmbeddedVectorBackend.open({ dimensions: embedder.dimensions, dataDir, durable: false });
     expect(await search(reopened)).toEqual([chunk]);
     await reopened.close();
+
+    // The lexical side's format 3 differs by its manifest only (no checksum of item bytes).
+    const lexical = await EmbeddedLexicalBackend.open({ dataDir, durable: false });
+    await lexical.upsertDocument(doc, [chunk]);
+    await lexical.close();
+    const lexicalManifest = join(dataDir, 'lexical.snapshot', 'manifest.json');
+    const written = JSON.parse(await readFile(lexicalManifest, 'utf8')) as { checksums: { documents: number } };
+    await writeFile(
+      lexicalManifest,
+      JSON.stringify({ ...written, format: 3, checksums: { documents: written.checksums.documents } }),
+    );
+    const lexicalUpgraded = await EmbeddedLexicalBackend.open({ dataDir, durable: false });
+    const lexicalHits = await lexicalUpgraded.search(
+      { scope: { tenantId: 't1', kbIds: ['kb'] }, query: 'format three', limit: 1 },
+      never,
+    );
+    expect(lexicalHits.map((hit) => hit.chunk)).toEqual([chunk]);
+    await lexicalUpgraded.close();
+    expect(JSON.parse(await readFile(lexicalManifest, 'utf8'))).toMatchObject({ format: 4 });
   });
 });
