@@ -1,6 +1,7 @@
 import { mkdir, mkdtemp, readFile, rm, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { crc32 } from 'node:zlib';
 import type { IngestCommand__Output } from '@hopline/contracts';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
@@ -155,40 +156,85 @@ describe('index snapshots', () => {
     }
   });
 
-  it('persistence - vectors are bytes in the snapshot, not base64 text in its entries', async () => {
+  it('persistence - chunks and vectors are bytes in the snapshot, not text in its entries; a vector the graph keeps is not written twice', async () => {
     const dataDir = await tempDir();
-    const vector = await EmbeddedVectorBackend.open({ dimensions: embedder.dimensions, dataDir, durable: false });
-    const items = [0, 1, 2].map((i) => ({
-      chunk: chunkOf({ kbId: 'kb', docId: 'doc', chunkId: `doc#${i}`, text: `text ${i}` }),
-      vector: embedder.embedOne(`text ${i}`),
-    }));
-    await vector.upsertDocument({ tenantId: 't1', kbId: 'kb', docId: 'doc', version: 1 }, items);
+    const open = () =>
+      EmbeddedVectorBackend.open({
+        dimensions: embedder.dimensions,
+        dataDir,
+        durable: false,
+        createIndex: (dims) => new AdaptiveVectorIndex(dims, { flatLimit: 2 }),
+      });
+    const vector = await open();
+    const chunks = [0, 1, 2].map((i) =>
+      chunkOf({ kbId: 'graphed', docId: 'doc', chunkId: `doc#${i}`, text: `harbour text ${i}` }),
+    );
+    const items = chunks.map((chunk) => ({ chunk, vector: embedder.embedOne(chunk.text) }));
+    const flatChunk = chunkOf({ kbId: 'flat', docId: 'one', chunkId: 'one#0', text: 'a flat partition' });
+    const flatItem = { chunk: flatChunk, vector: embedder.embedOne(flatChunk.text) };
+    await vector.upsertDocument({ tenantId: 't1', kbId: 'graphed', docId: 'doc', version: 1 }, items);
+    await vector.upsertDocument({ tenantId: 't1', kbId: 'flat', docId: 'one', version: 1 }, [flatItem]);
+    while (vector.bufferedVectors() > 0) await new Promise((resolve) => setTimeout(resolve, 5));
     await vector.close();
-    const snapshot = join(dataDir, 'vector.snapshot');
-    const entry = JSON.parse(await readFile(join(snapshot, 'documents.jsonl'), 'utf8')) as {
-      items: Array<{ vector: unknown }>;
-    };
-    expect(entry.items.map((item) => item.vector)).toEqual([
-      [0, 256],
-      [256, 256],
-      [512, 256],
-    ]);
-    expect((await readFile(join(snapshot, 'items.bin'))).byteLength).toBe(3 * 64 * 4);
 
-    const reopened = await EmbeddedVectorBackend.open({ dimensions: embedder.dimensions, dataDir, durable: false });
+    const snapshot = join(dataDir, 'vector.snapshot');
+    const entries = (await readFile(join(snapshot, 'documents.jsonl'), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { doc: { kbId: string }; items: Array<Record<string, unknown>> });
+    const graphed = entries.find((entry) => entry.doc.kbId === 'graphed')?.items ?? [];
+    const flat = entries.find((entry) => entry.doc.kbId === 'flat')?.items ?? [];
+    // No chunk text in the entries; the graph's vectors only in the graph's file, the flat one as bytes.
+    expect(JSON.stringify(entries)).not.toContain('harbour');
+    expect(graphed.map((item) => [item.chunkId, item.vector])).toEqual([
+      ['doc#0', null],
+      ['doc#1', null],
+      ['doc#2', null],
+    ]);
+    const [offset, bytes] = flat[0]?.vector as [number, number];
+    expect(offset % 4).toBe(0);
+    expect(bytes).toBe(64 * 4);
+    const itemBytes = await readFile(join(snapshot, 'items.bin'));
+    const chunkBytes = [...chunks, flatChunk].reduce((sum, chunk) => sum + Buffer.byteLength(JSON.stringify(chunk)), 0);
+    expect(itemBytes.byteLength).toBeLessThan(chunkBytes + 2 * 64 * 4);
+
+    const reopened = await open();
     const [best] = await reopened.search(
-      { scope: { tenantId: 't1', kbIds: ['kb'] }, vector: items[2]!.vector, limit: 1 },
+      { scope: { tenantId: 't1', kbIds: ['graphed'] }, vector: items[2]!.vector, limit: 1 },
       never,
     );
-    expect(best?.chunk.chunkId).toBe(items[2]!.chunk.chunkId);
+    expect(best?.chunk).toEqual(chunks[2]);
     expect(best?.score).toBeCloseTo(1, 5);
+    // A document's exact search reads the vectors back from the graph.
+    const selected = await reopened.search(
+      { scope: { tenantId: 't1', kbIds: ['graphed'], docIds: ['doc'] }, vector: items[1]!.vector, limit: 3 },
+      never,
+    );
+    expect(selected.map((hit) => hit.chunk.chunkId).sort()).toEqual(['doc#0', 'doc#1', 'doc#2']);
+    expect(selected[0]?.chunk.chunkId).toBe('doc#1');
+    expect(selected[0]?.score).toBeCloseTo(1, 5);
+    const [flatBest] = await reopened.search(
+      { scope: { tenantId: 't1', kbIds: ['flat'] }, vector: flatItem.vector, limit: 1 },
+      never,
+    );
+    expect(flatBest?.chunk).toEqual(flatChunk);
+    // Written again unread, the chunks keep their bytes; the next start reads them the same.
+    await reopened.upsertDocument({ tenantId: 't1', kbId: 'flat', docId: 'two', version: 1 }, [
+      { chunk: { ...flatChunk, docId: 'two', chunkId: 'two#0' }, vector: flatItem.vector },
+    ]);
     await reopened.close();
+    const third = await open();
+    expect((await third.readDocuments('t1', 'graphed'))[0]?.items.map((item) => item.chunk)).toEqual(chunks);
+    await third.close();
 
-    // A snapshot whose item bytes were cut short is refused, not loaded with vectors missing.
+    // Item bytes changed after they were written are refused by their checksum.
+    const changed = Buffer.from(await readFile(join(snapshot, 'items.bin')));
+    changed.write('harbor', changed.indexOf('harbour'));
+    await writeFile(join(snapshot, 'items.bin'), changed);
+    await expect(open()).rejects.toThrow(/its items were changed or damaged/);
+    // Item bytes cut short are refused, not loaded with chunks or vectors missing.
     await truncate(join(snapshot, 'items.bin'), 500);
-    await expect(
-      EmbeddedVectorBackend.open({ dimensions: embedder.dimensions, dataDir, durable: false }),
-    ).rejects.toThrow(/lists 768 bytes of items but holds 500/);
+    await expect(open()).rejects.toThrow(/bytes of items but holds 500/);
   });
 
   it('persistence - a snapshot changed after it was written is refused by its checksums, not loaded unchecked', async () => {
@@ -199,7 +245,7 @@ describe('index snapshots', () => {
     await lexical.close();
     const snapshot = join(dataDir, 'lexical.snapshot');
     const manifest = JSON.parse(await readFile(join(snapshot, 'manifest.json'), 'utf8')) as { format: number };
-    expect(manifest.format).toBe(3);
+    expect(manifest.format).toBe(4);
 
     // Still valid JSON, still a valid chunk: only the checksum can tell that it is not what was written.
     const documents = join(snapshot, 'documents.jsonl');
@@ -224,6 +270,9 @@ describe('index snapshots', () => {
     const hits = await reopened.search({ scope: { tenantId: 't1', kbIds: ['kb'] }, query: 'harbour', limit: 1 }, never);
     expect(hits.map((hit) => hit.chunk.text)).toEqual(['the harbour ledger']);
     await reopened.close();
+    // Closed, the older snapshot is written again in the current format; presented as format 2 once more:
+    expect(JSON.parse(await readFile(manifestFile, 'utf8'))).toMatchObject({ format: 4 });
+    await writeFile(manifestFile, JSON.stringify({ ...format2, format: 2 }));
 
     // Without checksums an entry is validated as it is read: a chunk without its id is refused.
     const documents = join(snapshot, 'documents.jsonl');
@@ -254,5 +303,56 @@ describe('index snapshots', () => {
     const [best] = await vector.search({ scope: { tenantId: 't1', kbIds: ['kb'] }, vector: stored, limit: 1 }, never);
     expect(best?.chunk.chunkId).toBe(chunk.chunkId);
     await vector.close();
+  });
+
+  it('persistence - format 3 snapshots (chunks in the vector entries, no checksum of item bytes) still load, and are written as format 4 at close', async () => {
+    const dataDir = await tempDir();
+    const snapshot = join(dataDir, 'vector.snapshot');
+    await mkdir(snapshot, { recursive: true });
+    const chunk = chunkOf({ kbId: 'kb', docId: 'old', text: 'a format three snapshot' });
+    const stored = embedder.embedOne(chunk.text);
+    const doc = { tenantId: 't1', kbId: 'kb', docId: 'old', version: 1 };
+    const documents = Buffer.from(`${JSON.stringify({ op: 'upsert', doc, items: [{ chunk, vector: [0, 256] }] })}\n`);
+    await writeFile(join(snapshot, 'documents.jsonl'), documents);
+    await writeFile(join(snapshot, 'items.bin'), Buffer.from(stored.buffer, stored.byteOffset, stored.byteLength));
+    await writeFile(join(snapshot, 'hnsw.json'), JSON.stringify({ dimensions: embedder.dimensions, partitions: [] }));
+    await writeFile(
+      join(snapshot, 'manifest.json'),
+      JSON.stringify({ format: 3, documents: 1, itemBytes: 256, checksums: { documents: crc32(documents) } }),
+    );
+
+    const search = async (backend: EmbeddedVectorBackend) =>
+      (await backend.search({ scope: { tenantId: 't1', kbIds: ['kb'] }, vector: stored, limit: 1 }, never)).map(
+        (hit) => hit.chunk,
+      );
+    const upgraded = await EmbeddedVectorBackend.open({ dimensions: embedder.dimensions, dataDir, durable: false });
+    expect(await search(upgraded)).toEqual([chunk]);
+    // Nothing was written, yet the close rewrites the snapshot in the current format.
+    await upgraded.close();
+    const manifest = JSON.parse(await readFile(join(snapshot, 'manifest.json'), 'utf8')) as { format: number };
+    expect(manifest.format).toBe(4);
+    expect(await readFile(join(snapshot, 'documents.jsonl'), 'utf8')).not.toContain('format three');
+    const reopened = await EmbeddedVectorBackend.open({ dimensions: embedder.dimensions, dataDir, durable: false });
+    expect(await search(reopened)).toEqual([chunk]);
+    await reopened.close();
+
+    // The lexical side's format 3 differs by its manifest only (no checksum of item bytes).
+    const lexical = await EmbeddedLexicalBackend.open({ dataDir, durable: false });
+    await lexical.upsertDocument(doc, [chunk]);
+    await lexical.close();
+    const lexicalManifest = join(dataDir, 'lexical.snapshot', 'manifest.json');
+    const written = JSON.parse(await readFile(lexicalManifest, 'utf8')) as { checksums: { documents: number } };
+    await writeFile(
+      lexicalManifest,
+      JSON.stringify({ ...written, format: 3, checksums: { documents: written.checksums.documents } }),
+    );
+    const lexicalUpgraded = await EmbeddedLexicalBackend.open({ dataDir, durable: false });
+    const lexicalHits = await lexicalUpgraded.search(
+      { scope: { tenantId: 't1', kbIds: ['kb'] }, query: 'format three', limit: 1 },
+      never,
+    );
+    expect(lexicalHits.map((hit) => hit.chunk)).toEqual([chunk]);
+    await lexicalUpgraded.close();
+    expect(JSON.parse(await readFile(lexicalManifest, 'utf8'))).toMatchObject({ format: 4 });
   });
 });

@@ -88,7 +88,7 @@ export class EmbeddedLexicalBackend implements LexicalBackend {
       durable: options.durable ?? true,
       codec: {
         encode: (chunk) => chunk,
-        decode: (value, _, verified) => (verified ? (value as IndexedChunk) : indexedChunkSchema.parse(value)),
+        decode: (value, _, verified) => (verified.entries ? (value as IndexedChunk) : indexedChunkSchema.parse(value)),
       },
       listener: {
         restored(doc, items) {

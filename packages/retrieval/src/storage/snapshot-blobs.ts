@@ -10,6 +10,13 @@ export class BlobWriter {
   private size = 0;
 
   add(array: Uint8Array | Uint16Array | Uint32Array | Float32Array): BlobRef {
+    // Each array starts at a multiple of its element size, so that a reader can view it in place
+    // (readBlob) even where bytes of another length (a chunk's JSON) come before it.
+    const padding = (array.BYTES_PER_ELEMENT - (this.size % array.BYTES_PER_ELEMENT)) % array.BYTES_PER_ELEMENT;
+    if (padding > 0) {
+      this.parts.push(Buffer.alloc(padding));
+      this.size += padding;
+    }
     const ref: BlobRef = [this.size, array.byteLength];
     this.parts.push(Buffer.from(array.buffer, array.byteOffset, array.byteLength));
     this.size += array.byteLength;

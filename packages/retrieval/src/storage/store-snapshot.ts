@@ -22,17 +22,18 @@ export interface IndexSnapshot {
 const MANIFEST_FILE = 'manifest.json';
 const DOCUMENTS_FILE = 'documents.jsonl';
 const ITEM_BLOBS_FILE = 'items.bin';
-// Format 2 added items.bin, format 3 the documents' checksum; snapshots of formats 1 (items
-// wholly in the entries) and 2 still load, their entries checked one by one. The checksum covers
-// what a reader takes without validating it again, the entries; the item bytes (vectors) were
-// never validated beyond their length, and hashing them cost a restart about half a second.
-const FORMAT = 3;
+// Format 2 added items.bin, format 3 the documents' checksum, format 4 the items' checksum (a
+// reader now takes item bytes, such as a chunk kept as JSON bytes, without validating them
+// again); snapshots of formats 1 (items wholly in the entries) and 2 still load, their entries
+// checked one by one, and of format 3 with its documents checked. The checksums cover what a
+// reader takes without validating it again.
+const FORMAT = 4;
 const checksumSchema = z.number().int().nonnegative();
 const manifestSchema = z.object({
-  format: z.union([z.literal(1), z.literal(2), z.literal(FORMAT)]),
+  format: z.union([z.literal(1), z.literal(2), z.literal(3), z.literal(FORMAT)]),
   documents: z.number().int().nonnegative(),
   itemBytes: z.number().int().nonnegative().optional(),
-  checksums: z.object({ documents: checksumSchema }).optional(),
+  checksums: z.object({ documents: checksumSchema, items: checksumSchema.optional() }).optional(),
 });
 const NEWLINE = 0x0a;
 const TEXT_BLOCK_BYTES = 16 * 1024 * 1024;
@@ -51,18 +52,26 @@ export async function recoverSnapshot(dir: string): Promise<boolean> {
 }
 
 /**
+ * Whether the entries and the item bytes of a snapshot match the checksums they were written
+ * with: such parts are the store's own, validated when they were first written, so a reader may
+ * take them as they are rather than validate a hundred thousand chunks again.
+ */
+export interface Verified {
+  entries: boolean;
+  items: boolean;
+}
+
+/**
  * Loads the index and, meanwhile, the documents (hnswlib reads its graphs on another thread),
  * then hands each document entry, in the order written, to `onEntry` with the snapshot's item
- * blobs (empty for a format 1 snapshot). `verified` says the documents match the checksum they
- * were written with: the entries are the store's own, validated when they were first written,
- * so a reader may take them as they are rather than validate a hundred thousand chunks again
- * (most of what a restart spent besides reading the bytes).
+ * blobs (empty for a format 1 snapshot) and what of them the checksums verified. Says whether
+ * the snapshot is of an older format than the one `writeSnapshot` writes (worth rewriting).
  */
 export async function readSnapshot(
   dir: string,
   index: IndexSnapshot,
-  onEntry: (raw: unknown, itemBlobs: Buffer, verified: boolean) => void,
-): Promise<void> {
+  onEntry: (raw: unknown, itemBlobs: Buffer, verified: Verified) => void,
+): Promise<{ older: boolean }> {
   const manifest = manifestSchema.parse(JSON.parse(await readFile(join(dir, MANIFEST_FILE), 'utf8')));
   const indexLoaded = index.load(dir);
   // Awaited below either way, so that a failed read does not leave the load rejecting unheard.
@@ -76,13 +85,16 @@ export async function readSnapshot(
   const { checksums } = manifest;
   if (checksums && crc32(documents) !== checksums.documents)
     throw new Error(`snapshot ${dir} does not match its checksums: its documents were changed or damaged`);
+  if (checksums?.items !== undefined && crc32(itemBlobs) !== checksums.items)
+    throw new Error(`snapshot ${dir} does not match its checksums: its items were changed or damaged`);
+  const verified = { entries: checksums !== undefined, items: checksums?.items !== undefined };
   let read = 0;
   for (const block of textBlocks(documents)) {
     for (let start = 0; start < block.length;) {
       let end = block.indexOf('\n', start);
       if (end === -1) end = block.length;
       if (end > start) {
-        onEntry(JSON.parse(block.slice(start, end)), itemBlobs, checksums !== undefined);
+        onEntry(JSON.parse(block.slice(start, end)), itemBlobs, verified);
         read++;
       }
       start = end + 1;
@@ -90,6 +102,7 @@ export async function readSnapshot(
   }
   if (read !== manifest.documents)
     throw new Error(`snapshot ${dir} lists ${manifest.documents} documents but holds ${read}`);
+  return { older: manifest.format < FORMAT };
 }
 
 /**
@@ -128,13 +141,14 @@ export async function writeSnapshot(
   const blobs = await open(join(next, ITEM_BLOBS_FILE), 'w');
   let count = 0;
   let itemBytes = 0;
-  const checksums = { documents: 0 };
+  const checksums = { documents: 0, items: 0 };
   const flush = async (lines: string[]) => {
     const text = Buffer.from(`${lines.join('\n')}\n`);
     await documents.write(text);
     checksums.documents = crc32(text, checksums.documents);
     const bytes = itemBlobs.take();
     await blobs.write(bytes);
+    checksums.items = crc32(bytes, checksums.items);
     itemBytes += bytes.byteLength;
   };
   try {

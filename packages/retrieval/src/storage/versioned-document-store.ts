@@ -11,7 +11,7 @@ import type {
 import { partitionKey } from '../backends/types.js';
 import { OperationLog } from './operation-log.js';
 import { BlobWriter } from './snapshot-blobs.js';
-import type { IndexSnapshot } from './store-snapshot.js';
+import type { IndexSnapshot, Verified } from './store-snapshot.js';
 import { readSnapshot, recoverSnapshot, writeSnapshot } from './store-snapshot.js';
 import { decideDelete, decideUpsert } from './versioning.js';
 
@@ -19,16 +19,18 @@ export interface ItemCodec<Item> {
   /** The item as a log line holds it: self-contained JSON. */
   encode(item: Item): unknown;
   /**
-   * The item as a snapshot holds it, when it has a binary part (a vector) that is cheaper to
-   * keep as bytes in the snapshot's item blobs than as text (default: `encode`).
+   * The item as a snapshot of `doc` holds it, when it has parts (a vector, a chunk read only on
+   * demand) that are cheaper to keep as bytes in the snapshot's item blobs than as text
+   * (default: `encode`).
    */
-  encodeForSnapshot?(item: Item, itemBlobs: BlobWriter): unknown;
+  encodeForSnapshot?(item: Item, itemBlobs: BlobWriter, doc: DocumentKey): unknown;
   /**
-   * Throws on a value that is not a valid item; `itemBlobs` are the snapshot's (empty for a log
-   * line). `verified`: the value is from a snapshot that matched its checksums, so it is as this
-   * codec encoded it from a valid item, and need not be validated field by field again.
+   * Throws on a value that is not a valid item of `doc`; `itemBlobs` are the snapshot's (empty
+   * for a log line). `verified`: which of the value and the item bytes are from a snapshot that
+   * matched its checksums, so are as this codec encoded them from a valid item, and need not be
+   * validated field by field again.
    */
-  decode(value: unknown, itemBlobs: Buffer, verified: boolean): Item;
+  decode(value: unknown, itemBlobs: Buffer, verified: Verified, doc: DocumentKey): Item;
 }
 
 /** Told about every change, in order, so an index can follow the store. */
@@ -69,8 +71,9 @@ const logEntrySchema = z.discriminatedUnion('op', [
 type LogEntry = z.infer<typeof logEntrySchema>;
 
 const SNAPSHOT_MIN_ENTRIES = 1_000;
-/** A log line's items are whole in the line. */
+/** A log line's items are whole in the line, and validated as they are read. */
 const NO_BLOBS = Buffer.alloc(0);
+const UNVERIFIED: Verified = { entries: false, items: false };
 
 function documentId(key: DocumentKey): string {
   return `${key.tenantId}\u0000${key.kbId}\u0000${key.docId}`;
@@ -85,6 +88,8 @@ export class VersionedDocumentStore<Item> {
   private readonly documents = new Map<string, Entry<Item>>();
   private readonly perKb = new Map<string, KbChunkCount>();
   private writes: Promise<unknown> = Promise.resolve();
+  /** The snapshot loaded is of an older format: the next close rewrites it, so the next start reads the current one. */
+  private olderSnapshot = false;
 
   private constructor(
     private readonly codec: ItemCodec<Item>,
@@ -111,10 +116,12 @@ export class VersionedDocumentStore<Item> {
     try {
       if (snapshotted) {
         let at = 0;
-        await readSnapshot(files.snapshot, files.index, (raw, itemBlobs, verified) => {
+        const { older } = await readSnapshot(files.snapshot, files.index, (raw, itemBlobs, verified) => {
           at++;
-          store.restoreEntry(verified ? (raw as LogEntry) : parseEntry(raw, files.snapshot, at), itemBlobs, verified);
+          const entry = verified.entries ? (raw as LogEntry) : parseEntry(raw, files.snapshot, at);
+          store.restoreEntry(entry, itemBlobs, verified);
         });
+        store.olderSnapshot = older;
       }
       entries.forEach((raw, at) => store.applyEntry(parseEntry(raw, files.log, at + 1)));
     } catch (error) {
@@ -189,21 +196,25 @@ export class VersionedDocumentStore<Item> {
     return [...this.perKb.values()].map((count) => ({ ...count }));
   }
 
-  /** Takes a snapshot when the log has entries since the last, so that the next start replays none. */
+  /**
+   * Takes a snapshot when the log has entries since the last, so that the next start replays
+   * none, or when the one loaded is of an older format (a worker upgraded over it).
+   */
   async close(): Promise<void> {
     await this.writes.catch(() => undefined);
     if (!this.persisted) return;
     try {
-      if (this.persisted.log.entries > 0) await this.snapshot();
+      if (this.persisted.log.entries > 0 || this.olderSnapshot) await this.snapshot();
     } finally {
       await this.persisted.log.close();
     }
   }
 
   /** A snapshot's document: state and counts only, as the index part of the snapshot has it indexed. */
-  private restoreEntry(entry: LogEntry, itemBlobs: Buffer, verified: boolean): void {
+  private restoreEntry(entry: LogEntry, itemBlobs: Buffer, verified: Verified): void {
     const deleted = entry.op === 'delete';
-    const items = entry.op === 'upsert' ? entry.items.map((item) => this.codec.decode(item, itemBlobs, verified)) : [];
+    const items =
+      entry.op === 'upsert' ? entry.items.map((item) => this.codec.decode(item, itemBlobs, verified, entry.doc)) : [];
     this.documents.set(documentId(entry.doc), {
       key: pickKey(entry.doc),
       version: entry.doc.version,
@@ -220,7 +231,11 @@ export class VersionedDocumentStore<Item> {
   private applyEntry(entry: LogEntry): void {
     const write: DocumentWrite<Item> =
       entry.op === 'upsert'
-        ? { op: 'upsert', doc: entry.doc, items: entry.items.map((item) => this.codec.decode(item, NO_BLOBS, false)) }
+        ? {
+            op: 'upsert',
+            doc: entry.doc,
+            items: entry.items.map((item) => this.codec.decode(item, NO_BLOBS, UNVERIFIED, entry.doc)),
+          }
         : { op: 'delete', doc: entry.doc };
     const { change } = decide(write, this.documents.get(documentId(entry.doc)));
     if (change) this.replace(change.doc, change.items, change.deleted);
@@ -281,7 +296,11 @@ export class VersionedDocumentStore<Item> {
         for (const entry of live.values()) {
           yield entry.deleted
             ? { op: 'delete', doc: pickKey(entry.key) }
-            : { op: 'upsert', doc: pickKey(entry.key), items: entry.items.map((item) => encode(item, itemBlobs)) };
+            : {
+                op: 'upsert',
+                doc: pickKey(entry.key),
+                items: entry.items.map((item) => encode(item, itemBlobs, entry.key)),
+              };
         }
       })(),
       itemBlobs,
@@ -289,6 +308,7 @@ export class VersionedDocumentStore<Item> {
       durable,
     );
     await log.clear();
+    this.olderSnapshot = false;
   }
 
   private serialise<T>(write: () => Promise<T>): Promise<T> {

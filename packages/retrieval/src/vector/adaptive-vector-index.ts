@@ -105,6 +105,15 @@ export class AdaptiveVectorIndex implements PersistentVectorIndex {
     return this.flatRows.get(partition)?.has(key) === true || this.hnsw.holds(partition, key);
   }
 
+  /** The graphs' files keep their vectors; the flat partitions and buffers are not saved. */
+  savesVector(partition: string, key: string): boolean {
+    return this.flatRows.get(partition)?.has(key) !== true && this.hnsw.holds(partition, key);
+  }
+
+  savedVector(partition: string, key: string): Float32Array | undefined {
+    return this.savesVector(partition, key) ? this.hnsw.savedVector(partition, key) : undefined;
+  }
+
   search(partitions: readonly string[], query: Float32Array, limit: number): VectorHit[] {
     // The flat scan covers small partitions and the buffers of graphed ones; keys are in one or the other.
     const scanned = this.flat.search(partitions, query, limit);

@@ -18,6 +18,7 @@ import type {
   WriteOutcome,
 } from '../backends/types.js';
 import { partitionKey, scopePartitions, selectedDocIds } from '../backends/types.js';
+import type { BlobRef } from '../storage/snapshot-blobs.js';
 import { readBlob } from '../storage/snapshot-blobs.js';
 import type { IndexSnapshot } from '../storage/store-snapshot.js';
 import type { ItemCodec } from '../storage/versioned-document-store.js';
@@ -25,7 +26,7 @@ import { VersionedDocumentStore } from '../storage/versioned-document-store.js';
 import { TopK } from '../util/top-k.js';
 import { AdaptiveVectorIndex } from './adaptive-vector-index.js';
 import { checkDimensions } from './flat-vector-index.js';
-import type { VectorIndex } from './vector-index.js';
+import type { PersistentVectorIndex, VectorIndex } from './vector-index.js';
 import { isPersistent } from './vector-index.js';
 
 export interface EmbeddedVectorBackendOptions {
@@ -43,31 +44,102 @@ export interface EmbeddedVectorBackendOptions {
 export const VECTOR_LOG_FILE = 'vector.log.jsonl';
 export const VECTOR_SNAPSHOT_DIR = 'vector.snapshot';
 
-// A log line holds the vector in base64; a snapshot, as bytes in its item blobs (no text to
-// decode at start-up), named by [offset, bytes].
-const storedSchema = z.object({
-  chunk: indexedChunkSchema,
-  vector: z.union([z.string(), z.tuple([z.number().int().nonnegative(), z.number().int().nonnegative()])]),
-});
+// A log line holds the chunk and its vector in base64. A snapshot (format 4) holds the chunk as
+// JSON bytes in its item blobs, parsed only when the chunk is first read (a hit, a repair, a
+// document's exact search), and the vector there too unless the index's own files keep it (an
+// HNSW graph: then `null`): a start neither parses a hundred thousand chunks that the lexical
+// side holds as well nor reads their vectors twice. Snapshots of formats 1 to 3 hold the chunk in
+// the entry, and the vector as base64 (format 1) or bytes.
+const blobRefSchema = z.tuple([z.number().int().nonnegative(), z.number().int().nonnegative()]);
+const storedSchema = z.union([
+  z.object({ chunkId: z.string().min(1), chunk: blobRefSchema, vector: blobRefSchema.nullable() }),
+  z.object({ chunk: indexedChunkSchema, vector: z.union([z.string(), blobRefSchema]) }),
+]);
+type Stored = z.infer<typeof storedSchema>;
 
-function vectorCodec(dimensions: number): ItemCodec<EmbeddedChunk> {
+/**
+ * A snapshot's item: the chunk parsed from its bytes when first read, the vector read from the
+ * item bytes or, when the index's files kept it, from the index. The snapshot's item bytes stay
+ * in memory (outside the JS heap, about 0.7 KB a chunk) while any of its items is live.
+ */
+class SnapshotItem implements EmbeddedChunk {
+  private parsed: IndexedChunk | undefined;
+
+  constructor(
+    readonly chunkId: string,
+    private readonly itemBlobs: Buffer,
+    private readonly chunkRef: BlobRef,
+    private readonly stored: Float32Array | undefined,
+    private readonly index: PersistentVectorIndex,
+    private readonly partition: string,
+  ) {}
+
+  get chunk(): IndexedChunk {
+    this.parsed ??= JSON.parse(this.chunkBytes().toString('utf8')) as IndexedChunk;
+    return this.parsed;
+  }
+
+  get vector(): Float32Array {
+    const vector = this.stored ?? this.index.savedVector?.(this.partition, this.chunkId);
+    if (!vector) throw new Error(`the vector index no longer holds the vector of chunk ${this.chunkId}`);
+    return vector;
+  }
+
+  /** The chunk as the snapshot holds it, for the next snapshot to keep as it is. */
+  chunkBytes(): Buffer {
+    const [offset, bytes] = this.chunkRef;
+    return this.itemBlobs.subarray(offset, offset + bytes);
+  }
+}
+
+const chunkIdOf = (item: EmbeddedChunk) => (item instanceof SnapshotItem ? item.chunkId : item.chunk.chunkId);
+
+function vectorCodec(dimensions: number, index: VectorIndex): ItemCodec<EmbeddedChunk> {
+  const persistent = isPersistent(index) ? index : undefined;
+  const vectorFrom = (stored: string | BlobRef, itemBlobs: Buffer) => {
+    if (typeof stored !== 'string') return readBlob(itemBlobs, stored, Float32Array);
+    const bytes = Buffer.from(stored, 'base64');
+    // Copy into an aligned buffer: a Float32Array view needs a 4-byte aligned offset.
+    const vector = new Float32Array(bytes.byteLength / 4);
+    new Uint8Array(vector.buffer).set(bytes);
+    return vector;
+  };
   return {
     encode: ({ chunk, vector }) => ({
       chunk,
       vector: Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength).toString('base64'),
     }),
-    encodeForSnapshot: ({ chunk, vector }, itemBlobs) => ({ chunk, vector: itemBlobs.add(vector) }),
-    decode(value, itemBlobs, verified) {
-      const stored = verified ? (value as z.infer<typeof storedSchema>) : storedSchema.parse(value);
-      let vector: Float32Array;
-      if (typeof stored.vector === 'string') {
-        const bytes = Buffer.from(stored.vector, 'base64');
-        // Copy into an aligned buffer: a Float32Array view needs a 4-byte aligned offset.
-        vector = new Float32Array(bytes.byteLength / 4);
-        new Uint8Array(vector.buffer).set(bytes);
-      } else vector = readBlob(itemBlobs, stored.vector, Float32Array);
-      checkDimensions(vector, dimensions);
-      return { chunk: stored.chunk, vector };
+    encodeForSnapshot(item, itemBlobs, doc) {
+      const chunkId = chunkIdOf(item);
+      const partition = partitionKey(doc.tenantId, doc.kbId);
+      return {
+        chunkId,
+        chunk: itemBlobs.add(
+          item instanceof SnapshotItem ? item.chunkBytes() : Buffer.from(JSON.stringify(item.chunk)),
+        ),
+        vector: persistent?.savesVector?.(partition, chunkId) ? null : itemBlobs.add(item.vector),
+      };
+    },
+    decode(value, itemBlobs, verified, doc) {
+      const stored = verified.entries ? (value as Stored) : storedSchema.parse(value);
+      if (!('chunkId' in stored)) {
+        const vector = vectorFrom(stored.vector, itemBlobs);
+        checkDimensions(vector, dimensions);
+        return { chunk: stored.chunk, vector };
+      }
+      const vector = stored.vector === null ? undefined : readBlob(itemBlobs, stored.vector, Float32Array);
+      if (vector) checkDimensions(vector, dimensions);
+      else if (!persistent?.savesVector) throw new Error(`chunk ${stored.chunkId}: its vector is in no index file`);
+      const partition = partitionKey(doc.tenantId, doc.kbId);
+      if (persistent && verified.items)
+        return new SnapshotItem(stored.chunkId, itemBlobs, stored.chunk, vector, persistent, partition);
+      // Bytes no checksum vouches for are validated now, and a vector kept in the index is read now.
+      const [offset, bytes] = stored.chunk;
+      if (offset + bytes > itemBlobs.byteLength) throw new Error(`chunk ${stored.chunkId} does not fit the item bytes`);
+      const chunk = indexedChunkSchema.parse(JSON.parse(itemBlobs.toString('utf8', offset, offset + bytes)));
+      const held = vector ?? persistent?.savedVector?.(partition, stored.chunkId);
+      if (!held) throw new Error(`chunk ${stored.chunkId}: its vector is in no index file`);
+      return { chunk, vector: held };
     },
   };
 }
@@ -79,14 +151,15 @@ export class EmbeddedVectorBackend implements VectorBackend {
   private constructor(
     readonly dimensions: number,
     private readonly index: VectorIndex,
-    private readonly chunks: Map<string, IndexedChunk>,
+    /** The live items by partition and chunk id: a hit's chunk is read from its item when returned. */
+    private readonly items: Map<string, EmbeddedChunk>,
     private readonly store: VersionedDocumentStore<EmbeddedChunk>,
   ) {}
 
   static async open(options: EmbeddedVectorBackendOptions): Promise<EmbeddedVectorBackend> {
     const { dimensions } = options;
     const index = (options.createIndex ?? ((dims) => new AdaptiveVectorIndex(dims)))(dimensions);
-    const chunks = new Map<string, IndexedChunk>();
+    const items = new Map<string, EmbeddedChunk>();
     const snapshot: IndexSnapshot = {
       save: async (dir) => {
         if (isPersistent(index)) await index.save(dir);
@@ -107,34 +180,36 @@ export class EmbeddedVectorBackend implements VectorBackend {
             },
           }),
       durable: options.durable ?? true,
-      codec: vectorCodec(dimensions),
+      codec: vectorCodec(dimensions, index),
       listener: {
-        restored(doc, items) {
+        restored(doc, restoredItems) {
           const partition = partitionKey(doc.tenantId, doc.kbId);
           // What the snapshot's index part did not restore is rebuilt from its vector.
           const restoredIndex = isPersistent(index) ? index : undefined;
-          for (const { chunk, vector } of items) {
-            if (!restoredIndex?.holds(partition, chunk.chunkId)) index.add(partition, chunk.chunkId, vector);
-            chunks.set(chunkKey(partition, chunk.chunkId), chunk);
+          for (const item of restoredItems) {
+            const chunkId = chunkIdOf(item);
+            if (!restoredIndex?.holds(partition, chunkId)) index.add(partition, chunkId, item.vector);
+            items.set(chunkKey(partition, chunkId), item);
           }
         },
-        added(doc, items) {
+        added(doc, addedItems) {
           const partition = partitionKey(doc.tenantId, doc.kbId);
-          for (const { chunk, vector } of items) {
-            index.add(partition, chunk.chunkId, vector);
-            chunks.set(chunkKey(partition, chunk.chunkId), chunk);
+          for (const item of addedItems) {
+            index.add(partition, item.chunk.chunkId, item.vector);
+            items.set(chunkKey(partition, item.chunk.chunkId), item);
           }
         },
-        removed(doc, items) {
+        removed(doc, removedItems) {
           const partition = partitionKey(doc.tenantId, doc.kbId);
-          for (const { chunk } of items) {
-            index.remove(partition, chunk.chunkId);
-            chunks.delete(chunkKey(partition, chunk.chunkId));
+          for (const item of removedItems) {
+            const chunkId = chunkIdOf(item);
+            index.remove(partition, chunkId);
+            items.delete(chunkKey(partition, chunkId));
           }
         },
       },
     });
-    return new EmbeddedVectorBackend(dimensions, index, chunks, store);
+    return new EmbeddedVectorBackend(dimensions, index, items, store);
   }
 
   async search(request: VectorSearchRequest, signal: AbortSignal): Promise<ScoredChunk[]> {
@@ -144,7 +219,7 @@ export class EmbeddedVectorBackend implements VectorBackend {
     if (docIds) return this.searchDocuments(request, docIds);
     const hits = this.index.search(scopePartitions(request.scope), request.vector, request.limit);
     return hits.map((hit) => ({
-      chunk: this.chunks.get(chunkKey(hit.partition, hit.key)) as IndexedChunk,
+      chunk: (this.items.get(chunkKey(hit.partition, hit.key)) as EmbeddedChunk).chunk,
       score: hit.score,
     }));
   }

@@ -88,6 +88,12 @@ class HnswPartition {
     this.labels.set(key, label);
   }
 
+  /** The vector the graph holds for the key, as it was added (inner-product space: not normalised). */
+  vectorOf(key: string): Float32Array | undefined {
+    const label = this.labels.get(key);
+    return label === undefined ? undefined : Float32Array.from(this.graph.getPoint(label));
+  }
+
   remove(key: string): boolean {
     const label = this.labels.get(key);
     if (label === undefined) return false;
@@ -166,6 +172,15 @@ export class HnswVectorIndex implements PersistentVectorIndex {
 
   holds(partition: string, key: string): boolean {
     return this.partitions.get(partition)?.labels.has(key) ?? false;
+  }
+
+  /** The graph's file keeps every vector the graph holds. */
+  savesVector(partition: string, key: string): boolean {
+    return this.holds(partition, key);
+  }
+
+  savedVector(partition: string, key: string): Float32Array | undefined {
+    return this.partitions.get(partition)?.vectorOf(key);
   }
 
   /** The partitions that have a graph (restored or built). */

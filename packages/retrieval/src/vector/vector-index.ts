@@ -24,6 +24,13 @@ export interface PersistentVectorIndex extends VectorIndex {
   load(dir: string): Promise<void>;
   /** Whether the index holds a vector for the key: after `load`, the keys the snapshot restored. */
   holds(partition: string, key: string): boolean;
+  /**
+   * Whether `save` writes the key's vector into the index's own files (an HNSW graph keeps its
+   * vectors): a snapshot need not keep it a second time, and reads it back with `savedVector`.
+   */
+  savesVector?(partition: string, key: string): boolean;
+  /** The vector `save` keeps for the key (see `savesVector`); undefined when it keeps none. */
+  savedVector?(partition: string, key: string): Float32Array | undefined;
 }
 
 export function isPersistent(index: VectorIndex): index is PersistentVectorIndex {
