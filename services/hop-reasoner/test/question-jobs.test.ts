@@ -179,7 +179,7 @@ describe('hop-reasoner question jobs', () => {
     expect(events.at(-1)?.error).toEqual(endError('client_request'));
   });
 
-  it('question jobs - a question whose end was requested before any hop-reasoner took it is never run: that end is its one event', async () => {
+  it('question jobs - a question whose end was requested before any hop-reasoner took it is never run: that end follows its accepted', async () => {
     const broker = createMemoryBroker();
     const gateway = broker.connect();
     const streams = await openQuestionStreams(gateway);
@@ -197,8 +197,8 @@ describe('hop-reasoner question jobs', () => {
     await waitFor(() => jobs.inFlight === 0);
     expect(script.started).toEqual([later]);
     const events = await eventsOf(streams, questionId);
-    expect(summary(events)).toEqual(['1:1:error']);
-    expect(events[0]?.error).toEqual(endError('client_request'));
+    expect(summary(events)).toEqual(['1:1:accepted', '2:1:error']);
+    expect(events[1]?.error).toEqual(endError('client_request'));
     await gateway.drain();
   });
 
@@ -217,7 +217,7 @@ describe('hop-reasoner question jobs', () => {
 
     const { script, jobs } = await setUp({ broker });
     const events = await eventsOf(streams, questionId);
-    expect(summary(events)).toEqual(['1:1:accepted', '2:1:route', '3:2:error']);
+    expect(summary(events)).toEqual(['1:1:accepted', '2:1:route', '3:2:restarted', '4:2:error']);
     expect(events.at(-1)?.error).toEqual(endError('client_gone'));
     await waitFor(() => jobs.inFlight === 0);
     expect(script.started).toEqual([]);
