@@ -218,16 +218,17 @@ class QuestionAttempt {
         observeHop(event);
         if (this.partialTrace.note(event)) this.storeTrace(() => this.partialTrace.encode());
         const { questionId: _questionId, atUnixMs: _atUnixMs, ...body } = event;
-        // Held back until the trace holding the answer is stored: a client that has the answer
-        // can open its trace.
+        // Held back until the reasoner's own trace is there to be stored with it.
         if (body.event === 'done') answered = body;
         else this.write(body);
       },
     });
-    this.storeTrace(() => codecs.reasoningTrace.encode(reasoning));
-    await this.traceWrites;
+    // The answer goes out while its complete trace is stored, not after: a client that has the
+    // answer and opens the trace at once gets it from the gateway, which waits for the complete
+    // trace of a question whose log holds `done`. The job is done once both are stored.
     if (answered !== undefined) this.write(answered);
-    await (this.events as EventPipeline).flush();
+    this.storeTrace(() => codecs.reasoningTrace.encode(reasoning));
+    await Promise.all([(this.events as EventPipeline).flush(), this.traceWrites]);
     // Label values are lower-case, as dashboards and alerts spell them.
     deps.metrics.stopReasons.inc({ reason: done.stopReason.toLowerCase() });
     deps.metrics.hopsPerQuestion.observe({ route: done.route.toLowerCase() }, done.hops);

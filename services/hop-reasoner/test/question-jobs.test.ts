@@ -151,6 +151,32 @@ describe('hop-reasoner question jobs', () => {
     expect(await gatewayStreams.queue.withdraw(questionId)).toBeUndefined();
   });
 
+  it('question jobs - the answer is written while its complete trace is stored, and the job is done once both are', async () => {
+    let storeTrace!: () => void;
+    const held = new Promise<void>((resolve) => (storeTrace = resolve));
+    const traces = memoryTraces();
+    const holding: KeyValueStore = {
+      get: traces.get,
+      // The complete trace (the scripted reasoner's only one) waits until the test lets it be stored.
+      put: async (key, value) => {
+        await held;
+        await traces.put(key, value);
+      },
+    };
+    const { gatewayStreams, jobs, script } = await setUp({ traces: holding });
+    const questionId = randomUUID();
+    await gatewayStreams.queue.enqueue(askFor(questionId));
+    await waitFor(() => script.started.includes(questionId));
+    script.release(questionId);
+    // `done` is in the log before the trace is stored: the answer does not wait for its trace.
+    expect((await eventsOf(gatewayStreams, questionId)).at(-1)?.event).toBe('done');
+    expect(traces.store.has(questionId)).toBe(false);
+    expect(jobs.inFlight).toBe(1);
+    storeTrace();
+    await waitFor(() => jobs.inFlight === 0);
+    expect(codecs.reasoningTrace.decode(traces.store.get(questionId) as Uint8Array).stopReason).toBe('SUFFICIENT');
+  });
+
   it('question jobs - a trace that cannot be stored is logged, and the question still ends with exactly one done', async () => {
     const failing: KeyValueStore = {
       put: async () => Promise.reject(new Error('bucket unavailable')),
