@@ -102,7 +102,12 @@ export async function startNatsServer(dataDir: string): Promise<{ url: string; m
 
 export async function startDistributed(dataDir: string, workers: 1 | 2): Promise<System> {
   const nats = await startNatsServer(dataDir);
-  const [quPort, rerankPort, httpPort] = [await freePort(), await freePort(), await freePort()];
+  const [quPort, rerankPort, httpPort, gatewayGrpcPort] = [
+    await freePort(),
+    await freePort(),
+    await freePort(),
+    await freePort(),
+  ];
   const services: Array<{ name: string; service: string; env: Record<string, string> }> = [
     { name: 'query-understanding', service: 'query-understanding', env: { GRPC_PORT: String(quPort) } },
     { name: 'reranker', service: 'reranker', env: { GRPC_PORT: String(rerankPort) } },
@@ -119,7 +124,12 @@ export async function startDistributed(dataDir: string, workers: 1 | 2): Promise
         RERANKER_ADDRESS: `127.0.0.1:${rerankPort}`,
       },
     },
-    { name: 'answer-gateway', service: 'answer-gateway', env: { ...benchEnv, HTTP_PORT: String(httpPort) } },
+    {
+      name: 'answer-gateway',
+      service: 'answer-gateway',
+      // Not the default 50051: another process on the machine may hold it.
+      env: { ...benchEnv, HTTP_PORT: String(httpPort), GRPC_PORT: String(gatewayGrpcPort) },
+    },
   ];
   const started: Array<{ proc: Proc; opsUrl: string }> = [];
   const stop = async () => {

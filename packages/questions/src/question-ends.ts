@@ -64,9 +64,12 @@ export class QuestionEnds {
     }
   }
 
-  /** The reason of the first request to end the question, or undefined while there is none. */
-  async requested(questionId: string): Promise<string | undefined> {
-    const stored = await this.requests.last(subjects.cancel(questionId));
+  /**
+   * The reason of the first request to end the question, or undefined while there is none.
+   * While NATS is unreachable it retries until `retryUntilUnixMs` (by default one try), then rejects.
+   */
+  async requested(questionId: string, retryUntilUnixMs = 0): Promise<string | undefined> {
+    const stored = await retryingTransient(() => this.requests.last(subjects.cancel(questionId)), retryUntilUnixMs);
     return stored === undefined ? undefined : reasonOf(stored.data);
   }
 

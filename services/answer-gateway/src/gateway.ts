@@ -27,6 +27,7 @@ import { answerGatewayHandlers, knowledgeBaseHandlers } from './grpc-service.js'
 import { createHttpApp } from './http/app.js';
 import { KbService } from './kb-service.js';
 import { QuestionRegistry } from './question-registry.js';
+import { QuestionTraces } from './question-traces.js';
 import { problems } from './problem.js';
 import { loadStaticSite } from './static-site.js';
 import { WorkerLagBoard } from './worker-lag.js';
@@ -225,7 +226,7 @@ export async function startAnswerGateway(options: AnswerGatewayOptions): Promise
     asks,
     kbs,
     keys: options.keys,
-    traces: options.traces,
+    traces: new QuestionTraces(options.traces, options.questions.log),
     ingest: options.ingest,
     documentBodies,
     site: loadStaticSite(),

@@ -71,7 +71,7 @@ class EndRequested extends CancelledError {
  * (another attempt took the question over). A gateway's request to end the question (cancel,
  * deadline, shutdown) stops the attempt at once and becomes the question's terminal event; a
  * question whose end was requested before it was taken (cancelled while queued, or while its
- * hop-reasoner was dead) is not run: its end is its next event.
+ * hop-reasoner was dead) is not run: its end follows the attempt's first event.
  */
 export async function startQuestionJobs(deps: QuestionJobsDeps): Promise<QuestionJobs> {
   const running = new Set<AbortController>();
@@ -185,24 +185,28 @@ class QuestionAttempt {
 
   async run(): Promise<Settlement> {
     const { deps, questionId } = this;
-    const requested = await deps.ends.requested(questionId);
-    if (requested !== undefined) {
-      await this.begin({ event: 'error', error: endError(requested) });
-      return { kind: 'ack' };
-    }
+    // Whether the question's end was requested before it was taken is read while the attempt's
+    // first event is written, not before: one round trip to NATS less before the reasoning
+    // starts. A question found ended is still not run; its end follows that first event.
+    const requestedEnd = deps.ends.requested(questionId, this.writeUntil);
     if (Date.now() >= this.request.deadlineUnixMs) {
+      const requested = await requestedEnd;
       await this.begin({
         event: 'error',
-        error: {
-          code: 'deadline_exceeded',
-          message: 'the question waited in the queue past its deadline',
-          retryable: true,
-        },
+        error:
+          requested === undefined
+            ? {
+                code: 'deadline_exceeded',
+                message: 'the question waited in the queue past its deadline',
+                retryable: true,
+              }
+            : endError(requested),
       });
       return { kind: 'ack' };
     }
-    const writer = await this.begin();
+    const [writer, requested] = await Promise.all([this.begin(), requestedEnd]);
     if (writer === undefined) return { kind: 'ack' };
+    if (requested !== undefined) return this.end(endError(requested));
     if (writer.attempt > 1) {
       deps.logger.warn('question restarted', { questionId, attempt: writer.attempt, delivery: this.delivery });
     }
@@ -214,16 +218,17 @@ class QuestionAttempt {
         observeHop(event);
         if (this.partialTrace.note(event)) this.storeTrace(() => this.partialTrace.encode());
         const { questionId: _questionId, atUnixMs: _atUnixMs, ...body } = event;
-        // Held back until the trace holding the answer is stored: a client that has the answer
-        // can open its trace.
+        // Held back until the reasoner's own trace is there to be stored with it.
         if (body.event === 'done') answered = body;
         else this.write(body);
       },
     });
-    this.storeTrace(() => codecs.reasoningTrace.encode(reasoning));
-    await this.traceWrites;
+    // The answer goes out while its complete trace is stored, not after: a client that has the
+    // answer and opens the trace at once gets it from the gateway, which waits for the complete
+    // trace of a question whose log holds `done`. The job is done once both are stored.
     if (answered !== undefined) this.write(answered);
-    await (this.events as EventPipeline).flush();
+    this.storeTrace(() => codecs.reasoningTrace.encode(reasoning));
+    await Promise.all([(this.events as EventPipeline).flush(), this.traceWrites]);
     // Label values are lower-case, as dashboards and alerts spell them.
     deps.metrics.stopReasons.inc({ reason: done.stopReason.toLowerCase() });
     deps.metrics.hopsPerQuestion.observe({ route: done.route.toLowerCase() }, done.hops);

@@ -151,6 +151,32 @@ describe('hop-reasoner question jobs', () => {
     expect(await gatewayStreams.queue.withdraw(questionId)).toBeUndefined();
   });
 
+  it('question jobs - the answer is written while its complete trace is stored, and the job is done once both are', async () => {
+    let storeTrace!: () => void;
+    const held = new Promise<void>((resolve) => (storeTrace = resolve));
+    const traces = memoryTraces();
+    const holding: KeyValueStore = {
+      get: traces.get,
+      // The complete trace (the scripted reasoner's only one) waits until the test lets it be stored.
+      put: async (key, value) => {
+        await held;
+        await traces.put(key, value);
+      },
+    };
+    const { gatewayStreams, jobs, script } = await setUp({ traces: holding });
+    const questionId = randomUUID();
+    await gatewayStreams.queue.enqueue(askFor(questionId));
+    await waitFor(() => script.started.includes(questionId));
+    script.release(questionId);
+    // `done` is in the log before the trace is stored: the answer does not wait for its trace.
+    expect((await eventsOf(gatewayStreams, questionId)).at(-1)?.event).toBe('done');
+    expect(traces.store.has(questionId)).toBe(false);
+    expect(jobs.inFlight).toBe(1);
+    storeTrace();
+    await waitFor(() => jobs.inFlight === 0);
+    expect(codecs.reasoningTrace.decode(traces.store.get(questionId) as Uint8Array).stopReason).toBe('SUFFICIENT');
+  });
+
   it('question jobs - a trace that cannot be stored is logged, and the question still ends with exactly one done', async () => {
     const failing: KeyValueStore = {
       put: async () => Promise.reject(new Error('bucket unavailable')),
@@ -179,7 +205,7 @@ describe('hop-reasoner question jobs', () => {
     expect(events.at(-1)?.error).toEqual(endError('client_request'));
   });
 
-  it('question jobs - a question whose end was requested before any hop-reasoner took it is never run: that end is its one event', async () => {
+  it('question jobs - a question whose end was requested before any hop-reasoner took it is never run: that end follows its accepted', async () => {
     const broker = createMemoryBroker();
     const gateway = broker.connect();
     const streams = await openQuestionStreams(gateway);
@@ -197,8 +223,8 @@ describe('hop-reasoner question jobs', () => {
     await waitFor(() => jobs.inFlight === 0);
     expect(script.started).toEqual([later]);
     const events = await eventsOf(streams, questionId);
-    expect(summary(events)).toEqual(['1:1:error']);
-    expect(events[0]?.error).toEqual(endError('client_request'));
+    expect(summary(events)).toEqual(['1:1:accepted', '2:1:error']);
+    expect(events[1]?.error).toEqual(endError('client_request'));
     await gateway.drain();
   });
 
@@ -217,7 +243,7 @@ describe('hop-reasoner question jobs', () => {
 
     const { script, jobs } = await setUp({ broker });
     const events = await eventsOf(streams, questionId);
-    expect(summary(events)).toEqual(['1:1:accepted', '2:1:route', '3:2:error']);
+    expect(summary(events)).toEqual(['1:1:accepted', '2:1:route', '3:2:restarted', '4:2:error']);
     expect(events.at(-1)?.error).toEqual(endError('client_gone'));
     await waitFor(() => jobs.inFlight === 0);
     expect(script.started).toEqual([]);

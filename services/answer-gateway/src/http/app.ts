@@ -1,11 +1,11 @@
 import fastifySwagger from '@fastify/swagger';
 import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
-import type { KeyValueStore } from '@hopline/bus';
 import type { Logger } from '@hopline/telemetry';
 import type { ApiKeyStore } from '../api-keys.js';
 import type { AskService } from '../ask-service.js';
 import { problems } from '../problem.js';
+import type { QuestionTraces } from '../question-traces.js';
 import type { StaticSite } from '../static-site.js';
 import { kbRoutes, type KbRoutesOptions } from './kb-routes.js';
 import { openApiOptions } from './openapi.js';
@@ -36,7 +36,7 @@ export interface HttpSettings {
 export interface HttpAppDeps extends Omit<KbRoutesOptions, 'logger' | 'maxDocumentBytes'> {
   asks: AskService;
   keys: ApiKeyStore;
-  traces: KeyValueStore;
+  traces: QuestionTraces;
   site: StaticSite;
   logger: Logger;
   settings: HttpSettings;

@@ -3,12 +3,12 @@ import { trace } from '@opentelemetry/api';
 import type { FastifyReply } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { KeyValueStore } from '@hopline/bus';
-import { codecs, subjectToken, type QaEvent__Output } from '@hopline/contracts';
+import { subjectToken, type QaEvent__Output } from '@hopline/contracts';
 import { markSpanFailed, type Logger } from '@hopline/telemetry';
 import { askBodySchema } from '../ask-request.js';
 import type { AskService, QuestionStream } from '../ask-service.js';
 import { EVENT_SCHEMA, renderEvent } from '../event-json.js';
+import type { QuestionTraces } from '../question-traces.js';
 import { problemFromErrorEvent, problemFromPartialDone, problems } from '../problem.js';
 import { SseWriter } from './sse.js';
 import { principalOf, tracedWith } from './request-context.js';
@@ -17,8 +17,8 @@ import { doneSchema, eventStreamSchema, problemResponses, questionIdParams } fro
 
 export interface QuestionRoutesOptions {
   asks: AskService;
-  /** Where the hop-reasoner stores reasoning traces, by question id. */
-  traces: KeyValueStore;
+  /** The reasoning traces the hop-reasoner stores, as their askers read them. */
+  traces: QuestionTraces;
   logger: Logger;
   maxQuestionChars: number;
   sseHeartbeatMs: number;
@@ -119,16 +119,9 @@ export const questionRoutes: FastifyPluginAsyncZod<QuestionRoutesOptions> = asyn
         } catch {
           throw problems.notFound('no such question');
         }
-        const stored = await options.traces.get(key);
-        const reasoning = stored ? codecs.reasoningTrace.decode(stored) : undefined;
         // Another tenant's or user's question is reported as absent, so ids leak nothing.
-        if (
-          !reasoning ||
-          reasoning.scope?.tenantId !== principal.tenantId ||
-          reasoning.scope.userId !== principal.userId
-        ) {
-          throw problems.notFound('no such question');
-        }
+        const reasoning = await options.traces.read(principal, key);
+        if (!reasoning) throw problems.notFound('no such question');
         return reply.send({ ...reasoning });
       }),
   );
