@@ -1,22 +1,29 @@
 import type { Tokenizer } from './tokenizer.js';
 
 /**
- * `analyze` remembered for the last `maxTexts` texts it was given: a question reads the same
- * chunks several times (the scorer and MMR of one rerank, then the hops after it) and popular
- * chunks recur across questions. Every caller gets the same result, so results are read-only.
+ * `analyze` remembered for recent texts: a question reads the same chunks several times (the
+ * scorer and MMR of one rerank, then the hops after it) and popular chunks recur across questions.
+ * Every caller gets the same result, so results are read-only.
+ *
+ * Two generations of `maxTexts / 2` texts each: a text found in the newer one costs one lookup
+ * and no reordering (most calls are such hits: moving each to the end of one map was most of the
+ * memo's cost); one found in the older one moves to the newer; when the newer is full, the older
+ * is dropped. So a text used within the last `maxTexts / 2` new texts is always kept, and no more
+ * than `maxTexts` are.
  */
 export function memoizeByText<T>(analyze: (text: string) => T, maxTexts = 4_096): (text: string) => T {
-  const remembered = new Map<string, T>();
+  const generation = Math.max(1, Math.floor(maxTexts / 2));
+  let newer = new Map<string, T>();
+  let older = new Map<string, T>();
   return (text) => {
-    let result = remembered.get(text);
-    if (result === undefined) {
-      result = analyze(text);
-      // A Map keeps insertion order: past the limit the text remembered longest ago goes first.
-      if (remembered.size >= maxTexts) remembered.delete(remembered.keys().next().value as string);
-    } else {
-      remembered.delete(text);
+    let result = newer.get(text);
+    if (result !== undefined) return result;
+    result = older.get(text) ?? analyze(text);
+    if (newer.size >= generation) {
+      older = newer;
+      newer = new Map();
     }
-    remembered.set(text, result);
+    newer.set(text, result);
     return result;
   };
 }

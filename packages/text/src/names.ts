@@ -16,10 +16,11 @@ import { contentTerms } from './tokenizer.js';
 // eslint-disable-next-line no-control-regex
 const NON_ASCII = /[^\u0000-\u007f]/;
 
-/** A comparable key for an entity name: "The Saturdays" and "saturdays" share it. */
-export function entityKey(name: string): string {
-  return contentTerms(name).join(' ');
-}
+/**
+ * A comparable key for an entity name: "The Saturdays" and "saturdays" share it. Remembered: the
+ * offline reasoner keys the same few names of a question's chunks again at every step.
+ */
+export const entityKey: (name: string) => string = memoizeByText((name) => contentTerms(name).join(' '));
 
 /** The content term of one token ('' for stop words and punctuation): contentTerms' first, cheaply. */
 function termOf(word: string): string {

@@ -43,4 +43,14 @@ describe('memoized tokenizer', () => {
     tokenizer.tokenize('beta');
     expect(inner.calls).toEqual(['alpha', 'beta', 'gamma', 'beta']);
   });
+
+  it('memoized tokenizer - it holds no more texts than its size', () => {
+    const inner = counting();
+    const tokenizer = memoizedTokenizer(inner, 4);
+    for (const text of ['alpha', 'beta', 'gamma', 'delta', 'alpha', 'epsilon', 'zeta', 'eta', 'theta', 'alpha']) {
+      tokenizer.tokenize(text);
+    }
+    // alpha, used again before four newer texts came, is kept once; not after four more.
+    expect(inner.calls).toEqual(['alpha', 'beta', 'gamma', 'delta', 'epsilon', 'zeta', 'eta', 'theta', 'alpha']);
+  });
 });

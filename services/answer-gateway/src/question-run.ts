@@ -42,6 +42,10 @@ export interface QuestionRunOptions extends QuestionChannels {
   deadlineSlackMs: number;
 }
 
+// Stops reading the question's log. Nobody reads the reason; given one, abort() builds no
+// DOMException (and its stack) per question.
+const STOP_WATCHING = new CancelledError("the gateway stopped reading the question's log");
+
 /**
  * A question this gateway accepted, from the ask to its terminal event, independent of the
  * connections that read it. Its events come from its log (where any gateway can read them
@@ -133,7 +137,7 @@ export class QuestionRun {
       );
     } catch (error) {
       if (!enqueued || (this.buffer.length === 0 && (await this.giveUp()))) {
-        this.watching.abort();
+        this.watching.abort(STOP_WATCHING);
         throw error;
       }
     }
@@ -271,7 +275,7 @@ export class QuestionRun {
     clearTimeout(this.graceTimer);
     clearTimeout(this.overdueTimer);
     this.remoteReaders?.unsubscribe();
-    this.watching.abort();
+    this.watching.abort(STOP_WATCHING);
     this.resolveFinished(terminal);
   }
 

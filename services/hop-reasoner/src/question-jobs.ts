@@ -27,6 +27,10 @@ import type { HopReasoner } from '@hopline/reasoning';
 import { hopTimer } from './hop-timer.js';
 import { PartialTrace } from './partial-trace.js';
 
+// Stops following a question's end requests once its job is over. Nobody reads the reason; given
+// one, abort() builds no DOMException (and its stack) per question.
+const JOB_OVER = new CancelledError('the question job is over');
+
 export interface QuestionJobsDeps {
   queue: QuestionQueue;
   log: QuestionLog;
@@ -104,7 +108,7 @@ export async function startQuestionJobs(deps: QuestionJobsDeps): Promise<Questio
       if (question.abort.signal.reason === handOver) return { kind: 'retry', delayMs: 0 };
       return await question.settleFailure(thrown);
     } finally {
-      holding.abort();
+      holding.abort(JOB_OVER);
       running.delete(question.abort);
     }
   };
