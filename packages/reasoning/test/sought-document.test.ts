@@ -1,6 +1,6 @@
 import { UsageMeter } from '@hopline/models';
 import { describe, expect, it } from 'vitest';
-import type { HopExtractionInput, ModelCallContext, PreviousHop } from '../src/index.js';
+import type { HopExtractionInput, ModelCallContext, PreviousHop, SynthesisInput } from '../src/index.js';
 import { createOfflineReasoner } from '../src/index.js';
 import { chunk } from './support/chunks.js';
 
@@ -89,5 +89,62 @@ describe('sought document - a hop answers from the document about what it was se
     expect(await ask([spinOff])).toMatchObject({ unknown: true });
     // With its own document retrieved after the neighbour, the date is the option's own.
     expect(await ask([spinOff, own])).toMatchObject({ unknown: false, answer: '2009' });
+  });
+});
+
+describe('sought document - the abstention names what was not found', () => {
+  async function written(input: SynthesisInput): Promise<string> {
+    let text = '';
+    for await (const piece of reasoner.synthesize(input, call)) text += piece;
+    return text;
+  }
+
+  it("sought document - a chain broken at a later hop names the bridge whose document it did not find, not the failed search's words", async () => {
+    const first = await reasoner.extractHopAnswer(step({}), call);
+    const second = await secondHop([gallery, painter]);
+    const text = await written({
+      question,
+      hops: [
+        { hop: 1, focus: question, query: question, finding: first },
+        { hop: 2, focus: question, query: first.nextQuery, finding: second },
+      ],
+      evidence: [{ index: 1, chunk: painter, hop: 1, bridgeEntity: '' }],
+      complete: false,
+      missing: first.nextQuery,
+    });
+    expect(text).toMatch(/^I cannot answer/);
+    expect(text).toContain('What was found: ');
+    expect(text).toContain('What was not found: a document about "Mira Solen".');
+  });
+
+  it('sought document - a sub-question that found nothing names its one entity', async () => {
+    const asked = 'Which was founded first, Orchid Labs or Kestrel Data?';
+    const focus = 'Which was founded first, Kestrel Data?';
+    const unknown = { ...(await secondHop([gallery, painter])), unknown: true };
+    const text = await written({
+      question: asked,
+      hops: [{ hop: 1, focus, query: focus, finding: unknown }],
+      evidence: [],
+      complete: false,
+      missing: focus,
+    });
+    expect(text).toContain('What was not found: a document about "Kestrel Data".');
+  });
+
+  it('sought document - a Chinese question is told what was not found in Chinese', async () => {
+    const asked = '青岚科技的负责人毕业于哪所大学？';
+    const first = { ...(await secondHop([gallery, architect])), answer: '李明' };
+    const broken = { ...first, unknown: true, answer: '' };
+    const text = await written({
+      question: asked,
+      hops: [
+        { hop: 1, focus: asked, query: asked, finding: first },
+        { hop: 2, focus: asked, query: '李明 毕业', finding: broken },
+      ],
+      evidence: [],
+      complete: false,
+      missing: '李明 毕业',
+    });
+    expect(text).toContain('未找到：关于“李明”的文档。');
   });
 });
