@@ -25,6 +25,8 @@ export const REASONING_SWITCHES = {
     'a which-first question where a document dates its event without any year ("6月15日") is read in the year of the other events\' documents, when the answer is the same in each of those years, and the answer says so',
   eventKinds:
     'words that name only the kind of an event ("…的事件", "…分别发生了什么重大事件") are not asked of its chunk: an event option is matched without them, and a distributive question whose predicate names only a kind is answered for each item from a chunk about the item in the setting',
+  soughtDocument:
+    "a hop sent to find one entity (a later hop's bridge, a sub-question's one entity) answers only from that entity's document (a titled chunk that merely mentions it is about something else); without one the chain is broken there and the answer abstains",
 } as const;
 
 export type ReasoningSwitch = keyof typeof REASONING_SWITCHES;

@@ -10,6 +10,7 @@ import { comparedOptions, dateComparison, questionAnchors, relationTerms, sameEn
 import { expandRelations } from './relations.js';
 import type { RespectiveItem } from './respectively.js';
 import { respectiveItems } from './respectively.js';
+import { unfoundEntities } from './missing.js';
 import { sentences, states } from './text.js';
 import type { ReasoningSwitch } from '../switches.js';
 import { isOn } from '../switches.js';
@@ -42,6 +43,8 @@ interface Phrasebook {
   undatedEvents: (options: readonly string[]) => string;
   /** What is missing when no evidence is about these items of a distributive question with what it asks of them. */
   unaboutItems: (items: readonly string[]) => string;
+  /** What is missing when a broken chain found no document about these entities it looked for. */
+  unfound: (entities: readonly string[]) => string;
   /** What is missing when every option of a which-first question falls on one date. */
   tied: string;
   /** The note after an answer that read dates stated without a year in the other events' years. */
@@ -89,6 +92,7 @@ const ENGLISH: Phrasebook = {
     `a document about ${options.map((option) => `"${option}"`).join(' or ')} that states its date`,
   unaboutItems: (items) =>
     `a document about ${items.map((item) => `"${item}"`).join(' or ')} that states what the question asks of it`,
+  unfound: (entities) => `a document about ${entities.map((entity) => `"${entity}"`).join(' or ')}`,
   tied: 'a date that tells the events compared apart',
   yearless: (dates, years) =>
     years.length === 0
@@ -117,6 +121,7 @@ const CHINESE: Phrasebook = {
   undated: '陈述每个被比较事件日期的文档',
   undatedEvents: (options) => `关于${options.map((option) => `“${option}”`).join('、')}并陈述其日期的文档`,
   unaboutItems: (items) => `关于${items.map((item) => `“${item}”`).join('、')}并陈述问题所问之事的文档`,
+  unfound: (entities) => `关于${entities.map((entity) => `“${entity}”`).join('、')}的文档`,
   tied: '能分出这些事件先后的日期',
   yearless: (dates, years) =>
     years.length === 0
@@ -590,6 +595,12 @@ function abstention(input: SynthesisInput, words: Phrasebook, missing: string): 
   ];
 }
 
+/** What a broken chain did not find: the documents about the entities it looked for, else its last search. */
+function brokenAt(input: SynthesisInput, words: Phrasebook): string {
+  const entities = unfoundEntities(input.question, input.hops);
+  return entities.length > 0 ? words.unfound(entities) : input.missing;
+}
+
 /** Whether the offline synthesis of this input abstains: an incomplete chain, or no answer its evidence states. */
 export function offlineAbstains(input: SynthesisInput, switchedOff?: readonly ReasoningSwitch[]): boolean {
   const first = input.complete ? opening(input, phrasebookFor(input.question), switchedOff) : undefined;
@@ -612,7 +623,7 @@ export async function* synthesizeOffline(
             ? words.unstated(first.unstated)
             : first && 'missing' in first
               ? first.missing
-              : input.missing,
+              : brokenAt(input, words),
         );
   for (const [position, line] of lines.entries()) yield position === 0 ? line : `${words.space}${line}`;
 }
