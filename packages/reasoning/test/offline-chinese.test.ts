@@ -1,19 +1,15 @@
-import { UsageMeter } from '@hopline/models';
 import { chineseNames, contentTerms } from '@hopline/text';
 import { describe, expect, it } from 'vitest';
-import type { HopExtractionInput, ModelCallContext, PreviousHop, SynthesisInput } from '../src/index.js';
+import type { PreviousHop, SynthesisInput } from '../src/index.js';
 import { createOfflineReasoner } from '../src/index.js';
 import { claimPhrases } from '../src/offline/claims.js';
 import { questionAnchors, relationTerms } from '../src/offline/question.js';
 import { states } from '../src/offline/text.js';
 import { chunk } from './support/chunks.js';
+import { callContext, hopInputs } from './support/offline-hops.js';
 
 const reasoner = createOfflineReasoner();
-const call: ModelCallContext = {
-  deadlineUnixMs: Date.now() + 60_000,
-  signal: new AbortController().signal,
-  usage: new UsageMeter(),
-};
+const call = callContext();
 
 // A project, its owner, and the owner's department: the answer needs the bridge in between.
 const question = '星河项目的负责人属于哪个部门？';
@@ -25,19 +21,7 @@ const project = chunk(
 const owner = chunk('c-owner', '赵磊', '赵磊是南山研究院的首席工程师，隶属于基础设施部。他在2025年加入研究院。');
 const department = chunk('c-department', '基础设施部', '基础设施部负责南山研究院的计算与存储平台，部门负责人是孙悦。');
 
-function hop(overrides: Partial<HopExtractionInput>): HopExtractionInput {
-  return {
-    question,
-    focus: question,
-    hop: 1,
-    expectedHops: 2,
-    hopsLeft: 2,
-    query: question,
-    chunks: [project, department, owner],
-    previous: [],
-    ...overrides,
-  };
-}
+const hop = hopInputs(question, [project, department, owner]);
 
 async function drain(stream: AsyncIterable<string>): Promise<string> {
   let text = '';

@@ -1,18 +1,14 @@
 import { Grade } from '@hopline/contracts';
-import { UsageMeter } from '@hopline/models';
 import { contentTerms, namedSpans } from '@hopline/text';
 import { describe, expect, it } from 'vitest';
-import type { HopExtractionInput, ModelCallContext, PreviousHop, SynthesisInput } from '../src/index.js';
+import type { HopExtractionInput, PreviousHop, SynthesisInput } from '../src/index.js';
 import { createOfflineReasoner } from '../src/index.js';
 import { gradeEvidence } from '../src/offline/grade.js';
 import { chunk } from './support/chunks.js';
+import { callContext, hopInputs } from './support/offline-hops.js';
 
 const reasoner = createOfflineReasoner();
-const call: ModelCallContext = {
-  deadlineUnixMs: Date.now() + 60_000,
-  signal: new AbortController().signal,
-  usage: new UsageMeter(),
-};
+const call = callContext();
 
 const question = 'Who was married to the star of No Escape?';
 const film = chunk(
@@ -31,19 +27,7 @@ const son = chunk(
   'Profumo was born in London, the son of former British government minister John Profumo and his wife, actress Valerie Hobson.',
 );
 
-function hop(overrides: Partial<HopExtractionInput>): HopExtractionInput {
-  return {
-    question,
-    focus: question,
-    hop: 1,
-    expectedHops: 2,
-    hopsLeft: 2,
-    query: question,
-    chunks: [film, unrelated],
-    previous: [],
-    ...overrides,
-  };
-}
+const hop = hopInputs(question, [film, unrelated]);
 
 async function drain(stream: AsyncIterable<string>): Promise<string> {
   let text = '';

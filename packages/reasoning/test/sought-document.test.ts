@@ -1,14 +1,10 @@
-import { UsageMeter } from '@hopline/models';
 import { describe, expect, it } from 'vitest';
-import type { HopExtractionInput, ModelCallContext, PreviousHop, SynthesisInput } from '../src/index.js';
+import type { HopExtractionInput, PreviousHop, SynthesisInput } from '../src/index.js';
 import { createOfflineReasoner } from '../src/index.js';
 import { chunk } from './support/chunks.js';
+import { callContext, hopInputs } from './support/offline-hops.js';
 
-const call: ModelCallContext = {
-  deadlineUnixMs: Date.now() + 60_000,
-  signal: new AbortController().signal,
-  usage: new UsageMeter(),
-};
+const call = callContext();
 const reasoner = createOfflineReasoner();
 const without = createOfflineReasoner({ switchedOff: ['soughtDocument'] });
 
@@ -30,19 +26,7 @@ const gallery = chunk(
   'The Harbour Gallery in Aarhus shows paintings by Tomas Arvid and Mira Solen. It is run by the company Vestlys Holding, which employs twelve people.',
 );
 
-function step(overrides: Partial<HopExtractionInput>): HopExtractionInput {
-  return {
-    question,
-    focus: question,
-    hop: 1,
-    expectedHops: 2,
-    hopsLeft: 2,
-    query: question,
-    chunks: [painter],
-    previous: [],
-    ...overrides,
-  };
-}
+const step = hopInputs(question, [painter]);
 
 async function secondHop(chunks: HopExtractionInput['chunks'], using = reasoner) {
   const first = await using.extractHopAnswer(step({}), call);
