@@ -11,6 +11,7 @@ export { foldCounts, foldOf, selectQuestions, SPLITS } from './data/selection.js
 export type { Fold, Selection, Split } from './data/selection.js';
 export { EVAL_SCOPE, ingestCorpus } from './knowledge-base.js';
 export {
+  asksOrder,
   bestAnswerScore,
   characterTokens,
   goldJudgement,

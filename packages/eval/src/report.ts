@@ -43,13 +43,21 @@ function answersSection(report: EvalReport): string[] {
   if (systems.length === 0) return [];
   const header = [
     'answers',
-    ...systems.flatMap((system) => [`${system} EM`, 'F1', 'named', 'yes/no right', 'answered', 'cites hold']),
+    ...systems.flatMap((system) => [
+      `${system} EM`,
+      'F1',
+      'named',
+      'which first/last',
+      'yes/no right',
+      'answered',
+      'cites hold',
+    ]),
   ];
   const rows = rowsOf(report).map(([name, group]) => [
     name,
     ...systems.flatMap((system) => {
       const answers = group.systems[system]?.answers;
-      if (!answers) return ['', '', '', '', '', ''];
+      if (!answers) return ['', '', '', '', '', '', ''];
       const share = ({ questions, right }: { questions: number; right: number }) =>
         questions === 0 ? '-' : `${fixed(right)} of ${questions}`;
       const cites = share({ questions: answers.citationSupport.claims, right: answers.citationSupport.supported });
@@ -57,6 +65,7 @@ function answersSection(report: EvalReport): string[] {
         fixed(answers.em),
         fixed(answers.f1),
         share(answers.named),
+        share(answers.ordered),
         share(answers.judgements),
         fixed(answers.answered),
         cites,

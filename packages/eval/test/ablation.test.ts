@@ -30,6 +30,7 @@ const group = (chainRecall: number, f1: number, recall?: number): GroupSummary =
         f1,
         judgements: { questions: 0, right: 0 },
         named: { questions: 10, right: f1 },
+        ordered: { questions: 0, right: 0 },
         answered: 100,
         citationSupport: { claims: 0, supported: 0 },
       },

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  asksOrder,
   bestAnswerScore,
   characterTokens,
   goldJudgement,
@@ -45,6 +46,17 @@ describe('answer scores', () => {
     // A prediction that names something instead of judging gets no credit for shared characters.
     expect(scoreAnswer('是在2023年', '不是')).toEqual({ em: false, f1: 0 });
     expect(scoreAnswer('2023年5月', '是的')).toEqual({ em: false, f1: 0 });
+  });
+
+  it('answers - an order question asks which of the things it names came first or last', () => {
+    expect(asksOrder('北风实验室发布天穹项目和东港市元宵灯会哪个事件发生得更早？')).toBe(true);
+    expect(asksOrder('两次发布中哪一次在先？')).toBe(true);
+    expect(asksOrder('Which opened first, the mill or the bridge?')).toBe(true);
+    expect(asksOrder('Who is older, Ada Lind or Bo Stern?')).toBe(true);
+    // An order word without options to order, or 先 in 先生 ("Mr."), asks no order.
+    expect(asksOrder('What was the first film of Ada Lind?')).toBe(false);
+    expect(asksOrder('王先生在哪家公司工作？')).toBe(false);
+    expect(asksOrder('北风实验室发布天穹项目和南湖大学举办春季运动会是在同一个月吗？')).toBe(false);
   });
 
   it('answers - the best score over the gold answer and its aliases counts', () => {

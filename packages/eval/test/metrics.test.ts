@@ -119,7 +119,7 @@ describe('summaries', () => {
   it('summary - answers, yes/no judgements, citation support, per-hop recall, break points and sub-question coverage', () => {
     const outcomes: QuestionOutcome[] = [
       {
-        question: question('1', { goldDocIds: ['a', 'b'] }),
+        question: question('1', { question: 'Which opened first, the mill or the bridge?', goldDocIds: ['a', 'b'] }),
         runs: {
           'multi-hop': run(['a', 'b'], {
             retrievalCalls: 2,
@@ -157,6 +157,7 @@ describe('summaries', () => {
         f1: 50,
         judgements: { questions: 1, right: 0 },
         named: { questions: 1, right: 100 },
+        ordered: { questions: 1, right: 100 },
         answered: 100,
         citationSupport: { claims: 4, supported: 75 },
       },

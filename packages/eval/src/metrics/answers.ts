@@ -46,6 +46,16 @@ export function isJudgement(gold: string): boolean {
   return goldJudgement(gold) !== undefined || /^(?:yes|no)$/.test(normalizeAnswer(gold));
 }
 
+// A question that asks which of the things it names came first or last: a Chinese comparative of
+// time (早, 晚, 迟, 先 but not 先生 "Mr."), or an English one between options joined by "or".
+const ASKS_ORDER_HAN = /早|晚|迟|先(?!生)/;
+const ASKS_ORDER_LATIN = /\b(?:first|earlier|earliest|later|latest|older|oldest|younger|youngest)\b/i;
+
+/** Whether a question asks which of the things it names came first or last (in time or age). */
+export function asksOrder(question: string): boolean {
+  return ASKS_ORDER_HAN.test(question) || (ASKS_ORDER_LATIN.test(question) && /\bor\b/i.test(question));
+}
+
 export function normalizeAnswer(text: string): string {
   return text.toLowerCase().replace(PUNCTUATION, '').replace(ARTICLES, ' ').split(/\s+/).filter(Boolean).join(' ');
 }

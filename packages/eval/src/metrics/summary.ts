@@ -1,7 +1,7 @@
 import { reportGroup } from '../data/eval-set.js';
 import type { QuestionOutcome, SystemName, SystemRun } from '../outcome.js';
 import { SYSTEMS } from '../outcome.js';
-import { bestAnswerScore, isJudgement } from './answers.js';
+import { asksOrder, bestAnswerScore, isJudgement } from './answers.js';
 import { hopPath, scoreRetrieval } from './retrieval.js';
 
 export interface AnswerFigures {
@@ -18,6 +18,11 @@ export interface AnswerFigures {
    * or a name with the gold mostly does not. Percent.
    */
   named: { questions: number; right: number };
+  /**
+   * Of those, the questions that ask which of the things they name came first or last
+   * (`asksOrder`), and the share whose answer names the right one, read as for `named`. Percent.
+   */
+  ordered: { questions: number; right: number };
   /** Share of answerable questions answered rather than abstained on, percent. */
   answered: number;
   /** Of the cited claims the claim checker could read, the share their cited chunks state, percent. */
@@ -116,6 +121,8 @@ function answerFigures(asked: readonly Asked[]): AnswerFigures | undefined {
   let right = 0;
   let others = 0;
   let named = 0;
+  let ordered = 0;
+  let orderedRight = 0;
   let answered = 0;
   let claims = 0;
   let supported = 0;
@@ -130,6 +137,10 @@ function answerFigures(asked: readonly Asked[]): AnswerFigures | undefined {
     } else {
       others += 1;
       if (score.f1 >= NAMED_F1) named += 1;
+      if (asksOrder(outcome.question.question)) {
+        ordered += 1;
+        if (score.f1 >= NAMED_F1) orderedRight += 1;
+      }
     }
     if (!trace.abstained) answered += 1;
     claims += trace.claims.checked;
@@ -141,6 +152,7 @@ function answerFigures(asked: readonly Asked[]): AnswerFigures | undefined {
     f1: percent(f1, answering.length),
     judgements: { questions: judgements, right: percent(right, judgements) },
     named: { questions: others, right: percent(named, others) },
+    ordered: { questions: ordered, right: percent(orderedRight, ordered) },
     answered: percent(answered, answering.length),
     citationSupport: { claims, supported: percent(supported, claims) },
   };
