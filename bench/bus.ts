@@ -14,7 +14,6 @@
 //   node --conditions=@hopline/source --import tsx bench/bus.ts
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
-import { cpus } from 'node:os';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { connectNatsBus, type Bus } from '@hopline/bus';
@@ -22,6 +21,7 @@ import { codecs, loadProtobufRoot, type RetrieveResponse } from '@hopline/contra
 import { startNats } from '@hopline/test-support';
 import { connect, type NatsConnection } from 'nats';
 import { sampleChunks, sampleContext, sampleQuestion } from './support/payload.js';
+import { machineDescription } from './support/machine.js';
 
 const SUBJECTS = {
   raw: 'bench.bus.raw',
@@ -224,7 +224,7 @@ function report(results: Results): void {
     '',
     `Command: \`${command}\``,
     '',
-    `Machine: ${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, Node ${process.version}. Reply: ${results.replySize} bytes.`,
+    `Machine: ${machineDescription()}. Reply: ${results.replySize} bytes.`,
     `One request in flight at a time; ${ROUNDS} interleaved rounds of ${PER_ROUND} per variant after ${WARMUP} warm-up requests each.`,
     '',
     '| variant | p50 ms | p95 ms | n |',

@@ -11,11 +11,12 @@
 //   node --conditions=@hopline/source --import tsx bench/gateway-admission.ts
 import { spawn, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
-import { cpus, loadavg } from 'node:os';
+import { loadavg } from 'node:os';
 import { setTimeout as sleep, setImmediate as yieldToLoop } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { ApiKeyStore, generateApiKey, hashApiKey } from '@hopline/answer-gateway';
 import { startScriptedGateway } from './support/scripted-gateway.js';
+import { machineDescription } from './support/machine.js';
 
 const MAX_IN_FLIGHT = 8;
 const ROUNDS = 12;
@@ -208,7 +209,7 @@ async function main(): Promise<void> {
     '',
     'Command: `node --conditions=@hopline/source --import tsx bench/gateway-admission.ts`',
     '',
-    `Machine: ${cpus().length} × ${cpus()[0]?.model.trim() ?? 'CPU'}, Node ${process.version}. MAX_IN_FLIGHT=${MAX_IN_FLIGHT}; a question is a route and ${TOKENS} tokens from a stand-in hop-reasoner on the memory bus, streamed over SSE, then held open so that every slot stays taken.`,
+    `Machine: ${machineDescription()}. MAX_IN_FLIGHT=${MAX_IN_FLIGHT}; a question is a route and ${TOKENS} tokens from a stand-in hop-reasoner on the memory bus, streamed over SSE, then held open so that every slot stays taken.`,
     `${ROUNDS} rounds; each round runs ${MAX_IN_FLIGHT} questions at once without, then with, a flooder process sending ${FLOOD_PER_SECOND} asks/s over ${FLOOD_CONNECTIONS} connections.`,
     `Load average while it ran: ${loadavg()
       .map((load) => load.toFixed(1))

@@ -14,11 +14,12 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { writeFileSync } from 'node:fs';
-import { cpus, loadavg } from 'node:os';
+import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import Fastify from 'fastify';
 import { ApiKeyStore, generateApiKey, hashApiKey } from '@hopline/answer-gateway';
 import { startScriptedGateway } from './support/scripted-gateway.js';
+import { machineDescription } from './support/machine.js';
 
 const QUICK = process.argv.includes('--quick') || process.env.BENCH_QUICK === '1';
 const ROUNDS = QUICK ? 2 : 6;
@@ -142,7 +143,7 @@ const report = `# Answer-gateway HTTP overhead per question, against bare echo f
 
 Command: \`node --conditions=@hopline/source --import tsx bench/gateway-http.ts\`
 
-Machine: ${cpus().length} × ${cpus()[0]?.model.trim() ?? 'unknown CPU'}, Node ${process.version}. ${ROUNDS} rounds × ${REQUESTS_PER_ROUND} requests per target and concurrency, interleaved; a question is accepted → route → done from a hop-reasoner stand-in on the memory bus (no retrieval, no model), so what is measured is the gateway's own work.
+Machine: ${machineDescription()}. ${ROUNDS} rounds × ${REQUESTS_PER_ROUND} requests per target and concurrency, interleaved; a question is accepted → route → done from a hop-reasoner stand-in on the memory bus (no retrieval, no model), so what is measured is the gateway's own work.
 Load average after the run: ${load.join(' / ')} (1/5/15 min) on a machine shared with other work.
 
 | target | concurrency | requests/s | p50 ms | p95 ms | n |

@@ -10,12 +10,13 @@
 // drops it when the answer takes over 5 s, which a loaded machine running server and client in
 // one process can make happen in a long pass of single writes.
 import { writeFileSync } from 'node:fs';
-import { cpus, loadavg } from 'node:os';
+import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { dedupeKeyFor, type DocumentWrite, type EmbeddedChunk, type IndexedChunk } from '@hopline/retrieval';
 import { createElasticsearchLexicalBackend, createMilvusVectorBackend } from '@hopline/retrieval/remote';
 import { esMock, silentLog } from '../packages/retrieval/test/elasticsearch/es-mock.js';
 import { startFakeMilvus } from '../packages/retrieval/test/milvus/fake-milvus.js';
+import { machineDescription } from './support/machine.js';
 
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
 const DOCUMENTS = Number(process.argv[2] ?? 100);
@@ -164,7 +165,7 @@ for (const [name, run] of [
 
 const results = {
   command: 'node --conditions=@hopline/source --import tsx bench/ingestion-backends.ts [documents]',
-  machine: `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}`,
+  machine: machineDescription(),
   loadAverageAtEnd: Number(loadavg()[0]?.toFixed(1)),
   documents: DOCUMENTS,
   chunksPerDocument: CHUNKS_PER_DOCUMENT,

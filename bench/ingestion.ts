@@ -10,7 +10,7 @@
 // Synthetic documents of 80 words (one chunk each) from a fixed 4,000-word vocabulary.
 // Usage: bench/ingestion.ts [documents] (default 100,000).
 import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg, tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { hashApiKey } from '@hopline/answer-gateway';
@@ -25,6 +25,7 @@ import {
 import { freePort, waitFor } from '@hopline/test-support';
 import { healthy, spawnNode, stopProcess, type Proc } from './support/processes.js';
 import { syntheticText, syntheticWords } from './support/synthetic-corpus.js';
+import { machineDescription } from './support/machine.js';
 
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
 const DOCUMENTS = Number(process.argv[2] ?? 100_000);
@@ -244,7 +245,7 @@ try {
 
   const results = {
     command: 'node --conditions=@hopline/source --import tsx bench/ingestion.ts [documents]',
-    machine: `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}`,
+    machine: machineDescription(),
     loadAverageAtEnd: Number(loadavg()[0]?.toFixed(1)),
     documents: DOCUMENTS,
     raw: {

@@ -17,12 +17,13 @@
 //   node --conditions=@hopline/source --import tsx bench/question-events.ts
 import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
-import { cpus, loadavg } from 'node:os';
+import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { connectNatsBus, createMemoryBroker, type Bus } from '@hopline/bus';
 import { codecs, type QaEvent } from '@hopline/contracts';
 import { EventPipeline, openQuestionStreams, type QuestionStreams } from '@hopline/questions';
 import { startNats } from '@hopline/test-support';
+import { machineDescription } from './support/machine.js';
 
 const ROUNDS = 10;
 const SINGLE_EVENTS_PER_ROUND = 60;
@@ -193,7 +194,7 @@ async function main(): Promise<void> {
     '',
     `Command: \`${command}\``,
     '',
-    `Machine: ${cpus().length} × ${cpus()[0]?.model.trim() ?? 'CPU'}, Node ${process.version}, nats-server ${nats.source === 'spawned' ? 'spawned by the bench (file storage in a temporary folder)' : `at ${natsUrl}`}. Load average while it ran: ${loadavg()
+    `Machine: ${machineDescription()}, nats-server ${nats.source === 'spawned' ? 'spawned by the bench (file storage in a temporary folder)' : `at ${natsUrl}`}. Load average while it ran: ${loadavg()
       .map((load) => load.toFixed(1))
       .join(' / ')} (1/5/15 min) on a machine shared with other work.`,
     `${ROUNDS} interleaved rounds after ${WARMUP_ROUNDS} of warm-up; each round per variant: ${SINGLE_EVENTS_PER_ROUND} events one at a time, then ${QUESTIONS_PER_ROUND} questions of ${EVENTS_PER_QUESTION} token events. Writer and reader on connections of their own, in one process.`,

@@ -26,7 +26,7 @@
 // questions per client, so that concurrency 32 is reached and held.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg, tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -47,6 +47,7 @@ import {
   type System,
 } from './support/systems.js';
 import { stopProcess } from './support/processes.js';
+import { machineDescription } from './support/machine.js';
 
 const QUICK = process.argv.includes('--quick') || process.env.BENCH_QUICK === '1';
 const EMBEDDED_ONLY = process.argv.includes('--embedded-only');
@@ -295,7 +296,7 @@ const cpuText = (cpu: Record<string, number>) =>
     .join(', ');
 
 function machineLine(): string {
-  return `Machine: ${cpus().length} × ${cpus()[0]?.model.trim() ?? 'CPU'}, Node ${process.version}; load average at the end ${loadavg()
+  return `Machine: ${machineDescription()}; load average at the end ${loadavg()
     .map((load) => load.toFixed(1))
     .join(
       ' / ',

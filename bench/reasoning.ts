@@ -10,8 +10,9 @@
 //
 //   node --conditions=@hopline/source --import tsx bench/reasoning.ts [path/to/questions.jsonl]
 import { readFileSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg } from 'node:os';
+import { loadavg } from 'node:os';
 import { analyzeByRules, createAnalyzer } from '@hopline/reasoning';
+import { machineDescription } from './support/machine.js';
 
 const WARMUP_ROUNDS = 3;
 const ROUNDS = 15;
@@ -80,7 +81,7 @@ const report = [
   '',
   `Command: \`node --conditions=@hopline/source --import tsx bench/reasoning.ts\``,
   '',
-  `Machine: ${cpus().length} × ${cpus()[0]?.model.trim() ?? 'unknown CPU'}, Node ${process.version}. ` +
+  `Machine: ${machineDescription()}. ` +
     `Load average (1, 5, 15 min): ${loadavg()
       .map((value) => value.toFixed(1))
       .join(', ')}.`,

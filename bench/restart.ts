@@ -12,7 +12,7 @@
 // Usage: bench/restart.ts [documents] [folder] (default 100,000; a folder a previous run built
 // with as many documents is reused, since building 100,000 takes minutes).
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg, tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { IngestCommand__Output } from '@hopline/contracts';
@@ -29,6 +29,7 @@ import {
 import { freePort } from '@hopline/test-support';
 import { healthy, spawnCompiled, spawnNode, stopProcess } from './support/processes.js';
 import { syntheticText, syntheticWords } from './support/synthetic-corpus.js';
+import { machineDescription } from './support/machine.js';
 
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
 const DOCUMENTS = Number(process.argv[2] ?? 100_000);
@@ -219,7 +220,7 @@ try {
   const cpu = (runs: Array<{ cpuMs: number }>) => seconds(median(runs.map((run) => run.cpuMs)));
   const results = {
     command: 'node --conditions=@hopline/source --import tsx bench/restart.ts [documents] [folder]',
-    machine: `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}`,
+    machine: machineDescription(),
     loadAverageAtEnd: Number(loadavg()[0]?.toFixed(1)),
     documents: DOCUMENTS,
     rounds: ROUNDS,

@@ -13,7 +13,7 @@
 // The dataset defaults to ../shared/data/multihop/dev.jsonl (relative to the repository root).
 import { writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { cpus, loadavg } from 'node:os';
+import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -31,6 +31,7 @@ import {
 } from '@hopline/retrieval';
 import { createTokenizer } from '@hopline/text';
 import MiniSearch from 'minisearch';
+import { machineDescription } from './support/machine.js';
 
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
 const datasetPath = process.argv[2] ?? `${repoRoot}../shared/data/multihop/dev.jsonl`;
@@ -424,7 +425,7 @@ async function main(): Promise<void> {
 
   const results = {
     command: 'node --conditions=@hopline/source --import tsx bench/retrieval.ts',
-    machine: `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}`,
+    machine: machineDescription(),
     lexical,
     backend: { dev: backendDev, synthetic100kOneKb: backend100kOneKb, synthetic100kTenTenants: backend100kTenTenants },
     vectors: { dimensions: DIMENSIONS, dev: vectorsDev, synthetic100k: vectors100k },

@@ -10,13 +10,14 @@
 // The baseline checkout needs its dependencies installed (or this checkout's node_modules linked).
 // Writes bench/results/embedded-cpu-ab.{md,json}.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg, tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '@hopline/test-support';
 import { healthy, spawnNode, stopProcess, type Proc } from './processes.js';
 import { ask, benchEnv, cpuMs, QUESTIONS } from './systems.js';
+import { machineDescription } from './machine.js';
 
 const { values } = parseArgs({
   options: {
@@ -93,7 +94,7 @@ try {
     '',
     'Command: `node --conditions=@hopline/source --import tsx bench/support/embedded-cpu-ab.ts --baseline <checkout>`',
     '',
-    `Machine: ${cpus().length} × ${cpus()[0]?.model.trim() ?? 'CPU'}, Node ${process.version}; load average at the end ${load} (1/5/15 min) on a machine shared with other work. Data: the demo corpus (14 documents), the four questions of its README in turn, JSON answers, answer cache off; each process warmed with ${WARMUP} questions, then ${ROUNDS} rounds of ${QUESTIONS_PER_ROUND} serial questions each, the two processes alternating. CPU from /proc/<pid>/stat (10 ms ticks).`,
+    `Machine: ${machineDescription()}; load average at the end ${load} (1/5/15 min) on a machine shared with other work. Data: the demo corpus (14 documents), the four questions of its README in turn, JSON answers, answer cache off; each process warmed with ${WARMUP} questions, then ${ROUNDS} rounds of ${QUESTIONS_PER_ROUND} serial questions each, the two processes alternating. CPU from /proc/<pid>/stat (10 ms ticks).`,
     '',
     `| process | CPU ms per question, per round | mean |`,
     '| --- | --- | ---: |',

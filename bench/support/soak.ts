@@ -4,9 +4,10 @@
 // asked; one that does not levels off after its warm-up. The slope over the soak's second half
 // says which.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg, tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ask, QUESTIONS, rssMb, startDistributed, startEmbeddedProcess, type System } from './systems.js';
+import { machineDescription } from './machine.js';
 
 const CONCURRENCY = 8;
 const WARMUP_QUESTIONS = 40;
@@ -81,7 +82,7 @@ function report(results: readonly SoakResult[], minutes: number): string {
     '',
     `Command: \`node --conditions=@hopline/source --import tsx bench/question.ts --soak ${minutes}\``,
     '',
-    `Machine: ${cpus().length} × ${cpus()[0]?.model.trim() ?? 'CPU'}, Node ${process.version}; load average at the end ${loadavg()
+    `Machine: ${machineDescription()}; load average at the end ${loadavg()
       .map((load) => load.toFixed(1))
       .join(
         ' / ',
