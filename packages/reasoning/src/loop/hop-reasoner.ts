@@ -394,7 +394,7 @@ export function createHopReasoner(deps: HopReasonerDependencies): HopReasoner {
       uncited: 'trusted',
     });
     noteUnsupported(run, 'the offline reasoner', written);
-    return { ...written, abstained: offlineAbstains(input, settings.switchedOff) };
+    return { ...written, abstained: offlineAbstains(input) };
   }
 
   return { answer };

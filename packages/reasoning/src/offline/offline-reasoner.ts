@@ -243,7 +243,9 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
   return {
     kind: 'offline',
     extractHopAnswer: (input) => extractHopAnswer(input),
-    synthesize: (input) => synthesizeOffline(input, options.switchedOff),
+    // The reasoner's own switches hold for its answers as for its hops, beside the question's.
+    synthesize: (input) =>
+      synthesizeOffline({ ...input, switchedOff: [...(options.switchedOff ?? []), ...(input.switchedOff ?? [])] }),
   };
 }
 

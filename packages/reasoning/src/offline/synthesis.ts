@@ -12,7 +12,6 @@ import type { RespectiveItem } from './respectively.js';
 import { respectiveItems } from './respectively.js';
 import { unfoundEntities } from './missing.js';
 import { sentences, states } from './text.js';
-import type { ReasoningSwitch } from '../switches.js';
 import { isOn } from '../switches.js';
 
 /**
@@ -507,14 +506,9 @@ function sentenceAbout(event: string, item: EvidenceItem): Cited {
  * shares the predicate and the setting without the item. An item no chunk is about is named in
  * the abstention.
  */
-function respectiveAnswer(
-  input: SynthesisInput,
-  items: readonly RespectiveItem[],
-  words: Phrasebook,
-  switchedOff: readonly ReasoningSwitch[] | undefined,
-): Opening {
+function respectiveAnswer(input: SynthesisInput, items: readonly RespectiveItem[], words: Phrasebook): Opening {
   // A predicate that names only a kind of event asks what happened to the item in the setting.
-  const kindOnly = isOn(switchedOff, 'eventKinds');
+  const kindOnly = isOn(input.switchedOff, 'eventKinds');
   const sources = items.map(({ item, event, scene }) =>
     evidenceFor(hopForOption(item, input.hops), input.evidence).find(
       (candidate) =>
@@ -536,14 +530,10 @@ function respectiveAnswer(
   };
 }
 
-function opening(
-  input: SynthesisInput,
-  words: Phrasebook,
-  switchedOff: readonly ReasoningSwitch[] | undefined,
-): Opening | undefined {
+function opening(input: SynthesisInput, words: Phrasebook): Opening | undefined {
   const { question, hops, evidence } = input;
   const respective = dateComparison(question) || samePeriod(question) ? [] : respectiveItems(question);
-  if (respective.length > 0) return respectiveAnswer(input, respective, words, switchedOff);
+  if (respective.length > 0) return respectiveAnswer(input, respective, words);
   const choices = comparedOptions(question);
   if (choices.length >= 2) {
     const entries = choices.map((option) => ({ option, hop: hopForOption(option, hops) }));
@@ -602,17 +592,14 @@ function brokenAt(input: SynthesisInput, words: Phrasebook): string {
 }
 
 /** Whether the offline synthesis of this input abstains: an incomplete chain, or no answer its evidence states. */
-export function offlineAbstains(input: SynthesisInput, switchedOff?: readonly ReasoningSwitch[]): boolean {
-  const first = input.complete ? opening(input, phrasebookFor(input.question), switchedOff) : undefined;
+export function offlineAbstains(input: SynthesisInput): boolean {
+  const first = input.complete ? opening(input, phrasebookFor(input.question)) : undefined;
   return !(first && 'sentence' in first);
 }
 
-export async function* synthesizeOffline(
-  input: SynthesisInput,
-  switchedOff?: readonly ReasoningSwitch[],
-): AsyncGenerator<string> {
+export async function* synthesizeOffline(input: SynthesisInput): AsyncGenerator<string> {
   const words = phrasebookFor(input.question);
-  const first = input.complete ? opening(input, words, switchedOff) : undefined;
+  const first = input.complete ? opening(input, words) : undefined;
   const lines =
     first && 'sentence' in first
       ? [first.sentence, ...chainSentences(input, words, first.sources)]

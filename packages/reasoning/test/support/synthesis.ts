@@ -43,6 +43,6 @@ export async function synthesized(
     switchedOff,
   };
   let answer = '';
-  for await (const piece of synthesizeOffline(input, switchedOff)) answer += piece;
-  return { answer, abstains: offlineAbstains(input, switchedOff) };
+  for await (const piece of synthesizeOffline(input)) answer += piece;
+  return { answer, abstains: offlineAbstains(input) };
 }
