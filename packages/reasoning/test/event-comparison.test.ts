@@ -169,6 +169,29 @@ describe('events compared by date - whether a chunk is about the event', () => {
     expect(isAboutEvent('2030年《青川日报》文章回顾城市规划', yearless)).toBe(true);
   });
 
+  it('coverage - a chunk that shares only the date an event names, not what happened, is not about it', () => {
+    // Another report of the same day: its date is all of the event's words it states.
+    const sameDayOther = chunk('n-forum', '', '2031年3月26日，商用车论坛在十堰开幕。');
+    const plan = chunk('n-plan', '', '澜沧省于2031年3月26日发布课桌椅进校园试点实施方案。');
+    expect(weightedCoverage('2031年3月26日澜沧省方案', sameDayOther)).toBeGreaterThan(0.65);
+    expect(isAboutEvent('2031年3月26日澜沧省方案', sameDayOther)).toBe(false);
+    expect(isAboutEvent('2031年3月26日澜沧省方案', plan)).toBe(true);
+    // A paraphrase that the date ties to the event still is about it ("皇马" for "皇家马德里").
+    const match = chunk('n-match', '', '2031年8月13日凌晨，西甲首轮，皇马客场以2-0的比分战胜对手。');
+    expect(isAboutEvent('皇家马德里2031年8月13日的比赛结果', match)).toBe(true);
+  });
+
+  it('dates - a part of a month ("10月中旬", "6月底") dates an event to its month, the year read from the text', () => {
+    expect(datesIn('2031年4月，青川大桥通车；10月中旬，澜沧港扩建。')).toEqual([
+      { year: 2031, month: 4 },
+      { year: 2031, month: 10 },
+    ]);
+    expect(datesIn('首相计划于10月中旬首次外访。')).toEqual([{ month: 10 }]);
+    expect(parseDate('10月中旬', 2031)).toEqual({ year: 2031, month: 10 });
+    // A month alone, with nothing after it, stays unread: "10月" also counts months ("前10月").
+    expect(datesIn('前10月，青川市出口增长。')).toEqual([]);
+  });
+
   it('dates - every date a text states; a four-digit count is no year', () => {
     expect(datesIn('2031年4月12日通车，5月3日验收，2008年规划')).toEqual([
       { year: 2031, month: 4, day: 12 },

@@ -30,6 +30,24 @@ describe('respectively - the items of a distributive question share its predicat
     );
   });
 
+  it('items - a list in the setting, before a subject that 分别 follows, is the items: each a time of that subject', () => {
+    expect(respectiveItems('2031年6月和2032年7月，青川队的比赛中分别发生了什么重大事件或结果？')).toEqual([
+      { item: '2031年6月', event: '2031年6月青川队的比赛中发生了重大事件或结果' },
+      { item: '2032年7月', event: '2032年7月青川队的比赛中发生了重大事件或结果' },
+    ]);
+  });
+
+  it('items - a predicate joining as many things as there are items pairs them in order; one listing alternatives does not', () => {
+    expect(respectiveItems('2031年4月和6月分别发生了哪些关于NBC和青川大桥的事件？').map(({ event }) => event)).toEqual([
+      '2031年4月发生了关于NBC',
+      '6月青川大桥的事件',
+    ]);
+    expect(respectiveItems('青川市和澜沧市分别发生了什么事件以及具体日期？').map(({ event }) => event)).toEqual([
+      '青川市发生了事件以及具体日期',
+      '澜沧市发生了事件以及具体日期',
+    ]);
+  });
+
   it('items - a question with no distributive word lists none', () => {
     expect(respectiveItems('青川市和澜沧市哪个先开通地铁？')).toEqual([]);
     expect(respectiveItems('When were Northwind Labs and the Harbor Cup founded?')).toEqual([]);

@@ -158,6 +158,34 @@ describe('EmbeddedLexicalBackend', () => {
     await second.close();
   });
 
+  it('persistence - a snapshot whose terms another tokenizer version made is indexed again, one of the same version is loaded as it is', async () => {
+    /** Splits on spaces, cased as `cased`; counts the texts it is given. */
+    const words = (version: string, cased: (word: string) => string) => {
+      const texts: string[] = [];
+      return { texts, version, tokenize: (text: string) => (texts.push(text), text.split(' ').map(cased)) };
+    };
+    const lower = words('lower', (word) => word.toLowerCase());
+    const first = await EmbeddedLexicalBackend.open({ dataDir, tokenizer: lower });
+    await first.upsertDocument(doc('a'), [chunkOf({ docId: 'a', text: 'Lighthouse keeper' })]);
+    await first.close();
+    const search = (backend: EmbeddedLexicalBackend, query: string) =>
+      backend.search({ scope: { tenantId: 't1', kbIds: ['kb1'] }, query, limit: 5 }, never);
+
+    const same = words('lower', (word) => word.toLowerCase());
+    const loaded = await EmbeddedLexicalBackend.open({ dataDir, tokenizer: same });
+    expect(loaded.tail).toBe(0);
+    expect((await search(loaded, 'lighthouse')).map((hit) => hit.chunk.docId)).toEqual(['a']);
+    // The stored terms served the search: no document text was tokenized again.
+    expect(same.texts).toEqual(['lighthouse']);
+    await loaded.close();
+
+    const upper = words('upper', (word) => word.toUpperCase());
+    const rebuilt = await EmbeddedLexicalBackend.open({ dataDir, tokenizer: upper });
+    expect((await search(rebuilt, 'lighthouse')).map((hit) => hit.chunk.docId)).toEqual(['a']);
+    expect(upper.texts).toContain('Lighthouse keeper');
+    await rebuilt.close();
+  });
+
   it('persistence - a torn last line (crash mid-write) is dropped, the rest replays', async () => {
     const first = await EmbeddedLexicalBackend.open({ dataDir });
     await first.upsertDocument(doc('a'), [chunkOf({ docId: 'a', text: 'survivor' })]);

@@ -35,5 +35,8 @@ export function memoizeByText<T>(analyze: (text: string) => T, maxTexts = 4_096)
  * lookup saved on the shortest texts.
  */
 export function memoizedTokenizer(tokenizer: Tokenizer, maxTexts = 4_096): Tokenizer {
-  return { tokenize: memoizeByText((text) => Object.freeze(tokenizer.tokenize(text)), maxTexts) };
+  return {
+    tokenize: memoizeByText((text) => Object.freeze(tokenizer.tokenize(text)), maxTexts),
+    version: tokenizer.version,
+  };
 }

@@ -9,6 +9,11 @@ import { foldText } from './normalize.js';
  */
 export interface Tokenizer {
   tokenize(text: string): readonly string[];
+  /**
+   * Names the terms `tokenize` produces: an index stored with terms of another version holds
+   * terms a query of this one no longer asks for (or misses ones it does), so it is rebuilt.
+   */
+  readonly version: string;
 }
 
 export interface TokenizerOptions {
@@ -28,6 +33,13 @@ const LETTER_OR_DIGIT_RUN = /\p{L}+|\p{N}+/gu;
 // Numbered articles, chapters and clauses ("第十二条", "第 12 条") stay one term even when
 // digits split them across Han and non-Han runs.
 const NUMBERED_ARTICLE = /第\s*[0-9零〇一二两三四五六七八九十百千万]+\s*[条章节款项编部篇卷回集期届次]/g;
+// A date in digits ("2023年10月16日", "10月16号", "2022年6月"): jieba leaves only its numbers and
+// the single characters 年, 月 and 日, each frequent enough to weigh nothing, so an event that its
+// date alone identifies could not be found by it. The day ("10月16日") and the month of a year
+// ("2023年10月") become one term each, so either spelling of the date meets the other.
+const DATE = /(?:(\d{4})\s*年\s*)?(\d{1,2})\s*月(?:\s*(\d{1,2})\s*[日号])?/g;
+// What the index terms are; raised whenever a change of this file changes them.
+const INDEX_TERMS_VERSION = 2;
 
 const HAS_LETTER = 1;
 const HAS_DIGIT = 2;
@@ -75,7 +87,16 @@ class MixedLanguageTokenizer implements Tokenizer {
     private readonly stopWords: boolean,
     private readonly stem: ((word: string) => string) | undefined,
     private readonly variants: boolean,
-  ) {}
+  ) {
+    this.version = [
+      `mixed-${INDEX_TERMS_VERSION}`,
+      stopWords ? 'stop-words-dropped' : 'stop-words-kept',
+      stem?.name ?? 'unstemmed',
+      variants ? 'index' : 'content',
+    ].join(' ');
+  }
+
+  readonly version: string;
 
   // Stemming the same frequent words again and again dominated tokenisation; the cache is
   // dropped whole when it grows past its bound, which keeps it simple and bounded.
@@ -114,6 +135,7 @@ class MixedLanguageTokenizer implements Tokenizer {
       // jieba usually emits an all-Han article whole already; a second copy would double its tf.
       if (!out.includes(article)) out.push(article);
     }
+    for (const match of folded.matchAll(DATE)) dateTerms(match, out);
     return out;
   }
 
@@ -175,6 +197,15 @@ class MixedLanguageTokenizer implements Tokenizer {
   private isStopWord(word: string): boolean {
     return this.stopWords && ENGLISH_STOP_WORDS.has(word);
   }
+}
+
+/** A date's index terms: its day of the month and its month of the year, where it names them. */
+function dateTerms([, year, month, day]: RegExpMatchArray, out: string[]): void {
+  const monthNumber = Number(month);
+  if (monthNumber < 1 || monthNumber > 12) return;
+  const dayNumber = Number(day);
+  if (day !== undefined && dayNumber >= 1 && dayNumber <= 31) out.push(`${monthNumber}月${dayNumber}日`);
+  if (year !== undefined) out.push(`${year}年${monthNumber}月`);
 }
 
 export function createTokenizer(options: TokenizerOptions = {}): Tokenizer {

@@ -7,6 +7,7 @@ function counting(): Tokenizer & { calls: string[] } {
   const calls: string[] = [];
   return {
     calls,
+    version: inner.version,
     tokenize(text) {
       calls.push(text);
       return inner.tokenize(text);

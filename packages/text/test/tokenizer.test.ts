@@ -34,6 +34,21 @@ describe('tokenizer', () => {
     expect(tokenizer.tokenize('见第 12 条')).toContain('第12条');
   });
 
+  it('tokenizer - a date in digits is one term for its day and one for its month of the year, however spaced', () => {
+    const tokens = tokenizer.tokenize('2023年10月16日，公司发布公告');
+    expect(tokens).toEqual(expect.arrayContaining(['10月16日', '2023年10月', '公司']));
+    expect(tokenizer.tokenize('10 月 16 号上午')).toContain('10月16日');
+    expect(tokenizer.tokenize('２０２２年６月')).toContain('2022年6月');
+    // A month alone is too common to be a term of its own; "13月" is no month.
+    expect(tokenizer.tokenize('10月中旬')).not.toContain('10月');
+    expect(tokenizer.tokenize('13月5日').join(' ')).not.toMatch(/13月/);
+  });
+
+  it('tokenizer - its version names its terms and options', () => {
+    expect(tokenizer.version).toBe(createTokenizer().version);
+    expect(createTokenizer({ stem: false }).version).not.toBe(tokenizer.version);
+  });
+
   it('tokenizer - Chinese function words are dropped', () => {
     expect(tokenizer.tokenize('北京大学的研究生')).not.toContain('的');
   });

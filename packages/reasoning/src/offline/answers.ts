@@ -21,8 +21,9 @@ const FULL_DATE = new RegExp(
 );
 // A four-digit number that a Han character other than 年 follows counts something ("1979例", "2024人").
 const YEAR = /\b(1[0-9]{3}|20[0-9]{2})s?\b(?!\s*(?!年)[\u3400-\u9fff])/g;
-// "2023年10月26日", "2023年10月", "10月26日": how Chinese text states a date.
-const CHINESE_DATE = /(?:(\d{4})\s*年\s*)?(?:(\d{1,2})\s*月\s*)?(?:(\d{1,2})\s*[日号])?/g;
+// "2023年10月26日", "2023年10月", "10月26日", "10月中旬": how Chinese text states a date; a part
+// of a month ("中旬", "底") dates it to the month as a day would.
+const CHINESE_DATE = /(?:(\d{4})\s*年\s*)?(?:(\d{1,2})\s*月\s*)?(?:(\d{1,2})\s*[日号]|(上旬|中旬|下旬|初|底|末))?/g;
 const CHINESE_DECADE = /(?:(上|\d{2})世纪(\d0)|(\d{3}0))\s*年代/;
 const ISO_DATE = /\b(\d{4})-(\d{2})(?:-(\d{2}))?\b/g;
 const MONTHS = [
@@ -108,8 +109,8 @@ function chineseDates(text: string): string[] {
   CHINESE_DATE.lastIndex = 0;
   const dates: string[] = [];
   for (const match of text.matchAll(CHINESE_DATE)) {
-    const [whole, year, month, day] = match;
-    if (!whole || (!month && !day) || (!year && !(month && day))) continue;
+    const [whole, year, month, day, part] = match;
+    if (!whole || (!month && !day) || (!year && !(month && (day || part)))) continue;
     dates.push(whole.trim());
   }
   return dates;
@@ -224,11 +225,11 @@ export function datesIn(text: string): TextDate[] {
   const held: Array<[number, number]> = [];
   let year: number | undefined;
   for (const match of text.matchAll(CHINESE_DATE)) {
-    const [whole, stated, month, day] = match;
+    const [whole, stated, month, day, part] = match;
     if (!whole?.trim()) continue;
     held.push([match.index, match.index + whole.length]);
     if (stated) year = Number(stated);
-    if (!stated && !(month && day)) continue;
+    if (!stated && !(month && (day || part))) continue;
     dates.push({
       ...(year === undefined ? {} : { year }),
       ...(month ? { month: Number(month) } : {}),

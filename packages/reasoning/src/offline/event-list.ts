@@ -96,7 +96,7 @@ function weakConjunctions(span: string): number[] {
  * One span split at one weak conjunction: where both sides have a verb (two events, not two
  * parties of one), the more common list conjunction first, then the most even split.
  */
-function splitWeak(span: string): string[] {
+export function splitWeak(span: string): string[] {
   const candidates = weakConjunctions(span)
     .map((at) => ({
       left: trimItem(span.slice(0, at)),
@@ -156,6 +156,9 @@ function sharePredicate(items: readonly string[]): string[] {
   while (from > 0 && isPartyLike(items[from - 1] as string, event.subject)) from -= 1;
   return items.map((item, index) => (index >= from && index < items.length - 1 ? `${item}${event.predicate}` : item));
 }
+
+/** Whether a span lists with a strong separator ("、", "或", "以及"), not only joins with "和". */
+export const listsStrongly = (span: string): boolean => taggedWords(span).some((word) => STRONG.has(word.word));
 
 /** The items of a list span: strong separators first; a last item after "、" may hold one "和". */
 export function listItems(span: string): string[] {

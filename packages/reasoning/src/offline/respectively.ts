@@ -1,6 +1,6 @@
 import { hasHan } from '@hopline/text';
 import { namesOnlyAKind } from './event-kind.js';
-import { listItems } from './event-list.js';
+import { listItems, listsStrongly, splitWeak } from './event-list.js';
 
 /**
  * The items of a distributive ("respectively") question, each with the predicate they share:
@@ -48,13 +48,24 @@ function chineseItems(question: string): RespectiveItem[] {
     .slice(marker.index + marker[0].length)
     .replace(CHINESE_ASKING, '')
     .trim();
-  const items = listItems(clause.slice(0, marker.index));
+  const head = clause.slice(0, marker.index);
+  const listed = listItems(head);
+  // "2022年6月和2023年7月，申花分别…": the list is the setting, each of its items one time (or
+  // place) of the subject before 分别, which every item shares.
+  const settings = listed.length < 2 && setting ? listItems(setting) : [];
+  const items = settings.length >= 2 ? settings : listed;
+  const shared = (item: string) => (settings.length >= 2 ? `${item}${head.trim()}` : `${setting}${item}`);
+  // "2021年2月和6月分别发生了关于A和B的事件": a predicate joining as many things as the items
+  // pairs them in order, as "respectively" does; otherwise every item gets it whole ("事件或结果",
+  // "事件以及日期" ask two things of each).
+  const paired = listsStrongly(predicate) ? [predicate] : splitWeak(predicate);
+  const predicates = paired.length === items.length ? paired : items.map(() => predicate);
   // Documents say what happened, not its kind: such a predicate is no words to ask of them.
   const kindOnly = namesOnlyAKind(predicate);
-  return items.map((item) => ({
+  return items.map((item, index) => ({
     item,
-    event: `${setting}${item}${predicate}`,
-    ...(kindOnly ? { scene: `${setting}${item}` } : {}),
+    event: `${shared(item)}${predicates[index] as string}`,
+    ...(kindOnly ? { scene: shared(item) } : {}),
   }));
 }
 

@@ -51,6 +51,9 @@ const BM25_MANIFEST_FILE = 'bm25.json';
 const BM25_BLOBS_FILE = 'bm25.bin';
 const blobRefSchema = z.tuple([z.number().int().nonnegative(), z.number().int().nonnegative()]);
 const bm25ManifestSchema = z.object({
+  // The tokenizer version the terms were made by (`Tokenizer.version`); absent in snapshots
+  // written before it was recorded, whose terms are therefore of no known version.
+  analyzer: z.string().optional(),
   partitions: z.array(
     z.object({
       name: z.string(),
@@ -386,9 +389,10 @@ export class Bm25Index {
 
   /**
    * Writes the index to `dir` (bm25.json and bm25.bin): each partition's buffer is frozen
-   * first, so the snapshot is segments only, their arrays as they are in memory.
+   * first, so the snapshot is segments only, their arrays as they are in memory. `analyzer`
+   * names the tokenizer version the terms were made by.
    */
-  async save(dir: string): Promise<void> {
+  async save(dir: string, analyzer: string): Promise<void> {
     const blobs = new BlobWriter();
     const partitions = [...this.partitions].map(([name, partition]) => {
       partition.prepareForSearch();
@@ -409,12 +413,21 @@ export class Bm25Index {
       };
     });
     await writeFile(join(dir, BM25_BLOBS_FILE), blobs.bytes());
-    await writeFile(join(dir, BM25_MANIFEST_FILE), JSON.stringify({ partitions }));
+    await writeFile(join(dir, BM25_MANIFEST_FILE), JSON.stringify({ analyzer, partitions }));
   }
 
-  /** The index `save` wrote to `dir`; the parameters are configuration, not state, so they are given. */
-  static async load(dir: string, parameters: Partial<Bm25Parameters> = {}): Promise<Bm25Index> {
+  /**
+   * The index `save` wrote to `dir`, or undefined when its terms were made by another analyzer
+   * than `analyzer` (the caller indexes the documents again); the parameters are configuration,
+   * not state, so they are given.
+   */
+  static async load(
+    dir: string,
+    analyzer: string,
+    parameters: Partial<Bm25Parameters> = {},
+  ): Promise<Bm25Index | undefined> {
     const manifest = bm25ManifestSchema.parse(JSON.parse(await readFile(join(dir, BM25_MANIFEST_FILE), 'utf8')));
+    if (manifest.analyzer !== analyzer) return undefined;
     const file = await readFile(join(dir, BM25_BLOBS_FILE));
     const index = new Bm25Index(parameters);
     for (const { name, segments } of manifest.partitions) {

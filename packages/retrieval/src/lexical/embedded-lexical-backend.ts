@@ -67,11 +67,16 @@ export class EmbeddedLexicalBackend implements LexicalBackend {
     const tokenizer = options.tokenizer ?? createTokenizer();
     const titleWeight = options.titleWeight ?? 2;
     let index = new Bm25Index(options.bm25);
+    // A snapshot whose terms another tokenizer version made is not loaded: its documents are
+    // indexed again as they are restored, and the next snapshot stores the new terms.
+    let reindex = false;
     const chunks = new Map<string, IndexedChunk>();
     const snapshot: IndexSnapshot = {
-      save: (dir) => index.save(dir),
+      save: (dir) => index.save(dir, tokenizer.version),
       async load(dir) {
-        index = await Bm25Index.load(dir, options.bm25);
+        const loaded = await Bm25Index.load(dir, tokenizer.version, options.bm25);
+        if (loaded) index = loaded;
+        else reindex = true;
       },
     };
     const store = await VersionedDocumentStore.open<IndexedChunk>({
@@ -93,7 +98,10 @@ export class EmbeddedLexicalBackend implements LexicalBackend {
       listener: {
         restored(doc, items) {
           const partition = partitionKey(doc.tenantId, doc.kbId);
-          for (const chunk of items) chunks.set(chunkKey(partition, chunk.chunkId), chunk);
+          for (const chunk of items) {
+            if (reindex) index.add(partition, chunk.chunkId, lexicalTerms(tokenizer, chunk, titleWeight));
+            chunks.set(chunkKey(partition, chunk.chunkId), chunk);
+          }
         },
         added(doc, items) {
           const partition = partitionKey(doc.tenantId, doc.kbId);
