@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createMemoryBroker } from '@hopline/bus';
 import { ConflictError, type QaEvent__Output } from '@hopline/contracts';
+import { waitFor } from '@hopline/test-support';
 import { describe, expect, it } from 'vitest';
-import { EventPipeline, QuestionLog, questionEventsStream } from '../src/index.js';
+import { EVENT_LINGER_MS, EventPipeline, QuestionLog, questionEventsStream } from '../src/index.js';
 
 const meta = { tenantId: 'acme', userId: 'u', deadlineUnixMs: Date.now() + 60_000 };
 const token = (text: string) => ({ event: 'token' as const, token: { text } });
@@ -64,6 +66,30 @@ describe('event pipeline', () => {
       '3:retrieval',
       '4:done',
     ]);
+  });
+
+  it("event pipeline - a hop's events pushed apart in time go out with its answer as one message; an event with none after it goes out once it lingered", async () => {
+    const { events, log } = await openLog();
+    const questionId = randomUUID();
+    const pipeline = new EventPipeline(log.writer(questionId, meta, 1), inAMoment());
+    pipeline.push({ event: 'hopStarted', hopStarted: { hop: 1 } });
+    // As a quick hop's retrieval and rerank take a few milliseconds between its events.
+    await sleep(5);
+    pipeline.push({ event: 'retrieval', retrieval: { hop: 1 } });
+    await sleep(5);
+    expect(await events.lastSequence()).toBe(0);
+    pipeline.push({ event: 'hopAnswer', hopAnswer: { hop: 1, answer: 'x' } });
+    await waitFor(async () => (await events.lastSequence()) === 1);
+    const pushedAt = Date.now();
+    pipeline.push({ event: 'hopStarted', hopStarted: { hop: 2 } });
+    // No flush: the event goes out on its own once it waited EVENT_LINGER_MS for company.
+    await waitFor(async () => (await events.lastSequence()) === 2);
+    expect(Date.now() - pushedAt).toBeGreaterThanOrEqual(EVENT_LINGER_MS - 5);
+    const seen: string[] = [];
+    for await (const event of log.follow(questionId, 0, AbortSignal.timeout(5_000))) {
+      if (seen.push(described(event)) === 4) break;
+    }
+    expect(seen).toEqual(['1:hopStarted', '2:retrieval', '3:hopAnswer', '4:hopStarted']);
   });
 
   it('event pipeline - a pipeline whose writer lost the question stops: flush and push report the conflict, nothing more is written', async () => {
