@@ -5,27 +5,25 @@ import type { EventBody, QuestionWriter } from './question-log.js';
 const MAX_EVENTS_PER_WRITE = 64;
 
 /**
- * How long an event no reader waits on (the route, a hop's start and retrieval, tokens) may wait
- * for the events after it to share its write: short beside what a person sees as a stall, long
- * beside the few milliseconds between the events of one hop when the reasoning is quick.
+ * How long an event before the terminal one may wait for the events after it to share its write:
+ * short beside what a person watching the hops sees as a stall, long beside the few milliseconds
+ * between the events of a question whose reasoning is quick.
  */
 export const EVENT_LINGER_MS = 50;
 
-/**
- * The events that end what a reader waits for go out at once: a hop's answer, and the question's
- * terminal event. The others wait for them, or EVENT_LINGER_MS at most.
- */
-const endsAWait = (body: EventBody) => body.event === 'hopAnswer' || body.event === 'done' || body.event === 'error';
+/** The terminal event goes out at once, with those waiting before it: the answer waits for nothing. */
+const isLast = (body: EventBody) => body.event === 'done' || body.event === 'error';
 
 /**
  * A writer's events, written without making their sender wait for each acknowledgement. Events
  * queue behind the write in flight and go out in the order they were pushed, each write naming
  * the stream sequence of the one before: the log stays one gap-free sequence, and a writer that
  * lost the question still finds out (ConflictError) at its next write. An event goes out with
- * those after it, as one message of the log, until one of them ends what a reader waits for (a
- * hop's answer, the terminal event) or EVENT_LINGER_MS pass: a quick hop's events cost the log one
- * write, not one each. Token events among them are joined into one. After a failed write nothing
- * more is written; `push` and `flush` report that failure.
+ * those after it, as one message of the log, once the terminal event comes or EVENT_LINGER_MS
+ * after it was pushed: a quick question's events cost the log one write, not one each, and a
+ * slow one's reach its readers no more than EVENT_LINGER_MS late. Token events among them are
+ * joined into one. After a failed write nothing more is written; `push` and `flush` report that
+ * failure.
  */
 export class EventPipeline {
   private readonly pending: EventBody[] = [];
@@ -55,7 +53,7 @@ export class EventPipeline {
     } else {
       this.pending.push(body);
     }
-    if (endsAWait(body)) this.due = true;
+    if (isLast(body)) this.due = true;
     this.schedule();
   }
 
