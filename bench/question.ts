@@ -27,7 +27,7 @@
 // without a full run's half hour; question.* keeps the last full run.
 // --quick (or BENCH_QUICK=1) asks fewer questions per run and keeps no results, for CI. A run asks at least three
 // questions per client, so that concurrency 32 is reached and held.
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -339,8 +339,16 @@ const cpuText = (cpu: Record<string, number>) =>
     .map(([name, ms]) => `${name} ${ms}`)
     .join(', ');
 
+const LOAD_AT_START = loadavg()[0] ?? NaN;
+
+/** The commit measured, and whether the tree had changes beside it. */
+function codeMeasured(): string {
+  const git = (...args: string[]) => execFileSync('git', args, { encoding: 'utf8' }).trim();
+  return `${git('rev-parse', '--short', 'HEAD')}${git('status', '--porcelain', '--untracked-files=no') ? ' with uncommitted changes' : ''}`;
+}
+
 function machineLine(): string {
-  return `Machine: ${machineDescription()}; load average at the end ${loadavg()
+  return `Code: ${codeMeasured()}. Machine: ${machineDescription()}; load average ${LOAD_AT_START.toFixed(1)} at the start, at the end ${loadavg()
     .map((load) => load.toFixed(1))
     .join(
       ' / ',
