@@ -75,6 +75,8 @@ interface RunResult {
   questions: number;
   seconds: number;
   qps: number;
+  /** Each round's, in the order asked: a round of one system ran beside the same round of the others. */
+  roundQps: number[];
   p50: number;
   p95: number;
   p99: number;
@@ -197,6 +199,7 @@ function summed(system: System, concurrency: number, format: Format, rounds: Rou
     questions,
     seconds: round(seconds),
     qps: round(questions / seconds, 1),
+    roundQps: rounds.map((r) => round(r.questions / r.seconds, 1)),
     p50: round(percentile(latencies, 50)),
     p95: round(percentile(latencies, 95)),
     p99: round(percentile(latencies, 99)),
@@ -401,6 +404,9 @@ function report(modes: ModeResult[], floor: Floor): string {
   const distributed8 = runOf('distributed, 1 worker', 8, 'json');
   const latencyBudget = (embedded1?.p50 ?? NaN) + 1.3 * floor.p50;
   const throughputRatio = (distributed8?.qps ?? NaN) / (embedded8?.qps ?? NaN);
+  // A burst of other work on the machine lands in a round or two: the median of the rounds'
+  // ratios, each between rounds asked next to each other, shows whether the pooled one is skewed.
+  const roundRatios = (distributed8?.roundQps ?? []).map((qps, index) => qps / (embedded8?.roundQps[index] ?? NaN));
   const command = 'node --conditions=@hopline/source --import tsx bench/question.ts';
   const lines = [
     '# A question end to end: embedded and distributed against the fabric floor',
@@ -417,6 +423,7 @@ function report(modes: ModeResult[], floor: Floor): string {
       (distributed1?.p50 ?? NaN) / latencyBudget,
     )} | ≤ 1 |`,
     `| distributed q/s / embedded q/s at concurrency 8 (JSON) | ${round(throughputRatio)} | ≥ 0.85 |`,
+    `| the same, median of the ${roundRatios.length} rounds' ratios (min–max) | ${round(percentile(roundRatios, 50))} (${round(Math.min(...roundRatios))}–${round(Math.max(...roundRatios))}) | context |`,
     `| floor p50 / embedded p50 at concurrency 1 (JSON) | ${round(floor.p50 / (embedded1?.p50 ?? NaN))} | context |`,
     '',
     `The floor: ${floor.natsRequests} NATS requests and ${floor.grpcCalls} gRPC calls per question (what a question made in the distributed mode with 1 worker at concurrency 1, rounded), made in turn with raw nats.js and grpc-js against a process that answers each at once with a 20 KB reply: p50 ${floor.p50} ms, p95 ${floor.p95} ms over ${FLOOR_QUESTIONS} questions.`,
