@@ -14,6 +14,9 @@
 // the same order, made with raw nats.js and grpc-js against a child process that answers each
 // at once with a 20 KB reply: what the fabric alone costs a question on this machine. Its NATS
 // requests are the retrieval replies per question at concurrency 1 (no hedges fire there).
+// All systems are up at once and take turns, round by round (A B, B A, …), with the floor among
+// them at concurrency 1: on a shared machine, runs minutes apart measured the load more than the
+// code (the same code's ratio came out 2.52 and 1.10).
 //
 //   node --conditions=@hopline/source --import tsx bench/question.ts [--quick | --soak [minutes]]
 //
@@ -24,7 +27,7 @@
 // without a full run's half hour; question.* keeps the last full run.
 // --quick (or BENCH_QUICK=1) asks fewer questions per run and keeps no results, for CI. A run asks at least three
 // questions per client, so that concurrency 32 is reached and held.
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -51,9 +54,17 @@ import { machineDescription } from './support/machine.js';
 
 const QUICK = process.argv.includes('--quick') || process.env.BENCH_QUICK === '1';
 const EMBEDDED_ONLY = process.argv.includes('--embedded-only');
-const QUESTIONS_PER_RUN = QUICK ? 24 : 160;
-const WARMUP_QUESTIONS = QUICK ? 8 : 40;
-const FLOOR_QUESTIONS = QUICK ? 30 : 200;
+// A run's questions are asked in rounds, the systems (and at concurrency 1 the floor) taking
+// turns: see `interleaved`.
+const ROUNDS = QUICK ? 2 : 6;
+const QUESTIONS_PER_RUN = QUICK ? 24 : 240;
+// Five processes' JIT: before the first measured run every system has answered this many.
+const WARMUP_QUESTIONS = QUICK ? 16 : 800;
+const WARMUP_ROUNDS = QUICK ? 2 : 8;
+/** Asked of the 1-worker distributed mode at concurrency 1 to learn the floor's call pattern. */
+const CALIBRATION_QUESTIONS = QUICK ? 8 : 40;
+const FLOOR_QUESTIONS = QUICK ? 30 : 240;
+const FLOOR_WARMUP_QUESTIONS = QUICK ? 8 : 40;
 const CONCURRENCIES = [1, 8, 32] as const;
 const FORMATS: readonly Format[] = ['json', 'sse'];
 
@@ -64,6 +75,8 @@ interface RunResult {
   questions: number;
   seconds: number;
   qps: number;
+  /** Each round's, in the order asked: a round of one system ran beside the same round of the others. */
+  roundQps: number[];
   p50: number;
   p95: number;
   p99: number;
@@ -113,7 +126,17 @@ async function clientCalls(metricsUrl: string, metric: string, label: string): P
   return totals;
 }
 
-async function run(system: System, concurrency: number, format: Format, questions: number): Promise<RunResult> {
+/** What one round of questions measured of a system, before the rounds of a run are summed. */
+interface Round {
+  questions: number;
+  seconds: number;
+  latencies: number[];
+  statuses: Record<string, number>;
+  cpuMs: Record<string, number>;
+  natsMessages: Record<string, number>;
+}
+
+async function askRound(system: System, concurrency: number, format: Format, questions: number): Promise<Round> {
   const cpuBefore = system.processes.map(({ child }) => cpuMs(child.pid as number));
   const natsBefore = await natsMessages(system.natsMonitorUrl);
   const latencies: number[] = [];
@@ -134,77 +157,81 @@ async function run(system: System, concurrency: number, format: Format, question
   );
   const seconds = (performance.now() - started) / 1000;
   const natsAfter = await natsMessages(system.natsMonitorUrl);
-  const cpuMsPerQuestion = Object.fromEntries(
-    system.processes.map(({ name, child }, index) => [
-      name,
-      round((cpuMs(child.pid as number) - (cpuBefore[index] as number)) / questions),
-    ]),
-  );
+  return {
+    questions,
+    seconds,
+    latencies,
+    statuses,
+    cpuMs: Object.fromEntries(
+      system.processes.map(({ name, child }, index) => [
+        name,
+        cpuMs(child.pid as number) - (cpuBefore[index] as number),
+      ]),
+    ),
+    natsMessages: Object.fromEntries(
+      Object.entries(natsAfter).map(([name, sent]) => [name, sent - (natsBefore[name] ?? 0)]),
+    ),
+  };
+}
+
+const addInto = (total: Record<string, number>, part: Record<string, number>) => {
+  for (const [key, value] of Object.entries(part)) total[key] = (total[key] ?? 0) + value;
+};
+
+/** A run's figures from its rounds, as if its questions had been asked in one go. */
+function summed(system: System, concurrency: number, format: Format, rounds: Round[]): RunResult {
+  const questions = rounds.reduce((sum, r) => sum + r.questions, 0);
+  const seconds = rounds.reduce((sum, r) => sum + r.seconds, 0);
+  const latencies = rounds.flatMap((r) => r.latencies);
+  const statuses: Record<string, number> = {};
+  const cpu: Record<string, number> = {};
+  const nats: Record<string, number> = {};
+  for (const r of rounds) {
+    addInto(statuses, r.statuses);
+    addInto(cpu, r.cpuMs);
+    addInto(nats, r.natsMessages);
+  }
+  const perQuestion = (totals: Record<string, number>, digits: number) =>
+    Object.fromEntries(Object.entries(totals).map(([name, total]) => [name, round(total / questions, digits)]));
   return {
     concurrency,
     format,
     questions,
     seconds: round(seconds),
     qps: round(questions / seconds, 1),
+    roundQps: rounds.map((r) => round(r.questions / r.seconds, 1)),
     p50: round(percentile(latencies, 50)),
     p95: round(percentile(latencies, 95)),
     p99: round(percentile(latencies, 99)),
     statuses,
-    cpuMsPerQuestion,
-    ...(system.natsMonitorUrl
-      ? {
-          natsMessagesPerQuestion: Object.fromEntries(
-            Object.entries(natsAfter).map(([name, sent]) => [
-              name,
-              round((sent - (natsBefore[name] ?? 0)) / questions, 1),
-            ]),
-          ),
-        }
-      : {}),
+    cpuMsPerQuestion: perQuestion(cpu, 2),
+    ...(system.natsMonitorUrl ? { natsMessagesPerQuestion: perQuestion(nats, 1) } : {}),
   };
 }
 
-async function measureMode(mode: ModeName, start: () => Promise<System>): Promise<ModeResult> {
-  console.log(`--- ${mode}`);
-  const system = await start();
-  try {
-    await run(system, 1, 'json', WARMUP_QUESTIONS);
-    const rssStart = system.processes.map(({ child }) => rssMb(child.pid as number));
-    const grpcBefore = await clientCalls(system.reasonerMetricsUrl, 'hopline_grpc_requests_total', 'method');
-    const runs: RunResult[] = [];
-    for (const concurrency of CONCURRENCIES) {
-      for (const format of FORMATS) {
-        const result = await run(system, concurrency, format, Math.max(QUESTIONS_PER_RUN, 3 * concurrency));
-        console.log(JSON.stringify(result));
-        runs.push(result);
-      }
-    }
-    const asked = runs.reduce((sum, result) => sum + result.questions, 0);
-    const perQuestion = (after: Record<string, number>, before: Record<string, number>) =>
-      Object.fromEntries(
-        Object.entries(after).map(([key, total]) => [key, round((total - (before[key] ?? 0)) / asked)]),
-      );
-    const rssMbByProcess = Object.fromEntries(
-      system.processes.map(({ name, child }, index) => [
-        name,
-        { start: round(rssStart[index] as number, 0), end: round(rssMb(child.pid as number), 0) },
-      ]),
-    );
-    return {
-      mode,
-      runs,
-      grpcCallsPerQuestion: perQuestion(
-        await clientCalls(system.reasonerMetricsUrl, 'hopline_grpc_requests_total', 'method'),
-        grpcBefore,
-      ),
-      rssMb: rssMbByProcess,
-    };
-  } catch (error) {
-    for (const proc of system.processes) console.error(`--- ${proc.name}\n${proc.output()}`);
-    throw error;
-  } finally {
-    await system.stop();
+/**
+ * The systems in turn, one round each, the order reversed every other round (A B, B A, A B, …):
+ * every system meets the machine's load of the same minutes, so that a ratio between two of them
+ * measures the systems rather than what else the shared machine did meanwhile. `extra` (the floor)
+ * takes its turn among them.
+ */
+async function interleaved(
+  systems: System[],
+  rounds: number,
+  each: (system: System) => Promise<Round>,
+  extra?: () => Promise<void>,
+): Promise<Round[][]> {
+  const measured: Round[][] = systems.map(() => []);
+  const turns: Array<() => Promise<void>> = [
+    ...systems.map((system, index) => async () => {
+      measured[index]?.push(await each(system));
+    }),
+    ...(extra ? [extra] : []),
+  ];
+  for (let r = 0; r < rounds; r++) {
+    for (const turn of r % 2 === 0 ? turns : [...turns].reverse()) await turn();
   }
+  return measured;
 }
 
 // The floor: a child process answers every call at once with the 20 KB payload of bench/bus.ts
@@ -234,7 +261,14 @@ async function floorServer(natsUrl: string): Promise<void> {
   });
 }
 
-async function measureFloor(grpcCalls: number, natsRequests: number): Promise<{ p50: number; p95: number }> {
+/** The floor's caller, started once and then asked for rounds among the systems' rounds. */
+interface FloorCaller {
+  /** Times `questions` questions' calls, one question after another. */
+  round(questions: number): Promise<number[]>;
+  stop(): Promise<void>;
+}
+
+async function startFloor(grpcCalls: number, natsRequests: number): Promise<FloorCaller> {
   const dataDir = mkdtempSync(join(tmpdir(), 'hopline-bench-floor-'));
   const nats = await startNatsServer(dataDir);
   const server = spawn(
@@ -242,6 +276,12 @@ async function measureFloor(grpcCalls: number, natsRequests: number): Promise<{ 
     ['--conditions=@hopline/source', '--import', 'tsx', fileURLToPath(import.meta.url), '--floor-server', nats.url],
     { stdio: ['pipe', 'pipe', 'inherit'] },
   );
+  const stop = async () => {
+    server.stdin?.end();
+    if (server.exitCode === null) await new Promise((resolve) => server.once('exit', resolve));
+    await stopProcess(nats.proc.child);
+    rmSync(dataDir, { recursive: true, force: true });
+  };
   try {
     const port = await new Promise<number>((resolve, reject) => {
       createInterface({ input: server.stdout as NodeJS.ReadableStream }).once('line', (line) => resolve(Number(line)));
@@ -257,24 +297,31 @@ async function measureFloor(grpcCalls: number, natsRequests: number): Promise<{ 
           error ? reject(error) : resolve(),
         ),
       );
-    const times: number[] = [];
-    for (let question = 0; question < WARMUP_QUESTIONS + FLOOR_QUESTIONS; question++) {
-      const at = performance.now();
-      // Interleaved as a hop does: a retrieval, then a rerank of what it found.
-      for (let call = 0; call < Math.max(grpcCalls, natsRequests); call++) {
-        if (call < natsRequests) await connection.request(FLOOR_SUBJECT, request, { timeout: 5_000 });
-        if (call < grpcCalls) await callGrpc();
+    const round = async (questions: number) => {
+      const times: number[] = [];
+      for (let question = 0; question < questions; question++) {
+        const at = performance.now();
+        // Interleaved as a hop does: a retrieval, then a rerank of what it found.
+        for (let call = 0; call < Math.max(grpcCalls, natsRequests); call++) {
+          if (call < natsRequests) await connection.request(FLOOR_SUBJECT, request, { timeout: 5_000 });
+          if (call < grpcCalls) await callGrpc();
+        }
+        times.push(performance.now() - at);
       }
-      if (question >= WARMUP_QUESTIONS) times.push(performance.now() - at);
-    }
-    client.close();
-    await connection.close();
-    return { p50: round(percentile(times, 50), 3), p95: round(percentile(times, 95), 3) };
-  } finally {
-    server.stdin?.end();
-    await new Promise((resolve) => server.once('exit', resolve));
-    await stopProcess(nats.proc.child);
-    rmSync(dataDir, { recursive: true, force: true });
+      return times;
+    };
+    await round(FLOOR_WARMUP_QUESTIONS);
+    return {
+      round,
+      async stop() {
+        client.close();
+        await connection.close();
+        await stop();
+      },
+    };
+  } catch (error) {
+    await stop();
+    throw error;
   }
 }
 
@@ -295,12 +342,20 @@ const cpuText = (cpu: Record<string, number>) =>
     .map(([name, ms]) => `${name} ${ms}`)
     .join(', ');
 
+const LOAD_AT_START = loadavg()[0] ?? NaN;
+
+/** The commit measured, and whether the tree had changes beside it. */
+function codeMeasured(): string {
+  const git = (...args: string[]) => execFileSync('git', args, { encoding: 'utf8' }).trim();
+  return `${git('rev-parse', '--short', 'HEAD')}${git('status', '--porcelain', '--untracked-files=no') ? ' with uncommitted changes' : ''}`;
+}
+
 function machineLine(): string {
-  return `Machine: ${machineDescription()}; load average at the end ${loadavg()
+  return `Code: ${codeMeasured()}. Machine: ${machineDescription()}; load average ${LOAD_AT_START.toFixed(1)} at the start, at the end ${loadavg()
     .map((load) => load.toFixed(1))
     .join(
       ' / ',
-    )} (1/5/15 min) on a machine shared with other work. Data: the demo corpus (14 documents), the four questions of its README in turn, answer cache off, ${QUESTIONS_PER_RUN} questions per run after ${WARMUP_QUESTIONS} of warm-up per mode; closed-loop clients on loopback in the bench's own process.`;
+    )} (1/5/15 min) on a machine shared with other work. Data: the demo corpus (14 documents), the four questions of its README in turn, answer cache off, ${QUESTIONS_PER_RUN} questions per run after ${WARMUP_QUESTIONS} of warm-up per mode (at concurrency 8); every system up at once, a run's questions asked in ${ROUNDS} rounds that alternate between the systems (A B, B A, …; the floor takes its turns among those of concurrency 1, JSON), so that the systems compared meet the same load; closed-loop clients on loopback in the bench's own process.`;
 }
 
 function runsSection(modes: ModeResult[]): string[] {
@@ -349,6 +404,9 @@ function report(modes: ModeResult[], floor: Floor): string {
   const distributed8 = runOf('distributed, 1 worker', 8, 'json');
   const latencyBudget = (embedded1?.p50 ?? NaN) + 1.3 * floor.p50;
   const throughputRatio = (distributed8?.qps ?? NaN) / (embedded8?.qps ?? NaN);
+  // A burst of other work on the machine lands in a round or two: the median of the rounds'
+  // ratios, each between rounds asked next to each other, shows whether the pooled one is skewed.
+  const roundRatios = (distributed8?.roundQps ?? []).map((qps, index) => qps / (embedded8?.roundQps[index] ?? NaN));
   const command = 'node --conditions=@hopline/source --import tsx bench/question.ts';
   const lines = [
     '# A question end to end: embedded and distributed against the fabric floor',
@@ -365,6 +423,7 @@ function report(modes: ModeResult[], floor: Floor): string {
       (distributed1?.p50 ?? NaN) / latencyBudget,
     )} | ≤ 1 |`,
     `| distributed q/s / embedded q/s at concurrency 8 (JSON) | ${round(throughputRatio)} | ≥ 0.85 |`,
+    `| the same, median of the ${roundRatios.length} rounds' ratios (min–max) | ${round(percentile(roundRatios, 50))} (${round(Math.min(...roundRatios))}–${round(Math.max(...roundRatios))}) | context |`,
     `| floor p50 / embedded p50 at concurrency 1 (JSON) | ${round(floor.p50 / (embedded1?.p50 ?? NaN))} | context |`,
     '',
     `The floor: ${floor.natsRequests} NATS requests and ${floor.grpcCalls} gRPC calls per question (what a question made in the distributed mode with 1 worker at concurrency 1, rounded), made in turn with raw nats.js and grpc-js against a process that answers each at once with a 20 KB reply: p50 ${floor.p50} ms, p95 ${floor.p95} ms over ${FLOOR_QUESTIONS} questions.`,
@@ -387,13 +446,151 @@ function report(modes: ModeResult[], floor: Floor): string {
   return lines.join('\n');
 }
 
+/** The systems up at once, under the names the results give them. */
+async function startSystems(dataDir: string): Promise<Array<{ mode: ModeName; system: System }>> {
+  const starts: Array<[ModeName, () => Promise<System>]> = [
+    ['embedded', () => startEmbeddedProcess(dataDir)],
+    ...(EMBEDDED_ONLY
+      ? []
+      : ([
+          ['distributed, 1 worker', () => startDistributed(join(dataDir, 'one'), 1)],
+          ['distributed, 2 workers', () => startDistributed(join(dataDir, 'two'), 2)],
+        ] as Array<[ModeName, () => Promise<System>]>)),
+  ];
+  const started: Array<{ mode: ModeName; system: System }> = [];
+  try {
+    for (const [mode, start] of starts) {
+      console.log(`--- starting ${mode}`);
+      started.push({ mode, system: await start() });
+    }
+    return started;
+  } catch (error) {
+    await Promise.all(started.map(({ system }) => system.stop()));
+    throw error;
+  }
+}
+
+/** The calls a question made in the 1-worker distributed mode at concurrency 1, rounded: the floor's pattern. */
+function floorPattern(
+  calibration: Round,
+  grpcCalls: Record<string, number>,
+): { grpcCalls: number; natsRequests: number } {
+  const total = Object.values(grpcCalls).reduce((sum, calls) => sum + calls, 0);
+  return {
+    grpcCalls: Math.round(total / calibration.questions),
+    natsRequests: Math.round((calibration.natsMessages['retrieval-worker'] ?? 0) / calibration.questions),
+  };
+}
+
+async function measure(
+  systems: Array<{ mode: ModeName; system: System }>,
+): Promise<{ modes: ModeResult[]; floor?: Floor }> {
+  const all = systems.map(({ system }) => system);
+  console.log('--- warm-up');
+  await interleaved(all, WARMUP_ROUNDS, (system) =>
+    askRound(system, 8, 'json', Math.ceil(WARMUP_QUESTIONS / WARMUP_ROUNDS)),
+  );
+  // At concurrency 1 no hedge fires: what a question calls there is the floor's pattern.
+  const distributed = all[1];
+  let floorCaller: FloorCaller | undefined;
+  let pattern: { grpcCalls: number; natsRequests: number } | undefined;
+  if (distributed) {
+    const before = await clientCalls(distributed.reasonerMetricsUrl, 'hopline_grpc_requests_total', 'method');
+    const calibration = await askRound(distributed, 1, 'json', CALIBRATION_QUESTIONS);
+    const after = await clientCalls(distributed.reasonerMetricsUrl, 'hopline_grpc_requests_total', 'method');
+    pattern = floorPattern(
+      calibration,
+      Object.fromEntries(Object.entries(after).map(([key, total]) => [key, total - (before[key] ?? 0)])),
+    );
+    floorCaller = await startFloor(pattern.grpcCalls, pattern.natsRequests);
+  }
+  try {
+    const rssStart = all.map((system) => system.processes.map(({ child }) => rssMb(child.pid as number)));
+    const grpcBefore = await Promise.all(
+      all.map((system) => clientCalls(system.reasonerMetricsUrl, 'hopline_grpc_requests_total', 'method')),
+    );
+    const runs: RunResult[][] = all.map(() => []);
+    const floorTimes: number[] = [];
+    for (const concurrency of CONCURRENCIES) {
+      for (const format of FORMATS) {
+        const perRound = Math.max(Math.ceil(QUESTIONS_PER_RUN / ROUNDS), 3 * concurrency);
+        // The floor takes its turns among the runs its ratio compares: concurrency 1, JSON.
+        const floorTurn =
+          floorCaller && concurrency === 1 && format === 'json'
+            ? async () => {
+                floorTimes.push(...(await (floorCaller as FloorCaller).round(Math.ceil(FLOOR_QUESTIONS / ROUNDS))));
+              }
+            : undefined;
+        const rounds = await interleaved(
+          all,
+          ROUNDS,
+          (system) => askRound(system, concurrency, format, perRound),
+          floorTurn,
+        );
+        all.forEach((system, index) => {
+          const result = summed(system, concurrency, format, rounds[index] ?? []);
+          console.log(systems[index]?.mode, JSON.stringify(result));
+          runs[index]?.push(result);
+        });
+      }
+    }
+    const modes = await Promise.all(
+      systems.map(async ({ mode, system }, index): Promise<ModeResult> => {
+        const asked = (runs[index] ?? []).reduce((sum, result) => sum + result.questions, 0);
+        const grpcAfter = await clientCalls(system.reasonerMetricsUrl, 'hopline_grpc_requests_total', 'method');
+        return {
+          mode,
+          runs: runs[index] ?? [],
+          grpcCallsPerQuestion: Object.fromEntries(
+            Object.entries(grpcAfter).map(([key, total]) => [
+              key,
+              round((total - (grpcBefore[index]?.[key] ?? 0)) / asked),
+            ]),
+          ),
+          rssMb: Object.fromEntries(
+            system.processes.map(({ name, child }, processIndex) => [
+              name,
+              { start: round(rssStart[index]?.[processIndex] ?? NaN, 0), end: round(rssMb(child.pid as number), 0) },
+            ]),
+          ),
+        };
+      }),
+    );
+    return {
+      modes,
+      ...(pattern
+        ? {
+            floor: {
+              p50: round(percentile(floorTimes, 50), 3),
+              p95: round(percentile(floorTimes, 95), 3),
+              ...pattern,
+            },
+          }
+        : {}),
+    };
+  } finally {
+    await floorCaller?.stop();
+  }
+}
+
 async function main(): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'hopline-bench-question-'));
   const resultsDir = fileURLToPath(new URL('./results/', import.meta.url));
   try {
-    const modes: ModeResult[] = [];
-    modes.push(await measureMode('embedded', () => startEmbeddedProcess(dataDir)));
-    if (EMBEDDED_ONLY) {
+    const systems = await startSystems(dataDir);
+    let measured: { modes: ModeResult[]; floor?: Floor };
+    try {
+      measured = await measure(systems);
+    } catch (error) {
+      for (const { system } of systems) {
+        for (const proc of system.processes) console.error(`--- ${proc.name}\n${proc.output()}`);
+      }
+      throw error;
+    } finally {
+      await Promise.all(systems.map(({ system }) => system.stop()));
+    }
+    const { modes, floor } = measured;
+    if (floor === undefined) {
       const markdown = embeddedReport(modes[0] as ModeResult);
       console.log(markdown);
       if (QUICK) return;
@@ -401,18 +598,6 @@ async function main(): Promise<void> {
       writeFileSync(`${resultsDir}question-embedded.json`, `${JSON.stringify({ modes }, null, 2)}\n`);
       return;
     }
-    modes.push(await measureMode('distributed, 1 worker', () => startDistributed(join(dataDir, 'one'), 1)));
-    modes.push(await measureMode('distributed, 2 workers', () => startDistributed(join(dataDir, 'two'), 2)));
-    const distributed = modes[1] as ModeResult;
-    const grpcCalls = Math.round(
-      Object.values(distributed.grpcCallsPerQuestion).reduce((sum, calls) => sum + calls, 0),
-    );
-    const natsRequests = Math.round(
-      distributed.runs.find((r) => r.concurrency === 1 && r.format === 'json')?.natsMessagesPerQuestion?.[
-        'retrieval-worker'
-      ] ?? 0,
-    );
-    const floor = { ...(await measureFloor(grpcCalls, natsRequests)), grpcCalls, natsRequests };
     const markdown = report(modes, floor);
     console.log(markdown);
     // A quick run is a smoke test: only a full run's figures are kept.

@@ -44,6 +44,13 @@ export interface QuestionJobsDeps {
   capacity: number;
   /** How long a question stays with this instance once it stops marking progress. */
   leaseMs: number;
+  /**
+   * How long a round's trace waits before it is stored, for a later round's or the complete
+   * trace to take its place: a question that ends sooner stores one trace, not one per round. A
+   * question whose hop-reasoner dies loses at most this much of its replay. By default a third
+   * of the lease, how often a running question marks its progress.
+   */
+  roundTraceDelayMs?: number;
 }
 
 export interface QuestionJobs {
@@ -108,6 +115,7 @@ export async function startQuestionJobs(deps: QuestionJobsDeps): Promise<Questio
       if (question.abort.signal.reason === handOver) return { kind: 'retry', delayMs: 0 };
       return await question.settleFailure(thrown);
     } finally {
+      question.over();
       holding.abort(JOB_OVER);
       running.delete(question.abort);
     }
@@ -162,6 +170,8 @@ class QuestionAttempt {
   private traceWrites: Promise<void> = Promise.resolve();
   /** The newest trace not yet being written: a write queued behind another stores only the newest. */
   private queuedTrace: (() => Uint8Array) | undefined;
+  /** A round's trace waiting to be stored unless a newer one comes first. */
+  private roundTrace: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly deps: QuestionJobsDeps,
@@ -220,7 +230,7 @@ class QuestionAttempt {
       signal: this.abort.signal,
       emit: (event) => {
         observeHop(event);
-        if (this.partialTrace.note(event)) this.storeTrace(() => this.partialTrace.encode());
+        if (this.partialTrace.note(event)) this.storeRoundTrace();
         const { questionId: _questionId, atUnixMs: _atUnixMs, ...body } = event;
         // Held back until the reasoner's own trace is there to be stored with it.
         if (body.event === 'done') answered = body;
@@ -240,7 +250,30 @@ class QuestionAttempt {
   }
 
   /**
-   * Stores the trace after the writes before it. Traces that come while a write is in flight
+   * The attempt's job is settled: what still waits to be written is dropped, as it is written
+   * (the events, the complete or the partial trace) unless the question went on without it.
+   */
+  over(): void {
+    this.forgetRoundTrace();
+    this.events?.discard();
+  }
+
+  /** A round's trace still waiting is not stored: a newer trace takes its place. */
+  private forgetRoundTrace(): void {
+    clearTimeout(this.roundTrace);
+    this.roundTrace = undefined;
+  }
+
+  /** Stores the trace as far as the rounds got, after roundTraceDelayMs, unless a newer trace is stored before. */
+  private storeRoundTrace(): void {
+    this.roundTrace ??= setTimeout(
+      () => this.storeTrace(() => this.partialTrace.encode()),
+      this.deps.roundTraceDelayMs ?? this.deps.leaseMs / 3,
+    );
+  }
+
+  /**
+   * Stores the trace after the writes before it, in place of a round's trace still waiting. Traces that come while a write is in flight
    * wait as one: only the newest is written (each replaces the one before it, whole), so a fast
    * question does not write a partial trace per hop just before its complete one. A trace that
    * cannot be stored costs the replay, never the answer: the failure is logged, and the
@@ -248,6 +281,7 @@ class QuestionAttempt {
    */
   private storeTrace(encode: () => Uint8Array): void {
     const { deps, questionId } = this;
+    this.forgetRoundTrace();
     const writeQueued = this.queuedTrace !== undefined;
     this.queuedTrace = encode;
     if (writeQueued) return;

@@ -99,6 +99,7 @@ describe('hop-reasoner question jobs', () => {
       traces?: KeyValueStore;
       broker?: ReturnType<typeof createMemoryBroker>;
       reasoner?: HopReasoner;
+      roundTraceDelayMs?: number;
     } = {},
   ) {
     const broker = options.broker ?? createMemoryBroker();
@@ -116,6 +117,8 @@ describe('hop-reasoner question jobs', () => {
       metrics,
       capacity: options.capacity ?? 4,
       leaseMs: 30_000,
+      // Short, so that the rounds' traces of a question held mid-way are stored at once.
+      roundTraceDelayMs: options.roundTraceDelayMs ?? 10,
     });
     let stopped = false;
     const stop = async () => {
@@ -319,6 +322,8 @@ describe('hop-reasoner question jobs', () => {
     const questionId = randomUUID();
     await first.gatewayStreams.queue.enqueue(askFor(questionId));
     await waitFor(() => first.script.started.includes(questionId));
+    // Its route and token are written (they linger a moment for company) before it stops.
+    await waitFor(async () => (await first.gatewayStreams.log.head(questionId))?.event.seq === 3);
     const second = await setUp({ broker: first.broker });
     await first.stop();
     await waitFor(() => second.script.started.includes(questionId));
@@ -420,7 +425,7 @@ describe('hop-reasoner question jobs', () => {
     },
   );
 
-  it('question jobs - each round is stored as it ends, so a question whose hop-reasoner dies can be replayed up to its last round', async () => {
+  it('question jobs - the trace as far as the rounds got is stored while the question runs, so a question whose hop-reasoner dies can be replayed up to there', async () => {
     const traces = memoryTraces();
     const { gatewayStreams, jobs } = await setUp({ traces, reasoner: oneRoundThen('hangs') });
     const questionId = randomUUID();
@@ -429,7 +434,11 @@ describe('hop-reasoner question jobs', () => {
     // Still running: what is stored was written by the round, not by an ending.
     expect(jobs.inFlight).toBe(1);
     const stored = await storedTrace(traces, questionId);
-    expect(stored.hops.map((hop) => [hop.hop, hop.answer?.answer])).toEqual([[1, 'Mira Chen']]);
+    // Written a moment after the first round ended: the second hop had started by then.
+    expect(stored.hops.map((hop) => [hop.hop, hop.answer?.answer])).toEqual([
+      [1, 'Mira Chen'],
+      [2, undefined],
+    ]);
   });
 
   it('question jobs - traces that come while one is being written are stored as one, the newest, and the complete trace is the last stored', async () => {
@@ -437,9 +446,14 @@ describe('hop-reasoner question jobs', () => {
     const written: ReasoningTrace__Output[] = [];
     let releaseFirst: () => void = () => undefined;
     const firstHeld = new Promise<void>((resolve) => (releaseFirst = resolve));
+    let firstWriteStarted: () => void = () => undefined;
+    const writingFirst = new Promise<void>((resolve) => (firstWriteStarted = resolve));
     const traces: KeyValueStore = {
       put: async (_key, value) => {
-        if (written.length === 0) await firstHeld;
+        if (written.length === 0) {
+          firstWriteStarted();
+          await firstHeld;
+        }
         written.push(codecs.reasoningTrace.decode(value));
       },
       get: async () => undefined,
@@ -455,6 +469,8 @@ describe('hop-reasoner question jobs', () => {
         const questionId = command.ctx?.questionId ?? '';
         const at = Date.now();
         await options.emit({ questionId, atUnixMs: at, ...round(1, 'Mira Chen') });
+        // The second round ends while the first round's trace is being written.
+        await writingFirst;
         await options.emit({ questionId, atUnixMs: at, ...round(2, 'Research') });
         await options.emit({ questionId, atUnixMs: at, event: 'done', done });
         finished();
@@ -473,5 +489,37 @@ describe('hop-reasoner question jobs', () => {
       ['Who?', 1],
       ['complete', 0],
     ]);
+  });
+
+  it("question jobs - a question that ends before its rounds' traces are due stores only its complete trace", async () => {
+    const written: ReasoningTrace__Output[] = [];
+    const traces: KeyValueStore = {
+      put: async (_key, value) => void written.push(codecs.reasoningTrace.decode(value)),
+      get: async () => undefined,
+    };
+    const reasoner: HopReasoner = {
+      async answer(command, options) {
+        const questionId = command.ctx?.questionId ?? '';
+        for (const hop of [1, 2]) {
+          await options.emit({
+            questionId,
+            atUnixMs: Date.now(),
+            event: 'hopAnswer',
+            hopAnswer: { hop, query: `hop ${hop}`, answer: 'x', citedChunkIds: [] },
+          });
+          // A hop's calls to the other services take a moment.
+          await new Promise((resolve) => setTimeout(resolve, 5));
+        }
+        await options.emit({ questionId, atUnixMs: Date.now(), event: 'done', done });
+        const trace = { questionId, question: 'complete', stopReason: 'SUFFICIENT', hops: [] };
+        return { done, trace: trace as unknown as ReasoningTrace__Output };
+      },
+    };
+    const { gatewayStreams, jobs } = await setUp({ traces, reasoner, roundTraceDelayMs: 1_000 });
+    const questionId = randomUUID();
+    await gatewayStreams.queue.enqueue(askFor(questionId));
+    expect((await eventsOf(gatewayStreams, questionId)).at(-1)?.event).toBe('done');
+    await waitFor(() => jobs.inFlight === 0);
+    expect(written.map((trace) => trace.question)).toEqual(['complete']);
   });
 });
