@@ -165,8 +165,14 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
       const answer = typed?.answer ?? named?.name;
       if (!answer) return unknownFinding(citedIds);
       // A name is only an answer where the evidence states the relation the question asks for:
-      // a bridge followed to the wrong entity finds a document that never says "married".
-      if (named && stillAsked.length > 0 && !statesRelation(cited, stillAsked)) return unknownFinding(citedIds);
+      // a bridge followed to the wrong entity finds a document that never says "married". A name
+      // read from the document about the lead entity this hop was sent for needs no such word:
+      // the chain itself led there, and what a question asks for ("nationality", "lineage") is
+      // seldom written beside its answer ("a German composer"). A runner-up's document must say it.
+      const namedFrom = named && source.find((chunk) => chunk.chunkId === named.chunkId);
+      const fromLead = namedFrom !== undefined && isAbout(namedFrom, sought[0] ?? '', titles);
+      if (named && !fromLead && stillAsked.length > 0 && !statesRelation(cited, stillAsked))
+        return unknownFinding(citedIds);
       const sourceId = typed?.chunkId ?? named?.chunkId;
       // A named answer's own document, when this hop retrieved it, is evidence that it is what was asked.
       const own = typed
