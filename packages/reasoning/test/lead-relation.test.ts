@@ -43,4 +43,23 @@ describe('lead relation - the lead bridge’s own document answers without the q
   it("lead relation - a runner-up's document that does not state the relation leaves the hop UNKNOWN", async () => {
     expect(await secondHop([festival])).toMatchObject({ unknown: true, answer: '' });
   });
+
+  it("lead relation - a date read from a runner-up's document that does not state the relation leaves the hop UNKNOWN", async () => {
+    const asked = 'In what year did the composer of Ostara Suite retire?';
+    const dated = {
+      ...festival,
+      text: 'The Lubeck Organ Week was first held in 1748, with concerts by Danish organists.',
+    };
+    const retired = {
+      ...composer,
+      text: 'Henrik Valde was a German organist. He retired from the Hamburg churches in 1751.',
+    };
+    const ask = hopInputs(asked, [suite]);
+    const first = await reasoner.extractHopAnswer(ask({}), call);
+    const previous: PreviousHop[] = [{ query: asked, finding: first, cited: [suite] }];
+    const second = (chunks: HopExtractionInput['chunks']) =>
+      reasoner.extractHopAnswer(ask({ hop: 2, hopsLeft: 1, query: first.nextQuery, chunks, previous }), call);
+    expect(await second([retired, dated])).toMatchObject({ unknown: false, answer: '1751' });
+    expect(await second([dated])).toMatchObject({ unknown: true, answer: '' });
+  });
 });
