@@ -164,10 +164,19 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
           ) ?? (asksWho(input.focus) ? undefined : entityItself(about, hop, titles)));
       const answer = typed?.answer ?? named?.name;
       if (!answer) return unknownFinding(citedIds);
-      // A name is only an answer where the evidence states the relation the question asks for:
-      // a bridge followed to the wrong entity finds a document that never says "married".
-      if (named && stillAsked.length > 0 && !statesRelation(cited, stillAsked)) return unknownFinding(citedIds);
+      // An answer is only an answer where the evidence states the relation the question asks
+      // for: a bridge followed to the wrong entity finds a document that never says "married".
+      // One read from the document about the lead entity this hop was sent for needs no such
+      // word: the chain itself led there, and what a question asks for ("nationality",
+      // "lineage") is seldom written beside its answer ("a German composer"). A runner-up's
+      // document must say it; at a later hop, for a date or a number read from a titled document
+      // as for a name (the date of an earlier game, where a chain came to the wrong one).
       const sourceId = typed?.chunkId ?? named?.chunkId;
+      const answeredFrom = source.find((chunk) => chunk.chunkId === sourceId);
+      const fromLead = answeredFrom !== undefined && isAbout(answeredFrom, sought[0] ?? '', titles);
+      const checked = named !== undefined || (last !== undefined && (answeredFrom?.title ?? '') !== '');
+      if (checked && !fromLead && stillAsked.length > 0 && !statesRelation(cited, stillAsked))
+        return unknownFinding(citedIds);
       // A named answer's own document, when this hop retrieved it, is evidence that it is what was asked.
       const own = typed
         ? []
