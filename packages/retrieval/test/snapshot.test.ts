@@ -9,7 +9,9 @@ import {
   EmbeddedLexicalBackend,
   EmbeddedVectorBackend,
   HashingEmbedder,
+  createEntityGraph,
   createIndexer,
+  loadEntityGraph,
 } from '../src/index.js';
 import { chunkOf, never } from './fixtures.js';
 
@@ -241,18 +243,70 @@ describe('index snapshots', () => {
     const dataDir = await tempDir();
     const lexical = await EmbeddedLexicalBackend.open({ dataDir, durable: false });
     const doc = { tenantId: 't1', kbId: 'kb', docId: 'doc', version: 1 };
-    await lexical.upsertDocument(doc, [chunkOf({ kbId: 'kb', docId: 'doc', text: 'the harbour ledger' })]);
+    const chunk = chunkOf({ kbId: 'kb', docId: 'doc', text: 'the harbour ledger', entities: ['harbour'] });
+    await lexical.upsertDocument(doc, [chunk]);
     await lexical.close();
     const snapshot = join(dataDir, 'lexical.snapshot');
     const manifest = JSON.parse(await readFile(join(snapshot, 'manifest.json'), 'utf8')) as { format: number };
-    expect(manifest.format).toBe(4);
-
-    // Still valid JSON, still a valid chunk: only the checksum can tell that it is not what was written.
+    expect(manifest.format).toBe(5);
     const documents = join(snapshot, 'documents.jsonl');
-    await writeFile(documents, (await readFile(documents, 'utf8')).replace('harbour', 'harbor'));
+    const items = join(snapshot, 'items.bin');
+    const [writtenDocuments, writtenItems] = await Promise.all([readFile(documents), readFile(items)]);
+
+    // Format 5: the chunk is bytes in items.bin, its entity keys in the entry (for the graph).
+    expect(writtenDocuments.toString()).not.toContain('ledger');
+    expect(writtenDocuments.toString()).toContain('"entities":["harbour"]');
+    expect(writtenItems.toString()).toContain('the harbour ledger');
+    const reopened = await EmbeddedLexicalBackend.open({ dataDir, durable: false });
+    expect((await reopened.readDocuments('t1', 'kb'))[0]?.items).toEqual([chunk]);
+    await reopened.close();
+
+    // Still valid JSON, still a valid chunk: only the checksums can tell that it is not what was written.
+    await writeFile(items, writtenItems.toString().replace('harbour', 'harbors'));
+    await expect(EmbeddedLexicalBackend.open({ dataDir, durable: false })).rejects.toThrow(
+      /its items were changed or damaged/,
+    );
+    await writeFile(items, writtenItems);
+    await writeFile(documents, writtenDocuments.toString().replace('"harbour"', '"harbors"'));
     await expect(EmbeddedLexicalBackend.open({ dataDir, durable: false })).rejects.toThrow(
       /does not match its checksums/,
     );
+  });
+
+  it('persistence - a format 4 lexical snapshot (whole chunks in its entries) still loads, and is written as format 5 at close', async () => {
+    const dataDir = await tempDir();
+    const snapshot = join(dataDir, 'lexical.snapshot');
+    const doc = { tenantId: 't1', kbId: 'kb', docId: 'doc', version: 1 };
+    const chunk = chunkOf({ kbId: 'kb', docId: 'doc', text: 'a format four ledger', entities: ['ledger'] });
+    const lexical = await EmbeddedLexicalBackend.open({ dataDir, durable: false });
+    await lexical.upsertDocument(doc, [chunk]);
+    await lexical.close();
+    // The index files are the same in both formats; the entries and the manifest are format 4's.
+    const documents = Buffer.from(`${JSON.stringify({ op: 'upsert', doc, items: [chunk] })}\n`);
+    await writeFile(join(snapshot, 'documents.jsonl'), documents);
+    await writeFile(join(snapshot, 'items.bin'), Buffer.alloc(0));
+    const manifestFile = join(snapshot, 'manifest.json');
+    await writeFile(
+      manifestFile,
+      JSON.stringify({ format: 4, documents: 1, itemBytes: 0, checksums: { documents: crc32(documents), items: 0 } }),
+    );
+
+    const upgraded = await EmbeddedLexicalBackend.open({ dataDir, durable: false });
+    const graph = createEntityGraph(() => []);
+    await loadEntityGraph(graph, upgraded);
+    expect(graph.size).toEqual({ chunks: 1, entities: 1, edges: 1 });
+    const search = async (backend: EmbeddedLexicalBackend) =>
+      (await backend.search({ scope: { tenantId: 't1', kbIds: ['kb'] }, query: 'format four', limit: 1 }, never)).map(
+        (hit) => hit.chunk,
+      );
+    expect(await search(upgraded)).toEqual([chunk]);
+    await upgraded.close();
+    expect(JSON.parse(await readFile(manifestFile, 'utf8'))).toMatchObject({ format: 5 });
+    expect(await readFile(join(snapshot, 'documents.jsonl'), 'utf8')).not.toContain('format four');
+    const reopened = await EmbeddedLexicalBackend.open({ dataDir, durable: false });
+    expect(await search(reopened)).toEqual([chunk]);
+    expect((await reopened.readDocuments('t1', 'kb'))[0]?.items).toEqual([chunk]);
+    await reopened.close();
   });
 
   it('persistence - a format 2 snapshot (no checksums) still loads, each entry validated', async () => {
@@ -271,7 +325,7 @@ describe('index snapshots', () => {
     expect(hits.map((hit) => hit.chunk.text)).toEqual(['the harbour ledger']);
     await reopened.close();
     // Closed, the older snapshot is written again in the current format; presented as format 2 once more:
-    expect(JSON.parse(await readFile(manifestFile, 'utf8'))).toMatchObject({ format: 4 });
+    expect(JSON.parse(await readFile(manifestFile, 'utf8'))).toMatchObject({ format: 5 });
     await writeFile(manifestFile, JSON.stringify({ ...format2, format: 2 }));
 
     // Without checksums an entry is validated as it is read: a chunk without its id is refused.
@@ -305,7 +359,7 @@ describe('index snapshots', () => {
     await vector.close();
   });
 
-  it('persistence - format 3 snapshots (chunks in the vector entries, no checksum of item bytes) still load, and are written as format 4 at close', async () => {
+  it('persistence - format 3 snapshots (chunks in the vector entries, no checksum of item bytes) still load, and are written as format 5 at close', async () => {
     const dataDir = await tempDir();
     const snapshot = join(dataDir, 'vector.snapshot');
     await mkdir(snapshot, { recursive: true });
@@ -330,13 +384,13 @@ describe('index snapshots', () => {
     // Nothing was written, yet the close rewrites the snapshot in the current format.
     await upgraded.close();
     const manifest = JSON.parse(await readFile(join(snapshot, 'manifest.json'), 'utf8')) as { format: number };
-    expect(manifest.format).toBe(4);
+    expect(manifest.format).toBe(5);
     expect(await readFile(join(snapshot, 'documents.jsonl'), 'utf8')).not.toContain('format three');
     const reopened = await EmbeddedVectorBackend.open({ dimensions: embedder.dimensions, dataDir, durable: false });
     expect(await search(reopened)).toEqual([chunk]);
     await reopened.close();
 
-    // The lexical side's format 3 differs by its manifest only (no checksum of item bytes).
+    // A lexical snapshot whose manifest vouches for no item bytes (format 3) has its chunks validated as read.
     const lexical = await EmbeddedLexicalBackend.open({ dataDir, durable: false });
     await lexical.upsertDocument(doc, [chunk]);
     await lexical.close();
@@ -353,6 +407,6 @@ describe('index snapshots', () => {
     );
     expect(lexicalHits.map((hit) => hit.chunk)).toEqual([chunk]);
     await lexicalUpgraded.close();
-    expect(JSON.parse(await readFile(lexicalManifest, 'utf8'))).toMatchObject({ format: 4 });
+    expect(JSON.parse(await readFile(lexicalManifest, 'utf8'))).toMatchObject({ format: 5 });
   });
 });

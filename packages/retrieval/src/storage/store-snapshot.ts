@@ -24,13 +24,14 @@ const DOCUMENTS_FILE = 'documents.jsonl';
 const ITEM_BLOBS_FILE = 'items.bin';
 // Format 2 added items.bin, format 3 the documents' checksum, format 4 the items' checksum (a
 // reader now takes item bytes, such as a chunk kept as JSON bytes, without validating them
-// again); snapshots of formats 1 (items wholly in the entries) and 2 still load, their entries
-// checked one by one, and of format 3 with its documents checked. The checksums cover what a
-// reader takes without validating it again.
-const FORMAT = 4;
+// again), format 5 items of the lexical side as bytes too (its entries of format 4 and older hold
+// whole chunks; the vector side's are the same in both); snapshots of formats 1 (items wholly in
+// the entries) and 2 still load, their entries checked one by one, and of format 3 with its
+// documents checked. The checksums cover what a reader takes without validating it again.
+const FORMAT = 5;
 const checksumSchema = z.number().int().nonnegative();
 const manifestSchema = z.object({
-  format: z.union([z.literal(1), z.literal(2), z.literal(3), z.literal(FORMAT)]),
+  format: z.union([z.literal(1), z.literal(2), z.literal(3), z.literal(4), z.literal(FORMAT)]),
   documents: z.number().int().nonnegative(),
   itemBytes: z.number().int().nonnegative().optional(),
   checksums: z.object({ documents: checksumSchema, items: checksumSchema.optional() }).optional(),
