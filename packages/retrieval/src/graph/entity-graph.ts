@@ -112,7 +112,10 @@ class PartitionGraph {
       const id = this.freeChunks.pop() ?? this.chunks.length;
       this.chunks[id] = linked;
       this.chunkDocs[id] = doc.docId;
-      const entities = [...new Set(linked.entities)].map((key) => this.linkedEntity(key, id));
+      // A name said twice in a chunk is one link; most chunks name few, so no set is built for them.
+      const keys = linked.entities.length > 1 ? new Set(linked.entities) : linked.entities;
+      const entities: number[] = [];
+      for (const key of keys) entities.push(this.linkedEntity(key, id));
       this.chunkLinks[id] = entities;
       this.edges += entities.length;
       ids.push(id);
