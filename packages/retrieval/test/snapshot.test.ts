@@ -180,20 +180,21 @@ describe('index snapshots', () => {
     await vector.close();
 
     const snapshot = join(dataDir, 'vector.snapshot');
+    // A format 5 entry: [tenantId, kbId, docId, version, items].
     const entries = (await readFile(join(snapshot, 'documents.jsonl'), 'utf8'))
       .trim()
       .split('\n')
-      .map((line) => JSON.parse(line) as { doc: { kbId: string }; items: Array<Record<string, unknown>> });
-    const graphed = entries.find((entry) => entry.doc.kbId === 'graphed')?.items ?? [];
-    const flat = entries.find((entry) => entry.doc.kbId === 'flat')?.items ?? [];
+      .map((line) => JSON.parse(line) as [string, string, string, number, Array<[string, unknown, unknown]>]);
+    const graphed = entries.find((entry) => entry[1] === 'graphed')?.[4] ?? [];
+    const flat = entries.find((entry) => entry[1] === 'flat')?.[4] ?? [];
     // No chunk text in the entries; the graph's vectors only in the graph's file, the flat one as bytes.
     expect(JSON.stringify(entries)).not.toContain('harbour');
-    expect(graphed.map((item) => [item.chunkId, item.vector])).toEqual([
+    expect(graphed.map(([chunkId, , vector]) => [chunkId, vector])).toEqual([
       ['doc#0', null],
       ['doc#1', null],
       ['doc#2', null],
     ]);
-    const [offset, bytes] = flat[0]?.vector as [number, number];
+    const [offset, bytes] = flat[0]?.[2] as [number, number];
     expect(offset % 4).toBe(0);
     expect(bytes).toBe(64 * 4);
     const itemBytes = await readFile(join(snapshot, 'items.bin'));
@@ -255,7 +256,7 @@ describe('index snapshots', () => {
 
     // Format 5: the chunk is bytes in items.bin, its entity keys in the entry (for the graph).
     expect(writtenDocuments.toString()).not.toContain('ledger');
-    expect(writtenDocuments.toString()).toContain('"entities":["harbour"]');
+    expect(writtenDocuments.toString()).toContain('["harbour"]');
     expect(writtenItems.toString()).toContain('the harbour ledger');
     const reopened = await EmbeddedLexicalBackend.open({ dataDir, durable: false });
     expect((await reopened.readDocuments('t1', 'kb'))[0]?.items).toEqual([chunk]);
@@ -309,6 +310,50 @@ describe('index snapshots', () => {
     await reopened.close();
   });
 
+  it('persistence - a format 4 vector snapshot (log entries of named items) still loads, and is written as format 5 at close', async () => {
+    const dataDir = await tempDir();
+    const snapshot = join(dataDir, 'vector.snapshot');
+    const doc = { tenantId: 't1', kbId: 'kb', docId: 'doc', version: 1 };
+    const chunk = chunkOf({ kbId: 'kb', docId: 'doc', text: 'a format four vector' });
+    const stored = embedder.embedOne(chunk.text);
+    const open = () => EmbeddedVectorBackend.open({ dimensions: embedder.dimensions, dataDir, durable: false });
+    const vector = await open();
+    await vector.upsertDocument(doc, [{ chunk, vector: stored }]);
+    await vector.close();
+    // Format 5's entry [tenantId, kbId, docId, version, [[chunkId, chunk, vector]]] as format 4 wrote it.
+    const documentsFile = join(snapshot, 'documents.jsonl');
+    const [[, , , , [[chunkId, chunkRef, vectorRef]]]] = [JSON.parse(await readFile(documentsFile, 'utf8'))] as [
+      [string, string, string, number, [[string, unknown, unknown]]],
+    ];
+    const documents = Buffer.from(
+      `${JSON.stringify({ op: 'upsert', doc, items: [{ chunkId, chunk: chunkRef, vector: vectorRef }] })}\n`,
+    );
+    await writeFile(documentsFile, documents);
+    const manifestFile = join(snapshot, 'manifest.json');
+    const written = JSON.parse(await readFile(manifestFile, 'utf8')) as { checksums: { items: number } };
+    await writeFile(
+      manifestFile,
+      JSON.stringify({
+        ...written,
+        format: 4,
+        checksums: { documents: crc32(documents), items: written.checksums.items },
+      }),
+    );
+
+    const upgraded = await open();
+    const search = async (backend: EmbeddedVectorBackend) =>
+      (await backend.search({ scope: { tenantId: 't1', kbIds: ['kb'] }, vector: stored, limit: 1 }, never)).map(
+        (hit) => hit.chunk,
+      );
+    expect(await search(upgraded)).toEqual([chunk]);
+    await upgraded.close();
+    expect(JSON.parse(await readFile(manifestFile, 'utf8'))).toMatchObject({ format: 5 });
+    expect(await readFile(documentsFile, 'utf8')).not.toContain('"op"');
+    const reopened = await open();
+    expect(await search(reopened)).toEqual([chunk]);
+    await reopened.close();
+  });
+
   it('persistence - a format 2 snapshot (no checksums) still loads, each entry validated', async () => {
     const dataDir = await tempDir();
     const snapshot = join(dataDir, 'lexical.snapshot');
@@ -328,10 +373,10 @@ describe('index snapshots', () => {
     expect(JSON.parse(await readFile(manifestFile, 'utf8'))).toMatchObject({ format: 5 });
     await writeFile(manifestFile, JSON.stringify({ ...format2, format: 2 }));
 
-    // Without checksums an entry is validated as it is read: a chunk without its id is refused.
+    // Without checksums an entry is validated as it is read: a chunk with an empty id is refused.
     const documents = join(snapshot, 'documents.jsonl');
-    await writeFile(documents, (await readFile(documents, 'utf8')).replace(/"chunkId":"[^"]*",/, ''));
-    await expect(EmbeddedLexicalBackend.open({ dataDir, durable: false })).rejects.toThrow(/chunkId/);
+    await writeFile(documents, (await readFile(documents, 'utf8')).replace('"doc#0"', '""'));
+    await expect(EmbeddedLexicalBackend.open({ dataDir, durable: false })).rejects.toThrow(/too_small/);
   });
 
   it('persistence - a format 1 snapshot (vectors as base64 in the entries) still loads', async () => {

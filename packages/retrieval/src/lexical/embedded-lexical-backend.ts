@@ -102,10 +102,14 @@ class SnapshotChunk implements LexicalItem {
 }
 
 // A log line, and an entry of a snapshot of format 4 or older, hold the chunk whole; a format 5
-// entry its id, its bytes' place in the item blobs and its entity keys.
-const blobRefSchema = z.tuple([z.number().int().nonnegative(), z.number().int().nonnegative()]);
+// entry [chunk id, offset and length of its bytes in the item blobs, entity keys or null].
 const storedSchema = z.union([
-  z.object({ chunkId: z.string().min(1), bytes: blobRefSchema, entities: z.array(z.string()).optional() }),
+  z.tuple([
+    z.string().min(1),
+    z.number().int().nonnegative(),
+    z.number().int().nonnegative(),
+    z.array(z.string()).nullable(),
+  ]),
   indexedChunkSchema,
 ]);
 type Stored = z.infer<typeof storedSchema>;
@@ -119,21 +123,19 @@ const lexicalCodec: ItemCodec<LexicalItem> = {
       const { entities: _, ...chunk } = item.chunk;
       bytes = Buffer.from(JSON.stringify(chunk));
     }
-    return {
-      chunkId: item.chunkId,
-      bytes: itemBlobs.add(bytes),
-      ...(item.entities ? { entities: item.entities } : {}),
-    };
+    const [offset, length] = itemBlobs.add(bytes);
+    return [item.chunkId, offset, length, item.entities ?? null];
   },
   decode(value, itemBlobs, verified, doc) {
     const stored = verified.entries ? (value as Stored) : storedSchema.parse(value);
-    if (!('bytes' in stored)) return wholeItem(stored);
-    const [offset, length] = stored.bytes;
-    if (offset + length > itemBlobs.byteLength) throw new Error(`chunk ${stored.chunkId} does not fit the item bytes`);
-    if (verified.items) return new SnapshotChunk(stored.chunkId, doc.docId, stored.entities, itemBlobs, stored.bytes);
+    if (!Array.isArray(stored)) return wholeItem(stored);
+    const [chunkId, offset, length, entities] = stored;
+    if (offset + length > itemBlobs.byteLength) throw new Error(`chunk ${chunkId} does not fit the item bytes`);
+    if (verified.items)
+      return new SnapshotChunk(chunkId, doc.docId, entities ?? undefined, itemBlobs, [offset, length]);
     // Bytes no checksum vouches for are validated now.
     const chunk = indexedChunkSchema.parse(JSON.parse(itemBlobs.toString('utf8', offset, offset + length)));
-    return wholeItem(stored.entities ? { ...chunk, entities: stored.entities } : chunk);
+    return wholeItem(entities ? { ...chunk, entities } : chunk);
   },
 };
 
