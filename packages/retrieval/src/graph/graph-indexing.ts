@@ -68,7 +68,10 @@ export interface UnlinkedChunk {
  * returns it.
  */
 export interface LinkedDocumentSource {
-  linkedDocuments(tenantId: string, kbId: string): Array<{ doc: VersionedDocumentKey; chunks: UnlinkedChunk[] }>;
+  linkedDocuments(
+    tenantId: string,
+    kbId: string,
+  ): Array<{ doc: VersionedDocumentKey; chunks: readonly UnlinkedChunk[] }>;
 }
 
 /**
@@ -82,20 +85,18 @@ export async function loadEntityGraph(
   lexical: LexicalBackend & Partial<LinkedDocumentSource>,
 ): Promise<void> {
   const { readDocuments, linkedDocuments } = lexical;
-  if (!readDocuments && !linkedDocuments)
-    throw new Error(`the ${lexical.name} index cannot list its documents to load the entity graph`);
-  for (const kb of await lexical.countChunks()) {
-    if (linkedDocuments) {
+  if (linkedDocuments) {
+    // The item itself where it has its keys: its chunk is read only if a walk returns it.
+    const linked = (item: UnlinkedChunk): LinkedChunk =>
+      item.entities ? (item as LinkedChunk) : { entities: graph.entitiesOf(item.chunk), chunk: item.chunk };
+    for (const kb of await lexical.countChunks())
       for (const { doc, chunks } of linkedDocuments.call(lexical, kb.tenantId, kb.kbId))
-        graph.linkDocument(
-          doc,
-          chunks.map((item) =>
-            item.entities ? (item as LinkedChunk) : { entities: graph.entitiesOf(item.chunk), chunk: item.chunk },
-          ),
-        );
-      continue;
-    }
-    for (const stored of await (readDocuments as NonNullable<typeof readDocuments>).call(lexical, kb.tenantId, kb.kbId))
+        graph.linkDocument(doc, chunks.map(linked));
+    return;
+  }
+  if (!readDocuments) throw new Error(`the ${lexical.name} index cannot list its documents to load the entity graph`);
+  for (const kb of await lexical.countChunks()) {
+    for (const stored of await readDocuments.call(lexical, kb.tenantId, kb.kbId))
       if (!stored.deleted) graph.putDocument(stored.doc, stored.items);
   }
 }

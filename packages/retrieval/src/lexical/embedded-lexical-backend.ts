@@ -19,7 +19,6 @@ import type {
 } from '../backends/types.js';
 import { partitionKey, scopePartitions, selectedDocIds } from '../backends/types.js';
 import type { LinkedDocumentSource, UnlinkedChunk } from '../graph/graph-indexing.js';
-import type { BlobRef } from '../storage/snapshot-blobs.js';
 import type { IndexSnapshot } from '../storage/store-snapshot.js';
 import type { ItemCodec } from '../storage/versioned-document-store.js';
 import { VersionedDocumentStore } from '../storage/versioned-document-store.js';
@@ -82,7 +81,8 @@ class SnapshotChunk implements LexicalItem {
     readonly docId: string,
     readonly entities: readonly string[] | undefined,
     private readonly itemBlobs: Buffer,
-    private readonly ref: BlobRef,
+    private readonly offset: number,
+    private readonly length: number,
   ) {}
 
   get chunk(): IndexedChunk {
@@ -96,8 +96,7 @@ class SnapshotChunk implements LexicalItem {
 
   /** The chunk as the snapshot holds it (without its entity keys), for the next snapshot to keep as it is. */
   bytes(): Buffer {
-    const [offset, bytes] = this.ref;
-    return this.itemBlobs.subarray(offset, offset + bytes);
+    return this.itemBlobs.subarray(this.offset, this.offset + this.length);
   }
 }
 
@@ -131,8 +130,7 @@ const lexicalCodec: ItemCodec<LexicalItem> = {
     if (!Array.isArray(stored)) return wholeItem(stored);
     const [chunkId, offset, length, entities] = stored;
     if (offset + length > itemBlobs.byteLength) throw new Error(`chunk ${chunkId} does not fit the item bytes`);
-    if (verified.items)
-      return new SnapshotChunk(chunkId, doc.docId, entities ?? undefined, itemBlobs, [offset, length]);
+    if (verified.items) return new SnapshotChunk(chunkId, doc.docId, entities ?? undefined, itemBlobs, offset, length);
     // Bytes no checksum vouches for are validated now.
     const chunk = indexedChunkSchema.parse(JSON.parse(itemBlobs.toString('utf8', offset, offset + length)));
     return wholeItem(entities ? { ...chunk, entities } : chunk);
@@ -257,10 +255,13 @@ export class EmbeddedLexicalBackend implements LexicalBackend, LinkedDocumentSou
       .map((stored) => ({ ...stored, items: stored.items.map((item) => item.chunk) }));
   }
 
-  linkedDocuments(tenantId: string, kbId: string): Array<{ doc: VersionedDocumentKey; chunks: UnlinkedChunk[] }> {
-    const linked: Array<{ doc: VersionedDocumentKey; chunks: UnlinkedChunk[] }> = [];
+  linkedDocuments(
+    tenantId: string,
+    kbId: string,
+  ): Array<{ doc: VersionedDocumentKey; chunks: readonly UnlinkedChunk[] }> {
+    const linked: Array<{ doc: VersionedDocumentKey; chunks: readonly UnlinkedChunk[] }> = [];
     for (const stored of this.store.documentsOf(tenantId, kbId))
-      if (!stored.deleted) linked.push({ doc: stored.doc, chunks: [...stored.items] });
+      if (!stored.deleted) linked.push({ doc: stored.doc, chunks: stored.items });
     return linked;
   }
 
