@@ -274,6 +274,37 @@ describe('index snapshots', () => {
     );
   });
 
+  it('persistence - a restart loads the lexical index and links the entity graph without parsing a chunk', async () => {
+    const dataDir = await tempDir();
+    const lexical = await EmbeddedLexicalBackend.open({ dataDir, durable: false });
+    const doc = { tenantId: 't1', kbId: 'kb', docId: 'doc', version: 1 };
+    await lexical.upsertDocument(doc, [
+      chunkOf({ kbId: 'kb', docId: 'doc', text: 'the harbour ledger', entities: ['harbour'] }),
+    ]);
+    await lexical.close();
+    // The chunk's bytes made unparseable, with checksums that vouch for them: only a parse can fail.
+    const snapshot = join(dataDir, 'lexical.snapshot');
+    const items = Buffer.alloc((await readFile(join(snapshot, 'items.bin'))).byteLength, '~');
+    await writeFile(join(snapshot, 'items.bin'), items);
+    const manifestFile = join(snapshot, 'manifest.json');
+    const manifest = JSON.parse(await readFile(manifestFile, 'utf8')) as { checksums: Record<string, number> };
+    await writeFile(
+      manifestFile,
+      JSON.stringify({ ...manifest, checksums: { ...manifest.checksums, items: crc32(items) } }),
+    );
+
+    const reopened = await EmbeddedLexicalBackend.open({ dataDir, durable: false });
+    const graph = createEntityGraph(() => []);
+    await loadEntityGraph(graph, reopened);
+    expect(graph.size).toEqual({ chunks: 1, entities: 1, edges: 1 });
+    expect(await reopened.countChunks()).toEqual([{ tenantId: 't1', kbId: 'kb', documents: 1, chunks: 1 }]);
+    // The first read of the chunk is its parse.
+    await expect(
+      reopened.search({ scope: { tenantId: 't1', kbIds: ['kb'] }, query: 'harbour', limit: 1 }, never),
+    ).rejects.toThrow(SyntaxError);
+    await reopened.close();
+  });
+
   it('persistence - a format 4 lexical snapshot (whole chunks in its entries) still loads, and is written as format 5 at close', async () => {
     const dataDir = await tempDir();
     const snapshot = join(dataDir, 'lexical.snapshot');
