@@ -69,7 +69,8 @@ class SnapshotItem implements EmbeddedChunk {
   constructor(
     readonly chunkId: string,
     private readonly itemBlobs: Buffer,
-    private readonly chunkRef: BlobRef,
+    private readonly chunkOffset: number,
+    private readonly chunkLength: number,
     private readonly stored: Float32Array | undefined,
     private readonly index: PersistentVectorIndex,
     private readonly partition: string,
@@ -88,8 +89,7 @@ class SnapshotItem implements EmbeddedChunk {
 
   /** The chunk as the snapshot holds it, for the next snapshot to keep as it is. */
   chunkBytes(): Buffer {
-    const [offset, bytes] = this.chunkRef;
-    return this.itemBlobs.subarray(offset, offset + bytes);
+    return this.itemBlobs.subarray(this.chunkOffset, this.chunkOffset + this.chunkLength);
   }
 }
 
@@ -131,10 +131,10 @@ function vectorCodec(dimensions: number, index: VectorIndex): ItemCodec<Embedded
       if (vector) checkDimensions(vector, dimensions);
       else if (!persistent?.savesVector) throw new Error(`chunk ${stored.chunkId}: its vector is in no index file`);
       const partition = partitionKey(doc.tenantId, doc.kbId);
-      if (persistent && verified.items)
-        return new SnapshotItem(stored.chunkId, itemBlobs, stored.chunk, vector, persistent, partition);
-      // Bytes no checksum vouches for are validated now, and a vector kept in the index is read now.
       const [offset, bytes] = stored.chunk;
+      if (persistent && verified.items)
+        return new SnapshotItem(stored.chunkId, itemBlobs, offset, bytes, vector, persistent, partition);
+      // Bytes no checksum vouches for are validated now, and a vector kept in the index is read now.
       if (offset + bytes > itemBlobs.byteLength) throw new Error(`chunk ${stored.chunkId} does not fit the item bytes`);
       const chunk = indexedChunkSchema.parse(JSON.parse(itemBlobs.toString('utf8', offset, offset + bytes)));
       const held = vector ?? persistent?.savedVector?.(partition, stored.chunkId);
