@@ -163,6 +163,7 @@ export class EmbeddedLexicalBackend implements LexicalBackend, LinkedDocumentSou
         const loaded = await Bm25Index.load(dir, tokenizer.version, options.bm25);
         if (loaded) index = loaded;
         else reindex = true;
+        return !reindex;
       },
     };
     const store = await VersionedDocumentStore.open<LexicalItem>({

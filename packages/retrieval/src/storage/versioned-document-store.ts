@@ -100,7 +100,7 @@ export class VersionedDocumentStore<Item> {
   private readonly documents = new Map<string, Entry<Item>>();
   private readonly perKb = new Map<string, KbChunkCount>();
   private writes: Promise<unknown> = Promise.resolve();
-  /** The snapshot loaded is of an older format: the next close rewrites it, so the next start reads the current one. */
+  /** The snapshot loaded is older (its format, or an index part the index rebuilt): the next close rewrites it, so the next start reads the current one. */
   private olderSnapshot = false;
 
   private constructor(
@@ -216,7 +216,7 @@ export class VersionedDocumentStore<Item> {
 
   /**
    * Takes a snapshot when the log has entries since the last, so that the next start replays
-   * none, or when the one loaded is of an older format (a worker upgraded over it).
+   * none, or when the one loaded is older (a worker upgraded over it: its format, or index terms another tokenizer made).
    */
   async close(): Promise<void> {
     await this.writes.catch(() => undefined);

@@ -166,6 +166,7 @@ export class EmbeddedVectorBackend implements VectorBackend {
       },
       async load(dir) {
         if (isPersistent(index)) await index.load(dir);
+        return true;
       },
     };
     const store = await VersionedDocumentStore.open<EmbeddedChunk>({
