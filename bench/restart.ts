@@ -5,9 +5,10 @@
 //   load       both indexes and the entity graph opened from that folder in this process;
 //   restart    the embedded mode started on the folder until /healthz is ready with every chunk,
 //              against a start on an empty folder, alternating, in the same run.
-// The snapshot is the current format (4: the vector side keeps chunks as bytes parsed on demand
-// and no vector the HNSW graph holds): a folder an older build wrote is rewritten by the first
-// stop over it, so it is opened and closed once before anything is measured.
+// The snapshot is the current format (5: both sides keep chunks as bytes parsed on demand, the
+// lexical side their entity keys beside them, entries as arrays; the vector side no vector the
+// HNSW graph holds): a folder an older build wrote is rewritten by the first stop over it, so it
+// is opened and closed once before anything is measured.
 // bench/ingestion.ts measures the ingestion before a restart.
 // Usage: bench/restart.ts [documents] [folder] (default 100,000; a folder a previous run built
 // with as many documents is reused, since building 100,000 takes minutes).

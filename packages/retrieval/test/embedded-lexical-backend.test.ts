@@ -184,6 +184,12 @@ describe('EmbeddedLexicalBackend', () => {
     expect((await search(rebuilt, 'lighthouse')).map((hit) => hit.chunk.docId)).toEqual(['a']);
     expect(upper.texts).toContain('Lighthouse keeper');
     await rebuilt.close();
+    // Closed without a write, it still stored the new terms: the next start loads them.
+    const again = words('upper', (word) => word.toUpperCase());
+    const reloaded = await EmbeddedLexicalBackend.open({ dataDir, tokenizer: again });
+    expect((await search(reloaded, 'lighthouse')).map((hit) => hit.chunk.docId)).toEqual(['a']);
+    expect(again.texts).toEqual(['lighthouse']);
+    await reloaded.close();
   });
 
   it('persistence - a torn last line (crash mid-write) is dropped, the rest replays', async () => {

@@ -9,7 +9,9 @@ import {
   EmbeddedLexicalBackend,
   EmbeddedVectorBackend,
   HashingEmbedder,
+  createEntityGraph,
   createIndexer,
+  loadEntityGraph,
 } from '../src/index.js';
 import { chunkOf, never } from './fixtures.js';
 
@@ -178,20 +180,21 @@ describe('index snapshots', () => {
     await vector.close();
 
     const snapshot = join(dataDir, 'vector.snapshot');
+    // A format 5 entry: [tenantId, kbId, docId, version, items].
     const entries = (await readFile(join(snapshot, 'documents.jsonl'), 'utf8'))
       .trim()
       .split('\n')
-      .map((line) => JSON.parse(line) as { doc: { kbId: string }; items: Array<Record<string, unknown>> });
-    const graphed = entries.find((entry) => entry.doc.kbId === 'graphed')?.items ?? [];
-    const flat = entries.find((entry) => entry.doc.kbId === 'flat')?.items ?? [];
+      .map((line) => JSON.parse(line) as [string, string, string, number, Array<[string, unknown, unknown]>]);
+    const graphed = entries.find((entry) => entry[1] === 'graphed')?.[4] ?? [];
+    const flat = entries.find((entry) => entry[1] === 'flat')?.[4] ?? [];
     // No chunk text in the entries; the graph's vectors only in the graph's file, the flat one as bytes.
     expect(JSON.stringify(entries)).not.toContain('harbour');
-    expect(graphed.map((item) => [item.chunkId, item.vector])).toEqual([
+    expect(graphed.map(([chunkId, , vector]) => [chunkId, vector])).toEqual([
       ['doc#0', null],
       ['doc#1', null],
       ['doc#2', null],
     ]);
-    const [offset, bytes] = flat[0]?.vector as [number, number];
+    const [offset, bytes] = flat[0]?.[2] as [number, number];
     expect(offset % 4).toBe(0);
     expect(bytes).toBe(64 * 4);
     const itemBytes = await readFile(join(snapshot, 'items.bin'));
@@ -241,18 +244,145 @@ describe('index snapshots', () => {
     const dataDir = await tempDir();
     const lexical = await EmbeddedLexicalBackend.open({ dataDir, durable: false });
     const doc = { tenantId: 't1', kbId: 'kb', docId: 'doc', version: 1 };
-    await lexical.upsertDocument(doc, [chunkOf({ kbId: 'kb', docId: 'doc', text: 'the harbour ledger' })]);
+    const chunk = chunkOf({ kbId: 'kb', docId: 'doc', text: 'the harbour ledger', entities: ['harbour'] });
+    await lexical.upsertDocument(doc, [chunk]);
     await lexical.close();
     const snapshot = join(dataDir, 'lexical.snapshot');
     const manifest = JSON.parse(await readFile(join(snapshot, 'manifest.json'), 'utf8')) as { format: number };
-    expect(manifest.format).toBe(4);
-
-    // Still valid JSON, still a valid chunk: only the checksum can tell that it is not what was written.
+    expect(manifest.format).toBe(5);
     const documents = join(snapshot, 'documents.jsonl');
-    await writeFile(documents, (await readFile(documents, 'utf8')).replace('harbour', 'harbor'));
+    const items = join(snapshot, 'items.bin');
+    const [writtenDocuments, writtenItems] = await Promise.all([readFile(documents), readFile(items)]);
+
+    // Format 5: the chunk is bytes in items.bin, its entity keys in the entry (for the graph).
+    expect(writtenDocuments.toString()).not.toContain('ledger');
+    expect(writtenDocuments.toString()).toContain('["harbour"]');
+    expect(writtenItems.toString()).toContain('the harbour ledger');
+    const reopened = await EmbeddedLexicalBackend.open({ dataDir, durable: false });
+    expect((await reopened.readDocuments('t1', 'kb'))[0]?.items).toEqual([chunk]);
+    await reopened.close();
+
+    // Still valid JSON, still a valid chunk: only the checksums can tell that it is not what was written.
+    await writeFile(items, writtenItems.toString().replace('harbour', 'harbors'));
+    await expect(EmbeddedLexicalBackend.open({ dataDir, durable: false })).rejects.toThrow(
+      /its items were changed or damaged/,
+    );
+    await writeFile(items, writtenItems);
+    await writeFile(documents, writtenDocuments.toString().replace('"harbour"', '"harbors"'));
     await expect(EmbeddedLexicalBackend.open({ dataDir, durable: false })).rejects.toThrow(
       /does not match its checksums/,
     );
+  });
+
+  it('persistence - a restart loads the lexical index and links the entity graph without parsing a chunk', async () => {
+    const dataDir = await tempDir();
+    const lexical = await EmbeddedLexicalBackend.open({ dataDir, durable: false });
+    const doc = { tenantId: 't1', kbId: 'kb', docId: 'doc', version: 1 };
+    await lexical.upsertDocument(doc, [
+      chunkOf({ kbId: 'kb', docId: 'doc', text: 'the harbour ledger', entities: ['harbour'] }),
+    ]);
+    await lexical.close();
+    // The chunk's bytes made unparseable, with checksums that vouch for them: only a parse can fail.
+    const snapshot = join(dataDir, 'lexical.snapshot');
+    const items = Buffer.alloc((await readFile(join(snapshot, 'items.bin'))).byteLength, '~');
+    await writeFile(join(snapshot, 'items.bin'), items);
+    const manifestFile = join(snapshot, 'manifest.json');
+    const manifest = JSON.parse(await readFile(manifestFile, 'utf8')) as { checksums: Record<string, number> };
+    await writeFile(
+      manifestFile,
+      JSON.stringify({ ...manifest, checksums: { ...manifest.checksums, items: crc32(items) } }),
+    );
+
+    const reopened = await EmbeddedLexicalBackend.open({ dataDir, durable: false });
+    const graph = createEntityGraph(() => []);
+    await loadEntityGraph(graph, reopened);
+    expect(graph.size).toEqual({ chunks: 1, entities: 1, edges: 1 });
+    expect(await reopened.countChunks()).toEqual([{ tenantId: 't1', kbId: 'kb', documents: 1, chunks: 1 }]);
+    // The first read of the chunk is its parse.
+    await expect(
+      reopened.search({ scope: { tenantId: 't1', kbIds: ['kb'] }, query: 'harbour', limit: 1 }, never),
+    ).rejects.toThrow(SyntaxError);
+    await reopened.close();
+  });
+
+  it('persistence - a format 4 lexical snapshot (whole chunks in its entries) still loads, and is written as format 5 at close', async () => {
+    const dataDir = await tempDir();
+    const snapshot = join(dataDir, 'lexical.snapshot');
+    const doc = { tenantId: 't1', kbId: 'kb', docId: 'doc', version: 1 };
+    const chunk = chunkOf({ kbId: 'kb', docId: 'doc', text: 'a format four ledger', entities: ['ledger'] });
+    const lexical = await EmbeddedLexicalBackend.open({ dataDir, durable: false });
+    await lexical.upsertDocument(doc, [chunk]);
+    await lexical.close();
+    // The index files are the same in both formats; the entries and the manifest are format 4's.
+    const documents = Buffer.from(`${JSON.stringify({ op: 'upsert', doc, items: [chunk] })}\n`);
+    await writeFile(join(snapshot, 'documents.jsonl'), documents);
+    await writeFile(join(snapshot, 'items.bin'), Buffer.alloc(0));
+    const manifestFile = join(snapshot, 'manifest.json');
+    await writeFile(
+      manifestFile,
+      JSON.stringify({ format: 4, documents: 1, itemBytes: 0, checksums: { documents: crc32(documents), items: 0 } }),
+    );
+
+    const upgraded = await EmbeddedLexicalBackend.open({ dataDir, durable: false });
+    const graph = createEntityGraph(() => []);
+    await loadEntityGraph(graph, upgraded);
+    expect(graph.size).toEqual({ chunks: 1, entities: 1, edges: 1 });
+    const search = async (backend: EmbeddedLexicalBackend) =>
+      (await backend.search({ scope: { tenantId: 't1', kbIds: ['kb'] }, query: 'format four', limit: 1 }, never)).map(
+        (hit) => hit.chunk,
+      );
+    expect(await search(upgraded)).toEqual([chunk]);
+    await upgraded.close();
+    expect(JSON.parse(await readFile(manifestFile, 'utf8'))).toMatchObject({ format: 5 });
+    expect(await readFile(join(snapshot, 'documents.jsonl'), 'utf8')).not.toContain('format four');
+    const reopened = await EmbeddedLexicalBackend.open({ dataDir, durable: false });
+    expect(await search(reopened)).toEqual([chunk]);
+    expect((await reopened.readDocuments('t1', 'kb'))[0]?.items).toEqual([chunk]);
+    await reopened.close();
+  });
+
+  it('persistence - a format 4 vector snapshot (log entries of named items) still loads, and is written as format 5 at close', async () => {
+    const dataDir = await tempDir();
+    const snapshot = join(dataDir, 'vector.snapshot');
+    const doc = { tenantId: 't1', kbId: 'kb', docId: 'doc', version: 1 };
+    const chunk = chunkOf({ kbId: 'kb', docId: 'doc', text: 'a format four vector' });
+    const stored = embedder.embedOne(chunk.text);
+    const open = () => EmbeddedVectorBackend.open({ dimensions: embedder.dimensions, dataDir, durable: false });
+    const vector = await open();
+    await vector.upsertDocument(doc, [{ chunk, vector: stored }]);
+    await vector.close();
+    // Format 5's entry [tenantId, kbId, docId, version, [[chunkId, chunk, vector]]] as format 4 wrote it.
+    const documentsFile = join(snapshot, 'documents.jsonl');
+    const [[, , , , [[chunkId, chunkRef, vectorRef]]]] = [JSON.parse(await readFile(documentsFile, 'utf8'))] as [
+      [string, string, string, number, [[string, unknown, unknown]]],
+    ];
+    const documents = Buffer.from(
+      `${JSON.stringify({ op: 'upsert', doc, items: [{ chunkId, chunk: chunkRef, vector: vectorRef }] })}\n`,
+    );
+    await writeFile(documentsFile, documents);
+    const manifestFile = join(snapshot, 'manifest.json');
+    const written = JSON.parse(await readFile(manifestFile, 'utf8')) as { checksums: { items: number } };
+    await writeFile(
+      manifestFile,
+      JSON.stringify({
+        ...written,
+        format: 4,
+        checksums: { documents: crc32(documents), items: written.checksums.items },
+      }),
+    );
+
+    const upgraded = await open();
+    const search = async (backend: EmbeddedVectorBackend) =>
+      (await backend.search({ scope: { tenantId: 't1', kbIds: ['kb'] }, vector: stored, limit: 1 }, never)).map(
+        (hit) => hit.chunk,
+      );
+    expect(await search(upgraded)).toEqual([chunk]);
+    await upgraded.close();
+    expect(JSON.parse(await readFile(manifestFile, 'utf8'))).toMatchObject({ format: 5 });
+    expect(await readFile(documentsFile, 'utf8')).not.toContain('"op"');
+    const reopened = await open();
+    expect(await search(reopened)).toEqual([chunk]);
+    await reopened.close();
   });
 
   it('persistence - a format 2 snapshot (no checksums) still loads, each entry validated', async () => {
@@ -271,13 +401,13 @@ describe('index snapshots', () => {
     expect(hits.map((hit) => hit.chunk.text)).toEqual(['the harbour ledger']);
     await reopened.close();
     // Closed, the older snapshot is written again in the current format; presented as format 2 once more:
-    expect(JSON.parse(await readFile(manifestFile, 'utf8'))).toMatchObject({ format: 4 });
+    expect(JSON.parse(await readFile(manifestFile, 'utf8'))).toMatchObject({ format: 5 });
     await writeFile(manifestFile, JSON.stringify({ ...format2, format: 2 }));
 
-    // Without checksums an entry is validated as it is read: a chunk without its id is refused.
+    // Without checksums an entry is validated as it is read: a chunk with an empty id is refused.
     const documents = join(snapshot, 'documents.jsonl');
-    await writeFile(documents, (await readFile(documents, 'utf8')).replace(/"chunkId":"[^"]*",/, ''));
-    await expect(EmbeddedLexicalBackend.open({ dataDir, durable: false })).rejects.toThrow(/chunkId/);
+    await writeFile(documents, (await readFile(documents, 'utf8')).replace('"doc#0"', '""'));
+    await expect(EmbeddedLexicalBackend.open({ dataDir, durable: false })).rejects.toThrow(/too_small/);
   });
 
   it('persistence - a format 1 snapshot (vectors as base64 in the entries) still loads', async () => {
@@ -305,7 +435,7 @@ describe('index snapshots', () => {
     await vector.close();
   });
 
-  it('persistence - format 3 snapshots (chunks in the vector entries, no checksum of item bytes) still load, and are written as format 4 at close', async () => {
+  it('persistence - format 3 snapshots (chunks in the vector entries, no checksum of item bytes) still load, and are written as format 5 at close', async () => {
     const dataDir = await tempDir();
     const snapshot = join(dataDir, 'vector.snapshot');
     await mkdir(snapshot, { recursive: true });
@@ -330,13 +460,13 @@ describe('index snapshots', () => {
     // Nothing was written, yet the close rewrites the snapshot in the current format.
     await upgraded.close();
     const manifest = JSON.parse(await readFile(join(snapshot, 'manifest.json'), 'utf8')) as { format: number };
-    expect(manifest.format).toBe(4);
+    expect(manifest.format).toBe(5);
     expect(await readFile(join(snapshot, 'documents.jsonl'), 'utf8')).not.toContain('format three');
     const reopened = await EmbeddedVectorBackend.open({ dimensions: embedder.dimensions, dataDir, durable: false });
     expect(await search(reopened)).toEqual([chunk]);
     await reopened.close();
 
-    // The lexical side's format 3 differs by its manifest only (no checksum of item bytes).
+    // A lexical snapshot whose manifest vouches for no item bytes (format 3) has its chunks validated as read.
     const lexical = await EmbeddedLexicalBackend.open({ dataDir, durable: false });
     await lexical.upsertDocument(doc, [chunk]);
     await lexical.close();
@@ -353,6 +483,6 @@ describe('index snapshots', () => {
     );
     expect(lexicalHits.map((hit) => hit.chunk)).toEqual([chunk]);
     await lexicalUpgraded.close();
-    expect(JSON.parse(await readFile(lexicalManifest, 'utf8'))).toMatchObject({ format: 4 });
+    expect(JSON.parse(await readFile(lexicalManifest, 'utf8'))).toMatchObject({ format: 5 });
   });
 });

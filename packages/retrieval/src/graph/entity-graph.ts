@@ -35,11 +35,22 @@ export interface EntityGraphSize {
   edges: number;
 }
 
+/**
+ * A chunk as the graph links it: its entity keys, and the chunk, which the graph reads only when
+ * a walk returns it (an index restored from a snapshot may keep it unparsed until then).
+ */
+export interface LinkedChunk {
+  readonly entities: readonly string[];
+  readonly chunk: IndexedChunk;
+}
+
 export interface EntityGraph {
   /** The entity keys of a chunk: those it carries (stored at indexing), else extracted now. */
   entitiesOf(chunk: IndexedChunk): readonly string[];
   /** The document's chunks at its version, linked to their entities, in place of any it had. */
   putDocument(doc: VersionedDocumentKey, chunks: readonly IndexedChunk[]): void;
+  /** `putDocument` for chunks whose entity keys are known already (a restart's). */
+  linkDocument(doc: VersionedDocumentKey, chunks: readonly LinkedChunk[]): void;
   removeDocument(doc: DocumentKey): void;
   /** The version of the document the graph links, if it links one. */
   documentVersion(doc: DocumentKey): number | undefined;
@@ -61,9 +72,7 @@ const MIN_HUB_DEGREE = 20;
 const NEGLIGIBLE_MASS = 1e-5;
 // The longest run of query words looked up as one entity.
 const MAX_SEED_WORDS = 5;
-const NO_LINKS: ReadonlySet<number> = new Set();
-
-type EntitiesOf = (chunk: IndexedChunk) => readonly string[];
+const NO_LINKS: readonly number[] = [];
 
 /**
  * One tenant's knowledge base. Chunks and entities are numbered for the walk; a write changes
@@ -73,12 +82,16 @@ type EntitiesOf = (chunk: IndexedChunk) => readonly string[];
  * from the partition's size then.
  */
 class PartitionGraph {
-  private readonly chunks: (IndexedChunk | undefined)[] = [];
+  private readonly chunks: (LinkedChunk | undefined)[] = [];
+  /** The document of each chunk, so that a scope's document selection needs no chunk read. */
+  private readonly chunkDocs: (string | undefined)[] = [];
   private readonly chunkLinks: number[][] = [];
   private readonly freeChunks: number[] = [];
   private readonly entityIndex = new Map<string, number>();
   private readonly entityKeys: string[] = [];
-  private readonly entityLinks: Set<number>[] = [];
+  // Arrays, not sets: a restart links a hundred thousand entities, most named by one chunk, and
+  // a set each costs several times the memory and time; a chunk appears once in each list.
+  private readonly entityLinks: number[][] = [];
   private readonly freeEntities: number[] = [];
   private readonly documents = new Map<string, { version: number; chunks: number[] }>();
   /** Chunks linked. */
@@ -92,13 +105,17 @@ class PartitionGraph {
     return this.documents.get(docId)?.version;
   }
 
-  put(doc: VersionedDocumentKey, chunks: readonly IndexedChunk[], entitiesOf: EntitiesOf): void {
+  put(doc: VersionedDocumentKey, chunks: readonly LinkedChunk[]): void {
     this.remove(doc.docId);
     const ids: number[] = [];
-    for (const chunk of chunks) {
+    for (const linked of chunks) {
       const id = this.freeChunks.pop() ?? this.chunks.length;
-      this.chunks[id] = chunk;
-      const entities = [...new Set(entitiesOf(chunk))].map((key) => this.linkedEntity(key, id));
+      this.chunks[id] = linked;
+      this.chunkDocs[id] = doc.docId;
+      // A name said twice in a chunk is one link; most chunks name few, so no set is built for them.
+      const keys = linked.entities.length > 1 ? new Set(linked.entities) : linked.entities;
+      const entities: number[] = [];
+      for (const key of keys) entities.push(this.linkedEntity(key, id));
       this.chunkLinks[id] = entities;
       this.edges += entities.length;
       ids.push(id);
@@ -115,6 +132,7 @@ class PartitionGraph {
       this.edges -= this.chunkLinks[id]?.length ?? 0;
       this.chunkLinks[id] = [];
       this.chunks[id] = undefined;
+      this.chunkDocs[id] = undefined;
       this.freeChunks.push(id);
     }
     this.documents.delete(docId);
@@ -122,19 +140,19 @@ class PartitionGraph {
   }
 
   /** Chunk mass after the walk from the seeds, summed over its steps; empty when no seed is an entity here. */
-  walk(seeds: readonly string[]): { chunk: IndexedChunk; score: number }[] {
+  walk(seeds: readonly string[]): { linked: LinkedChunk; docId: string; score: number }[] {
     const hubDegree = Math.max(MIN_HUB_DEGREE, this.live * HUB_SHARE);
     // The chunks an entity links the walk to: none for a hub.
-    const entityChunks = (entity: number): ReadonlySet<number> => {
-      const linked = this.entityLinks[entity] as Set<number>;
-      return linked.size <= hubDegree ? linked : NO_LINKS;
+    const entityChunks = (entity: number): readonly number[] => {
+      const linked = this.entityLinks[entity] as number[];
+      return linked.length <= hubDegree ? linked : NO_LINKS;
     };
     // Restart mass per seed entity by its specificity (HippoRAG's node specificity): a name
     // few chunks share says more about where to look than one many share.
     const restart = new Map<number, number>();
     for (const text of seeds)
       for (const entity of this.seedEntities(text)) {
-        const degree = entityChunks(entity).size;
+        const degree = entityChunks(entity).length;
         if (degree > 0) restart.set(entity, 1 / degree);
       }
     const total = [...restart.values()].reduce((sum, weight) => sum + weight, 0);
@@ -159,12 +177,12 @@ class PartitionGraph {
       for (const [entity, mass] of ascending(entityMass)) {
         if (mass < NEGLIGIBLE_MASS) continue;
         const linked = entityChunks(entity);
-        const share = (DAMPING * mass) / linked.size;
+        const share = (DAMPING * mass) / linked.length;
         for (const chunk of linked) add(nextChunks, chunk, share);
       }
       for (const [chunk, mass] of ascending(chunkMass)) {
         if (mass < NEGLIGIBLE_MASS) continue;
-        const linked = (this.chunkLinks[chunk] as number[]).filter((entity) => entityChunks(entity).size > 0);
+        const linked = (this.chunkLinks[chunk] as number[]).filter((entity) => entityChunks(entity).length > 0);
         if (linked.length === 0) continue;
         const share = (DAMPING * mass) / linked.length;
         for (const entity of linked) add(nextEntities, entity, share);
@@ -173,10 +191,10 @@ class PartitionGraph {
       chunkMass = nextChunks;
       for (const [chunk, mass] of ascending(nextChunks)) add(scores, chunk, mass);
     }
-    const reached: { chunk: IndexedChunk; score: number }[] = [];
+    const reached: { linked: LinkedChunk; docId: string; score: number }[] = [];
     for (const [id, score] of ascending(scores)) {
-      const chunk = this.chunks[id];
-      if (score > 0 && chunk) reached.push({ chunk, score });
+      const linked = this.chunks[id];
+      if (score > 0 && linked) reached.push({ linked, docId: this.chunkDocs[id] as string, score });
     }
     return reached;
   }
@@ -188,19 +206,22 @@ class PartitionGraph {
       id = this.freeEntities.pop() ?? this.entityLinks.length;
       this.entityIndex.set(key, id);
       this.entityKeys[id] = key;
-      this.entityLinks[id] = new Set();
+      this.entityLinks[id] = [];
     }
-    const linked = this.entityLinks[id] as Set<number>;
-    if (linked.size === 0) this.entities += 1;
-    linked.add(chunk);
+    const linked = this.entityLinks[id] as number[];
+    if (linked.length === 0) this.entities += 1;
+    linked.push(chunk);
     return id;
   }
 
   /** Unlinks the chunk; an entity left with no chunk is forgotten and its number freed. */
   private unlink(entity: number, chunk: number): void {
-    const linked = this.entityLinks[entity] as Set<number>;
-    linked.delete(chunk);
-    if (linked.size > 0) return;
+    const linked = this.entityLinks[entity] as number[];
+    // The last id takes the place of the one removed: the order of a list is not its meaning.
+    const at = linked.indexOf(chunk);
+    linked[at] = linked[linked.length - 1] as number;
+    linked.pop();
+    if (linked.length > 0) return;
     this.entities -= 1;
     this.entityIndex.delete(this.entityKeys[entity] as string);
     this.freeEntities.push(entity);
@@ -223,18 +244,25 @@ class PartitionGraph {
 export function createEntityGraph(extract: EntityExtractor): EntityGraph {
   const partitions = new Map<string, PartitionGraph>();
   const entitiesOf = (chunk: IndexedChunk) => chunk.entities ?? extract(chunk.title, chunk.text);
+  const linkDocument = (doc: VersionedDocumentKey, chunks: readonly LinkedChunk[]) => {
+    const key = partitionKey(doc.tenantId, doc.kbId);
+    let partition = partitions.get(key);
+    if (!partition) {
+      partition = new PartitionGraph();
+      partitions.set(key, partition);
+    }
+    partition.put(doc, chunks);
+  };
 
   return {
     entitiesOf,
     putDocument(doc, chunks) {
-      const key = partitionKey(doc.tenantId, doc.kbId);
-      let partition = partitions.get(key);
-      if (!partition) {
-        partition = new PartitionGraph();
-        partitions.set(key, partition);
-      }
-      partition.put(doc, chunks, entitiesOf);
+      linkDocument(
+        doc,
+        chunks.map((chunk) => ({ entities: entitiesOf(chunk), chunk })),
+      );
     },
+    linkDocument,
     removeDocument(doc) {
       partitions.get(partitionKey(doc.tenantId, doc.kbId))?.remove(doc.docId);
     },
@@ -244,12 +272,16 @@ export function createEntityGraph(extract: EntityExtractor): EntityGraph {
     expand({ scope, seeds, limit }) {
       assertScope(scope);
       const docIds = selectedDocIds(scope);
-      const ranked: ScoredChunk[] = [];
+      const ranked: { linked: LinkedChunk; score: number }[] = [];
       for (const key of scopePartitions(scope)) {
         for (const hit of partitions.get(key)?.walk(seeds) ?? [])
-          if (!docIds || docIds.has(hit.chunk.docId)) ranked.push(hit);
+          if (!docIds || docIds.has(hit.docId)) ranked.push(hit);
       }
-      return ranked.sort((a, b) => b.score - a.score).slice(0, limit);
+      // Only the chunks returned are read.
+      return ranked
+        .sort((a, b) => b.score - a.score)
+        .slice(0, limit)
+        .map(({ linked, score }) => ({ chunk: linked.chunk, score }));
     },
     get size() {
       const size = { chunks: 0, entities: 0, edges: 0 };

@@ -6,7 +6,7 @@ import type {
   WriteOutcome,
   WriteResult,
 } from '../backends/types.js';
-import type { EntityGraph } from './entity-graph.js';
+import type { EntityGraph, LinkedChunk } from './entity-graph.js';
 
 /**
  * The entity graph kept in step with a lexical index that stores whole chunks (the embedded one,
@@ -56,14 +56,44 @@ export function graphIndexedLexical(lexical: LexicalBackend, graph: EntityGraph)
   };
 }
 
+/** A chunk with the entity keys it was written with; none when it was written before the graph existed. */
+export interface UnlinkedChunk {
+  readonly entities: readonly string[] | undefined;
+  readonly chunk: IndexedChunk;
+}
+
+/**
+ * An index that keeps each chunk's entity keys beside it (the embedded one): the graph links its
+ * live documents without reading a chunk, which a snapshot may hold unparsed until a search
+ * returns it.
+ */
+export interface LinkedDocumentSource {
+  linkedDocuments(
+    tenantId: string,
+    kbId: string,
+  ): Array<{ doc: VersionedDocumentKey; chunks: readonly UnlinkedChunk[] }>;
+}
+
 /**
  * Loads the graph from what the index stores, at start: every live document's chunks with the
  * entity keys they were written with, so a restart relinks them without reading any text again
  * (only chunks written before the graph existed have their entities extracted now). Needs an
- * index that can list its documents.
+ * index that can list its documents, with their entity keys (`LinkedDocumentSource`) or whole.
  */
-export async function loadEntityGraph(graph: EntityGraph, lexical: LexicalBackend): Promise<void> {
-  const { readDocuments } = lexical;
+export async function loadEntityGraph(
+  graph: EntityGraph,
+  lexical: LexicalBackend & Partial<LinkedDocumentSource>,
+): Promise<void> {
+  const { readDocuments, linkedDocuments } = lexical;
+  if (linkedDocuments) {
+    // The item itself where it has its keys: its chunk is read only if a walk returns it.
+    const linked = (item: UnlinkedChunk): LinkedChunk =>
+      item.entities ? (item as LinkedChunk) : { entities: graph.entitiesOf(item.chunk), chunk: item.chunk };
+    for (const kb of await lexical.countChunks())
+      for (const { doc, chunks } of linkedDocuments.call(lexical, kb.tenantId, kb.kbId))
+        graph.linkDocument(doc, chunks.map(linked));
+    return;
+  }
   if (!readDocuments) throw new Error(`the ${lexical.name} index cannot list its documents to load the entity graph`);
   for (const kb of await lexical.countChunks()) {
     for (const stored of await readDocuments.call(lexical, kb.tenantId, kb.kbId))

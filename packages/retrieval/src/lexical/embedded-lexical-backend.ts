@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import type { Tokenizer } from '@hopline/text';
 import { createTokenizer } from '@hopline/text';
+import { z } from 'zod';
 import { assertScope } from '../backends/scope.js';
 import { indexedChunkSchema } from '../backends/chunk-schema.js';
 import type {
@@ -17,7 +18,9 @@ import type {
   WriteOutcome,
 } from '../backends/types.js';
 import { partitionKey, scopePartitions, selectedDocIds } from '../backends/types.js';
+import type { LinkedDocumentSource, UnlinkedChunk } from '../graph/graph-indexing.js';
 import type { IndexSnapshot } from '../storage/store-snapshot.js';
+import type { ItemCodec } from '../storage/versioned-document-store.js';
 import { VersionedDocumentStore } from '../storage/versioned-document-store.js';
 import type { Bm25Parameters } from './bm25-index.js';
 import { Bm25Index } from './bm25-index.js';
@@ -52,14 +55,97 @@ export function lexicalTerms(tokenizer: Tokenizer, chunk: IndexedChunk, titleWei
   return terms;
 }
 
+/**
+ * A chunk as the lexical index keeps it. A snapshot (format 5) holds the chunk as JSON bytes in
+ * its item blobs and its entity keys in the entry: a start links the entity graph from the keys
+ * and parses a chunk only when it is first read (a hit, a repair), rather than parsing the whole
+ * corpus before it is ready. Its id and document are the entry's, known without parsing.
+ */
+interface LexicalItem extends UnlinkedChunk {
+  readonly chunkId: string;
+  readonly docId: string;
+}
+
+const wholeItem = (chunk: IndexedChunk): LexicalItem => ({
+  chunkId: chunk.chunkId,
+  docId: chunk.docId,
+  entities: chunk.entities,
+  chunk,
+});
+
+class SnapshotChunk implements LexicalItem {
+  private parsed: IndexedChunk | undefined;
+
+  constructor(
+    readonly chunkId: string,
+    readonly docId: string,
+    readonly entities: readonly string[] | undefined,
+    private readonly itemBlobs: Buffer,
+    private readonly offset: number,
+    private readonly length: number,
+  ) {}
+
+  get chunk(): IndexedChunk {
+    if (!this.parsed) {
+      const chunk = JSON.parse(this.bytes().toString('utf8')) as IndexedChunk;
+      if (this.entities) chunk.entities = this.entities;
+      this.parsed = chunk;
+    }
+    return this.parsed;
+  }
+
+  /** The chunk as the snapshot holds it (without its entity keys), for the next snapshot to keep as it is. */
+  bytes(): Buffer {
+    return this.itemBlobs.subarray(this.offset, this.offset + this.length);
+  }
+}
+
+// A log line, and an entry of a snapshot of format 4 or older, hold the chunk whole; a format 5
+// entry [chunk id, offset and length of its bytes in the item blobs, entity keys or null].
+const storedSchema = z.union([
+  z.tuple([
+    z.string().min(1),
+    z.number().int().nonnegative(),
+    z.number().int().nonnegative(),
+    z.array(z.string()).nullable(),
+  ]),
+  indexedChunkSchema,
+]);
+type Stored = z.infer<typeof storedSchema>;
+
+const lexicalCodec: ItemCodec<LexicalItem> = {
+  encode: (item) => item.chunk,
+  encodeForSnapshot(item, itemBlobs) {
+    let bytes: Buffer;
+    if (item instanceof SnapshotChunk) bytes = item.bytes();
+    else {
+      const { entities: _, ...chunk } = item.chunk;
+      bytes = Buffer.from(JSON.stringify(chunk));
+    }
+    const [offset, length] = itemBlobs.add(bytes);
+    return [item.chunkId, offset, length, item.entities ?? null];
+  },
+  decode(value, itemBlobs, verified, doc) {
+    const stored = verified.entries ? (value as Stored) : storedSchema.parse(value);
+    if (!Array.isArray(stored)) return wholeItem(stored);
+    const [chunkId, offset, length, entities] = stored;
+    if (offset + length > itemBlobs.byteLength) throw new Error(`chunk ${chunkId} does not fit the item bytes`);
+    if (verified.items) return new SnapshotChunk(chunkId, doc.docId, entities ?? undefined, itemBlobs, offset, length);
+    // Bytes no checksum vouches for are validated now.
+    const chunk = indexedChunkSchema.parse(JSON.parse(itemBlobs.toString('utf8', offset, offset + length)));
+    return wholeItem(entities ? { ...chunk, entities } : chunk);
+  },
+};
+
 /** BM25 over the in-process index, persisted as a replayable write log in `dataDir`. */
-export class EmbeddedLexicalBackend implements LexicalBackend {
+export class EmbeddedLexicalBackend implements LexicalBackend, LinkedDocumentSource {
   readonly name = 'bm25';
 
   private constructor(
     private readonly index: Bm25Index,
-    private readonly chunks: Map<string, IndexedChunk>,
-    private readonly store: VersionedDocumentStore<IndexedChunk>,
+    /** The live items by partition and chunk id: a hit's chunk is read from its item when returned. */
+    private readonly items: Map<string, LexicalItem>,
+    private readonly store: VersionedDocumentStore<LexicalItem>,
     private readonly tokenizer: Tokenizer,
   ) {}
 
@@ -70,16 +156,17 @@ export class EmbeddedLexicalBackend implements LexicalBackend {
     // A snapshot whose terms another tokenizer version made is not loaded: its documents are
     // indexed again as they are restored, and the next snapshot stores the new terms.
     let reindex = false;
-    const chunks = new Map<string, IndexedChunk>();
+    const items = new Map<string, LexicalItem>();
     const snapshot: IndexSnapshot = {
       save: (dir) => index.save(dir, tokenizer.version),
       async load(dir) {
         const loaded = await Bm25Index.load(dir, tokenizer.version, options.bm25);
         if (loaded) index = loaded;
         else reindex = true;
+        return !reindex;
       },
     };
-    const store = await VersionedDocumentStore.open<IndexedChunk>({
+    const store = await VersionedDocumentStore.open<LexicalItem>({
       ...(options.dataDir === undefined
         ? {}
         : {
@@ -91,35 +178,32 @@ export class EmbeddedLexicalBackend implements LexicalBackend {
             },
           }),
       durable: options.durable ?? true,
-      codec: {
-        encode: (chunk) => chunk,
-        decode: (value, _, verified) => (verified.entries ? (value as IndexedChunk) : indexedChunkSchema.parse(value)),
-      },
+      codec: lexicalCodec,
       listener: {
-        restored(doc, items) {
+        restored(doc, restoredItems) {
           const partition = partitionKey(doc.tenantId, doc.kbId);
-          for (const chunk of items) {
-            if (reindex) index.add(partition, chunk.chunkId, lexicalTerms(tokenizer, chunk, titleWeight));
-            chunks.set(chunkKey(partition, chunk.chunkId), chunk);
+          for (const item of restoredItems) {
+            if (reindex) index.add(partition, item.chunkId, lexicalTerms(tokenizer, item.chunk, titleWeight));
+            items.set(chunkKey(partition, item.chunkId), item);
           }
         },
-        added(doc, items) {
+        added(doc, addedItems) {
           const partition = partitionKey(doc.tenantId, doc.kbId);
-          for (const chunk of items) {
-            index.add(partition, chunk.chunkId, lexicalTerms(tokenizer, chunk, titleWeight));
-            chunks.set(chunkKey(partition, chunk.chunkId), chunk);
+          for (const item of addedItems) {
+            index.add(partition, item.chunkId, lexicalTerms(tokenizer, item.chunk, titleWeight));
+            items.set(chunkKey(partition, item.chunkId), item);
           }
         },
-        removed(doc, items) {
+        removed(doc, removedItems) {
           const partition = partitionKey(doc.tenantId, doc.kbId);
-          for (const chunk of items) {
-            index.remove(partition, chunk.chunkId);
-            chunks.delete(chunkKey(partition, chunk.chunkId));
+          for (const item of removedItems) {
+            index.remove(partition, item.chunkId);
+            items.delete(chunkKey(partition, item.chunkId));
           }
         },
       },
     });
-    return new EmbeddedLexicalBackend(index, chunks, store, tokenizer);
+    return new EmbeddedLexicalBackend(index, items, store, tokenizer);
   }
 
   /** Postings read by all searches so far. */
@@ -135,16 +219,16 @@ export class EmbeddedLexicalBackend implements LexicalBackend {
       scopePartitions(request.scope),
       this.tokenizer.tokenize(request.query),
       request.limit,
-      docIds && ((partition, key) => docIds.has(this.chunks.get(chunkKey(partition, key))?.docId ?? '')),
+      docIds && ((partition, key) => docIds.has(this.items.get(chunkKey(partition, key))?.docId ?? '')),
     );
     return hits.map((hit) => ({
-      chunk: this.chunks.get(chunkKey(hit.partition, hit.key)) as IndexedChunk,
+      chunk: (this.items.get(chunkKey(hit.partition, hit.key)) as LexicalItem).chunk,
       score: hit.score,
     }));
   }
 
-  upsertDocument(doc: VersionedDocumentKey, items: readonly IndexedChunk[]): Promise<WriteOutcome> {
-    return this.store.upsert(doc, items);
+  upsertDocument(doc: VersionedDocumentKey, chunks: readonly IndexedChunk[]): Promise<WriteOutcome> {
+    return this.store.upsert(doc, chunks.map(wholeItem));
   }
 
   deleteDocument(ref: VersionedDocumentKey): Promise<WriteOutcome> {
@@ -152,7 +236,9 @@ export class EmbeddedLexicalBackend implements LexicalBackend {
   }
 
   writeDocuments(writes: readonly DocumentWrite<IndexedChunk>[]): Promise<WriteOutcome[]> {
-    return this.store.write(writes);
+    return this.store.write(
+      writes.map((write) => (write.op === 'upsert' ? { ...write, items: write.items.map(wholeItem) } : write)),
+    );
   }
 
   async documentState(key: DocumentKey): Promise<DocumentState | undefined> {
@@ -165,7 +251,19 @@ export class EmbeddedLexicalBackend implements LexicalBackend {
   }
 
   async readDocuments(tenantId: string, kbId: string): Promise<Array<StoredDocument<IndexedChunk>>> {
-    return this.store.documentsOf(tenantId, kbId);
+    return this.store
+      .documentsOf(tenantId, kbId)
+      .map((stored) => ({ ...stored, items: stored.items.map((item) => item.chunk) }));
+  }
+
+  linkedDocuments(
+    tenantId: string,
+    kbId: string,
+  ): Array<{ doc: VersionedDocumentKey; chunks: readonly UnlinkedChunk[] }> {
+    const linked: Array<{ doc: VersionedDocumentKey; chunks: readonly UnlinkedChunk[] }> = [];
+    for (const stored of this.store.documentsOf(tenantId, kbId))
+      if (!stored.deleted) linked.push({ doc: stored.doc, chunks: stored.items });
+    return linked;
   }
 
   async countChunks(): Promise<KbChunkCount[]> {

@@ -15,8 +15,13 @@ import type { BlobWriter } from './snapshot-blobs.js';
 export interface IndexSnapshot {
   /** Writes the index's own state into `dir`, beside the store's documents. */
   save(dir: string): Promise<void>;
-  /** Loads what `save` wrote, before the store hands the documents to the listener's `restored`. */
-  load(dir: string): Promise<void>;
+  /**
+   * Loads what `save` wrote, before the store hands the documents to the listener's `restored`;
+   * false when it was not loaded (made otherwise than this index makes it: the listener indexes
+   * the documents again as they are restored), so that the next close writes the snapshot again
+   * and the start after it loads the index rather than rebuilding it once more.
+   */
+  load(dir: string): Promise<boolean>;
 }
 
 const MANIFEST_FILE = 'manifest.json';
@@ -24,13 +29,14 @@ const DOCUMENTS_FILE = 'documents.jsonl';
 const ITEM_BLOBS_FILE = 'items.bin';
 // Format 2 added items.bin, format 3 the documents' checksum, format 4 the items' checksum (a
 // reader now takes item bytes, such as a chunk kept as JSON bytes, without validating them
-// again); snapshots of formats 1 (items wholly in the entries) and 2 still load, their entries
-// checked one by one, and of format 3 with its documents checked. The checksums cover what a
-// reader takes without validating it again.
-const FORMAT = 4;
+// again), format 5 items of the lexical side as bytes too (its entries of format 4 and older hold
+// whole chunks; the vector side's are the same in both); snapshots of formats 1 (items wholly in
+// the entries) and 2 still load, their entries checked one by one, and of format 3 with its
+// documents checked. The checksums cover what a reader takes without validating it again.
+const FORMAT = 5;
 const checksumSchema = z.number().int().nonnegative();
 const manifestSchema = z.object({
-  format: z.union([z.literal(1), z.literal(2), z.literal(3), z.literal(FORMAT)]),
+  format: z.union([z.literal(1), z.literal(2), z.literal(3), z.literal(4), z.literal(FORMAT)]),
   documents: z.number().int().nonnegative(),
   itemBytes: z.number().int().nonnegative().optional(),
   checksums: z.object({ documents: checksumSchema, items: checksumSchema.optional() }).optional(),
@@ -65,7 +71,8 @@ export interface Verified {
  * Loads the index and, meanwhile, the documents (hnswlib reads its graphs on another thread),
  * then hands each document entry, in the order written, to `onEntry` with the snapshot's item
  * blobs (empty for a format 1 snapshot) and what of them the checksums verified. Says whether
- * the snapshot is of an older format than the one `writeSnapshot` writes (worth rewriting).
+ * the snapshot is older than what `writeSnapshot` writes (worth rewriting): of an older format,
+ * or with an index part the index did not load.
  */
 export async function readSnapshot(
   dir: string,
@@ -79,7 +86,7 @@ export async function readSnapshot(
     readFile(join(dir, DOCUMENTS_FILE)),
     manifest.format === 1 ? Buffer.alloc(0) : readFile(join(dir, ITEM_BLOBS_FILE)),
   ]);
-  const [[documents, itemBlobs]] = await Promise.all([files, indexLoaded]);
+  const [[documents, itemBlobs], loaded] = await Promise.all([files, indexLoaded]);
   if (itemBlobs.byteLength !== (manifest.itemBytes ?? 0))
     throw new Error(`snapshot ${dir} lists ${manifest.itemBytes} bytes of items but holds ${itemBlobs.byteLength}`);
   const { checksums } = manifest;
@@ -102,7 +109,7 @@ export async function readSnapshot(
   }
   if (read !== manifest.documents)
     throw new Error(`snapshot ${dir} lists ${manifest.documents} documents but holds ${read}`);
-  return { older: manifest.format < FORMAT };
+  return { older: manifest.format < FORMAT || !loaded };
 }
 
 /**

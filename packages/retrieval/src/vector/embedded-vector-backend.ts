@@ -44,14 +44,15 @@ export interface EmbeddedVectorBackendOptions {
 export const VECTOR_LOG_FILE = 'vector.log.jsonl';
 export const VECTOR_SNAPSHOT_DIR = 'vector.snapshot';
 
-// A log line holds the chunk and its vector in base64. A snapshot (format 4) holds the chunk as
-// JSON bytes in its item blobs, parsed only when the chunk is first read (a hit, a repair, a
-// document's exact search), and the vector there too unless the index's own files keep it (an
-// HNSW graph: then `null`): a start neither parses a hundred thousand chunks that the lexical
-// side holds as well nor reads their vectors twice. Snapshots of formats 1 to 3 hold the chunk in
-// the entry, and the vector as base64 (format 1) or bytes.
+// A log line holds the chunk and its vector in base64. A snapshot (format 5: [chunk id, chunk,
+// vector]; format 4 the same as an object) holds the chunk as JSON bytes in its item blobs,
+// parsed only when the chunk is first read (a hit, a repair, a document's exact search), and the
+// vector there too unless the index's own files keep it (an HNSW graph: then `null`): a start
+// neither parses a hundred thousand chunks nor reads their vectors twice. Snapshots of formats 1
+// to 3 hold the chunk in the entry, and the vector as base64 (format 1) or bytes.
 const blobRefSchema = z.tuple([z.number().int().nonnegative(), z.number().int().nonnegative()]);
 const storedSchema = z.union([
+  z.tuple([z.string().min(1), blobRefSchema, blobRefSchema.nullable()]),
   z.object({ chunkId: z.string().min(1), chunk: blobRefSchema, vector: blobRefSchema.nullable() }),
   z.object({ chunk: indexedChunkSchema, vector: z.union([z.string(), blobRefSchema]) }),
 ]);
@@ -68,7 +69,8 @@ class SnapshotItem implements EmbeddedChunk {
   constructor(
     readonly chunkId: string,
     private readonly itemBlobs: Buffer,
-    private readonly chunkRef: BlobRef,
+    private readonly chunkOffset: number,
+    private readonly chunkLength: number,
     private readonly stored: Float32Array | undefined,
     private readonly index: PersistentVectorIndex,
     private readonly partition: string,
@@ -87,8 +89,7 @@ class SnapshotItem implements EmbeddedChunk {
 
   /** The chunk as the snapshot holds it, for the next snapshot to keep as it is. */
   chunkBytes(): Buffer {
-    const [offset, bytes] = this.chunkRef;
-    return this.itemBlobs.subarray(offset, offset + bytes);
+    return this.itemBlobs.subarray(this.chunkOffset, this.chunkOffset + this.chunkLength);
   }
 }
 
@@ -112,16 +113,15 @@ function vectorCodec(dimensions: number, index: VectorIndex): ItemCodec<Embedded
     encodeForSnapshot(item, itemBlobs, doc) {
       const chunkId = chunkIdOf(item);
       const partition = partitionKey(doc.tenantId, doc.kbId);
-      return {
+      return [
         chunkId,
-        chunk: itemBlobs.add(
-          item instanceof SnapshotItem ? item.chunkBytes() : Buffer.from(JSON.stringify(item.chunk)),
-        ),
-        vector: persistent?.savesVector?.(partition, chunkId) ? null : itemBlobs.add(item.vector),
-      };
+        itemBlobs.add(item instanceof SnapshotItem ? item.chunkBytes() : Buffer.from(JSON.stringify(item.chunk))),
+        persistent?.savesVector?.(partition, chunkId) ? null : itemBlobs.add(item.vector),
+      ];
     },
     decode(value, itemBlobs, verified, doc) {
-      const stored = verified.entries ? (value as Stored) : storedSchema.parse(value);
+      const read = verified.entries ? (value as Stored) : storedSchema.parse(value);
+      const stored = Array.isArray(read) ? { chunkId: read[0], chunk: read[1], vector: read[2] } : read;
       if (!('chunkId' in stored)) {
         const vector = vectorFrom(stored.vector, itemBlobs);
         checkDimensions(vector, dimensions);
@@ -131,10 +131,10 @@ function vectorCodec(dimensions: number, index: VectorIndex): ItemCodec<Embedded
       if (vector) checkDimensions(vector, dimensions);
       else if (!persistent?.savesVector) throw new Error(`chunk ${stored.chunkId}: its vector is in no index file`);
       const partition = partitionKey(doc.tenantId, doc.kbId);
-      if (persistent && verified.items)
-        return new SnapshotItem(stored.chunkId, itemBlobs, stored.chunk, vector, persistent, partition);
-      // Bytes no checksum vouches for are validated now, and a vector kept in the index is read now.
       const [offset, bytes] = stored.chunk;
+      if (persistent && verified.items)
+        return new SnapshotItem(stored.chunkId, itemBlobs, offset, bytes, vector, persistent, partition);
+      // Bytes no checksum vouches for are validated now, and a vector kept in the index is read now.
       if (offset + bytes > itemBlobs.byteLength) throw new Error(`chunk ${stored.chunkId} does not fit the item bytes`);
       const chunk = indexedChunkSchema.parse(JSON.parse(itemBlobs.toString('utf8', offset, offset + bytes)));
       const held = vector ?? persistent?.savedVector?.(partition, stored.chunkId);
@@ -166,6 +166,7 @@ export class EmbeddedVectorBackend implements VectorBackend {
       },
       async load(dir) {
         if (isPersistent(index)) await index.load(dir);
+        return true;
       },
     };
     const store = await VersionedDocumentStore.open<EmbeddedChunk>({
