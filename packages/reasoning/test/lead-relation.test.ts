@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { HopExtractionInput, PreviousHop } from '../src/index.js';
+import type { HopExtractionInput } from '../src/index.js';
 import { createOfflineReasoner } from '../src/index.js';
 import { chunk } from './support/chunks.js';
-import { callContext, hopInputs } from './support/offline-hops.js';
+import { callContext, hopInputs, secondHopOf } from './support/offline-hops.js';
 
 const call = callContext();
 const reasoner = createOfflineReasoner();
@@ -31,8 +31,7 @@ const step = hopInputs(question, [suite]);
 async function secondHop(chunks: HopExtractionInput['chunks']) {
   const first = await reasoner.extractHopAnswer(step({}), call);
   expect(first.bridgeEntities.slice(0, 2)).toEqual(['Henrik Valde', 'Lubeck Organ Week']);
-  const previous: PreviousHop[] = [{ query: question, finding: first, cited: [suite] }];
-  return reasoner.extractHopAnswer(step({ hop: 2, hopsLeft: 1, query: first.nextQuery, chunks, previous }), call);
+  return reasoner.extractHopAnswer(step(secondHopOf(question, first, [suite], chunks)), call);
 }
 
 describe('lead relation - the lead bridge’s own document answers without the question’s word for the relation', () => {
@@ -56,9 +55,8 @@ describe('lead relation - the lead bridge’s own document answers without the q
     };
     const ask = hopInputs(asked, [suite]);
     const first = await reasoner.extractHopAnswer(ask({}), call);
-    const previous: PreviousHop[] = [{ query: asked, finding: first, cited: [suite] }];
     const second = (chunks: HopExtractionInput['chunks']) =>
-      reasoner.extractHopAnswer(ask({ hop: 2, hopsLeft: 1, query: first.nextQuery, chunks, previous }), call);
+      reasoner.extractHopAnswer(ask(secondHopOf(asked, first, [suite], chunks)), call);
     expect(await second([retired, dated])).toMatchObject({ unknown: false, answer: '1751' });
     expect(await second([dated])).toMatchObject({ unknown: true, answer: '' });
   });

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { HopExtractionInput, PreviousHop, SynthesisInput } from '../src/index.js';
+import type { HopExtractionInput, SynthesisInput } from '../src/index.js';
 import { createOfflineReasoner } from '../src/index.js';
 import { chunk } from './support/chunks.js';
-import { callContext, hopInputs } from './support/offline-hops.js';
+import { callContext, hopInputs, secondHopOf } from './support/offline-hops.js';
 
 const call = callContext();
 const reasoner = createOfflineReasoner();
@@ -31,8 +31,7 @@ const step = hopInputs(question, [painter]);
 async function secondHop(chunks: HopExtractionInput['chunks'], using = reasoner) {
   const first = await using.extractHopAnswer(step({}), call);
   expect(first.bridgeEntities[0]).toBe('Mira Solen');
-  const previous: PreviousHop[] = [{ query: question, finding: first, cited: [painter] }];
-  return using.extractHopAnswer(step({ hop: 2, hopsLeft: 1, query: first.nextQuery, chunks, previous }), call);
+  return using.extractHopAnswer(step(secondHopOf(question, first, [painter], chunks)), call);
 }
 
 describe('sought document - a hop answers from the document about what it was sent to find', () => {

@@ -1,6 +1,6 @@
 import { UsageMeter } from '@hopline/models';
 import type { Chunk__Output } from '@hopline/contracts';
-import type { HopExtractionInput, ModelCallContext } from '../../src/index.js';
+import type { HopExtractionInput, ModelCallContext, PreviousHop } from '../../src/index.js';
 
 /** A model call context with a minute to run, for calling the offline reasoner directly. */
 export function callContext(): ModelCallContext {
@@ -23,4 +23,23 @@ export function hopInputs(question: string, chunks: Chunk__Output[]) {
     previous: [],
     ...overrides,
   });
+}
+
+/**
+ * What the second hop differs in from the first, as the loop sends it: the query hop 1 built, hop 1
+ * (its finding over the chunks it cited) as the previous hop, and the chunks hop 2 retrieved.
+ */
+export function secondHopOf(
+  question: string,
+  first: PreviousHop['finding'],
+  cited: Chunk__Output[],
+  chunks: HopExtractionInput['chunks'],
+): Partial<HopExtractionInput> {
+  return {
+    hop: 2,
+    hopsLeft: 1,
+    query: first.nextQuery,
+    chunks,
+    previous: [{ query: question, finding: first, cited }],
+  };
 }
