@@ -9,6 +9,7 @@
 //
 // The baseline checkout needs its dependencies installed (or this checkout's node_modules linked).
 // Writes bench/results/embedded-cpu-ab.{md,json}.
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -34,6 +35,11 @@ const QUESTIONS_PER_ROUND = Number(values.questions);
 const WARMUP = Number(values.warmup);
 const here = fileURLToPath(new URL('../..', import.meta.url));
 const roots = { [values.label]: resolve(values.baseline), current: here };
+
+/** The commit a checkout is at, so that a result names the code it measured. */
+const commitOf = (root: string) =>
+  execFileSync('git', ['-C', root, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
+const commits = Object.fromEntries(Object.entries(roots).map(([name, root]) => [name, commitOf(root)]));
 
 interface Embedded {
   proc: Proc;
@@ -99,7 +105,8 @@ try {
     `| process | CPU ms per question, per round | mean |`,
     '| --- | --- | ---: |',
     ...names.map(
-      (name) => `| ${name} | ${(perRound[name] ?? []).join(', ')} | ${mean(perRound[name] ?? []).toFixed(2)} |`,
+      (name) =>
+        `| ${name} at ${commits[name]} | ${(perRound[name] ?? []).join(', ')} | ${mean(perRound[name] ?? []).toFixed(2)} |`,
     ),
     '',
     `Ratio ${values.label} / current: **${(baselineMs / currentMs).toFixed(2)}×** less CPU per question. Questions not answered 200: ${failed}.`,
@@ -110,7 +117,7 @@ try {
   writeFileSync(`${resultsDir}embedded-cpu-ab.md`, markdown);
   writeFileSync(
     `${resultsDir}embedded-cpu-ab.json`,
-    `${JSON.stringify({ baseline: values.label, rounds: ROUNDS, questionsPerRound: QUESTIONS_PER_ROUND, load: loadavg(), perRound }, null, 2)}\n`,
+    `${JSON.stringify({ baseline: values.label, commits, rounds: ROUNDS, questionsPerRound: QUESTIONS_PER_ROUND, load: loadavg(), perRound }, null, 2)}\n`,
   );
 } finally {
   await Promise.all(Object.values(systems).map(({ proc }) => stopProcess(proc.child)));

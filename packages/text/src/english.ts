@@ -51,8 +51,7 @@ export function singular(word: string): string {
  * Stems one lower-case alphabetic word. A final silent "e" is dropped after suffix removal so
  * that "create", "creates" and "created" share "creat".
  */
-export function lightStem(word: string): string {
-  if (word.length <= 3) return word;
+function stemOf(word: string): string {
   let stem = singular(word);
   if (stem.endsWith('ing') && stem.length > 5 && hasVowel(stem.slice(0, -3))) stem = undouble(stem.slice(0, -3));
   else if (stem.endsWith('ed') && stem.length > 4 && hasVowel(stem.slice(0, -2))) {
@@ -62,14 +61,25 @@ export function lightStem(word: string): string {
   return stem;
 }
 
-/**
- * Whether two terms are forms of one word: equal, one a prefix of the other (at least four
- * letters: "star"/"starring"), or sharing a long common prefix ("directed"/"director"). Reasoning
- * compares its unstemmed terms with it, where the index compares stems.
- */
-export function sameStem(a: string, b: string): boolean {
-  // "owns" and "owned" share a stem too short for the prefix test below.
-  if (a === b || lightStem(a) === lightStem(b)) return true;
+// The index stems the same frequent words again and again, and reasoning compares the stems of
+// the same few words many times a question: stems are remembered, dropped whole past the bound.
+const stems = new Map<string, string>();
+const MAX_STEMS = 200_000;
+
+/** The light stem of one lower-case alphabetic word (`stemOf`), remembered. */
+export function lightStem(word: string): string {
+  if (word.length <= 3) return word;
+  let stem = stems.get(word);
+  if (stem === undefined) {
+    if (stems.size >= MAX_STEMS) stems.clear();
+    stem = stemOf(word);
+    stems.set(word, stem);
+  }
+  return stem;
+}
+
+/** Whether two words share a long prefix: one a prefix of the other (at least four letters), or most of the shorter. */
+function sharePrefix(a: string, b: string): boolean {
   const shorter = Math.min(a.length, b.length);
   if (shorter < 4) return false;
   let common = 0;
@@ -77,6 +87,18 @@ export function sameStem(a: string, b: string): boolean {
   return common === shorter || (common >= 5 && common >= 0.7 * shorter);
 }
 
+/**
+ * Whether two terms are forms of one word: equal, one a prefix of the other (at least four
+ * letters: "star"/"starring"), or sharing a long common prefix ("directed"/"director"). Reasoning
+ * compares its unstemmed terms with it, where the index compares stems.
+ */
+export function sameStem(a: string, b: string): boolean {
+  // "owns" and "owned" share a stem too short for the prefix test.
+  return a === b || lightStem(a) === lightStem(b) || sharePrefix(a, b);
+}
+
+/** Whether any of `terms` is a form of `term` (`sameStem`), the term stemmed once. */
 export function containsStem(terms: readonly string[], term: string): boolean {
-  return terms.some((candidate) => sameStem(candidate, term));
+  const stem = lightStem(term);
+  return terms.some((candidate) => candidate === term || lightStem(candidate) === stem || sharePrefix(candidate, term));
 }

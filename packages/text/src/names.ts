@@ -134,9 +134,21 @@ const QUOTED = /"([^"]{2,120})"|“([^”]{2,120})”|``([^`']{2,120})''|《([^�
  */
 export function namedSpans(
   text: string,
-  tokens: readonly Token[] = spanTokens(text),
+  tokens?: readonly Token[],
   options: { numbersOpenNames?: boolean } = {},
-): NamedSpan[] {
+): readonly Readonly<NamedSpan>[] {
+  // The reasoner reads the names of the same chunks and question again at every step: those
+  // read from the text's own tokens are remembered.
+  if (tokens !== undefined && tokens !== spanTokens(text)) return findNamedSpans(text, tokens, options);
+  return options.numbersOpenNames === true ? questionSpans(text) : proseSpans(text);
+}
+
+const frozenSpans = (text: string, numbersOpenNames: boolean) =>
+  Object.freeze(findNamedSpans(text, spanTokens(text), { numbersOpenNames }).map((span) => Object.freeze(span)));
+const proseSpans = memoizeByText((text) => frozenSpans(text, false));
+const questionSpans = memoizeByText((text) => frozenSpans(text, true));
+
+function findNamedSpans(text: string, tokens: readonly Token[], options: { numbersOpenNames?: boolean }): NamedSpan[] {
   const spans: NamedSpan[] = [];
   let i = 0;
   while (i < tokens.length) {

@@ -98,21 +98,8 @@ class MixedLanguageTokenizer implements Tokenizer {
 
   readonly version: string;
 
-  // Stemming the same frequent words again and again dominated tokenisation; the cache is
-  // dropped whole when it grows past its bound, which keeps it simple and bounded.
-  private readonly stems = new Map<string, string>();
-
   private stemmed(word: string): string {
-    if (!this.stem) return word;
-    // Content terms only fold plurals, which costs less than the lookup.
-    if (!this.variants) return this.stem(word);
-    let stem = this.stems.get(word);
-    if (stem === undefined) {
-      if (this.stems.size >= 200_000) this.stems.clear();
-      stem = this.stem(word);
-      this.stems.set(word, stem);
-    }
-    return stem;
+    return this.stem ? this.stem(word) : word;
   }
 
   tokenize(text: string): readonly string[] {

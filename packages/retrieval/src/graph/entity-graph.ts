@@ -232,8 +232,11 @@ class PartitionGraph {
     const terms = contentTerms(text);
     const found = new Set<number>();
     for (let start = 0; start < terms.length; start += 1) {
+      // Each run is the one before it and one more word: built on, not joined again from its words.
+      let run = terms[start] as string;
       for (let end = start + 1; end <= Math.min(terms.length, start + MAX_SEED_WORDS); end += 1) {
-        const id = this.entityIndex.get(terms.slice(start, end).join(' '));
+        if (end > start + 1) run += ` ${terms[end - 1] as string}`;
+        const id = this.entityIndex.get(run);
         if (id !== undefined) found.add(id);
       }
     }

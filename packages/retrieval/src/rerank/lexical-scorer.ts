@@ -20,12 +20,14 @@ export function createLexicalScorer(options: LexicalScorerOptions = {}): Relevan
     name: 'lexical',
     async score(query, texts, signal) {
       signal.throwIfAborted();
-      const queryTerms = [...new Set(tokenizer.tokenize(query))];
+      const querySet = new Set(tokenizer.tokenize(query));
+      const queryTerms = [...querySet];
       if (queryTerms.length === 0 || texts.length === 0) return texts.map(() => 0);
       const docs = texts.map((text) => {
+        // Only the query's terms are ever read back: the rest of a passage is its length.
         const counts = new Map<string, number>();
         const tokens = tokenizer.tokenize(text);
-        for (const token of tokens) counts.set(token, (counts.get(token) ?? 0) + 1);
+        for (const token of tokens) if (querySet.has(token)) counts.set(token, (counts.get(token) ?? 0) + 1);
         return { counts, length: tokens.length };
       });
       const averageLength = docs.reduce((sum, doc) => sum + doc.length, 0) / docs.length || 1;

@@ -2,7 +2,7 @@ import type { Chunk__Output } from '@hopline/contracts';
 import { CancelledError, ValidationError, toHoplineError } from '@hopline/contracts';
 import { instrument } from '@hopline/telemetry';
 import { trace } from '@opentelemetry/api';
-import type { Tokenizer } from '@hopline/text';
+import { memoizeByText, type Tokenizer } from '@hopline/text';
 import type { Guard } from '../hybrid/guard.js';
 import { compressToBudget } from './compress.js';
 import { jaccard, minMaxScale, selectByMmr } from './mmr.js';
@@ -65,6 +65,8 @@ export interface Reranker {
 export function createReranker(dependencies: RerankerDependencies): Reranker {
   const defaults = { ...DEFAULT_RERANK, ...dependencies.defaults };
   const tokenizer = dependencies.tokenizer ?? rerankTokenizer;
+  // MMR compares the term sets of the same popular chunks in question after question.
+  const termSet = memoizeByText((text): ReadonlySet<string> => new Set(tokenizer.tokenize(text)));
 
   async function score(
     input: RerankInput,
@@ -133,14 +135,14 @@ export function createReranker(dependencies: RerankerDependencies): Reranker {
         }))
         .sort((a, b) => b.relevance - a.relevance)
         .slice(0, keep);
-      const terms = new Map(ranked.map(({ chunk, text }) => [chunk, new Set(tokenizer.tokenize(text))]));
+      const terms = new Map(ranked.map(({ chunk, text }) => [chunk, termSet(text)]));
       const diverse = mmrSpan(ranked.length, () =>
         selectByMmr(
           ranked.map(({ chunk, relevance: scaled }) => ({ item: chunk, relevance: scaled })),
           {
             lambda: defaults.lambda,
             keep: Math.min(defaults.mmrKeep, keep),
-            similarity: (a, b) => jaccard(terms.get(a) as Set<string>, terms.get(b) as Set<string>),
+            similarity: (a, b) => jaccard(terms.get(a) as ReadonlySet<string>, terms.get(b) as ReadonlySet<string>),
           },
         ),
       );
