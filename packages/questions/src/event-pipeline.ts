@@ -5,34 +5,19 @@ import type { EventBody, QuestionWriter } from './question-log.js';
 const MAX_EVENTS_PER_WRITE = 64;
 
 /**
- * How long an event before the terminal one may wait for the events after it to share its write:
- * short beside what a person watching the hops sees as a stall, long beside the few milliseconds
- * between the events of a question whose reasoning is quick.
- */
-export const EVENT_LINGER_MS = 50;
-
-/** The terminal event goes out at once, with those waiting before it: the answer waits for nothing. */
-const isLast = (body: EventBody) => body.event === 'done' || body.event === 'error';
-
-/**
  * A writer's events, written without making their sender wait for each acknowledgement. Events
  * queue behind the write in flight and go out in the order they were pushed, each write naming
  * the stream sequence of the one before: the log stays one gap-free sequence, and a writer that
- * lost the question still finds out (ConflictError) at its next write. An event goes out with
- * those after it, as one message of the log, once the terminal event comes or EVENT_LINGER_MS
- * after it was pushed: a quick question's events cost the log one write, not one each, and a
- * slow one's reach its readers no more than EVENT_LINGER_MS late. Token events among them are
- * joined into one. After a failed write nothing more is written; `push` and `flush` report that
- * failure.
+ * lost the question still finds out (ConflictError) at its next write. The events that queue up
+ * behind a write (and those pushed in the same turn of the event loop as the first) go out
+ * together as one message of the log, token events among them with their texts joined, so a
+ * question costs as many writes as the log's round trips allow rather than one per event.
+ * After a failed write nothing more is written; `push` and `flush` report that failure.
  */
 export class EventPipeline {
   private readonly pending: EventBody[] = [];
-  /** Whether the pending events go out now rather than after lingering. */
-  private due = false;
-  private lingering: NodeJS.Timeout | undefined;
   private writing: Promise<void> | undefined;
   private failure: { error: unknown } | undefined;
-  private discarded = false;
 
   constructor(
     private readonly writer: QuestionWriter,
@@ -53,59 +38,21 @@ export class EventPipeline {
     } else {
       this.pending.push(body);
     }
-    if (isLast(body)) this.due = true;
-    this.schedule();
+    this.writing ??= this.drain();
   }
 
   /** Resolves once every event pushed so far is written; rejects with the failure that stopped the writes. */
   async flush(): Promise<void> {
-    for (;;) {
-      if (this.pending.length > 0) {
-        this.due = true;
-        this.schedule();
-      }
-      if (!this.writing) break;
-      await this.writing;
-    }
+    while (this.writing) await this.writing;
     if (this.failure) throw this.failure.error;
-  }
-
-  /**
-   * Drops the events not yet written and writes nothing more, for a writer whose question went
-   * on without it (handed over, lost): what it had not written is superseded.
-   */
-  discard(): void {
-    this.discarded = true;
-    clearTimeout(this.lingering);
-    this.lingering = undefined;
-    this.pending.length = 0;
-  }
-
-  /** Starts the writes when the pending events are due, else lets them linger (once). */
-  private schedule(): void {
-    if (this.writing || this.failure || this.discarded || this.pending.length === 0) return;
-    if (this.due) {
-      clearTimeout(this.lingering);
-      this.lingering = undefined;
-      this.writing = this.drain();
-      return;
-    }
-    this.lingering ??= setTimeout(() => {
-      this.lingering = undefined;
-      this.due = true;
-      this.schedule();
-    }, EVENT_LINGER_MS);
   }
 
   private async drain(): Promise<void> {
     try {
       // The events the sender pushes before it next waits join the first write.
       await Promise.resolve();
-      while (this.due && this.pending.length > 0) {
-        const events = this.pending.splice(0, MAX_EVENTS_PER_WRITE);
-        // Events pushed while this write is in flight linger again, unless one of them is due.
-        if (this.pending.length === 0) this.due = false;
-        await this.writer.appendAll(events, this.retryUntilUnixMs);
+      while (this.pending.length > 0) {
+        await this.writer.appendAll(this.pending.splice(0, MAX_EVENTS_PER_WRITE), this.retryUntilUnixMs);
       }
     } catch (error) {
       this.failure = { error };
@@ -114,6 +61,5 @@ export class EventPipeline {
     } finally {
       this.writing = undefined;
     }
-    this.schedule();
   }
 }

@@ -1,10 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { createMemoryBroker } from '@hopline/bus';
 import { ConflictError, type QaEvent__Output } from '@hopline/contracts';
-import { waitFor } from '@hopline/test-support';
 import { describe, expect, it } from 'vitest';
-import { EVENT_LINGER_MS, EventPipeline, QuestionLog, questionEventsStream } from '../src/index.js';
+import { EventPipeline, QuestionLog, questionEventsStream } from '../src/index.js';
 
 const meta = { tenantId: 'acme', userId: 'u', deadlineUnixMs: Date.now() + 60_000 };
 const token = (text: string) => ({ event: 'token' as const, token: { text } });
@@ -65,35 +63,6 @@ describe('event pipeline', () => {
       '2:hopStarted',
       '3:retrieval',
       '4:done',
-    ]);
-  });
-
-  it('event pipeline - events pushed apart in time go out with the terminal event as one message; an event with none after it goes out once it lingered', async () => {
-    const { events, log } = await openLog();
-    const questionId = randomUUID();
-    const pipeline = new EventPipeline(log.writer(questionId, meta, 1), inAMoment());
-    const pushedAt = Date.now();
-    pipeline.push({ event: 'hopStarted', hopStarted: { hop: 1 } });
-    // As a quick hop's retrieval and rerank take a few milliseconds between its events.
-    await sleep(2);
-    pipeline.push({ event: 'retrieval', retrieval: { hop: 1 } });
-    await sleep(2);
-    pipeline.push({ event: 'hopAnswer', hopAnswer: { hop: 1, answer: 'x' } });
-    expect(await events.lastSequence()).toBe(0);
-    // No flush, no terminal event: they go out together once the first waited EVENT_LINGER_MS.
-    await waitFor(async () => (await events.lastSequence()) === 1);
-    expect(Date.now() - pushedAt).toBeGreaterThanOrEqual(EVENT_LINGER_MS - 5);
-    pipeline.push({ event: 'hopStarted', hopStarted: { hop: 2 } });
-    await sleep(2);
-    pipeline.push({ event: 'done', done: { answer: 'x' } });
-    // The terminal event does not linger; the event before it goes with it.
-    await waitFor(async () => (await events.lastSequence()) === 2, { timeoutMs: EVENT_LINGER_MS / 2 });
-    expect((await all(log, questionId)).map(described)).toEqual([
-      '1:hopStarted',
-      '2:retrieval',
-      '3:hopAnswer',
-      '4:hopStarted',
-      '5:done',
     ]);
   });
 

@@ -250,12 +250,11 @@ class QuestionAttempt {
   }
 
   /**
-   * The attempt's job is settled: what still waits to be written is dropped, as it is written
-   * (the events, the complete or the partial trace) unless the question went on without it.
+   * The attempt's job is settled: a round's trace still waiting is dropped, as the complete or
+   * the partial trace is written unless the question went on without it.
    */
   over(): void {
     this.forgetRoundTrace();
-    this.events?.discard();
   }
 
   /** A round's trace still waiting is not stored: a newer trace takes its place. */
