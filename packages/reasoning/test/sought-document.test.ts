@@ -114,6 +114,22 @@ describe('sought document - the abstention names what was not found', () => {
     expect(text).toContain('What was not found: a document about "Kestrel Data".');
   });
 
+  it('sought document - an entity whose own document was found but does not state what is asked is named as such, not as unfound', async () => {
+    const asked = 'Who founded Kestrel Data?';
+    const own = chunk('c-kestrel', 'Kestrel Data', 'Kestrel Data is a research company founded in 2009 in Lisbon.');
+    const unknown = { ...(await secondHop([gallery, painter])), unknown: true, answer: '' };
+    const text = await written({
+      question: asked,
+      hops: [{ hop: 1, focus: asked, query: asked, finding: unknown }],
+      evidence: [{ index: 1, chunk: own, hop: 1, bridgeEntity: '' }],
+      complete: false,
+      missing: asked,
+    });
+    expect(text).toContain(
+      'What was not found: a document about "Kestrel Data" that states what the question asks of it.',
+    );
+  });
+
   it('sought document - a Chinese question is told what was not found in Chinese', async () => {
     const asked = '青岚科技的负责人毕业于哪所大学？';
     const first = { ...(await secondHop([gallery, architect])), answer: '李明' };

@@ -585,10 +585,17 @@ function abstention(input: SynthesisInput, words: Phrasebook, missing: string): 
   ];
 }
 
-/** What a broken chain did not find: the documents about the entities it looked for, else its last search. */
+/**
+ * What a broken chain did not find: the documents about the entities it looked for, else its
+ * last search. Where each entity's own (titled) document is among the evidence, that document
+ * was found and what is missing is what the question asks of it.
+ */
 function brokenAt(input: SynthesisInput, words: Phrasebook): string {
   const entities = unfoundEntities(input.question, input.hops);
-  return entities.length > 0 ? words.unfound(entities) : input.missing;
+  if (entities.length === 0) return input.missing;
+  const titles = input.evidence.map((item) => item.chunk.title).filter((title) => title !== '');
+  const ownFound = entities.every((entity) => titles.some((title) => sameEntity(title, entity)));
+  return ownFound ? words.unaboutItems(entities) : words.unfound(entities);
 }
 
 /** Whether the offline synthesis of this input abstains: an incomplete chain, or no answer its evidence states. */
