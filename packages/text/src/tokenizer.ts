@@ -82,16 +82,22 @@ function joinableGap(text: string, from: number, to: number): boolean {
  * joined, numbered articles whole) so that every spelling meets; content terms are the words
  * themselves, in order, one term each (an identifier by its parts).
  */
+// The stemmers a tokenizer may use, by the name its version gives them.
+const STEMMERS = { 'light-stem': lightStem, plurals: singular, unstemmed: undefined } as const;
+
 class MixedLanguageTokenizer implements Tokenizer {
+  private readonly stem: ((word: string) => string) | undefined;
+
   constructor(
     private readonly stopWords: boolean,
-    private readonly stem: ((word: string) => string) | undefined,
+    stemming: keyof typeof STEMMERS,
     private readonly variants: boolean,
   ) {
+    this.stem = STEMMERS[stemming];
     this.version = [
       `mixed-${INDEX_TERMS_VERSION}`,
       stopWords ? 'stop-words-dropped' : 'stop-words-kept',
-      stem?.name ?? 'unstemmed',
+      stemming,
       variants ? 'index' : 'content',
     ].join(' ');
   }
@@ -196,11 +202,15 @@ function dateTerms([, year, month, day]: RegExpMatchArray, out: string[]): void 
 }
 
 export function createTokenizer(options: TokenizerOptions = {}): Tokenizer {
-  return new MixedLanguageTokenizer(options.stopWords ?? true, (options.stem ?? true) ? lightStem : undefined, true);
+  return new MixedLanguageTokenizer(
+    options.stopWords ?? true,
+    (options.stem ?? true) ? 'light-stem' : 'unstemmed',
+    true,
+  );
 }
 
 // Reasoning asks for the terms of the same entity names and sentences many times per question.
-const contentTokenizer = memoizedTokenizer(new MixedLanguageTokenizer(true, singular, false));
+const contentTokenizer = memoizedTokenizer(new MixedLanguageTokenizer(true, 'plurals', false));
 
 /**
  * The content words of a text in order, as reasoning compares them: folded, stop words left
