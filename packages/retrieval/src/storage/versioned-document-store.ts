@@ -131,17 +131,21 @@ export class VersionedDocumentStore<Item> {
         const { older } = await readSnapshot(files.snapshot, files.index, (raw, itemBlobs, verified) => {
           at++;
           if (Array.isArray(raw)) {
-            const entry = verified.entries ? (raw as SnapshotEntry) : parseSnapshotEntry(raw, files.snapshot, at);
+            const entry = verified.entries
+              ? (raw as SnapshotEntry)
+              : parseEntry(snapshotEntrySchema, 'document', raw, files.snapshot, at);
             const [tenantId, kbId, docId, version, items] = entry;
             store.restoreEntry({ tenantId, kbId, docId, version }, items, itemBlobs, verified);
             return;
           }
-          const entry = verified.entries ? (raw as LogEntry) : parseEntry(raw, files.snapshot, at);
+          const entry = verified.entries
+            ? (raw as LogEntry)
+            : parseEntry(logEntrySchema, 'write', raw, files.snapshot, at);
           store.restoreEntry(pickKey(entry.doc), entry.op === 'upsert' ? entry.items : null, itemBlobs, verified);
         });
         store.olderSnapshot = older;
       }
-      entries.forEach((raw, at) => store.applyEntry(parseEntry(raw, files.log, at + 1)));
+      entries.forEach((raw, at) => store.applyEntry(parseEntry(logEntrySchema, 'write', raw, files.log, at + 1)));
     } catch (error) {
       // A store that cannot open leaves no log file open behind it.
       await log.close();
@@ -362,15 +366,10 @@ function decide<Item>(
   return { outcome, change: { doc: { ...write.doc, version }, items: [], deleted: true } };
 }
 
-function parseEntry(raw: unknown, file: string, at: number): LogEntry {
-  const parsed = logEntrySchema.safeParse(raw);
-  if (!parsed.success) throw new Error(`${file}: entry ${at} is not a valid write: ${parsed.error.message}`);
-  return parsed.data;
-}
-
-function parseSnapshotEntry(raw: unknown, file: string, at: number): SnapshotEntry {
-  const parsed = snapshotEntrySchema.safeParse(raw);
-  if (!parsed.success) throw new Error(`${file}: entry ${at} is not a valid document: ${parsed.error.message}`);
+/** Entry `at` of `file` as `schema` reads it; `what` says what it should have been. */
+function parseEntry<T>(schema: z.ZodType<T>, what: string, raw: unknown, file: string, at: number): T {
+  const parsed = schema.safeParse(raw);
+  if (!parsed.success) throw new Error(`${file}: entry ${at} is not a valid ${what}: ${parsed.error.message}`);
   return parsed.data;
 }
 
