@@ -272,11 +272,11 @@ class QuestionAttempt {
   }
 
   /**
-   * Stores the trace after the writes before it, in place of a round's trace still waiting. Traces that come while a write is in flight
-   * wait as one: only the newest is written (each replaces the one before it, whole), so a fast
-   * question does not write a partial trace per hop just before its complete one. A trace that
-   * cannot be stored costs the replay, never the answer: the failure is logged, and the
-   * reasoning never waits for it.
+   * Stores the trace after the writes before it, in place of a round's trace still waiting.
+   * Traces that come while a write is in flight wait as one: only the newest is written (each
+   * replaces the one before it, whole), so a fast question does not write a partial trace per
+   * hop just before its complete one. A trace that cannot be stored costs the replay, never the
+   * answer: the failure is logged, and the reasoning never waits for it.
    */
   private storeTrace(encode: () => Uint8Array): void {
     const { deps, questionId } = this;
