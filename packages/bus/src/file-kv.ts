@@ -1,7 +1,8 @@
-import { mkdir, open, readFile, rename, type FileHandle } from 'node:fs/promises';
+import { mkdir, open, readFile, rename, stat, writeFile, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { UnavailableError } from '@hopline/contracts';
 import type { KeyValueStore } from './bus.js';
+import type { RetentionLimits } from './jetstream-policy.js';
 import { assertValidKey } from './names.js';
 
 /**
@@ -9,12 +10,18 @@ import { assertValidKey } from './names.js';
  * before the log are named after their keys and share the folder).
  */
 const LOG_FILE = '.values.log';
+/** The generation before the current one, kept for reads until the next rotation removes it. */
+const PREVIOUS_LOG_FILE = '.values.previous.log';
+/** An empty file whose modification time is when the current generation began. */
+const GENERATION_FILE = '.generation';
 /** A record starts with the byte lengths of its key and of its value. */
 const HEADER_BYTES = 8;
 /** What the opening scan reads at a time: more than any record's header and key. */
 const SCAN_CHUNK_BYTES = 1 << 20;
 /** A log this small is never rewritten, however much of it is superseded. */
 const COMPACT_ABOVE_BYTES = 1 << 20;
+/** The longest a timer can wait (setTimeout's limit); a longer wait is taken in steps. */
+const LONGEST_TIMER_MS = 2 ** 31 - 1;
 
 interface Place {
   offset: number;
@@ -43,29 +50,167 @@ interface QueuedRecord {
  * a write), ends the log: it is cut off there. A log of which more is superseded than live is
  * rewritten then, with the live records only. Keys are checked like JetStream KV keys. Values
  * written before the log, one file per key (the key percent-encoded), are still read.
+ *
+ * With `retention` (the traces: JetStream's bucket limits, applied here too), values age out by
+ * generations, as JetStream cannot tell us how to do it per key without a clock in every record:
+ * the log is current for half the maximum age or until it holds half the maximum bytes, then it
+ * becomes the previous generation (still read) and the one before is deleted. A value is
+ * therefore read for at least half the maximum age, unless the bytes limit comes first, and is
+ * gone at the latest one maximum age after it was written; the files hold at most about the
+ * maximum bytes. The generation's start is kept on disk, so a restart does not extend it.
  */
-export function createFileKeyValueStore(dir: string): KeyValueStore & { close(): Promise<void> } {
-  let log: Promise<ValueLog> | undefined;
+export function createFileKeyValueStore(
+  dir: string,
+  retention?: RetentionLimits,
+): KeyValueStore & { close(): Promise<void> } {
+  let store: Promise<Generations> | undefined;
   const opened = () =>
-    (log ??= ValueLog.open(dir).catch((error: unknown) => {
-      log = undefined;
+    (store ??= Generations.open(dir, retention).catch((error: unknown) => {
+      store = undefined;
       throw error;
     }));
   return {
     async put(key, value) {
       assertValidKey(key);
-      await (await opened()).append(key, value);
+      await (await opened()).put(key, value);
     },
     async get(key) {
       assertValidKey(key);
-      return (await (await opened()).read(key)) ?? readKeyFile(join(dir, encodeURIComponent(key)));
+      return (await (await opened()).get(key)) ?? readKeyFile(join(dir, encodeURIComponent(key)));
     },
-    /** Waits for the puts made so far, then lets go of the log's file. */
+    /** Waits for the puts made so far, then lets go of the log's files. */
     async close() {
-      await (await log?.catch(() => undefined))?.close();
-      log = undefined;
+      await (await store?.catch(() => undefined))?.close();
+      store = undefined;
     },
   };
+}
+
+/** The current log and, with retention, the previous generation's, rotated when the current one is due. */
+class Generations {
+  /** Set while a rotation swaps the logs: puts and reads wait for it. */
+  private rotating: Promise<void> | undefined;
+  /** Reads that have picked their logs: a rotation waits for them before it closes those logs. */
+  private readonly reading = new Set<Promise<unknown>>();
+  private timer: NodeJS.Timeout | undefined;
+  private closed = false;
+
+  private constructor(
+    private readonly dir: string,
+    private readonly retention: RetentionLimits | undefined,
+    private current: ValueLog,
+    private previous: ValueLog | undefined,
+    private startedAt: number,
+  ) {}
+
+  static async open(dir: string, retention: RetentionLimits | undefined): Promise<Generations> {
+    await mkdir(dir, { recursive: true });
+    if (retention === undefined)
+      return new Generations(dir, undefined, await ValueLog.open(join(dir, LOG_FILE)), undefined, 0);
+    const startedAt = await generationStart(join(dir, GENERATION_FILE));
+    const previous = (await exists(join(dir, PREVIOUS_LOG_FILE)))
+      ? await ValueLog.open(join(dir, PREVIOUS_LOG_FILE))
+      : undefined;
+    const generations = new Generations(dir, retention, await ValueLog.open(join(dir, LOG_FILE)), previous, startedAt);
+    await generations.rotateIfDue();
+    generations.schedule();
+    return generations;
+  }
+
+  async put(key: string, value: Uint8Array): Promise<void> {
+    await this.rotateIfDue();
+    await this.current.append(key, value);
+  }
+
+  async get(key: string): Promise<Uint8Array | undefined> {
+    await this.rotateIfDue();
+    const { current, previous } = this;
+    const reading = (async () => (await current.read(key)) ?? (await previous?.read(key)))();
+    this.reading.add(reading);
+    try {
+      return await reading;
+    } finally {
+      this.reading.delete(reading);
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.timer);
+    await this.rotating;
+    await Promise.all([this.current.close(), this.previous?.close()]);
+  }
+
+  private due(): boolean {
+    const { maxAgeMs, maxBytes } = this.retention ?? { maxAgeMs: 0, maxBytes: 0 };
+    return (
+      (maxAgeMs > 0 && Date.now() - this.startedAt >= maxAgeMs / 2) ||
+      (maxBytes > 0 && this.current.size >= maxBytes / 2)
+    );
+  }
+
+  private async rotateIfDue(): Promise<void> {
+    while (this.rotating) await this.rotating;
+    if (this.closed || !this.due()) return;
+    this.rotating = this.rotate().finally(() => (this.rotating = undefined));
+    await this.rotating;
+  }
+
+  /** The current log becomes the previous one, the previous one is deleted, and a new generation begins. */
+  private async rotate(): Promise<void> {
+    await Promise.allSettled([...this.reading]);
+    await Promise.all([this.current.close(), this.previous?.close()]);
+    const previousFile = join(this.dir, PREVIOUS_LOG_FILE);
+    try {
+      await rename(join(this.dir, LOG_FILE), previousFile);
+      await writeFile(join(this.dir, GENERATION_FILE), '');
+      this.startedAt = Date.now();
+    } finally {
+      // Reopened whether or not the files moved: a rotation that failed leaves a working store,
+      // which tries again at its next put or read.
+      this.previous = (await exists(previousFile)) ? await ValueLog.open(previousFile) : undefined;
+      this.current = await ValueLog.open(join(this.dir, LOG_FILE));
+    }
+  }
+
+  /** Rotates when the age limit comes due even if nothing is put or read (a quiet store still ages out). */
+  private schedule(): void {
+    const maxAgeMs = this.retention?.maxAgeMs ?? 0;
+    if (maxAgeMs <= 0 || this.closed) return;
+    const wait = Math.max(0, this.startedAt + maxAgeMs / 2 - Date.now());
+    this.timer = setTimeout(
+      () => {
+        // A failure here is not lost: the next put or read tries again and reports it.
+        void this.rotateIfDue()
+          .catch(() => undefined)
+          .then(() => this.schedule());
+      },
+      Math.min(wait, LONGEST_TIMER_MS),
+    );
+    // A store's clock never keeps the process alive.
+    this.timer.unref();
+  }
+}
+
+/** When the current generation began: the marker's time, or now for a folder that has none (it is made). */
+async function generationStart(marker: string): Promise<number> {
+  try {
+    return (await stat(marker)).mtimeMs;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    await writeFile(marker, '');
+    return (await stat(marker)).mtimeMs;
+  }
+}
+
+async function exists(file: string): Promise<boolean> {
+  try {
+    await stat(file);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw error;
+  }
 }
 
 /** A value stored as its own file, as before the log. */
@@ -102,9 +247,7 @@ class ValueLog {
     this.end = written;
   }
 
-  static async open(dir: string): Promise<ValueLog> {
-    await mkdir(dir, { recursive: true });
-    const file = join(dir, LOG_FILE);
+  static async open(file: string): Promise<ValueLog> {
     let handle = await open(file, 'a+');
     try {
       const size = (await handle.stat()).size;
@@ -125,6 +268,11 @@ class ValueLog {
       await handle.close();
       throw error;
     }
+  }
+
+  /** The log's bytes, with the records queued. */
+  get size(): number {
+    return this.end;
   }
 
   /** The key's newest value written, or undefined when the log has none. */

@@ -1,8 +1,8 @@
-import { appendFile, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { appendFile, mkdtemp, readdir, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ValidationError } from '@hopline/contracts';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createFileKeyValueStore } from '../src/index.js';
 
 const text = (value: string) => new TextEncoder().encode(value);
@@ -111,5 +111,95 @@ describe('file key-value store (a log file)', () => {
     await expect(store.put('with space', text(''))).rejects.toBeInstanceOf(ValidationError);
     await expect(store.get('x'.repeat(201))).rejects.toBeInstanceOf(ValidationError);
     await store.close();
+  });
+  describe('with retention limits (the embedded traces)', () => {
+    const HOUR_MS = 3_600_000;
+    /** Dates the current generation's start back, as if the store had been running that long. */
+    const ageGeneration = async (dir: string, ms: number) => {
+      const then = new Date(Date.now() - ms);
+      await utimes(join(dir, '.generation'), then, then);
+    };
+
+    it('file kv - past half the age the log becomes the previous generation, still read; a restart does not extend it', async () => {
+      const dir = join(root, 'traces');
+      const retention = { maxAgeMs: HOUR_MS, maxBytes: 0 };
+      const first = createFileKeyValueStore(dir, retention);
+      await first.put('q-old', text('old'));
+      await first.close();
+      await ageGeneration(dir, 40 * 60_000);
+      const second = createFileKeyValueStore(dir, retention);
+      expect(read(await second.get('q-old'))).toBe('old');
+      await second.put('q-new', text('new'));
+      await second.close();
+      expect((await readdir(dir)).sort()).toEqual(['.generation', '.values.log', '.values.previous.log']);
+      // Reopened before the new generation is due: nothing moves.
+      const third = createFileKeyValueStore(dir, retention);
+      expect([read(await third.get('q-old')), read(await third.get('q-new'))]).toEqual(['old', 'new']);
+      await third.close();
+      await ageGeneration(dir, 40 * 60_000);
+      const fourth = createFileKeyValueStore(dir, retention);
+      expect(await fourth.get('q-old')).toBeUndefined();
+      expect(read(await fourth.get('q-new'))).toBe('new');
+      await fourth.close();
+    });
+
+    it('file kv - the bytes limit rotates the log: the newest values are read, the oldest are gone, the files stay near the limit', async () => {
+      const dir = join(root, 'traces');
+      const maxBytes = 4096;
+      const store = createFileKeyValueStore(dir, { maxAgeMs: 0, maxBytes });
+      const value = (n: number) => text(String(n).padStart(100, '.'));
+      for (let n = 0; n < 200; n++) await store.put(`q-${n}`, value(n));
+      expect(read(await store.get('q-199'))).toBe(read(value(199)));
+      expect(read(await store.get('q-180'))).toBe(read(value(180)));
+      expect(await store.get('q-0')).toBeUndefined();
+      await store.close();
+      const sizes = await Promise.all(
+        ['.values.log', '.values.previous.log'].map(async (file) => (await stat(join(dir, file))).size),
+      );
+      // Each generation stops taking puts at half the limit: one record past it at most.
+      expect(sizes.reduce((sum, size) => sum + size, 0)).toBeLessThanOrEqual(maxBytes + 2 * 120);
+    });
+
+    it('file kv - a quiet store still ages out: nothing put or read, its values are gone from the files', async () => {
+      const dir = join(root, 'traces');
+      const store = createFileKeyValueStore(dir, { maxAgeMs: 200, maxBytes: 0 });
+      await store.put('q-1', text('x'.repeat(64)));
+      const bytesOnDisk = async () => {
+        const files = await readdir(dir);
+        const sizes = await Promise.all(
+          files.filter((file) => file.endsWith('.log')).map(async (file) => (await stat(join(dir, file))).size),
+        );
+        return sizes.reduce((sum, size) => sum + size, 0);
+      };
+      expect(await bytesOnDisk()).toBeGreaterThan(64);
+      // Two rotations by the store's own timer: the value's generation is deleted.
+      await vi.waitFor(async () => expect(await bytesOnDisk()).toBe(0), { timeout: 10_000, interval: 50 });
+      expect(await store.get('q-1')).toBeUndefined();
+      await store.close();
+    });
+
+    it('file kv - reads in flight while puts rotate the log settle with the value or, once its generation is gone, none', async () => {
+      const dir = join(root, 'traces');
+      // 300 records of 103 bytes against generations of 4 KB: a rotation about every 40 puts.
+      const store = createFileKeyValueStore(dir, { maxAgeMs: 0, maxBytes: 8 * 1024 });
+      const value = (n: number) => `v${n}`.padEnd(90, '.');
+      const reads: Promise<[number, number, Uint8Array | undefined]>[] = [];
+      const readBack = (n: number, after: number) => reads.push(store.get(`q-${n}`).then((bytes) => [n, after, bytes]));
+      for (let n = 0; n < 300; n++) {
+        await store.put(`q-${n}`, text(value(n)));
+        // Not awaited: these reads are still running when a later put rotates the log.
+        readBack(n, n);
+        readBack(n - 40, n);
+      }
+      let gone = 0;
+      for (const [n, after, bytes] of await Promise.all(reads)) {
+        // The key just put is in the current generation, or the previous one after one rotation.
+        if (n === after || bytes !== undefined) expect(read(bytes)).toBe(value(n));
+        else gone += 1;
+      }
+      // Keys 40 puts old are at times in a generation already deleted.
+      expect(gone).toBeGreaterThan(0);
+      await store.close();
+    });
   });
 });

@@ -4,8 +4,10 @@ import {
   createFileKeyValueStore,
   createMemoryBroker,
   jetStreamPolicyFrom,
+  limitsOf,
   natsSecurityFrom,
   type Bus,
+  type RetentionLimits,
 } from '@hopline/bus';
 import { loadConfig } from '@hopline/config';
 import { jetstream } from '@hopline/contracts';
@@ -46,7 +48,8 @@ export interface Embedded {
 export async function startEmbedded(config: EmbeddedConfig, env: NodeJS.ProcessEnv = process.env): Promise<Embedded> {
   const metrics = createMetrics('hopline-embedded');
   const logger = (service: string) => createLogger(service, { level: config.LOG_LEVEL });
-  const broker = config.NATS_URL ? undefined : createMemoryBroker({ jetstream: jetStreamPolicyFrom(config) });
+  const jetStreamPolicy = jetStreamPolicyFrom(config);
+  const broker = config.NATS_URL ? undefined : createMemoryBroker({ jetstream: jetStreamPolicy });
   // Checked before anything starts: contradictory settings or a missing file fail here.
   const security = broker ? undefined : natsSecurityFrom(config);
   const connect = async (service: string): Promise<Bus> => {
@@ -59,7 +62,7 @@ export async function startEmbedded(config: EmbeddedConfig, env: NodeJS.ProcessE
           name: service,
           onError,
           metrics,
-          jetstream: jetStreamPolicyFrom(config),
+          jetstream: jetStreamPolicy,
           security,
         });
   };
@@ -73,8 +76,8 @@ export async function startEmbedded(config: EmbeddedConfig, env: NodeJS.ProcessE
   const buses: Bus[] = [];
   const stop = () => stopAll([...running].reverse().concat(buses.map((bus) => ({ stop: () => bus.drain() }))));
   /** A file store, closed after the services that write it have stopped. */
-  const fileStore = (dir: string) => {
-    const store = createFileKeyValueStore(dir);
+  const fileStore = (dir: string, retention?: RetentionLimits) => {
+    const store = createFileKeyValueStore(dir, retention);
     running.push({ stop: () => store.close() });
     return store;
   };
@@ -117,8 +120,11 @@ export async function startEmbedded(config: EmbeddedConfig, env: NodeJS.ProcessE
 
     const reasonerBus = await connect('hop-reasoner');
     buses.push(reasonerBus);
-    // Reasoning traces: JetStream KV over NATS, a log file under DATA_DIR otherwise, so they outlive a restart.
-    const traces = broker ? fileStore(join(config.DATA_DIR, 'traces')) : await reasonerBus.keyValue();
+    // Reasoning traces: JetStream KV over NATS, a log file under DATA_DIR otherwise, so they outlive a
+    // restart; either way they age out by the traces' retention limits.
+    const traces = broker
+      ? fileStore(join(config.DATA_DIR, 'traces'), limitsOf(jetStreamPolicy, 'traces'))
+      : await reasonerBus.keyValue();
     const questionStreams = await openQuestionStreams(reasonerBus);
     const reasoner = await runInService('hop-reasoner', () =>
       hopReasoner.startHopReasonerService({
