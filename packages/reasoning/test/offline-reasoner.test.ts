@@ -5,7 +5,7 @@ import type { HopExtractionInput, PreviousHop, SynthesisInput } from '../src/ind
 import { createOfflineReasoner } from '../src/index.js';
 import { gradeEvidence } from '../src/offline/grade.js';
 import { chunk } from './support/chunks.js';
-import { callContext, hopInputs } from './support/offline-hops.js';
+import { callContext, hopInputs, secondHopOf } from './support/offline-hops.js';
 
 const reasoner = createOfflineReasoner();
 const call = callContext();
@@ -126,6 +126,46 @@ describe('offline reasoner - hop answers', () => {
     expect(finding.done).toBe(false);
     expect(finding.nextQuery).toMatch(/Valerie Hobson/);
     expect(finding.nextQuery).toMatch(/born/);
+  });
+});
+
+describe('offline reasoner - names that describe rather than refer', () => {
+  const film1981 = chunk(
+    'c-lights',
+    'Harbor Lights',
+    'Harbor Lights is a 1981 Norwegian drama film directed by Ines Varga and produced by Tor Holm.',
+  );
+  const director = chunk(
+    'c-varga',
+    'Ines Varga',
+    'Ines Varga (3 March 1930 – 9 October 2009) was a Norwegian film director. She studied in Bergen.',
+  );
+
+  it('offline reasoner - a name inside an indefinite noun phrase ("a 1981 Norwegian drama film") is no bridge: the next hop looks up the role-holder', async () => {
+    const q = 'Whom did the director of Harbor Lights marry?';
+    const finding = await reasoner.extractHopAnswer(hop({ question: q, focus: q, query: q, chunks: [film1981] }), call);
+    expect(finding.answer).toBe('Ines Varga');
+    expect(finding.bridgeEntities).not.toContain('Norwegian');
+  });
+
+  it('offline reasoner - the concluding hop still reads such a name as the answer ("a Norwegian film director" answers a nationality)', async () => {
+    const q = 'What nationality was the director of Harbor Lights?';
+    const first = await reasoner.extractHopAnswer(hop({ question: q, focus: q, query: q, chunks: [film1981] }), call);
+    const finding = await reasoner.extractHopAnswer(
+      hop({ question: q, focus: q, ...secondHopOf(q, first, [film1981], [director, film1981]) }),
+      call,
+    );
+    expect(finding).toMatchObject({ done: true, answer: 'Norwegian' });
+  });
+
+  it('offline reasoner - "the date of death" asks for a date, read from the end of the span of a life', async () => {
+    const q = 'What is the date of death of the director of Harbor Lights?';
+    const first = await reasoner.extractHopAnswer(hop({ question: q, focus: q, query: q, chunks: [film1981] }), call);
+    const finding = await reasoner.extractHopAnswer(
+      hop({ question: q, focus: q, ...secondHopOf(q, first, [film1981], [director, film1981]) }),
+      call,
+    );
+    expect(finding).toMatchObject({ done: true, answer: '9 October 2009', citedChunkIds: ['c-varga'] });
   });
 });
 

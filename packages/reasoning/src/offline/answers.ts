@@ -1,5 +1,5 @@
 import type { Chunk__Output } from '@hopline/contracts';
-import { containsStem, contentTerms } from '@hopline/text';
+import { containsStem, contentTerms, sameStem } from '@hopline/text';
 import type { AnswerType } from './question.js';
 import { expandRelations } from './relations.js';
 import { sentences } from './text.js';
@@ -62,14 +62,30 @@ function firstMatch(pattern: RegExp, text: string): string | undefined {
   return pattern.exec(text)?.[0];
 }
 
-/** A date or number answer from the sentence that best matches the question's relation words. */
+// "(4 February 1918 – 3 August 1995)": a life's span, its second date the death.
+const DATE_SPAN = new RegExp(`(${FULL_DATE.source})\\s*[-–—]\\s*(${FULL_DATE.source})`);
+const DEATH_TERMS = ['death', 'died', 'dead'];
+
+/**
+ * A date or number answer from the sentence that best matches the question's relation words.
+ * A question about a death reads the end of a span of dates where any sentence gives one: a
+ * biography states both dates together, birth first, and rarely says "died" beside them.
+ */
 export function readTypedAnswer(
   type: AnswerType,
   cited: readonly Chunk__Output[],
   relationTerms: readonly string[],
 ): ReadAnswer | undefined {
   if (type !== 'date' && type !== 'number') return undefined;
-  for (const sentence of rankedSentences(cited, relationTerms)) {
+  const ranked = rankedSentences(cited, relationTerms);
+  const wantsDeath = relationTerms.some((term) => DEATH_TERMS.some((death) => sameStem(death, term)));
+  if (type === 'date' && wantsDeath) {
+    for (const sentence of ranked) {
+      const death = DATE_SPAN.exec(sentence.text)?.[2];
+      if (death) return { answer: death, chunkId: sentence.chunkId };
+    }
+  }
+  for (const sentence of ranked) {
     const found =
       type === 'date'
         ? (firstMatch(FULL_DATE, sentence.text) ??

@@ -95,6 +95,7 @@ export function bridgeCandidates(cited: readonly Chunk__Output[], options: Candi
     for (const span of spans) {
       const key = entityKey(span.text);
       if (key === ownKey || DATE_LIKE.test(span.text) || isKnown(span.text, options.known)) continue;
+      if (!options.concluding && modifiesNoun(chunk.text, span)) continue;
       // "Granite Falcons 3–1": a score after a name known alone (in this text, or as a title) is not part of it.
       const withoutNumbers = entityKey(span.text.replace(TRAILING_NUMBERS, ''));
       if (withoutNumbers !== key && (spanKeys.has(withoutNumbers) || titleKeys.has(withoutNumbers))) continue;
@@ -146,6 +147,26 @@ export function bridgeCandidates(cited: readonly Chunk__Output[], options: Candi
     }
   });
   return [...best.values()].sort((a, b) => b.score - a.score);
+}
+
+// An indefinite article, then any lower-case or numeric modifiers (no preposition or conjunction,
+// which would end the phrase: "an opera by X"): the opening of a noun phrase.
+const INDEFINITE_OPENING =
+  /\b(?:a|an)\s+(?:(?!(?:by|of|in|on|at|to|for|from|with|and|or|as)\s)[\p{Ll}\p{N}][\p{L}\p{N}-]*\s+){0,3}$/u;
+const LOWER_CASE_WORD_NEXT = /^\s+\p{Ll}/u;
+
+/**
+ * Whether a name stands as a modifier inside an indefinite noun phrase ("an Italian classical
+ * pianist", "a 1980 Hong Kong horror film"): the phrase describes the text's subject, and the name
+ * in it (a nationality, a place, a style) refers to no entity that a next hop could look up. An
+ * indefinite article never opens a reference to one named thing; a name it opens ends before the
+ * noun it qualifies.
+ */
+function modifiesNoun(text: string, span: { start: number; end: number }): boolean {
+  return (
+    INDEFINITE_OPENING.test(text.slice(Math.max(0, span.start - 60), span.start)) &&
+    LOWER_CASE_WORD_NEXT.test(text.slice(span.end))
+  );
 }
 
 /** Where the Chinese relation words occur in a text, as character ranges. */

@@ -22,7 +22,8 @@ import { QUESTION_WORDS } from './text.js';
 export type AnswerType = 'date' | 'number' | 'yesno' | 'choice' | 'entity';
 
 const AUXILIARY_OPENING = /^\s*(is|are|was|were|do|does|did|has|have|had|can|could|will|would|should)\b/i;
-const DATE_QUESTION = /\b(when|what year|which year|what date|in what year|on what date)\b|何时|哪一年|什么时候/i;
+const DATE_QUESTION =
+  /\b(when|what year|which year|what date|in what year|on what date|the date of)\b|何时|哪一年|什么时候/i;
 const NUMBER_QUESTION =
   /\b(how many|how much|how long|how old|how tall|how far|what percentage|what number)\b|多少|几/i;
 
