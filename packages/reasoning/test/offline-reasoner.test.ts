@@ -222,6 +222,19 @@ describe('offline reasoner - next queries', () => {
   });
 });
 
+describe('offline reasoner - names outside ASCII', () => {
+  it('offline reasoner - an option whose name has letters outside ASCII ("Dança Müller") is found in its own document and dated', async () => {
+    const choice = 'Which was founded first, Dança Müller or Kestrel Data?';
+    const focus = 'Which was founded first, Dança Müller?';
+    const troupe = chunk('c-troupe', 'Dança Müller', 'Dança Müller is a dance company founded in 1978 in Porto.');
+    const finding = await reasoner.extractHopAnswer(
+      hop({ question: choice, focus, query: focus, expectedHops: 1, hopsLeft: 0, chunks: [troupe] }),
+      call,
+    );
+    expect(finding).toMatchObject({ answer: '1978', done: true, unknown: false });
+  });
+});
+
 describe('offline reasoner - reading names', () => {
   it('offline reasoner - a participle that opens a sentence ("Founded in 1855, …") is not a name', () => {
     const spans = namedSpans(

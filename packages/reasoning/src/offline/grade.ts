@@ -31,8 +31,13 @@ export function gradeEvidence(query: string, chunks: readonly Chunk__Output[]): 
   return share > 0 ? Grade.AMBIGUOUS : Grade.IRRELEVANT;
 }
 
-/** A phrase's words, once each: jieba's precise-mode words for Chinese, content terms for the rest. */
+/**
+ * A phrase's words, once each: jieba's precise-mode words for Chinese, content terms for the rest.
+ * A phrase without Chinese is not given to jieba, which cuts a Latin word at each letter outside
+ * ASCII ("Fırat" into "F", "ı", "rat") where the chunk's own terms keep it whole.
+ */
 function phraseWords(phrase: string): string[] {
+  if (!hasHan(phrase)) return [...new Set(contentTerms(phrase))];
   const words = taggedWords(phrase).flatMap(({ word }) =>
     hasHan(word) ? (CHINESE_STOP_WORDS.has(word) ? [] : [word]) : contentTerms(word),
   );
