@@ -148,6 +148,18 @@ describe('offline reasoner - names that describe rather than refer', () => {
     expect(finding.bridgeEntities).not.toContain('Norwegian');
   });
 
+  it('offline reasoner - the names and numbers in the parenthesis after the subject ("(KV 12, T. 9)") and a lone capital are no bridges', async () => {
+    const q = 'What nationality was the composer of Nocturne in G minor?';
+    const piece = chunk(
+      'c-nocturne',
+      'Nocturne in G minor (Lind)',
+      'Nocturne in G minor (KV 12, T. 9, LW 40) is a piano piece in G minor by Ada Lind.',
+    );
+    const finding = await reasoner.extractHopAnswer(hop({ question: q, focus: q, query: q, chunks: [piece] }), call);
+    expect(finding.answer).toBe('Ada Lind');
+    expect(finding.bridgeEntities).toEqual(['Ada Lind']);
+  });
+
   it('offline reasoner - the concluding hop still reads such a name as the answer ("a Norwegian film director" answers a nationality)', async () => {
     const q = 'What nationality was the director of Harbor Lights?';
     const first = await reasoner.extractHopAnswer(hop({ question: q, focus: q, query: q, chunks: [film1981] }), call);

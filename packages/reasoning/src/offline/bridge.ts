@@ -91,11 +91,13 @@ export function bridgeCandidates(cited: readonly Chunk__Output[], options: Candi
     });
     const hanRelations = hasHan(chunk.text) ? hanRelationSpans(chunk.text, relation) : [];
     const spans = namedSpans(chunk.text, tokens);
+    const aliases = subjectAliases(chunk.text, ownKey);
     const spanKeys = new Set(spans.map((span) => entityKey(span.text)));
     for (const span of spans) {
       const key = entityKey(span.text);
       if (key === ownKey || DATE_LIKE.test(span.text) || isKnown(span.text, options.known)) continue;
-      if (!options.concluding && modifiesNoun(chunk.text, span)) continue;
+      if (!options.concluding && (modifiesNoun(chunk.text, span) || within(span, aliases) || isInitial(span.text)))
+        continue;
       // "Granite Falcons 3–1": a score after a name known alone (in this text, or as a title) is not part of it.
       const withoutNumbers = entityKey(span.text.replace(TRAILING_NUMBERS, ''));
       if (withoutNumbers !== key && (spanKeys.has(withoutNumbers) || titleKeys.has(withoutNumbers))) continue;
@@ -168,6 +170,25 @@ function modifiesNoun(text: string, span: { start: number; end: number }): boole
     LOWER_CASE_WORD_NEXT.test(text.slice(span.end))
   );
 }
+
+/**
+ * The parenthesis right after a text's opening name, when that name is its own subject and the
+ * parenthesis holds nothing but names and numbers ("Chaconne in F minor (PWC 43, T. 206) is…"):
+ * other names and catalogue numbers of the subject itself, no other entity to look up. One that
+ * says something ("(born 1955 in Toronto)") is not a list of names.
+ */
+function subjectAliases(text: string, ownKey: string): { start: number; end: number } | undefined {
+  const open = text.indexOf('(');
+  const close = text.indexOf(')', open);
+  if (open <= 0 || close < 0 || ownKey === '' || entityKey(text.slice(0, open)) !== ownKey) return undefined;
+  return /\b\p{Ll}/u.test(text.slice(open + 1, close)) ? undefined : { start: open, end: close };
+}
+
+// A lone capital ("D" of "D minor", an initial) names nothing a next hop could look up.
+const isInitial = (name: string) => /^\p{Lu}\.?$/u.test(name.trim());
+
+const within = (span: { start: number; end: number }, range: { start: number; end: number } | undefined) =>
+  range !== undefined && span.start > range.start && span.end <= range.end;
 
 /** Where the Chinese relation words occur in a text, as character ranges. */
 function hanRelationSpans(text: string, relation: readonly string[]): { start: number; end: number }[] {
