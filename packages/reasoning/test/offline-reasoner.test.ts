@@ -127,6 +127,31 @@ describe('offline reasoner - hop answers', () => {
     expect(finding.nextQuery).toMatch(/Valerie Hobson/);
     expect(finding.nextQuery).toMatch(/born/);
   });
+
+  it('offline reasoner - a comparison of the times of the things a question joins hides no bridge, in English or Chinese', async () => {
+    // Read as one lookup (the analysis could not split it), its words of comparison are asked
+    // of the dates and stated by no document: no name read near them is a bridge to follow.
+    const english = 'Did No Escape and the crime film of John Carpenter come out in the same year?';
+    const film1996 = chunk(
+      'c-1996',
+      '',
+      'Escape from L.A. is a 1996 American action film written by John Carpenter and starring Kurt Russell.',
+    );
+    const chinese = '星河项目启动和赵磊加入研究院是在同一个月吗？';
+    const project = chunk('c-project', '', '2029年3月，南山研究院启动星河项目，由首席工程师赵磊牵头，孙悦协助。');
+    const joined = [
+      { q: english, chunks: [film, film1996] },
+      { q: chinese, chunks: [project] },
+    ];
+    for (const { q, chunks } of joined) {
+      const finding = await reasoner.extractHopAnswer(
+        hop({ question: q, focus: q, query: q, expectedHops: 1, hopsLeft: 2, chunks }),
+        call,
+      );
+      expect(finding.done).toBe(true);
+      expect(finding.nextQuery).toBe('');
+    }
+  });
 });
 
 describe('offline reasoner - names that describe rather than refer', () => {

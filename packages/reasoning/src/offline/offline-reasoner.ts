@@ -11,6 +11,7 @@ import type { AnswerType } from './question.js';
 import {
   answerType,
   comparedOptions,
+  comparesTimesOfSeveral,
   dateComparison,
   questionAnchors,
   questionWords,
@@ -147,9 +148,17 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
     if (soughtDocument && seeksOne && !readsAboutSought(about, cited)) return unknownFinding(citedIds);
     // A question read as one lookup whose evidence leaves relation words unexplained has a
     // bridge the wording hid ("a 1935 film starring an actress born in what year"): one more
-    // hop, when the chain has one.
+    // hop, when the chain has one. Not a comparison of the times of things it names, though one
+    // the analysis could not split: its words of comparison ("同一个月", "更早") are asked of the
+    // dates, never stated beside them, and a name read near them is a stray whose hop would put
+    // its ranking in place of this one, which holds the compared things' own documents.
     const hiddenBridge =
-      input.expectedHops === 1 && hop === 1 && input.hopsLeft > 0 && unresolved.length > 0 && candidates.length > 0;
+      input.expectedHops === 1 &&
+      hop === 1 &&
+      input.hopsLeft > 0 &&
+      unresolved.length > 0 &&
+      candidates.length > 0 &&
+      !comparesTimesOfSeveral(input.question);
     const done = hop >= input.expectedHops && !hiddenBridge;
 
     if (done) {

@@ -126,6 +126,19 @@ export function dateComparison(question: string): 'earlier' | 'later' | undefine
   return earlier ? 'earlier' : 'later';
 }
 
+// What joins the things a question compares: "A and B", "A or B", "A、B和C", "A还是B".
+const JOINED = /\b(?:and|or)\b|和|与|跟|及|、|还是/i;
+
+/**
+ * Whether a question compares the times of several things it joins ("A和B是在同一个月吗", "Was X
+ * or Y founded first?"): what it asks is read from their own dates, with no entity between them.
+ * A superlative of one thing ("the oldest tavern in Wapping") joins nothing and compares nothing.
+ */
+export function comparesTimesOfSeveral(question: string): boolean {
+  const byTime = dateComparison(question) !== undefined || samePeriod(question) !== undefined;
+  return byTime && JOINED.test(question);
+}
+
 export function answerType(question: string): AnswerType {
   if (choiceOptions(question).length === 2) return 'choice';
   if (AUXILIARY_OPENING.test(question)) return 'yesno';
