@@ -9,6 +9,8 @@ export const REASONING_SWITCHES = {
   determinedRole:
     'a role noun after a determiner ("the director born later") makes a comparison plan find role-holders first',
   unknownFusion: "a chain that ends UNKNOWN hands the evidence its previous hop's ranking beside its own",
+  unplannedFusion:
+    "a chain that went past the hops its analysis planned (a bridge the reasoner read from unexplained words) hands the evidence its last planned hop's ranking fused with the later hops'",
   wholeQuestionFallback:
     'a loop or plan that ends without an answer retrieves the whole question once, after its own ranking',
   timedEvents:

@@ -212,6 +212,21 @@ describe('final evidence', () => {
     expect(ranked.map((x) => x.chunkId)).toEqual(['a', 'c', 'b', 'd']);
   });
 
+  it("evidence - a chain past the hops its analysis planned hands on the last planned hop's ranking fused with the later hops'", () => {
+    const hops = [hopOf(1, [a, b], false), hopOf(2, [c, d], false)];
+    expect(rankedAtStop(hops, StopReason.SUFFICIENT, { plannedHops: 1 }).map((x) => x.chunkId)).toEqual([
+      'a',
+      'c',
+      'b',
+      'd',
+    ]);
+    // Switched off (unplannedFusion), the unplanned hop's ranking stands alone.
+    const alone = rankedAtStop(hops, StopReason.SUFFICIENT, { plannedHops: 1, fuseUnplanned: false });
+    expect(alone.map((x) => x.chunkId)).toEqual(['c', 'd']);
+    // Every hop planned: the last one's ranking.
+    expect(rankedAtStop(hops, StopReason.SUFFICIENT, { plannedHops: 2 }).map((x) => x.chunkId)).toEqual(['c', 'd']);
+  });
+
   it("evidence - any other stop, or an UNKNOWN first hop, hands on the last hop's ranking alone", () => {
     expect(
       rankedAtStop([hopOf(1, [a, b], false), hopOf(2, [c, d], false)], StopReason.SUFFICIENT).map((x) => x.chunkId),

@@ -33,20 +33,32 @@ export interface ChainResult {
   missing: string;
 }
 
+export interface StopRanking {
+  /** Hops of this chain its analysis planned; a later one followed a bridge the reasoner read. */
+  plannedHops?: number;
+  fuseOnUnknown?: boolean;
+  fuseUnplanned?: boolean;
+}
+
 /**
  * The ranked chunks a chain hands to the final evidence: its last hop's. A later hop that found
  * nothing about the bridges it was sent for (UNKNOWN) searched for what may be the wrong bridge,
  * so its ranking is fused with the hop before it, whose search found those bridges: the evidence
  * around the last confirmed link stays, and whatever the failed search did find still counts.
+ * So are the hops past those the analysis planned, from the last planned one on: they follow a
+ * bridge the reasoner read from words the evidence left unexplained, which may be a stray (a name
+ * near "同一个月"), and the planned hop's ranking holds what the question itself names.
  */
 export function rankedAtStop(
   hops: readonly HopOutcome[],
   stopReason: StopReason__Output,
-  fuseOnUnknown = true,
+  { plannedHops = hops.length, fuseOnUnknown = true, fuseUnplanned = true }: StopRanking = {},
 ): Chunk__Output[] {
   const last = hops.at(-1);
   const before = hops.at(-2);
   if (!last) return [];
+  if (fuseUnplanned && plannedHops >= 1 && hops.length > plannedHops)
+    return fuseRankedLists(hops.slice(plannedHops - 1).map((hop) => hop.ranked));
   if (stopReason !== StopReason.UNKNOWN || !before || !fuseOnUnknown) return last.ranked;
   return fuseRankedLists([before.ranked, last.ranked]);
 }
@@ -71,7 +83,11 @@ export async function runChain(run: QuestionRun, start: ChainStart): Promise<Cha
     const last = hops.at(-1);
     const complete =
       stopReason === StopReason.SUFFICIENT && last !== undefined && !last.finding.unknown && last.finding.answer !== '';
-    const lastRanked = rankedAtStop(hops, stopReason, isOn(run.settings.switchedOff, 'unknownFusion'));
+    const lastRanked = rankedAtStop(hops, stopReason, {
+      plannedHops: start.expectedHops - (start.previous?.length ?? 0),
+      fuseOnUnknown: isOn(run.settings.switchedOff, 'unknownFusion'),
+      fuseUnplanned: isOn(run.settings.switchedOff, 'unplannedFusion'),
+    });
     return { hops, stopReason, lastRanked, complete, missing: complete ? '' : missing };
   };
 
