@@ -5,7 +5,15 @@ import type { ReasoningSwitch } from '../src/index.js';
 import { isAbout } from '../src/offline/bridge.js';
 import { bareTitle, titleConventions } from '../src/offline/text.js';
 import { chunk } from './support/chunks.js';
-import { ask, BRIDGE_QUESTION, corpus, fixedAnalyzer, keepOrder, overlapRetriever } from './support/fixtures.js';
+import {
+  analysis,
+  ask,
+  BRIDGE_QUESTION,
+  corpus,
+  fixedAnalyzer,
+  keepOrder,
+  overlapRetriever,
+} from './support/fixtures.js';
 
 const ROLE_COMPARISON = 'Which film has the director born later, Durango Valley Raiders or Black Feathers?';
 
@@ -52,6 +60,32 @@ describe('reasoning switches', () => {
     const fused = await evidence(['wholeQuestionFallback']);
     const alone = await evidence(['unknownFusion', 'wholeQuestionFallback']);
     expect(fused.hops[0]).toContain('poster');
+    expect(fused.final).toContain('poster');
+    expect(alone.final).not.toContain('poster');
+  });
+
+  it("switches - unplannedFusion off hands a chain past its planned hops the unplanned hop's ranking alone", async () => {
+    // Read as one lookup, the question takes a hop the analysis did not plan (a bridge the wording
+    // hid); a chunk only the planned hop ranks, and does not cite, reaches the evidence through the fusion.
+    const question = 'No Escape is a 1936 film starring an actress born in what year?';
+    const poster = chunk('poster', 'Film posters', 'Posters of No Escape, a 1936 film, were sold to every fan.');
+    const born = chunk('born', 'Valerie Hobson', 'Valerie Hobson, an actress, was born in 1917 in Larne.');
+    const namesake = chunk('namesake', 'Escape Artists (1936 film)', 'Escape Artists is a 1936 comedy film.');
+    const chunks = [corpus[0] as (typeof corpus)[number], namesake, poster, born, ...corpus.slice(3)];
+    const evidence = async (switchedOff: ReasoningSwitch[]) => {
+      const { trace } = await createHopReasoner({
+        analyzer: fixedAnalyzer(analysis({ route: Route.SINGLE, complexity: 1, signals: [] })),
+        retriever: overlapRetriever(chunks),
+        reranker: keepOrder,
+        config: { topK: 3, maxEvidenceChunks: 5, switchedOff },
+      }).answer(ask(question), { emit: () => undefined });
+      expect(trace.hops.length).toBe(2);
+      return { final: trace.finalEvidenceChunkIds, hops: trace.hops.map((hop) => hop.evidenceChunkIds) };
+    };
+    const fused = await evidence([]);
+    const alone = await evidence(['unplannedFusion']);
+    expect(fused.hops[0]).toContain('poster');
+    expect(fused.hops[1]).not.toContain('poster');
     expect(fused.final).toContain('poster');
     expect(alone.final).not.toContain('poster');
   });
