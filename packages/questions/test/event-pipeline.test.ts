@@ -66,6 +66,22 @@ describe('event pipeline', () => {
     ]);
   });
 
+  it('event pipeline - events pushed across awaits of work already done go out as one message', async () => {
+    const { events, log } = await openLog();
+    const questionId = randomUUID();
+    const pipeline = new EventPipeline(log.writer(questionId, meta, 1), inAMoment());
+    // As a reasoning whose calls stay in the process: it waits between its events, but only on
+    // promises that settle before the event loop's next turn.
+    pipeline.push({ event: 'hopStarted', hopStarted: { hop: 1 } });
+    await Promise.resolve();
+    pipeline.push({ event: 'retrieval', retrieval: { hop: 1 } });
+    await new Promise<void>((resolve) => queueMicrotask(resolve));
+    pipeline.push({ event: 'done', done: { answer: 'x' } });
+    await pipeline.flush();
+    expect(await events.lastSequence()).toBe(1);
+    expect((await all(log, questionId)).map(described)).toEqual(['1:hopStarted', '2:retrieval', '3:done']);
+  });
+
   it('event pipeline - a pipeline whose writer lost the question stops: flush and push report the conflict, nothing more is written', async () => {
     const { log } = await openLog();
     const questionId = randomUUID();
