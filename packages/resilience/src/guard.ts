@@ -10,7 +10,7 @@ import {
 } from '@hopline/contracts';
 import { BREAKER_STATE_VALUE, type HoplineMetrics, type Logger } from '@hopline/telemetry';
 import { hopTimeoutMs, MAX_TIMER_MS } from './deadline.js';
-import { abortable, abortReason } from './signals.js';
+import { abortReason } from './signals.js';
 
 export type BreakerState = 'closed' | 'open' | 'halfOpen';
 
@@ -119,13 +119,32 @@ export interface Guard {
 
 type Work = (signal: AbortSignal, attempt: Attempt) => Promise<unknown>;
 
+/** One call as the breaker runs it: the work, the signal the guard aborts, and how to give up on the work early. */
+interface GuardedCall {
+  readonly work: Work;
+  readonly controller: AbortController;
+  readonly attempt: Attempt;
+  /** Settles the call with the abort's reason, whatever the work does after; set once the work runs. */
+  giveUp?: (reason: HoplineError) => void;
+}
+
 const OPOSSUM_OPEN = 'EOPENBREAKER';
 const OPOSSUM_SHUTDOWN = 'ESHUTDOWN';
 
-/** The breaker's action: the work, settled early by its signal, with every failure a HoplineError. */
-async function runAttempt(work: Work, signal: AbortSignal, attempt: Attempt): Promise<unknown> {
+/**
+ * The breaker's action: the work, with every failure a HoplineError, given up on as soon as the
+ * guard aborts it, so that work which ignores its signal cannot hold the caller past its
+ * deadline. Only the guard aborts the call's signal, and it gives up on the work as it does: no
+ * listener on that signal, whose adding and removing cost more than the rest of a guard's call.
+ */
+async function runAttempt(call: GuardedCall): Promise<unknown> {
+  const { signal } = call.controller;
   try {
-    return await abortable(new Promise<unknown>((resolve) => resolve(work(signal, attempt))), signal);
+    if (signal.aborted) throw abortReason(signal);
+    return await new Promise<unknown>((resolve, reject) => {
+      call.giveUp = reject;
+      call.work(signal, call.attempt).then(resolve, reject);
+    });
   } catch (error) {
     // Work that gave up because its signal aborted reports its own AbortError; the reason is the truth.
     throw signal.aborted ? abortReason(signal) : toHoplineError(error);
@@ -139,9 +158,13 @@ async function runAttempt(work: Work, signal: AbortSignal, attempt: Attempt): Pr
  */
 export function createGuard(options: GuardOptions): Guard {
   const { downstream, logger, metrics } = options;
-  const breaker = new CircuitBreaker<[Work, AbortSignal, Attempt], unknown>(runAttempt, {
+  const breaker = new CircuitBreaker<[GuardedCall], unknown>(runAttempt, {
     name: downstream,
     timeout: false,
+    // Only the counts decide; latency percentiles (a sort of the window's latencies) and the
+    // snapshot they feed once a second per breaker are read by nobody.
+    rollingPercentilesEnabled: false,
+    enableSnapshots: false,
     errorThresholdPercentage: options.breaker.errorThresholdPercentage,
     volumeThreshold: options.breaker.volumeThreshold,
     resetTimeout: options.breaker.resetTimeoutMs,
@@ -151,8 +174,8 @@ export function createGuard(options: GuardOptions): Guard {
     // Opossum takes a filtered error for a success, which would close a half-open breaker on a
     // trial its caller cancelled: a cancelled trial proved nothing, so it counts as a failure
     // and the breaker stays open for another reset period.
-    errorFilter: ((error: unknown, _work: Work, _signal: AbortSignal, attempt: Attempt) =>
-      attempt.trial && isCancelled(error) ? false : !isInfrastructureError(error)) as (error: unknown) => boolean,
+    errorFilter: ((error: unknown, call: GuardedCall) =>
+      call.attempt.trial && isCancelled(error) ? false : !isInfrastructureError(error)) as (error: unknown) => boolean,
   });
 
   const counts = {
@@ -221,23 +244,24 @@ export function createGuard(options: GuardOptions): Guard {
     }
 
     const controller = new AbortController();
+    const guarded: GuardedCall = { work, controller, attempt: { trial: breaker.halfOpen && breaker.pendingClose } };
+    const abort = (reason: HoplineError) => {
+      controller.abort(reason);
+      guarded.giveUp?.(reason);
+    };
     const timer =
       timeoutMs <= MAX_TIMER_MS
         ? setTimeout(
-            () =>
-              controller.abort(
-                new DeadlineExceededError(`${downstream} did not answer within ${Math.round(timeoutMs)} ms`),
-              ),
+            () => abort(new DeadlineExceededError(`${downstream} did not answer within ${Math.round(timeoutMs)} ms`)),
             timeoutMs,
           )
         : undefined;
     const onCallerAbort = () =>
-      controller.abort(new CancelledError(`the call to ${downstream} was cancelled`, { cause: callerSignal?.reason }));
+      abort(new CancelledError(`the call to ${downstream} was cancelled`, { cause: callerSignal?.reason }));
     callerSignal?.addEventListener('abort', onCallerAbort, { once: true });
     inFlight += 1;
-    const attempt: Attempt = { trial: breaker.halfOpen && breaker.pendingClose };
     try {
-      const result = (await breaker.fire(work, controller.signal, attempt)) as T;
+      const result = (await breaker.fire(guarded)) as T;
       counts.successes += 1;
       failuresInARow = 0;
       return result;
