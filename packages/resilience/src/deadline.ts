@@ -59,23 +59,24 @@ export function deadlineScope(deadlineUnixMs: number, parent?: AbortSignal): Dea
     controller.abort(new DeadlineExceededError(`the deadline ${new Date(deadlineUnixMs).toISOString()} has passed`));
     return alreadyAborted;
   }
-  const timer =
-    left <= MAX_TIMER_MS
-      ? setTimeout(
-          () =>
-            controller.abort(
-              new DeadlineExceededError(`the deadline ${new Date(deadlineUnixMs).toISOString()} has passed`),
-            ),
-          left,
-        )
-      : undefined;
-  timer?.unref();
   const onParentAbort = () => {
     clearTimeout(timer);
     controller.abort(abortReason(parent as AbortSignal));
   };
-  // Dropped once this signal aborts too, should it abort at its deadline before it is released.
-  parent?.addEventListener('abort', onParentAbort, { once: true, signal: controller.signal });
+  const timer =
+    left <= MAX_TIMER_MS
+      ? setTimeout(() => {
+          // Dropped once this signal aborts at its deadline, should that come before the release.
+          parent?.removeEventListener('abort', onParentAbort);
+          controller.abort(
+            new DeadlineExceededError(`the deadline ${new Date(deadlineUnixMs).toISOString()} has passed`),
+          );
+        }, left)
+      : undefined;
+  timer?.unref();
+  // Without the `signal` option: dropping the listener when this signal aborts would add a
+  // listener to this signal as well, per scope.
+  parent?.addEventListener('abort', onParentAbort, { once: true });
   return {
     signal: controller.signal,
     release: () => {

@@ -71,6 +71,15 @@ describe('deadline helpers', () => {
     expect(scope.signal.aborted).toBe(false);
   });
 
+  it('deadline - a scope that reaches its deadline before its release leaves nothing on its parent', async () => {
+    const service = new AbortController();
+    const { signal } = deadlineScope(Date.now() + 20, service.signal);
+    expect(getEventListeners(service.signal, 'abort')).toHaveLength(1);
+    await vi.waitFor(() => expect(signal.aborted).toBe(true), { timeout: 2_000, interval: 5 });
+    expect(getEventListeners(service.signal, 'abort')).toHaveLength(0);
+    expect(getEventListeners(signal, 'abort')).toHaveLength(0);
+  });
+
   it('deadline - withDeadline releases its scope when the work fails too', async () => {
     const service = new AbortController();
     await expect(
