@@ -49,8 +49,11 @@ export class EventPipeline {
 
   private async drain(): Promise<void> {
     try {
-      // The events the sender pushes before it next waits join the first write.
-      await Promise.resolve();
+      // The events pushed in this turn of the event loop join the first write: a reasoning step
+      // sends several events between two awaits of its own (a hop's answer and the next hop's
+      // start, a synthesis's sentences, its citations and its end), each in a microtask of its
+      // own, and one microtask gathered only the first. No timer: nothing waits for time.
+      await new Promise<void>((resolve) => setImmediate(resolve));
       while (this.pending.length > 0) {
         await this.writer.appendAll(this.pending.splice(0, MAX_EVENTS_PER_WRITE), this.retryUntilUnixMs);
       }

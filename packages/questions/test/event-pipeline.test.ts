@@ -66,6 +66,32 @@ describe('event pipeline', () => {
     ]);
   });
 
+  it('event pipeline - events pushed in one turn of the event loop, each in a microtask of its own, go out as one message', async () => {
+    const { events, log } = await openLog();
+    const questionId = randomUUID();
+    const pipeline = new EventPipeline(log.writer(questionId, meta, 1), inAMoment());
+    // As a reasoning step sends them: each push waits for the one before (a chained promise).
+    for (const body of [
+      { event: 'hopAnswer' as const, hopAnswer: { hop: 1, answer: 'x' } },
+      { event: 'hopStarted' as const, hopStarted: { hop: 2 } },
+      token('a'),
+      { event: 'citations' as const, citations: { citations: [] } },
+      { event: 'done' as const, done: { answer: 'a' } },
+    ]) {
+      pipeline.push(body);
+      await Promise.resolve();
+    }
+    await pipeline.flush();
+    expect(await events.lastSequence()).toBe(1);
+    expect((await all(log, questionId)).map(described)).toEqual([
+      '1:hopAnswer',
+      '2:hopStarted',
+      '3:token:a',
+      '4:citations',
+      '5:done',
+    ]);
+  });
+
   it('event pipeline - a pipeline whose writer lost the question stops: flush and push report the conflict, nothing more is written', async () => {
     const { log } = await openLog();
     const questionId = randomUUID();
