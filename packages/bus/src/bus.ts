@@ -260,6 +260,15 @@ export interface DurableConsumer {
 export interface FollowOptions {
   /** Ends the iteration (without an error) when it aborts. */
   signal: AbortSignal;
+  /**
+   * Only what is stored after the follow is first read (its first `next()`, which joins the
+   * reading at once) is wanted: the follow need not look for messages stored before, a request
+   * to the server per follow. For a subject its caller knows to be empty (a question id it just
+   * made), or whose earlier messages it reads itself with `last` once the follow was first read.
+   * A stream whose follows share one reading honours it while that reading runs; otherwise the
+   * follow still starts with the messages stored before.
+   */
+  onlyNew?: boolean;
 }
 
 /**

@@ -803,6 +803,27 @@ export function busScenarios(adapter: string, connect: ConnectBus): void {
         },
       );
 
+      it('follow - only new: a follow first read while the shared reading runs gets what is stored after, not before', async () => {
+        const t = unique();
+        const [writer, reader] = [await bus(), await bus()];
+        const stream = await writer.durableStream(eventsFor(t, { sharedFollow: true }));
+        const readerStream = await reader.durableStream(eventsFor(t, { sharedFollow: true }));
+        const subject = `test.${t.id}.q1.events`;
+        await stream.publish(subject, text('before'), { msgId: 'before' });
+        // Another subject's follow starts the process's reading of the stream.
+        const stop = new AbortController();
+        const other = readerStream.follow(`test.${t.id}.q2.events`, { signal: stop.signal })[Symbol.asyncIterator]();
+        const otherFirst = other.next();
+        await stream.publish(`test.${t.id}.q2.events`, text('started'), { msgId: 'started' });
+        expect(read((await otherFirst).value?.data ?? new Uint8Array())).toBe('started');
+        const fresh = readerStream.follow(subject, { signal: stop.signal, onlyNew: true })[Symbol.asyncIterator]();
+        const first = fresh.next();
+        await stream.publish(subject, text('after'), { msgId: 'after' });
+        expect(read((await first).value?.data ?? new Uint8Array())).toBe('after');
+        stop.abort();
+        await Promise.all([fresh.return?.(undefined), other.return?.(undefined)]);
+      });
+
       it('purge - removes every message of one subject: nobody is handed a purged job', async () => {
         const t = unique();
         const connection = await bus();

@@ -73,9 +73,17 @@ export class QuestionEnds {
     return stored === undefined ? undefined : reasonOf(stored.data);
   }
 
-  /** The question's end requests, those stored first, then each as it comes, until the signal aborts. */
-  async *follow(questionId: string, signal: AbortSignal): AsyncGenerator<string> {
-    for await (const stored of this.requests.follow(subjects.cancel(questionId), { signal })) {
+  /**
+   * The question's end requests, those stored first, then each as it comes, until the signal
+   * aborts. `onlyNew`: those stored before its first read need not come (its caller reads them
+   * with `requested` after that), which spares a read of the stream per question.
+   */
+  async *follow(
+    questionId: string,
+    signal: AbortSignal,
+    { onlyNew = false }: { onlyNew?: boolean } = {},
+  ): AsyncGenerator<string> {
+    for await (const stored of this.requests.follow(subjects.cancel(questionId), { signal, onlyNew })) {
       yield reasonOf(stored.data);
     }
   }

@@ -77,10 +77,17 @@ export class QuestionLog {
 
   /**
    * The question's events after `afterSeq`, in order, ending with its terminal event; waits
-   * for events not yet written until the signal aborts. Survives a NATS reconnect.
+   * for events not yet written until the signal aborts. Survives a NATS reconnect. `onlyNew`:
+   * the question has no event yet (its job is enqueued after this follow is first read), so
+   * nothing stored before is looked for.
    */
-  async *follow(questionId: string, afterSeq: number, signal: AbortSignal): AsyncGenerator<QaEvent__Output> {
-    for await (const stored of this.events.follow(subjects.events(questionId), { signal })) {
+  async *follow(
+    questionId: string,
+    afterSeq: number,
+    signal: AbortSignal,
+    { onlyNew = false }: { onlyNew?: boolean } = {},
+  ): AsyncGenerator<QaEvent__Output> {
+    for await (const stored of this.events.follow(subjects.events(questionId), { signal, onlyNew })) {
       for (const event of eventsOf(stored)) {
         if (event.seq <= afterSeq) continue;
         yield event;

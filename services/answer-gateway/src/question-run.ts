@@ -241,9 +241,14 @@ export class QuestionRun {
     this.overdueTimer.unref();
   }
 
+  /**
+   * Follows the question's log from before its job is enqueued (`start` calls it first): the
+   * log of the question id just made is empty, so the follow looks for no stored event.
+   */
   private async watch(): Promise<void> {
     try {
-      for await (const event of this.options.log.follow(this.questionId, 0, this.watching.signal)) this.receive(event);
+      const events = this.options.log.follow(this.questionId, 0, this.watching.signal, { onlyNew: true });
+      for await (const event of events) this.receive(event);
     } catch (error) {
       if (this.terminalEvent) return;
       this.options.onError('lost the events of a question', error);

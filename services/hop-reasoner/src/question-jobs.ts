@@ -108,6 +108,7 @@ export async function startQuestionJobs(deps: QuestionJobsDeps): Promise<Questio
     const question = new QuestionAttempt(deps, ask, request, job.deliveryCount);
     running.add(question.abort);
     const holding = new AbortController();
+    // Joins the reading of end requests now; run() then reads the one stored before, if any.
     void followEndRequests(deps, questionId, question, holding.signal);
     try {
       return await question.run();
@@ -139,7 +140,11 @@ export async function startQuestionJobs(deps: QuestionJobsDeps): Promise<Questio
   };
 }
 
-/** Stops the attempt at the question's first end request (made before or while it runs). */
+/**
+ * Stops the attempt at the question's first end request made while it runs: the follow joins
+ * the reading as it is called, and those made before are the attempt's to read (`requested`),
+ * after that, so that none falls between the two and the stream is read once per question.
+ */
 async function followEndRequests(
   deps: QuestionJobsDeps,
   questionId: string,
@@ -147,7 +152,7 @@ async function followEndRequests(
   signal: AbortSignal,
 ): Promise<void> {
   try {
-    for await (const reason of deps.ends.follow(questionId, signal)) {
+    for await (const reason of deps.ends.follow(questionId, signal, { onlyNew: true })) {
       deps.logger.info('question end requested', { questionId, reason });
       question.endRequested(reason);
       return;
@@ -201,7 +206,8 @@ class QuestionAttempt {
     const { deps, questionId } = this;
     // Whether the question's end was requested before it was taken is read while the attempt's
     // first event is written, not before: one round trip to NATS less before the reasoning
-    // starts. A question found ended is still not run; its end follows that first event.
+    // starts. A question found ended is still not run; its end follows that first event. Read
+    // after the follow of end requests joined (runJob), which looks for none stored before.
     const requestedEnd = deps.ends.requested(questionId, this.writeUntil);
     if (Date.now() >= this.request.deadlineUnixMs) {
       const requested = await requestedEnd;

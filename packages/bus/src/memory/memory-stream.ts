@@ -444,11 +444,12 @@ export function openMemoryDurableStream(
       return entry === undefined ? undefined : toStoredMessage(entry);
     },
 
-    follow(subject, { signal }) {
+    follow(subject, { signal, onlyNew = false }) {
       assertValidSubject(subject, 'publish');
       return {
         async *[Symbol.asyncIterator]() {
-          let afterSeq = 0;
+          // As the shared reading of NATS does: what is stored from the first read on.
+          let afterSeq = onlyNew ? opened.lastSequence : 0;
           let wake: () => void = () => {};
           const stopWaking = opened.onStored(subject, () => wake());
           const onAbort = () => wake();

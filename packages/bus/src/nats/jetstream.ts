@@ -270,9 +270,9 @@ export async function openJetStreamDurableStream(
 
     follow(subject, followOptions) {
       assertValidSubject(subject, 'publish');
-      const { signal } = followOptions;
+      const { signal, onlyNew = false } = followOptions;
       return options.sharedFollow
-        ? sharedTail().follow(subject, signal)
+        ? sharedTail().follow(subject, signal, onlyNew)
         : readStream({ nc, watch, stream: name, report: busReporter }, { filter: subject, afterSeq: 0 }, signal);
     },
 

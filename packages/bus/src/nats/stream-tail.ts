@@ -56,12 +56,16 @@ class SubjectReader {
  * The tail reads the stream from the sequence it had when it started, in order, with the
  * recovery of `readStream` (a lost consumer, a reconnect, a node loss). A follow joins it at
  * the sequence it has handed out (`through`): messages after that reach the follow from the
- * tail, those up to it are read from the stream one by one (none, for a new question).
+ * tail, those up to it are read from the stream one by one (none, for a new question). A follow
+ * that wants only new messages joins a running tail as it is first read, with no read of the
+ * stream: a new question's follow looked for stored messages that could not be there.
  */
 export class StreamTail {
   private readonly readers = new Map<string, Set<SubjectReader>>();
   /** Every message up to this stream sequence was handed out before any follow that joins now. */
   private through = 0;
+  /** Whether the tail reads now: a message stored from now on reaches a follow that joins now. */
+  private live = false;
   private started: Promise<void> | undefined;
   private readonly stopping = new AbortController();
   private reading: Promise<void> = Promise.resolve();
@@ -71,14 +75,19 @@ export class StreamTail {
     private readonly jsm: JetStreamManager,
   ) {}
 
-  /** Every message stored on `subject`, oldest first, then each new one, until the signal aborts. */
-  async *follow(subject: string, signal: AbortSignal): AsyncGenerator<StoredMessage> {
-    await this.start(signal);
+  /**
+   * Every message stored on `subject`, oldest first, then each new one, until the signal aborts;
+   * with `onlyNew`, while the tail reads, only those stored after its first `next()`.
+   */
+  async *follow(subject: string, signal: AbortSignal, onlyNew = false): AsyncGenerator<StoredMessage> {
+    // Joins before anything is awaited, so that what its caller stores next reaches it.
+    const joinedAtOnce = onlyNew && this.live;
+    if (!joinedAtOnce) await this.start(signal);
     if (signal.aborted) return;
     const reader = new SubjectReader();
     const readers = this.readers.get(subject) ?? new Set<SubjectReader>();
     this.readers.set(subject, readers.add(reader));
-    const storedThrough = this.through;
+    const storedThrough = joinedAtOnce ? 0 : this.through;
     try {
       let lastSeq = 0;
       for await (const stored of this.stored(subject, storedThrough, signal)) {
@@ -136,6 +145,7 @@ export class StreamTail {
         await abortableDelay(STORED_RETRY_MS, this.stopping.signal);
       }
     }
+    this.live = true;
     this.reading = this.read();
   }
 
@@ -146,11 +156,13 @@ export class StreamTail {
         this.readers.get(message.subject)?.forEach((reader) => reader.push(message));
       }
     } catch (error) {
+      this.live = false;
       this.failAll(error as Error);
       // The next follow starts the reading again (or finds the connection closed).
       this.started = undefined;
       return;
     }
+    this.live = false;
     this.failAll(new UnavailableError(`follow ${this.target.stream}: the bus is draining`));
   }
 
