@@ -56,13 +56,33 @@ const STATED_BONUS = 0.5;
 
 const containsWords = (outer: string, inner: string) => ` ${outer} `.includes(` ${inner} `);
 
-/** A name the chain already has, a part of one ("Bibring"), or a longer form of one ("Sir X Y"). */
+/**
+ * Whether `short` is `full` with inner words left out: the same first and last word, the rest in
+ * order ("Nekeshia Henderson" of "Nekeshia Shiondrail Henderson", a name without its middle name).
+ */
+function isShortForm(short: string, full: string): boolean {
+  const shortWords = short.split(' ');
+  const fullWords = full.split(' ');
+  if (shortWords.length < 2 || shortWords.length >= fullWords.length) return false;
+  if (shortWords[0] !== fullWords[0] || shortWords.at(-1) !== fullWords.at(-1)) return false;
+  let at = 0;
+  for (const word of fullWords) if (word === shortWords[at]) at += 1;
+  return at >= shortWords.length;
+}
+
+/**
+ * A name the chain already has, a part of one ("Bibring"), a longer form of one ("Sir X Y"), or
+ * one without its middle name: the question's own entity under the title its document carries is
+ * no bridge to another.
+ */
 function isKnown(name: string, known: readonly string[]): boolean {
   const key = entityKey(name);
   if (!key) return true;
   return known.some((entity) => {
     const knownKey = entityKey(entity);
-    return knownKey !== '' && (containsWords(knownKey, key) || containsWords(key, knownKey));
+    return (
+      knownKey !== '' && (containsWords(knownKey, key) || containsWords(key, knownKey) || isShortForm(key, knownKey))
+    );
   });
 }
 
