@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { createOfflineReasoner } from '../src/index.js';
+import { readTypedAnswer } from '../src/offline/answers.js';
 import { bridgeCandidates } from '../src/offline/bridge.js';
 import { chunk } from './support/chunks.js';
+import { callContext, hopInputs } from './support/offline-hops.js';
 
 const titles = { parenthesis: true, comma: true };
 
@@ -29,5 +32,31 @@ describe('chain drift - a hop does not take the question its own entity again, o
       anchorWeight: () => 0,
     }).map((candidate) => candidate.name);
     expect(other).toContain('Castell Orla');
+  });
+});
+
+describe('chain drift - a count is read only where a number counts what is asked', () => {
+  const ask = (text: string) =>
+    readTypedAnswer('number', [chunk('c-composer', 'Aldo Brun', text)], ['time', 'plague', 'strike'])?.answer;
+
+  it('chain drift - the day and year of a date, "one of", a number that counts something else or opens a name are no count', () => {
+    expect(ask('Aldo Brun (4 March 1678 – 28 July 1741) was a composer and violinist.')).toBeUndefined();
+    expect(ask('He was one of the composers of the city, and wrote more than forty operas.')).toBeUndefined();
+    expect(ask('His best known work is the Four Seasons, played in the city.')).toBeUndefined();
+  });
+
+  it('chain drift - a number beside what the question counts, or with nothing after it, is read', () => {
+    expect(ask('Born on 4 March 1678, he saw the plague strike the city 22 times.')).toBe('22');
+    expect(ask('The chronicle counts the strikes of the plague at 17, the last of them a mild one.')).toBe('17');
+  });
+
+  it('chain drift - a question for a number or a date is not answered with a name where the evidence states neither', async () => {
+    const question = 'How many times did the plague strike Verano?';
+    const city = chunk('c-verano', 'Verano', 'Verano is a city in Tessaly founded by the Romans as a harbour.');
+    const finding = await createOfflineReasoner().extractHopAnswer(
+      hopInputs(question, [city])({ expectedHops: 1, hopsLeft: 0 }),
+      callContext(),
+    );
+    expect(finding).toMatchObject({ unknown: true, answer: '' });
   });
 });

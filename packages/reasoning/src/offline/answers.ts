@@ -66,6 +66,46 @@ function firstMatch(pattern: RegExp, text: string): string | undefined {
 const DATE_SPAN = new RegExp(`(${FULL_DATE.source})\\s*[-–—]\\s*(${FULL_DATE.source})`);
 const DEATH_TERMS = ['death', 'died', 'dead'];
 
+// "one of the composers": one picked from many, not a count.
+const ONE_OF = /^one\s+of\b/i;
+// The words after a number that may name what it counts ("5 studio albums", "300 km long").
+const COUNTED_WORDS = 2;
+
+/**
+ * Whether the words right after a number say it counts something the question does not ask
+ * about ("more than forty operas" is no answer to how many times a plague struck), or that it
+ * is part of a name. A number followed by punctuation or a function word ("$120 million at the
+ * box office") says nothing.
+ */
+function countsOther(after: string, asked: readonly string[]): boolean {
+  const words = [...after.matchAll(/[\p{L}\p{N}'’-]+|[^\s\p{L}\p{N}]/gu)]
+    .slice(0, COUNTED_WORDS)
+    .map((match) => match[0]);
+  const first = words[0];
+  // "the Four Seasons", "22 Jump Street": a number a name goes on from is part of the name.
+  if (first !== undefined && /^\p{Lu}/u.test(first)) return true;
+  if (first === undefined || !/^\p{Ll}/u.test(first) || contentTerms(first).length === 0) return false;
+  return !words.some((word) => contentTerms(word).some((term) => containsStem(asked, term)));
+}
+
+/**
+ * The first number a sentence states that counts something: not part of a date (the day and year
+ * of "4 March 1678" count nothing, and a count read from them answers "how many" with a
+ * birthday), nor "one of" a group.
+ */
+function countIn(text: string, asked: readonly string[]): string | undefined {
+  const dates = [...text.matchAll(FULL_DATE), ...text.matchAll(ISO_DATE)].map((match) => ({
+    start: match.index,
+    end: match.index + match[0].length,
+  }));
+  for (const match of text.matchAll(NUMBER)) {
+    const end = match.index + match[0].length;
+    if (ONE_OF.test(text.slice(match.index)) || countsOther(text.slice(end), asked)) continue;
+    if (!dates.some((date) => match.index < date.end && end > date.start)) return match[0];
+  }
+  return undefined;
+}
+
 /**
  * A date or number answer from the sentence that best matches the question's relation words.
  * A question about a death reads the end of a span of dates where any sentence gives one: a
@@ -78,6 +118,7 @@ export function readTypedAnswer(
 ): ReadAnswer | undefined {
   if (type !== 'date' && type !== 'number') return undefined;
   const ranked = rankedSentences(cited, relationTerms);
+  const asked = expandRelations(relationTerms);
   const wantsDeath = relationTerms.some((term) => DEATH_TERMS.some((death) => sameStem(death, term)));
   if (type === 'date' && wantsDeath) {
     for (const sentence of ranked) {
@@ -92,7 +133,7 @@ export function readTypedAnswer(
           chineseDates(sentence.text)[0] ??
           chineseDecade(sentence.text)?.text ??
           firstMatch(YEAR, sentence.text))
-        : firstMatch(NUMBER, sentence.text);
+        : countIn(sentence.text, asked);
     if (found) return { answer: found.trim(), chunkId: sentence.chunkId };
   }
   return undefined;

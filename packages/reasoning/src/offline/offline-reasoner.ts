@@ -166,11 +166,13 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
       // a date or number too, where the hop was sent for one entity: a neighbour's is not its own.
       const source = about.length > 0 ? about : cited;
       const typed = readTypedAnswer(type, soughtDocument && seeksOne ? source : cited, relation);
-      const named = typed
-        ? undefined
-        : (bridgeCandidates(source, { ...candidateOptions, concluding: true }).find(
-            (candidate) => !asksWho(input.focus) || !onlyAsPlace(candidate, chunks),
-          ) ?? (asksWho(input.focus) ? undefined : entityItself(about, hop, titles)));
+      // A question that asks for a date or a number is not answered by a name.
+      const named =
+        typed || type === 'date' || type === 'number'
+          ? undefined
+          : (bridgeCandidates(source, { ...candidateOptions, concluding: true }).find(
+              (candidate) => !asksWho(input.focus) || !onlyAsPlace(candidate, chunks),
+            ) ?? (asksWho(input.focus) ? undefined : entityItself(about, hop, titles)));
       const answer = typed?.answer ?? named?.name;
       if (!answer) return unknownFinding(citedIds);
       // An answer is only an answer where the evidence states the relation the question asks
