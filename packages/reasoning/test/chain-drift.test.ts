@@ -1,4 +1,6 @@
+import type { Chunk__Output } from '@hopline/contracts';
 import { describe, expect, it } from 'vitest';
+import type { SynthesisInput } from '../src/index.js';
 import { createOfflineReasoner } from '../src/index.js';
 import { readTypedAnswer } from '../src/offline/answers.js';
 import { bridgeCandidates } from '../src/offline/bridge.js';
@@ -58,5 +60,47 @@ describe('chain drift - a count is read only where a number counts what is asked
       callContext(),
     );
     expect(finding).toMatchObject({ unknown: true, answer: '' });
+  });
+});
+
+describe('chain drift - a choice weighs an option only by a document about it', () => {
+  const question = 'Which goalkeeper was nicknamed "the Wall", Aron Vest or Pal Norum?';
+  const vest = chunk('c-vest', 'Aron Vest', 'Aron Vest (1931–2015) was a goalkeeper of Brann, nicknamed "the Wall".');
+  const norum = chunk('c-norum', 'Pal Norum', 'Pal Norum (1929–1990) was a goalkeeper of Viking, nicknamed "the Cat".');
+  const hop = (n: number, option: string, cited: string) => ({
+    hop: n,
+    focus: `Which goalkeeper was nicknamed "the Wall", ${option}?`,
+    query: option,
+    finding: {
+      answer: 'Brann',
+      unknown: false,
+      done: true,
+      nextQuery: '',
+      confidence: 0.8,
+      citedChunkIds: [cited],
+      bridgeEntities: [],
+    },
+  });
+  async function written(secondCites: string, evidence: Chunk__Output[]): Promise<string> {
+    let text = '';
+    const input: SynthesisInput = {
+      question,
+      hops: [hop(1, 'Aron Vest', 'c-vest'), hop(2, 'Pal Norum', secondCites)],
+      evidence: evidence.map((item, index) => ({ index: index + 1, chunk: item, hop: 1, bridgeEntity: '' })),
+      complete: true,
+      missing: '',
+    };
+    for await (const piece of createOfflineReasoner().synthesize(input, callContext())) text += piece;
+    return text;
+  }
+
+  it("chain drift - an option whose hop read only another option's document is named as missing", async () => {
+    const text = await written('c-vest', [vest]);
+    expect(text).toMatch(/^I cannot answer/);
+    expect(text).toContain('a document about "Pal Norum"');
+  });
+
+  it('chain drift - with each option read from its own document the choice is made', async () => {
+    expect(await written('c-norum', [vest, norum])).not.toMatch(/^I cannot answer/);
   });
 });

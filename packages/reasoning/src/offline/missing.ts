@@ -1,6 +1,8 @@
 import { entityKey } from '@hopline/text';
-import type { SynthesisHop } from '../reasoner/reasoner.js';
+import type { EvidenceItem, SynthesisHop } from '../reasoner/reasoner.js';
+import { isAbout } from './bridge.js';
 import { comparedOptions, questionAnchors } from './question.js';
+import type { TitleConventions } from './text.js';
 
 /**
  * The entities a broken chain was looking for where it broke, read from its hops: for each
@@ -32,4 +34,32 @@ export function unfoundEntities(question: string, hops: readonly SynthesisHop[])
     if (!entities.some((seen) => entityKey(seen) === entityKey(entity))) entities.push(entity);
   }
   return entities;
+}
+
+/**
+ * The options of a choice whose hop cites no document about them: every chunk it cites that is
+ * in the evidence is titled, and none by the option (a choice between two goalkeepers whose hop
+ * for the second read the first's document). Weighing such an option by another's document
+ * picks the one that was found, whatever the question asks; the answer names the option's
+ * document as missing instead. Untitled chunks (news, tickets) say nothing of what they are about,
+ * and a hop none of whose chunks is in the evidence is not judged here.
+ */
+export function unfoundOptions(
+  entries: ReadonlyArray<{ option: string; hop: SynthesisHop | undefined }>,
+  evidence: readonly EvidenceItem[],
+  titles: TitleConventions,
+): string[] {
+  return entries
+    .filter(({ option, hop }) => {
+      if (!hop) return true;
+      const cited = hop.finding.citedChunkIds.flatMap((chunkId) =>
+        evidence.filter((item) => item.chunk.chunkId === chunkId).map((item) => item.chunk),
+      );
+      return (
+        cited.length > 0 &&
+        cited.every((chunk) => chunk.title.trim() !== '') &&
+        !cited.some((chunk) => isAbout(chunk, option, titles))
+      );
+    })
+    .map(({ option }) => option);
 }

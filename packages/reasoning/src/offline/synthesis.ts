@@ -10,8 +10,8 @@ import { comparedOptions, dateComparison, questionAnchors, relationTerms, sameEn
 import { expandRelations } from './relations.js';
 import type { RespectiveItem } from './respectively.js';
 import { respectiveItems } from './respectively.js';
-import { unfoundEntities } from './missing.js';
-import { sentences, states } from './text.js';
+import { unfoundEntities, unfoundOptions } from './missing.js';
+import { sentences, states, titleConventions } from './text.js';
 import { isOn } from '../switches.js';
 
 /**
@@ -537,6 +537,8 @@ function opening(input: SynthesisInput, words: Phrasebook): Opening | undefined 
   const choices = comparedOptions(question);
   if (choices.length >= 2) {
     const entries = choices.map((option) => ({ option, hop: hopForOption(option, hops) }));
+    const unfound = unfoundOptions(entries, evidence, titleConventions(input.switchedOff));
+    if (unfound.length > 0) return { missing: words.unfound(unfound) };
     const byDate = dateDecision(input, entries, words);
     if (byDate) return byDate;
     const chosen = bestCovered(question, entries);
