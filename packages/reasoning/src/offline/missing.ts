@@ -37,12 +37,12 @@ export function unfoundEntities(question: string, hops: readonly SynthesisHop[])
 }
 
 /**
- * The options of a choice whose hop cites no document about them: every chunk it cites that is
- * in the evidence is titled, and none by the option (a choice between two goalkeepers whose hop
- * for the second read the first's document). Weighing such an option by another's document
- * picks the one that was found, whatever the question asks; the answer names the option's
- * document as missing instead. Untitled chunks (news, tickets) say nothing of what they are about,
- * and a hop none of whose chunks is in the evidence is not judged here.
+ * The options of a choice that no document in the evidence is about, where the option's hop read
+ * titled documents only (a choice between two goalkeepers whose hop for the second read the
+ * first's document). Weighing such an option by another's document picks the one that was found,
+ * whatever the question asks; the answer names the option's document as missing instead.
+ * Untitled chunks (news, tickets) say nothing of what they are about, and a hop none of whose
+ * chunks is in the evidence is not judged here.
  */
 export function unfoundOptions(
   entries: ReadonlyArray<{ option: string; hop: SynthesisHop | undefined }>,
@@ -58,7 +58,7 @@ export function unfoundOptions(
       return (
         cited.length > 0 &&
         cited.every((chunk) => chunk.title.trim() !== '') &&
-        !cited.some((chunk) => isAbout(chunk, option, titles))
+        !evidence.some((item) => isAbout(item.chunk, option, titles))
       );
     })
     .map(({ option }) => option);
