@@ -66,6 +66,8 @@ function firstMatch(pattern: RegExp, text: string): string | undefined {
 const DATE_SPAN = new RegExp(`(${FULL_DATE.source})\\s*[-–—]\\s*(${FULL_DATE.source})`);
 const DEATH_TERMS = ['death', 'died', 'dead'];
 
+// "in 1981", "since 2003": a year after a preposition of time dates something, it counts nothing.
+const YEAR_AFTER_TIME_WORD = /\b(?:in|since|until|till|before|after|during|by|from|of)\s+(?:1[0-9]{3}|20[0-9]{2})$/i;
 // "one of the composers": one picked from many, not a count.
 const ONE_OF = /^one\s+of\b/i;
 // The words after a number that may name what it counts ("5 studio albums", "300 km long").
@@ -91,7 +93,7 @@ function countsOther(after: string, asked: readonly string[]): boolean {
 /**
  * The first number a sentence states that counts something: not part of a date (the day and year
  * of "4 March 1678" count nothing, and a count read from them answers "how many" with a
- * birthday), nor "one of" a group.
+ * birthday), nor a year a preposition of time introduces, nor "one of" a group.
  */
 function countIn(text: string, asked: readonly string[]): string | undefined {
   const dates = [...text.matchAll(FULL_DATE), ...text.matchAll(ISO_DATE)].map((match) => ({
@@ -101,6 +103,7 @@ function countIn(text: string, asked: readonly string[]): string | undefined {
   for (const match of text.matchAll(NUMBER)) {
     const end = match.index + match[0].length;
     if (ONE_OF.test(text.slice(match.index)) || countsOther(text.slice(end), asked)) continue;
+    if (YEAR_AFTER_TIME_WORD.test(`${text.slice(0, match.index)}${match[0]}`)) continue;
     if (!dates.some((date) => match.index < date.end && end > date.start)) return match[0];
   }
   return undefined;
