@@ -42,7 +42,7 @@ describe('docs', () => {
     expect(readme).toContain('npm i -g pnpm@10');
   });
 
-  it.each(['README.md', 'docs/architecture.md', 'docs/events.md', 'docs/operations.md'])(
+  it.each(['README.md', 'docs/architecture.md', 'docs/events.md', 'docs/measurements.md', 'docs/operations.md'])(
     'docs - %s links only to files inside the repository that exist',
     (file) => {
       const text = readFileSync(join(repoRoot, file), 'utf8');
