@@ -1,4 +1,4 @@
-import { mkdir, open, readFile, rename, stat, writeFile, type FileHandle } from 'node:fs/promises';
+import { mkdir, open, readFile, rename, rm, stat, utimes, writeFile, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { UnavailableError } from '@hopline/contracts';
 import type { KeyValueStore } from './bus.js';
@@ -51,13 +51,15 @@ interface QueuedRecord {
  * rewritten then, with the live records only. Keys are checked like JetStream KV keys. Values
  * written before the log, one file per key (the key percent-encoded), are still read.
  *
- * With `retention` (the traces: JetStream's bucket limits, applied here too), values age out by
- * generations, as JetStream cannot tell us how to do it per key without a clock in every record:
- * the log is current for half the maximum age or until it holds half the maximum bytes, then it
- * becomes the previous generation (still read) and the one before is deleted. A value is
- * therefore read for at least half the maximum age, unless the bytes limit comes first, and is
- * gone at the latest one maximum age after it was written; the files hold at most about the
- * maximum bytes. The generation's start is kept on disk, so a restart does not extend it.
+ * With `retention` (the traces: the limits of their JetStream bucket, applied here too), values
+ * age out by generations rather than one by one, since a record carries no time. A generation
+ * takes puts for half the maximum age, or until it holds half the maximum bytes; then it becomes
+ * the previous generation, still read, and the one before it is deleted. A previous generation
+ * is deleted as well once the maximum age has passed since it began: every value in it is then
+ * at least half that age. So a value is read for at least half the maximum age (unless the bytes
+ * limit comes first) and never past the maximum age, across restarts too: each generation's
+ * start is kept on disk (the current one's as an empty marker file's time, the previous one's as
+ * its log's). The files hold at most about the maximum bytes.
  */
 export function createFileKeyValueStore(
   dir: string,
@@ -86,10 +88,10 @@ export function createFileKeyValueStore(
   };
 }
 
-/** The current log and, with retention, the previous generation's, rotated when the current one is due. */
+/** The current log and, with retention, the previous generation's, rotated and aged out when due. */
 class Generations {
-  /** Set while a rotation swaps the logs: puts and reads wait for it. */
-  private rotating: Promise<void> | undefined;
+  /** Set while the logs are swapped or the previous one dropped: puts and reads wait for it. */
+  private maintaining: Promise<void> | undefined;
   /** Reads that have picked their logs: a rotation waits for them before it closes those logs. */
   private readonly reading = new Set<Promise<unknown>>();
   private timer: NodeJS.Timeout | undefined;
@@ -97,35 +99,33 @@ class Generations {
 
   private constructor(
     private readonly dir: string,
-    private readonly retention: RetentionLimits | undefined,
+    private readonly retention: RetentionLimits,
     private current: ValueLog,
-    private previous: ValueLog | undefined,
     private startedAt: number,
+    private previous: { log: ValueLog; startedAt: number } | undefined,
   ) {}
 
   static async open(dir: string, retention: RetentionLimits | undefined): Promise<Generations> {
     await mkdir(dir, { recursive: true });
-    if (retention === undefined)
-      return new Generations(dir, undefined, await ValueLog.open(join(dir, LOG_FILE)), undefined, 0);
+    const current = await ValueLog.open(join(dir, LOG_FILE));
+    if (retention === undefined) return new Generations(dir, { maxAgeMs: 0, maxBytes: 0 }, current, 0, undefined);
     const startedAt = await generationStart(join(dir, GENERATION_FILE));
-    const previous = (await exists(join(dir, PREVIOUS_LOG_FILE)))
-      ? await ValueLog.open(join(dir, PREVIOUS_LOG_FILE))
-      : undefined;
-    const generations = new Generations(dir, retention, await ValueLog.open(join(dir, LOG_FILE)), previous, startedAt);
-    await generations.rotateIfDue();
+    const previous = await openPrevious(join(dir, PREVIOUS_LOG_FILE));
+    const generations = new Generations(dir, retention, current, startedAt, previous);
+    await generations.maintain();
     generations.schedule();
     return generations;
   }
 
   async put(key: string, value: Uint8Array): Promise<void> {
-    await this.rotateIfDue();
+    await this.maintain();
     await this.current.append(key, value);
   }
 
   async get(key: string): Promise<Uint8Array | undefined> {
-    await this.rotateIfDue();
+    await this.maintain();
     const { current, previous } = this;
-    const reading = (async () => (await current.read(key)) ?? (await previous?.read(key)))();
+    const reading = (async () => (await current.read(key)) ?? (await previous?.log.read(key)))();
     this.reading.add(reading);
     try {
       return await reading;
@@ -137,55 +137,73 @@ class Generations {
   async close(): Promise<void> {
     this.closed = true;
     clearTimeout(this.timer);
-    await this.rotating;
-    await Promise.all([this.current.close(), this.previous?.close()]);
+    await this.maintaining;
+    await Promise.all([this.current.close(), this.previous?.log.close()]);
   }
 
-  private due(): boolean {
-    const { maxAgeMs, maxBytes } = this.retention ?? { maxAgeMs: 0, maxBytes: 0 };
+  private rotationDue(): boolean {
+    const { maxAgeMs, maxBytes } = this.retention;
     return (
       (maxAgeMs > 0 && Date.now() - this.startedAt >= maxAgeMs / 2) ||
       (maxBytes > 0 && this.current.size >= maxBytes / 2)
     );
   }
 
-  private async rotateIfDue(): Promise<void> {
-    while (this.rotating) await this.rotating;
-    if (this.closed || !this.due()) return;
-    this.rotating = this.rotate().finally(() => (this.rotating = undefined));
-    await this.rotating;
+  private previousExpired(): boolean {
+    const { maxAgeMs } = this.retention;
+    return this.previous !== undefined && maxAgeMs > 0 && Date.now() - this.previous.startedAt >= maxAgeMs;
+  }
+
+  /** Rotates the logs, or drops the previous one, when either is due; one at a time. */
+  private async maintain(): Promise<void> {
+    while (this.maintaining) await this.maintaining;
+    if (this.closed || (!this.rotationDue() && !this.previousExpired())) return;
+    this.maintaining = (async () => {
+      await Promise.allSettled([...this.reading]);
+      if (this.rotationDue()) await this.rotate();
+      if (this.previousExpired()) await this.dropPrevious();
+    })().finally(() => (this.maintaining = undefined));
+    await this.maintaining;
   }
 
   /** The current log becomes the previous one, the previous one is deleted, and a new generation begins. */
   private async rotate(): Promise<void> {
-    await Promise.allSettled([...this.reading]);
-    await Promise.all([this.current.close(), this.previous?.close()]);
+    await Promise.all([this.current.close(), this.previous?.log.close()]);
     const previousFile = join(this.dir, PREVIOUS_LOG_FILE);
     try {
       await rename(join(this.dir, LOG_FILE), previousFile);
+      // The previous generation's start, kept as its log's time: it is written no more.
+      const began = new Date(this.startedAt);
+      await utimes(previousFile, began, began);
       await writeFile(join(this.dir, GENERATION_FILE), '');
       this.startedAt = Date.now();
     } finally {
       // Reopened whether or not the files moved: a rotation that failed leaves a working store,
       // which tries again at its next put or read.
-      this.previous = (await exists(previousFile)) ? await ValueLog.open(previousFile) : undefined;
+      this.previous = await openPrevious(previousFile);
       this.current = await ValueLog.open(join(this.dir, LOG_FILE));
     }
   }
 
-  /** Rotates when the age limit comes due even if nothing is put or read (a quiet store still ages out). */
+  private async dropPrevious(): Promise<void> {
+    await this.previous?.log.close();
+    this.previous = undefined;
+    await rm(join(this.dir, PREVIOUS_LOG_FILE), { force: true });
+  }
+
+  /** Maintains the logs when the age limit comes due even if nothing is put or read (a quiet store still ages out). */
   private schedule(): void {
-    const maxAgeMs = this.retention?.maxAgeMs ?? 0;
+    const { maxAgeMs } = this.retention;
     if (maxAgeMs <= 0 || this.closed) return;
-    const wait = Math.max(0, this.startedAt + maxAgeMs / 2 - Date.now());
+    const next = Math.min(this.startedAt + maxAgeMs / 2, (this.previous?.startedAt ?? Infinity) + maxAgeMs);
     this.timer = setTimeout(
       () => {
         // A failure here is not lost: the next put or read tries again and reports it.
-        void this.rotateIfDue()
+        void this.maintain()
           .catch(() => undefined)
           .then(() => this.schedule());
       },
-      Math.min(wait, LONGEST_TIMER_MS),
+      Math.min(Math.max(0, next - Date.now()), LONGEST_TIMER_MS),
     );
     // A store's clock never keeps the process alive.
     this.timer.unref();
@@ -203,14 +221,20 @@ async function generationStart(marker: string): Promise<number> {
   }
 }
 
-async function exists(file: string): Promise<boolean> {
+/** The previous generation's log and its start (the log's time), or undefined when there is none. */
+async function openPrevious(file: string): Promise<{ log: ValueLog; startedAt: number } | undefined> {
+  let startedAt: number;
   try {
-    await stat(file);
-    return true;
+    startedAt = (await stat(file)).mtimeMs;
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw error;
   }
+  const log = await ValueLog.open(file);
+  // Opening may cut off a record cut short or rewrite the log, which moves its time: put it back.
+  const began = new Date(startedAt);
+  await utimes(file, began, began);
+  return { log, startedAt };
 }
 
 /** A value stored as its own file, as before the log. */

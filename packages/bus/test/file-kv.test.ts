@@ -143,6 +143,22 @@ describe('file key-value store (a log file)', () => {
       await fourth.close();
     });
 
+    it('file kv - a store closed for longer than the age starts without the values that aged out while it was closed', async () => {
+      const dir = join(root, 'traces');
+      const retention = { maxAgeMs: HOUR_MS, maxBytes: 0 };
+      const first = createFileKeyValueStore(dir, retention);
+      await first.put('q-1', text('written'));
+      await first.close();
+      // Everything in the generation was put in its first half hour, so at least an hour ago.
+      await ageGeneration(dir, 90 * 60_000);
+      const second = createFileKeyValueStore(dir, retention);
+      expect(await second.get('q-1')).toBeUndefined();
+      await second.put('q-2', text('fresh'));
+      expect(read(await second.get('q-2'))).toBe('fresh');
+      await second.close();
+      expect(await readdir(dir)).not.toContain('.values.previous.log');
+    });
+
     it('file kv - the bytes limit rotates the log: the newest values are read, the oldest are gone, the files stay near the limit', async () => {
       const dir = join(root, 'traces');
       const maxBytes = 4096;
