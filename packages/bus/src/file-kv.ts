@@ -212,29 +212,31 @@ class Generations {
 
 /** When the current generation began: the marker's time, or now for a folder that has none (it is made). */
 async function generationStart(marker: string): Promise<number> {
-  try {
-    return (await stat(marker)).mtimeMs;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-    await writeFile(marker, '');
-    return (await stat(marker)).mtimeMs;
-  }
+  const began = await modifiedAt(marker);
+  if (began !== undefined) return began;
+  await writeFile(marker, '');
+  return (await stat(marker)).mtimeMs;
 }
 
 /** The previous generation's log and its start (the log's time), or undefined when there is none. */
 async function openPrevious(file: string): Promise<{ log: ValueLog; startedAt: number } | undefined> {
-  let startedAt: number;
-  try {
-    startedAt = (await stat(file)).mtimeMs;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw error;
-  }
+  const startedAt = await modifiedAt(file);
+  if (startedAt === undefined) return undefined;
   const log = await ValueLog.open(file);
   // Opening may cut off a record cut short or rewrite the log, which moves its time: put it back.
   const began = new Date(startedAt);
   await utimes(file, began, began);
   return { log, startedAt };
+}
+
+/** When a file was last written, or undefined when there is none. */
+async function modifiedAt(file: string): Promise<number | undefined> {
+  try {
+    return (await stat(file)).mtimeMs;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
 }
 
 /** A value stored as its own file, as before the log. */

@@ -113,7 +113,8 @@ describe('file key-value store (a log file)', () => {
     await store.close();
   });
   describe('with retention limits (the embedded traces)', () => {
-    const HOUR_MS = 3_600_000;
+    /** An hour's age limit and no bytes limit: the tests that date a generation back. */
+    const byAge = { maxAgeMs: 3_600_000, maxBytes: 0 };
     /** Dates the current generation's start back, as if the store had been running that long. */
     const ageGeneration = async (dir: string, ms: number) => {
       const then = new Date(Date.now() - ms);
@@ -122,22 +123,21 @@ describe('file key-value store (a log file)', () => {
 
     it('file kv - past half the age the log becomes the previous generation, still read; a restart does not extend it', async () => {
       const dir = join(root, 'traces');
-      const retention = { maxAgeMs: HOUR_MS, maxBytes: 0 };
-      const first = createFileKeyValueStore(dir, retention);
+      const first = createFileKeyValueStore(dir, byAge);
       await first.put('q-old', text('old'));
       await first.close();
       await ageGeneration(dir, 40 * 60_000);
-      const second = createFileKeyValueStore(dir, retention);
+      const second = createFileKeyValueStore(dir, byAge);
       expect(read(await second.get('q-old'))).toBe('old');
       await second.put('q-new', text('new'));
       await second.close();
       expect((await readdir(dir)).sort()).toEqual(['.generation', '.values.log', '.values.previous.log']);
       // Reopened before the new generation is due: nothing moves.
-      const third = createFileKeyValueStore(dir, retention);
+      const third = createFileKeyValueStore(dir, byAge);
       expect([read(await third.get('q-old')), read(await third.get('q-new'))]).toEqual(['old', 'new']);
       await third.close();
       await ageGeneration(dir, 40 * 60_000);
-      const fourth = createFileKeyValueStore(dir, retention);
+      const fourth = createFileKeyValueStore(dir, byAge);
       expect(await fourth.get('q-old')).toBeUndefined();
       expect(read(await fourth.get('q-new'))).toBe('new');
       await fourth.close();
@@ -145,13 +145,12 @@ describe('file key-value store (a log file)', () => {
 
     it('file kv - a store closed for longer than the age starts without the values that aged out while it was closed', async () => {
       const dir = join(root, 'traces');
-      const retention = { maxAgeMs: HOUR_MS, maxBytes: 0 };
-      const first = createFileKeyValueStore(dir, retention);
+      const first = createFileKeyValueStore(dir, byAge);
       await first.put('q-1', text('written'));
       await first.close();
       // Everything in the generation was put in its first half hour, so at least an hour ago.
       await ageGeneration(dir, 90 * 60_000);
-      const second = createFileKeyValueStore(dir, retention);
+      const second = createFileKeyValueStore(dir, byAge);
       expect(await second.get('q-1')).toBeUndefined();
       await second.put('q-2', text('fresh'));
       expect(read(await second.get('q-2'))).toBe('fresh');
