@@ -84,6 +84,7 @@ async function openBackends(dataDir: string, snapshotAfter: number) {
       createIndex: () => index,
     }),
   ]);
+  unclosed.push(lexical, vector);
   return { lexical, vector, index, letBuilderMove };
 }
 
@@ -101,10 +102,16 @@ async function ingestAndRestart(dataDir: string, snapshotAfter: number) {
 }
 
 let dirs: string[] = [];
+// The backends `openBackends` opened, crashed ones included: a crash is simulated by reopening
+// without closing, and their files are closed only once the test is done with the folder.
+let unclosed: Array<{ close(): Promise<void> }> = [];
 beforeEach(() => {
   dirs = [];
+  unclosed = [];
 });
 afterEach(async () => {
+  // One at a time: two of them closing at once would write the same folder's snapshot together.
+  for (const backend of unclosed) await backend.close();
   await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
 });
 const tempDir = async () => {
