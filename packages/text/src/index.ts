@@ -1,4 +1,4 @@
-export { contentTerms, createTokenizer } from './tokenizer.js';
+export { contentTerms, createTokenizer, wholeDateAndArticleTerms } from './tokenizer.js';
 export type { Tokenizer, TokenizerOptions } from './tokenizer.js';
 export { memoizeByText, memoizedTokenizer } from './memo.js';
 export { containsStem, ENGLISH_STOP_WORDS, lightStem, sameStem, singular } from './english.js';

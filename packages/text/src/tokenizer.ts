@@ -122,13 +122,7 @@ class MixedLanguageTokenizer implements Tokenizer {
       last = match.index + match[0].length;
     }
     this.latin(folded.slice(last), out);
-    if (!this.variants) return out;
-    for (const match of folded.matchAll(NUMBERED_ARTICLE)) {
-      const article = match[0].replace(/\s+/g, '');
-      // jieba usually emits an all-Han article whole already; a second copy would double its tf.
-      if (!out.includes(article)) out.push(article);
-    }
-    for (const match of folded.matchAll(DATE)) dateTerms(match, out);
+    if (this.variants) wholeHanTerms(folded, out);
     return out;
   }
 
@@ -190,6 +184,28 @@ class MixedLanguageTokenizer implements Tokenizer {
   private isStopWord(word: string): boolean {
     return this.stopWords && ENGLISH_STOP_WORDS.has(word);
   }
+}
+
+/** The numbered articles and dates of a folded text with Han, each as the whole terms the index adds. */
+function wholeHanTerms(folded: string, out: string[]): void {
+  for (const match of folded.matchAll(NUMBERED_ARTICLE)) {
+    const article = match[0].replace(/\s+/g, '');
+    // jieba usually emits an all-Han article whole already; a second copy would double its tf.
+    if (!out.includes(article)) out.push(article);
+  }
+  for (const match of folded.matchAll(DATE)) dateTerms(match, out);
+}
+
+/**
+ * The whole terms the index adds for a Chinese text's numbered articles and dates ("第十二条",
+ * "10月16日", "2023年10月"), for a search engine whose own analyzer splits them (Elasticsearch's
+ * smartcn and standard both do): it indexes and queries them in a field of their own.
+ */
+export function wholeDateAndArticleTerms(text: string): string[] {
+  const folded = foldText(text).toLowerCase();
+  const out: string[] = [];
+  if (HAN.test(folded)) wholeHanTerms(folded, out);
+  return out;
 }
 
 /** A date's index terms: its day of the month and its month of the year, where it names them. */

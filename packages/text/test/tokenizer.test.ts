@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { contentTerms, createTokenizer, fold, lightStem, sameStem, singular, termSpecificity } from '../src/index.js';
+import {
+  contentTerms,
+  createTokenizer,
+  fold,
+  lightStem,
+  sameStem,
+  singular,
+  termSpecificity,
+  wholeDateAndArticleTerms,
+} from '../src/index.js';
 
 const tokenizer = createTokenizer();
 
@@ -42,6 +51,14 @@ describe('tokenizer', () => {
     // A month alone is too common to be a term of its own; "13月" is no month.
     expect(tokenizer.tokenize('10月中旬')).not.toContain('10月');
     expect(tokenizer.tokenize('13月5日').join(' ')).not.toMatch(/13月/);
+  });
+
+  it('tokenizer - the whole date and article terms another analyzer splits are the ones the index adds', () => {
+    const text = '2023年10月16日，公司依据第 12 条发布公告';
+    expect(wholeDateAndArticleTerms(text)).toEqual(['第12条', '10月16日', '2023年10月']);
+    expect(tokenizer.tokenize(text)).toEqual(expect.arrayContaining(wholeDateAndArticleTerms(text)));
+    // Without Han there is no date of this form to join: "10月" needs its 月.
+    expect(wholeDateAndArticleTerms('released on 16 October 2023')).toEqual([]);
   });
 
   it('tokenizer - its version names its terms and options', () => {

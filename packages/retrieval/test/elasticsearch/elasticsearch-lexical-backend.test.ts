@@ -98,6 +98,7 @@ describe('elasticsearch lexical backend - start-up', () => {
       body: { type: 'text', analyzer: 'smartcn', similarity: 'hopline_bm25' },
       text: { type: 'text', index: false },
       entities: { type: 'keyword' },
+      whole_terms: { type: 'text', analyzer: 'whitespace', similarity: 'hopline_bm25' },
     });
     const records = es.sent('PUT', `/${RECORDS}`)[0]?.body as { mappings: { properties: Record<string, unknown> } };
     expect(records.mappings.properties).toMatchObject({
@@ -137,8 +138,13 @@ describe('elasticsearch lexical backend - start-up', () => {
     const { lines, log } = logRecorder();
     await createElasticsearchLexicalBackend({ client: es.client, log });
     expect(es.sent('PUT', `/${INDEX}`)).toEqual([]);
-    // The entity graph's fields are added to indexes created before them.
-    expect(es.sent('PUT', `/${INDEX}/_mapping`)[0]?.body).toEqual({ properties: { entities: { type: 'keyword' } } });
+    // The entity graph's and the whole terms' fields are added to indexes created before them.
+    expect(es.sent('PUT', `/${INDEX}/_mapping`)[0]?.body).toEqual({
+      properties: {
+        entities: { type: 'keyword' },
+        whole_terms: { type: 'text', analyzer: 'whitespace', similarity: 'hopline_bm25' },
+      },
+    });
     expect(es.sent('PUT', `/${RECORDS}/_mapping`)[0]?.body).toEqual({ properties: { changed_at: { type: 'long' } } });
     expect(lines).toContainEqual(
       expect.objectContaining({
@@ -197,6 +203,37 @@ describe('elasticsearch lexical backend - search', () => {
         },
       });
     }
+  });
+
+  it('elasticsearch - Chinese dates and articles are written and asked as whole terms, which score but never filter', async () => {
+    const es = esMock();
+    const backend = await started(es);
+    es.on('GET', `/${RECORDS}/_doc/*`, recordReply(undefined));
+    es.on('POST', '/_bulk', () => ({ errors: false, items: [] }));
+    es.on('PUT', `/${RECORDS}/_doc/*`, () => ({ result: 'created' }));
+    es.on('POST', `/${INDEX}/_search`, () => ({ hits: { hits: [] } }));
+    const dated = chunkOf({
+      docId: 'rfc',
+      chunkId: 'rfc#0',
+      docVersion: 7,
+      title: '',
+      text: '2023年10月16日，依第 12 条公告',
+    });
+    await backend.upsertDocument(doc, [dated], never);
+    const [, source] = es.sent('POST', '/_bulk')[0]?.body as Array<{ whole_terms?: string }>;
+    expect(source?.whole_terms).toBe('第12条 10月16日 2023年10月');
+
+    const scope = { tenantId: 't1', kbIds: ['kb1'] };
+    await backend.search({ scope, query: '10月16日发布了什么公告', limit: 5 }, never);
+    await backend.search({ scope, query: 'RFC 7231', limit: 5 }, never);
+    const [dateQuery, plainQuery] = es
+      .sent('POST', `/${INDEX}/_search`)
+      .map((r) => (r.body as { query: { bool: Record<string, unknown> } }).query.bool);
+    expect(dateQuery?.should).toEqual([{ match: { whole_terms: '10月16日' } }]);
+    // Beside `must`, a should clause only adds to the score: a chunk without the date still matches.
+    expect(dateQuery?.must).toBeDefined();
+    expect(dateQuery?.minimum_should_match).toBeUndefined();
+    expect(plainQuery).not.toHaveProperty('should');
   });
 
   it('elasticsearch - selected documents add a doc id filter beside the scope', async () => {

@@ -58,6 +58,17 @@ describe.skipIf(!url)('elasticsearch lexical backend - live cluster', () => {
     expect(await searchIds('top_p')).toEqual(['http#0@1']);
   });
 
+  it('elasticsearch live - a date in the query ranks the chunk that states it first', async () => {
+    await backend.upsertDocument(key('october', 1), [
+      chunk('october', 0, 1, '', '2023年10月16日，港口公司发布年度公告'),
+    ]);
+    await backend.upsertDocument(key('june', 1), [chunk('june', 0, 1, '', '2022年6月3日，港口公司发布年度公告')]);
+    const ranked = async (query: string) =>
+      (await backend.search({ scope, query, limit: 2 }, never)).map((hit) => hit.chunk.docId);
+    await expect.poll(() => ranked('2022年6月港口公司公告'), { timeout: 10_000 }).toEqual(['june', 'october']);
+    expect(await ranked('10月16日港口公司公告')).toEqual(['october', 'june']);
+  });
+
   it('elasticsearch live - a newer version replaces the old chunks and an older one never comes back', async () => {
     await backend.upsertDocument(key('policy', 2), [
       chunk('policy', 0, 2, 'Policy', 'retention two years'),

@@ -1,6 +1,7 @@
 import { Client } from '@elastic/elasticsearch';
 import type { estypes } from '@elastic/elasticsearch';
 import { HoplineError, ValidationError } from '@hopline/contracts';
+import { wholeDateAndArticleTerms } from '@hopline/text';
 import { z } from 'zod';
 import { assertScope } from '../scope.js';
 import type {
@@ -33,6 +34,7 @@ import {
   ENTITY_GRAPH_CHUNK_FIELDS,
   ENTITY_GRAPH_RECORD_FIELDS,
   warnOnDrift,
+  WHOLE_TERMS_FIELDS,
 } from './index-setup.js';
 
 export interface ElasticsearchLexicalBackendOptions {
@@ -87,7 +89,7 @@ const chunkSourceSchema = z.object({
   effective_date: z.string(),
   source_uri: z.string(),
 });
-type ChunkSource = z.infer<typeof chunkSourceSchema> & { body: string; entities?: string[] };
+type ChunkSource = z.infer<typeof chunkSourceSchema> & { body: string; entities?: string[]; whole_terms?: string };
 
 /** A chunk as the entity graph reads it back: with the entity keys it was written with, if any. */
 const graphChunkSourceSchema = chunkSourceSchema.extend({ entities: z.array(z.string()).optional() });
@@ -156,6 +158,7 @@ export class ElasticsearchLexicalBackend implements LexicalBackend, SharedGraphS
                   },
                 },
               ],
+              ...wholeTermsClause(request.query),
             },
           },
         },
@@ -699,7 +702,8 @@ export async function createElasticsearchLexicalBackend(
     const analyzer = await detectAnalyzer(client, log);
     if ((await ensureIndex(client, index, chunkIndexDefinition(analyzer, bm25), log)) === 'exists') {
       await warnOnDrift(client, index, analyzer, bm25, log);
-      await ensureFields(client, index, ENTITY_GRAPH_CHUNK_FIELDS);
+      // Chunks written before a field was added lack it until their documents are written again.
+      await ensureFields(client, index, { ...ENTITY_GRAPH_CHUNK_FIELDS, ...WHOLE_TERMS_FIELDS });
     }
     if ((await ensureIndex(client, documentsIndex, documentIndexDefinition(), log)) === 'exists')
       await ensureFields(client, documentsIndex, ENTITY_GRAPH_RECORD_FIELDS);
@@ -787,7 +791,19 @@ function chunkSource(chunk: IndexedChunk): ChunkSource {
     effective_date: chunk.effectiveDate,
     source_uri: chunk.sourceUri,
     ...(chunk.entities ? { entities: [...chunk.entities] } : {}),
+    ...wholeTermsOf(`${chunk.title}\n${chunk.lexicalText ?? chunk.text}`),
   };
+}
+
+function wholeTermsOf(text: string): { whole_terms?: string } {
+  const terms = wholeDateAndArticleTerms(text);
+  return terms.length > 0 ? { whole_terms: terms.join(' ') } : {};
+}
+
+/** A query's dates and articles add to a chunk's score where it states them; they never filter. */
+function wholeTermsClause(query: string): { should?: estypes.QueryDslQueryContainer[] } {
+  const { whole_terms: terms } = wholeTermsOf(query);
+  return terms ? { should: [{ match: { whole_terms: terms } }] } : {};
 }
 
 /** A hit back as a chunk; search hits leave out the lexical window, which no reader of a hit needs. */

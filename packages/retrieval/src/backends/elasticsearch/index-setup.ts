@@ -70,10 +70,20 @@ export function chunkIndexDefinition(
         effective_date: { type: 'keyword', index: false },
         source_uri: { type: 'keyword', index: false },
         ...ENTITY_GRAPH_CHUNK_FIELDS,
+        ...WHOLE_TERMS_FIELDS,
       },
     },
   };
 }
+
+/**
+ * The whole date and numbered-article terms of a chunk ("10月16日", "2023年10月", "第12条"),
+ * which either analyzer splits into numbers and single characters that weigh nothing: written by
+ * Hopline's tokenizer, space-separated, and scored by the same BM25, as the embedded index does.
+ */
+export const WHOLE_TERMS_FIELDS = {
+  whole_terms: { type: 'text', analyzer: 'whitespace', similarity: SIMILARITY },
+} as const;
 
 /**
  * The fields the entity graph reads back (added to an index created before them; see
