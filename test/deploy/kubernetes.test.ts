@@ -175,7 +175,7 @@ describe.skipIf(!enabled)('kubernetes', () => {
     expect(problems).toEqual([]);
   });
 
-  test('kubernetes - network policies: a gRPC server admits only the hop-reasoners, NATS only the services that hold a NATS user', () => {
+  test('kubernetes - network policies: a gRPC server admits only the hop-reasoners, NATS only the services that hold a NATS user and the nats-box', () => {
     const policies = ofKind(resourcesOf(OVERLAY), 'NetworkPolicy');
     /** The app names whose pods a policy lets reach `port` of the pods of `app`. */
     const admitted = (app: string, port: string | number): string[] | 'anyone' => {
@@ -187,12 +187,17 @@ describe.skipIf(!enabled)('kubernetes', () => {
       if (rules.some((rule) => rule.from === undefined)) return 'anyone';
       return rules
         .flatMap((rule) => rule.from ?? [])
-        .map((peer) => peer.podSelector?.matchLabels?.['app.kubernetes.io/name'] ?? '?')
+        .map((peer) => {
+          const labels = peer.podSelector?.matchLabels ?? {};
+          const component = labels['app.kubernetes.io/component'];
+          return `${labels['app.kubernetes.io/name'] ?? '?'}${component ? `/${component}` : ''}`;
+        })
         .sort();
     };
     expect(admitted('query-understanding', 'grpc')).toEqual(['hop-reasoner']);
     expect(admitted('reranker', 'grpc')).toEqual(['hop-reasoner']);
-    expect(admitted('nats', 4222)).toEqual([...natsClients].sort());
+    // The NATS chart's nats-box pod: the operators' shell, connecting as operator-inspect.
+    expect(admitted('nats', 4222)).toEqual([...natsClients, 'nats/nats-box'].sort());
     // Every Hopline pod is selected by a policy, so none is open by default.
     for (const service of services) expect(() => admitted(service.name, 'metrics')).not.toThrow();
   });
@@ -229,6 +234,8 @@ describe.skipIf(!enabled)('kubernetes', () => {
     }
     // The NATS chart's certificate Secret, with the CA the services check it against.
     expect(secrets.get(fabricLayout.natsTlsSecret)).toEqual(expect.arrayContaining(['tls.crt', 'tls.key', 'ca.crt']));
+    // The nats-box's credentials, which the second values file names for its context.
+    expect(secrets.get(fabricLayout.natsBoxSecret)).toEqual(['nats.creds']);
   });
 
   test.each([BASE, OVERLAY])('kubernetes - %s: a container sets no variable its configSchema does not read', (tree) => {
@@ -401,6 +408,12 @@ describe('charts', () => {
     expect(merged.resolver).toBe('MEMORY');
     expect(Object.keys(merged.resolver_preload as object)).toContain(merged.system_account);
     expect(at(values('nats.values.yaml'), 'config.merge')).toBeUndefined();
+    // The nats-box's context: operator-inspect's credentials, and the inbox prefix that user may read.
+    expect(at(generated, 'natsBox.contexts.default')).toEqual({
+      creds: { secretName: fabricLayout.natsBoxSecret, key: 'nats.creds' },
+      merge: { inbox_prefix: '_INBOX.operator-inspect' },
+    });
+    expect(at(values('nats.values.yaml'), 'tlsCA.enabled')).toBe(true);
   });
 
   test.skipIf(!enabled)(

@@ -1,7 +1,8 @@
-// The two NATS users pnpm fabric:credentials makes beside the services', on a server run as the
+// The three NATS users pnpm fabric:credentials makes beside the services', on a server run as the
 // shipped Kubernetes deployment runs it (operator mode from the NATS chart's generated values,
 // TLS): `embedded`, which holds what the gateway, the hop-reasoner and the retrieval worker need
-// together, and `operator-controls`, which may set the operators' controls and nothing else.
+// together, `operator-controls`, which may set the operators' controls and nothing else, and
+// `operator-inspect`, the nats-box's, which may read the streams' state and nothing else.
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -40,7 +41,7 @@ const violations = (since: number) =>
     .split('\n')
     .filter((line) => /Violation/.test(line));
 
-const credentialsOf = (user: 'embedded' | 'operator-controls') => ({
+const credentialsOf = (user: 'embedded' | 'operator-controls' | 'operator-inspect') => ({
   NATS_CREDS: file(fabricLayout.userCreds(user)),
   NATS_CA: file(fabricLayout.caCert),
 });
@@ -143,6 +144,49 @@ describe.skipIf(!nats)('fabric - the embedded mode and the controls command on t
         `$JS.API.CONSUMER.CREATE.${jetstream.questionEventsStream}`,
         `$JS.API.STREAM.MSG.GET.${jetstream.questionEventsStream}`,
         subjects.ask('q1'),
+      ]) {
+        expect(
+          refused.some((line) => line.includes('Publish Violation') && line.includes(`"${subject}"`)),
+          subject,
+        ).toBe(true);
+      }
+    } finally {
+      await client.close();
+    }
+  });
+  it("fabric users - operator-inspect, the nats-box's user, reads the streams' state but no message, and publishes nothing", async () => {
+    const client: NatsConnection = await connect({
+      servers: nats?.url,
+      authenticator: credsAuthenticator(readFileSync(file(fabricLayout.userCreds('operator-inspect')))),
+      tls: { caFile: file(fabricLayout.caCert) },
+      inboxPrefix: '_INBOX.operator-inspect',
+    });
+    const logFrom = nats?.log().length ?? 0;
+    try {
+      // What `nats stream ls`, `nats stream info` and `nats consumer ls` ask.
+      const manager = await client.jetstreamManager();
+      const names: string[] = [];
+      for await (const name of manager.streams.names()) names.push(name);
+      expect(names).toEqual(expect.arrayContaining([jetstream.deadLetterStream, jetstream.questionEventsStream]));
+      const deadLetters = await manager.streams.info(jetstream.deadLetterStream);
+      expect(deadLetters.state.messages).toBeGreaterThanOrEqual(0);
+      expect((await manager.consumers.list(jetstream.ingestStream).next()).length).toBeGreaterThan(0);
+
+      // A question's events and a dead letter's document stay unread; nothing can be sent.
+      await expect(manager.streams.getMessage(jetstream.questionEventsStream, { seq: 1 })).rejects.toThrow();
+      for (const subject of [subjects.ask('q1'), `$JS.API.STREAM.PURGE.${jetstream.deadLetterStream}`]) {
+        client.publish(subject, new Uint8Array());
+      }
+      await client.flush();
+      await waitFor(
+        () => violations(logFrom).some((line) => line.includes(`$JS.API.STREAM.PURGE.${jetstream.deadLetterStream}`)),
+        { timeoutMs: 10_000, description: "the refusals in the server's log" },
+      );
+      const refused = violations(logFrom);
+      for (const subject of [
+        `$JS.API.STREAM.MSG.GET.${jetstream.questionEventsStream}`,
+        subjects.ask('q1'),
+        `$JS.API.STREAM.PURGE.${jetstream.deadLetterStream}`,
       ]) {
         expect(
           refused.some((line) => line.includes('Publish Violation') && line.includes(`"${subject}"`)),

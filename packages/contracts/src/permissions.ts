@@ -7,9 +7,10 @@ export type NatsClientName = (typeof natsClients)[number];
 /**
  * The NATS users `pnpm fabric:credentials` makes: one per service above, `embedded` for the
  * embedded mode's one process (it opens the three services' connections under one identity),
- * and `operator-controls` for `pnpm controls`, which connects under that name.
+ * `operator-controls` for `pnpm controls`, which connects under that name, and
+ * `operator-inspect` for the NATS chart's nats-box, from which operators read the streams' state.
  */
-export const natsUsers = [...natsClients, 'embedded', 'operator-controls'] as const;
+export const natsUsers = [...natsClients, 'embedded', 'operator-controls', 'operator-inspect'] as const;
 export type NatsUserName = (typeof natsUsers)[number];
 
 /**
@@ -191,9 +192,23 @@ function unionOf(roles: readonly SubjectPermissions[]): SubjectPermissions {
 }
 
 /**
+ * What `nats stream info`, `nats stream ls` and `nats consumer info` ask: the state of streams and
+ * consumers (counts, sequences, pending and redelivered messages), never a message itself.
+ */
+const inspectStreams = [
+  `${API}.STREAM.NAMES`,
+  `${API}.STREAM.LIST`,
+  `${API}.STREAM.INFO.*`,
+  `${API}.CONSUMER.NAMES.*`,
+  `${API}.CONSUMER.LIST.*`,
+  `${API}.CONSUMER.INFO.*.*`,
+];
+
+/**
  * Each NATS user's permissions. The embedded process holds the three services' connections, each
  * under its service's name (so its own inboxes are the services' ones). The operators' controls
  * command writes the controls bucket and nothing else: it cannot read questions or their events.
+ * The operators' inspection reads the streams' state and nothing else: no message, no subject.
  */
 export const natsPermissions: Record<NatsUserName, SubjectPermissions> = {
   ...servicePermissions,
@@ -201,6 +216,11 @@ export const natsPermissions: Record<NatsUserName, SubjectPermissions> = {
   'operator-controls': {
     publish: [...common('operator-controls').publish, ...kvBucket(jetstream.controlsBucket).write],
     subscribe: common('operator-controls').subscribe,
+    allowResponses: false,
+  },
+  'operator-inspect': {
+    publish: [...common('operator-inspect').publish, ...inspectStreams],
+    subscribe: common('operator-inspect').subscribe,
     allowResponses: false,
   },
 };

@@ -2,7 +2,7 @@ import { natsPermissions, natsUsers, type NatsUserName } from '@hopline/contract
 import { nkeys } from 'nats';
 
 export interface NatsUser {
-  /** A service, or `embedded` or `operator-controls` (see natsUsers). */
+  /** A service, `embedded`, or an operator tool (see natsUsers). */
   name: NatsUserName;
   /** The public key the server config lists (`U…`): not a secret. */
   publicKey: string;
@@ -10,7 +10,7 @@ export interface NatsUser {
   seed: string;
 }
 
-/** A fresh nkey user for every service that connects to NATS, the embedded mode and the controls command. */
+/** A fresh nkey user for every service that connects to NATS, the embedded mode and the operators' tools. */
 export function createNatsUsers(): NatsUser[] {
   return natsUsers.map((name) => {
     const pair = nkeys.createUser();
@@ -49,5 +49,5 @@ function natsAuthorization(users: readonly NatsUser[]): Record<string, unknown> 
  * variable.
  */
 export function natsAuthorizationConf(users: readonly NatsUser[]): string {
-  return `# Made by pnpm fabric:credentials: one nkey user per Hopline service (and the embedded mode and pnpm controls), with its permissions.\nauthorization: ${JSON.stringify(natsAuthorization(users), null, 2)}\n`;
+  return `# Made by pnpm fabric:credentials: one nkey user per Hopline service (and the embedded mode, pnpm controls and the nats-box), with its permissions.\nauthorization: ${JSON.stringify(natsAuthorization(users), null, 2)}\n`;
 }

@@ -1,5 +1,6 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { inboxPrefix, type NatsUserName } from '@hopline/contracts';
 import { createCertificateAuthority } from './certificates.js';
 import { operatorFabric } from './nats-operator.js';
 import { createNatsUsers, natsAuthorizationConf } from './nats-users.js';
@@ -40,6 +41,8 @@ export const fabricLayout = {
   /** In that file: each service's Secret, which its Deployment mounts, and the NATS chart's TLS Secret. */
   serviceSecret: (service: string) => `hopline-fabric-${service}`,
   natsTlsSecret: 'nats-tls',
+  /** And the `operator-inspect` credentials the NATS chart's nats-box connects with. */
+  natsBoxSecret: 'hopline-fabric-nats-box',
 } as const;
 
 const serviceNames = (name: string, options: FabricOptions): string[] => [
@@ -94,6 +97,7 @@ export async function writeFabric(dir: string, options: FabricOptions): Promise<
     await writeFile(path(fabricLayout.userCreds(user)), creds, { mode: 0o600 });
   }
   await writeFile(path(fabricLayout.chartValues), chartValues(operatorMode.serverSettings));
+  const natsCreds = async (user: string) => readFile(path(fabricLayout.userCreds(user)), 'utf8');
 
   const secrets = [
     await tlsSecret(
@@ -108,20 +112,36 @@ export async function writeFabric(dir: string, options: FabricOptions): Promise<
           'ca.crt': caPem,
           'tls.crt': await readFile(path(fabricLayout.serviceCert(service)), 'utf8'),
           'tls.key': await readFile(path(fabricLayout.serviceKey(service)), 'utf8'),
-          ...(users.some((user) => user.name === service)
-            ? { 'nats.creds': await readFile(path(fabricLayout.userCreds(service)), 'utf8') }
-            : {}),
+          ...(users.some((user) => user.name === service) ? { 'nats.creds': await natsCreds(service) } : {}),
         }),
       ),
     )),
+    opaqueSecret(fabricLayout.natsBoxSecret, { 'nats.creds': await natsCreds(NATS_BOX_USER) }),
   ];
   await writeFile(path(fabricLayout.kubernetesSecrets), secrets.join('---\n'), { mode: 0o600 });
 }
 
-/** The second values file for the NATS chart: the operator and its accounts, merged into its config. */
+/** The NATS user of the chart's nats-box, the shell operators run `nats stream info …` from. */
+const NATS_BOX_USER = 'operator-inspect' satisfies NatsUserName;
+
+/**
+ * The second values file for the NATS chart: the operator and its accounts, merged into its
+ * config; and the nats-box's context, which connects as `operator-inspect` with its inbox prefix
+ * (the only inboxes that user may read). The chart adds the CA of `tlsCA` to the context itself.
+ */
 function chartValues(serverSettings: Record<string, unknown>): string {
   // JSON is YAML: the JWTs and keys stay quoted strings.
-  const values = { config: { merge: serverSettings } };
+  const values = {
+    config: { merge: serverSettings },
+    natsBox: {
+      contexts: {
+        default: {
+          creds: { secretName: fabricLayout.natsBoxSecret, key: 'nats.creds' },
+          merge: { inbox_prefix: inboxPrefix(NATS_BOX_USER) },
+        },
+      },
+    },
+  };
   return `# Made by pnpm fabric:credentials: pass it after deploy/charts/nats.values.yaml.\n${JSON.stringify(values, null, 2)}\n`;
 }
 
