@@ -84,6 +84,80 @@ describe('events compared by date - the list a question names', () => {
     ]);
   });
 
+  it('events - a list framed as the set to pick from ("…中", "…两件事中", "在…之间") keeps its last item whole', () => {
+    const both = ['青川大桥通车', '澜沧博物馆举办展览'];
+    expect(listedEvents('青川大桥通车和澜沧博物馆举办展览中，哪个发生得更早？')).toEqual(both);
+    expect(listedEvents('青川大桥通车和澜沧博物馆举办展览中哪个发生得更早？')).toEqual(both);
+    expect(listedEvents('青川大桥通车、澜沧博物馆举办展览两件事中哪件先发生？')).toEqual(both);
+    expect(listedEvents('在青川大桥通车与澜沧博物馆举办展览之间，哪个更早？')).toEqual(both);
+    expect(listedEvents('霞浦港务局扩建码头、青川大桥通车以及北岭铁路开通夜间列车中，哪个最早？')).toEqual([
+      '霞浦港务局扩建码头',
+      '青川大桥通车',
+      '北岭铁路开通夜间列车',
+    ]);
+    // A clause that only sets the time is no item, whatever part of the year it names.
+    expect(listedEvents('在2031年里，青川大桥通车和澜沧博物馆举办展览哪个更早？')).toEqual(both);
+    expect(listedEvents('2031年上半年，青川大桥通车和澜沧博物馆举办展览哪个更早？')).toEqual(both);
+    // A locative inside a word is the item's own.
+    expect(listedEvents('澜沧博物馆举办展览和青川市暂停集中，哪个更早？')).toEqual([
+      '澜沧博物馆举办展览',
+      '青川市暂停集中',
+    ]);
+  });
+
+  it('events - a choice with "还是" asks by itself: the predicate after its last option opens with a word of order', () => {
+    const question = '青川大桥通车还是澜沧博物馆举办展览先发生？';
+    expect(dateComparison(question)).toBe('earlier');
+    expect(listedEvents(question)).toEqual(['青川大桥通车', '澜沧博物馆举办展览']);
+    expect(listedEvents('青川大桥通车还是澜沧博物馆举办展览发生得更晚？')).toEqual([
+      '青川大桥通车',
+      '澜沧博物馆举办展览',
+    ]);
+    // "先" inside a word is no order ("先生").
+    expect(dateComparison('张伟还是李先生主持了青川大桥通车仪式？')).toBeUndefined();
+  });
+
+  it('events - "或是" and "抑或" separate items as "或" does, and "或者是" leaves no copula on the next item', () => {
+    const both = ['青川大桥通车', '澜沧博物馆举办展览'];
+    expect(listedEvents('青川大桥通车或是澜沧博物馆举办展览，哪个更早？')).toEqual(both);
+    expect(listedEvents('青川大桥通车抑或澜沧博物馆举办展览，哪个更早？')).toEqual(both);
+    expect(listedEvents('青川大桥通车或者是澜沧博物馆举办展览，哪个更早？')).toEqual(both);
+  });
+
+  it('events - the words that open a question ("请问", "关于…，", "根据报道，") are no part of an event', () => {
+    const both = ['青川大桥通车', '澜沧博物馆举办展览'];
+    expect(listedEvents('请问青川大桥通车和澜沧博物馆举办展览哪个更早发生？')).toEqual(both);
+    expect(listedEvents('关于青川大桥通车和澜沧博物馆举办展览，哪件事情最先发生？')).toEqual(both);
+    expect(listedEvents('根据报道，青川大桥通车和澜沧博物馆举办展览哪个事件发生得更早？')).toEqual(both);
+    // A "关于" that opens a "的" phrase names the item ("关于X的评论").
+    expect(listedEvents('关于青川大桥的评论和澜沧博物馆举办展览，哪个更早？')).toEqual([
+      '关于青川大桥的评论',
+      '澜沧博物馆举办展览',
+    ]);
+  });
+
+  it('which first - asking the order ("孰先孰后", "谁早谁晚", "先后顺序") names the first event', () => {
+    const both = ['青川大桥通车', '澜沧博物馆举办展览'];
+    for (const question of [
+      '青川大桥通车和澜沧博物馆举办展览孰先孰后？',
+      '青川大桥通车和澜沧博物馆举办展览，谁早谁晚？',
+      '青川大桥通车和澜沧博物馆举办展览的先后顺序是什么？',
+    ]) {
+      expect(dateComparison(question)).toBe('earlier');
+      expect(listedEvents(question)).toEqual(both);
+    }
+    // A comparing verb opens the list, and "前者" points back at it.
+    expect(listedEvents('比较青川大桥通车与澜沧博物馆举办展览，哪个更早？')).toEqual(both);
+    expect(listedEvents('青川大桥通车和澜沧博物馆举办展览，前者是否更早？')).toEqual(both);
+  });
+
+  it('which first - "哪个早" and "谁晚" ask the order as "更早" does; "早餐" and "晚会" do not', () => {
+    expect(dateComparison('青川大桥通车与澜沧博物馆举办展览哪个早？')).toBe('earlier');
+    expect(dateComparison('青川大桥通车与澜沧博物馆举办展览，哪个晚一些？')).toBe('later');
+    expect(dateComparison('哪家酒店为青川大桥通车仪式提供早餐？')).toBeUndefined();
+    expect(dateComparison('哪位歌手出席了澜沧春节晚会？')).toBeUndefined();
+  });
+
   it('events - only a question about times lists events; elsewhere "和" joins anything', () => {
     expect(comparedOptions('青川大桥和澜沧博物馆在哪个城市？')).toEqual([]);
     expect(samePeriod('青川大桥通车和澜沧博物馆举办展览是同一年发生的吗？')).toBe('year');

@@ -35,6 +35,8 @@ const ASKING_WORDS = new Set([
   '这两件',
   '两者',
   '三者',
+  '前者',
+  '后者',
   '同一',
   '同一个',
   '同一天',
@@ -45,14 +47,21 @@ const ASKING_WORDS = new Set([
 ]);
 // "是" opens the predicate when a same-time or locative phrase follows it ("是在…", "是同一…").
 const COPULA_OPENERS = /^(?:在|同|否|不是)/;
-// A clause that only points at the list ("在以下事件中", "下列事件里") is no item, nor one
-// that only sets the time ("2022年8月，…").
-const POINTER_CLAUSE = /以下|下列|下面|如下|[中里]$|^[在于]?\d{4}年(?:\d{1,2}月(?:\d{1,2}[日号])?)?$/;
+// A clause that only points at the list ("在以下事件中", "下列事件里"), names the source the
+// question reads ("根据报道"), or only sets the time ("2022年8月，…") is no item.
+const POINTER_CLAUSE =
+  /以下|下列|下面|如下|^(?:根据|按照|依据|据)|^[在于]?\d{4}年(?:\d{1,2}月(?:\d{1,2}[日号])?)?(?:年?[初中底末里内]?|[上下]半年|[上中下]旬)$/;
+// A list framed as the set the question picks from ends in a locative ("A和B中", "在A与B之间"),
+// maybe after a count that sums it up ("A、B两件事中", "A和B这两个事件里"): the frame is no part
+// of the last item. Locatives are whole words, so "集中" or "空中" keeps its "中".
+const FRAME_LOCATIVES = new Set(['中', '里', '之中', '当中', '其中', '之间', '中间']);
+const LIST_COUNT =
+  /(?:这|那)?[两二三四五六七八九十几]+(?:个|件|项|起|则|条|次)(?:事件|事情|大事|事|活动|新闻)?$|[两二三四五]者$/;
 // Titles and quotations may hold commas of their own: «关于《回村三天，二舅…》的评论».
 const QUOTED = /《[^》]*》|“[^”]*”|「[^」]*」/g;
 // Strong separators end an item wherever they stand; the weak ones also join parts of one event
 // ("哈雷摩托与钱江摩托签署协议"), so each is split at most once, where both sides read as events.
-const STRONG = new Set(['、', '以及', '还是', '或者', '或']);
+const STRONG = new Set(['、', '以及', '还是', '或者', '或是', '抑或', '或']);
 const WEAK = ['和', '与', '及', '跟'];
 // The segmenter often glues a weak conjunction to its neighbour ("议和", "和保罗"), so they are
 // found by character; these common words hold one without joining anything.
@@ -62,26 +71,68 @@ const MIN_ITEM = 2;
 
 const isAsking = (words: readonly TaggedWord[], index: number): boolean => {
   const word = words[index] as TaggedWord;
-  // "哪…" asks unless the segmenter read a name ("哪吒").
-  if (ASKING_WORDS.has(word.word) || (word.word.startsWith('哪') && !word.tag.startsWith('n'))) return true;
+  // "哪…" (and the literary "孰…") asks unless the segmenter read a name ("哪吒"); "先后…" asks the order.
+  if (ASKING_WORDS.has(word.word) || word.word.startsWith('先后')) return true;
+  if (/^[哪孰]/.test(word.word) && !word.tag.startsWith('n')) return true;
   return word.word === '是' && COPULA_OPENERS.test(words[index + 1]?.word ?? '');
 };
+
+// "A还是B先发生" asks by its choice alone: the predicate after the last option starts with a word
+// of order ("先", "更早", "较晚") or a degree adverb before one.
+const ORDER_WORDS = new Set([
+  '先',
+  '早',
+  '晚',
+  '迟',
+  '更早',
+  '更晚',
+  '较早',
+  '较晚',
+  '最早',
+  '最晚',
+  '率先',
+  '在前',
+  '在后',
+]);
+const DEGREE_WORDS = new Set(['更', '较', '最', '比较']);
+const isOrderWord = (words: readonly TaggedWord[], index: number): boolean => {
+  const word = (words[index] as TaggedWord).word;
+  return ORDER_WORDS.has(word) || (DEGREE_WORDS.has(word) && ORDER_WORDS.has(words[index + 1]?.word ?? ''));
+};
+
+/** Where the asking starts in a choice with no interrogative ("A还是B先发生"); -1 if it is none. */
+function choiceAsking(words: readonly TaggedWord[]): number {
+  const choice = words.findLastIndex((word) => word.word === '还是');
+  if (choice < 0) return -1;
+  return words.findIndex((_, index) => index > choice + 1 && isOrderWord(words, index));
+}
 
 /** The text of a clause before its asking words, and whether it had any. */
 function beforeAsking(clause: string): { head: string; asks: boolean } {
   const words = taggedWords(clause);
-  const at = words.findIndex((_, index) => isAsking(words, index));
+  const asking = words.findIndex((_, index) => isAsking(words, index));
+  const at = asking >= 0 ? asking : choiceAsking(words);
   if (at < 0) return { head: clause, asks: false };
   return { head: clause.slice(0, (words[at] as TaggedWord).start), asks: true };
 }
 
+/** A list part without the frame around it ("A和B这两件事中" → "A和B"). */
+function withoutFrame(part: string): string {
+  const last = taggedWords(part).at(-1);
+  if (!last || !FRAME_LOCATIVES.has(last.word)) return part;
+  return part.slice(0, last.start).replace(LIST_COUNT, '').trim();
+}
+
 const hasVerb = (text: string) => taggedWords(text).some((word) => word.tag.startsWith('v'));
-// An item loses a leading conjunction or locative and a trailing copula or "happened in" that
-// belong to the list and the predicate around it ("，和B", "B是发生在").
+// An item loses what belongs to the question around the list: a leading conjunction, locative,
+// polite opener, comparing verb or the copula of "或者是", a "关于" over the whole list (one that
+// opens a "的" phrase is the item's own, "关于X的评论"), and a trailing copula or "happened (…得)
+// in" that opens the predicate ("，和B", "请问A", "B是发生在", "B发生得").
 const trimItem = (text: string) =>
   text
-    .replace(/^[\s在]+|^(?:和|与|以及|及|还有)/u, '')
-    .replace(/(?:是|都|均)?(?:发生|举行|举办)?(?:在|于)?[\s的]*$/u, '')
+    .replace(/^[\s在]+|^(?:和|与|以及|及|还有|是|请问|试问|比较|对比)/u, '')
+    .replace(/^(?:关于|对于)(?!.*的)/u, '')
+    .replace(/(?:是|都|均)?(?:发生|举行|举办)?得?(?:在|于)?[\s的]*$/u, '')
     .trim();
 
 /** Where a weak conjunction stands in `span`, outside the common words that hold one. */
@@ -198,12 +249,15 @@ export function listedEvents(question: string): string[] {
     .filter((clause) => clause.length > 0);
   const asking = clauses.findIndex((clause) => beforeAsking(clause).asks);
   if (asking < 0) return [];
-  const { head } = beforeAsking(clauses[asking] as string);
-  const before = clauses.slice(0, asking).filter((clause) => !POINTER_CLAUSE.test(clause));
+  const head = withoutFrame(beforeAsking(clauses[asking] as string).head.trim());
+  const before = clauses
+    .slice(0, asking)
+    .map(withoutFrame)
+    .filter((clause) => clause.length > 0 && !POINTER_CLAUSE.test(clause));
   const after = clauses.slice(asking + 1);
   // The list precedes the asking words (its last part in the asking clause's head), or, when
   // nothing precedes them, follows them ("以下事件中哪个最早：A、B还是C").
-  const pointer = POINTER_CLAUSE.test(head.trim());
+  const pointer = POINTER_CLAUSE.test(head);
   const parts = [...before, pointer ? '' : trimItem(head)].filter((part) => [...part].length >= MIN_ITEM);
   const span = parts.length > 0 && !pointer ? parts : after;
   const items = span.length > 1 ? span.flatMap((part) => listItems(part)) : listItems(span[0] ?? '');
