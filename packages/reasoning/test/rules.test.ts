@@ -59,6 +59,18 @@ describe('query-understanding rules - routes', () => {
     expect(analysis.complexity).toBeGreaterThanOrEqual(2);
   });
 
+  it('rules - two "的" in two items of a list are no nested possessive: no bridge', () => {
+    expect(analyzeByRules('青川市的大桥和澜沧市的博物馆在哪条河边？').signals).not.toContain('bridge:zh-de');
+    expect(analyzeByRules('青川市的大桥的设计者是谁？').signals).toContain('bridge:zh-de');
+  });
+
+  it('rules - things compared by their times are no bridge, whatever "的" names them', () => {
+    // With no list read, the comparison still goes no bridge's way.
+    const analysis = analyzeByRules('青川市的市长的讲话和澜沧市的博物馆的开幕哪个先？', ['timedEvents']);
+    expect(analysis.signals).not.toContain('bridge:zh-de');
+    expect(analysis.route).not.toBe(Route.ITERATIVE);
+  });
+
   it('rules - deeper nesting raises the hops a bridge question is expected to take', () => {
     const two = analyzeByRules('Where was the director of film Adam and Eve born?');
     const four = analyzeByRules(

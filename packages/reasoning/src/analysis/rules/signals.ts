@@ -1,5 +1,11 @@
 import { contentTerms } from '@hopline/text';
-import { choiceOptions, chineseComparisonOptions, questionAnchors, timedEvents } from '../../offline/question.js';
+import {
+  choiceOptions,
+  chineseComparisonOptions,
+  comparesTimesOfSeveral,
+  questionAnchors,
+  timedEvents,
+} from '../../offline/question.js';
 import { isRoleNoun } from '../../offline/relations.js';
 import type { ReasoningSwitch } from '../../switches.js';
 import { isOn } from '../../switches.js';
@@ -49,9 +55,10 @@ const POSSESSIVE_ROLE = /['’]s\s+(?:[\w-]+\s+)?([\w-]+)/gi;
 // "a sitcom created by", "the album released by"
 const PARTICIPLE_BY =
   /\b(?:created|directed|written|founded|owned|produced|performed|composed|published|released|designed|developed|built|coached|managed|hosted|sung|played|voiced|invented|discovered|named)\s+(?:by|after)\b/i;
-// "X 的负责人属于哪个部门", "X 的 Y 的 Z"
+// "X 的负责人属于哪个部门", "X 的 Y 的 Z". Two "的" with a list separator between them belong to
+// two items of a list ("A的B和C的D"), not to one nested possessive.
 const CHINESE_BRIDGE =
-  /的[^的？?]{0,6}(?:负责人|创始人|作者|导演|主管|经理|母公司|所属|上级|法人|老板|领导)|的[^的？?]+的/;
+  /的[^的？?]{0,6}(?:负责人|创始人|作者|导演|主管|经理|母公司|所属|上级|法人|老板|领导)|的[^的？?、，,和与及跟或]+的/;
 const RELATIVE_PRONOUN = /\b(?:that|which|who|whose|whom|where)\b/gi;
 const BIRTH_PLACE = /\bbirth\s*(?:city|place)\b/gi;
 
@@ -128,7 +135,9 @@ export function detectSignals(question: string, switchedOff: readonly ReasoningS
   if (ofRole) fired.push('bridge:role-of');
   if (possessiveRole) fired.push('bridge:possessive');
   if (PARTICIPLE_BY.test(question)) fired.push('bridge:participle');
-  if (CHINESE_BRIDGE.test(question)) fired.push('bridge:zh-de');
+  // Things compared by their times are each dated in their own documents: a "的" inside one names
+  // it ("X的Y的发布会"), and leads to no entity the answer needs first.
+  if (CHINESE_BRIDGE.test(question) && !comparesTimesOfSeveral(question)) fired.push('bridge:zh-de');
   const bridge = fired.some((signal) => signal.startsWith('bridge:'));
 
   // The opening "Who…"/"Which…" asks; a relative pronoun after it links one part to the next.
