@@ -105,6 +105,13 @@ describe('events compared by date - the list a question names', () => {
     ]);
   });
 
+  it('events - a clause that is only the frame ("在这两件事中") asks nothing: the list is read around the clause that asks', () => {
+    const both = ['青川大桥通车', '澜沧博物馆举办展览'];
+    expect(listedEvents('在这两件事中，哪件先发生：青川大桥通车还是澜沧博物馆举办展览？')).toEqual(both);
+    expect(listedEvents('在这些事件中，青川大桥通车和澜沧博物馆举办展览哪个更早？')).toEqual(both);
+    expect(listedEvents('这两个事件里，青川大桥通车与澜沧博物馆举办展览哪个先？')).toEqual(both);
+  });
+
   it('events - a choice with "还是" asks by itself: the predicate after its last option opens with a word of order', () => {
     const question = '青川大桥通车还是澜沧博物馆举办展览先发生？';
     expect(dateComparison(question)).toBe('earlier');

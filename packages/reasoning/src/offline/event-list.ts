@@ -56,7 +56,7 @@ const POINTER_CLAUSE =
 // of the last item. Locatives are whole words, so "集中" or "空中" keeps its "中".
 const FRAME_LOCATIVES = new Set(['中', '里', '之中', '当中', '其中', '之间', '中间']);
 const LIST_COUNT =
-  /(?:这|那)?[两二三四五六七八九十几]+(?:个|件|项|起|则|条|次)(?:事件|事情|大事|事|活动|新闻)?$|[两二三四五]者$/;
+  /(?:这|那)?(?:[两二三四五六七八九十几]+(?:个|件|项|起|则|条|次)|些)(?:事件|事情|大事|事|活动|新闻)?$|[两二三四五]者$/;
 // Titles and quotations may hold commas of their own: «关于《回村三天，二舅…》的评论».
 const QUOTED = /《[^》]*》|“[^”]*”|「[^」]*」/g;
 // Strong separators end an item wherever they stand; the weak ones also join parts of one event
@@ -247,11 +247,15 @@ export function listedEvents(question: string): string[] {
     .map((clause) => clause.replace(/〔(\d+)〕/g, (_, index: string) => quoted[Number(index)] ?? ''))
     .map((clause) => clause.trim())
     .filter((clause) => clause.length > 0);
-  const asking = clauses.findIndex((clause) => beforeAsking(clause).asks);
+  // A clause that is only the frame ("在这两件事中", "这些事件里") holds asking words ("这两件",
+  // "这些") that ask nothing: the question asks in a later clause.
+  const summary = (clause: string) => withoutFrame(clause).replace(/^[在于]/, '') === '';
+  const asking = clauses.findIndex((clause) => !summary(clause) && beforeAsking(clause).asks);
   if (asking < 0) return [];
   const head = withoutFrame(beforeAsking(clauses[asking] as string).head.trim());
   const before = clauses
     .slice(0, asking)
+    .filter((clause) => !summary(clause))
     .map(withoutFrame)
     .filter((clause) => clause.length > 0 && !POINTER_CLAUSE.test(clause));
   const after = clauses.slice(asking + 1);
