@@ -129,31 +129,14 @@ const NAMED_DATE = /(?:\d{4}\s*年\s*)?\d{1,2}\s*月(?:\s*\d{1,2}\s*[日号])?|\
 const BEYOND_DATE_SHARE = 0.1;
 
 /**
- * How much of a place an event names a chunk about it states: the whole name, or most of a longer
- * one's bigrams ("武汉" for "武汉市"). The same kind of news is reported from many places (new
- * cases, an earthquake, a flood), and the place is what tells one report from another, however
- * little it weighs among the event's words.
- */
-const PLACE_STATED = 0.5;
-
-/** Whether a text states every place (a name jieba tags as one) an event names. */
-function placesStated(event: string, text: string): boolean {
-  const places = taggedWords(event).filter(
-    ({ word, tag }) => tag.startsWith('ns') && hasHan(word) && [...word].length >= 2,
-  );
-  return places.every(({ word }) => statedPart(word, text, []) >= PLACE_STATED);
-}
-
-/**
- * Whether a chunk is about an event: it states most of the event's words, weighted, every place
- * the event names, something of what happened beyond the event's dates, and no date that
- * contradicts one the event names. A fact (a date) read from a chunk that is not about the event
- * answers some other event's question.
+ * Whether a chunk is about an event: it states most of the event's words, weighted, something
+ * of what happened beyond the event's dates, and no date that contradicts one the event names.
+ * A fact (a date) read from a chunk that is not about the event answers some other event's
+ * question.
  */
 export function isAboutEvent(event: string, chunk: Chunk__Output): boolean {
   const text = `${chunk.title} ${chunk.text}`;
   if (weightedCoverage(event, chunk) < ABOUT_EVENT_SHARE || !datesAgree(event, text)) return false;
-  if (!placesStated(event, text)) return false;
   const undated = event.replace(NAMED_DATE, ' ').trim();
   return undated === event.trim() || [...undated].length < 2 || weightedCoverage(undated, chunk) >= BEYOND_DATE_SHARE;
 }
