@@ -26,8 +26,10 @@ FROM base AS build
 RUN apt-get update \
     && apt-get install --yes --no-install-recommends python3 make g++ \
     && rm -rf /var/lib/apt/lists/*
-# The store is filled from the lockfile alone, so this layer survives source changes.
+# The store is filled from the lockfile alone (and the patches it names), so this layer survives
+# source changes.
 COPY package.json pnpm-lock.yaml pnpm-workspace.yaml .npmrc ./
+COPY patches ./patches
 RUN --mount=type=cache,id=hopline-pnpm-store,target=/pnpm/store \
     pnpm fetch --frozen-lockfile
 COPY . .

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { BusUnavailableError, UnavailableError } from '@hopline/contracts';
 import { freePort, startNats, startNatsServer, waitFor } from '@hopline/test-support';
-import { connect, nanos } from 'nats';
-import { afterAll, describe, expect, it } from 'vitest';
+import { connect, nanos, NatsError } from 'nats';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { connectNatsBus, DEFAULT_JETSTREAM_POLICY, type JetStreamPolicy } from '../src/index.js';
 import { busScenarios } from './scenarios.js';
 
@@ -19,6 +19,26 @@ describe('NATS adapter - connecting', () => {
     await expect(connectNatsBus({ url: `nats://127.0.0.1:${port}`, name: 'nobody-home' })).rejects.toBeInstanceOf(
       UnavailableError,
     );
+  });
+});
+
+describe.skipIf(nats.url === undefined)('NATS adapter - the cost of a request', () => {
+  it('request - a request that is answered builds no error (nats.js, patched, no longer makes one per reply)', async () => {
+    const bus = await connectNatsBus({ url: nats.url ?? '', name: 'request-cost' });
+    const subject = `test.${randomUUID().slice(0, 8)}.echo`;
+    const responder = await connect({ servers: nats.url ?? '' });
+    responder.subscribe(subject, { callback: (_error, message) => message.respond(message.data) });
+    await responder.flush();
+    const errorsMade = vi.spyOn(NatsError, 'errorForCode');
+    try {
+      const reply = await bus.request(subject, new Uint8Array([1, 2, 3]), { timeoutMs: 5_000 });
+      expect([...reply.data]).toEqual([1, 2, 3]);
+      expect(errorsMade).not.toHaveBeenCalled();
+    } finally {
+      errorsMade.mockRestore();
+      await responder.close();
+      await bus.drain();
+    }
   });
 });
 
