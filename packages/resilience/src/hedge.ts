@@ -1,5 +1,9 @@
-import { isInfrastructureError, toHoplineError } from '@hopline/contracts';
+import { CancelledError, isInfrastructureError, toHoplineError } from '@hopline/contracts';
 import { abortReason } from './signals.js';
+
+// Why the attempts of a call that answered are aborted. Nobody reads it (their outcomes are
+// dropped); one made per call built an error and its stack trace for every hedged call.
+const CALL_ANSWERED = new CancelledError('the hedged call has its answer');
 
 export interface HedgeOptions {
   /** How long the first attempt may run alone before the second starts beside it. */
@@ -36,7 +40,8 @@ export function hedged<T>(
       settled = true;
       clearTimeout(timer);
       signal.removeEventListener('abort', onAbort);
-      for (const controller of controllers.values()) controller.abort(abortReason(signal));
+      const reason = signal.aborted ? abortReason(signal) : CALL_ANSWERED;
+      for (const controller of controllers.values()) controller.abort(reason);
       outcome();
     };
     const onAbort = () => finish(() => reject(abortReason(signal)));

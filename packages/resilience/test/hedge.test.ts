@@ -31,6 +31,22 @@ describe('hedge', () => {
     expect(aborted).toHaveLength(1);
   });
 
+  it('hedge - the attempts of calls that answered are aborted with one reason, not an error made per call', async () => {
+    const reasons: unknown[] = [];
+    for (let call = 0; call < 2; call++) {
+      await hedged(
+        async (_attempt, signal) => {
+          signal.addEventListener('abort', () => reasons.push(signal.reason), { once: true });
+          return 'answer';
+        },
+        { delayMs: 1_000, signal: new AbortController().signal },
+      );
+    }
+    expect(reasons).toHaveLength(2);
+    expect(reasons[0]).toBeInstanceOf(CancelledError);
+    expect(reasons[1]).toBe(reasons[0]);
+  });
+
   it('hedge - a first attempt that answers in time is the only one', async () => {
     const started: number[] = [];
     const outcome = await hedged(
