@@ -103,12 +103,11 @@ describe.skipIf(nats.url === undefined)('NATS adapter - JetStream policy', () =>
 });
 
 const restartable = await startNatsServer();
+// At the file's level, not the describe's: a run filtered to other tests skips a describe's hooks
+// and would leave this server running.
+afterAll(() => restartable?.[Symbol.asyncDispose]());
 
 describe.skipIf(!restartable)('NATS adapter - losing the server', () => {
-  afterAll(async () => {
-    await restartable?.[Symbol.asyncDispose]();
-  });
-
   it('connection - a lost server shows as disconnected with the reason, is logged, and a request meanwhile fails as the bus being unavailable', async () => {
     const server = restartable as NonNullable<typeof restartable>;
     const logged: string[] = [];
