@@ -22,8 +22,11 @@ const FULL_DATE = new RegExp(
 // A four-digit number that a Han character other than 年 follows counts something ("1979例", "2024人").
 const YEAR = /\b(1[0-9]{3}|20[0-9]{2})s?\b(?!\s*(?!年)[\u3400-\u9fff])/g;
 // "2023年10月26日", "2023年10月", "10月26日", "10月中旬": how Chinese text states a date; a part
-// of a month ("中旬", "底") dates it to the month as a day would.
-const CHINESE_DATE = /(?:(\d{4})\s*年\s*)?(?:(\d{1,2})\s*月\s*)?(?:(\d{1,2})\s*[日号]|(上旬|中旬|下旬|初|底|末))?/g;
+// of a month ("中旬", "底") dates it to the month as a day would. Every part is optional, so the
+// lookahead for a character that can begin one keeps it from matching the empty string at every
+// other position of a text: the same dates found, without a match object per character.
+const CHINESE_DATE =
+  /(?=[\d上中下初底末])(?:(\d{4})\s*年\s*)?(?:(\d{1,2})\s*月\s*)?(?:(\d{1,2})\s*[日号]|(上旬|中旬|下旬|初|底|末))?/g;
 const CHINESE_DECADE = /(?:(上|\d{2})世纪(\d0)|(\d{3}0))\s*年代/;
 const ISO_DATE = /\b(\d{4})-(\d{2})(?:-(\d{2}))?\b/g;
 const MONTHS = [
