@@ -78,6 +78,13 @@ export function addApiKey(file: string, principal: Omit<z.input<typeof keyEntryS
 
 export class ApiKeyStore {
   private readonly byHash: ReadonlyMap<string, Principal>;
+  /**
+   * Keys already verified, so that a client's every request costs a map lookup rather than a
+   * SHA-256. Only known keys enter it: it holds at most one entry per stored key, whatever
+   * unknown keys clients send. A store's keys never change (a revoked key is a new store
+   * without it), so neither does what it has verified.
+   */
+  private readonly verified = new Map<string, Principal>();
 
   constructor(file: ApiKeysFile) {
     this.byHash = new Map(
@@ -116,7 +123,11 @@ export class ApiKeyStore {
 
   /** The principal of a presented key, or undefined when the key is unknown. */
   verify(presentedKey: string): Principal | undefined {
-    return this.byHash.get(hashApiKey(presentedKey));
+    const known = this.verified.get(presentedKey);
+    if (known) return known;
+    const principal = this.byHash.get(hashApiKey(presentedKey));
+    if (principal) this.verified.set(presentedKey, principal);
+    return principal;
   }
 }
 
