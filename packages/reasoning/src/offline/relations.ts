@@ -1,4 +1,4 @@
-import { sameStem } from '@hopline/text';
+import { memoizeByText, sameStem } from '@hopline/text';
 
 /**
  * How text says a relation a question asks about: the question asks for a "husband", the
@@ -103,14 +103,20 @@ export const ROLE_NOUNS: readonly string[] = [
   'birthplace',
 ];
 
+const RELATIONS = Object.entries(RELATION_WORDS);
+
+/**
+ * The words evidence uses for a relation term, in RELATION_WORDS' order: remembered per term,
+ * since every hop expands the same few terms of its question against every relation.
+ */
+const relatedWords = memoizeByText((term: string): readonly string[] =>
+  RELATIONS.filter(([word]) => sameStem(word, term)).flatMap(([, related]) => related),
+);
+
 /** The terms plus the words evidence uses to express the same relations. */
 export function expandRelations(terms: readonly string[]): string[] {
   const expanded = new Set(terms);
-  for (const term of terms) {
-    for (const [word, related] of Object.entries(RELATION_WORDS)) {
-      if (sameStem(word, term)) for (const relatedWord of related) expanded.add(relatedWord);
-    }
-  }
+  for (const term of terms) for (const relatedWord of relatedWords(term)) expanded.add(relatedWord);
   return [...expanded];
 }
 
