@@ -1,11 +1,15 @@
 // CPU per question of the embedded process, this checkout against a baseline checkout, in one run:
 // the two processes are started in turn and asked the same serial questions, rounds alternating
 // (A B B A …) so that the machine's load weighs on both alike. CPU is read from /proc around each
-// round; the bench's clients are not counted. Not part of `pnpm bench` (it needs a second
-// checkout): run it by hand after a change to the embedded path and keep its results.
+// round; the bench's clients are not counted. Each process first answers --warmup questions: V8
+// keeps compiling a question's functions for its first thousand or so (its compiler threads were
+// a fifth of the process's CPU after 60 questions, a seventh after 800, a twelfth after 2,000),
+// and CPU per question is what a server that has been up a while spends. Not part of
+// `pnpm bench` (it needs a second checkout): run it by hand after a change to the embedded path
+// and keep its results.
 //
 //   node --conditions=@hopline/source --import tsx bench/support/embedded-cpu-ab.ts \
-//     --baseline <checkout of the code before> [--label <what the baseline is>] [--rounds 6] [--questions 100]
+//     --baseline <checkout of the code before> [--label <what the baseline is>] [--rounds 6] [--questions 100] [--warmup 1000]
 //
 // The baseline checkout needs its dependencies installed (or this checkout's node_modules linked).
 // Writes bench/results/embedded-cpu-ab.{md,json}.
@@ -26,7 +30,7 @@ const { values } = parseArgs({
     label: { type: 'string', default: 'baseline' },
     rounds: { type: 'string', default: '6' },
     questions: { type: 'string', default: '100' },
-    warmup: { type: 'string', default: '60' },
+    warmup: { type: 'string', default: '1000' },
   },
 });
 if (!values.baseline) throw new Error('--baseline <checkout> is required');
@@ -117,7 +121,7 @@ try {
   writeFileSync(`${resultsDir}embedded-cpu-ab.md`, markdown);
   writeFileSync(
     `${resultsDir}embedded-cpu-ab.json`,
-    `${JSON.stringify({ baseline: values.label, commits, rounds: ROUNDS, questionsPerRound: QUESTIONS_PER_ROUND, load: loadavg(), perRound }, null, 2)}\n`,
+    `${JSON.stringify({ baseline: values.label, commits, warmup: WARMUP, rounds: ROUNDS, questionsPerRound: QUESTIONS_PER_ROUND, load: loadavg(), perRound }, null, 2)}\n`,
   );
 } finally {
   await Promise.all(Object.values(systems).map(({ proc }) => stopProcess(proc.child)));
