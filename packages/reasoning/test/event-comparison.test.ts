@@ -183,6 +183,13 @@ describe('events compared by date - the list a question names', () => {
     expect(inSamePeriod(bridge, { year: 2031 }, 'month')).toBeUndefined();
   });
 
+  it('dates - reading one date leaves the shared patterns at their start, so the next text is read whole', () => {
+    expect(parseDate('born 14 April 1917 in Vienna')).toEqual({ year: 1917, month: 4, day: 14 });
+    expect(datesIn('2005')).toEqual([{ year: 2005 }]);
+    expect(parseDate('opened in 1990')).toEqual({ year: 1990 });
+    expect(datesIn('1988')).toEqual([{ year: 1988 }]);
+  });
+
   it('dates - a month and day written without a year before them, and only those', () => {
     expect(yearlessDateIn('红松镇于6月9日举办灯会')).toEqual({ text: '6月9日', month: 6, day: 9 });
     expect(yearlessDateIn('白沙镇12月举办庙会')).toEqual({ text: '12月', month: 12 });

@@ -60,10 +60,19 @@ function rankedSentences(chunks: readonly Chunk__Output[], relationTerms: readon
   return ranked.sort((a, b) => b.overlap - a.overlap || a.order - b.order);
 }
 
-function firstMatch(pattern: RegExp, text: string): string | undefined {
+/**
+ * The first match of one of the shared global patterns, which is left at its start: `matchAll`
+ * begins where the pattern's `lastIndex` stands, so a match left behind here would make a later
+ * `datesIn` or `countIn` skip the start of its text (a year answer read as no date at all).
+ */
+function execFromStart(pattern: RegExp, text: string): RegExpExecArray | null {
   pattern.lastIndex = 0;
-  return pattern.exec(text)?.[0];
+  const match = pattern.exec(text);
+  pattern.lastIndex = 0;
+  return match;
 }
+
+const firstMatch = (pattern: RegExp, text: string): string | undefined => execFromStart(pattern, text)?.[0];
 
 // "(4 February 1918 – 3 August 1995)": a life's span, its second date the death.
 const DATE_SPAN = new RegExp(`(${FULL_DATE.source})\\s*[-–—]\\s*(${FULL_DATE.source})`);
@@ -155,8 +164,7 @@ export function yearOf(chunk: Chunk__Output, wantsDeath: boolean): number | unde
 
 /** The year a date answer names ("14 April 1917" → 1917), if any. */
 function yearIn(answer: string): number | undefined {
-  YEAR.lastIndex = 0;
-  const match = YEAR.exec(answer);
+  const match = execFromStart(YEAR, answer);
   return match ? Number(match[1]) : undefined;
 }
 
@@ -213,11 +221,9 @@ export function parseDate(text: string, yearOfContext?: number): StatedDate | un
   }
   const decade = chineseDecade(text);
   if (decade) return { year: decade.year };
-  ISO_DATE.lastIndex = 0;
-  const iso = ISO_DATE.exec(text);
+  const iso = execFromStart(ISO_DATE, text);
   if (iso) return { year: Number(iso[1]), month: Number(iso[2]), ...(iso[3] ? { day: Number(iso[3]) } : {}) };
-  FULL_DATE.lastIndex = 0;
-  const full = FULL_DATE.exec(text)?.[0];
+  const full = firstMatch(FULL_DATE, text);
   const year = yearIn(full ?? text);
   if (year === undefined) return undefined;
   if (!full) return { year };
