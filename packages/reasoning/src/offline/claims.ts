@@ -61,6 +61,15 @@ function numberValue(word: string): number | undefined {
   return undefined;
 }
 
+/**
+ * Whether a text names a number: in digits, as an English number word ("one" too: an answer to
+ * "how many" is no pronoun), or as Chinese numerals counting something.
+ */
+export function namesNumber(text: string): boolean {
+  // `search` leaves the shared global patterns' lastIndex as it was, which `test` would not.
+  return [NUMBER, ENGLISH_NUMBER_WORD, /\bone\b/i, CHINESE_NUMBER].some((pattern) => text.search(pattern) >= 0);
+}
+
 /** Whether a text states a phrase; a number word is stated by its digits as well. */
 export function statesPhrase(text: string, phrase: string): boolean {
   if (states(text, phrase)) return true;

@@ -21,7 +21,7 @@ import {
 import { expandRelations, isRoleNoun } from './relations.js';
 import { synthesizeOffline } from './synthesis.js';
 import type { TitleConventions } from './text.js';
-import { bareTitle, chunkTerms, titleConventions } from './text.js';
+import { bareTitle, chunkTerms, escapeRegExp, titleConventions } from './text.js';
 import type { ReasoningSwitch } from '../switches.js';
 import { isOn } from '../switches.js';
 
@@ -314,8 +314,6 @@ function onlyAsPlace(candidate: BridgeCandidate, chunks: readonly Chunk__Output[
   const mentions = [...text.matchAll(new RegExp(escapeRegExp(candidate.name), 'g'))];
   return mentions.length > 0 && mentions.every((mention) => PLACE_PREPOSITION.test(text.slice(0, mention.index)));
 }
-
-const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** Whether any of the chunks says one of the relation words, in the words evidence uses for it. */
 function statesRelation(chunks: readonly Chunk__Output[], relation: readonly string[]): boolean {

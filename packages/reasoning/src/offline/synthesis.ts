@@ -10,6 +10,7 @@ import { comparedOptions, dateComparison, questionAnchors, relationTerms, sameEn
 import { expandRelations } from './relations.js';
 import type { RespectiveItem } from './respectively.js';
 import { respectiveItems } from './respectively.js';
+import { fitsQuestion } from './fit.js';
 import { unfoundEntities, unfoundOptions } from './missing.js';
 import { sentences, states, titleConventions } from './text.js';
 import { isOn } from '../switches.js';
@@ -42,6 +43,8 @@ interface Phrasebook {
   undatedEvents: (options: readonly string[]) => string;
   /** What is missing when no evidence is about these items of a distributive question with what it asks of them. */
   unaboutItems: (items: readonly string[]) => string;
+  /** What is missing when the chain's answer is not of the kind the question asks for. */
+  unfit: (answer: string) => string;
   /** What is missing when a broken chain found no document about these entities it looked for. */
   unfound: (entities: readonly string[]) => string;
   /** What is missing when every option of a which-first question falls on one date. */
@@ -91,6 +94,8 @@ const ENGLISH: Phrasebook = {
     `a document about ${options.map((option) => `"${option}"`).join(' or ')} that states its date`,
   unaboutItems: (items) =>
     `a document about ${items.map((item) => `"${item}"`).join(' or ')} that states what the question asks of it`,
+  unfit: (answer) =>
+    `a document that states what the question asks ("${answer}", where the chain ended, is not of that kind)`,
   unfound: (entities) => `a document about ${entities.map((entity) => `"${entity}"`).join(' or ')}`,
   tied: 'a date that tells the events compared apart',
   yearless: (dates, years) =>
@@ -120,6 +125,7 @@ const CHINESE: Phrasebook = {
   undated: '陈述每个被比较事件日期的文档',
   undatedEvents: (options) => `关于${options.map((option) => `“${option}”`).join('、')}并陈述其日期的文档`,
   unaboutItems: (items) => `关于${items.map((item) => `“${item}”`).join('、')}并陈述问题所问之事的文档`,
+  unfit: (answer) => `陈述问题所问之事的文档（推理链停在的“${answer}”不是所问的那类答案）`,
   unfound: (entities) => `关于${entities.map((entity) => `“${entity}”`).join('、')}的文档`,
   tied: '能分出这些事件先后的日期',
   yearless: (dates, years) =>
@@ -555,6 +561,9 @@ function opening(input: SynthesisInput, words: Phrasebook): Opening | undefined 
   }
   const last = focused.at(-1);
   if (!last?.finding.answer) return undefined;
+  const chunks = evidence.map((item) => item.chunk);
+  if (isOn(input.switchedOff, 'answerFit') && !fitsQuestion(question, last.finding.answer, chunks))
+    return { missing: words.unfit(last.finding.answer) };
   const index = indexStating([last.finding.answer], last, evidence);
   return index === undefined
     ? { unstated: last.finding.answer }

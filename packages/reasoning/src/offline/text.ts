@@ -63,6 +63,9 @@ export function states(text: string, phrase: string): boolean {
   return wanted.trim() !== '' && phraseWords(text).includes(wanted);
 }
 
+/** A text matched literally inside a regular expression. */
+export const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
 const termsOfChunk = new WeakMap<object, readonly string[]>();
 
 /**

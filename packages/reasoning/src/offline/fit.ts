@@ -1,0 +1,73 @@
+import type { Chunk__Output } from '@hopline/contracts';
+import { ENGLISH_STOP_WORDS } from '@hopline/text';
+import { datesIn } from './answers.js';
+import { namesNumber } from './claims.js';
+import { answerType, comparesTimesOfSeveral } from './question.js';
+import { escapeRegExp, states } from './text.js';
+
+/**
+ * Whether a chain's answer is of the kind its question asks for, read from the question's shape
+ * and the way the evidence uses the answer. A chain that reached some entity is not thereby
+ * answered: a hop that stopped on a confident bridge hands over a name where a date was asked, a
+ * bridge followed to a neighbour hands over a word of the neighbour's description. Where the
+ * answer does not fit, the question is not answered: what is missing is a document that states
+ * what is asked.
+ */
+
+// "Was X or Y founded first?", "born first out of X and Y": the things compared are offered to choose from.
+const OFFERS_OPTIONS = /\b(?:or|out of|between)\b/i;
+// "what nationality", "what kind of film": a word that describes something is what is asked.
+const ASKS_DESCRIPTION =
+  /\b(?:nationality|nationalities|citizenship|lineage|ethnicity|descent|origin|heritage|type|kind|sort|genre|style|language|focus)\b/i;
+// A determiner or a count, and up to two lower-case words after it ("an award-winning", "a 2008").
+const DETERMINER =
+  /(?:^|[\s(])(?:[Aa]n?|[Tt]he|\p{N}+|two|three|four|five|six|seven|eight|nine|ten)(?:\s+[\p{Ll}\p{N}][\p{L}\p{N}'’-]*){0,2}\s+$/u;
+const NEXT_WORD = /^\s+(\p{Ll}[\p{L}'’-]*)/u;
+
+/**
+ * Whether a text uses a name as an attribute of a noun after it: between a determiner (or a
+ * count) and a common noun, as "a Canadian drama film" or "the Reconstruction era" do. A
+ * past-tense word after it ("the Beatles recorded") makes it the subject of a clause instead.
+ */
+function attributiveAt(text: string, start: number, end: number): boolean {
+  const next = NEXT_WORD.exec(text.slice(end))?.[1]?.toLowerCase();
+  if (!next || ENGLISH_STOP_WORDS.has(next) || next.endsWith('ed')) return false;
+  return DETERMINER.test(text.slice(0, start));
+}
+
+/**
+ * Whether every mention of a name in the chunks is an attribute of another noun ("a Prussian
+ * born composer", "the two Michelin star restaurant"): a word that describes something, not the
+ * person or place a "who" or "where" question asks for. False where no chunk mentions it.
+ */
+export function onlyAttributive(name: string, chunks: readonly Pick<Chunk__Output, 'text'>[]): boolean {
+  const pattern = new RegExp(`(?<![\\p{L}\\p{N}])${escapeRegExp(name)}(?![\\p{L}\\p{N}])`, 'gu');
+  const mentions = chunks.flatMap((chunk) =>
+    [...chunk.text.matchAll(pattern)].map((match) => ({
+      text: chunk.text,
+      start: match.index,
+      end: match.index + match[0].length,
+    })),
+  );
+  return mentions.length > 0 && mentions.every(({ text, start, end }) => attributiveAt(text, start, end));
+}
+
+/**
+ * Whether an answer fits its question: a date where a date is asked ("when", "what year") and a
+ * number where a count is, one of the things compared where the question compares the times of
+ * several it names ("Was X or Y founded first?"), and otherwise something the question does not
+ * already say (the "English" of "the English name of X" is no name); to a "who" or "where"
+ * question, not a word the evidence only uses to describe something else.
+ */
+export function fitsQuestion(
+  question: string,
+  answer: string,
+  chunks: readonly Pick<Chunk__Output, 'text'>[],
+): boolean {
+  const type = answerType(question);
+  if (type === 'date') return datesIn(answer).length > 0;
+  if (type === 'number') return namesNumber(answer);
+  if (comparesTimesOfSeveral(question) && OFFERS_OPTIONS.test(question)) return states(question, answer);
+  if (states(question, answer)) return false;
+  return ASKS_DESCRIPTION.test(question) || !onlyAttributive(answer, chunks);
+}

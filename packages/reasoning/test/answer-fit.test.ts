@@ -1,0 +1,73 @@
+import { describe, expect, it } from 'vitest';
+import { chunk } from './support/chunks.js';
+import { synthesized } from './support/synthesis.js';
+
+// Invented documents: a film, its director, and a restaurant whose chef the chain came to.
+const film = chunk(
+  'c-film',
+  'Harbour Lights',
+  'Harbour Lights is a 2011 Canadian drama film directed by Ilse Varga. It premiered in Halifax.',
+);
+const director = chunk(
+  'c-director',
+  'Ilse Varga',
+  'Ilse Varga (born 3 May 1970) is a Hungarian director. She has two sisters, Anna and Dora.',
+);
+const restaurant = chunk(
+  'c-restaurant',
+  'Tomas Berg',
+  'Tomas Berg is a Swedish chef known for his work at the two Michelin star restaurant Fjord House in Malmo.',
+);
+
+/** What offline synthesis writes when the chain's one hop ended at `answer`, citing `cited`. */
+const answered = (question: string, answer: string, cited = [film, director], switchedOff: 'answerFit'[] = []) =>
+  synthesized(question, [{ focus: question, answer, cited }], switchedOff);
+
+describe('answer fit - a chain that ended at an answer of another kind than asked abstains', () => {
+  it('answer fit - a question for a date is not answered with a name, and the abstention says what is missing', async () => {
+    const asked = 'When did the film directed by Ilse Varga premiere?';
+    const written = await answered(asked, 'Halifax');
+    expect(written.abstains).toBe(true);
+    expect(written.answer).toContain('What was not found: a document that states what the question asks ("Halifax"');
+    expect((await answered(asked, 'Halifax', [film, director], ['answerFit'])).abstains).toBe(false);
+    expect((await answered(asked, '2011')).abstains).toBe(false);
+  });
+
+  it('answer fit - a question for a count is not answered with a name', async () => {
+    const asked = 'How many sisters does the director of Harbour Lights have?';
+    expect((await answered(asked, 'Anna')).abstains).toBe(true);
+    expect((await answered(asked, 'two')).abstains).toBe(false);
+  });
+
+  it('answer fit - an answer the question already says is no answer', async () => {
+    const asked = 'what is the canadian title of the film directed by Ilse Varga?';
+    expect((await answered(asked, 'Canadian')).abstains).toBe(true);
+    expect((await answered(asked, 'Canadian', [film, director], ['answerFit'])).abstains).toBe(false);
+  });
+
+  it('answer fit - a which-first question that offers its options is answered by one of them, not by a name beside them', async () => {
+    const asked = 'Was Harbour Lights or Ilse Varga Studio founded first?';
+    expect((await answered(asked, 'Halifax')).abstains).toBe(true);
+    expect((await answered(asked, 'Harbour Lights')).abstains).toBe(false);
+    // "first" alone offers nothing to choose from: a name the question does not say answers it.
+    expect((await answered('Who first screened the film directed by Ilse Varga?', 'Halifax')).abstains).toBe(false);
+  });
+
+  it('answer fit - a word the evidence only uses to describe something else ("a Canadian drama film") answers no "who"', async () => {
+    expect((await answered('Who directed the film that premiered in Halifax?', 'Canadian')).abstains).toBe(true);
+    expect((await answered('What is the name of the sister of Tomas Berg?', 'Michelin', [restaurant])).abstains).toBe(
+      true,
+    );
+    expect(
+      (await answered('Who directed the film that premiered in Halifax?', 'Canadian', [film], ['answerFit'])).abstains,
+    ).toBe(false);
+  });
+
+  it('answer fit - where the question asks for a description, or the evidence names the answer on its own, it stands', async () => {
+    expect((await answered('What is the nationality of the director of Harbour Lights?', 'Hungarian')).abstains).toBe(
+      false,
+    );
+    expect((await answered('Who directed Harbour Lights?', 'Ilse Varga')).abstains).toBe(false);
+    expect((await answered('Where did Harbour Lights premiere?', 'Halifax')).abstains).toBe(false);
+  });
+});
