@@ -29,6 +29,8 @@ export const REASONING_SWITCHES = {
     'words that name only the kind of an event ("…的事件", "…分别发生了什么重大事件") are not asked of its chunk: an event option is matched without them, and a distributive question whose predicate names only a kind is answered for each item from a chunk about the item in the setting',
   soughtDocument:
     "a hop sent to find one entity (a later hop's bridge, a sub-question's one entity) answers only from that entity's document (a titled chunk that merely mentions it is about something else); without one the chain is broken there and the answer abstains",
+  roleHolderDates:
+    "a comparison by date of the options' role-holders (\"which film has the director who is older, X or Y?\") reads each holder's date from the holder's own document, not the option's; a holder with none is what the answer names as missing",
   answerFit:
     'a chain\'s answer must be of the kind its question asks for (a date, a number, one of the things a which-first question offers, something the question does not already say, and not a word the evidence only uses to describe something else, "a Canadian drama film"); otherwise the answer abstains',
 } as const;

@@ -71,3 +71,31 @@ describe('answer fit - a chain that ended at an answer of another kind than aske
     expect((await answered('Where did Harbour Lights premiere?', 'Halifax')).abstains).toBe(false);
   });
 });
+
+describe("role-holder dates - a comparison of the options' role-holders is decided on the holders' own documents", () => {
+  const asked = 'Which film has the director who is older, Harbour Lights or Quiet Coast?';
+  const otherFilm = chunk('c-film-2', 'Quiet Coast', 'Quiet Coast is a 2016 drama film directed by Jon Marsh.');
+  const otherDirector = chunk('c-director-2', 'Jon Marsh', 'Jon Marsh (born 9 June 1951) is a Scottish film director.');
+  const hops = (second: (typeof otherFilm)[]) => [
+    {
+      focus: 'Which film has the director who is older, Harbour Lights?',
+      answer: 'Ilse Varga',
+      cited: [film, director],
+    },
+    { focus: 'Which film has the director who is older, Quiet Coast?', answer: 'Jon Marsh', cited: second },
+  ];
+
+  it("role-holder dates - the film whose director was born first, though the film's own date is later", async () => {
+    const written = await synthesized(asked, hops([otherFilm, otherDirector]));
+    expect(written.abstains).toBe(false);
+    expect(written.answer).toMatch(/^Quiet Coast \[\d\]: 9 June 1951/);
+    const byFilms = await synthesized(asked, hops([otherFilm, otherDirector]), ['roleHolderDates']);
+    expect(byFilms.answer).toMatch(/^Harbour Lights/);
+  });
+
+  it("role-holder dates - without a holder's document the answer abstains and names the holder", async () => {
+    const written = await synthesized(asked, hops([otherFilm]));
+    expect(written.abstains).toBe(true);
+    expect(written.answer).toContain('What was not found: a document about "Jon Marsh" that states its date.');
+  });
+});

@@ -7,7 +7,8 @@ import { isAboutEvent, weightedCoverage } from './grade.js';
 import { compareDates, datedYearIn, datesIn, firstDateIn, inSamePeriod, parseDate, yearOf } from './answers.js';
 import type { Period } from './question.js';
 import { comparedOptions, dateComparison, questionAnchors, relationTerms, sameEntity, samePeriod } from './question.js';
-import { expandRelations } from './relations.js';
+import { isAbout } from './bridge.js';
+import { expandRelations, isRoleNoun } from './relations.js';
 import type { RespectiveItem } from './respectively.js';
 import { respectiveItems } from './respectively.js';
 import { fitsQuestion } from './fit.js';
@@ -218,6 +219,8 @@ interface DatedOption {
   index: number;
   /** The date is the question's own ("2031年2月3日青川市签署…"), not read from a document. */
   asked: boolean;
+  /** The option's role-holder whose date this is (the film's director), read from the holder's own document. */
+  holder?: string;
 }
 
 /** A date one chunk states, with its evidence number and the date the document took effect ('' unknown). */
@@ -263,6 +266,42 @@ function datedOption(
   return index === undefined ? undefined : { ...entry, ...picked, index, asked: asked?.month !== undefined };
 }
 
+/**
+ * Whether a comparison by date is decided on the options' role-holders: "Which film has the
+ * director who is older, X or Y?" compares the directors' births, not the films' dates.
+ */
+function comparesRoleHolders(question: string): boolean {
+  return relationTerms(question, questionAnchors(question)).some(isRoleNoun);
+}
+
+/** An option's role-holder: what the option's hop found (the film's director), if it found one. */
+const holderOf = (entry: { hop: SynthesisHop | undefined }): string =>
+  entry.hop && !entry.hop.finding.unknown ? entry.hop.finding.answer : '';
+
+/**
+ * An option's date through its role-holder: the birth (or, for a death, the last year) the
+ * opening of the holder's own document gives. Undefined where no document in the evidence is
+ * about the holder: the option's own document dates the option, not its director.
+ */
+function holderDate(
+  entry: { option: string; hop: SynthesisHop | undefined },
+  input: SynthesisInput,
+  wantsDeath: boolean,
+): DatedOption | undefined {
+  const holder = holderOf(entry);
+  const titles = titleConventions(input.switchedOff);
+  const item = holder ? input.evidence.find((candidate) => isAbout(candidate.chunk, holder, titles)) : undefined;
+  if (!item) return undefined;
+  const deathYear = wantsDeath ? yearOf(item.chunk, true) : undefined;
+  const stated =
+    deathYear !== undefined
+      ? { text: String(deathYear), date: { year: deathYear } }
+      : wantsDeath
+        ? undefined
+        : firstDateIn(openingOf(item.chunk).text);
+  return stated && { ...entry, ...stated, index: item.index, asked: false, holder };
+}
+
 /** A chunk's opening sentence, where news states its date and what it reports. */
 function openingOf(chunk: Chunk__Output): Chunk__Output {
   return { ...chunk, text: sentences(chunk.text)[0]?.text ?? chunk.text };
@@ -302,7 +341,8 @@ function newestClaim(claims: readonly ChunkDate[]): ChunkDate | undefined {
  * tenth of the answerable questions for a few more abstentions where a document was removed.)
  */
 function settleConflict(entry: DatedOption, input: SynthesisInput, period: Period | undefined, words: Phrasebook) {
-  if (entry.asked) return { entry };
+  // A role-holder's document is about the holder: the option's other chunks date the option, no rival.
+  if (entry.asked || entry.holder !== undefined) return { entry };
   const differs = (date: StatedDate) =>
     period ? inSamePeriod(date, entry.date, period) === false : compareDates(date, entry.date) !== 0;
   const rivals = citedDates(entry, input.evidence).filter((claim) => differs(claim.date));
@@ -416,11 +456,17 @@ function dateDecision(
   const period = samePeriod(input.question);
   if (!wanted && !period) return undefined;
   const wantsDeath = /\b(died|death|dead)\b|去世|逝世/i.test(input.question);
-  let found = entries.map((entry) => datedOption(entry, input, wantsDeath));
+  const byHolders = isOn(input.switchedOff, 'roleHolderDates') && comparesRoleHolders(input.question);
+  let found = entries.map((entry) =>
+    byHolders ? holderDate(entry, input, wantsDeath) : datedOption(entry, input, wantsDeath),
+  );
   const notes: string[] = [];
-  const undated = entries.filter((_, index) => found[index] === undefined).map((entry) => entry.option);
+  // Where a role-holder is known but undated, the holder's document is what is missing.
+  const undated = entries
+    .filter((_, index) => found[index] === undefined)
+    .map((entry) => (byHolders && holderOf(entry)) || entry.option);
   const placed =
-    undated.length > 0 && wanted && isOn(input.switchedOff, 'yearlessDates')
+    undated.length > 0 && wanted && !byHolders && isOn(input.switchedOff, 'yearlessDates')
       ? placeYearless(entries, found, input, wanted)
       : undefined;
   if (placed) {
