@@ -53,6 +53,27 @@ describe('answer fit - a chain that ended at an answer of another kind than aske
     expect((await answered('Who first screened the film directed by Ilse Varga?', 'Halifax')).abstains).toBe(false);
   });
 
+  it('answer fit - a name of the kind the question describes, not the kind it asks for, is no answer', async () => {
+    const asked = 'The festival that screened Harbour Lights is held in what city?';
+    const festival = chunk('c-festival', 'Harbour Lights', 'Harbour Lights was screened at the Halifax Film Festival.');
+    expect((await answered(asked, 'Halifax Film Festival', [festival])).abstains).toBe(true);
+    expect((await answered(asked, 'Halifax Film Festival', [festival], ['answerFit'])).abstains).toBe(false);
+    expect((await answered(asked, 'Halifax', [festival])).abstains).toBe(false);
+    // The words after the question word say what is asked: a county answers "what Nova Scotia county".
+    expect(
+      (
+        await answered('The city where Harbour Lights premiered is in what Nova Scotia county?', 'Halifax County', [
+          chunk('c-county', 'Halifax', 'Halifax is a city in Halifax County.'),
+        ])
+      ).abstains,
+    ).toBe(false);
+    // "known as what from 2001": no noun after the question word says what kind is asked.
+    expect(
+      (await answered('The film festival was known as what from 2001 to 2005?', 'Halifax Film Festival', [festival]))
+        .abstains,
+    ).toBe(false);
+  });
+
   it('answer fit - a word the evidence only uses to describe something else ("a Canadian drama film") answers no "who"', async () => {
     expect((await answered('Who directed the film that premiered in Halifax?', 'Canadian')).abstains).toBe(true);
     expect((await answered('What is the name of the sister of Tomas Berg?', 'Michelin', [restaurant])).abstains).toBe(

@@ -1,5 +1,5 @@
 import type { Chunk__Output } from '@hopline/contracts';
-import { ENGLISH_STOP_WORDS } from '@hopline/text';
+import { containsStem, contentTerms, ENGLISH_STOP_WORDS } from '@hopline/text';
 import { datesIn } from './answers.js';
 import { namesNumber } from './claims.js';
 import { answerType, comparesTimesOfSeveral } from './question.js';
@@ -52,6 +52,27 @@ export function onlyAttributive(name: string, chunks: readonly Pick<Chunk__Outpu
   return mentions.length > 0 && mentions.every(({ text, start, end }) => attributiveAt(text, start, end));
 }
 
+// "in what city", "what Washington county", "which 1675-1679 wars": the words after the question
+// word name the kind of thing asked.
+const ASKED_PHRASE = /\b(?:what|which)((?:\s+[\p{L}\p{N}\p{Pd}'’]+){1,3})/iu;
+
+/**
+ * Whether an answer is a name of the kind the question describes rather than of the kind it asks
+ * for: "The competition X won is held in what city?" answered with "… Piano Competition" names
+ * the competition, not its city. Read from the answer's last word, the head of an English name:
+ * one the question uses, but not among the words that say what it asks.
+ */
+function namesWhatIsDescribed(question: string, answer: string): boolean {
+  const phrase = ASKED_PHRASE.exec(question)?.[1]?.trim() ?? '';
+  // "known as what from 1988": no noun after the question word, nothing said of the kind asked.
+  if (ENGLISH_STOP_WORDS.has(phrase.split(/\s+/)[0]?.toLowerCase() ?? '')) return false;
+  const asked = contentTerms(phrase);
+  const head = contentTerms(answer.trim().split(/\s+/).at(-1) ?? '');
+  if (asked.length === 0) return false;
+  const described = contentTerms(question);
+  return head.some((term) => !containsStem(asked, term) && containsStem(described, term));
+}
+
 /**
  * Whether an answer fits its question: a date where a date is asked ("when", "what year") and a
  * number where a count is, one of the things compared where the question compares the times of
@@ -68,6 +89,6 @@ export function fitsQuestion(
   if (type === 'date') return datesIn(answer).length > 0;
   if (type === 'number') return namesNumber(answer);
   if (comparesTimesOfSeveral(question) && OFFERS_OPTIONS.test(question)) return states(question, answer);
-  if (states(question, answer)) return false;
+  if (states(question, answer) || namesWhatIsDescribed(question, answer)) return false;
   return ASKS_DESCRIPTION.test(question) || !onlyAttributive(answer, chunks);
 }
