@@ -114,6 +114,15 @@ describe("role-holder dates - a comparison of the options' role-holders is decid
     expect(byFilms.answer).toMatch(/^Harbour Lights/);
   });
 
+  it('role-holder dates - a role noun that names the kind of the options compares their own dates', async () => {
+    const kind = 'Which director was born first, Ilse Varga or Jon Marsh?';
+    const written = await synthesized(kind, [
+      { focus: 'Which director was born first, Ilse Varga?', answer: '3 May 1970', cited: [director] },
+      { focus: 'Which director was born first, Jon Marsh?', answer: '9 June 1951', cited: [otherDirector] },
+    ]);
+    expect(written.answer).toMatch(/^Jon Marsh/);
+  });
+
   it("role-holder dates - without a holder's document the answer abstains and names the holder", async () => {
     const written = await synthesized(asked, hops([otherFilm]));
     expect(written.abstains).toBe(true);

@@ -27,18 +27,20 @@ const NEXT_WORD = /^\s+(\p{Ll}[\p{L}'’-]*)/u;
 /**
  * Whether a text uses a name as an attribute of a noun after it: between a determiner (or a
  * count) and a common noun, as "a Canadian drama film" or "the Reconstruction era" do. A
- * past-tense word after it ("the Beatles recorded") makes it the subject of a clause instead.
+ * word in -ed or -s after it ("the Beatles recorded", "the City of New York operates") is likelier
+ * a verb, and makes it the subject of a clause instead.
  */
 function attributiveAt(text: string, start: number, end: number): boolean {
   const next = NEXT_WORD.exec(text.slice(end))?.[1]?.toLowerCase();
-  if (!next || ENGLISH_STOP_WORDS.has(next) || next.endsWith('ed')) return false;
+  if (!next || ENGLISH_STOP_WORDS.has(next) || /(?:ed|s)$/.test(next)) return false;
   return DETERMINER.test(text.slice(0, start));
 }
 
 /**
  * Whether every mention of a name in the chunks is an attribute of another noun ("a Prussian
  * born composer", "the two Michelin star restaurant"): a word that describes something, not the
- * person or place a "who" or "where" question asks for. False where no chunk mentions it.
+ * person, place or thing a question asks for unless it asks for a description. False where no
+ * chunk mentions it.
  */
 export function onlyAttributive(name: string, chunks: readonly Pick<Chunk__Output, 'text'>[]): boolean {
   const pattern = new RegExp(`(?<![\\p{L}\\p{N}])${escapeRegExp(name)}(?![\\p{L}\\p{N}])`, 'gu');

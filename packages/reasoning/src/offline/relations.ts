@@ -1,4 +1,4 @@
-import { memoizeByText, sameStem } from '@hopline/text';
+import { contentTerms, memoizeByText, sameStem } from '@hopline/text';
 
 /**
  * How text says a relation a question asks about: the question asks for a "husband", the
@@ -123,4 +123,22 @@ export function expandRelations(terms: readonly string[]): string[] {
 export function isRoleNoun(term: string): boolean {
   // Exact: a prefix match would make "started" a "star".
   return ROLE_NOUNS.includes(term);
+}
+
+// "the director born later", "whose director is younger" — a role with a determiner, not "more members"
+const DETERMINED_ROLE = /\b(?:the|whose|their|its|his|her)\s+([\w-]+)(?:\s+([\w-]+))?/gi;
+
+/**
+ * The role noun a determiner ties to what the question is about ("the director who is older",
+ * "whose director"), if any: the question asks about role-holders, not the things it names. A
+ * role noun that names the kind of those things ("which author was born first") has none.
+ */
+export function determinedRoleNoun(question: string): string | undefined {
+  for (const match of question.matchAll(DETERMINED_ROLE)) {
+    for (const word of match.slice(1)) {
+      const noun = word && contentTerms(word)[0];
+      if (noun && isRoleNoun(noun)) return noun;
+    }
+  }
+  return undefined;
 }

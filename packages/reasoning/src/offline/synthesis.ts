@@ -8,7 +8,7 @@ import { compareDates, datedYearIn, datesIn, firstDateIn, inSamePeriod, parseDat
 import type { Period } from './question.js';
 import { comparedOptions, dateComparison, questionAnchors, relationTerms, sameEntity, samePeriod } from './question.js';
 import { isAbout } from './bridge.js';
-import { expandRelations, isRoleNoun } from './relations.js';
+import { determinedRoleNoun, expandRelations } from './relations.js';
 import type { RespectiveItem } from './respectively.js';
 import { respectiveItems } from './respectively.js';
 import { fitsQuestion } from './fit.js';
@@ -266,14 +266,6 @@ function datedOption(
   return index === undefined ? undefined : { ...entry, ...picked, index, asked: asked?.month !== undefined };
 }
 
-/**
- * Whether a comparison by date is decided on the options' role-holders: "Which film has the
- * director who is older, X or Y?" compares the directors' births, not the films' dates.
- */
-function comparesRoleHolders(question: string): boolean {
-  return relationTerms(question, questionAnchors(question)).some(isRoleNoun);
-}
-
 /** An option's role-holder: what the option's hop found (the film's director), if it found one. */
 const holderOf = (entry: { hop: SynthesisHop | undefined }): string =>
   entry.hop && !entry.hop.finding.unknown ? entry.hop.finding.answer : '';
@@ -456,7 +448,8 @@ function dateDecision(
   const period = samePeriod(input.question);
   if (!wanted && !period) return undefined;
   const wantsDeath = /\b(died|death|dead)\b|去世|逝世/i.test(input.question);
-  const byHolders = isOn(input.switchedOff, 'roleHolderDates') && comparesRoleHolders(input.question);
+  // "Which film has the director who is older, X or Y?" compares the directors' births, not the films' dates.
+  const byHolders = isOn(input.switchedOff, 'roleHolderDates') && determinedRoleNoun(input.question) !== undefined;
   let found = entries.map((entry) =>
     byHolders ? holderDate(entry, input, wantsDeath) : datedOption(entry, input, wantsDeath),
   );

@@ -6,7 +6,7 @@ import {
   questionAnchors,
   timedEvents,
 } from '../../offline/question.js';
-import { isRoleNoun } from '../../offline/relations.js';
+import { determinedRoleNoun, isRoleNoun } from '../../offline/relations.js';
 import type { ReasoningSwitch } from '../../switches.js';
 import { isOn } from '../../switches.js';
 
@@ -48,8 +48,6 @@ const QUESTION_MARKS = /[?？]/g;
 const RELATIVE_CLAUSE = /\b(?:the|a|an)\s+(?:[\w'-]+\s+){0,3}?[\w'-]+\s+(?:that|which|who|whose|whom|where|when)\b/i;
 // "the coach of the team", "the director of film X"
 const ROLE_OF = /\bthe\s+(?:[\w-]+\s+){0,2}?([\w-]+)\s+(?:of|for|behind)\s+/gi;
-// "the director born later", "whose director is younger" — a role with a determiner, not "more members"
-const DETERMINED_ROLE = /\b(?:the|whose|their|its|his|her)\s+([\w-]+)(?:\s+([\w-]+))?/gi;
 // "X's father", "Kentucky Tavern's manufacturer"
 const POSSESSIVE_ROLE = /['’]s\s+(?:[\w-]+\s+)?([\w-]+)/gi;
 // "a sitcom created by", "the album released by"
@@ -156,7 +154,7 @@ export function detectSignals(question: string, switchedOff: readonly ReasoningS
         ? undefined
         : (ofRole ??
           possessiveRole ??
-          (isOn(switchedOff, 'determinedRole') ? roleNounIn(DETERMINED_ROLE, question) : undefined)),
+          (isOn(switchedOff, 'determinedRole') ? determinedRoleNoun(question) : undefined)),
     links: relatives + roles,
     anchors,
   };
