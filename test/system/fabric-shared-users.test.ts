@@ -11,7 +11,7 @@ import { promisify } from 'node:util';
 import { connect, credsAuthenticator, type NatsConnection } from 'nats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fabricLayout, writeFabric } from '@hopline/cli';
-import { jetstream, subjects } from '@hopline/contracts';
+import { inboxPrefix, jetstream, subjects } from '@hopline/contracts';
 import { startEmbedded, type Embedded } from '@hopline/embedded';
 import { embeddedTestConfig } from './support/embedded-config.js';
 import { startNatsServer, waitFor } from '@hopline/test-support';
@@ -45,6 +45,15 @@ const credentialsOf = (user: 'embedded' | 'operator-controls' | 'operator-inspec
   NATS_CREDS: file(fabricLayout.userCreds(user)),
   NATS_CA: file(fabricLayout.caCert),
 });
+
+/** A connection as one of the operators' users, as their tools open it. */
+const connectAs = (user: 'operator-controls' | 'operator-inspect'): Promise<NatsConnection> =>
+  connect({
+    servers: nats?.url,
+    authenticator: credsAuthenticator(readFileSync(file(fabricLayout.userCreds(user)))),
+    tls: { caFile: file(fabricLayout.caCert) },
+    inboxPrefix: inboxPrefix(user),
+  });
 
 const dataDir = mkdtempSync(join(tmpdir(), 'hopline-fabric-users-data-'));
 let hopline: Embedded;
@@ -108,12 +117,7 @@ describe.skipIf(!nats)('fabric - the embedded mode and the controls command on t
   }, 60_000);
 
   it('fabric users - operator-controls cannot read question events, open a consumer on them, nor ask or cancel', async () => {
-    const client: NatsConnection = await connect({
-      servers: nats?.url,
-      authenticator: credsAuthenticator(readFileSync(file(fabricLayout.userCreds('operator-controls')))),
-      tls: { caFile: file(fabricLayout.caCert) },
-      inboxPrefix: '_INBOX.operator-controls',
-    });
+    const client = await connectAs('operator-controls');
     const logFrom = nats?.log().length ?? 0;
     try {
       const subscription = client.subscribe(subjects.eventsAll);
@@ -155,12 +159,7 @@ describe.skipIf(!nats)('fabric - the embedded mode and the controls command on t
     }
   });
   it("fabric users - operator-inspect, the nats-box's user, reads the streams' state but no message, and publishes nothing", async () => {
-    const client: NatsConnection = await connect({
-      servers: nats?.url,
-      authenticator: credsAuthenticator(readFileSync(file(fabricLayout.userCreds('operator-inspect')))),
-      tls: { caFile: file(fabricLayout.caCert) },
-      inboxPrefix: '_INBOX.operator-inspect',
-    });
+    const client = await connectAs('operator-inspect');
     const logFrom = nats?.log().length ?? 0;
     try {
       // What `nats stream ls`, `nats stream info` and `nats consumer ls` ask.

@@ -193,7 +193,8 @@ function unionOf(roles: readonly SubjectPermissions[]): SubjectPermissions {
 
 /**
  * What `nats stream info`, `nats stream ls` and `nats consumer info` ask: the state of streams and
- * consumers (counts, sequences, pending and redelivered messages), never a message itself.
+ * consumers (counts, sequences, pending and redelivered messages) and, when asked, a stream's
+ * subjects (question ids, bucket keys); never a message itself.
  */
 const inspectStreams = [
   `${API}.STREAM.NAMES`,
@@ -208,7 +209,7 @@ const inspectStreams = [
  * Each NATS user's permissions. The embedded process holds the three services' connections, each
  * under its service's name (so its own inboxes are the services' ones). The operators' controls
  * command writes the controls bucket and nothing else: it cannot read questions or their events.
- * The operators' inspection reads the streams' state and nothing else: no message, no subject.
+ * The operators' inspection reads the streams' state and nothing else: no message.
  */
 export const natsPermissions: Record<NatsUserName, SubjectPermissions> = {
   ...servicePermissions,

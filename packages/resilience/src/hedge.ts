@@ -1,9 +1,11 @@
 import { CancelledError, isInfrastructureError, toHoplineError } from '@hopline/contracts';
 import { abortReason } from './signals.js';
 
-// Why the attempts of a call that answered are aborted. Nobody reads it (their outcomes are
-// dropped); one made per call built an error and its stack trace for every hedged call.
-const CALL_ANSWERED = new CancelledError('the hedged call has its answer');
+// Why the attempts still running are aborted once the call has settled (answered, or ended on a
+// failure that another attempt cannot mend). Their outcomes are dropped, though an attempt's own
+// guard may keep it as the cause of its cancellation; one made per call built an error and its
+// stack trace for every hedged call.
+const CALL_SETTLED = new CancelledError('the hedged call has settled');
 
 export interface HedgeOptions {
   /** How long the first attempt may run alone before the second starts beside it. */
@@ -40,7 +42,7 @@ export function hedged<T>(
       settled = true;
       clearTimeout(timer);
       signal.removeEventListener('abort', onAbort);
-      const reason = signal.aborted ? abortReason(signal) : CALL_ANSWERED;
+      const reason = signal.aborted ? abortReason(signal) : CALL_SETTLED;
       for (const controller of controllers.values()) controller.abort(reason);
       outcome();
     };

@@ -7,7 +7,7 @@ const LATENCY_BUCKETS_SECONDS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5
 const HOP_BUCKETS = [1, 2, 3, 4, 5];
 const HIT_BUCKETS = [0, 1, 2, 5, 10, 20, 50, 100, 200];
 // How often the event-loop lag monitor samples the loop. prom-client's default (10 ms) wakes an
-// idle process 100 times a second, about 10 ms of CPU per second in each service (issue 14); a
+// idle process 100 times a second, 12–17 ms of CPU per second in each service (issue 14); a
 // stall shorter than this is still measured when a sample lands in it.
 const EVENT_LOOP_SAMPLE_MS = 100;
 

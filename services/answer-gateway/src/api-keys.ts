@@ -80,9 +80,10 @@ export class ApiKeyStore {
   private readonly byHash: ReadonlyMap<string, Principal>;
   /**
    * Keys already verified, so that a client's every request costs a map lookup rather than a
-   * SHA-256. Only known keys enter it: it holds at most one entry per stored key, whatever
-   * unknown keys clients send. A store's keys never change (a revoked key is a new store
-   * without it), so neither does what it has verified.
+   * SHA-256; in memory only, as every presented key passes through it anyway. Only known keys
+   * enter it: at most one entry per stored key, whatever unknown keys clients send. A store's
+   * keys never change (the gateway builds its store at start, so revoking a key is a restart
+   * with a file without it), so neither does what it has verified.
    */
   private readonly verified = new Map<string, Principal>();
 

@@ -146,6 +146,13 @@ describe('elasticsearch lexical backend - start-up', () => {
       },
     });
     expect(es.sent('PUT', `/${RECORDS}/_mapping`)[0]?.body).toEqual({ properties: { changed_at: { type: 'long' } } });
+    // Its chunks have no whole terms until written again: said once, at the start that adds the field.
+    expect(lines).toContainEqual(
+      expect.objectContaining({
+        level: 'warn',
+        message: expect.stringContaining('predates the whole date and article terms'),
+      }),
+    );
     expect(lines).toContainEqual(
       expect.objectContaining({
         level: 'warn',
@@ -160,10 +167,11 @@ describe('elasticsearch lexical backend - start-up', () => {
   it('elasticsearch - two workers creating the index at once both start', async () => {
     const es = esMock();
     es.on('PUT', '/:index', () => responseError(400, 'resource_already_exists_exception', 'index already exists'));
+    // As the other worker created it: this version's mapping.
     es.on('GET', '/:index', () => ({
       [INDEX]: {
         settings: { index: { similarity: { hopline_bm25: { type: 'BM25', k1: '1.5', b: '0.75' } } } },
-        mappings: { properties: { body: { type: 'text', analyzer: 'smartcn' } } },
+        mappings: { properties: { body: { type: 'text', analyzer: 'smartcn' }, whole_terms: { type: 'text' } } },
       },
     }));
     const { lines, log } = logRecorder();
@@ -222,6 +230,11 @@ describe('elasticsearch lexical backend - search', () => {
     await backend.upsertDocument(doc, [dated], never);
     const [, source] = es.sent('POST', '/_bulk')[0]?.body as Array<{ whole_terms?: string }>;
     expect(source?.whole_terms).toBe('第12条 10月16日 2023年10月');
+    // A title's year and a body's month make no date together.
+    const split = chunkOf({ docId: 'rfc', chunkId: 'rfc#0', docVersion: 8, title: '2023年', text: '10月公告' });
+    await backend.upsertDocument({ ...doc, version: 8 }, [split], never);
+    const [, splitSource] = es.sent('POST', '/_bulk')[1]?.body as Array<{ whole_terms?: string }>;
+    expect(splitSource).not.toHaveProperty('whole_terms');
 
     const scope = { tenantId: 't1', kbIds: ['kb1'] };
     await backend.search({ scope, query: '10月16日发布了什么公告', limit: 5 }, never);

@@ -702,7 +702,6 @@ export async function createElasticsearchLexicalBackend(
     const analyzer = await detectAnalyzer(client, log);
     if ((await ensureIndex(client, index, chunkIndexDefinition(analyzer, bm25), log)) === 'exists') {
       await warnOnDrift(client, index, analyzer, bm25, log);
-      // Chunks written before a field was added lack it until their documents are written again.
       await ensureFields(client, index, { ...ENTITY_GRAPH_CHUNK_FIELDS, ...WHOLE_TERMS_FIELDS });
     }
     if ((await ensureIndex(client, documentsIndex, documentIndexDefinition(), log)) === 'exists')
@@ -791,12 +790,13 @@ function chunkSource(chunk: IndexedChunk): ChunkSource {
     effective_date: chunk.effectiveDate,
     source_uri: chunk.sourceUri,
     ...(chunk.entities ? { entities: [...chunk.entities] } : {}),
-    ...wholeTermsOf(`${chunk.title}\n${chunk.lexicalText ?? chunk.text}`),
+    ...wholeTermsOf(chunk.title, chunk.lexicalText ?? chunk.text),
   };
 }
 
-function wholeTermsOf(text: string): { whole_terms?: string } {
-  const terms = wholeDateAndArticleTerms(text);
+/** Each text apart: a title's year and a body's month are no date. */
+function wholeTermsOf(...texts: string[]): { whole_terms?: string } {
+  const terms = texts.flatMap((text) => wholeDateAndArticleTerms(text));
   return terms.length > 0 ? { whole_terms: terms.join(' ') } : {};
 }
 

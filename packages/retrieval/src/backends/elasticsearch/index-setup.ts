@@ -153,7 +153,8 @@ export async function ensureIndex(
 
 /**
  * An index keeps the analyzer and similarity it was created with; when the configuration has
- * changed since, say so, since only a reindex applies the new one.
+ * changed since, say so, since only a reindex applies the new one. So with an index older than
+ * the whole terms: its chunks have none until their documents are written again.
  */
 export async function warnOnDrift(
   client: Client,
@@ -168,10 +169,18 @@ export async function warnOnDrift(
   } catch (error) {
     throw elasticsearchError(error, `reading index ${index}`);
   }
-  const body = description?.mappings?.properties?.body as { analyzer?: string } | undefined;
+  const properties = description?.mappings?.properties ?? {};
+  const body = properties.body as { analyzer?: string } | undefined;
   const similarity = description?.settings?.index?.similarity?.[SIMILARITY] as
     { k1?: unknown; b?: unknown } | undefined;
   const actual = { analyzer: body?.analyzer, k1: Number(similarity?.k1), b: Number(similarity?.b) };
+  if (Object.keys(WHOLE_TERMS_FIELDS).some((field) => !(field in properties))) {
+    // The field is added now (ensureFields); the chunks already written lack it.
+    log.warn(
+      'elasticsearch: index predates the whole date and article terms; ingest its documents again for a date in a question to find them',
+      { index },
+    );
+  }
   if (actual.analyzer !== analyzer || actual.k1 !== bm25.k1 || actual.b !== bm25.b) {
     log.warn('elasticsearch: index was created with other analysis settings; reindex to apply the configured ones', {
       index,
