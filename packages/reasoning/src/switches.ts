@@ -19,6 +19,8 @@ export const REASONING_SWITCHES = {
     'a title\'s trailing parenthesis disambiguates the name the document is about ("No Escape (1936 film)" is about No Escape), as Wikipedia titles do',
   commaTitles:
     'a title\'s part before a comma is the name the document is about ("Grant Park, Atlanta" is about Grant Park), as Wikipedia titles of places do',
+  nameForms:
+    'a document titled with another form of a name is about it: its initials ("CBS"), the name without a rank ("Aurangzeb" for "Emperor Aurangzeb"), the full name of a surname, another spelling of one word ("Rajiv" for "Rajeev")',
   focusShares:
     "a parallel plan's evidence takes each sub-question's ranking in turn, rank by rank, instead of fusing them by summed reciprocal rank, so a chunk middling for every focus does not push one focus's own chunk out",
   entityGraph:

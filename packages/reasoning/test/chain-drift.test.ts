@@ -7,7 +7,7 @@ import { bridgeCandidates } from '../src/offline/bridge.js';
 import { chunk } from './support/chunks.js';
 import { callContext, hopInputs } from './support/offline-hops.js';
 
-const titles = { parenthesis: true, comma: true };
+const titles = { parenthesis: true, comma: true, nameForms: true };
 
 describe('chain drift - a hop does not take the question its own entity again, or a word that is no name, as a bridge', () => {
   it("chain drift - a document titled by the question's entity without its middle name offers no bridge of that name", () => {

@@ -1,5 +1,6 @@
 import type { Chunk__Output } from '@hopline/contracts';
 import { containsStem, entityKey, hasHan, namedSpans, spanTokens } from '@hopline/text';
+import { isNameForm } from './name-forms.js';
 import { expandRelations } from './relations.js';
 import type { TitleConventions } from './text.js';
 import { bareTitle } from './text.js';
@@ -223,7 +224,8 @@ function hanRelationSpans(text: string, relation: readonly string[]): { start: n
 
 /**
  * Whether a chunk is the document about `entity`: its title names it exactly, bare of its
- * parenthesis, or before the comma that disambiguates it ("Grant Park, Atlanta" is about Grant Park).
+ * parenthesis, or before the comma that disambiguates it ("Grant Park, Atlanta" is about Grant
+ * Park), or in another form of the name ("CBS" is about the Columbia Broadcasting System).
  */
 export function isAbout(chunk: Chunk__Output, entity: string, titles: TitleConventions): boolean {
   const key = entityKey(entity);
@@ -232,6 +234,7 @@ export function isAbout(chunk: Chunk__Output, entity: string, titles: TitleConve
   return (
     entityKey(chunk.title) === key ||
     entityKey(bare) === key ||
-    (titles.comma && entityKey(bare.split(/,\s+/)[0] ?? '') === key)
+    (titles.comma && entityKey(bare.split(/,\s+/)[0] ?? '') === key) ||
+    (titles.nameForms && bare !== '' && isNameForm(bare, entity))
   );
 }

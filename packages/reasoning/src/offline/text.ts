@@ -82,16 +82,22 @@ export function chunkTerms(chunk: { readonly title: string; readonly text: strin
   return terms;
 }
 
-/** Which of Wikipedia's ways to disambiguate a title the reasoning reads (switches `parentheticalTitles`, `commaTitles`). */
+/**
+ * Which of Wikipedia's ways to disambiguate a title the reasoning reads (switches
+ * `parentheticalTitles`, `commaTitles`), and whether a title may name its entity in another form
+ * of the name (`nameForms`).
+ */
 export interface TitleConventions {
   parenthesis: boolean;
   comma: boolean;
+  nameForms: boolean;
 }
 
 /** The title conventions left on when the named switches are off. */
 export const titleConventions = (switchedOff: readonly ReasoningSwitch[] | undefined): TitleConventions => ({
   parenthesis: isOn(switchedOff, 'parentheticalTitles'),
   comma: isOn(switchedOff, 'commaTitles'),
+  nameForms: isOn(switchedOff, 'nameForms'),
 });
 
 /** A title without its disambiguating parenthesis: "No Escape (1936 film)" → "No Escape". */
