@@ -232,6 +232,24 @@ describe('hop loop (offline) - parallel plans', () => {
     expect(done.answer).toMatch(/^Thai Mozhi \[(\d)\]: 1992 \[\1\], before How To Avoid Everything, 2009 \[\d\]\./);
   });
 
+  it('hop loop - a choice asked with its verb first ("Was A or B released first?") reads each option\'s date, not a yes or no', async () => {
+    const verbFirst = analysis({
+      route: Route.PARALLEL,
+      complexity: 2,
+      subQuestions: [
+        { id: 'q1', text: 'Was How To Avoid Everything released first?', dependsOn: [] },
+        { id: 'q2', text: 'Was Thai Mozhi released first?', dependsOn: [] },
+      ],
+    });
+    const { done, trace } = await reasonerWith({ analyzer: fixedAnalyzer(verbFirst) }).answer(
+      ask('Was How To Avoid Everything or Thai Mozhi released first?'),
+      { emit: () => undefined },
+    );
+    expect(trace.hops.map((hop) => hop.answer?.answer).sort()).toEqual(['1992', '2009']);
+    expect(done.abstained).toBe(false);
+    expect(done.answer).toMatch(/^Thai Mozhi \[\d\]: 1992/);
+  });
+
   it('hop loop - a sub-question that times out degrades the answer to an abstention that says what is missing, instead of failing the question', async () => {
     const retriever = overlapRetriever(corpus, { slow: (query) => query.includes('Thai Mozhi') });
     const started = Date.now();

@@ -25,6 +25,12 @@ describe('query-understanding rules - routes', () => {
       ['Stealing Harvard', 'Between Day And Night'],
     ],
     ['What type of movies are 101 Dalmatians and G-Force?', ['101 Dalmatians', 'G-Force']],
+    // A question that opens with its verb and ends on a comparative chooses too, commas and all.
+    ['Is the Harbor Tower or Lakeside Plaza Skyscraper taller?', ['Harbor Tower', 'Lakeside Plaza Skyscraper']],
+    [
+      'Was Northwind College or University of Bergen, Oslo Campus founded first?',
+      ['Northwind College', 'University of Bergen, Oslo Campus'],
+    ],
   ])('rules - independent foci are PARALLEL with one sub-question each: %s', (question, foci) => {
     const analysis = analyzeByRules(question);
     expect(analysis.route).toBe(Route.PARALLEL);

@@ -276,7 +276,10 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
  * option, what the hop's evidence must be about.
  */
 function hopAnswerType(input: HopExtractionInput): { type: AnswerType; event?: string } {
-  const own = answerType(input.focus);
+  // A choice's sub-question that keeps its opening verb ("Was A founded first?") asks about its
+  // option, not whether: the choice is the whole question's to make.
+  const asked = answerType(input.focus);
+  const own = asked === 'yesno' && answerType(input.question) === 'choice' ? 'entity' : asked;
   const byDate = dateComparison(input.question) !== undefined || samePeriod(input.question) !== undefined;
   if (own !== 'entity' || input.focus === input.question || !byDate) return { type: own };
   const options = comparedOptions(input.question);

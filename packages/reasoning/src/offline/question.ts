@@ -57,16 +57,22 @@ const CHOICE_BETWEEN =
 const CHOICE_MIDDLE = /,\s*(?:the\s+)?([^,?]+?)\s+or\s+(?:the\s+)?([^,?]+?)\s*,/i;
 const CHOICE_INLINE =
   /\b(?:which|who|what)\b[^,?]*?\b(?:is|was|are|were|has|had|came|come)?\s*[^,?]*?[,:]?\s+(?:the\s+)?([A-Z0-9"'“][^,?]*?)\s+or\s+(?:the\s+)?([A-Z0-9"'“][^,?]*?)\s*\??\s*$/;
+// "Is A or B taller?", "Was A or B founded first?": a question that opens with its verb and ends
+// on a comparative asks which of the two; the options are all between, commas and all ("University
+// of California, San Francisco").
+const CHOICE_COMPARATIVE_QUESTION =
+  /^\s*(?:[Ii]s|[Ww]as|[Aa]re|[Ww]ere)\s+(?:the\s+)?(.+?)\s+or\s+(?:the\s+)?(.+?)\s+(?:\p{Ll}+\s+)?(?:\p{Ll}{2,}er|first|last|earlier|later|more\s+\p{Ll}+|less\s+\p{Ll}+)\s*\??\s*$/u;
 const CHINESE_CHOICE =
   /(?:对比|比较|区别)?\s*([^，,、和与跟及]+?)\s*(?:和|与|跟|及|还是|、)\s*([^，,的？?]+?)(?:的|，|,|？|\?|$)/;
 
-/** The options of a "which …, A or B?" question ("which X, A or B, is…"), or of "between A and B"; [] when there are none. */
+/** The options of a "which …, A or B?" question ("which X, A or B, is…"), of "is A or B taller?", or of "between A and B"; [] when there are none. */
 export function choiceOptions(question: string): string[] {
   const match =
     CHOICE_TAIL.exec(question) ??
     CHOICE_MIDDLE.exec(question) ??
     CHOICE_BETWEEN.exec(question) ??
-    CHOICE_INLINE.exec(question);
+    CHOICE_INLINE.exec(question) ??
+    CHOICE_COMPARATIVE_QUESTION.exec(question);
   if (!match?.[1] || !match[2]) return [];
   const clean = (option: string) => option.replace(/^["'“‘]|["'”’]$/g, '').trim();
   const options = [clean(match[1]), clean(match[2])];
