@@ -94,6 +94,15 @@ describe('query-understanding rules - routes', () => {
     expect(analysis.subQuestions[2]?.text).toMatch(/^#q1 /);
   });
 
+  it('rules - whether foci share a role-holder is one layer: the holders are compared, nothing is asked of them', () => {
+    // Whatever role the wording reads elsewhere ("Sisters", a word of a title), the holders compared are the authors.
+    const analysis = analyzeByRules('Are the novels Harbor Lights and The Winter Sisters by the same author?');
+    expect(analysis.route).toBe(Route.PARALLEL);
+    expect(analysis.subQuestions.map((sub) => sub.dependsOn)).toEqual([[], []]);
+    expect(analysis.subQuestions[0]?.text).toContain('Harbor Lights');
+    expect(analysis.subQuestions[1]?.text).toContain('The Winter Sisters');
+  });
+
   it('rules - a multi-focus signal never lowers the complexity of a bridge question', () => {
     const plain = analyzeByRules('Who is the coach of the team that won the 1990 World Cup?');
     const multi = analyzeByRules('Who is the coach of the team that won the 1990 World Cup? Who owns it?');

@@ -1,6 +1,7 @@
 import type { Route__Output, SubQuestion__Output } from '@hopline/contracts';
 import { Route } from '@hopline/contracts';
 import { contentTerms } from '@hopline/text';
+import { isRoleNoun } from '../../offline/relations.js';
 import type { QuestionSignals } from './signals.js';
 import { detectSignals } from './signals.js';
 import type { ReasoningSwitch } from '../../switches.js';
@@ -61,13 +62,21 @@ function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
+// "by the same director", "a different composer": the role-holders themselves are compared.
+const SAME_OR_DIFFERENT = /\b(?:same|different)\s+([\w-]+)/gi;
+
+const comparesRoleHolders = (question: string): boolean =>
+  [...question.matchAll(SAME_OR_DIFFERENT)].some((match) => isRoleNoun(contentTerms(match[1] ?? '')[0] ?? ''));
+
 /**
  * One sub-question per focus; when the foci's documents only name a role ("which film has the
  * director born later, A or B?"), two layers: find each focus's role-holder, then ask about them.
+ * Whether they share the role-holder ("by the same director?") asks nothing of the holders: one
+ * layer finds them, and the answer compares them.
  */
 function parallelPlan(question: string, signals: QuestionSignals): SubQuestion__Output[] {
   const foci = signals.foci;
-  if (!signals.roleNoun) {
+  if (!signals.roleNoun || comparesRoleHolders(question)) {
     return foci.map((focus, index) => ({
       id: `q${index + 1}`,
       // An event is looked up by its own words: what is asked of it (its date) is the same for all.
