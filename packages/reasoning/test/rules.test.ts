@@ -103,6 +103,17 @@ describe('query-understanding rules - routes', () => {
     expect(analysis.subQuestions[1]?.text).toContain('The Winter Sisters');
   });
 
+  it('rules - a difference a relative clause describes is no comparison: the thing that sets them apart is asked, not each focus', () => {
+    const described = analyzeByRules(
+      'What is the policy that makes the main difference between the Berlin office and the Paris office?',
+    );
+    expect(described.signals).not.toContain('compare');
+    expect(described.route).not.toBe(Route.PARALLEL);
+    expect(analyzeByRules('What is the difference between the Berlin office and the Paris office?').signals).toContain(
+      'compare',
+    );
+  });
+
   it('rules - a multi-focus signal never lowers the complexity of a bridge question', () => {
     const plain = analyzeByRules('Who is the coach of the team that won the 1990 World Cup?');
     const multi = analyzeByRules('Who is the coach of the team that won the 1990 World Cup? Who owns it?');

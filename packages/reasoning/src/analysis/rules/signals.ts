@@ -37,6 +37,9 @@ export interface QuestionSignals {
 }
 
 const COMPARE = /\b(compare|comparison|versus|vs\.?|difference between|differ(?:ence)?s?)\b|对比|比较|区别|异同/i;
+// "the rule that makes a difference between A and B": a relative clause describes the one thing
+// asked about by how it sets A and B apart; neither is a focus of its own.
+const DIFFERENCE_DESCRIBES = /\s(?:that|which|who)\s+(?:[\w'-]+\s+){0,4}?(?:differences?\s+between|differs?)\b/i;
 const SEPARATELY = /\b(respectively|each of)\b|分别|各自/i;
 const SHARED = /\b(both|same|in common|alike|also)\b|都|共同/i;
 const COMPARATIVE =
@@ -103,7 +106,7 @@ export function detectSignals(question: string, switchedOff: readonly ReasoningS
   const chineseOptions = events.length >= 2 ? events : options.length === 0 ? chineseComparisonOptions(question) : [];
   const questionMarks = question.match(QUESTION_MARKS)?.length ?? 0;
 
-  if (COMPARE.test(question)) fired.push('compare');
+  if (COMPARE.test(question) && !DIFFERENCE_DESCRIBES.test(question)) fired.push('compare');
   if (SEPARATELY.test(question)) fired.push('separately');
   if (options.length === 2) fired.push(COMPARATIVE.test(question) ? 'choice:comparative' : 'choice:or');
   if (events.length >= 2) fired.push('events:timed');
