@@ -56,7 +56,7 @@ const RANKS = new Set([
   'marshal',
   'colonel',
 ]);
-// Two spellings of one word differ by at most this many letters ("Rajeev", "Rajiv").
+// Two spellings of one word differ by at most this many vowels ("Rajeev", "Rajiv").
 const SPELLING_EDITS = 2;
 const SPELLING_MIN_LENGTH = 4;
 
@@ -83,7 +83,14 @@ function withoutRanks(short: string[], long: string[]): boolean {
   );
 }
 
-/** "Rajiv Anchal" of "Rajeev Anchal": the same words but one, spelt a letter or two apart, its first letter the same. */
+// A word's consonants in order: transliterations of one name differ in its vowels ("Rajeev",
+// "Rajiv"), where two names a letter apart differ in a consonant ("Haley", "Hadley").
+const consonants = (word: string): string => word.replace(/[aeiouy]/g, '');
+
+/**
+ * "Rajiv Anchal" of "Rajeev Anchal": the same words but one, spelt a letter or two apart in its
+ * vowels only, its first letter the same.
+ */
 function isOtherSpelling(a: string[], b: string[]): boolean {
   if (a.length < 2 || a.length !== b.length) return false;
   const differing = a.flatMap((word, index) => (plain(word) === plain(b[index] ?? '') ? [] : [index]));
@@ -96,6 +103,7 @@ function isOtherSpelling(a: string[], b: string[]): boolean {
     /^\p{L}+$/u.test(other) &&
     Math.min(one.length, other.length) >= SPELLING_MIN_LENGTH &&
     one[0] === other[0] &&
+    consonants(one) === consonants(other) &&
     editDistance(one, other) <= SPELLING_EDITS
   );
 }
