@@ -48,7 +48,14 @@ describe('answer fit - a chain that ended at an answer of another kind than aske
   it('answer fit - a which-first question that offers its options is answered by one of them, not by a name beside them', async () => {
     const asked = 'Was Harbour Lights or Ilse Varga Studio founded first?';
     expect((await answered(asked, 'Halifax')).abstains).toBe(true);
-    expect((await answered(asked, 'Harbour Lights')).abstains).toBe(false);
+    // Read as a choice, each option's own date decides it: with the studio's document, an option answers.
+    const studio = chunk('c-studio', 'Ilse Varga Studio', 'Ilse Varga Studio is a film studio founded in 2015.');
+    const chosen = await synthesized(asked, [
+      { focus: 'Was Harbour Lights founded first?', answer: '2011', cited: [film] },
+      { focus: 'Was Ilse Varga Studio founded first?', answer: '2015', cited: [studio] },
+    ]);
+    expect(chosen.abstains).toBe(false);
+    expect(chosen.answer).toMatch(/^Harbour Lights/);
     // "first" alone offers nothing to choose from: a name the question does not say answers it.
     expect((await answered('Who first screened the film directed by Ilse Varga?', 'Halifax')).abstains).toBe(false);
   });
