@@ -98,6 +98,19 @@ describe('answer fit - a chain that ended at an answer of another kind than aske
     expect((await answered('Who directed Harbour Lights?', 'Ilse Varga')).abstains).toBe(false);
     expect((await answered('Where did Harbour Lights premiere?', 'Halifax')).abstains).toBe(false);
   });
+
+  it('answer fit - a name that is an attribute of the noun the question asks for names that thing ("which department")', async () => {
+    const team = chunk(
+      'c-team',
+      'Lena Ortiz',
+      'Lena Ortiz belongs to the Quality Assurance department of Harbour Lights.',
+    );
+    expect((await answered('Which department does Lena Ortiz belong to?', 'Quality Assurance', [team])).abstains).toBe(
+      false,
+    );
+    // Of another noun than the one asked, the name still only describes.
+    expect((await answered('Who does Lena Ortiz work for?', 'Quality Assurance', [team])).abstains).toBe(true);
+  });
 });
 
 describe("role-holder dates - a comparison of the options' role-holders is decided on the holders' own documents", () => {

@@ -28,21 +28,27 @@ const NEXT_WORD = /^\s+(\p{Ll}[\p{L}'’-]*)/u;
  * Whether a text uses a name as an attribute of a noun after it: between a determiner (or a
  * count) and a common noun, as "a Canadian drama film" or "the Reconstruction era" do. A
  * word in -ed or -s after it ("the Beatles recorded", "the City of New York operates") is likelier
- * a verb, and makes it the subject of a clause instead.
+ * a verb, and makes it the subject of a clause instead. A noun of the kind asked is named by it,
+ * not described: "the Platform Engineering department" answers "which department".
  */
-function attributiveAt(text: string, start: number, end: number): boolean {
+function attributiveAt(text: string, start: number, end: number, askedKind: readonly string[]): boolean {
   const next = NEXT_WORD.exec(text.slice(end))?.[1]?.toLowerCase();
   if (!next || ENGLISH_STOP_WORDS.has(next) || /(?:ed|s)$/.test(next)) return false;
+  if (contentTerms(next).some((term) => containsStem(askedKind, term))) return false;
   return DETERMINER.test(text.slice(0, start));
 }
 
 /**
  * Whether every mention of a name in the chunks is an attribute of another noun ("a Prussian
- * born composer", "the two Michelin star restaurant"): a word that describes something, not the
- * person, place or thing a question asks for unless it asks for a description. False where no
- * chunk mentions it.
+ * born composer", "the two Michelin star restaurant"), other than of the kind asked: a word that
+ * describes something, not the person, place or thing a question asks for unless it asks for a
+ * description. False where no chunk mentions it.
  */
-export function onlyAttributive(name: string, chunks: readonly Pick<Chunk__Output, 'text'>[]): boolean {
+function onlyAttributive(
+  name: string,
+  chunks: readonly Pick<Chunk__Output, 'text'>[],
+  askedKind: readonly string[],
+): boolean {
   const pattern = new RegExp(`(?<![\\p{L}\\p{N}])${escapeRegExp(name)}(?![\\p{L}\\p{N}])`, 'gu');
   const mentions = chunks.flatMap((chunk) =>
     [...chunk.text.matchAll(pattern)].map((match) => ({
@@ -51,12 +57,20 @@ export function onlyAttributive(name: string, chunks: readonly Pick<Chunk__Outpu
       end: match.index + match[0].length,
     })),
   );
-  return mentions.length > 0 && mentions.every(({ text, start, end }) => attributiveAt(text, start, end));
+  return mentions.length > 0 && mentions.every(({ text, start, end }) => attributiveAt(text, start, end, askedKind));
 }
 
 // "in what city", "what Washington county", "which 1675-1679 wars": the words after the question
 // word name the kind of thing asked.
 const ASKED_PHRASE = /\b(?:what|which)((?:\s+[\p{L}\p{N}\p{Pd}'’]+){1,3})/iu;
+
+/** The content terms of the words that name the kind of thing a question asks for; [] without them. */
+function askedKind(question: string): readonly string[] {
+  const phrase = ASKED_PHRASE.exec(question)?.[1]?.trim() ?? '';
+  // "known as what from 1988": no noun after the question word, nothing said of the kind asked.
+  if (ENGLISH_STOP_WORDS.has(phrase.split(/\s+/)[0]?.toLowerCase() ?? '')) return [];
+  return contentTerms(phrase);
+}
 
 /**
  * Whether an answer is a name of the kind the question describes rather than of the kind it asks
@@ -65,10 +79,7 @@ const ASKED_PHRASE = /\b(?:what|which)((?:\s+[\p{L}\p{N}\p{Pd}'’]+){1,3})/iu;
  * one the question uses, but not among the words that say what it asks.
  */
 function namesWhatIsDescribed(question: string, answer: string): boolean {
-  const phrase = ASKED_PHRASE.exec(question)?.[1]?.trim() ?? '';
-  // "known as what from 1988": no noun after the question word, nothing said of the kind asked.
-  if (ENGLISH_STOP_WORDS.has(phrase.split(/\s+/)[0]?.toLowerCase() ?? '')) return false;
-  const asked = contentTerms(phrase);
+  const asked = askedKind(question);
   const head = contentTerms(answer.trim().split(/\s+/).at(-1) ?? '');
   if (asked.length === 0) return false;
   const described = contentTerms(question);
@@ -92,5 +103,5 @@ export function fitsQuestion(
   if (type === 'number') return namesNumber(answer);
   if (comparesTimesOfSeveral(question) && OFFERS_OPTIONS.test(question)) return states(question, answer);
   if (states(question, answer) || namesWhatIsDescribed(question, answer)) return false;
-  return ASKS_DESCRIPTION.test(question) || !onlyAttributive(answer, chunks);
+  return ASKS_DESCRIPTION.test(question) || !onlyAttributive(answer, chunks, askedKind(question));
 }
