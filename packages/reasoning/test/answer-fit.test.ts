@@ -56,6 +56,13 @@ describe('answer fit - a chain that ended at an answer of another kind than aske
     ]);
     expect(chosen.abstains).toBe(false);
     expect(chosen.answer).toMatch(/^Harbour Lights/);
+    // A remark after the question mark is no part of the last option.
+    const remarked = await synthesized(`${asked} (asked again)`, [
+      { focus: 'Was Harbour Lights founded first? (asked again)', answer: '2011', cited: [film] },
+      { focus: 'Was Ilse Varga Studio founded first? (asked again)', answer: '2015', cited: [studio] },
+    ]);
+    expect(remarked.abstains).toBe(false);
+    expect(remarked.answer).toMatch(/^Harbour Lights/);
     // "first" alone offers nothing to choose from: a name the question does not say answers it.
     expect((await answered('Who first screened the film directed by Ilse Varga?', 'Halifax')).abstains).toBe(false);
   });

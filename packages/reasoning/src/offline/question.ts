@@ -65,14 +65,18 @@ const CHOICE_COMPARATIVE_QUESTION =
 const CHINESE_CHOICE =
   /(?:对比|比较|区别)?\s*([^，,、和与跟及]+?)\s*(?:和|与|跟|及|还是|、)\s*([^，,的？?]+?)(?:的|，|,|？|\?|$)/;
 
+// A remark after the question mark ("… A or B? (asked again)") is no part of the question.
+const REMARK_AFTER_QUESTION = /\?\s+[^?]+$/;
+
 /** The options of a "which …, A or B?" question ("which X, A or B, is…"), of "is A or B taller?", or of "between A and B"; [] when there are none. */
 export function choiceOptions(question: string): string[] {
+  const asked = question.replace(REMARK_AFTER_QUESTION, '?');
   const match =
-    CHOICE_TAIL.exec(question) ??
-    CHOICE_MIDDLE.exec(question) ??
-    CHOICE_BETWEEN.exec(question) ??
-    CHOICE_INLINE.exec(question) ??
-    CHOICE_COMPARATIVE_QUESTION.exec(question);
+    CHOICE_TAIL.exec(asked) ??
+    CHOICE_MIDDLE.exec(asked) ??
+    CHOICE_BETWEEN.exec(asked) ??
+    CHOICE_INLINE.exec(asked) ??
+    CHOICE_COMPARATIVE_QUESTION.exec(asked);
   if (!match?.[1] || !match[2]) return [];
   const clean = (option: string) => option.replace(/^["'“‘]|["'”’]$/g, '').trim();
   const options = [clean(match[1]), clean(match[2])];
