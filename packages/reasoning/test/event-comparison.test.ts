@@ -165,6 +165,25 @@ describe('events compared by date - the list a question names', () => {
     expect(dateComparison('哪位歌手出席了澜沧春节晚会？')).toBeUndefined();
   });
 
+  it('events - a leading "在…中/里" around no list sets the scene and is no item; around a list it frames it', () => {
+    const both = ['霞浦港务局扩建码头', '北岭铁路开通夜间列车'];
+    expect(listedEvents('在防汛期间的报道中，霞浦港务局扩建码头和北岭铁路开通夜间列车哪个更早？')).toEqual(both);
+    expect(listedEvents('在2033年的新闻里，霞浦港务局扩建码头和北岭铁路开通夜间列车哪个更早？')).toEqual(both);
+    expect(listedEvents('在霞浦县的发展中，霞浦港务局扩建码头与北岭铁路开通夜间列车哪个先发生？')).toEqual(both);
+    expect(listedEvents('在霞浦港务局扩建码头和北岭铁路开通夜间列车中，哪个更早？')).toEqual(both);
+  });
+
+  it('events - only whole words name a source ("据悉", "根据"); an item opening with "据点" is an item', () => {
+    expect(listedEvents('据点建设完成和北岭铁路开通夜间列车，哪个更早？')).toEqual([
+      '据点建设完成',
+      '北岭铁路开通夜间列车',
+    ]);
+    expect(listedEvents('据悉，霞浦港务局扩建码头和北岭铁路开通夜间列车哪个更早？')).toEqual([
+      '霞浦港务局扩建码头',
+      '北岭铁路开通夜间列车',
+    ]);
+  });
+
   it('events - only a question about times lists events; elsewhere "和" joins anything', () => {
     expect(comparedOptions('青川大桥和澜沧博物馆在哪个城市？')).toEqual([]);
     expect(samePeriod('青川大桥通车和澜沧博物馆举办展览是同一年发生的吗？')).toBe('year');

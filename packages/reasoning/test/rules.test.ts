@@ -70,6 +70,14 @@ describe('query-understanding rules - routes', () => {
     expect(analyzeByRules('青川市的大桥的设计者是谁？').signals).toContain('bridge:zh-de');
   });
 
+  it('rules - a name holding a conjunction\'s character ("和平", "普及") between two "的" lists nothing: a bridge', () => {
+    for (const question of ['霞浦县的和平公园的设计者是谁？', '北岭集团的普及活动的发起人是谁？']) {
+      const analysis = analyzeByRules(question);
+      expect(analysis.signals).toContain('bridge:zh-de');
+      expect(analysis.route).toBe(Route.ITERATIVE);
+    }
+  });
+
   it('rules - things compared by their times are no bridge, whatever "的" names them', () => {
     // With no list read, the comparison still goes no bridge's way.
     const analysis = analyzeByRules('青川市的市长的讲话和澜沧市的博物馆的开幕哪个先？', ['timedEvents']);

@@ -47,10 +47,13 @@ const ASKING_WORDS = new Set([
 ]);
 // "是" opens the predicate when a same-time or locative phrase follows it ("是在…", "是同一…").
 const COPULA_OPENERS = /^(?:在|同|否|不是)/;
-// A clause that only points at the list ("在以下事件中", "下列事件里"), names the source the
-// question reads ("根据报道"), or only sets the time ("2022年8月，…") is no item.
+// A clause that only points at the list ("在以下事件中", "下列事件里") or only sets the time
+// ("2022年8月，…") is no item.
 const POINTER_CLAUSE =
-  /以下|下列|下面|如下|^(?:根据|按照|依据|据)|^[在于]?\d{4}年(?:\d{1,2}月(?:\d{1,2}[日号])?)?(?:年?[初中底末里内]?|[上下]半年|[上中下]旬)$/;
+  /以下|下列|下面|如下|^[在于]?\d{4}年(?:\d{1,2}月(?:\d{1,2}[日号])?)?(?:年?[初中底末里内]?|[上下]半年|[上中下]旬)$/;
+// Nor is one that opens by naming the source the question reads ("根据报道", "据悉"): whole
+// words, so an item that opens with a word holding "据" ("据点建设完成") stays.
+const SOURCE_WORDS = new Set(['据', '根据', '依据', '按照', '据悉', '据称', '据报道', '据报']);
 // A list framed as the set the question picks from ends in a locative ("A和B中", "在A与B之间"),
 // maybe after a count that sums it up ("A、B两件事中", "A和B这两个事件里"): the frame is no part
 // of the last item. Locatives are whole words, so "集中" or "空中" keeps its "中".
@@ -143,6 +146,10 @@ function weakConjunctions(span: string): number[] {
   return span.split('').flatMap((char, at) => (WEAK.includes(char) && !held.has(at) ? [at] : []));
 }
 
+/** Whether a span joins several items: list punctuation, a strong separator or a weak conjunction. */
+export const joinsItems = (span: string): boolean =>
+  /[、，,]/.test(span) || listsStrongly(span) || weakConjunctions(span).length > 0;
+
 /**
  * One span split at one weak conjunction: where both sides have a verb (two events, not two
  * parties of one), the more common list conjunction first, then the most even split.
@@ -234,6 +241,17 @@ export function listItems(span: string): string[] {
 }
 
 /**
+ * Whether a clause points at the list, names the question's source or sets the scene: a
+ * "在/于…中/里" around no list ("在疫情期间的报道中") is the setting; around one ("在A和B中")
+ * it is the frame of the list.
+ */
+function isPointer(clause: string): boolean {
+  const bare = withoutFrame(clause);
+  if (/^[在于]/.test(clause) && bare !== clause && !joinsItems(bare)) return true;
+  return POINTER_CLAUSE.test(bare) || SOURCE_WORDS.has(taggedWords(bare)[0]?.word ?? '');
+}
+
+/**
  * The events a Chinese question lists, in order; [] when it lists fewer than two. Only for a
  * question about the events' times (the caller decides that): elsewhere a "和" joins anything.
  */
@@ -252,16 +270,17 @@ export function listedEvents(question: string): string[] {
   const summary = (clause: string) => withoutFrame(clause).replace(/^[在于]/, '') === '';
   const asking = clauses.findIndex((clause) => !summary(clause) && beforeAsking(clause).asks);
   if (asking < 0) return [];
-  const head = withoutFrame(beforeAsking(clauses[asking] as string).head.trim());
+  const askingHead = beforeAsking(clauses[asking] as string).head.trim();
+  const head = withoutFrame(askingHead);
   const before = clauses
     .slice(0, asking)
-    .filter((clause) => !summary(clause))
+    .filter((clause) => !summary(clause) && !isPointer(clause))
     .map(withoutFrame)
-    .filter((clause) => clause.length > 0 && !POINTER_CLAUSE.test(clause));
+    .filter((clause) => clause.length > 0);
   const after = clauses.slice(asking + 1);
   // The list precedes the asking words (its last part in the asking clause's head), or, when
   // nothing precedes them, follows them ("以下事件中哪个最早：A、B还是C").
-  const pointer = POINTER_CLAUSE.test(head);
+  const pointer = isPointer(askingHead);
   const parts = [...before, pointer ? '' : trimItem(head)].filter((part) => [...part].length >= MIN_ITEM);
   const span = parts.length > 0 && !pointer ? parts : after;
   const items = span.length > 1 ? span.flatMap((part) => listItems(part)) : listItems(span[0] ?? '');

@@ -6,6 +6,7 @@ import {
   questionAnchors,
   timedEvents,
 } from '../../offline/question.js';
+import { joinsItems } from '../../offline/event-list.js';
 import { determinedRoleNoun, isRoleNoun } from '../../offline/relations.js';
 import type { ReasoningSwitch } from '../../switches.js';
 import { isOn } from '../../switches.js';
@@ -56,12 +57,19 @@ const POSSESSIVE_ROLE = /['’]s\s+(?:[\w-]+\s+)?([\w-]+)/gi;
 // "a sitcom created by", "the album released by"
 const PARTICIPLE_BY =
   /\b(?:created|directed|written|founded|owned|produced|performed|composed|published|released|designed|developed|built|coached|managed|hosted|sung|played|voiced|invented|discovered|named)\s+(?:by|after)\b/i;
-// "X 的负责人属于哪个部门", "X 的 Y 的 Z". Two "的" with a list separator between them belong to
-// two items of a list ("A的B和C的D"), not to one nested possessive.
-const CHINESE_BRIDGE =
-  /的[^的？?]{0,6}(?:负责人|创始人|作者|导演|主管|经理|母公司|所属|上级|法人|老板|领导)|的[^的？?、，,和与及跟或]+的/;
+// "X 的负责人属于哪个部门"
+const CHINESE_ROLE_BRIDGE = /的[^的？?]{0,6}(?:负责人|创始人|作者|导演|主管|经理|母公司|所属|上级|法人|老板|领导)/;
+// "X 的 Y 的 Z": what stands between two "的" (the lookahead leaves the second to open the next).
+const BETWEEN_DE = /的([^的？?]+)(?=的)/g;
 const RELATIVE_PRONOUN = /\b(?:that|which|who|whose|whom|where)\b/gi;
 const BIRTH_PLACE = /\bbirth\s*(?:city|place)\b/gi;
+
+/**
+ * A nested Chinese possessive ("X的Y的Z"). Two "的" with a list between them belong to two items
+ * ("A的B和C的D"); a name holding a conjunction's character ("和平大桥", "普及计划") lists nothing.
+ */
+const chineseBridge = (question: string): boolean =>
+  CHINESE_ROLE_BRIDGE.test(question) || [...question.matchAll(BETWEEN_DE)].some((match) => !joinsItems(match[1] ?? ''));
 
 function roleNounIn(pattern: RegExp, question: string): string | undefined {
   pattern.lastIndex = 0;
@@ -138,7 +146,7 @@ export function detectSignals(question: string, switchedOff: readonly ReasoningS
   if (PARTICIPLE_BY.test(question)) fired.push('bridge:participle');
   // Things compared by their times are each dated in their own documents: a "的" inside one names
   // it ("X的Y的发布会"), and leads to no entity the answer needs first.
-  if (CHINESE_BRIDGE.test(question) && !comparesTimesOfSeveral(question)) fired.push('bridge:zh-de');
+  if (chineseBridge(question) && !comparesTimesOfSeveral(question)) fired.push('bridge:zh-de');
   const bridge = fired.some((signal) => signal.startsWith('bridge:'));
 
   // The opening "Who…"/"Which…" asks; a relative pronoun after it links one part to the next.
