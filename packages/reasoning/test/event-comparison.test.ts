@@ -184,6 +184,32 @@ describe('events compared by date - the list a question names', () => {
     ]);
   });
 
+  it('events - the adverb "先后" (one after the other) asks nothing; "先后顺序" asks the order', () => {
+    expect(listedEvents('她先后考察了霞浦港和北岭站，哪次考察更早？')).toHaveLength(2);
+    expect(listedEvents('霞浦港务局扩建码头和北岭铁路开通夜间列车的先后次序如何？')).toEqual([
+      '霞浦港务局扩建码头',
+      '北岭铁路开通夜间列车',
+    ]);
+  });
+
+  it('which first - a word that only holds 先, 晚 or 迟 ("领先", "优先", "迟到", "晚期") asks no order', () => {
+    expect(dateComparison('霞浦港务局还是北岭铁路在货运上领先？')).toBeUndefined();
+    expect(dateComparison('哪个社区优先获得了补贴？')).toBeUndefined();
+    expect(dateComparison('哪位评委迟到了？')).toBeUndefined();
+    expect(dateComparison('哪位诗人晚期的作品更多？')).toBeUndefined();
+  });
+
+  it('which first - the list reader and dateComparison read one list of order words ("最先", "较迟")', () => {
+    const both = ['霞浦港务局扩建码头', '北岭铁路开通夜间列车'];
+    for (const [question, end] of [
+      ['霞浦港务局扩建码头还是北岭铁路开通夜间列车最先发生？', 'earlier'],
+      ['霞浦港务局扩建码头还是北岭铁路开通夜间列车较迟发生？', 'later'],
+    ] as const) {
+      expect(dateComparison(question)).toBe(end);
+      expect(listedEvents(question)).toEqual(both);
+    }
+  });
+
   it('events - only a question about times lists events; elsewhere "和" joins anything', () => {
     expect(comparedOptions('青川大桥和澜沧博物馆在哪个城市？')).toEqual([]);
     expect(samePeriod('青川大桥通车和澜沧博物馆举办展览是同一年发生的吗？')).toBe('year');

@@ -1,5 +1,6 @@
 import type { TaggedWord } from '@hopline/text';
 import { hasHan, taggedWords } from '@hopline/text';
+import { asksSequence, choiceOrderAt } from './order-words.js';
 
 /**
  * The events a Chinese question lists before it asks about their times ("A、B和C，哪个…", "A与B
@@ -74,47 +75,17 @@ const MIN_ITEM = 2;
 
 const isAsking = (words: readonly TaggedWord[], index: number): boolean => {
   const word = words[index] as TaggedWord;
-  // "哪…" (and the literary "孰…") asks unless the segmenter read a name ("哪吒"); "先后…" asks the order.
-  if (ASKING_WORDS.has(word.word) || word.word.startsWith('先后')) return true;
+  // "哪…" (and the literary "孰…") asks unless the segmenter read a name ("哪吒").
+  if (ASKING_WORDS.has(word.word) || asksSequence(words, index)) return true;
   if (/^[哪孰]/.test(word.word) && !word.tag.startsWith('n')) return true;
   return word.word === '是' && COPULA_OPENERS.test(words[index + 1]?.word ?? '');
 };
-
-// "A还是B先发生" asks by its choice alone: the predicate after the last option starts with a word
-// of order ("先", "更早", "较晚") or a degree adverb before one.
-const ORDER_WORDS = new Set([
-  '先',
-  '早',
-  '晚',
-  '迟',
-  '更早',
-  '更晚',
-  '较早',
-  '较晚',
-  '最早',
-  '最晚',
-  '率先',
-  '在前',
-  '在后',
-]);
-const DEGREE_WORDS = new Set(['更', '较', '最', '比较']);
-const isOrderWord = (words: readonly TaggedWord[], index: number): boolean => {
-  const word = (words[index] as TaggedWord).word;
-  return ORDER_WORDS.has(word) || (DEGREE_WORDS.has(word) && ORDER_WORDS.has(words[index + 1]?.word ?? ''));
-};
-
-/** Where the asking starts in a choice with no interrogative ("A还是B先发生"); -1 if it is none. */
-function choiceAsking(words: readonly TaggedWord[]): number {
-  const choice = words.findLastIndex((word) => word.word === '还是');
-  if (choice < 0) return -1;
-  return words.findIndex((_, index) => index > choice + 1 && isOrderWord(words, index));
-}
 
 /** The text of a clause before its asking words, and whether it had any. */
 function beforeAsking(clause: string): { head: string; asks: boolean } {
   const words = taggedWords(clause);
   const asking = words.findIndex((_, index) => isAsking(words, index));
-  const at = asking >= 0 ? asking : choiceAsking(words);
+  const at = asking >= 0 ? asking : choiceOrderAt(words);
   if (at < 0) return { head: clause, asks: false };
   return { head: clause.slice(0, (words[at] as TaggedWord).start), asks: true };
 }

@@ -11,6 +11,7 @@ import {
 } from '@hopline/text';
 import { chineseQuestionEntities, chineseWords } from './chinese.js';
 import { listedEvents } from './event-list.js';
+import { chineseOrderAsked } from './order-words.js';
 import { QUESTION_WORDS } from './text.js';
 
 /**
@@ -91,12 +92,12 @@ export function chineseComparisonOptions(question: string): string[] {
   return [match[1].trim(), match[2].trim()].filter((option) => option.length > 0);
 }
 
-// Chinese asks the order with "哪个/谁" or a choice ("A还是B先…") before "先", "早" or "晚"; the
-// lookaheads keep out words that only hold the character ("先生", "早餐", "晚会").
+// Comparatives that ask the order wherever they stand ("A是否早于B"); asked with "哪个/谁" or a
+// choice ("A还是B先…") the order is read on segmented words (chineseOrderAsked).
 const EARLIER =
-  /\b(first|earlier|earliest|older|oldest|before|sooner)\b|更早|最早|较早|得早|早于|率先|先于|(?:哪|谁|孰)[^，,？?]{0,8}先(?![进生锋])|还是[^，,？?]{2,40}?先(?![进生锋])|(?:哪|谁|孰)[^，,？?]{0,8}早(?![餐饭上晨点期教报])|在[前先](?=[？?。，,]|$)/i;
+  /\b(first|earlier|earliest|older|oldest|before|sooner)\b|更早|最早|较早|得早|早于|率先|先于|在[前先](?=[？?。，,]|$)/i;
 const LATER =
-  /\b(later|latest|younger|youngest|after|last|newer|more recent(?:ly)?)\b|更晚|最晚|较晚|得晚|晚于|最迟|更迟|较迟|迟于|(?:哪|谁|孰)[^，,？?]{0,8}[晚迟](?![餐饭上会宴间报年])|在后(?=[？?。，,]|$)/i;
+  /\b(later|latest|younger|youngest|after|last|newer|more recent(?:ly)?)\b|更晚|最晚|较晚|得晚|晚于|最迟|更迟|较迟|迟于|在后(?=[？?。，,]|$)/i;
 // Asking the order of the events ("谁先谁后", "孰早孰晚", "先后顺序") is answered by naming the first.
 const ORDER = /(?:哪|谁|孰)[^，,？?]{0,3}[先早][^，,？?]{0,3}(?:哪|谁|孰)[^，,？?]{0,3}[后晚迟]|先后(?:顺序|次序)/;
 const SAME_PERIOD = /\bsame\s+(day|month|year)\b|同一?个?(天|日|月|年)|同(?:一)?(?:个)?月份/i;
@@ -135,8 +136,9 @@ export function timedEvents(question: string): string[] {
  */
 export function dateComparison(question: string): 'earlier' | 'later' | undefined {
   if (ORDER.test(question)) return 'earlier';
-  const earlier = EARLIER.test(question);
-  const later = LATER.test(question);
+  const asked = hasHan(question) ? chineseOrderAsked(question) : undefined;
+  const earlier = EARLIER.test(question) || asked === 'earlier';
+  const later = LATER.test(question) || asked === 'later';
   if (earlier === later) return undefined;
   return earlier ? 'earlier' : 'later';
 }
