@@ -26,7 +26,7 @@ const CHOICE_NEAR = 40;
 const CLAUSE_END = /[，,：:；;？?。！!]/;
 
 /** The end a word of order (or a degree adverb before one) at `index` asks for. */
-export function orderAt(words: readonly TaggedWord[], index: number): End | undefined {
+function orderAt(words: readonly TaggedWord[], index: number): End | undefined {
   const word = (words[index] as TaggedWord).word;
   const next = words[index + 1]?.word ?? '';
   return ORDER_WORDS.get(word) ?? (DEGREE_WORDS.has(word) ? ORDER_WORDS.get(next) : undefined);
