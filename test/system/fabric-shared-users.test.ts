@@ -46,6 +46,16 @@ const credentialsOf = (user: 'embedded' | 'operator-controls' | 'operator-inspec
   NATS_CA: file(fabricLayout.caCert),
 });
 
+/** Each subject's publish is among the refusals the server logged. */
+function expectPublishRefused(refused: readonly string[], published: readonly string[]): void {
+  for (const subject of published) {
+    expect(
+      refused.some((line) => line.includes('Publish Violation') && line.includes(`"${subject}"`)),
+      subject,
+    ).toBe(true);
+  }
+}
+
 /** A connection as one of the operators' users, as their tools open it. */
 const connectAs = (user: 'operator-controls' | 'operator-inspect'): Promise<NatsConnection> =>
   connect({
@@ -144,20 +154,16 @@ describe.skipIf(!nats)('fabric - the embedded mode and the controls command on t
       });
       const refused = violations(logFrom);
       expect(refused.join('\n')).toMatch(/Subscription Violation.*hopline\.qa\.\*\.events/);
-      for (const subject of [
+      expectPublishRefused(refused, [
         `$JS.API.CONSUMER.CREATE.${jetstream.questionEventsStream}`,
         `$JS.API.STREAM.MSG.GET.${jetstream.questionEventsStream}`,
         subjects.ask('q1'),
-      ]) {
-        expect(
-          refused.some((line) => line.includes('Publish Violation') && line.includes(`"${subject}"`)),
-          subject,
-        ).toBe(true);
-      }
+      ]);
     } finally {
       await client.close();
     }
   });
+
   it("fabric users - operator-inspect, the nats-box's user, reads the streams' state but no message, and publishes nothing", async () => {
     const client = await connectAs('operator-inspect');
     const logFrom = nats?.log().length ?? 0;
@@ -181,17 +187,11 @@ describe.skipIf(!nats)('fabric - the embedded mode and the controls command on t
         () => violations(logFrom).some((line) => line.includes(`$JS.API.STREAM.PURGE.${jetstream.deadLetterStream}`)),
         { timeoutMs: 10_000, description: "the refusals in the server's log" },
       );
-      const refused = violations(logFrom);
-      for (const subject of [
+      expectPublishRefused(violations(logFrom), [
         `$JS.API.STREAM.MSG.GET.${jetstream.questionEventsStream}`,
         subjects.ask('q1'),
         `$JS.API.STREAM.PURGE.${jetstream.deadLetterStream}`,
-      ]) {
-        expect(
-          refused.some((line) => line.includes('Publish Violation') && line.includes(`"${subject}"`)),
-          subject,
-        ).toBe(true);
-      }
+      ]);
     } finally {
       await client.close();
     }
