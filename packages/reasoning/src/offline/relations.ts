@@ -134,7 +134,14 @@ const DETERMINED_ROLE = /\b(?:the|whose|their|its|his|her)\s+([\w-]+)(?:\s+([\w-
  * role noun that names the kind of those things ("which author was born first") has none.
  */
 export function determinedRoleNoun(question: string): string | undefined {
-  for (const match of question.matchAll(DETERMINED_ROLE)) {
+  return roleNounIn(DETERMINED_ROLE, question);
+}
+
+/** The first role noun among the words a global pattern's groups capture in a question, if any. */
+export function roleNounIn(pattern: RegExp, question: string): string | undefined {
+  // `matchAll` starts where the shared pattern's lastIndex stands.
+  pattern.lastIndex = 0;
+  for (const match of question.matchAll(pattern)) {
     for (const word of match.slice(1)) {
       const noun = word && contentTerms(word)[0];
       if (noun && isRoleNoun(noun)) return noun;

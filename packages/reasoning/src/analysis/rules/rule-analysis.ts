@@ -1,7 +1,8 @@
 import type { Route__Output, SubQuestion__Output } from '@hopline/contracts';
 import { Route } from '@hopline/contracts';
 import { contentTerms } from '@hopline/text';
-import { isRoleNoun } from '../../offline/relations.js';
+import { roleNounIn } from '../../offline/relations.js';
+import { escapeRegExp } from '../../offline/text.js';
 import type { QuestionSignals } from './signals.js';
 import { detectSignals } from './signals.js';
 import type { ReasoningSwitch } from '../../switches.js';
@@ -58,15 +59,10 @@ function focusQuestion(question: string, focus: string, foci: readonly string[])
     .trim();
 }
 
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-}
-
 // "by the same director", "a different composer": the role-holders themselves are compared.
 const SAME_OR_DIFFERENT = /\b(?:same|different)\s+([\w-]+)/gi;
 
-const comparesRoleHolders = (question: string): boolean =>
-  [...question.matchAll(SAME_OR_DIFFERENT)].some((match) => isRoleNoun(contentTerms(match[1] ?? '')[0] ?? ''));
+const comparesRoleHolders = (question: string): boolean => roleNounIn(SAME_OR_DIFFERENT, question) !== undefined;
 
 /**
  * One sub-question per focus; when the foci's documents only name a role ("which film has the

@@ -7,7 +7,7 @@ import {
   timedEvents,
 } from '../../offline/question.js';
 import { joinsItems } from '../../offline/event-list.js';
-import { determinedRoleNoun, isRoleNoun } from '../../offline/relations.js';
+import { determinedRoleNoun, isRoleNoun, roleNounIn } from '../../offline/relations.js';
 import type { ReasoningSwitch } from '../../switches.js';
 import { isOn } from '../../switches.js';
 
@@ -70,17 +70,6 @@ const BIRTH_PLACE = /\bbirth\s*(?:city|place)\b/gi;
  */
 const chineseBridge = (question: string): boolean =>
   CHINESE_ROLE_BRIDGE.test(question) || [...question.matchAll(BETWEEN_DE)].some((match) => !joinsItems(match[1] ?? ''));
-
-function roleNounIn(pattern: RegExp, question: string): string | undefined {
-  pattern.lastIndex = 0;
-  for (const match of question.matchAll(pattern)) {
-    for (const word of match.slice(1)) {
-      const noun = word && contentTerms(word)[0];
-      if (noun && isRoleNoun(noun)) return noun;
-    }
-  }
-  return undefined;
-}
 
 /**
  * Two named entities joined by "and" where the question is about both: as its subject
