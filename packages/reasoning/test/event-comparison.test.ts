@@ -11,7 +11,7 @@ import {
   readTypedAnswer,
 } from '../src/offline/answers.js';
 import { yearlessDateIn } from '../src/offline/chinese.js';
-import { listedEvents } from '../src/offline/event-list.js';
+import { listedEvents, orderJudgement } from '../src/offline/event-list.js';
 import { isAboutEvent, weightedCoverage } from '../src/offline/grade.js';
 import { comparedOptions, dateComparison, samePeriod } from '../src/offline/question.js';
 import type { ReasoningSwitch } from '../src/switches.js';
@@ -208,6 +208,29 @@ describe('events compared by date - the list a question names', () => {
       expect(dateComparison(question)).toBe(end);
       expect(listedEvents(question)).toEqual(both);
     }
+  });
+
+  it('order judgement - "A比B早吗", "A是否早于B", "A是在B之前发生的吗" judge the first event against the second', () => {
+    const both = ['青川大桥通车', '澜沧博物馆举办展览'];
+    for (const [question, end] of [
+      ['青川大桥通车比澜沧博物馆举办展览早吗？', 'earlier'],
+      ['青川大桥通车是否比澜沧博物馆举办展览发生得更晚？', 'later'],
+      ['青川大桥通车是否早于澜沧博物馆举办展览？', 'earlier'],
+      ['青川大桥通车是在澜沧博物馆举办展览以前发生的吗？', 'earlier'],
+      ['据报道，青川大桥通车发生在澜沧博物馆举办展览之后吗？', 'later'],
+    ] as const) {
+      expect(orderJudgement(question)).toEqual({ events: both, end });
+      expect(comparedOptions(question)).toEqual(both);
+      expect(dateComparison(question)).toBe(end);
+    }
+    // "比" that the segmenter glued to the next name ("比耶伦") still compares.
+    expect(orderJudgement('张伟访华比耶伦访华晚吗？')?.events).toEqual(['张伟访华', '耶伦访华']);
+  });
+
+  it('order judgement - a question that asks which, or holds "比" inside a word ("比赛"), judges no order', () => {
+    expect(orderJudgement('青川大桥通车和澜沧博物馆举办展览哪个更早？')).toBeUndefined();
+    expect(orderJudgement('青川队在比赛之前是否进行了训练')).toBeUndefined();
+    expect(orderJudgement('青川大桥通车之前举办了什么活动？')).toBeUndefined();
   });
 
   it('events - only a question about times lists events; elsewhere "和" joins anything', () => {
@@ -624,6 +647,29 @@ describe('events compared by date - the loop, offline', () => {
     const without = await asked(['eventKinds']);
     expect(without.done.abstained).toBe(true);
     expect(without.done.answer).toMatch(/未找到：.*柳文川被判刑的事件/);
+  });
+
+  it('order judgement - "A比B早吗" looks each event up and answers 是的 or 不是 from their dates', async () => {
+    const asked = (question: string, switchedOff: ReasoningSwitch[] = []) =>
+      createHopReasoner({
+        analyzer: createAnalyzer(),
+        retriever: overlapRetriever(news),
+        reranker: keepOrder,
+        config: { topK: 3, switchedOff },
+      }).answer(ask(question), { emit: () => undefined });
+    const yes = await asked('青川市跨江大桥通车比澜沧博物馆举办丝绸展览早吗？');
+    expect(yes.done.route).toBe(Route.PARALLEL);
+    expect(yes.trace.hops.map((hop) => hop.query)).toEqual(['青川市跨江大桥通车', '澜沧博物馆举办丝绸展览']);
+    expect(yes.done.answer).toMatch(/^是的。/);
+    expect(yes.done.answer).toContain('2031年4月12日');
+    expect(yes.done.answer).toContain('2031年4月28日');
+    const no = await asked('青川市跨江大桥通车是否在北岭铁路公司开通夜间列车之前？');
+    expect(no.done.answer).toMatch(/^不是。/);
+    const later = await asked('青川市跨江大桥通车发生在北岭铁路公司开通夜间列车之后吗？');
+    expect(later.done.answer).toMatch(/^是的。/);
+    // Without the judgement the answer names the event the dates put first, as a which-first one does.
+    const without = await asked('青川市跨江大桥通车是否在北岭铁路公司开通夜间列车之前？', ['orderJudgements']);
+    expect(without.done.answer).toMatch(/^北岭铁路公司开通夜间列车 \[\d\]/);
   });
 
   it('which first - an answered comparison needs no whole-question retrieval', async () => {

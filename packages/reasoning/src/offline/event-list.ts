@@ -1,6 +1,7 @@
 import type { TaggedWord } from '@hopline/text';
 import { hasHan, taggedWords } from '@hopline/text';
-import { asksSequence, choiceOrderAt } from './order-words.js';
+import type { End } from './order-words.js';
+import { asksSequence, choiceOrderAt, JUDGEMENT_ADVERBS, judgedOrder } from './order-words.js';
 
 /**
  * The events a Chinese question lists before it asks about their times ("A、B和C，哪个…", "A与B
@@ -256,4 +257,35 @@ export function listedEvents(question: string): string[] {
   const span = parts.length > 0 && !pointer ? parts : after;
   const items = span.length > 1 ? span.flatMap((part) => listItems(part)) : listItems(span[0] ?? '');
   return items.length >= 2 ? items : [];
+}
+
+/** A yes/no question whether one event came before or after another: the two events, in the order named. */
+export interface OrderJudgement {
+  events: [string, string];
+  /** Where the first event is said to stand against the second. */
+  end: End;
+}
+
+// The asking words a judgement's events leave behind: "A是否…", "…B吗？".
+const ASKING_AROUND = new RegExp(`${[...JUDGEMENT_ADVERBS].join('|')}|[吗么嘛？?。！!\\s]+$`, 'gu');
+
+/**
+ * The events of a yes/no question about their order ("A比B早吗", "A是否在B之前发生"), each
+ * trimmed as a listed item is (the copula, "发生在", "发生得" that open the predicate); undefined
+ * for any other question.
+ */
+export function orderJudgement(question: string): OrderJudgement | undefined {
+  if (!hasHan(question)) return undefined;
+  const judged = judgedOrder(taggedWords(question));
+  if (!judged) return undefined;
+  // The first event opens its clause ("据报道，A比B早吗").
+  const clauseStart = Math.max(
+    ...[...question.slice(0, judged.firstEnd)].map((char, at) => (CLAUSE.test(char) ? at + 1 : 0)),
+    0,
+  );
+  const event = (from: number, to: number) => trimItem(question.slice(from, to).replace(ASKING_AROUND, ''));
+  const first = event(clauseStart, judged.firstEnd);
+  const second = event(judged.secondStart, judged.secondEnd);
+  if ([...first].length < MIN_ITEM || [...second].length < MIN_ITEM) return undefined;
+  return { events: [first, second], end: judged.end };
 }

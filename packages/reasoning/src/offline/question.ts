@@ -10,7 +10,7 @@ import {
   spanTokens,
 } from '@hopline/text';
 import { chineseQuestionEntities, chineseWords } from './chinese.js';
-import { listedEvents } from './event-list.js';
+import { listedEvents, orderJudgement } from './event-list.js';
 import { chineseOrderAsked } from './order-words.js';
 import { QUESTION_WORDS } from './text.js';
 
@@ -137,6 +137,8 @@ export function comparedOptions(question: string): string[] {
 
 /** The events a question about their times lists (which came first, whether in the same month); [] otherwise. */
 export function timedEvents(question: string): string[] {
+  const judged = orderJudgement(question);
+  if (judged) return [...judged.events];
   return dateComparison(question) || samePeriod(question) ? listedEvents(question) : [];
 }
 
@@ -145,6 +147,9 @@ export function timedEvents(question: string): string[] {
  * earlier, "who is younger" the later; undefined when it asks neither or both.
  */
 export function dateComparison(question: string): 'earlier' | 'later' | undefined {
+  // "A比B早吗" judges the first event's end: its dates are compared as a which-first question's.
+  const judged = orderJudgement(question);
+  if (judged) return judged.end;
   if (ORDER.test(question)) return 'earlier';
   const asked = hasHan(question) ? chineseOrderAsked(question) : undefined;
   const earlier = EARLIER.test(question) || asked === 'earlier';
@@ -163,7 +168,7 @@ const JOINED = /\b(?:and|or)\b|和|与|跟|及|、|还是/i;
  */
 export function comparesTimesOfSeveral(question: string): boolean {
   const byTime = dateComparison(question) !== undefined || samePeriod(question) !== undefined;
-  return byTime && JOINED.test(question);
+  return byTime && (JOINED.test(question) || orderJudgement(question) !== undefined);
 }
 
 export function answerType(question: string): AnswerType {

@@ -11,6 +11,7 @@ import { isAbout } from './bridge.js';
 import { determinedRoleNoun, expandRelations } from './relations.js';
 import type { RespectiveItem } from './respectively.js';
 import { respectiveItems } from './respectively.js';
+import { orderJudgement } from './event-list.js';
 import { fitsQuestion } from './fit.js';
 import { unfoundEntities, unfoundOptions } from './missing.js';
 import { sentences, states, titleConventions } from './text.js';
@@ -501,6 +502,15 @@ function decideByDates(
     const same = rest.map((entry) => inSamePeriod(first?.date as StatedDate, entry.date, period));
     if (same.includes(false)) return { sentence: `${words.no}${words.stop}` };
     return same.includes(undefined) ? { missing: words.undated } : { sentence: `${words.yes}${words.stop}` };
+  }
+  const judged = isOn(input.switchedOff, 'orderJudgements') ? orderJudgement(input.question) : undefined;
+  if (judged && wanted) {
+    // "A比B早吗": the judgement stands uncited, as a same-month one does; the sentences after it
+    // quote each event's date from the chunk that states it.
+    const [first, second] = dated;
+    const order = first && second ? compareDates(first.date, second.date) : 0;
+    if (order === 0) return { missing: words.tied };
+    return { sentence: `${order < 0 === (wanted === 'earlier') ? words.yes : words.no}${words.stop}` };
   }
   const ordered = [...dated].sort((a, b) => compareDates(a.date, b.date));
   const chosen = wanted === 'earlier' ? ordered[0] : ordered.at(-1);
