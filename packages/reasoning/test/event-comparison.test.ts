@@ -310,6 +310,24 @@ describe('events compared by date - whether a chunk is about the event', () => {
     expect(isAboutEvent('李青被判刑', chunk('n-none', '', '2031年3月14日，青川市召开会议，李某发言。'))).toBe(false);
   });
 
+  it("coverage - a report of another place's event on the day an event is dated to is not about it: the chunk must name the event's parties", () => {
+    const event = '2031年4月12日青川市确诊病例数量';
+    const otherPlace = chunk(
+      'n-other-place',
+      '',
+      '2031年4月12日，澜沧县报告新增确诊病例12例，病例均在定点医院隔离治疗。',
+    );
+    const ownPlace = chunk('n-own-place', '', '2031年4月12日，青川市报告新增确诊病例12例，病例均在定点医院隔离治疗。');
+    // The date and the common words are most of the event's weight.
+    expect(weightedCoverage(event, otherPlace)).toBeGreaterThan(0.65);
+    expect(isAboutEvent(event, otherPlace)).toBe(false);
+    expect(isAboutEvent(event, otherPlace, ['datedParties'])).toBe(true);
+    expect(isAboutEvent(event, ownPlace)).toBe(true);
+    // An abbreviation keeps some of a name's characters ("皇马" for "皇家马德里").
+    const abbreviated = chunk('n-club', '', '2031年5月3日凌晨，西甲首轮比赛，皇马客场以2比0的比分战胜毕尔巴鄂竞技。');
+    expect(isAboutEvent('皇家马德里2031年5月3日的比赛结果', abbreviated)).toBe(true);
+  });
+
   it('coverage - a date the event names must agree with one the chunk states, as precisely as named', () => {
     // The same kind of report on another day covers every word of the event and is about another day.
     const otherDay = chunk('n-cases-2', '', '2030年11月2日，青川市新增确诊病例3例，均为境外输入。');

@@ -1,6 +1,16 @@
 import type { Chunk__Output } from '@hopline/contracts';
 import { Grade, type Grade__Output } from '@hopline/contracts';
-import { CHINESE_STOP_WORDS, containsStem, contentTerms, hasHan, taggedWords, termSpecificity } from '@hopline/text';
+import {
+  CHINESE_STOP_WORDS,
+  chineseNames,
+  containsStem,
+  contentTerms,
+  hasHan,
+  taggedWords,
+  termSpecificity,
+} from '@hopline/text';
+import type { ReasoningSwitch } from '../switches.js';
+import { isOn } from '../switches.js';
 import type { TextDate } from './answers.js';
 import { datesIn } from './answers.js';
 
@@ -129,14 +139,31 @@ const NAMED_DATE = /(?:\d{4}\s*年\s*)?\d{1,2}\s*月(?:\s*\d{1,2}\s*[日号])?|\
 const BEYOND_DATE_SHARE = 0.1;
 
 /**
- * Whether a chunk is about an event: it states most of the event's words, weighted, something
- * of what happened beyond the event's dates, and no date that contradicts one the event names.
- * A fact (a date) read from a chunk that is not about the event answers some other event's
- * question.
+ * Whether a text names each thing an event dated to its month or day names ("2020年2月1日温州确诊
+ * 病例": 温州), at least by one of its characters, as an abbreviation keeps some ("皇马" for "皇家
+ * 马德里"). The date ties a report to the day; what tells the event from another reported that
+ * day in the same words ("确诊病例") is who or where.
  */
-export function isAboutEvent(event: string, chunk: Chunk__Output): boolean {
+function namesDatedParties(event: string, undated: string, text: string): boolean {
+  if (!datesIn(event).some((date) => date.month !== undefined)) return true;
+  return chineseNames(undated).every((name) => [...name.text].some((char) => text.includes(char)));
+}
+
+/**
+ * Whether a chunk is about an event: it states most of the event's words, weighted, something
+ * of what happened beyond the event's dates, no date that contradicts one the event names, and
+ * (switch `datedParties`) the names of an event dated to its month or day. A fact (a date) read
+ * from a chunk that is not about the event answers some other event's question.
+ */
+export function isAboutEvent(
+  event: string,
+  chunk: Chunk__Output,
+  switchedOff: readonly ReasoningSwitch[] = [],
+): boolean {
   const text = `${chunk.title} ${chunk.text}`;
   if (weightedCoverage(event, chunk) < ABOUT_EVENT_SHARE || !datesAgree(event, text)) return false;
   const undated = event.replace(NAMED_DATE, ' ').trim();
-  return undated === event.trim() || [...undated].length < 2 || weightedCoverage(undated, chunk) >= BEYOND_DATE_SHARE;
+  if (undated === event.trim() || [...undated].length < 2) return true;
+  if (weightedCoverage(undated, chunk) < BEYOND_DATE_SHARE) return false;
+  return !isOn(switchedOff, 'datedParties') || namesDatedParties(event, undated, text);
 }

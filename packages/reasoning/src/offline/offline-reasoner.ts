@@ -109,7 +109,8 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
     // event: a dated document on a neighbouring topic would answer the comparison for the wrong
     // event. With none, the event is a gap the answer names.
     const asked = event !== undefined && isOn(options.switchedOff, 'eventKinds') ? withoutKindNoun(event) : event;
-    const eventChunks = asked === undefined ? chunks : chunks.filter((chunk) => isAboutEvent(asked, chunk));
+    const eventChunks =
+      asked === undefined ? chunks : chunks.filter((chunk) => isAboutEvent(asked, chunk, options.switchedOff));
     if (eventChunks.length === 0) return unknownFinding();
 
     const about = chunksAbout(eventChunks, sought, titles).slice(0, ABOUT_CITATIONS);

@@ -567,8 +567,8 @@ function respectiveAnswer(input: SynthesisInput, items: readonly RespectiveItem[
   const sources = items.map(({ item, event, scene }) =>
     evidenceFor(hopForOption(item, input.hops), input.evidence).find(
       (candidate) =>
-        isAboutEvent(item, candidate.chunk) &&
-        isAboutEvent(kindOnly && scene !== undefined ? scene : event, candidate.chunk),
+        isAboutEvent(item, candidate.chunk, input.switchedOff) &&
+        isAboutEvent(kindOnly && scene !== undefined ? scene : event, candidate.chunk, input.switchedOff),
     ),
   );
   const missing = items.filter((_, index) => sources[index] === undefined).map(({ item }) => item);
