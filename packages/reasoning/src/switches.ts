@@ -25,8 +25,8 @@ export const REASONING_SWITCHES = {
     "a parallel plan's evidence takes each sub-question's ranking in turn, rank by rank, instead of fusing them by summed reciprocal rank, so a chunk middling for every focus does not push one focus's own chunk out",
   entityGraph:
     "a hop adds to its retrieved chunks those personalized PageRank ranks highest on the entity–chunk graph, seeded by its query's and the previous hops' entities",
-  datedParties:
-    'a chunk is about an event the question dates to its month or day only if it names what the event names ("2020年2月1日温州确诊病例": 温州), at least by a character: a report of another event that day shares the date and the common words',
+  eventParties:
+    'a chunk is about an event only if it names every party the event names, at least by a character: the two a joining word stands between ("湖人对火箭的比赛"), and the names of an event dated to its month or day ("2020年2月1日温州确诊病例": 温州); a report of one party alone, or of another place\'s event that day, shares the common words',
   orderJudgements:
     'a yes/no question whether one event came before or after another ("A比B早吗", "A是否在B之前") is answered 是的/不是 from the two events\' dates; off, the answer names the event the dates put at that end, as a which-first answer does',
   yearlessDates:

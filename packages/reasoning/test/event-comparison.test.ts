@@ -321,11 +321,25 @@ describe('events compared by date - whether a chunk is about the event', () => {
     // The date and the common words are most of the event's weight.
     expect(weightedCoverage(event, otherPlace)).toBeGreaterThan(0.65);
     expect(isAboutEvent(event, otherPlace)).toBe(false);
-    expect(isAboutEvent(event, otherPlace, ['datedParties'])).toBe(true);
+    expect(isAboutEvent(event, otherPlace, ['eventParties'])).toBe(true);
     expect(isAboutEvent(event, ownPlace)).toBe(true);
     // An abbreviation keeps some of a name's characters ("皇马" for "皇家马德里").
     const abbreviated = chunk('n-club', '', '2031年5月3日凌晨，西甲首轮比赛，皇马客场以2比0的比分战胜毕尔巴鄂竞技。');
     expect(isAboutEvent('皇家马德里2031年5月3日的比赛结果', abbreviated)).toBe(true);
+  });
+
+  it('coverage - a chunk about one of the parties an event joins ("青川队对澜沧队的比赛") names the other too, or it is about something else', () => {
+    const event = '青川队对澜沧队的比赛';
+    const onePartyOnly = chunk(
+      'n-one',
+      '',
+      '2031年5月3日，青川队球星张伟表示将出战剩余所有比赛，他认为每场比赛都很关键。',
+    );
+    const both = chunk('n-both', '', '2031年5月3日，青川队主场以98比95险胜澜沧队，结束三连败。');
+    expect(weightedCoverage(event, onePartyOnly)).toBeGreaterThan(0.65);
+    expect(isAboutEvent(event, onePartyOnly)).toBe(false);
+    expect(isAboutEvent(event, onePartyOnly, ['eventParties'])).toBe(true);
+    expect(isAboutEvent(event, both)).toBe(true);
   });
 
   it('coverage - a date the event names must agree with one the chunk states, as precisely as named', () => {

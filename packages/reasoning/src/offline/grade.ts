@@ -11,6 +11,7 @@ import {
 } from '@hopline/text';
 import type { ReasoningSwitch } from '../switches.js';
 import { isOn } from '../switches.js';
+import type { TaggedWord } from '@hopline/text';
 import type { TextDate } from './answers.js';
 import { datesIn } from './answers.js';
 
@@ -138,22 +139,43 @@ const NAMED_DATE = /(?:\d{4}\s*年\s*)?\d{1,2}\s*月(?:\s*\d{1,2}\s*[日号])?|\
  */
 const BEYOND_DATE_SHARE = 0.1;
 
+// Words that join an event's parties: "湖人对火箭的比赛", "A与B签署协议", "A和B参加典礼".
+const PARTY_JOINERS = new Set(['对', '与', '和', '同', '跟']);
+const isNounish = (word: TaggedWord) => /^(?:n|j|eng)/.test(word.tag) || (word.tag === 'x' && /\p{L}/u.test(word.word));
+
 /**
- * Whether a text names each thing an event dated to its month or day names ("2020年2月1日温州确诊
- * 病例": 温州), at least by one of its characters, as an abbreviation keeps some ("皇马" for "皇家
- * 马德里"). The date ties a report to the day; what tells the event from another reported that
- * day in the same words ("确诊病例") is who or where.
+ * The parties an event names, each of which a chunk about it must name: the nouns a joining word
+ * stands between ("湖人", "火箭"), and, where the event is dated to its month or day, its names
+ * (jieba's name tags and unknown words, "2020年2月1日温州确诊病例": 温州). A report of one party
+ * alone, or of another place's event that day, shares the date and the common words ("比赛",
+ * "确诊病例"); what tells the event apart is who or where.
  */
-function namesDatedParties(event: string, undated: string, text: string): boolean {
-  if (!datesIn(event).some((date) => date.month !== undefined)) return true;
-  return chineseNames(undated).every((name) => [...name.text].some((char) => text.includes(char)));
+function eventParties(event: string, undated: string): string[] {
+  const words = taggedWords(undated);
+  // The noun next to the joining word, or past a one-character head ("澜沧/队") the name before it.
+  const partyAt = (index: number, outward: number): string | undefined => {
+    const word = words[index];
+    if (!word || !isNounish(word)) return undefined;
+    const further = words[index + outward];
+    return [...word.word].length < 2 && further && isNounish(further) ? further.word : word.word;
+  };
+  const joined = words.flatMap((word, index) => {
+    const before = partyAt(index - 1, -1);
+    const after = partyAt(index + 1, 1);
+    return PARTY_JOINERS.has(word.word) && before && after ? [before, after] : [];
+  });
+  const toTheDay = datesIn(event).some((date) => date.month !== undefined);
+  return toTheDay ? [...joined, ...chineseNames(undated).map((name) => name.text)] : joined;
 }
+
+/** Whether a text names a party, at least by one of its characters, as an abbreviation does ("皇马" for "皇家马德里"). */
+const namesParty = (text: string, party: string) => [...party].some((char) => text.includes(char));
 
 /**
  * Whether a chunk is about an event: it states most of the event's words, weighted, something
  * of what happened beyond the event's dates, no date that contradicts one the event names, and
- * (switch `datedParties`) the names of an event dated to its month or day. A fact (a date) read
- * from a chunk that is not about the event answers some other event's question.
+ * (switch `eventParties`) every party the event names. A fact (a date) read from a chunk that is
+ * not about the event answers some other event's question.
  */
 export function isAboutEvent(
   event: string,
@@ -163,7 +185,7 @@ export function isAboutEvent(
   const text = `${chunk.title} ${chunk.text}`;
   if (weightedCoverage(event, chunk) < ABOUT_EVENT_SHARE || !datesAgree(event, text)) return false;
   const undated = event.replace(NAMED_DATE, ' ').trim();
-  if (undated === event.trim() || [...undated].length < 2) return true;
-  if (weightedCoverage(undated, chunk) < BEYOND_DATE_SHARE) return false;
-  return !isOn(switchedOff, 'datedParties') || namesDatedParties(event, undated, text);
+  const dated = undated !== event.trim() && [...undated].length >= 2;
+  if (dated && weightedCoverage(undated, chunk) < BEYOND_DATE_SHARE) return false;
+  return !isOn(switchedOff, 'eventParties') || eventParties(event, undated).every((party) => namesParty(text, party));
 }
