@@ -1,5 +1,6 @@
 import type { Chunk__Output } from '@hopline/contracts';
 import { Grade, type Grade__Output } from '@hopline/contracts';
+import type { TaggedWord } from '@hopline/text';
 import {
   CHINESE_STOP_WORDS,
   chineseNames,
@@ -11,7 +12,6 @@ import {
 } from '@hopline/text';
 import type { ReasoningSwitch } from '../switches.js';
 import { isOn } from '../switches.js';
-import type { TaggedWord } from '@hopline/text';
 import type { TextDate } from './answers.js';
 import { datesIn } from './answers.js';
 

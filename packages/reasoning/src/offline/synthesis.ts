@@ -510,7 +510,8 @@ function decideByDates(
     const [first, second] = dated;
     const order = first && second ? compareDates(first.date, second.date) : 0;
     if (order === 0) return { missing: words.tied };
-    return { sentence: `${order < 0 === (wanted === 'earlier') ? words.yes : words.no}${words.stop}` };
+    const firstIsEarlier = order < 0;
+    return { sentence: `${firstIsEarlier === (wanted === 'earlier') ? words.yes : words.no}${words.stop}` };
   }
   const ordered = [...dated].sort((a, b) => compareDates(a.date, b.date));
   const chosen = wanted === 'earlier' ? ordered[0] : ordered.at(-1);
