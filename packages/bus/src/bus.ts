@@ -110,6 +110,14 @@ export interface DurableStreamOptions {
    * messages each reader needs a few of. The memory adapter reads in process either way.
    */
   sharedFollow?: boolean;
+  /**
+   * With `sharedFollow`: the reading also keeps which subjects the stream holds (listed as it
+   * starts, then as it reads, each forgotten once the stream's max age has surely removed its
+   * messages), so that a follow of a subject the stream never held asks the server for nothing
+   * stored before it. For a stream of few subjects that many follows look for and few have
+   * (requests to end questions); not for one with a subject per question that most hold.
+   */
+  subjectIndex?: boolean;
 }
 
 export interface KeyValueOptions {
@@ -264,11 +272,17 @@ export interface FollowOptions {
    * Only what is stored after the follow is first read (its first `next()`, which joins the
    * reading at once) is wanted: the follow need not look for messages stored before, a request
    * to the server per follow. For a subject its caller knows to be empty (a question id it just
-   * made), or whose earlier messages it reads itself with `last` once the follow was first read.
+   * made).
    * A stream whose follows share one reading honours it while that reading runs; otherwise the
    * follow still starts with the messages stored before.
    */
   onlyNew?: boolean;
+  /**
+   * Called once, when the follow has yielded every message its subject held as it joined the
+   * reading (at once when it held none, or with `onlyNew`): what it yields after is new. Not
+   * called when the follow ends before that (its signal aborts, the reading fails).
+   */
+  onCaughtUp?: () => void;
 }
 
 /**

@@ -260,6 +260,120 @@ describe.skipIf(nats.url === undefined)('NATS adapter - follows share one readin
   });
 });
 
+describe.skipIf(nats.url === undefined)('NATS adapter - a shared reading that knows its subjects', () => {
+  it.each([true, false])(
+    'follow - with a subject index, a follow of a subject the stream never held reads nothing from the server; one it holds (listed as the reading started, or read since) still reads what it held (index: %s)',
+    async (subjectIndex) => {
+      const id = randomUUID().slice(0, 8);
+      const options = { name: `INDEX_${id}`, subjects: [`test.${id}.*.cancel`], sharedFollow: true, subjectIndex };
+      const subjectOf = (question: string) => `test.${id}.${question}.cancel`;
+      const open = (name: string) => connectNatsBus({ url: nats.url ?? '', name, onError: () => {} });
+      const [writer, reader] = [await open('writer'), await open('reader')];
+      const stream = await writer.durableStream(options);
+      const readerStream = await reader.durableStream(options);
+      const publish = (question: string) =>
+        stream.publish(subjectOf(question), new TextEncoder().encode(question), { msgId: question });
+      // What the reader asks the server for the messages a subject held (a message get each).
+      const nc = await connect({ servers: nats.url ?? '' });
+      const gets: string[] = [];
+      nc.subscribe(`$JS.API.STREAM.MSG.GET.${options.name}`, {
+        callback: (_error, message) => gets.push((message.json() as { next_by_subj: string }).next_by_subj),
+      });
+      await nc.flush();
+      const stop = new AbortController();
+      /** The messages a new follow of the subject yields before it says it caught up. */
+      const heldBefore = (question: string) =>
+        new Promise<string[]>((resolve, reject) => {
+          const seen: string[] = [];
+          const caughtUp = new AbortController();
+          const onCaughtUp = () => {
+            resolve(seen);
+            caughtUp.abort();
+          };
+          const signal = AbortSignal.any([stop.signal, caughtUp.signal]);
+          void (async () => {
+            for await (const message of readerStream.follow(subjectOf(question), { signal, onCaughtUp }))
+              seen.push(new TextDecoder().decode(message.data));
+          })().catch(reject);
+        });
+      try {
+        await publish('listed');
+        expect(await heldBefore('listed')).toEqual(['listed']);
+        expect(await heldBefore('never')).toEqual([]);
+        // Stored while the reading runs: once the reading handed it out, a follow that joins reads it.
+        const live = readerStream.follow(subjectOf('later'), { signal: stop.signal })[Symbol.asyncIterator]();
+        const delivered = live.next();
+        await publish('later');
+        await delivered;
+        expect(await heldBefore('later')).toEqual(['later']);
+        await nc.flush();
+        expect(gets.filter((subject) => subject === subjectOf('never'))).toHaveLength(subjectIndex ? 0 : 1);
+        expect(gets).toContain(subjectOf('listed'));
+        expect(gets).toContain(subjectOf('later'));
+      } finally {
+        stop.abort();
+        await nc.close();
+        await Promise.all([writer.drain(), reader.drain()]);
+      }
+    },
+  );
+
+  it('follow - the index forgets a subject once the stream max age has removed its messages: a later follow of it reads nothing from the server', async () => {
+    const id = randomUUID().slice(0, 8);
+    const jetstream: JetStreamPolicy = {
+      ...DEFAULT_JETSTREAM_POLICY,
+      limits: { ...DEFAULT_JETSTREAM_POLICY.limits, events: { maxAgeMs: 1_000, maxBytes: 1024 ** 2 } },
+    };
+    const options = {
+      name: `AGED_${id}`,
+      subjects: [`test.${id}.*.cancel`],
+      sharedFollow: true,
+      subjectIndex: true,
+      retention: 'events' as const,
+      duplicateWindowMs: 500,
+    };
+    const subjectOf = (question: string) => `test.${id}.${question}.cancel`;
+    const open = (name: string) => connectNatsBus({ url: nats.url ?? '', name, onError: () => {}, jetstream });
+    const [writer, reader] = [await open('writer'), await open('reader')];
+    const stream = await writer.durableStream(options);
+    const readerStream = await reader.durableStream(options);
+    const nc = await connect({ servers: nats.url ?? '' });
+    const gets: string[] = [];
+    nc.subscribe(`$JS.API.STREAM.MSG.GET.${options.name}`, {
+      callback: (_error, message) => gets.push((message.json() as { next_by_subj?: string }).next_by_subj ?? ''),
+    });
+    await nc.flush();
+    const stop = new AbortController();
+    /** Publishes to the subject and waits until the reader's shared reading handed the message out. */
+    const publishRead = async (question: string) => {
+      const live = readerStream.follow(subjectOf(question), { signal: stop.signal })[Symbol.asyncIterator]();
+      const delivered = live.next();
+      await stream.publish(subjectOf(question), new TextEncoder().encode(question), { msgId: question });
+      await delivered;
+    };
+    try {
+      await publishRead('aged');
+      await waitFor(async () => (await stream.last(subjectOf('aged'))) === undefined, {
+        timeoutMs: 10_000,
+        description: 'the max age to remove the message',
+      });
+      // The reading forgets what it saw longer ago than the max age as it reads the next message.
+      await publishRead('fresh');
+      await new Promise<void>((resolve, reject) => {
+        void (async () => {
+          for await (const _ of readerStream.follow(subjectOf('aged'), { signal: stop.signal, onCaughtUp: resolve }));
+        })().catch(reject);
+      });
+      await nc.flush();
+      expect(gets.filter((subject) => subject === subjectOf('aged'))).toEqual([]);
+    } finally {
+      stop.abort();
+      await nc.close();
+      await Promise.all([writer.drain(), reader.drain()]);
+    }
+  });
+});
+
 describe.skipIf(nats.url === undefined)('NATS adapter - a follow whose consumer is lost', () => {
   it.each([false, true])(
     'follow - a reader whose consumer vanished from the server (its node lost) resumes after its last message within seconds, without a gap (shared reading: %s)',

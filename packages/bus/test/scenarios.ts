@@ -824,6 +824,37 @@ export function busScenarios(adapter: string, connect: ConnectBus): void {
         await Promise.all([fresh.return?.(undefined), other.return?.(undefined)]);
       });
 
+      it.each([false, true])(
+        'follow - says when it caught up: after the messages stored before it, before those stored after; at once for an empty subject (shared reading: %s)',
+        async (sharedFollow) => {
+          const t = unique();
+          const [writer, reader] = [await bus(), await bus()];
+          const stream = await writer.durableStream(eventsFor(t, { sharedFollow }));
+          const readerStream = await reader.durableStream(eventsFor(t, { sharedFollow }));
+          const [held, empty] = [`test.${t.id}.q1.events`, `test.${t.id}.q2.events`];
+          for (const value of ['1', '2']) await stream.publish(held, text(value), { msgId: value });
+          const stop = new AbortController();
+          const record = (subject: string) => {
+            const seen: string[] = [];
+            const reading = (async () => {
+              const onCaughtUp = () => seen.push('caught up');
+              for await (const message of readerStream.follow(subject, { signal: stop.signal, onCaughtUp }))
+                seen.push(read(message.data));
+            })();
+            return { seen, reading };
+          };
+          const [heldFollow, emptyFollow] = [record(held), record(empty)];
+          await waitFor(() => heldFollow.seen.length === 3 && emptyFollow.seen.length === 1);
+          await stream.publish(held, text('3'), { msgId: '3' });
+          await stream.publish(empty, text('new'), { msgId: 'new' });
+          await waitFor(() => heldFollow.seen.length === 4 && emptyFollow.seen.length === 2);
+          stop.abort();
+          await Promise.all([heldFollow.reading, emptyFollow.reading]);
+          expect(heldFollow.seen).toEqual(['1', '2', 'caught up', '3']);
+          expect(emptyFollow.seen).toEqual(['caught up', 'new']);
+        },
+      );
+
       it('purge - removes every message of one subject: nobody is handed a purged job', async () => {
         const t = unique();
         const connection = await bus();

@@ -64,26 +64,19 @@ export class QuestionEnds {
     }
   }
 
-  /**
-   * The reason of the first request to end the question, or undefined while there is none.
-   * While NATS is unreachable it retries until `retryUntilUnixMs` (by default one try), then rejects.
-   */
-  async requested(questionId: string, retryUntilUnixMs = 0): Promise<string | undefined> {
-    const stored = await retryingTransient(() => this.requests.last(subjects.cancel(questionId)), retryUntilUnixMs);
+  /** The reason of the first request to end the question, or undefined while there is none. */
+  async requested(questionId: string): Promise<string | undefined> {
+    const stored = await this.requests.last(subjects.cancel(questionId));
     return stored === undefined ? undefined : reasonOf(stored.data);
   }
 
   /**
    * The question's end requests, those stored first, then each as it comes, until the signal
-   * aborts. `onlyNew`: those stored before its first read need not come (its caller reads them
-   * with `requested` after that), which spares a read of the stream per question.
+   * aborts; `onCaughtUp` is called once those stored before it joined came. A question without
+   * any costs no read of the stream: the process's one reading of it knows which have some.
    */
-  async *follow(
-    questionId: string,
-    signal: AbortSignal,
-    { onlyNew = false }: { onlyNew?: boolean } = {},
-  ): AsyncGenerator<string> {
-    for await (const stored of this.requests.follow(subjects.cancel(questionId), { signal, onlyNew })) {
+  async *follow(questionId: string, signal: AbortSignal, onCaughtUp?: () => void): AsyncGenerator<string> {
+    for await (const stored of this.requests.follow(subjects.cancel(questionId), { signal, onCaughtUp })) {
       yield reasonOf(stored.data);
     }
   }

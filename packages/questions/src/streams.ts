@@ -35,8 +35,10 @@ export const questionEndsStream: DurableStreamOptions = {
   name: jetstream.questionEndsStream,
   subjects: [subjects.cancelAll],
   retention: 'events',
-  // Every question a hop-reasoner runs follows its end requests, which are few and small.
+  // Every question a hop-reasoner runs follows its end requests, which are few and small: one
+  // reading per process, which knows the few questions that have any.
   sharedFollow: true,
+  subjectIndex: true,
 };
 
 export interface QuestionStreams {

@@ -108,10 +108,9 @@ export async function startQuestionJobs(deps: QuestionJobsDeps): Promise<Questio
     const question = new QuestionAttempt(deps, ask, request, job.deliveryCount);
     running.add(question.abort);
     const holding = new AbortController();
-    // Joins the reading of end requests now; run() then reads the one stored before, if any.
-    void followEndRequests(deps, questionId, question, holding.signal);
+    const requestedBefore = followEndRequests(deps, questionId, question, holding.signal);
     try {
-      return await question.run();
+      return await question.run(requestedBefore);
     } catch (thrown) {
       if (question.abort.signal.reason === handOver) return { kind: 'retry', delayMs: 0 };
       return await question.settleFailure(thrown);
@@ -141,26 +140,39 @@ export async function startQuestionJobs(deps: QuestionJobsDeps): Promise<Questio
 }
 
 /**
- * Stops the attempt at the question's first end request made while it runs: the follow joins
- * the reading as it is called, and those made before are the attempt's to read (`requested`),
- * after that, so that none falls between the two and the stream is read once per question.
+ * Follows the question's end requests while its job is held. Resolves with the reason of one
+ * requested before the job was taken (undefined once the follow caught up without one), which
+ * the attempt writes instead of running the question; one requested after that stops the
+ * attempt. One follow sees both, so none falls between them, and a question without a request
+ * costs no read of the stream (the process's reading of it knows which questions have one).
  */
-async function followEndRequests(
+function followEndRequests(
   deps: QuestionJobsDeps,
   questionId: string,
   question: QuestionAttempt,
   signal: AbortSignal,
-): Promise<void> {
-  try {
-    for await (const reason of deps.ends.follow(questionId, signal, { onlyNew: true })) {
-      deps.logger.info('question end requested', { questionId, reason });
-      question.endRequested(reason);
-      return;
-    }
-  } catch (error) {
-    // Only a closed connection ends the reading early; the job comes back to whoever reconnects.
-    if (!signal.aborted) deps.logger.warn('lost the end requests of a question', { questionId, error });
-  }
+): Promise<string | undefined> {
+  return new Promise((resolveBefore, rejectBefore) => {
+    let caughtUp = false;
+    const onCaughtUp = () => {
+      caughtUp = true;
+      resolveBefore(undefined);
+    };
+    void (async () => {
+      try {
+        for await (const reason of deps.ends.follow(questionId, signal, onCaughtUp)) {
+          deps.logger.info('question end requested', { questionId, reason });
+          if (caughtUp) question.endRequested(reason);
+          else resolveBefore(reason);
+          return;
+        }
+      } catch (error) {
+        // Only a closed connection ends the reading early; the job comes back to whoever reconnects.
+        rejectBefore(error);
+        if (!signal.aborted) deps.logger.warn('lost the end requests of a question', { questionId, error });
+      }
+    })();
+  });
 }
 
 /** One attempt at one question, from taking its job to settling it. */
@@ -202,13 +214,13 @@ class QuestionAttempt {
     if (!this.abort.signal.aborted) this.abort.abort(new EndRequested(reason));
   }
 
-  async run(): Promise<Settlement> {
+  /**
+   * `requestedEnd`: the end requested before the job was taken, if any. It is known while the
+   * attempt's first event is written, not before: a question found ended is still not run; its
+   * end follows that first event.
+   */
+  async run(requestedEnd: Promise<string | undefined>): Promise<Settlement> {
     const { deps, questionId } = this;
-    // Whether the question's end was requested before it was taken is read while the attempt's
-    // first event is written, not before: one round trip to NATS less before the reasoning
-    // starts. A question found ended is still not run; its end follows that first event. Read
-    // after the follow of end requests joined (runJob), which looks for none stored before.
-    const requestedEnd = deps.ends.requested(questionId, this.writeUntil);
     if (Date.now() >= this.request.deadlineUnixMs) {
       const requested = await requestedEnd;
       await this.begin({

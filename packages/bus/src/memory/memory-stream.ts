@@ -444,12 +444,19 @@ export function openMemoryDurableStream(
       return entry === undefined ? undefined : toStoredMessage(entry);
     },
 
-    follow(subject, { signal, onlyNew = false }) {
+    follow(subject, { signal, onlyNew = false, onCaughtUp }) {
       assertValidSubject(subject, 'publish');
       return {
         async *[Symbol.asyncIterator]() {
           // As the shared reading of NATS does: what is stored from the first read on.
           let afterSeq = onlyNew ? opened.lastSequence : 0;
+          const heldThrough = opened.lastSequence;
+          let caughtUp = onCaughtUp;
+          const catchUp = () => {
+            const call = caughtUp;
+            caughtUp = undefined;
+            call?.();
+          };
           let wake: () => void = () => {};
           const stopWaking = opened.onStored(subject, () => wake());
           const onAbort = () => wake();
@@ -458,10 +465,12 @@ export function openMemoryDurableStream(
             while (!signal.aborted) {
               const stored = new Promise<void>((resolve) => (wake = resolve));
               for (const entry of opened.after(subject, afterSeq)) {
+                if (entry.seq > heldThrough) catchUp();
                 afterSeq = entry.seq;
                 yield toStoredMessage(entry);
                 if (signal.aborted) return;
               }
+              catchUp();
               // A delivery arrives on a later tick, as from a NATS subscription.
               await stored;
               await new Promise<void>((resolve) => setImmediate(resolve));

@@ -54,10 +54,19 @@ export interface FollowTarget {
  */
 export async function* readStream(
   target: FollowTarget,
-  from: { filter?: string; afterSeq: number },
+  from: { filter?: string; afterSeq: number; onCaughtUp?: () => void },
   signal: AbortSignal,
 ): AsyncGenerator<StoredMessage> {
   const { nc, watch, stream, report } = target;
+  // How many messages, counted by the first consumer as it was made, were stored before the
+  // reading joined: the first that many it yields (in order, whichever consumer brings them).
+  let heldBefore: number | undefined;
+  let caughtUp = from.onCaughtUp;
+  const catchUp = () => {
+    const call = caughtUp;
+    caughtUp = undefined;
+    call?.();
+  };
   const subject = from.filter ?? stream;
   const js = nc.jetstream({ timeout: FOLLOW_API_TIMEOUT_MS });
   const jsm = await nc.jetstreamManager({ timeout: FOLLOW_API_TIMEOUT_MS, checkAPI: false });
@@ -83,6 +92,8 @@ export async function* readStream(
     try {
       const info = await jsm.consumers.add(stream, consumerConfig(from.filter, lastSeq));
       consumerName = info.name;
+      heldBefore ??= info.num_pending;
+      if (heldBefore === 0) catchUp();
       messages = await js.consumers.getPullConsumerFor(info).consume({
         expires: FOLLOW_PULL_EXPIRES_MS,
         idle_heartbeat: FOLLOW_HEARTBEAT_MS,
@@ -101,6 +112,7 @@ export async function* readStream(
         if (delivery.seq <= lastSeq) continue;
         failures = 0;
         lastSeq = delivery.seq;
+        const lastHeld = heldBefore !== undefined && heldBefore > 0 && --heldBefore === 0;
         yield {
           subject: delivery.subject,
           data: delivery.data,
@@ -108,6 +120,7 @@ export async function* readStream(
           seq: delivery.seq,
         };
         if (signal.aborted) return;
+        if (lastHeld) catchUp();
       }
       if (lost !== undefined && !signal.aborted) {
         failed(new UnavailableError(`follow ${subject}: ${lost}; reading again after sequence ${lastSeq}`));

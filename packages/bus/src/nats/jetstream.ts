@@ -173,7 +173,7 @@ export async function openJetStreamDurableStream(
   let tail: StreamTail | undefined;
   const sharedTail = (): StreamTail => {
     if (tail === undefined) {
-      const created = new StreamTail({ nc, watch, stream: name, report: busReporter }, jsm);
+      const created = new StreamTail({ nc, watch, stream: name, report: busReporter }, jsm, options.subjectIndex);
       consumers.add(created);
       tail = created;
     }
@@ -270,10 +270,14 @@ export async function openJetStreamDurableStream(
 
     follow(subject, followOptions) {
       assertValidSubject(subject, 'publish');
-      const { signal, onlyNew = false } = followOptions;
+      const { signal, onlyNew, onCaughtUp } = followOptions;
       return options.sharedFollow
-        ? sharedTail().follow(subject, signal, onlyNew)
-        : readStream({ nc, watch, stream: name, report: busReporter }, { filter: subject, afterSeq: 0 }, signal);
+        ? sharedTail().follow(subject, signal, { onlyNew, onCaughtUp })
+        : readStream(
+            { nc, watch, stream: name, report: busReporter },
+            { filter: subject, afterSeq: 0, onCaughtUp },
+            signal,
+          );
     },
 
     async purge(subject) {

@@ -66,20 +66,34 @@ export class StreamTail {
   private through = 0;
   /** Whether the tail reads now: a message stored from now on reaches a follow that joins now. */
   private live = false;
+  /**
+   * With a subject index, every subject with a message up to `through`, in the order last seen,
+   * each with when it was (a subject may be here after its messages are gone, never the reverse).
+   */
+  private held: Map<string, number> | undefined;
+  /** The stream's max age: a subject seen longer ago than this has no message left. 0: no limit. */
+  private maxAgeMs = 0;
   private started: Promise<void> | undefined;
   private readonly stopping = new AbortController();
   private reading: Promise<void> = Promise.resolve();
 
+  /** `indexSubjects`: keep which subjects the stream holds (`DurableStreamOptions.subjectIndex`). */
   constructor(
     private readonly target: FollowTarget,
     private readonly jsm: JetStreamManager,
+    private readonly indexSubjects = false,
   ) {}
 
   /**
    * Every message stored on `subject`, oldest first, then each new one, until the signal aborts;
    * with `onlyNew`, while the tail reads, only those stored after its first `next()`.
+   * `onCaughtUp` is called once those stored before are yielded.
    */
-  async *follow(subject: string, signal: AbortSignal, onlyNew = false): AsyncGenerator<StoredMessage> {
+  async *follow(
+    subject: string,
+    signal: AbortSignal,
+    { onlyNew = false, onCaughtUp }: { onlyNew?: boolean; onCaughtUp?: () => void } = {},
+  ): AsyncGenerator<StoredMessage> {
     // Joins before anything is awaited, so that what its caller stores next reaches it.
     const joinedAtOnce = onlyNew && this.live;
     if (!joinedAtOnce) await this.start(signal);
@@ -87,13 +101,16 @@ export class StreamTail {
     const reader = new SubjectReader();
     const readers = this.readers.get(subject) ?? new Set<SubjectReader>();
     this.readers.set(subject, readers.add(reader));
-    const storedThrough = joinedAtOnce ? 0 : this.through;
+    // A subject the index does not hold had no message up to `through`: nothing to look for.
+    const storedThrough = joinedAtOnce || this.held?.has(subject) === false ? 0 : this.through;
     try {
       let lastSeq = 0;
       for await (const stored of this.stored(subject, storedThrough, signal)) {
         lastSeq = stored.seq;
         yield stored;
       }
+      if (signal.aborted) return;
+      onCaughtUp?.();
       for (let next = await reader.next(signal); next !== undefined; next = await reader.next(signal)) {
         if (next.seq <= lastSeq) continue;
         lastSeq = next.seq;
@@ -133,7 +150,15 @@ export class StreamTail {
         throw new UnavailableError(`follow ${stream}: the NATS connection is closed`);
       }
       try {
-        this.through = (await this.jsm.streams.info(stream)).state.last_seq;
+        // The subjects listed are those held when the listing was made, which is after the
+        // sequence read with them was stored: none up to `through` is missing.
+        const info = await this.jsm.streams.info(stream, this.indexSubjects ? { subjects_filter: '>' } : undefined);
+        this.through = info.state.last_seq;
+        if (this.indexSubjects) {
+          const now = Date.now();
+          this.held = new Map(Object.keys(info.state.subjects ?? {}).map((subject) => [subject, now]));
+          this.maxAgeMs = info.config.max_age / 1e6;
+        }
         break;
       } catch (error) {
         const failure = fromJetStreamError(error, {
@@ -153,6 +178,7 @@ export class StreamTail {
     try {
       for await (const message of readStream(this.target, { afterSeq: this.through }, this.stopping.signal)) {
         this.through = message.seq;
+        if (this.held) this.hold(message.subject);
         this.readers.get(message.subject)?.forEach((reader) => reader.push(message));
       }
     } catch (error) {
@@ -164,6 +190,19 @@ export class StreamTail {
     }
     this.live = false;
     this.failAll(new UnavailableError(`follow ${this.target.stream}: the bus is draining`));
+  }
+
+  /** Notes that `subject` holds a message now, and forgets those whose messages are surely gone. */
+  private hold(subject: string): void {
+    const held = this.held as Map<string, number>;
+    const now = Date.now();
+    held.delete(subject);
+    held.set(subject, now);
+    if (this.maxAgeMs <= 0) return;
+    for (const [oldest, seenAt] of held) {
+      if (now - seenAt <= this.maxAgeMs) break;
+      held.delete(oldest);
+    }
   }
 
   private failAll(error: Error): void {
