@@ -241,6 +241,27 @@ describe('createReranker', () => {
     expect(result).toMatchObject({ fallback: false, fallbackReason: '', scorer: 'ce' });
   });
 
+  it('reranker - a scorer without a guard (one that works in the process) scores unguarded, with the caller signal, whatever the deadline says', async () => {
+    const signals: AbortSignal[] = [];
+    const local: RelevanceScorer = {
+      name: 'local',
+      score: async (_query, texts, signal) => {
+        signals.push(signal);
+        return texts.map((_text, index) => index);
+      },
+    };
+    const caller = new AbortController();
+    const result = await createReranker({ scorer: local, defaults: { keep: 2, mmrKeep: 2 } }).rerank({
+      query: 'who won the league',
+      chunks: candidates,
+      // A guard would refuse a call past its deadline; nothing here waits on anything to cut short.
+      deadlineUnixMs: Date.now() - 1,
+      signal: caller.signal,
+    });
+    expect(result.chunks.map((c) => c.chunkId)).toEqual(['league', 'coach-copy']);
+    expect(signals).toEqual([caller.signal]);
+  });
+
   it('reranker - when the cross-encoder is down the lexical scorer ranks and the response says so', async () => {
     const down: RelevanceScorer = {
       name: 'cross-encoder:tei',

@@ -41,24 +41,24 @@ export interface RerankerService {
  * scorer alone; then MMR for diversity and compression to the token budget.
  */
 export async function startRerankerService({ config, logger, metrics }: RerankerServiceDeps): Promise<RerankerService> {
-  const guard = createGuard({
-    downstream: 'cross-encoder',
-    breaker: DEFAULT_BREAKER,
-    logger,
-    metrics,
-  });
   const lexical = createLexicalScorer();
+  // Only the cross-encoder, a remote dependency, is guarded; the lexical scorer works in process.
+  const guard = config.RERANK_URL
+    ? createGuard({ downstream: 'cross-encoder', breaker: DEFAULT_BREAKER, logger, metrics })
+    : undefined;
   const reranker = createReranker({
-    scorer: config.RERANK_URL
-      ? createCrossEncoderClient({
-          url: config.RERANK_URL,
-          api: config.RERANK_API,
-          ...(config.RERANK_API_KEY ? { apiKey: config.RERANK_API_KEY } : {}),
-          ...(config.RERANK_MODEL ? { model: config.RERANK_MODEL } : {}),
-        })
-      : lexical,
-    guard,
-    ...(config.RERANK_URL ? { fallback: lexical } : {}),
+    ...(config.RERANK_URL && guard
+      ? {
+          scorer: createCrossEncoderClient({
+            url: config.RERANK_URL,
+            api: config.RERANK_API,
+            ...(config.RERANK_API_KEY ? { apiKey: config.RERANK_API_KEY } : {}),
+            ...(config.RERANK_MODEL ? { model: config.RERANK_MODEL } : {}),
+          }),
+          guard,
+          fallback: lexical,
+        }
+      : { scorer: lexical }),
     defaults: {
       keep: config.RERANK_KEEP,
       mmrKeep: config.MMR_KEEP,
@@ -102,11 +102,11 @@ export async function startRerankerService({ config, logger, metrics }: Reranker
     port,
     rerank,
     async health() {
-      return { ok: true, details: { port, crossEncoderBreaker: guard.state } };
+      return { ok: true, details: { port, ...(guard ? { crossEncoderBreaker: guard.state } : {}) } };
     },
     async stop() {
       await server.shutdown();
-      guard.shutdown();
+      guard?.shutdown();
     },
   };
 }

@@ -22,11 +22,18 @@ export interface RerankDefaults {
 
 export const DEFAULT_RERANK: RerankDefaults = { keep: 8, mmrKeep: 6, lambda: 0.7, tokenBudget: 3000 };
 
+/** The signal a scorer gets from a caller that gave none: nothing cancels it. */
+const NOT_CANCELLED = new AbortController().signal;
+
 export interface RerankerDependencies {
   /** The primary scorer, typically a cross-encoder client. */
   scorer: RelevanceScorer;
-  /** Protects calls to the primary scorer (deadline, breaker). */
-  guard: Guard;
+  /**
+   * Protects calls to the primary scorer (deadline, breaker). Absent for a scorer that works in
+   * the process (the lexical one), which has no dependency whose health a breaker would track
+   * and whose synchronous work no deadline could cut short: it scores unguarded.
+   */
+  guard?: Guard;
   /** Ranks when the primary fails; runs locally, unguarded. Absent: the failure propagates. */
   fallback?: RelevanceScorer;
   defaults?: Partial<RerankDefaults>;
@@ -72,22 +79,20 @@ export function createReranker(dependencies: RerankerDependencies): Reranker {
     input: RerankInput,
     texts: string[],
   ): Promise<{ scores: number[]; scorer: string; fallbackReason: string }> {
-    const guardOptions = { deadlineUnixMs: input.deadlineUnixMs, ...(input.signal ? { signal: input.signal } : {}) };
+    const { guard, scorer } = dependencies;
     try {
-      const scores = await dependencies.guard.call(
-        (signal) => dependencies.scorer.score(input.query, texts, signal),
-        guardOptions,
-      );
-      return { scores, scorer: dependencies.scorer.name, fallbackReason: '' };
+      const scores = guard
+        ? await guard.call((signal) => scorer.score(input.query, texts, signal), {
+            deadlineUnixMs: input.deadlineUnixMs,
+            ...(input.signal ? { signal: input.signal } : {}),
+          })
+        : await scorer.score(input.query, texts, input.signal ?? NOT_CANCELLED);
+      return { scores, scorer: scorer.name, fallbackReason: '' };
     } catch (error) {
       if (input.signal?.aborted) throw new CancelledError('rerank cancelled by the caller', { cause: error });
       if (!dependencies.fallback) throw error;
       const failure = toHoplineError(error);
-      const scores = await dependencies.fallback.score(
-        input.query,
-        texts,
-        input.signal ?? new AbortController().signal,
-      );
+      const scores = await dependencies.fallback.score(input.query, texts, input.signal ?? NOT_CANCELLED);
       return {
         scores,
         scorer: dependencies.fallback.name,
@@ -107,7 +112,7 @@ export function createReranker(dependencies: RerankerDependencies): Reranker {
         {
           attributes: {
             'hopline.rerank.candidates': texts.length,
-            'hopline.breaker.state': dependencies.guard.state ?? 'none',
+            'hopline.breaker.state': dependencies.guard?.state ?? 'none',
           },
         },
         async (span) => {
