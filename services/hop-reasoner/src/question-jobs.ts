@@ -7,6 +7,7 @@ import {
   isTerminal,
   requireRequestContext,
   toHoplineError,
+  UnavailableError,
   type AskCommand__Output,
   type ErrorEvent,
   type ValidRequestContext,
@@ -108,7 +109,7 @@ export async function startQuestionJobs(deps: QuestionJobsDeps): Promise<Questio
     const question = new QuestionAttempt(deps, ask, request, job.deliveryCount);
     running.add(question.abort);
     const holding = new AbortController();
-    const requestedBefore = followEndRequests(deps, questionId, question, holding.signal);
+    const requestedBefore = followEndRequests(deps, questionId, question, holding.signal, question.writeUntil);
     try {
       return await question.run(requestedBefore);
     } catch (thrown) {
@@ -145,17 +146,26 @@ export async function startQuestionJobs(deps: QuestionJobsDeps): Promise<Questio
  * the attempt writes instead of running the question; one requested after that stops the
  * attempt. One follow sees both, so none falls between them, and a question without a request
  * costs no read of the stream (the process's reading of it knows which questions have one).
+ * Not caught up by `readByUnixMs` (the attempt's last moment to write), it rejects: a reading
+ * that cannot start (NATS up but its stream unreadable) must not hold the job and its slot.
  */
 function followEndRequests(
   deps: QuestionJobsDeps,
   questionId: string,
   question: QuestionAttempt,
   signal: AbortSignal,
+  readByUnixMs: number,
 ): Promise<string | undefined> {
   return new Promise((resolveBefore, rejectBefore) => {
     let caughtUp = false;
+    const giveUp = setTimeout(
+      () => rejectBefore(new UnavailableError(`the end requests of question ${questionId} could not be read in time`)),
+      Math.max(0, readByUnixMs - Date.now()),
+    );
+    signal.addEventListener('abort', () => clearTimeout(giveUp), { once: true });
     const onCaughtUp = () => {
       caughtUp = true;
+      clearTimeout(giveUp);
       resolveBefore(undefined);
     };
     void (async () => {
@@ -163,7 +173,10 @@ function followEndRequests(
         for await (const reason of deps.ends.follow(questionId, signal, onCaughtUp)) {
           deps.logger.info('question end requested', { questionId, reason });
           if (caughtUp) question.endRequested(reason);
-          else resolveBefore(reason);
+          else {
+            clearTimeout(giveUp);
+            resolveBefore(reason);
+          }
           return;
         }
       } catch (error) {
@@ -179,7 +192,8 @@ function followEndRequests(
 class QuestionAttempt {
   readonly abort = new AbortController();
   private readonly meta: QuestionMeta;
-  private readonly writeUntil: number;
+  /** The attempt's last moment to write: the question's deadline and a slack. */
+  readonly writeUntil: number;
   /** The attempt's events after its first: the reasoning does not wait for each to be stored. */
   private events: EventPipeline | undefined;
   /** The reasoning trace so far, and its writes, one after the other so the latest is the last stored. */

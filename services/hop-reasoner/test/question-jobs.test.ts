@@ -13,6 +13,7 @@ import {
   endError,
   openQuestionStreams,
   questionJobsStream,
+  type QuestionEnds,
   type QuestionMeta,
   type QuestionStreams,
 } from '@hopline/questions';
@@ -100,6 +101,8 @@ describe('hop-reasoner question jobs', () => {
       broker?: ReturnType<typeof createMemoryBroker>;
       reasoner?: HopReasoner;
       roundTraceDelayMs?: number;
+      /** Replaces the reasoner's reading of end requests. */
+      ends?: (real: QuestionEnds) => QuestionEnds;
     } = {},
   ) {
     const broker = options.broker ?? createMemoryBroker();
@@ -111,6 +114,7 @@ describe('hop-reasoner question jobs', () => {
     const traces = options.traces ?? memoryTraces();
     const jobs: QuestionJobs = await startQuestionJobs({
       ...streams,
+      ends: options.ends ? options.ends(streams.ends) : streams.ends,
       reasoner: options.reasoner ?? script.reasoner,
       traces,
       logger,
@@ -285,6 +289,26 @@ describe('hop-reasoner question jobs', () => {
     await gatewayStreams.queue.enqueue(askFor(questionId, Date.now() - 1));
     const events = await eventsOf(gatewayStreams, questionId);
     expect(events.map((event) => event.error?.code)).toEqual(['deadline_exceeded']);
+    expect(script.started).toEqual([]);
+  });
+
+  it('question jobs - a reading of end requests that never catches up does not hold the job past the last moment it may write', async () => {
+    // The stream of end requests cannot be read (NATS up, the stream unreadable): the follow
+    // neither yields nor says it caught up.
+    const stuck = (real: QuestionEnds): QuestionEnds =>
+      Object.assign(Object.create(real) as QuestionEnds, {
+        follow: (_questionId: string, signal: AbortSignal): AsyncGenerator<string> =>
+          (async function* () {
+            await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+            yield* [];
+          })(),
+      });
+    const { gatewayStreams, jobs, script } = await setUp({ ends: stuck });
+    const questionId = randomUUID();
+    // Taken past its deadline, it may write until the deadline's slack, 5 s after it: ½ s from now.
+    await gatewayStreams.queue.enqueue(askFor(questionId, Date.now() - 4_500));
+    await waitFor(() => jobs.inFlight === 1);
+    await waitFor(() => jobs.inFlight === 0, { timeoutMs: 3_000 });
     expect(script.started).toEqual([]);
   });
 

@@ -120,7 +120,8 @@ export async function* readStream(
           seq: delivery.seq,
         };
         if (signal.aborted) return;
-        if (lastHeld) catchUp();
+        // Counted down, or nothing left to deliver: a held message may have aged out unread.
+        if (lastHeld || delivery.info.pending === 0) catchUp();
       }
       if (lost !== undefined && !signal.aborted) {
         failed(new UnavailableError(`follow ${subject}: ${lost}; reading again after sequence ${lastSeq}`));
