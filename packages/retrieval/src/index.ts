@@ -19,7 +19,7 @@ export type { EmbeddedVectorBackendOptions } from './vector/embedded-vector-back
 export { chunkDocument } from './chunking/chunker.js';
 export type { ChunkableDocument, ChunkerOptions } from './chunking/chunker.js';
 export { dedupeKeyFor } from './chunking/dedupe-key.js';
-export { createDeadlineGuard } from './hybrid/guard.js';
+export { createDeadlineGuard, inProcessGuard } from './hybrid/guard.js';
 export type { Guard, GuardCallOptions } from './hybrid/guard.js';
 export { fuse, fuseByRelativeScore, fuseByRrf, FUSION_METHODS } from './hybrid/fusion.js';
 export type { FusedCandidate, FusionMethod, FusionOptions, RankedList, SearchPath } from './hybrid/fusion.js';

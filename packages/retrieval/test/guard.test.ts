@@ -1,6 +1,6 @@
 import { CancelledError, DeadlineExceededError } from '@hopline/contracts';
 import { describe, expect, it } from 'vitest';
-import { createDeadlineGuard } from '../src/index.js';
+import { createDeadlineGuard, inProcessGuard } from '../src/index.js';
 
 describe('createDeadlineGuard', () => {
   const guard = createDeadlineGuard();
@@ -43,6 +43,42 @@ describe('createDeadlineGuard', () => {
   it("guard - the work's own error is passed through", async () => {
     await expect(
       guard.call(async () => Promise.reject(new Error('boom')), { deadlineUnixMs: Date.now() + 1_000 }),
+    ).rejects.toThrow('boom');
+  });
+});
+
+describe('inProcessGuard', () => {
+  it("guard - in-process work runs with the caller's own signal and its result is passed through", async () => {
+    const caller = new AbortController();
+    let seen: AbortSignal | undefined;
+    const result = await inProcessGuard.call(
+      async (signal) => {
+        seen = signal;
+        return 42;
+      },
+      { deadlineUnixMs: Date.now() + 1_000, signal: caller.signal },
+    );
+    expect(result).toBe(42);
+    expect(seen).toBe(caller.signal);
+  });
+
+  it('guard - in-process work is not started past its deadline or after the caller cancelled', async () => {
+    let ran = false;
+    const work = async () => (ran = true);
+    await expect(inProcessGuard.call(work, { deadlineUnixMs: Date.now() - 1 })).rejects.toBeInstanceOf(
+      DeadlineExceededError,
+    );
+    const cancelled = new AbortController();
+    cancelled.abort();
+    await expect(
+      inProcessGuard.call(work, { deadlineUnixMs: Date.now() + 1_000, signal: cancelled.signal }),
+    ).rejects.toBeInstanceOf(CancelledError);
+    expect(ran).toBe(false);
+  });
+
+  it("guard - in-process work's own error is passed through", async () => {
+    await expect(
+      inProcessGuard.call(async () => Promise.reject(new Error('boom')), { deadlineUnixMs: Date.now() + 1_000 }),
     ).rejects.toThrow('boom');
   });
 });

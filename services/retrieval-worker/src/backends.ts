@@ -19,8 +19,19 @@ export interface Backends {
   embedder: Embedder;
   /** Both indexes are shared by every worker (remote); see RetrievalWorkerDeps.indexesShared. */
   indexesShared: boolean;
+  /** Which search paths run in this process; see RetrievalWorkerDeps.searchesInProcess. */
+  searchesInProcess: SearchesInProcess;
   /** Kept beside the lexical index, embedded or Elasticsearch (see entity-graph.ts). */
   entityGraph: EntityGraphSupport;
+}
+
+/**
+ * Which search paths run wholly in this process: BM25 on the embedded index; vectors on the
+ * embedded index with an embedder in the process (the hashing embedder, not an endpoint).
+ */
+export interface SearchesInProcess {
+  lexical: boolean;
+  vector: boolean;
 }
 
 /** Where the remote adapters report start-up choices (analyzer, collections created). */
@@ -110,6 +121,7 @@ export async function openBackends(
     embedder,
     // An embedded side is per worker, so every worker must see every ingest command.
     indexesShared: Boolean(config.ELASTICSEARCH_URL && config.MILVUS_ADDRESS),
+    searchesInProcess: { lexical: !elasticsearchUrl, vector: !milvusAddress && !config.OPENAI_BASE_URL },
     entityGraph,
   };
 }

@@ -5,14 +5,17 @@ import {
   createHybridRetriever,
   createIndexer,
   hybridOptionsFor,
+  inProcessGuard,
   withEntityGraph,
   withoutEntityGraph,
   type Embedder,
+  type Guard as RetrievalGuard,
   type Indexer,
   type LexicalBackend,
   type VectorBackend,
 } from '@hopline/retrieval';
 import type { HealthReport, HoplineMetrics, Logger } from '@hopline/telemetry';
+import type { SearchesInProcess } from './backends.js';
 import type { Config } from './config.js';
 import type { EntityGraphSupport } from './entity-graph.js';
 import { workerIdentity } from './identity.js';
@@ -52,6 +55,12 @@ export interface RetrievalWorkerDeps {
    * worker reads the whole stream through a durable consumer of its own.
    */
   indexesShared: boolean;
+  /**
+   * The search paths that run wholly in this process (see backends.ts): no breaker or timer
+   * guards them, only the deadline and the caller's cancellation before they start. Absent:
+   * every path is guarded as a remote one.
+   */
+  searchesInProcess?: SearchesInProcess;
   /**
    * The entity graph beside the indexes that seeded retrievals walk (see entity-graph.ts), or why
    * there is none; a seeded retrieval is then answered by BM25 and vectors with that reason.
@@ -113,9 +122,15 @@ const INDEX_SIZE_INTERVAL_MS = 15_000;
 export async function startRetrievalWorker(deps: RetrievalWorkerDeps): Promise<RetrievalWorker> {
   const { config, bus, lexical, vector, embedder, logger, metrics } = deps;
   const workerId = await workerIdentity(config.WORKER_ID, config.DATA_DIR);
-  const guard = (downstream: string): Guard => createGuard({ downstream, breaker: DEFAULT_BREAKER, logger, metrics });
-  const lexicalGuard = guard(lexical.name);
-  const vectorGuard = guard(vector.name);
+  const breakers: Guard[] = [];
+  const guard = (downstream: string, inProcess = false): RetrievalGuard => {
+    if (inProcess) return inProcessGuard;
+    const breaker = createGuard({ downstream, breaker: DEFAULT_BREAKER, logger, metrics });
+    breakers.push(breaker);
+    return breaker;
+  };
+  const lexicalGuard = guard(lexical.name, deps.searchesInProcess?.lexical);
+  const vectorGuard = guard(vector.name, deps.searchesInProcess?.vector);
   // An unset FUSION_METHOD or RRF_WEIGHT_VECTOR leaves the embedder's own choice in place.
   const options = hybridOptionsFor(embedder, {
     fusion: config.FUSION_METHOD,
@@ -239,7 +254,7 @@ export async function startRetrievalWorker(deps: RetrievalWorkerDeps): Promise<R
           workerId,
           ingest: { consumer: durable, caughtUp: progress.isReady, serving, lag: progress.lag },
           bus: busState.details,
-          breakers: { [lexical.name]: lexicalGuard.state, [vector.name]: vectorGuard.state },
+          breakers: Object.fromEntries(breakers.map((breaker) => [breaker.downstream, breaker.state])),
           // Which kbs disagree is in the worker's log at start (the consistency check), not here.
           index: {
             kbs: report.kbs.length,
@@ -270,8 +285,7 @@ export async function startRetrievalWorker(deps: RetrievalWorkerDeps): Promise<R
       progress.stop();
       await service?.stop();
       await consumer.stop();
-      lexicalGuard.shutdown();
-      vectorGuard.shutdown();
+      for (const breaker of breakers) breaker.shutdown();
     },
   };
 }

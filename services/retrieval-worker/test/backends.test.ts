@@ -93,6 +93,7 @@ describe('openBackends', () => {
     expect(backends.vector).toBeInstanceOf(EmbeddedVectorBackend);
     expect(backends.embedder).toBeInstanceOf(HashingEmbedder);
     expect(backends.indexesShared).toBe(false);
+    expect(backends.searchesInProcess).toEqual({ lexical: true, vector: true });
   });
 
   it('backends - OPENAI_BASE_URL switches to the OpenAI-compatible embedder, and the vector index is sized by EMBEDDING_DIMENSIONS', async () => {
@@ -108,6 +109,8 @@ describe('openBackends', () => {
     expect(backends.embedder).toBeInstanceOf(OpenAiEmbedder);
     expect(backends.embedder).toMatchObject({ model: 'bge-m3', dimensions: 1024 });
     expect(backends.vector.dimensions).toBe(1024);
+    // The vector path waits on the embeddings endpoint: guarded as a remote call.
+    expect(backends.searchesInProcess).toEqual({ lexical: true, vector: false });
   });
 
   it('backends - ELASTICSEARCH_URL and MILVUS_ADDRESS switch both sides to the shared remote indexes, named by config', async () => {
@@ -118,6 +121,7 @@ describe('openBackends', () => {
     });
     expect([backends.lexical.name, backends.vector.name]).toEqual(['elasticsearch', 'milvus']);
     expect(backends.indexesShared).toBe(true);
+    expect(backends.searchesInProcess).toEqual({ lexical: false, vector: false });
     // The entity graph is kept over Elasticsearch too, loaded from what the indexes hold.
     expect(backends.entityGraph).toHaveProperty('graph');
     expect(elasticsearch.requests.map((r) => `${r.method} ${r.url.split('?')[0]}`)).toContain(

@@ -13,6 +13,7 @@ import {
 } from '@hopline/retrieval';
 import { createLogger, createMetrics } from '@hopline/telemetry';
 import { startNats, waitFor } from '@hopline/test-support';
+import type { SearchesInProcess } from '../src/backends.js';
 import { configSchema } from '../src/config.js';
 import { startRetrievalWorker, type RetrievalWorker } from '../src/worker.js';
 
@@ -71,7 +72,12 @@ async function startWorker(
   });
 }
 
-async function worker(bus: Bus, workerId: string, env: Record<string, string> = {}): Promise<RetrievalWorker> {
+async function worker(
+  bus: Bus,
+  workerId: string,
+  env: Record<string, string> = {},
+  searchesInProcess?: SearchesInProcess,
+): Promise<RetrievalWorker> {
   const embedder = new HashingEmbedder();
   const [lexical, vector] = await Promise.all([
     EmbeddedLexicalBackend.open(),
@@ -85,6 +91,7 @@ async function worker(bus: Bus, workerId: string, env: Record<string, string> = 
     vector,
     embedder,
     indexesShared: false,
+    ...(searchesInProcess ? { searchesInProcess } : {}),
     logger,
     metrics: createMetrics('test', { defaultMetrics: false }),
   });
@@ -453,6 +460,37 @@ describe('retrieval-worker readiness', () => {
       expect((await retrieve(bus, 'acme', ['kb'], 'delta')).degraded).toBe(false);
     } finally {
       await w.stop();
+      await bus.drain();
+    }
+  });
+});
+
+describe('retrieval-worker breakers', () => {
+  it('breakers - only a search path that leaves the process has a breaker; one that runs in it answers as before', async () => {
+    const bus = createMemoryBroker().connect();
+    await ingest(bus, 'acme', 'kb', 'doc', 'Alpha beta gamma.', 1);
+    const remote = await worker(bus, 'remote-paths');
+    const local = await worker(bus, 'local-paths', {}, { lexical: true, vector: false });
+    try {
+      expect((await remote.health()).details.breakers).toEqual({ bm25: 'closed', vector: 'closed' });
+      expect((await local.health()).details.breakers).toEqual({ vector: 'closed' });
+      const request = {
+        ctx: {
+          questionId: 'q',
+          scope: { tenantId: 'acme', userId: 'u', kbIds: ['kb'], docIds: [] },
+          deadlineUnixMs: deadline(),
+        },
+        query: 'alpha',
+        hydeText: '',
+        topK: 5,
+        hop: 1,
+        seeds: [],
+      };
+      const [here, there] = await Promise.all([local.retrieve(request), remote.retrieve(request)]);
+      expect(here.chunks).toEqual(there.chunks);
+      expect(here.chunks[0]?.docId).toBe('doc');
+    } finally {
+      await Promise.all([remote.stop(), local.stop()]);
       await bus.drain();
     }
   });

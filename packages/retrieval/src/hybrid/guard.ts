@@ -60,3 +60,22 @@ export function createDeadlineGuard(now: () => number = Date.now): Guard {
     },
   };
 }
+
+/** The signal of an in-process call whose caller gave none: nothing aborts it. */
+const NEVER_ABORTED = new AbortController().signal;
+
+/**
+ * The guard of work done in this process from start to end without waiting on anything outside
+ * it: the embedded indexes' searches with an embedder in the process, the lexical scorer. There
+ * is no remote health for a breaker to track, and no timer could cut the work short, since a
+ * timer only fires once the work has finished; so neither is set up per call. A call made after
+ * the deadline, or after the caller cancelled, does not start, as with the other guards.
+ */
+export const inProcessGuard: Guard = {
+  call<T>(work: (signal: AbortSignal) => Promise<T>, options: GuardCallOptions): Promise<T> {
+    if (options.signal?.aborted) return Promise.reject(new CancelledError('call cancelled before it started'));
+    if (options.deadlineUnixMs <= Date.now())
+      return Promise.reject(new DeadlineExceededError('deadline passed before the call started'));
+    return work(options.signal ?? NEVER_ABORTED);
+  },
+};
