@@ -200,10 +200,7 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
         unknown: false,
         done: true,
         nextQuery: '',
-        confidence: confidenceOf(
-          candidates.map((candidate) => candidate.score),
-          typed !== undefined,
-        ),
+        confidence: confidenceOf(candidates, typed !== undefined),
         citedChunkIds: [
           ...new Set([...about.map((chunk) => chunk.chunkId), ...(sourceId ? [sourceId] : []), ...own, ...citedIds]),
         ],
@@ -243,10 +240,7 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
       unknown: false,
       done: false,
       nextQuery: [...bridges, ...questionWords(input.focus, unresolved)].join(' '),
-      confidence: confidenceOf(
-        candidates.map((candidate) => candidate.score),
-        false,
-      ),
+      confidence: confidenceOf(candidates, false),
       citedChunkIds: [
         ...new Set(
           [
@@ -326,9 +320,13 @@ function statesRelation(chunks: readonly Chunk__Output[], relation: readonly str
 }
 
 /** How far the best candidate stands above the next, in 0..1; a typed answer read off a pattern scores high. */
-function confidenceOf(scores: readonly number[], typed: boolean): number {
+function confidenceOf(candidates: readonly BridgeCandidate[], typed: boolean): number {
   if (typed) return 0.8;
-  const [best = 0, next = 0] = scores;
+  // Read off the candidates, not off a list of their scores: such a list is a different kind of
+  // array to V8 when every score is a small integer, and each kind first met here after warm-up
+  // threw away the optimized code of the hop function this is inlined into ("wrong map").
+  const best = candidates[0]?.score ?? 0;
+  const next = candidates[1]?.score ?? 0;
   if (best <= 0) return 0;
   return Math.round(Math.min(1, 0.3 + 0.7 * ((best - next) / best)) * 100) / 100;
 }
