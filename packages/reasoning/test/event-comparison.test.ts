@@ -173,6 +173,38 @@ describe('events compared by date - the list a question names', () => {
     expect(listedEvents('在霞浦港务局扩建码头和北岭铁路开通夜间列车中，哪个更早？')).toEqual(both);
   });
 
+  it('events - a quotation or title of any kind is one name: no "和", "、" or asking word inside it splits the list', () => {
+    for (const [open, close] of [
+      ["'", "'"],
+      ['"', '"'],
+      ['‘', '’'],
+      ['“', '”'],
+      ['「', '」'],
+      ['《', '》'],
+    ] as const) {
+      expect(listedEvents(`霞浦港命名${open}和风号${close}渡轮与青川大桥通车，哪个更早？`)).toEqual([
+        `霞浦港命名${open}和风号${close}渡轮`,
+        '青川大桥通车',
+      ]);
+      expect(listedEvents(`青川市启动${open}护河、护林${close}行动和北岭铁路开通夜间列车，哪个更早？`)).toEqual([
+        `青川市启动${open}护河、护林${close}行动`,
+        '北岭铁路开通夜间列车',
+      ]);
+      expect(listedEvents(`澜沧剧院上演${open}谁是凶手${close}和青川大桥通车，哪个更早？`)).toEqual([
+        `澜沧剧院上演${open}谁是凶手${close}`,
+        '青川大桥通车',
+      ]);
+      // A comma inside a title does not make the scene-setting "在…中" a list.
+      expect(
+        listedEvents(`在${open}青川三日，澜沧一夜${close}的报道中，霞浦港务局扩建码头和北岭铁路开通夜间列车哪个更早？`),
+      ).toEqual(['霞浦港务局扩建码头', '北岭铁路开通夜间列车']);
+    }
+  });
+
+  it('events - an ASCII quote after a Latin letter is an apostrophe ("Macy\'s"), not a quotation', () => {
+    expect(listedEvents("Macy's门店开业和Kohl's门店关闭，哪个更早？")).toEqual(["Macy's门店开业", "Kohl's门店关闭"]);
+  });
+
   it('events - only whole words name a source ("据悉", "根据"); an item opening with "据点" is an item', () => {
     expect(listedEvents('据点建设完成和北岭铁路开通夜间列车，哪个更早？')).toEqual([
       '据点建设完成',

@@ -62,8 +62,21 @@ const SOURCE_WORDS = new Set(['据', '根据', '依据', '按照', '据悉', '�
 const FRAME_LOCATIVES = new Set(['中', '里', '之中', '当中', '其中', '之间', '中间']);
 const LIST_COUNT =
   /(?:这|那)?(?:[两二三四五六七八九十几]+(?:个|件|项|起|则|条|次)|些)(?:事件|事情|大事|事|活动|新闻)?$|[两二三四五]者$/;
-// Titles and quotations may hold commas of their own: «关于《回村三天，二舅…》的评论».
-const QUOTED = /《[^》]*》|“[^”]*”|「[^」]*」/g;
+// A quotation or title encloses one name, whatever it holds: a comma («关于《回村三天，二舅…》的评论»),
+// a "、" («“不忘初心、牢记使命”») or a "和" («'羲和号'»). So nothing inside one ends a clause or an
+// item, nor starts the asking. An ASCII quote right after a Latin letter or digit is an
+// apostrophe ("Macy's"), not an opening quote.
+const QUOTED = /《[^》]*》|“[^”]*”|「[^」]*」|『[^』]*』|‘[^’]*’|(?<![A-Za-z0-9])'[^']*'|"[^"]*"/g;
+
+/** The positions of `text` that a match of `pattern` (a global one) covers. */
+function coveredPositions(text: string, pattern: RegExp): Set<number> {
+  const covered = new Set<number>();
+  for (const match of text.matchAll(pattern))
+    for (let at = match.index; at < match.index + match[0].length; at += 1) covered.add(at);
+  return covered;
+}
+const quotedPositions = (text: string) => coveredPositions(text, QUOTED);
+
 // Strong separators end an item wherever they stand; the weak ones also join parts of one event
 // ("哈雷摩托与钱江摩托签署协议"), so each is split at most once, where both sides read as events.
 const STRONG = new Set(['、', '以及', '还是', '或者', '或是', '抑或', '或']);
@@ -85,7 +98,8 @@ const isAsking = (words: readonly TaggedWord[], index: number): boolean => {
 /** The text of a clause before its asking words, and whether it had any. */
 function beforeAsking(clause: string): { head: string; asks: boolean } {
   const words = taggedWords(clause);
-  const asking = words.findIndex((_, index) => isAsking(words, index));
+  const quoted = quotedPositions(clause);
+  const asking = words.findIndex((word, index) => !quoted.has(word.start) && isAsking(words, index));
   const at = asking >= 0 ? asking : choiceOrderAt(words);
   if (at < 0) return { head: clause, asks: false };
   return { head: clause.slice(0, (words[at] as TaggedWord).start), asks: true };
@@ -110,17 +124,15 @@ const trimItem = (text: string) =>
     .replace(/(?:是|都|均)?(?:发生|举行|举办)?得?(?:在|于)?[\s的]*$/u, '')
     .trim();
 
-/** Where a weak conjunction stands in `span`, outside the common words that hold one. */
+/** Where a weak conjunction stands in `span`, outside quotations and the common words that hold one. */
 function weakConjunctions(span: string): number[] {
-  const held = new Set<number>();
-  for (const match of span.matchAll(WORDS_WITH_WEAK))
-    for (let at = match.index; at < match.index + match[0].length; at += 1) held.add(at);
+  const held = new Set([...quotedPositions(span), ...coveredPositions(span, WORDS_WITH_WEAK)]);
   return span.split('').flatMap((char, at) => (WEAK.includes(char) && !held.has(at) ? [at] : []));
 }
 
 /** Whether a span joins several items: list punctuation, a strong separator or a weak conjunction. */
 export const joinsItems = (span: string): boolean =>
-  /[、，,]/.test(span) || listsStrongly(span) || weakConjunctions(span).length > 0;
+  /[、，,]/.test(span.replace(QUOTED, '')) || listsStrongly(span) || weakConjunctions(span).length > 0;
 
 /**
  * One span split at one weak conjunction: where both sides have a verb (two events, not two
@@ -188,16 +200,20 @@ function sharePredicate(items: readonly string[]): string[] {
 }
 
 /** Whether a span lists with a strong separator ("、", "或", "以及"), not only joins with "和". */
-export const listsStrongly = (span: string): boolean => taggedWords(span).some((word) => STRONG.has(word.word));
+export const listsStrongly = (span: string): boolean => strongSeparators(span).length > 0;
+
+/** The strong separators of a span, outside quotations. */
+function strongSeparators(span: string): TaggedWord[] {
+  const quoted = quotedPositions(span);
+  return taggedWords(span).filter((word) => STRONG.has(word.word) && !quoted.has(word.start));
+}
 
 /** The items of a list span: strong separators first; a last item after "、" may hold one "和". */
 export function listItems(span: string): string[] {
-  const words = taggedWords(span);
   const items: string[] = [];
   let from = 0;
   let lastSeparator = '';
-  for (const word of words) {
-    if (!STRONG.has(word.word)) continue;
+  for (const word of strongSeparators(span)) {
     items.push(span.slice(from, word.start));
     from = word.end;
     lastSeparator = word.word;
