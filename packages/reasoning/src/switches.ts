@@ -35,6 +35,8 @@ export const REASONING_SWITCHES = {
     'words that name only the kind of an event ("…的事件", "…分别发生了什么重大事件") are not asked of its chunk: an event option is matched without them, and a distributive question whose predicate names only a kind is answered for each item from a chunk about the item in the setting',
   soughtDocument:
     "a hop sent to find one entity (a later hop's bridge, a sub-question's one entity) answers only from that entity's document (a titled chunk that merely mentions it is about something else); without one the chain is broken there and the answer abstains",
+  bridgeMentions:
+    "a hop on the way to the answer whose lead bridge has no document of its own reads the next bridge from the chunks that name the lead (\"New Orleans drummer Stanton Moore\" in an album's document), before a runner-up's own document; such a chunk's own subject is no bridge",
   roleHolderDates:
     "a comparison by date of the options' role-holders (\"which film has the director who is older, X or Y?\") reads each holder's date from the holder's own document, not the option's; a holder with none is what the answer names as missing",
   answerFit:

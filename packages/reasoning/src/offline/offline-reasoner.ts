@@ -21,7 +21,7 @@ import {
 import { expandRelations, isRoleNoun } from './relations.js';
 import { synthesizeOffline } from './synthesis.js';
 import type { TitleConventions } from './text.js';
-import { bareTitle, chunkTerms, escapeRegExp, titleConventions } from './text.js';
+import { bareTitle, chunkTerms, escapeRegExp, sentences, titleConventions } from './text.js';
 import type { ReasoningSwitch } from '../switches.js';
 import { isOn } from '../switches.js';
 
@@ -49,6 +49,7 @@ const LEAD_BRIDGE_SCORE_FLOOR = 0.5;
 const RUNNER_UP_DOCUMENT_WEIGHT = UNANCHORED_WEIGHT;
 const BRIDGE_PAGES_SOUGHT = 3;
 const BRIDGE_PAGE_CITATIONS = 2;
+const MENTIONED_LEAD_WORDS = 2;
 
 function unique(chunks: readonly Chunk__Output[]): Chunk__Output[] {
   const seen = new Set<string>();
@@ -93,6 +94,7 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
   const settings = { ...DEFAULTS, ...options };
   const titles = titleConventions(options.switchedOff);
   const soughtDocument = isOn(options.switchedOff, 'soughtDocument');
+  const bridgeMentions = isOn(options.switchedOff, 'bridgeMentions');
 
   async function extractHopAnswer(input: HopExtractionInput): Promise<HopFinding> {
     const { chunks, hop, previous } = input;
@@ -114,19 +116,29 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
     if (eventChunks.length === 0) return unknownFinding();
 
     const about = chunksAbout(eventChunks, sought, titles).slice(0, ABOUT_CITATIONS);
-    const cited = last
-      ? (about.length > 0
-          ? about
-          : eventChunks.filter((chunk) => sought.some((entity) => mentions(chunk, entity))).slice(0, 1)
-        ).slice(0, settings.laterHopCitations)
-      : unique([...about, ...eventChunks]).slice(0, settings.firstHopCitations);
+    const leadMentions = bridgeMentions && last ? mentionsOfLead(input, eventChunks, sought[0] ?? '', titles) : [];
+    const cited =
+      leadMentions.length > 0
+        ? leadMentions.slice(0, settings.laterHopCitations)
+        : last
+          ? (about.length > 0
+              ? about
+              : eventChunks.filter((chunk) => sought.some((entity) => mentions(chunk, entity))).slice(0, 1)
+            ).slice(0, settings.laterHopCitations)
+          : unique([...about, ...eventChunks]).slice(0, settings.firstHopCitations);
 
     const candidateOptions = {
       relationTerms: relation,
-      known: [...anchors, ...previous.map((step) => step.finding.answer)],
+      // A chunk that names the lead is about something else: its own subject is no link from the lead.
+      known: [
+        ...anchors,
+        ...previous.map((step) => step.finding.answer),
+        ...leadMentions.map((chunk) => bareTitle(chunk.title, titles)),
+      ],
       retrievedTitles: chunks.map((chunk) => chunk.title),
       titles,
       anchorWeight: (chunk: Chunk__Output) => {
+        if (leadMentions.includes(chunk)) return 1;
         if (!about.includes(chunk)) return 0;
         return last && !isAbout(chunk, sought[0] ?? '', titles) ? RUNNER_UP_DOCUMENT_WEIGHT : 1;
       },
@@ -146,7 +158,8 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
     // A hop sent to find one entity (a later hop's bridge, a sub-question's one entity) answers
     // from that entity's document; when it has none, the chain is broken here.
     const seeksOne = last !== undefined || (input.focus !== input.question && anchors.length === 1);
-    if (soughtDocument && seeksOne && !readsAboutSought(about, cited)) return unknownFinding(citedIds);
+    if (soughtDocument && seeksOne && leadMentions.length === 0 && !readsAboutSought(about, cited))
+      return unknownFinding(citedIds);
     // A question read as one lookup whose evidence leaves relation words unexplained has a
     // bridge the wording hid ("a 1935 film starring an actress born in what year"): one more
     // hop, when the chain has one. Not a comparison of the times of things it names, though one
@@ -221,7 +234,11 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
     // document gives the best bridge follows that document: the names in the documents of the
     // runner-up leads belong to other chains, and only names near as good as the best go with it.
     const leadDocuments = new Set(
-      last ? cited.filter((chunk) => isAbout(chunk, sought[0] ?? '', titles)).map((chunk) => chunk.chunkId) : [],
+      last
+        ? cited
+            .filter((chunk) => leadMentions.includes(chunk) || isAbout(chunk, sought[0] ?? '', titles))
+            .map((chunk) => chunk.chunkId)
+        : [],
     );
     const fromLead = candidates.filter((candidate) => leadDocuments.has(candidate.chunkId));
     const followed = fromLead.length > 0 && fromLead[0] === candidates[0] ? fromLead : candidates;
@@ -329,6 +346,37 @@ function confidenceOf(candidates: readonly BridgeCandidate[], typed: boolean): n
   const next = candidates[1]?.score ?? 0;
   if (best <= 0) return 0;
   return Math.round(Math.min(1, 0.3 + 0.7 * ((best - next) / best)) * 100) / 100;
+}
+
+/**
+ * The chunks a hop on the way to the answer reads its next bridge from when its lead bridge has no
+ * document of its own: those that name the lead and that no earlier hop cited (the document the
+ * chain came from names it too), when the lead is a name of two words or more. A name the corpus only mentions ("New Orleans drummer Stanton
+ * Moore", in an album's document) has its links written beside it, in other entities' documents;
+ * a runner-up's own document, however well titled, is about another chain. The last hop is not
+ * one of these: its answer is read only from the document about what it was sent for.
+ */
+function mentionsOfLead(
+  input: HopExtractionInput,
+  chunks: readonly Chunk__Output[],
+  lead: string,
+  titles: TitleConventions,
+): Chunk__Output[] {
+  // A one-word lead (a demonym, a surname, a city) is named by chunks about anything at all.
+  if (input.hop >= input.expectedHops || contentTerms(lead).length < MENTIONED_LEAD_WORDS) return [];
+  if (chunks.some((chunk) => isAbout(chunk, lead, titles))) return [];
+  const citedBefore = new Set(input.previous.flatMap((step) => step.cited.map((chunk) => chunk.chunkId)));
+  // Only the sentences that name the lead say anything of it; the rest is the chunk's own subject.
+  return chunks
+    .filter((chunk) => !citedBefore.has(chunk.chunkId))
+    .map((chunk) => ({
+      ...chunk,
+      text: sentences(chunk.text)
+        .filter((sentence) => mentions({ ...chunk, title: '', text: sentence.text }, lead))
+        .map((sentence) => sentence.text)
+        .join(' '),
+    }))
+    .filter((chunk) => chunk.text !== '');
 }
 
 /**
