@@ -57,6 +57,9 @@ describe('query-understanding rules - routes', () => {
     ['Where was the director of film Adam and Eve born?', 'bridge:role-of'],
     ["What is the place of birth of Jazmin Grace Grimaldi's father?", 'bridge:possessive'],
     ['Who is the writer for an American teen sitcom created by Kim Bass?', 'bridge:participle'],
+    ['What did the actress in Harbor Lights win an award for?', 'bridge:role-of'],
+    ["What county is Mira Solen's birthplace a part of?", 'bridge:possessive'],
+    ['Whose sister played the lead in Harbor Lights?', 'bridge:whose-role'],
     ['项目A 的负责人属于哪个部门？', 'bridge:zh-de'],
   ])('rules - a bridge is ITERATIVE with at least two hops: %s', (question, signal) => {
     const analysis = analyzeByRules(question);
@@ -83,6 +86,13 @@ describe('query-understanding rules - routes', () => {
     const analysis = analyzeByRules('青川市的市长的讲话和澜沧市的博物馆的开幕哪个先？', ['timedEvents']);
     expect(analysis.signals).not.toContain('bridge:zh-de');
     expect(analysis.route).not.toBe(Route.ITERATIVE);
+  });
+
+  it('rules - "birthplace" is one link, counted once however it is written', () => {
+    const oneWord = analyzeByRules('What is the famous bridge in the birthplace of the composer of Lantern Hymns?');
+    const twoWords = analyzeByRules('What is the famous bridge in the birth place of the composer of Lantern Hymns?');
+    expect(oneWord.complexity).toBe(3);
+    expect(twoWords.complexity).toBe(3);
   });
 
   it('rules - deeper nesting raises the hops a bridge question is expected to take', () => {

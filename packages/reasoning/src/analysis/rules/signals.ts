@@ -50,10 +50,12 @@ const QUESTION_MARKS = /[?？]/g;
 
 // "the team that won …", "the film which …", "the actor who …", "a city where …"
 const RELATIVE_CLAUSE = /\b(?:the|a|an)\s+(?:[\w'-]+\s+){0,3}?[\w'-]+\s+(?:that|which|who|whose|whom|where|when)\b/i;
-// "the coach of the team", "the director of film X"
-const ROLE_OF = /\bthe\s+(?:[\w-]+\s+){0,2}?([\w-]+)\s+(?:of|for|behind)\s+/gi;
-// "X's father", "Kentucky Tavern's manufacturer"
-const POSSESSIVE_ROLE = /['’]s\s+(?:[\w-]+\s+)?([\w-]+)/gi;
+// "the coach of the team", "the director of film X", "the actress in My Fair Lady"
+const ROLE_OF = /\bthe\s+(?:[\w-]+\s+){0,2}?([\w-]+)\s+(?:of|for|behind|in)\s+/gi;
+// "X's father", "Kentucky Tavern's manufacturer", "X's birthplace a part of": either word may be the role.
+const POSSESSIVE_ROLE = /['’]s\s+(?:([\w-]+)\s+)?([\w-]+)/gi;
+// "Whose sister played …": the role-holder is found first, then whose it is.
+const WHOSE_ROLE = /^\s*whose\s+([\w-]+)/gi;
 // "a sitcom created by", "the album released by"
 const PARTICIPLE_BY =
   /\b(?:created|directed|written|founded|owned|produced|performed|composed|published|released|designed|developed|built|coached|managed|hosted|sung|played|voiced|invented|discovered|named)\s+(?:by|after)\b/i;
@@ -62,7 +64,8 @@ const CHINESE_ROLE_BRIDGE = /的[^的？?]{0,6}(?:负责人|创始人|作者|导
 // "X 的 Y 的 Z": what stands between two "的" (the lookahead leaves the second to open the next).
 const BETWEEN_DE = /的([^的？?]+)(?=的)/g;
 const RELATIVE_PRONOUN = /\b(?:that|which|who|whose|whom|where)\b/gi;
-const BIRTH_PLACE = /\bbirth\s*(?:city|place)\b/gi;
+// "birth place", "birth city" in two words; "birthplace" is a role noun of its own, counted once.
+const BIRTH_PLACE = /\bbirth\s+(?:city|place)\b/gi;
 
 /**
  * A nested Chinese possessive ("X的Y的Z"). Two "的" with a list between them belong to two items
@@ -133,6 +136,7 @@ export function detectSignals(question: string, switchedOff: readonly ReasoningS
   if (ofRole) fired.push('bridge:role-of');
   if (possessiveRole) fired.push('bridge:possessive');
   if (PARTICIPLE_BY.test(question)) fired.push('bridge:participle');
+  if (roleNounIn(WHOSE_ROLE, question)) fired.push('bridge:whose-role');
   // Things compared by their times are each dated in their own documents: a "的" inside one names
   // it ("X的Y的发布会"), and leads to no entity the answer needs first.
   if (chineseBridge(question) && !comparesTimesOfSeveral(question)) fired.push('bridge:zh-de');
