@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Chunk__Output } from '@hopline/contracts';
-import { CancelledError, UnavailableError, ValidationError } from '@hopline/contracts';
+import { CancelledError, DeadlineExceededError, UnavailableError, ValidationError } from '@hopline/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RelevanceScorer } from '../src/index.js';
 import {
@@ -10,6 +10,7 @@ import {
   createDeadlineGuard,
   createLexicalScorer,
   createReranker,
+  inProcessGuard,
   jaccard,
   minMaxScale,
   selectByMmr,
@@ -241,7 +242,7 @@ describe('createReranker', () => {
     expect(result).toMatchObject({ fallback: false, fallbackReason: '', scorer: 'ce' });
   });
 
-  it('reranker - a scorer without a guard (one that works in the process) scores unguarded, with the caller signal, whatever the deadline says', async () => {
+  it('reranker - a scorer that works in the process, under the in-process guard, scores with the caller signal and is refused past its deadline or cancelled', async () => {
     const signals: AbortSignal[] = [];
     const local: RelevanceScorer = {
       name: 'local',
@@ -250,16 +251,18 @@ describe('createReranker', () => {
         return texts.map((_text, index) => index);
       },
     };
+    const reranker = createReranker({ scorer: local, guard: inProcessGuard, defaults: { keep: 2, mmrKeep: 2 } });
     const caller = new AbortController();
-    const result = await createReranker({ scorer: local, defaults: { keep: 2, mmrKeep: 2 } }).rerank({
-      query: 'who won the league',
-      chunks: candidates,
-      // A guard would refuse a call past its deadline; nothing here waits on anything to cut short.
-      deadlineUnixMs: Date.now() - 1,
-      signal: caller.signal,
-    });
+    const ask = { query: 'who won the league', chunks: candidates, signal: caller.signal };
+    const result = await reranker.rerank({ ...ask, deadlineUnixMs: soon() });
     expect(result.chunks.map((c) => c.chunkId)).toEqual(['league', 'coach-copy']);
     expect(signals).toEqual([caller.signal]);
+    await expect(reranker.rerank({ ...ask, deadlineUnixMs: Date.now() - 1 })).rejects.toBeInstanceOf(
+      DeadlineExceededError,
+    );
+    caller.abort();
+    await expect(reranker.rerank({ ...ask, deadlineUnixMs: soon() })).rejects.toBeInstanceOf(CancelledError);
+    expect(signals).toHaveLength(1);
   });
 
   it('reranker - when the cross-encoder is down the lexical scorer ranks and the response says so', async () => {

@@ -1,7 +1,13 @@
 import { loadHoplineGrpc, requireRequestContext } from '@hopline/contracts';
 import { createGrpcServer, mutualTlsFrom } from '@hopline/grpc';
 import { createGuard, DEFAULT_BREAKER } from '@hopline/resilience';
-import { createCrossEncoderClient, createLexicalScorer, createReranker, type Reranker } from '@hopline/retrieval';
+import {
+  createCrossEncoderClient,
+  createLexicalScorer,
+  createReranker,
+  inProcessGuard,
+  type Reranker,
+} from '@hopline/retrieval';
 import type { HealthReport, HoplineMetrics, Logger } from '@hopline/telemetry';
 import { trace } from '@opentelemetry/api';
 import type { Config } from './config.js';
@@ -42,7 +48,7 @@ export interface RerankerService {
  */
 export async function startRerankerService({ config, logger, metrics }: RerankerServiceDeps): Promise<RerankerService> {
   const lexical = createLexicalScorer();
-  // Only the cross-encoder, a remote dependency, is guarded; the lexical scorer works in process.
+  // Only the cross-encoder, a remote dependency, gets a breaker; the lexical scorer works in process.
   const guard = config.RERANK_URL
     ? createGuard({ downstream: 'cross-encoder', breaker: DEFAULT_BREAKER, logger, metrics })
     : undefined;
@@ -58,7 +64,7 @@ export async function startRerankerService({ config, logger, metrics }: Reranker
           guard,
           fallback: lexical,
         }
-      : { scorer: lexical }),
+      : { scorer: lexical, guard: inProcessGuard }),
     defaults: {
       keep: config.RERANK_KEEP,
       mmrKeep: config.MMR_KEEP,

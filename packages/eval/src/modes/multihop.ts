@@ -4,7 +4,7 @@ import type { ChatModel } from '@hopline/models';
 import { createOpenAiChatModel } from '@hopline/models';
 import type { AnalyzerPort, HopReasoner, RerankerPort, RetrieverPort } from '@hopline/reasoning';
 import { createAnalyzer, createHopReasoner } from '@hopline/reasoning';
-import { createDeadlineGuard, createLexicalScorer, createReranker } from '@hopline/retrieval';
+import { createLexicalScorer, createReranker, inProcessGuard } from '@hopline/retrieval';
 import type { EvalQuestion } from '../data/eval-set.js';
 import { EVAL_SCOPE } from '../knowledge-base.js';
 import { shortAnswer } from '../metrics/answers.js';
@@ -59,7 +59,7 @@ function retrieverOver(stack: EvalRetrievalStack, log: RetrievalLog): RetrieverP
 function lexicalReranker(k: number): RerankerPort {
   const reranker = createReranker({
     scorer: createLexicalScorer(),
-    guard: createDeadlineGuard(),
+    guard: inProcessGuard,
     defaults: { keep: Math.ceil(k * 1.5), mmrKeep: Math.ceil(k * 1.5), tokenBudget: Number.MAX_SAFE_INTEGER },
   });
   return {

@@ -62,7 +62,7 @@ export function createDeadlineGuard(now: () => number = Date.now): Guard {
 }
 
 /** The signal of an in-process call whose caller gave none: nothing aborts it. */
-const NEVER_ABORTED = new AbortController().signal;
+export const NEVER_ABORTED: AbortSignal = new AbortController().signal;
 
 /**
  * The guard of work done in this process from start to end without waiting on anything outside

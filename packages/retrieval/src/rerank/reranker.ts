@@ -3,7 +3,7 @@ import { CancelledError, ValidationError, toHoplineError } from '@hopline/contra
 import { instrument } from '@hopline/telemetry';
 import { trace } from '@opentelemetry/api';
 import { memoizeByText, type Tokenizer } from '@hopline/text';
-import type { Guard } from '../hybrid/guard.js';
+import { NEVER_ABORTED, type Guard } from '../hybrid/guard.js';
 import { compressToBudget } from './compress.js';
 import { jaccard, minMaxScale, selectByMmr } from './mmr.js';
 import type { RelevanceScorer } from './relevance-scorer.js';
@@ -22,18 +22,15 @@ export interface RerankDefaults {
 
 export const DEFAULT_RERANK: RerankDefaults = { keep: 8, mmrKeep: 6, lambda: 0.7, tokenBudget: 3000 };
 
-/** The signal a scorer gets from a caller that gave none: nothing cancels it. */
-const NOT_CANCELLED = new AbortController().signal;
-
 export interface RerankerDependencies {
   /** The primary scorer, typically a cross-encoder client. */
   scorer: RelevanceScorer;
   /**
-   * Protects calls to the primary scorer (deadline, breaker). Absent for a scorer that works in
-   * the process (the lexical one), which has no dependency whose health a breaker would track
-   * and whose synchronous work no deadline could cut short: it scores unguarded.
+   * Protects calls to the primary scorer: deadline and breaker for a cross-encoder,
+   * `inProcessGuard` for a scorer that works in the process (the lexical one), which only
+   * refuses a call made late or cancelled.
    */
-  guard?: Guard;
+  guard: Guard;
   /** Ranks when the primary fails; runs locally, unguarded. Absent: the failure propagates. */
   fallback?: RelevanceScorer;
   defaults?: Partial<RerankDefaults>;
@@ -81,18 +78,16 @@ export function createReranker(dependencies: RerankerDependencies): Reranker {
   ): Promise<{ scores: number[]; scorer: string; fallbackReason: string }> {
     const { guard, scorer } = dependencies;
     try {
-      const scores = guard
-        ? await guard.call((signal) => scorer.score(input.query, texts, signal), {
-            deadlineUnixMs: input.deadlineUnixMs,
-            ...(input.signal ? { signal: input.signal } : {}),
-          })
-        : await scorer.score(input.query, texts, input.signal ?? NOT_CANCELLED);
+      const scores = await guard.call((signal) => scorer.score(input.query, texts, signal), {
+        deadlineUnixMs: input.deadlineUnixMs,
+        ...(input.signal ? { signal: input.signal } : {}),
+      });
       return { scores, scorer: scorer.name, fallbackReason: '' };
     } catch (error) {
       if (input.signal?.aborted) throw new CancelledError('rerank cancelled by the caller', { cause: error });
       if (!dependencies.fallback) throw error;
       const failure = toHoplineError(error);
-      const scores = await dependencies.fallback.score(input.query, texts, input.signal ?? NOT_CANCELLED);
+      const scores = await dependencies.fallback.score(input.query, texts, input.signal ?? NEVER_ABORTED);
       return {
         scores,
         scorer: dependencies.fallback.name,
@@ -112,7 +107,7 @@ export function createReranker(dependencies: RerankerDependencies): Reranker {
         {
           attributes: {
             'hopline.rerank.candidates': texts.length,
-            'hopline.breaker.state': dependencies.guard?.state ?? 'none',
+            'hopline.breaker.state': dependencies.guard.state ?? 'none',
           },
         },
         async (span) => {
