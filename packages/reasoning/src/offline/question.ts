@@ -12,7 +12,7 @@ import {
 import { chineseQuestionEntities, chineseWords } from './chinese.js';
 import { listedEvents, orderJudgement } from './event-list.js';
 import { chineseOrderAsked } from './order-words.js';
-import { QUESTION_WORDS } from './text.js';
+import { escapeRegExp, QUESTION_WORDS } from './text.js';
 
 /**
  * What the shape of a question says without any model: the entities it names (anchors), the
@@ -66,6 +66,34 @@ const CHOICE_COMPARATIVE_QUESTION =
 const CHINESE_CHOICE =
   /(?:对比|比较|区别)?\s*([^，,、和与跟及]+?)\s*(?:和|与|跟|及|还是|、)\s*([^，,的？?]+?)(?:的|，|,|？|\?|$)/;
 
+// A question that asks which one, or who: its named options may stand anywhere in it.
+const ASKS_WHICH = /^\s*(?:which|who|whom)\b/i;
+// What offers the options joined by "and" to choose from ("born first out of A and B").
+const OFFERS_JOINED = String.raw`\b(?:out\s+of|between|among)\s+(?:the\s+)?`;
+
+/**
+ * The options of a which-or-who question as two of the names it gives, joined by "or" ("Which
+ * documentary A or B was produced first?") or by "and" after a word that offers them ("Who was
+ * born first out of A and B?"), wherever they stand in it: the names bound each option, where
+ * the patterns above need a comma or the question's end to.
+ */
+function namedOptions(question: string): string[] {
+  if (!ASKS_WHICH.test(question)) return [];
+  const anchors = questionAnchors(question);
+  for (const first of anchors) {
+    for (const second of anchors) {
+      if (first === second) continue;
+      const [one, other] = [escapeRegExp(first), escapeRegExp(second)];
+      const joined = new RegExp(
+        `(?:${one}\\s+or\\s+(?:the\\s+)?${other}|${OFFERS_JOINED}${one}\\s+and\\s+(?:the\\s+)?${other})(?![\\p{L}\\p{N}])`,
+        'iu',
+      );
+      if (joined.test(question)) return [first, second];
+    }
+  }
+  return [];
+}
+
 // A remark after the question mark ("… A or B? (asked again)") is no part of the question.
 const REMARK_AFTER_QUESTION = /\?\s+[^?]+$/;
 // An aside in brackets after the question mark ("…? (second try)", "…？（重复）").
@@ -79,7 +107,7 @@ export function withoutAside(question: string): string {
   return question.replace(TRAILING_ASIDE, '$1');
 }
 
-/** The options of a "which …, A or B?" question ("which X, A or B, is…"), of "is A or B taller?", or of "between A and B"; [] when there are none. */
+/** The options of a "which …, A or B?" question ("which X, A or B, is…"), of "is A or B taller?", of "between A and B", or two names it offers (namedOptions); [] when there are none. */
 export function choiceOptions(question: string): string[] {
   const asked = question.replace(REMARK_AFTER_QUESTION, '?');
   const match =
@@ -88,7 +116,7 @@ export function choiceOptions(question: string): string[] {
     CHOICE_BETWEEN.exec(asked) ??
     CHOICE_INLINE.exec(asked) ??
     CHOICE_COMPARATIVE_QUESTION.exec(asked);
-  if (!match?.[1] || !match[2]) return [];
+  if (!match?.[1] || !match[2]) return namedOptions(asked);
   const clean = (option: string) => option.replace(/^["'“‘]|["'”’]$/g, '').trim();
   const options = [clean(match[1]), clean(match[2])];
   return options.every((option) => contentTerms(option).length > 0) ? options : [];
