@@ -57,6 +57,12 @@ describe('answer writer - citation check while streaming', () => {
     expect(result.text).toBe('I cannot say. The rate was 3.5 percent [1].');
   });
 
+  it('answer writer - a yes-or-no verdict is a judgement no chunk states: it passes with its citation, as "no" does', async () => {
+    const yes = await written({ 1: capital }, 'yes [1]. Paris is the capital of France [1].');
+    expect(yes.text).toBe('yes [1]. Paris is the capital of France [1].');
+    expect((await written({ 1: capital }, 'no [1].')).text).toBe('no [1].');
+  });
+
   it('answer writer - "[1, 2]" lists are checked number by number', async () => {
     const result = await written({ 2: seine }, 'The Seine flows through Paris [1, 2].');
     expect(result.text).toBe('The Seine flows through Paris [2].');

@@ -34,7 +34,8 @@ const CHINESE_DIGITS = '零一二三四五六七八九';
 const TERM_SHARE = 2 / 3;
 /** Words that frame an answer rather than state a fact about the world. */
 const FRAMING_WORDS: ReadonlySet<string> = new Set([
-  ...'answer cannot say said state stated document evidence source found find know known knowledge base information question step chain incomplete complete mention mentioned according unknown unclear provided given retrieved search text shown show also however therefore'.split(
+  // "yes" judges, as "no" (a stop word) does: no document states it.
+  ...'yes answer cannot say said state stated document evidence source found find know known knowledge base information question step chain incomplete complete mention mentioned according unknown unclear provided given retrieved search text shown show also however therefore'.split(
     ' ',
   ),
   ...'回答 无法 文档 证据 知识库 信息 问题 根据 找到 提到 未 没有 步骤 显示'.split(' '),
