@@ -37,3 +37,61 @@ describe('comparison answers - the options of a choice', () => {
     expect(produced.answer).toMatch(/^The Long Harbour \[2\]: 1976/);
   });
 });
+
+// Invented documents: two plant genera, two rock bands, two poets.
+const fernwort = chunk(
+  'c-fernwort',
+  'Fernwort',
+  'Fernwort is a genus of shrubs in the family Velaceae. It is native to eastern Asia.',
+);
+const mossbell = chunk('c-mossbell', 'Mossbell', 'Mossbell is a genus of vines, native to Africa and southern Asia.');
+const greyLanterns = chunk('c-grey', 'Grey Lanterns', 'Grey Lanterns is an alternative rock band formed in 1994.');
+const paperKites = chunk('c-kites', 'Paper Kites', 'Paper Kites was an American rock band formed in 1985.');
+const lenoir = chunk('c-lenoir', 'Paul Lenoir', 'Paul Lenoir (1895 – 1952) was a French poet.');
+const marchand = chunk('c-marchand', 'Louis Marchand', 'Louis Marchand (1897 – 1962) was a French essayist.');
+const weber = chunk('c-weber', 'Karl Weber', 'Karl Weber (1901 – 1970) was a German essayist.');
+
+/**
+ * What offline synthesis writes for a joint yes-or-no question, one hop per thing, each hop's
+ * answer a stray name of its document (its title's last word).
+ */
+const judged = (question: string, documents: (typeof fernwort)[], switchedOff: 'jointJudgement'[] = []) =>
+  synthesized(
+    question,
+    documents.map((document) => ({
+      focus: `${question} ${document.title}`,
+      answer: document.title.split(' ').at(-1) ?? '',
+      cited: [document],
+    })),
+    switchedOff,
+  );
+
+describe('comparison answers - a yes-or-no question about things it joins', () => {
+  it("comparison answers - both things' documents state the predicate: yes; one states a word of it the other lacks: no", async () => {
+    const asia = await judged('Are Fernwort and Mossbell both native to Asia?', [fernwort, mossbell]);
+    expect(asia.abstains).toBe(false);
+    expect(asia.answer).toMatch(/^yes \[1\]\. It is native to eastern Asia \[1\]\. Mossbell is a genus of vines/);
+    expect(
+      (await judged('Are Fernwort and Mossbell both native to Asia?', [fernwort, mossbell], ['jointJudgement'])).answer,
+    ).toMatch(/^no/);
+    expect(
+      (await judged('Are Grey Lanterns and Paper Kites both alternative rock bands?', [greyLanterns, paperKites]))
+        .answer,
+    ).toMatch(/^no \[1\]/);
+  });
+
+  it('comparison answers - "the same" kind: yes where the opening sentences share a name, else no', async () => {
+    expect(
+      (await judged('Were Paul Lenoir and Louis Marchand from the same country?', [lenoir, marchand])).answer,
+    ).toMatch(/^yes/);
+    expect((await judged('Were Paul Lenoir and Karl Weber from the same country?', [lenoir, weber])).answer).toMatch(
+      /^no/,
+    );
+  });
+
+  it('comparison answers - a thing whose own document is not in the evidence leaves the judgement open', async () => {
+    const open = await judged('Were Paul Lenoir and Karl Weber from the same country?', [lenoir, marchand]);
+    expect(open.abstains).toBe(true);
+    expect(open.answer).toContain('What was not found: a document about "Karl Weber"');
+  });
+});

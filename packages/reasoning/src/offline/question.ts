@@ -268,6 +268,29 @@ export function questionWords(question: string, terms: readonly string[]): strin
   return terms.map((term) => tokens.find((token) => token.term === term)?.text ?? term);
 }
 
+// What may stand before "A and B" when the question is about both: nothing, a copula, "of", "both".
+const SUBJECT_OF_BOTH = /(?:^\s*|\b(?:are|were|is|was|do|did|does|have|has|of|both)\s+(?:the\s+)?)$/;
+
+/**
+ * Two named entities joined by "and" where the question is about both: as its subject
+ * ("A and B were both…"), after a copula ("what type of movies are A and B?") or "of" ("born
+ * first out of A and B"). "Received an Academy Award and Tony Awards" lists attributes instead.
+ */
+export function conjoinedAnchors(question: string, anchors: readonly string[]): string[] {
+  if (anchors.length < 2) return [];
+  const lower = question.toLowerCase();
+  for (const first of anchors) {
+    for (const second of anchors) {
+      if (first === second) continue;
+      for (const joiner of [' and ', ' & ', ' and the ']) {
+        const at = lower.indexOf(`${first.toLowerCase()}${joiner}${second.toLowerCase()}`);
+        if (at >= 0 && SUBJECT_OF_BOTH.test(lower.slice(0, at))) return [first, second];
+      }
+    }
+  }
+  return [];
+}
+
 /** Whether two entity names refer to the same thing by their content terms. */
 export function sameEntity(a: string, b: string): boolean {
   const keyA = entityKey(a);

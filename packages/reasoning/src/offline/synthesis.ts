@@ -13,6 +13,7 @@ import type { RespectiveItem } from './respectively.js';
 import { respectiveItems } from './respectively.js';
 import { orderJudgement } from './event-list.js';
 import { fitsQuestion } from './fit.js';
+import { judgeJointly } from './judgement.js';
 import { unfoundEntities, unfoundOptions } from './missing.js';
 import { sentences, states, titleConventions } from './text.js';
 import { isOn } from '../switches.js';
@@ -143,6 +144,9 @@ const CHINESE: Phrasebook = {
 };
 
 const phrasebookFor = (question: string): Phrasebook => (hasHan(question) ? CHINESE : ENGLISH);
+
+/** A quoted sentence without its closing stop: the citation goes before the stop. */
+const withoutStop = (text: string): string => text.replace(/[\s.!?。！？]+$/u, '');
 
 /** Evidence in the order to look for support: the hop's own citations first, then the rest. */
 function evidenceFor(hop: SynthesisHop | undefined, evidence: readonly EvidenceItem[]): EvidenceItem[] {
@@ -546,7 +550,7 @@ function decideByDates(
 function sentenceAbout(event: string, item: EvidenceItem): Cited {
   const best = sentences(item.chunk.text)
     .map((sentence) => ({
-      text: sentence.text.replace(/[\s.!?。！？]+$/u, ''),
+      text: withoutStop(sentence.text),
       coverage: weightedCoverage(event, { ...item.chunk, title: '', text: sentence.text }),
     }))
     .sort((a, b) => b.coverage - a.coverage)[0];
@@ -601,6 +605,23 @@ function opening(input: SynthesisInput, words: Phrasebook): Opening | undefined 
     const index = indexStating([chosen], entries.find((entry) => entry.option === chosen)?.hop, evidence);
     return index === undefined ? { unstated: chosen } : { sentence: `${chosen} [${index}]${words.stop}` };
   }
+  const judged = isOn(input.switchedOff, 'jointJudgement')
+    ? judgeJointly(question, evidence, titleConventions(input.switchedOff))
+    : undefined;
+  if (judged) {
+    if ('missing' in judged) return { missing: words.unfound(judged.missing) };
+    // The verdict is no phrase a chunk states: it stands on the sentences of the things' own
+    // documents quoted after it; the hops' answers were read for no particular predicate.
+    const quoted = new Set(
+      judged.support.map((support) => `${withoutStop(support.text)} [${support.index}]${words.stop}`),
+    );
+    return {
+      sentence: [`${words[judged.verdict]} [${judged.support[0]?.index ?? 1}]${words.stop}`, ...quoted].join(
+        words.space,
+      ),
+      sources: new Set(),
+    };
+  }
   const focused = hops.filter((hop) => !hop.finding.unknown);
   if (/^\s*(is|are|was|were|do|does|did)\b/i.test(question) && focused.length >= 2) {
     // "yes" or "no" is no phrase a chunk states; it rests on the hops' answers, each cited below.
@@ -628,7 +649,7 @@ function chainSentences(input: SynthesisInput, words: Phrasebook, from?: Readonl
     if (hop.finding.unknown) continue;
     const stated = sentenceStating(hop, input.evidence);
     if (!stated || (from && !from.has(stated.index))) continue;
-    const text = stated.text.replace(/[\s.!?。！？]+$/u, '');
+    const text = withoutStop(stated.text);
     const key = contentTerms(text).join(' ');
     if (seen.has(key)) continue;
     seen.add(key);

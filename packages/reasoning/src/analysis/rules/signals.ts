@@ -3,6 +3,7 @@ import {
   choiceOptions,
   chineseComparisonOptions,
   comparesTimesOfSeveral,
+  conjoinedAnchors,
   questionAnchors,
   timedEvents,
 } from '../../offline/question.js';
@@ -73,29 +74,6 @@ const BIRTH_PLACE = /\bbirth\s+(?:city|place)\b/gi;
  */
 const chineseBridge = (question: string): boolean =>
   CHINESE_ROLE_BRIDGE.test(question) || [...question.matchAll(BETWEEN_DE)].some((match) => !joinsItems(match[1] ?? ''));
-
-/**
- * Two named entities joined by "and" where the question is about both: as its subject
- * ("A and B were both…"), after a copula ("what type of movies are A and B?") or "of" ("born
- * first out of A and B"). "Received an Academy Award and Tony Awards" lists attributes instead.
- */
-function conjoinedAnchors(question: string, anchors: readonly string[]): string[] {
-  if (anchors.length < 2) return [];
-  const lower = question.toLowerCase();
-  for (const first of anchors) {
-    for (const second of anchors) {
-      if (first === second) continue;
-      for (const joiner of [' and ', ' & ', ' and the ']) {
-        const at = lower.indexOf(`${first.toLowerCase()}${joiner}${second.toLowerCase()}`);
-        if (at >= 0 && SUBJECT_OF_BOTH.test(lower.slice(0, at))) return [first, second];
-      }
-    }
-  }
-  return [];
-}
-
-// What may stand before "A and B" when the question is about both: nothing, a copula, "of", "both".
-const SUBJECT_OF_BOTH = /(?:^\s*|\b(?:are|were|is|was|do|did|does|have|has|of|both)\s+(?:the\s+)?)$/;
 
 export function detectSignals(question: string, switchedOff: readonly ReasoningSwitch[] = []): QuestionSignals {
   const fired: string[] = [];
