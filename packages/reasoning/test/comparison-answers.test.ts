@@ -95,3 +95,35 @@ describe('comparison answers - a yes-or-no question about things it joins', () =
     expect(open.answer).toContain('What was not found: a document about "Karl Weber"');
   });
 });
+
+// Invented documents: two goalkeepers, two lakes.
+const sokol = chunk(
+  'c-sokol',
+  'Ivan Sokol',
+  'Ivan Sokol (1929 – 1990) was a goalkeeper. He was nicknamed the Grey Hawk.',
+);
+const brandt = chunk('c-brandt', 'Emil Brandt', 'Emil Brandt (1931 – 2001) was a goalkeeper of Hamburg.');
+const northLake = chunk('c-north', 'Kell Lake', 'Kell Lake is a lake in the north of Wenland.');
+const southLake = chunk('c-south', 'Varn Lake', 'Varn Lake is a mountain lake in southern Wenland.');
+
+describe('comparison answers - a choice of the option a property is stated of', () => {
+  it('comparison answers - the option whose own document states what is asked is chosen, whatever its hop answered', async () => {
+    const asked = 'Which goalkeeper was nicknamed the "Grey Hawk", Emil Brandt or Ivan Sokol?';
+    const hops = [
+      { focus: 'Which goalkeeper was nicknamed the "Grey Hawk", Emil Brandt?', answer: 'Hamburg', cited: [brandt] },
+      { focus: 'Which goalkeeper was nicknamed the "Grey Hawk", Ivan Sokol?', answer: 'goalkeeper', cited: [sokol] },
+    ];
+    const chosen = await synthesized(asked, hops);
+    expect(chosen.answer).toBe('Ivan Sokol [2]. He was nicknamed the Grey Hawk [2].');
+    expect((await synthesized(asked, hops, ['statedChoice'])).answer).toMatch(/^Emil Brandt/);
+  });
+
+  it('comparison answers - a measure compared ("further south") is not read from a word a document states', async () => {
+    const asked = 'Which lake is located further south, Kell Lake or Varn Lake?';
+    const hops = [
+      { focus: 'Which lake is located further south, Kell Lake?', answer: 'Wenland', cited: [northLake] },
+      { focus: 'Which lake is located further south, Varn Lake?', answer: 'Wenland', cited: [southLake] },
+    ];
+    expect((await synthesized(asked, hops)).answer).toEqual((await synthesized(asked, hops, ['statedChoice'])).answer);
+  });
+});

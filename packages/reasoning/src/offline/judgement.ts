@@ -2,7 +2,7 @@ import type { Chunk__Output } from '@hopline/contracts';
 import { containsStem, contentTerms, entityKey, namedSpans, spanTokens } from '@hopline/text';
 import type { EvidenceItem } from '../reasoner/reasoner.js';
 import { isAbout } from './bridge.js';
-import { conjoinedAnchors, questionAnchors } from './question.js';
+import { asksComparative, conjoinedAnchors, questionAnchors } from './question.js';
 import { expandRelations } from './relations.js';
 import type { TitleConventions } from './text.js';
 import { QUESTION_WORDS, sentences } from './text.js';
@@ -109,4 +109,31 @@ export function judgeJointly(
     verdict: shared && !split ? 'yes' : 'no',
     support: items.map((item) => sentenceStating(item, predicate)),
   };
+}
+
+/**
+ * The option of a choice that asks of a property, not a measure, whose own document states the
+ * most of the words the question asks of it ("Which goalkeeper was nicknamed the Black Spider, A
+ * or B?": the one whose document says "Black Spider"), with that document; undefined where some
+ * option has no document in the evidence or no option's states more than every other's. The
+ * support is the sentence of that document stating the most of them.
+ */
+export function optionStatingMost(
+  question: string,
+  options: readonly string[],
+  evidence: readonly EvidenceItem[],
+  titles: TitleConventions,
+): { option: string; support: Support } | undefined {
+  // A measure compared ("further south") is no word a document states of the one that has more of it.
+  if (asksComparative(question)) return undefined;
+  const predicate = predicateTerms(question, options);
+  const scored = options.map((option) => {
+    const document = evidence.find((item) => isAbout(item.chunk, option, titles));
+    const stated = document ? predicate.filter((term) => states(document.chunk.text, term)).length : -1;
+    return { option, document, stated };
+  });
+  if (scored.some((entry) => entry.document === undefined)) return undefined;
+  const [best, next] = [...scored].sort((a, b) => b.stated - a.stated);
+  if (!best?.document || (next && next.stated >= best.stated)) return undefined;
+  return { option: best.option, support: sentenceStating(best.document, predicate) };
 }

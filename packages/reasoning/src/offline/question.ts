@@ -186,6 +186,12 @@ export function dateComparison(question: string): 'earlier' | 'later' | undefine
   return earlier ? 'earlier' : 'later';
 }
 
+const COMPARATIVE =
+  /\b(first|earlier|later|older|younger|longer|shorter|taller|larger|bigger|smaller|more|less|fewer|further|higher|lower|closer|farther)\b/i;
+
+/** Whether a question compares a measure ("taller", "more issues", "further south") rather than asking of a property. */
+export const asksComparative = (question: string): boolean => COMPARATIVE.test(question);
+
 // What joins the things a question compares: "A and B", "A or B", "A、B和C", "A还是B".
 const JOINED = /\b(?:and|or)\b|和|与|跟|及|、|还是/i;
 

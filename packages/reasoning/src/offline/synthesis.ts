@@ -13,7 +13,7 @@ import type { RespectiveItem } from './respectively.js';
 import { respectiveItems } from './respectively.js';
 import { orderJudgement } from './event-list.js';
 import { fitsQuestion } from './fit.js';
-import { judgeJointly } from './judgement.js';
+import { judgeJointly, optionStatingMost } from './judgement.js';
 import { unfoundEntities, unfoundOptions } from './missing.js';
 import { sentences, states, titleConventions } from './text.js';
 import { isOn } from '../switches.js';
@@ -601,6 +601,16 @@ function opening(input: SynthesisInput, words: Phrasebook): Opening | undefined 
     if (unfound.length > 0) return { missing: words.unfound(unfound) };
     const byDate = dateDecision(input, entries, words);
     if (byDate) return byDate;
+    const stating = isOn(input.switchedOff, 'statedChoice')
+      ? optionStatingMost(question, choices, evidence, titleConventions(input.switchedOff))
+      : undefined;
+    if (stating) {
+      const { text, index } = stating.support;
+      return {
+        sentence: `${stating.option} [${index}]${words.stop}${words.space}${withoutStop(text)} [${index}]${words.stop}`,
+        sources: new Set(),
+      };
+    }
     const chosen = bestCovered(question, entries);
     const index = indexStating([chosen], entries.find((entry) => entry.option === chosen)?.hop, evidence);
     return index === undefined ? { unstated: chosen } : { sentence: `${chosen} [${index}]${words.stop}` };

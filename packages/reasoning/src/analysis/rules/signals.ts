@@ -2,6 +2,7 @@ import { contentTerms } from '@hopline/text';
 import {
   choiceOptions,
   chineseComparisonOptions,
+  asksComparative,
   comparesTimesOfSeveral,
   conjoinedAnchors,
   questionAnchors,
@@ -44,8 +45,6 @@ const COMPARE = /\b(compare|comparison|versus|vs\.?|difference between|differ(?:
 const DIFFERENCE_DESCRIBES = /\s(?:that|which|who)\s+(?:[\w'-]+\s+){0,4}?(?:differences?\s+between|differs?)\b/i;
 const SEPARATELY = /\b(respectively|each of)\b|分别|各自/i;
 const SHARED = /\b(both|same|in common|alike|also)\b|都|共同/i;
-const COMPARATIVE =
-  /\b(first|earlier|later|older|younger|longer|shorter|taller|larger|bigger|smaller|more|less|fewer|further|higher|lower|closer|farther)\b/i;
 const WHICH = /\b(which|who|what)\b|哪/i;
 const QUESTION_MARKS = /[?？]/g;
 
@@ -86,12 +85,12 @@ export function detectSignals(question: string, switchedOff: readonly ReasoningS
 
   if (COMPARE.test(question) && !DIFFERENCE_DESCRIBES.test(question)) fired.push('compare');
   if (SEPARATELY.test(question)) fired.push('separately');
-  if (options.length === 2) fired.push(COMPARATIVE.test(question) ? 'choice:comparative' : 'choice:or');
+  if (options.length === 2) fired.push(asksComparative(question) ? 'choice:comparative' : 'choice:or');
   if (events.length >= 2) fired.push('events:timed');
   else if (chineseOptions.length >= 2) fired.push('compare:zh');
   if (questionMarks >= 2) fired.push(`questions:${questionMarks}`);
   if (anchors.length >= 2 && SHARED.test(question) && /\band\b|和|与/.test(question)) fired.push('shared:both');
-  if (anchors.length >= 2 && WHICH.test(question) && COMPARATIVE.test(question) && /\bor\b/.test(question))
+  if (anchors.length >= 2 && WHICH.test(question) && asksComparative(question) && /\bor\b/.test(question))
     fired.push('which:comparative');
 
   const joined = conjoinedAnchors(question, anchors);
