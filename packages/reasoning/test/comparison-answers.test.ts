@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { choiceOptions } from '../src/offline/question.js';
+import { writtenAs } from '../src/offline/text.js';
 import { chunk } from './support/chunks.js';
 import { synthesized } from './support/synthesis.js';
 
@@ -125,5 +126,22 @@ describe('comparison answers - a choice of the option a property is stated of', 
       { focus: 'Which lake is located further south, Varn Lake?', answer: 'Wenland', cited: [southLake] },
     ];
     expect((await synthesized(asked, hops)).answer).toEqual((await synthesized(asked, hops, ['statedChoice'])).answer);
+  });
+});
+
+describe('comparison answers - an option named as its documents write it', () => {
+  it('comparison answers - a name the question gives without its diacritics is answered with them', async () => {
+    const ruiz = chunk('c-ruiz', 'Jose Ruiz', 'José Ruiz (4 May 1901 – 1960) was a Spanish painter.');
+    const chosen = await synthesized('Who was born first out of Jose Ruiz and Tom Lind?', [
+      { focus: 'Who was born first out of Jose Ruiz?', answer: '4 May 1901', cited: [ruiz] },
+      { focus: 'Who was born first out of Tom Lind?', answer: '14 July 1950', cited: [lind] },
+    ]);
+    expect(chosen.answer).toMatch(/^José Ruiz \[1\]: 4 May 1901/);
+  });
+
+  it("comparison answers - a text's own spelling is read letters, marks and all, and only where the words are the same", () => {
+    expect(writtenAs('Born as Jose\u0301 Ruiz in Cádiz.', 'jose ruiz')).toBe('Jose\u0301 Ruiz');
+    expect(writtenAs("Meghan O' Leary (born 1984)", "Meghan O'Leary")).toBe("Meghan O' Leary");
+    expect(writtenAs('Jose Ruizo was born in Cádiz.', 'Jose Ruiz')).toBeUndefined();
   });
 });

@@ -1,5 +1,5 @@
 import type { Chunk__Output } from '@hopline/contracts';
-import { containsStem, contentTerms, hasHan } from '@hopline/text';
+import { containsStem, contentTerms, fold, hasHan } from '@hopline/text';
 import type { EvidenceItem, SynthesisHop, SynthesisInput } from '../reasoner/reasoner.js';
 import type { StatedDate } from './answers.js';
 import { yearlessDateIn } from './chinese.js';
@@ -15,7 +15,8 @@ import { orderJudgement } from './event-list.js';
 import { fitsQuestion } from './fit.js';
 import { judgeJointly, optionStatingMost } from './judgement.js';
 import { unfoundEntities, unfoundOptions } from './missing.js';
-import { sentences, states, titleConventions } from './text.js';
+import type { TitleConventions } from './text.js';
+import { sentences, states, titleConventions, writtenAs } from './text.js';
 import { isOn } from '../switches.js';
 
 /**
@@ -176,6 +177,26 @@ function sentenceStating(hop: SynthesisHop, evidence: readonly EvidenceItem[]): 
     if (sentence) return { text: sentence.text, index: item.index };
   }
   return undefined;
+}
+
+/**
+ * An option named as the evidence writes it where the question dropped its diacritics ("Nick
+ * Grindé" asked as "Nick Grinde"): the answer names the thing with the letters its documents give
+ * it, the option's own documents first, a title before a text.
+ */
+function spelledAsFound(option: string, evidence: readonly EvidenceItem[], titles: TitleConventions): string {
+  const own = evidence.filter((item) => isAbout(item.chunk, option, titles));
+  const texts = [...own, ...evidence.filter((item) => !own.includes(item))].flatMap((item) => [
+    item.chunk.title,
+    item.chunk.text,
+  ]);
+  for (const text of texts) {
+    const written = writtenAs(text, option);
+    // Only letters the question dropped a mark from: the evidence's spacing and case are its own.
+    if (written !== undefined && fold(written) === fold(option) && written.toLowerCase() !== option.toLowerCase())
+      return written;
+  }
+  return option;
 }
 
 /** Which hop answered which option of a choice: the hop whose focus names it. */
@@ -596,13 +617,21 @@ function opening(input: SynthesisInput, words: Phrasebook): Opening | undefined 
   if (respective.length > 0) return respectiveAnswer(input, respective, words);
   const choices = comparedOptions(question);
   if (choices.length >= 2) {
-    const entries = choices.map((option) => ({ option, hop: hopForOption(option, hops) }));
+    const entries = choices.map((option) => ({
+      option: spelledAsFound(option, evidence, titleConventions(input.switchedOff)),
+      hop: hopForOption(option, hops),
+    }));
     const unfound = unfoundOptions(entries, evidence, titleConventions(input.switchedOff));
     if (unfound.length > 0) return { missing: words.unfound(unfound) };
     const byDate = dateDecision(input, entries, words);
     if (byDate) return byDate;
     const stating = isOn(input.switchedOff, 'statedChoice')
-      ? optionStatingMost(question, choices, evidence, titleConventions(input.switchedOff))
+      ? optionStatingMost(
+          question,
+          entries.map((entry) => entry.option),
+          evidence,
+          titleConventions(input.switchedOff),
+        )
       : undefined;
     if (stating) {
       const { text, index } = stating.support;

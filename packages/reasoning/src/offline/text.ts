@@ -35,6 +35,8 @@ export const QUESTION_WORDS: ReadonlySet<string> = new Set([
 
 const CJK = /[\u3400-\u9fff\uf900-\ufaff]/;
 const WORDS = /[\p{L}\p{N}]+/gu;
+// Words with the combining marks a decomposed text writes after their letters ("e" + "\u0301").
+const MARKED_WORDS = /[\p{L}\p{N}][\p{L}\p{M}\p{N}]*/gu;
 
 /**
  * Words of a text for phrase matching: folded, punctuation gone, each Han character a word of its
@@ -61,6 +63,23 @@ const phraseWords = memoizeByText((text: string): string => {
 export function states(text: string, phrase: string): boolean {
   const wanted = phraseWords(phrase);
   return wanted.trim() !== '' && phraseWords(text).includes(wanted);
+}
+
+/**
+ * A phrase as a text writes it, where the two differ only in case, diacritics or punctuation
+ * ("Nick Grindé" for "Nick Grinde"): the text's own letters; undefined where it does not state it.
+ */
+export function writtenAs(text: string, phrase: string): string | undefined {
+  const wanted = [...phrase.matchAll(MARKED_WORDS)].map((match) => fold(match[0]));
+  const written = [...text.matchAll(MARKED_WORDS)];
+  if (wanted.length === 0) return undefined;
+  for (let start = 0; start + wanted.length <= written.length; start += 1) {
+    const run = written.slice(start, start + wanted.length);
+    if (!run.every((match, offset) => fold(match[0]) === wanted[offset])) continue;
+    const [first, last] = [run[0] as RegExpExecArray, run.at(-1) as RegExpExecArray];
+    return text.slice(first.index, last.index + last[0].length);
+  }
+  return undefined;
 }
 
 /** A text matched literally inside a regular expression. */
