@@ -51,6 +51,8 @@ const paperKites = chunk('c-kites', 'Paper Kites', 'Paper Kites was an American 
 const lenoir = chunk('c-lenoir', 'Paul Lenoir', 'Paul Lenoir (1895 – 1952) was a French poet.');
 const marchand = chunk('c-marchand', 'Louis Marchand', 'Louis Marchand (1897 – 1962) was a French essayist.');
 const weber = chunk('c-weber', 'Karl Weber', 'Karl Weber (1901 – 1970) was a German essayist.');
+const roux = chunk('c-roux', 'Henri Roux', 'Henri Roux (died in Paris, 1961) was a Belgian painter.');
+const dumas = chunk('c-dumas', 'Jean Dumas', 'Jean Dumas (born in Paris, 1903) was a Swiss sculptor.');
 
 /**
  * What offline synthesis writes for a joint yes-or-no question, one hop per thing, each hop's
@@ -88,6 +90,16 @@ describe('comparison answers - a yes-or-no question about things it joins', () =
     expect((await judged('Were Paul Lenoir and Karl Weber from the same country?', [lenoir, weber])).answer).toMatch(
       /^no/,
     );
+    // A name both give in an aside before what they say each is (the city of a birth and of a death) is no shared kind.
+    expect((await judged('Were Henri Roux and Jean Dumas from the same country?', [roux, dumas])).answer).toMatch(
+      /^no/,
+    );
+  });
+
+  it('comparison answers - a predicate neither document states leaves the judgement open, naming it', async () => {
+    const open = await judged('Are Fernwort and Mossbell both evergreen?', [fernwort, mossbell]);
+    expect(open.abstains).toBe(true);
+    expect(open.answer).toContain('What was not found: a document that states "evergreen"');
   });
 
   it('comparison answers - a thing whose own document is not in the evidence leaves the judgement open', async () => {

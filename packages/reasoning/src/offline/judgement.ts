@@ -26,7 +26,8 @@ interface Support {
   index: number;
 }
 
-type Judgement = { verdict: 'yes' | 'no'; support: readonly Support[] } | { missing: readonly string[] };
+type Judgement =
+  { verdict: 'yes' | 'no'; support: readonly Support[] } | { missing: readonly string[] } | { unstated: string };
 
 /** The things a yes-or-no question joins by "and" and asks one thing of; [] for any other question. */
 export function judgedThings(question: string): string[] {
@@ -36,9 +37,17 @@ export function judgedThings(question: string): string[] {
 
 const openingOf = (chunk: Chunk__Output): string => sentences(chunk.text)[0]?.text ?? chunk.text;
 
-/** The names a text's opening sentence gives, as terms, other than those of the things judged. */
+// The copula of an opening sentence: what follows it says what its subject is ("was a French poet").
+const COPULA = /\s(?:is|was|are|were)\s/i;
+
+/**
+ * The names an opening sentence gives of what its subject is, as terms, other than those of the
+ * things judged: those after its copula, not those of an aside before it ("(born in Paris)").
+ */
 function openingNames(chunk: Chunk__Output, own: readonly string[]): string[] {
-  const opening = openingOf(chunk);
+  const whole = openingOf(chunk);
+  const copula = COPULA.exec(whole);
+  const opening = copula ? whole.slice(copula.index + copula[0].length) : whole;
   return namedSpans(opening, spanTokens(opening))
     .flatMap((span) => contentTerms(span.text))
     .filter((term) => !own.includes(term));
@@ -77,11 +86,13 @@ function sentenceStating(item: EvidenceItem, predicate: readonly string[]): Supp
  * document is what is missing.
  *
  * "The same X": yes where the documents' opening sentences, where a document says what and where
- * its subject is, share a name ("a French poet", "a French intellectual"), else no. Otherwise the
+ * its subject is, share a name in what they say it is ("was a French poet", "a French
+ * intellectual"), else no. Otherwise the
  * predicate's words: yes where every word one document states, each other states too, and they
  * share at least one; a word one states and another does not ("an alternative rock band", "an
  * American rock band") makes it no. A word none states says nothing either way: documents word
- * a property their own way ("genuses of plant species" of "a genus of 20 species").
+ * a property their own way ("genuses of plant species" of "a genus of 20 species"); where no
+ * document states any, the judgement is left open, naming what was asked.
  */
 export function judgeJointly(
   question: string,
@@ -105,6 +116,8 @@ export function judgeJointly(
   const statedBy = predicate.map((term) => items.filter((item) => states(item.chunk.text, term)).length);
   const split = statedBy.some((count) => count > 0 && count < items.length);
   const shared = statedBy.some((count) => count === items.length);
+  // No document states a word of it: a verdict would cite chunks that say nothing either way.
+  if (!split && !shared) return { unstated: predicate.join(' ') };
   return {
     verdict: shared && !split ? 'yes' : 'no',
     support: items.map((item) => sentenceStating(item, predicate)),

@@ -649,6 +649,7 @@ function opening(input: SynthesisInput, words: Phrasebook): Opening | undefined 
     : undefined;
   if (judged) {
     if ('missing' in judged) return { missing: words.unfound(judged.missing) };
+    if ('unstated' in judged) return judged;
     // The verdict is no phrase a chunk states: it stands on the sentences of the things' own
     // documents quoted after it; the hops' answers were read for no particular predicate.
     const quoted = new Set(
