@@ -24,7 +24,6 @@ import { BudgetExhaustedError, IncompleteAnswerError, UsageMeter } from '@hoplin
 import { createModelReasoner } from '../reasoner/model-reasoner.js';
 import { createOfflineReasoner } from '../offline/offline-reasoner.js';
 import { offlineAbstains } from '../offline/synthesis.js';
-import { withoutAside } from '../offline/question.js';
 import { abortable, deadlineScope, withDeadline } from '@hopline/resilience';
 import { isOn } from '../switches.js';
 import type { Logger } from '@hopline/telemetry';
@@ -152,7 +151,7 @@ export function createHopReasoner(deps: HopReasonerDependencies): HopReasoner {
 
   async function answer(ask: AskCommand__Output, options: AnswerOptions): Promise<AnswerOutcome> {
     const request = requireRequestContext(ask.ctx);
-    const question = withoutAside(ask.question.trim());
+    const question = ask.question.trim();
     if (!question) throw new ValidationError('the question is empty');
     const callerSignal = options.signal ?? new AbortController().signal;
     const questionScope = deadlineScope(request.deadlineUnixMs, callerSignal);

@@ -96,16 +96,6 @@ function namedOptions(question: string): string[] {
 
 // A remark after the question mark ("… A or B? (asked again)") is no part of the question.
 const REMARK_AFTER_QUESTION = /\?\s+[^?]+$/;
-// An aside in brackets after the question mark ("…? (second try)", "…？（重复）").
-const TRAILING_ASIDE = /([?？])\s*[(（[][^()（）[\]]*[)）\]]\s*$/u;
-
-/**
- * The question without a bracketed aside after its question mark: the aside's words are no
- * part of what is asked, yet as query terms they pull in documents that share them.
- */
-export function withoutAside(question: string): string {
-  return question.replace(TRAILING_ASIDE, '$1');
-}
 
 /** The options of a "which …, A or B?" question ("which X, A or B, is…"), of "is A or B taller?", of "between A and B", or two names it offers (namedOptions); [] when there are none. */
 export function choiceOptions(question: string): string[] {
