@@ -68,6 +68,10 @@ describe('query-understanding rules - routes', () => {
     expect(analysis.complexity).toBeGreaterThanOrEqual(2);
   });
 
+  it('rules - a role "in" a time, not a title, links to no other entity', () => {
+    expect(analyzeByRules('Who was the president in 1990?').signals).not.toContain('bridge:role-of');
+  });
+
   it('rules - two "的" in two items of a list are no nested possessive: no bridge', () => {
     expect(analyzeByRules('青川市的大桥和澜沧市的博物馆在哪条河边？').signals).not.toContain('bridge:zh-de');
     expect(analyzeByRules('青川市的大桥的设计者是谁？').signals).toContain('bridge:zh-de');
