@@ -62,16 +62,16 @@ function predicateTerms(question: string, things: readonly string[]): string[] {
   return [...new Set(contentTerms(question).filter((term) => !QUESTION_WORDS.has(term) && !containsStem(named, term)))];
 }
 
-const states = (text: string, term: string): boolean => {
+const statesTerm = (text: string, term: string): boolean => {
   const said = contentTerms(text);
   return expandRelations([term]).some((word) => containsStem(said, word));
 };
 
 /** The sentence of a document that states the most of the predicate's words, the opening on a tie. */
-function sentenceStating(item: EvidenceItem, predicate: readonly string[]): Support {
+function sentenceStatingMost(item: EvidenceItem, predicate: readonly string[]): Support {
   const scored = sentences(item.chunk.text).map((sentence) => ({
     text: sentence.text,
-    count: predicate.filter((term) => states(sentence.text, term)).length,
+    count: predicate.filter((term) => statesTerm(sentence.text, term)).length,
   }));
   const best = scored.reduce((top, next) => (next.count > top.count ? next : top), {
     text: openingOf(item.chunk),
@@ -113,14 +113,14 @@ export function judgeJointly(
     return { verdict: shared ? 'yes' : 'no', support };
   }
   const predicate = predicateTerms(question, names);
-  const statedBy = predicate.map((term) => items.filter((item) => states(item.chunk.text, term)).length);
+  const statedBy = predicate.map((term) => items.filter((item) => statesTerm(item.chunk.text, term)).length);
   const split = statedBy.some((count) => count > 0 && count < items.length);
   const shared = statedBy.some((count) => count === items.length);
   // No document states a word of it: a verdict would cite chunks that say nothing either way.
   if (!split && !shared) return { unstated: predicate.join(' ') };
   return {
     verdict: shared && !split ? 'yes' : 'no',
-    support: items.map((item) => sentenceStating(item, predicate)),
+    support: items.map((item) => sentenceStatingMost(item, predicate)),
   };
 }
 
@@ -142,11 +142,11 @@ export function optionStatingMost(
   const predicate = predicateTerms(question, options);
   const scored = options.map((option) => {
     const document = evidence.find((item) => isAbout(item.chunk, option, titles));
-    const stated = document ? predicate.filter((term) => states(document.chunk.text, term)).length : -1;
+    const stated = document ? predicate.filter((term) => statesTerm(document.chunk.text, term)).length : -1;
     return { option, document, stated };
   });
   if (scored.some((entry) => entry.document === undefined)) return undefined;
   const [best, next] = [...scored].sort((a, b) => b.stated - a.stated);
   if (!best?.document || (next && next.stated >= best.stated)) return undefined;
-  return { option: best.option, support: sentenceStating(best.document, predicate) };
+  return { option: best.option, support: sentenceStatingMost(best.document, predicate) };
 }

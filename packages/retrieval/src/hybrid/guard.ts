@@ -18,18 +18,25 @@ export interface Guard {
   call<T>(work: (signal: AbortSignal) => Promise<T>, options: GuardCallOptions): Promise<T>;
 }
 
+/** Why a call may not start (its caller cancelled, its deadline passed), or undefined when it may. */
+function refusal(options: GuardCallOptions, remainingMs: number): Error | undefined {
+  if (options.signal?.aborted) return new CancelledError('call cancelled before it started');
+  if (remainingMs <= 0) return new DeadlineExceededError('deadline passed before the call started');
+  return undefined;
+}
+
 /**
- * The minimal guard: enforces the deadline and the caller's cancellation, nothing else. For
- * in-process use (the eval harness, the embedded indexes), where there is no remote dependency
- * whose health a breaker would track. A call that outlives its deadline is abandoned: the
+ * The minimal guard: enforces the deadline and the caller's cancellation, nothing else, where no
+ * breaker is wanted (the eval harness's retrieval stack, tests); a search wholly in the process
+ * takes `inProcessGuard`, which sets up nothing per call. A call that outlives its deadline is abandoned: the
  * caller gets `DeadlineExceededError` at the deadline whether or not the work heeds the signal.
  */
 export function createDeadlineGuard(now: () => number = Date.now): Guard {
   return {
     call<T>(work: (signal: AbortSignal) => Promise<T>, options: GuardCallOptions): Promise<T> {
       const remaining = options.deadlineUnixMs - now();
-      if (options.signal?.aborted) return Promise.reject(new CancelledError('call cancelled before it started'));
-      if (remaining <= 0) return Promise.reject(new DeadlineExceededError('deadline passed before the call started'));
+      const refused = refusal(options, remaining);
+      if (refused) return Promise.reject(refused);
       const controller = new AbortController();
       return new Promise<T>((resolve, reject) => {
         const fail = (error: Error): void => {
@@ -73,9 +80,7 @@ export const NEVER_ABORTED: AbortSignal = new AbortController().signal;
  */
 export const inProcessGuard: Guard = {
   call<T>(work: (signal: AbortSignal) => Promise<T>, options: GuardCallOptions): Promise<T> {
-    if (options.signal?.aborted) return Promise.reject(new CancelledError('call cancelled before it started'));
-    if (options.deadlineUnixMs <= Date.now())
-      return Promise.reject(new DeadlineExceededError('deadline passed before the call started'));
-    return work(options.signal ?? NEVER_ABORTED);
+    const refused = refusal(options, options.deadlineUnixMs - Date.now());
+    return refused ? Promise.reject(refused) : work(options.signal ?? NEVER_ABORTED);
   },
 };
