@@ -121,7 +121,7 @@ export async function openBackends(
     embedder,
     // An embedded side is per worker, so every worker must see every ingest command.
     indexesShared: Boolean(config.ELASTICSEARCH_URL && config.MILVUS_ADDRESS),
-    searchesInProcess: { lexical: !elasticsearchUrl, vector: !milvusAddress && !config.OPENAI_BASE_URL },
+    searchesInProcess: { lexical: !elasticsearchUrl, vector: !milvusAddress && embedder instanceof HashingEmbedder },
     entityGraph,
   };
 }
