@@ -117,15 +117,16 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
 
     const about = chunksAbout(eventChunks, sought, titles).slice(0, ABOUT_CITATIONS);
     const leadMentions = bridgeMentions && last ? mentionsOfLead(input, eventChunks, sought[0] ?? '', titles) : [];
-    const cited =
+    // A later hop cites the lead's mentions, else the sought entity's documents, else one chunk naming it.
+    const laterHopCited = () =>
       leadMentions.length > 0
-        ? leadMentions.slice(0, settings.laterHopCitations)
-        : last
-          ? (about.length > 0
-              ? about
-              : eventChunks.filter((chunk) => sought.some((entity) => mentions(chunk, entity))).slice(0, 1)
-            ).slice(0, settings.laterHopCitations)
-          : unique([...about, ...eventChunks]).slice(0, settings.firstHopCitations);
+        ? leadMentions
+        : about.length > 0
+          ? about
+          : eventChunks.filter((chunk) => sought.some((entity) => mentions(chunk, entity))).slice(0, 1);
+    const cited = last
+      ? laterHopCited().slice(0, settings.laterHopCitations)
+      : unique([...about, ...eventChunks]).slice(0, settings.firstHopCitations);
 
     const candidateOptions = {
       relationTerms: relation,
