@@ -9,8 +9,15 @@ export interface AblatedFigures {
   supportRecall: number;
   em: number;
   f1: number;
+  /**
+   * Yes/no judgements answered right, and answerable questions answered: a rule that decides a
+   * judgement or an abstention can change these and leave F1 as it was.
+   */
+  yesNoRight: number;
+  answered: number;
   /** Only with --unanswerable. */
   abstentionRecall?: number;
+  abstentionPrecision?: number;
 }
 
 export interface SwitchDelta {
@@ -31,7 +38,9 @@ export function ablatedFigures(group: GroupSummary): AblatedFigures | undefined 
     supportRecall: loop.supportRecall,
     em: loop.answers?.em ?? 0,
     f1: loop.answers?.f1 ?? 0,
-    ...(abstention ? { abstentionRecall: abstention.recall } : {}),
+    yesNoRight: loop.answers?.judgements.right ?? 0,
+    answered: loop.answers?.answered ?? 0,
+    ...(abstention ? { abstentionRecall: abstention.recall, abstentionPrecision: abstention.precision } : {}),
   };
 }
 
@@ -41,8 +50,13 @@ function minus(off: AblatedFigures, on: AblatedFigures): AblatedFigures {
     supportRecall: round1(off.supportRecall - on.supportRecall),
     em: round1(off.em - on.em),
     f1: round1(off.f1 - on.f1),
+    yesNoRight: round1(off.yesNoRight - on.yesNoRight),
+    answered: round1(off.answered - on.answered),
     ...(off.abstentionRecall !== undefined && on.abstentionRecall !== undefined
       ? { abstentionRecall: round1(off.abstentionRecall - on.abstentionRecall) }
+      : {}),
+    ...(off.abstentionPrecision !== undefined && on.abstentionPrecision !== undefined
+      ? { abstentionPrecision: round1(off.abstentionPrecision - on.abstentionPrecision) }
       : {}),
   };
 }
@@ -64,7 +78,14 @@ export function switchDelta(name: ReasoningSwitch, allOn: Summary, off: Summary)
   return {
     description: REASONING_SWITCHES[name],
     byGroup,
-    overall: delta(allOn.overall, off.overall) ?? { chainRecall: 0, supportRecall: 0, em: 0, f1: 0 },
+    overall: delta(allOn.overall, off.overall) ?? {
+      chainRecall: 0,
+      supportRecall: 0,
+      em: 0,
+      f1: 0,
+      yesNoRight: 0,
+      answered: 0,
+    },
   };
 }
 
@@ -80,8 +101,13 @@ export function formatAblation(ablation: Record<string, SwitchDelta>, k: number,
     ['chainRecall', `chain@${k}`],
     ['supportRecall', `supp@${k}`],
     ['f1', 'F1'],
+    ['yesNoRight', 'yes/no right'],
+    ['answered', 'answered'],
     ...(first.overall.abstentionRecall !== undefined
-      ? [['abstentionRecall', 'abstention recall'] as [keyof AblatedFigures, string]]
+      ? ([
+          ['abstentionRecall', 'abstention recall'],
+          ['abstentionPrecision', 'abstention precision'],
+        ] as Array<[keyof AblatedFigures, string]>)
       : []),
   ];
   const lines = ['', 'ablation: multi-hop with one switch off, change against all on (points)'];

@@ -2,6 +2,7 @@ import { REASONING_SWITCH_NAMES } from '@hopline/reasoning';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EvalRetrievalStack, GroupSummary } from '../src/index.js';
 import {
+  formatAblation,
   ingestCorpus,
   multihopMode,
   openEvalRetrievalStack,
@@ -12,7 +13,12 @@ import {
 } from '../src/index.js';
 import { tinyDatasetLines } from './fixtures.js';
 
-const group = (chainRecall: number, f1: number, recall?: number): GroupSummary => ({
+const group = (
+  chainRecall: number,
+  f1: number,
+  recall?: number,
+  { yesNoRight = 50, answered = 100, precision = 100 } = {},
+): GroupSummary => ({
   questions: 10,
   systems: {
     'multi-hop': {
@@ -28,15 +34,15 @@ const group = (chainRecall: number, f1: number, recall?: number): GroupSummary =
         questions: 10,
         em: f1,
         f1,
-        judgements: { questions: 0, right: 0 },
+        judgements: { questions: 4, right: yesNoRight },
         named: { questions: 10, right: f1 },
         ordered: { questions: 0, right: 0 },
-        answered: 100,
+        answered,
         citationSupport: { claims: 0, supported: 0 },
       },
     },
   },
-  ...(recall === undefined ? {} : { abstention: { 'multi-hop': { unanswerable: 5, recall, precision: 100 } } }),
+  ...(recall === undefined ? {} : { abstention: { 'multi-hop': { unanswerable: 5, recall, precision } } }),
 });
 
 describe('ablation', () => {
@@ -65,15 +71,40 @@ describe('ablation', () => {
     const on = { overall: group(80, 40, 60), byGroup: { hotpotqa: group(90, 50, 70), musique: group(40, 10, 50) } };
     const off = { overall: group(85, 30, 40), byGroup: { hotpotqa: group(95, 50, 70), musique: group(40, 0, 20) } };
     const delta = switchDelta('entityGraph', on, off);
-    expect(delta.overall).toEqual({ chainRecall: 5, supportRecall: 5, em: -10, f1: -10, abstentionRecall: -20 });
+    expect(delta.overall).toEqual({
+      chainRecall: 5,
+      supportRecall: 5,
+      em: -10,
+      f1: -10,
+      yesNoRight: 0,
+      answered: 0,
+      abstentionRecall: -20,
+      abstentionPrecision: 0,
+    });
     expect(delta.byGroup.musique).toEqual({
       chainRecall: 0,
       supportRecall: 0,
       em: -10,
       f1: -10,
+      yesNoRight: 0,
+      answered: 0,
       abstentionRecall: -30,
+      abstentionPrecision: 0,
     });
     expect(delta.description).toMatch(/PageRank/);
+  });
+
+  it('ablation - a rule that changes judgements, abstentions or what is answered shows there though F1 stays', () => {
+    // Switched off, a judgement rule answers fewer yes/no questions right and abstains where it answered.
+    const on = { overall: group(80, 40, 60), byGroup: { chronoqa: group(80, 40, 60) } };
+    const changed = { yesNoRight: 25, answered: 90, precision: 75 };
+    const off = { overall: group(80, 40, 60, changed), byGroup: { chronoqa: group(80, 40, 60, changed) } };
+    const delta = switchDelta('orderJudgements', on, off);
+    expect(delta.overall).toMatchObject({ f1: 0, yesNoRight: -25, answered: -10, abstentionPrecision: -25 });
+    const table = formatAblation({ orderJudgements: delta }, 10, 'all').join('\n');
+    expect(table).toMatch(/yes\/no right[^\n]*\norderJudgements\s+-25\.0\s+-25\.0/);
+    expect(table).toMatch(/answered[^\n]*\norderJudgements\s+-10\.0/);
+    expect(table).toMatch(/abstention precision[^\n]*\norderJudgements\s+-25\.0/);
   });
 
   it('ablation - with a switch off the mode runs the loop alone, and the loop gets the switch', async () => {
