@@ -43,6 +43,8 @@ export const REASONING_SWITCHES = {
     'a chain\'s answer must be of the kind its question asks for (a date, a number, one of the things a which-first question offers, something the question does not already say, and not a word the evidence only uses to describe something else, "a Canadian drama film"); otherwise the answer abstains',
   jointJudgement:
     'a yes-or-no question about things it joins ("Are A and B both native to Asia?", "…from the same country?") is judged from each thing\'s own document: the predicate\'s words each states, or a name their opening sentences share; a thing without its document leaves it unanswered',
+  askedRole:
+    'a question that asks for the holder of a role ("has a sister named what", "who is the maternal grandfather of X") is answered only from a sentence that names the role beside the answer, even in the lead\'s own document; otherwise the chain is broken there and the answer abstains',
   statedChoice:
     'a choice not decided by dates ("Which goalkeeper was nicknamed the Black Spider, A or B?") picks the option whose own document states the most of the words the question asks of it, before weighing the hops\' answers',
 } as const;

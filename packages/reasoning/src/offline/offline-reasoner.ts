@@ -20,6 +20,7 @@ import {
 } from './question.js';
 import { expandRelations, isRoleNoun } from './relations.js';
 import { synthesizeOffline } from './synthesis.js';
+import { answerSentences, askedRole, statesAnyRelation } from './support.js';
 import type { TitleConventions } from './text.js';
 import { bareTitle, chunkTerms, escapeRegExp, sentences, titleConventions } from './text.js';
 import type { ReasoningSwitch } from '../switches.js';
@@ -95,6 +96,7 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
   const titles = titleConventions(options.switchedOff);
   const soughtDocument = isOn(options.switchedOff, 'soughtDocument');
   const bridgeMentions = isOn(options.switchedOff, 'bridgeMentions');
+  const askedRoles = isOn(options.switchedOff, 'askedRole');
 
   async function extractHopAnswer(input: HopExtractionInput): Promise<HopFinding> {
     const { chunks, hop, previous } = input;
@@ -202,6 +204,13 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
       const fromLead = answeredFrom !== undefined && isAbout(answeredFrom, sought[0] ?? '', titles);
       const checked = named !== undefined || (last !== undefined && (answeredFrom?.title ?? '') !== '');
       if (checked && !fromLead && stillAsked.length > 0 && !statesRelation(cited, stillAsked))
+        return unknownFinding(citedIds);
+      // A role-holder is named beside the role ("his sister Sophy", "the daughter of Olof"), even
+      // in the lead's own document: where the sentence stating the answer says no such thing, the
+      // chain came to another entity's document (the sought one is missing) and read a stray name.
+      const role = askedRoles ? askedRole(input.focus) : undefined;
+      const answerChunk = [...source, ...cited].find((chunk) => chunk.chunkId === sourceId);
+      if (role !== undefined && !(answerChunk && statesAnyRelation(answerSentences(answerChunk, answer), [role])))
         return unknownFinding(citedIds);
       // A named answer's own document, when this hop retrieved it, is evidence that it is what was asked.
       const own = typed
