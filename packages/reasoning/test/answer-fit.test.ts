@@ -106,6 +106,30 @@ describe('answer fit - a chain that ended at an answer of another kind than aske
     expect((await answered('Where did Harbour Lights premiere?', 'Halifax')).abstains).toBe(false);
   });
 
+  it('answer fit - a place is asked: a name the evidence never uses as a place is no answer', async () => {
+    const cast = chunk('c-cast', 'Harbour Lights', 'The cast members of Harbour Lights are Ilse Varga and Tomas Berg.');
+    expect(
+      (await answered('Tomas Berg is a cast member and he is from what country?', 'Ilse Varga', [cast])).abstains,
+    ).toBe(true);
+    expect(
+      (await answered('Where is the director of Harbour Lights located?', 'Tomas Berg', [cast], ['answerFit']))
+        .abstains,
+    ).toBe(false);
+    expect((await answered('Where is the director of Harbour Lights located?', 'Tomas Berg', [cast])).abstains).toBe(
+      true,
+    );
+    // After a preposition of place, or named by the kind asked, it is one.
+    expect((await answered('Where is Fjord House located?', 'Malmo', [restaurant])).abstains).toBe(false);
+    const village = chunk(
+      'c-village',
+      'Harbour Lights',
+      'Harbour Lights was shot in the town of Ramapo, Rockland County.',
+    );
+    expect((await answered('What county was Harbour Lights shot in?', 'Rockland County', [village])).abstains).toBe(
+      false,
+    );
+  });
+
   it('answer fit - a name that is an attribute of the noun the question asks for names that thing ("which department")', async () => {
     const team = chunk(
       'c-team',

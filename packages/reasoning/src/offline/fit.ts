@@ -86,12 +86,43 @@ function namesWhatIsDescribed(question: string, answer: string): boolean {
   return head.some((term) => !containsStem(asked, term) && containsStem(described, term));
 }
 
+// "Where is X located?", "from what country", "in which city": a place is asked.
+const PLACE_QUESTION =
+  /^\s*where\b|\b(?:what|which)\s+(?:[\p{L}-]+\s+)?(?:country|countries|city|cities|state|town|county|province|region|nation|village|continent)\b/iu;
+// A preposition that puts what follows it in a place: "based in Battle Creek", "from Seoul".
+const BEFORE_PLACE = /\b(?:in|at|near|from|into|to|across|throughout|outside|within|towards?)\s+(?:the\s+)?$/i;
+
+/**
+ * Whether the evidence uses an answer as a place somewhere: after a preposition of place ("based
+ * in Battle Creek, Michigan"), or as an attribute of a noun ("a South Korean singer", the way a
+ * country is named beside what is from it). A name the evidence only ever uses as the subject or
+ * object of a clause ("cast members Kim Jong-kook and Haha", "the former home of the New York
+ * Cocoa Exchange") is a person or a thing, whatever a "where" question's chain ended on.
+ */
+function usedAsPlace(answer: string, chunks: readonly Pick<Chunk__Output, 'text'>[]): boolean {
+  const pattern = new RegExp(`(?<![\\p{L}\\p{N}])${escapeRegExp(answer)}(?![\\p{L}\\p{N}])`, 'giu');
+  return chunks.some((chunk) =>
+    [...chunk.text.matchAll(pattern)].some(
+      (match) =>
+        BEFORE_PLACE.test(chunk.text.slice(0, match.index)) ||
+        attributiveAt(chunk.text, match.index, match.index + match[0].length, []),
+    ),
+  );
+}
+
+/** Whether an answer's head word is the kind of thing asked: "Rockland County" names a county. */
+function namesAskedKind(question: string, answer: string): boolean {
+  const head = contentTerms(answer.trim().split(/\s+/).at(-1) ?? '');
+  return head.some((term) => containsStem(askedKind(question), term));
+}
+
 /**
  * Whether an answer fits its question: a date where a date is asked ("when", "what year") and a
  * number where a count is, one of the things compared where the question compares the times of
- * several it names ("Was X or Y founded first?"), and otherwise something the question does not
- * already say (the "English" of "the English name of X" is no name); to a "who" or "where"
- * question, not a word the evidence only uses to describe something else.
+ * several it names ("Was X or Y founded first?"), a name the evidence uses as a place where a
+ * place is asked, and otherwise something the question does not already say (the "English" of
+ * "the English name of X" is no name); to a "who" or "where" question, not a word the evidence
+ * only uses to describe something else.
  */
 export function fitsQuestion(
   question: string,
@@ -103,5 +134,6 @@ export function fitsQuestion(
   if (type === 'number') return namesNumber(answer);
   if (comparesTimesOfSeveral(question) && OFFERS_OPTIONS.test(question)) return states(question, answer);
   if (states(question, answer) || namesWhatIsDescribed(question, answer)) return false;
+  if (PLACE_QUESTION.test(question) && !namesAskedKind(question, answer) && !usedAsPlace(answer, chunks)) return false;
   return ASKS_DESCRIPTION.test(question) || !onlyAttributive(answer, chunks, askedKind(question));
 }
