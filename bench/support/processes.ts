@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
 import { waitFor } from '@hopline/test-support';
 
 export interface Proc {
@@ -9,7 +10,17 @@ export interface Proc {
 
 /** A TypeScript entry point run as the package scripts run it, its last output kept for errors. */
 export function spawnNode(name: string, args: string[], cwd: string, env: Record<string, string>): Proc {
-  return spawnWith(name, ['--conditions=@hopline/source', '--import', 'tsx', ...args], cwd, env);
+  return spawnWith(name, [...profiling(name), '--conditions=@hopline/source', '--import', 'tsx', ...args], cwd, env);
+}
+
+/**
+ * `--cpu-prof` for the processes BENCH_CPU_PROF names (comma-separated, as the results name
+ * them: hop-reasoner,reranker), written at their exit under BENCH_CPU_PROF_DIR/<name>: where a
+ * service's CPU goes under the bench's own load. One file per thread; tsx's loader has its own.
+ */
+function profiling(name: string): string[] {
+  if (!(process.env.BENCH_CPU_PROF ?? '').split(',').includes(name)) return [];
+  return ['--cpu-prof', `--cpu-prof-dir=${join(process.env.BENCH_CPU_PROF_DIR ?? '.', name)}`];
 }
 
 function spawnWith(name: string, args: string[], cwd: string, env: Record<string, string>): Proc {
