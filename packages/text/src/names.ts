@@ -122,7 +122,7 @@ const SENTENCE_OPENERS: ReadonlySet<string> = new Set(
     'the a an he she it his her its they their this that these those in on at after before when while during ' +
     'although however but and or for from by with as to of born was is one two some many most also later since ' +
     'until there here we i you our according around today despite following formed owned founded established ' +
-    'located based born released published created built named educated'
+    'located based born released published created built named'
   ).split(' '),
 );
 const QUOTED = /"([^"]{2,120})"|“([^”]{2,120})”|``([^`']{2,120})''|《([^》]{1,60})》|「([^」]{1,60})」/g;

@@ -34,11 +34,4 @@ describe('names', () => {
     const fewer = spanTokens(text).slice(0, 2);
     expect(namedSpans(text, fewer).map((span) => span.text)).toEqual(['Frankie Sandford', 'Girls Aloud']);
   });
-
-  it('names - a participle opening a sentence is no part of the name after it', () => {
-    expect(namedSpans('He grew up in Oslo. Educated at Linden Academy, he left.').map((span) => span.text)).toEqual([
-      'Oslo',
-      'Linden Academy',
-    ]);
-  });
 });
