@@ -1,4 +1,6 @@
-import { appendFile, mkdtemp, readdir, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { closeSync, openSync } from 'node:fs';
+import { appendFile, mkdtemp, open, readdir, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ValidationError } from '@hopline/contracts';
@@ -38,6 +40,30 @@ describe('file key-value store (a log file)', () => {
     const reopened = createFileKeyValueStore(dir);
     expect([read(await reopened.get('a')), read(await reopened.get('b'))]).toEqual(['a2', 'b1']);
     await reopened.close();
+  });
+
+  it('file kv - a put is written on the event loop, not queued behind a busy thread pool', async () => {
+    const store = createFileKeyValueStore(join(root, 'traces'));
+    await store.put('opened', text('before'));
+    // Each open of a FIFO with no writer holds a thread of the pool until one comes.
+    const fifo = join(root, 'fifo');
+    execFileSync('mkfifo', [fifo]);
+    const poolSize = Number(process.env.UV_THREADPOOL_SIZE ?? 4);
+    const held = Array.from({ length: poolSize }, () => open(fifo, 'r'));
+    try {
+      const outcome = await Promise.race([
+        store.put('q-1', text('v1')).then(() => 'written'),
+        new Promise((resolve) => setTimeout(resolve, 2_000, 'waiting for the pool')),
+      ]);
+      expect(outcome).toBe('written');
+    } finally {
+      // A writer releases every held open; then nothing is left waiting.
+      const writer = openSync(fifo, 'w');
+      for (const handle of await Promise.all(held)) await handle.close();
+      closeSync(writer);
+    }
+    expect(read(await store.get('q-1'))).toBe('v1');
+    await store.close();
   });
 
   it('file kv - a record cut short by a crash is dropped, and puts after it are read', async () => {
