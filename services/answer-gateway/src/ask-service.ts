@@ -10,7 +10,7 @@ import {
 } from '@hopline/contracts';
 import type { Admission } from './admission.js';
 import type { Principal } from './api-keys.js';
-import { parseAskBody, resolveKbScope } from './ask-request.js';
+import { resolveKbScope, type AskBody } from './ask-request.js';
 import type { AnswerCache } from './cache/answer-cache.js';
 import { problems, toProblem, type Problem } from './problem.js';
 import type { QuestionHandle, QuestionRegistry } from './question-registry.js';
@@ -25,7 +25,6 @@ export interface QuestionStream {
 
 export interface AskSettings {
   questionTimeoutMs: number;
-  maxQuestionChars: number;
   defaultMaxHops: number;
 }
 
@@ -54,11 +53,13 @@ export class AskService {
     this.draining = true;
   }
 
-  /** Validates the request against the key's scope and starts the question, or replays its cached answer. */
-  async ask(principal: Principal, rawBody: unknown): Promise<QuestionStream> {
+  /**
+   * Checks the request against the key's scope and starts the question, or replays its cached
+   * answer. The body is validated once, by the transport that received it (`parseAskBody`).
+   */
+  async ask(principal: Principal, body: AskBody): Promise<QuestionStream> {
     if (this.draining) throw problems.shuttingDown();
     const { settings, cache, admission, registry } = this.deps;
-    const body = parseAskBody(rawBody, settings);
     const kbIds = resolveKbScope(principal, body.kbIds);
     await admission.chargeKey(principal.keyId);
     const maxHops = body.maxHops ?? settings.defaultMaxHops;

@@ -191,7 +191,6 @@ export async function startAnswerGateway(options: AnswerGatewayOptions): Promise
     controls: controls.current,
     settings: {
       questionTimeoutMs: config.QUESTION_TIMEOUT_MS,
-      maxQuestionChars: config.MAX_QUESTION_CHARS,
       defaultMaxHops: config.DEFAULT_MAX_HOPS,
     },
     onResume: (transport) => counters.resumes.inc({ transport }),
@@ -263,7 +262,7 @@ export async function startAnswerGateway(options: AnswerGatewayOptions): Promise
   const grpcServer = createGrpcServer({ logger, metrics });
   grpcServer.addService(
     loadHoplineGrpc().hopline.v1.AnswerGateway,
-    answerGatewayHandlers({ asks, keys: options.keys }),
+    answerGatewayHandlers({ asks, keys: options.keys, askLimits: { maxQuestionChars: config.MAX_QUESTION_CHARS } }),
   );
   grpcServer.addService(
     loadHoplineGrpc().hopline.v1.KnowledgeBases,

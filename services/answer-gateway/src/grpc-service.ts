@@ -9,6 +9,7 @@ import {
 } from '@hopline/contracts';
 import type { CallContext, StreamWriter } from '@hopline/grpc';
 import { bearerToken, type ApiKeyStore, type Principal } from './api-keys.js';
+import { parseAskBody, type AskLimits } from './ask-request.js';
 import type { AskService } from './ask-service.js';
 import type { KbService } from './kb-service.js';
 import { Problem, problems } from './problem.js';
@@ -16,6 +17,7 @@ import { Problem, problems } from './problem.js';
 export interface AnswerGatewayHandlerDeps {
   asks: AskService;
   keys: ApiKeyStore;
+  askLimits: AskLimits;
 }
 
 export interface KnowledgeBaseHandlerDeps {
@@ -84,13 +86,19 @@ export function answerGatewayHandlers(deps: AnswerGatewayHandlerDeps) {
         const principal = authenticate(deps.keys, stream);
         const question = request.resumeQuestionId
           ? await deps.asks.resume(principal, request.resumeQuestionId, request.lastEventId, 'grpc')
-          : await deps.asks.ask(principal, {
-              question: request.question,
-              // proto3 cannot tell "unset" from empty: no kbs means all the key's, 0 hops the default.
-              ...(request.kbIds.length > 0 ? { kbIds: request.kbIds } : {}),
-              ...(request.docIds.length > 0 ? { docIds: request.docIds } : {}),
-              ...(request.maxHops !== 0 ? { maxHops: request.maxHops } : {}),
-            });
+          : await deps.asks.ask(
+              principal,
+              parseAskBody(
+                {
+                  question: request.question,
+                  // proto3 cannot tell "unset" from empty: no kbs means all the key's, 0 hops the default.
+                  ...(request.kbIds.length > 0 ? { kbIds: request.kbIds } : {}),
+                  ...(request.docIds.length > 0 ? { docIds: request.docIds } : {}),
+                  ...(request.maxHops !== 0 ? { maxHops: request.maxHops } : {}),
+                },
+                deps.askLimits,
+              ),
+            );
         const afterSeq = request.resumeQuestionId ? request.lastEventId : 0;
         for await (const event of question.read(afterSeq, stream.signal)) await stream.write(event);
       } catch (error) {

@@ -188,5 +188,8 @@ async function respondWithDone(stream: QuestionStream, reply: FastifyReply): Pro
   if (terminal?.event !== 'done') return replyProblem(reply, problemFromErrorEvent(terminal?.error));
   const done = renderEvent(terminal).data;
   const partial = problemFromPartialDone(terminal.done?.stopReason ?? '', done);
-  return partial ? replyProblem(reply, partial) : reply.type('application/json').send(done);
+  if (partial) return replyProblem(reply, partial);
+  // Serialized as it is: `done` is already the loose object doneSchema documents, which zod's
+  // response check would only copy, key by key, once per answer.
+  return reply.type('application/json').serializer(JSON.stringify).send(done);
 }
