@@ -53,9 +53,17 @@ function isUnsampled(spanContext: SpanContext): boolean {
   return isSpanContextValid(spanContext) && (spanContext.traceFlags & TraceFlags.SAMPLED) === 0;
 }
 
-/** Unrecorded: the work gets its parent's span, which it must not end; a synchronous throw still rejects. */
-async function runInParent<T>(span: Span, work: (span: Span) => Promise<T>): Promise<T> {
-  return work(span);
+/**
+ * Unrecorded: the work gets its parent's span, which it must not end, and its own promise is
+ * the result (an async wrapper would add a promise, and its context hooks, to every call); a
+ * synchronous throw still rejects.
+ */
+function runInParent<T>(span: Span, work: (span: Span) => Promise<T>): Promise<T> {
+  try {
+    return work(span);
+  } catch (error) {
+    return Promise.reject(error as Error);
+  }
 }
 
 async function runInSpan<T>(

@@ -117,6 +117,22 @@ describe('startTelemetry', () => {
     expect(inner).toEqual(outer);
   });
 
+  it('sdk - without an endpoint work under an unsampled span is called as is: its own promise, a throw a rejection', async () => {
+    const telemetry = startTelemetry({ serviceName: 'hop-reasoner', detectResources: false });
+    const [own, returned] = await instrument('outer', {}, async () => {
+      const work = Promise.resolve('done');
+      return [work, instrument('inner', {}, () => work)];
+    });
+    const thrown = instrument('outer', {}, () =>
+      instrument('inner', {}, () => {
+        throw new Error('thrown');
+      }),
+    );
+    await expect(thrown).rejects.toThrow('thrown');
+    await telemetry.shutdown();
+    expect(returned).toBe(own);
+  });
+
   it('sdk - without an endpoint a child of a sampled remote span gets its own unsampled span', async () => {
     const telemetry = startTelemetry({ serviceName: 'hop-reasoner', detectResources: false });
     const remote = { traceId: 'a'.repeat(32), spanId: 'b'.repeat(16), traceFlags: TraceFlags.SAMPLED, isRemote: true };
