@@ -190,6 +190,7 @@ async function respondWithDone(stream: QuestionStream, reply: FastifyReply): Pro
   const partial = problemFromPartialDone(terminal.done?.stopReason ?? '', done);
   if (partial) return replyProblem(reply, partial);
   // Serialized as it is: `done` is already the loose object doneSchema documents, which zod's
-  // response check would only copy, key by key, once per answer.
-  return reply.type('application/json').serializer(JSON.stringify).send(done);
+  // response check would only copy, key by key, once per answer. With its own serializer fastify
+  // adds no charset, so the type names it.
+  return reply.type('application/json; charset=utf-8').serializer(JSON.stringify).send(done);
 }
