@@ -23,6 +23,8 @@ export const REASONING_SWITCHES = {
     'a document titled with another form of a name is about it: its initials ("CBS"), the name without a rank ("Aurangzeb" for "Emperor Aurangzeb"), the full name of a surname, another spelling of one word ("Rajiv" for "Rajeev")',
   focusShares:
     "a parallel plan's evidence takes each sub-question's ranking in turn, rank by rank, instead of fusing them by summed reciprocal rank, so a chunk middling for every focus does not push one focus's own chunk out",
+  decidedFoci:
+    "within those shares, a sub-question whose best chunk stands out (a reranked score at least twice the runner-up's) takes every other turn after its first, so the slots go to the foci whose own chunk may be further down",
   entityGraph:
     "a hop adds to its retrieved chunks those personalized PageRank ranks highest on the entity–chunk graph, seeded by its query's and the previous hops' entities",
   eventParties:

@@ -4,7 +4,13 @@ import { describe, expect, it } from 'vitest';
 import { chunk } from './support/chunks.js';
 import { writeAnswer } from '../src/loop/answer-writer.js';
 import { rankedAtStop } from '../src/loop/chain.js';
-import { fuseRankedLists, interleaveCitations, selectEvidence, shareRankedLists } from '../src/loop/evidence.js';
+import {
+  bestStandsOut,
+  fuseRankedLists,
+  interleaveCitations,
+  selectEvidence,
+  shareRankedLists,
+} from '../src/loop/evidence.js';
 import type { HopOutcome } from '../src/loop/hop.js';
 import { planLayers } from '../src/loop/plan.js';
 
@@ -188,6 +194,31 @@ describe('final evidence', () => {
     expect(fuseRankedLists(lists).map((x) => x.chunkId)).toEqual(['b', 'c', 'a', 'd']);
     expect(shareRankedLists(lists).map((x) => x.chunkId)).toEqual(['a', 'd', 'b', 'c']);
     expect(shareRankedLists([[a], [], [b, c]]).map((x) => x.chunkId)).toEqual(['a', 'b', 'c']);
+  });
+
+  it("evidence - a decided list takes every other turn after its first: the undecided focus's lower chunks move up", () => {
+    const e = chunk('e', 'E', 'epsilon');
+    const f = chunk('f', 'F', 'zeta');
+    const lists = [
+      [a, b, c],
+      [d, e, f],
+    ];
+    expect(shareRankedLists(lists, [false, false]).map((x) => x.chunkId)).toEqual(['a', 'd', 'b', 'e', 'c', 'f']);
+    // The second focus is decided: after its first, the first focus gets two turns to its one.
+    expect(shareRankedLists(lists, [false, true]).map((x) => x.chunkId)).toEqual(['a', 'd', 'b', 'c', 'e', 'f']);
+  });
+
+  it("evidence - a ranking's best chunk stands out when its reranked score is at least twice the runner-up's", () => {
+    const scored = (id: string, rerank?: number): Chunk__Output => ({
+      ...chunk(id, id, id),
+      ...(rerank === undefined ? {} : { scores: { rerank } }),
+    });
+    expect(bestStandsOut([scored('a', 6), scored('b', 1.8)])).toBe(true);
+    expect(bestStandsOut([scored('a', 2.2), scored('b', 2.1)])).toBe(false);
+    // Unscored (the reranker fell back) or negative logits: nothing stands out.
+    expect(bestStandsOut([scored('a'), scored('b')])).toBe(false);
+    expect(bestStandsOut([scored('a', 1), scored('b', -3)])).toBe(false);
+    expect(bestStandsOut([scored('a', 1)])).toBe(true);
   });
 
   it("evidence - key evidence first, then the last hop's ranked chunks, deduped and capped", () => {

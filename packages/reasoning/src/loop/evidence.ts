@@ -34,20 +34,45 @@ export function fuseRankedLists(lists: readonly (readonly Chunk__Output[])[]): C
   return [...fused.values()].sort((a, b) => b.score - a.score).map((entry) => entry.chunk);
 }
 
+const STANDS_OUT_RATIO = 2;
+
+/**
+ * Whether a ranking's best chunk stands out: its reranked score at least twice the runner-up's.
+ * Scores read only where both are known and not negative (a reranker that fell back leaves the
+ * fused order unscored; a cross-encoder's logits may be negative, and a ratio of those says
+ * nothing): otherwise nothing stands out.
+ */
+export function bestStandsOut(ranking: readonly Chunk__Output[]): boolean {
+  const best = ranking[0]?.scores?.rerank;
+  const runnerUp = ranking[1]?.scores?.rerank;
+  if (best === undefined || best <= 0) return false;
+  if (runnerUp === undefined) return ranking.length === 1;
+  return runnerUp >= 0 && best >= STANDS_OUT_RATIO * runnerUp;
+}
+
 /**
  * Ranked lists merged rank by rank, each list in turn, merged by dedupe key: every list gets an
  * equal share of the top, however much the others agree. The rankings of a parallel plan's
  * sub-questions are about different foci: a chunk that ranks middling for all of them (one
  * about the question's shared time frame) is about none, and summing its ranks as RRF does
- * pushes a focus's own chunk out of the top.
+ * pushes a focus's own chunk out of the top. A list marked `decided` (its focus's best chunk
+ * stands out) takes its first turn and then every other one: its focus needs its best chunk,
+ * and the slots it leaves go to the foci whose own chunk may still be further down.
  */
-export function shareRankedLists(lists: readonly (readonly Chunk__Output[])[]): Chunk__Output[] {
+export function shareRankedLists(
+  lists: readonly (readonly Chunk__Output[])[],
+  decided: readonly boolean[] = [],
+): Chunk__Output[] {
   const seen = new Set<string>();
   const merged: Chunk__Output[] = [];
-  const longest = Math.max(0, ...lists.map((list) => list.length));
-  for (let rank = 0; rank < longest; rank += 1) {
-    for (const list of lists) {
-      const chunk = list[rank];
+  const taken = lists.map(() => 0);
+  // A decided list takes half the turns: twice the rounds reach the end of every list.
+  const rounds = 2 * Math.max(0, ...lists.map((list) => list.length));
+  for (let round = 0; round < rounds; round += 1) {
+    for (const [index, list] of lists.entries()) {
+      if (decided[index] === true && round % 2 === 1) continue;
+      const chunk = list[taken[index] as number];
+      taken[index] = (taken[index] as number) + 1;
       if (!chunk || seen.has(keyOf(chunk))) continue;
       seen.add(keyOf(chunk));
       merged.push(chunk);

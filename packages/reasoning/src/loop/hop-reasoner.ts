@@ -33,7 +33,7 @@ import { writeAnswer } from './answer-writer.js';
 import type { ChainResult } from './chain.js';
 import { runChain } from './chain.js';
 import { EventStream } from './events.js';
-import { fuseRankedLists, interleaveCitations, selectEvidence, shareRankedLists } from './evidence.js';
+import { bestStandsOut, fuseRankedLists, interleaveCitations, selectEvidence, shareRankedLists } from './evidence.js';
 import type { HopOutcome } from './hop.js';
 import type { PlanResult } from './plan.js';
 import { runPlan } from './plan.js';
@@ -116,9 +116,13 @@ function fromChain(chain: ChainResult, focus: string): Outcome {
   };
 }
 
-/** A plan's outcome; `shareFoci` gives each sub-question's ranking its own share of the evidence. */
-function fromPlan(plan: PlanResult, shareFoci: boolean): Outcome {
+/**
+ * A plan's outcome; `shareFoci` gives each sub-question's ranking its own share of the evidence,
+ * `decidedFoci` a smaller one to a sub-question whose best chunk stands out.
+ */
+function fromPlan(plan: PlanResult, shareFoci: boolean, decidedFoci: boolean): Outcome {
   const rankings = plan.steps.map((step) => step.chain?.lastRanked ?? []);
+  const decided = decidedFoci ? rankings.map(bestStandsOut) : [];
   const hops = plan.steps.flatMap((step) => (step.chain?.hops ?? []).map((hop) => ({ hop, focus: step.text })));
   return {
     stopReason: plan.stopReason,
@@ -126,7 +130,7 @@ function fromPlan(plan: PlanResult, shareFoci: boolean): Outcome {
     missing: plan.missing,
     hops: hops.map(({ hop, focus }) => toSynthesisHop(hop, focus)),
     keyEvidence: interleaveCitations(hops.map(({ hop }) => hop.cited)),
-    ranked: shareFoci ? shareRankedLists(rankings) : fuseRankedLists(rankings),
+    ranked: shareFoci ? shareRankedLists(rankings, decided) : fuseRankedLists(rankings),
   };
 }
 
@@ -269,7 +273,7 @@ export function createHopReasoner(deps: HopReasonerDependencies): HopReasoner {
   async function route(run: QuestionRun, analysis: Analysis__Output): Promise<Outcome> {
     if (analysis.route === Route.PARALLEL && analysis.subQuestions.length > 0) {
       const plan = await runPlan(run, analysis.subQuestions, analysis.hydeText);
-      return fromPlan(plan, isOn(settings.switchedOff, 'focusShares'));
+      return fromPlan(plan, isOn(settings.switchedOff, 'focusShares'), isOn(settings.switchedOff, 'decidedFoci'));
     }
     const first = analysis.subQuestions[0]?.text ?? run.question;
     // The analysis's complexity is the hops the question's shape suggests; the loop may not exceed its limit.
