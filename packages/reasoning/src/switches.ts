@@ -15,6 +15,8 @@ export const REASONING_SWITCHES = {
     'a loop or plan that ends without an answer retrieves the whole question once, after its own ranking',
   timedEvents:
     'a question about when several listed events happened (which first, same month) gets one sub-question per event',
+  respectiveFoci:
+    'a distributive question ("A和B分别在几月几日开通地铁？", "When were A and B founded, respectively?") gets one sub-question per item, each with the setting and the whole predicate the items share (the setting alone where the predicate names only a kind of event)',
   parentheticalTitles:
     'a title\'s trailing parenthesis disambiguates the name the document is about ("No Escape (1936 film)" is about No Escape), as Wikipedia titles do',
   commaTitles:

@@ -7,22 +7,32 @@ import { synthesized } from './support/synthesis.js';
 describe('respectively - the items of a distributive question share its predicate', () => {
   it('items - each Chinese item gets the setting and the words after 分别, its asking words left out', () => {
     expect(respectiveItems('2031年4月，青川市和澜沧市分别在几月几日开通地铁？')).toEqual([
-      { item: '青川市', event: '2031年4月青川市在开通地铁' },
-      { item: '澜沧市', event: '2031年4月澜沧市在开通地铁' },
+      { item: '青川市', event: '2031年4月青川市在开通地铁', query: '2031年4月青川市在开通地铁' },
+      { item: '澜沧市', event: '2031年4月澜沧市在开通地铁', query: '2031年4月澜沧市在开通地铁' },
     ]);
   });
 
   it('items - each English item gets the words between the list and "respectively"', () => {
     expect(respectiveItems('When were Northwind Labs and the Harbor Cup founded, respectively?')).toEqual([
-      { item: 'Northwind Labs', event: 'Northwind Labs founded' },
-      { item: 'Harbor Cup', event: 'Harbor Cup founded' },
+      { item: 'Northwind Labs', event: 'Northwind Labs founded', query: 'Northwind Labs founded' },
+      { item: 'Harbor Cup', event: 'Harbor Cup founded', query: 'Harbor Cup founded' },
     ]);
   });
 
   it('items - a predicate that names only a kind of event gives each item its scene, the setting and the item', () => {
     expect(respectiveItems('2031年上半年，柳文川和苏晴分别发生了什么重大事件？')).toEqual([
-      { item: '柳文川', event: '2031年上半年柳文川发生了重大事件', scene: '2031年上半年柳文川' },
-      { item: '苏晴', event: '2031年上半年苏晴发生了重大事件', scene: '2031年上半年苏晴' },
+      {
+        item: '柳文川',
+        event: '2031年上半年柳文川发生了重大事件',
+        query: '2031年上半年柳文川',
+        scene: '2031年上半年柳文川',
+      },
+      {
+        item: '苏晴',
+        event: '2031年上半年苏晴发生了重大事件',
+        query: '2031年上半年苏晴',
+        scene: '2031年上半年苏晴',
+      },
     ]);
     // A predicate that names what the events are about says what happened: no scene.
     expect(respectiveItems('2031年4月和6月分别发生了哪些关于NBC和青川大桥的事件？').every((item) => !item.scene)).toBe(
@@ -32,8 +42,16 @@ describe('respectively - the items of a distributive question share its predicat
 
   it('items - a list in the setting, before a subject that 分别 follows, is the items: each a time of that subject', () => {
     expect(respectiveItems('2031年6月和2032年7月，青川队的比赛中分别发生了什么重大事件或结果？')).toEqual([
-      { item: '2031年6月', event: '2031年6月青川队的比赛中发生了重大事件或结果' },
-      { item: '2032年7月', event: '2032年7月青川队的比赛中发生了重大事件或结果' },
+      {
+        item: '2031年6月',
+        event: '2031年6月青川队的比赛中发生了重大事件或结果',
+        query: '2031年6月青川队的比赛中发生了重大事件或结果',
+      },
+      {
+        item: '2032年7月',
+        event: '2032年7月青川队的比赛中发生了重大事件或结果',
+        query: '2032年7月青川队的比赛中发生了重大事件或结果',
+      },
     ]);
   });
 
@@ -41,6 +59,11 @@ describe('respectively - the items of a distributive question share its predicat
     expect(respectiveItems('2031年4月和6月分别发生了哪些关于NBC和青川大桥的事件？').map(({ event }) => event)).toEqual([
       '2031年4月发生了关于NBC',
       '6月青川大桥的事件',
+    ]);
+    // Retrieval asks each item the whole predicate: a pairing may be misread.
+    expect(respectiveItems('2031年4月和6月分别发生了哪些关于NBC和青川大桥的事件？').map(({ query }) => query)).toEqual([
+      '2031年4月发生了关于NBC和青川大桥的事件',
+      '6月发生了关于NBC和青川大桥的事件',
     ]);
     expect(respectiveItems('青川市和澜沧市分别发生了什么事件以及具体日期？').map(({ event }) => event)).toEqual([
       '青川市发生了事件以及具体日期',

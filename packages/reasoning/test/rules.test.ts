@@ -92,6 +92,27 @@ describe('query-understanding rules - routes', () => {
     expect(analysis.route).not.toBe(Route.ITERATIVE);
   });
 
+  it('rules - a distributive question asks each item with the setting and the predicate the items share', () => {
+    const question = '2031年4月，青川市和澜沧市分别在几月几日开通地铁？';
+    const analysis = analyzeByRules(question);
+    expect(analysis.route).toBe(Route.PARALLEL);
+    expect(analysis.subQuestions.map((sub) => sub.text)).toEqual([
+      '2031年4月青川市在开通地铁',
+      '2031年4月澜沧市在开通地铁',
+    ]);
+    // Off, the first item is cut from the predicate the question states once, after the last.
+    const off = analyzeByRules(question, ['respectiveFoci']);
+    expect(off.subQuestions[0]?.text).not.toContain('开通地铁');
+  });
+
+  it('rules - a predicate paired item by item is still asked whole of each item: the pairing may be misread', () => {
+    const analysis = analyzeByRules('2031年6月，柳文川和北岭集团分别参与了哪些会议与展览？');
+    expect(analysis.subQuestions.map((sub) => sub.text)).toEqual([
+      '2031年6月柳文川参与了会议与展览',
+      '2031年6月北岭集团参与了会议与展览',
+    ]);
+  });
+
   it('rules - "birthplace" is one link, counted once however it is written', () => {
     const oneWord = analyzeByRules('What is the famous bridge in the birthplace of the composer of Lantern Hymns?');
     const twoWords = analyzeByRules('What is the famous bridge in the birth place of the composer of Lantern Hymns?');

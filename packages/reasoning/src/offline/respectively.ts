@@ -17,6 +17,14 @@ export interface RespectiveItem {
   /** The item with the setting and the shared predicate, its asking words left out ("2031年4月青川市开通地铁"). */
   event: string;
   /**
+   * What a sub-question retrieves the item by: the item with the setting and the whole predicate,
+   * its asking words left out ("2031年4月青川市开通地铁"), or the scene where the predicate names
+   * only a kind of event. A predicate paired item by item may be misread ("参与了会议与展览" joins
+   * two things of each item), and a query holding a sibling's words loses less than one missing
+   * its own.
+   */
+  query: string;
+  /**
    * The item with the setting alone ("2031年上半年青川市"), where the predicate names only a kind
    * of event ("发生了什么重大事件"); undefined where it says what happened.
    */
@@ -65,6 +73,7 @@ function chineseItems(question: string): RespectiveItem[] {
   return items.map((item, index) => ({
     item,
     event: `${shared(item)}${predicates[index] as string}`,
+    query: kindOnly ? shared(item) : `${shared(item)}${predicate}`,
     ...(kindOnly ? { scene: shared(item) } : {}),
   }));
 }
@@ -78,7 +87,7 @@ function englishItems(question: string): RespectiveItem[] {
     .split(ENGLISH_LIST)
     .map((item) => item.replace(/^the\s+/i, '').trim())
     .filter((item) => item.length > 0);
-  return items.map((item) => ({ item, event: `${item} ${predicate}` }));
+  return items.map((item) => ({ item, event: `${item} ${predicate}`, query: `${item} ${predicate}` }));
 }
 
 /** The items a distributive question lists, each with the predicate; [] when it lists fewer than two. */

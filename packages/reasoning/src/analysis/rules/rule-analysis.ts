@@ -75,8 +75,9 @@ function parallelPlan(question: string, signals: QuestionSignals): SubQuestion__
   if (!signals.roleNoun || comparesRoleHolders(question)) {
     return foci.map((focus, index) => ({
       id: `q${index + 1}`,
-      // An event is looked up by its own words: what is asked of it (its date) is the same for all.
-      text: signals.timedEvents ? focus : focusQuestion(question, focus, foci),
+      // An event is looked up by its own words: what is asked of it (its date) is the same for all;
+      // a distributive question's item carries its own setting and predicate already.
+      text: signals.fociAsked ? focus : focusQuestion(question, focus, foci),
       dependsOn: [],
     }));
   }

@@ -9,6 +9,7 @@ import {
   timedEvents,
 } from '../../offline/question.js';
 import { joinsItems } from '../../offline/event-list.js';
+import { respectiveItems } from '../../offline/respectively.js';
 import { determinedRoleNoun, isRoleNoun, roleNounIn } from '../../offline/relations.js';
 import type { ReasoningSwitch } from '../../switches.js';
 import { isOn } from '../../switches.js';
@@ -29,6 +30,11 @@ export interface QuestionSignals {
   bridge: boolean;
   /** The foci are events the question compares by date: each is looked up as it is named. */
   timedEvents: boolean;
+  /**
+   * Each focus is a whole sub-question already, looked up as it stands: an event compared by
+   * date, or a distributive question's item with its setting and its share of the predicate.
+   */
+  fociAsked: boolean;
   /** A role noun ("director", "负责人") the foci's documents name, not the foci themselves. */
   roleNoun: string | undefined;
   /**
@@ -81,13 +87,27 @@ export function detectSignals(question: string, switchedOff: readonly ReasoningS
   const options = choiceOptions(question);
   // The events a question about their times lists, or the options of a Chinese comparison.
   const events = options.length === 0 && isOn(switchedOff, 'timedEvents') ? timedEvents(question) : [];
-  const chineseOptions = events.length >= 2 ? events : options.length === 0 ? chineseComparisonOptions(question) : [];
+  // "A和B分别在几月几日开通地铁？": each item with the setting and the predicate it shares, so no
+  // item's sub-question loses the words the question states once for all of them.
+  const respective =
+    options.length === 0 && events.length < 2 && isOn(switchedOff, 'respectiveFoci')
+      ? respectiveItems(question).map((item) => item.query)
+      : [];
+  const chineseOptions =
+    events.length >= 2
+      ? events
+      : respective.length >= 2
+        ? respective
+        : options.length === 0
+          ? chineseComparisonOptions(question)
+          : [];
   const questionMarks = question.match(QUESTION_MARKS)?.length ?? 0;
 
   if (COMPARE.test(question) && !DIFFERENCE_DESCRIBES.test(question)) fired.push('compare');
   if (SEPARATELY.test(question)) fired.push('separately');
   if (options.length === 2) fired.push(asksComparative(question) ? 'choice:comparative' : 'choice:or');
   if (events.length >= 2) fired.push('events:timed');
+  else if (respective.length >= 2) fired.push('separately:items');
   else if (chineseOptions.length >= 2) fired.push('compare:zh');
   if (questionMarks >= 2) fired.push(`questions:${questionMarks}`);
   if (anchors.length >= 2 && SHARED.test(question) && /\band\b|和|与/.test(question)) fired.push('shared:both');
@@ -130,6 +150,7 @@ export function detectSignals(question: string, switchedOff: readonly ReasoningS
     multiFocus,
     bridge,
     timedEvents: events.length >= 2,
+    fociAsked: events.length >= 2 || respective.length >= 2,
     // An event's own words may hold a role noun ("选举新领导"); its date is still in its own document.
     roleNoun:
       events.length >= 2
