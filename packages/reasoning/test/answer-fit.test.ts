@@ -16,7 +16,7 @@ const director = chunk(
 const restaurant = chunk(
   'c-restaurant',
   'Tomas Berg',
-  'Tomas Berg is a Swedish chef known for his work at the two Michelin star restaurant Fjord House in Malmo.',
+  'Tomas Berg is a Swedish chef known for his work at the two-star Ferrand guide restaurant Fjord House in Malmo.',
 );
 
 /** What offline synthesis writes when the chain's one hop ended at `answer`, citing `cited`. */
@@ -90,7 +90,7 @@ describe('answer fit - a chain that ended at an answer of another kind than aske
 
   it('answer fit - a word the evidence only uses to describe something else ("a Canadian drama film") answers no "who"', async () => {
     expect((await answered('Who directed the film that premiered in Halifax?', 'Canadian')).abstains).toBe(true);
-    expect((await answered('What is the name of the sister of Tomas Berg?', 'Michelin', [restaurant])).abstains).toBe(
+    expect((await answered('What is the name of the sister of Tomas Berg?', 'Ferrand', [restaurant])).abstains).toBe(
       true,
     );
     expect(
@@ -109,7 +109,7 @@ describe('answer fit - a chain that ended at an answer of another kind than aske
   it('answer fit - a place is asked: a name the evidence never uses as a place is no answer', async () => {
     const cast = chunk('c-cast', 'Harbour Lights', 'The cast members of Harbour Lights are Ilse Varga and Tomas Berg.');
     expect(
-      (await answered('Tomas Berg is a cast member and he is from what country?', 'Ilse Varga', [cast])).abstains,
+      (await answered('Which country does the lead of Harbour Lights come from?', 'Ilse Varga', [cast])).abstains,
     ).toBe(true);
     expect(
       (await answered('Where is the director of Harbour Lights located?', 'Tomas Berg', [cast], ['answerFit']))
@@ -128,6 +128,32 @@ describe('answer fit - a chain that ended at an answer of another kind than aske
     expect((await answered('What county was Harbour Lights shot in?', 'Rockland County', [village])).abstains).toBe(
       false,
     );
+  });
+
+  it('answer fit - a kind of place that only describes the noun after it asks for no place ("which country singer")', async () => {
+    const cast = chunk('c-cast', 'Harbour Lights', 'The cast members of Harbour Lights are Ilse Varga and Tomas Berg.');
+    const fits = async (asked: string) => !(await answered(asked, 'Ilse Varga', [cast])).abstains;
+    // Followed by another noun or a possessive, the kind word is a modifier: a person may answer.
+    expect(await fits('Which country singer starred in Harbour Lights?')).toBe(true);
+    expect(await fits('What state governor produced Harbour Lights?')).toBe(true);
+    expect(await fits("Which town's mayor opened Harbour Lights?")).toBe(true);
+    expect(await fits('Which Canadian province university trained the lead of Harbour Lights?')).toBe(true);
+    // Closed by a function word, a verb, punctuation, or a name after a leading preposition, a place is asked.
+    expect(await fits('Which country is the lead of Harbour Lights from?')).toBe(false);
+    expect(await fits('Which city hosted Harbour Lights?')).toBe(false);
+    expect(await fits('Which city won the right to screen Harbour Lights?')).toBe(false);
+    expect(await fits('The lead of Harbour Lights comes from what country?')).toBe(false);
+    expect(await fits('In which county Harbour Lights was shot is unclear.')).toBe(false);
+    expect(await fits('Which cities screen Harbour Lights?')).toBe(false);
+  });
+
+  it('answer fit - "to" puts no place ("married to"): a name only after it is no answer to a place question', async () => {
+    const married = chunk('c-married', 'Ilse Varga', 'Ilse Varga was married to Tomas Berg for ten years.');
+    expect((await answered('Where did the director of Harbour Lights live?', 'Tomas Berg', [married])).abstains).toBe(
+      true,
+    );
+    const moved = chunk('c-moved', 'Ilse Varga', 'Ilse Varga moved to Malmo and lived in Malmo until 1999.');
+    expect((await answered('Where did the director of Harbour Lights live?', 'Malmo', [moved])).abstains).toBe(false);
   });
 
   it('answer fit - a name that is an attribute of the noun the question asks for names that thing ("which department")', async () => {

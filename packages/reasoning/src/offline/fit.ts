@@ -40,7 +40,7 @@ function attributiveAt(text: string, start: number, end: number, askedKind: read
 
 /**
  * Whether every mention of a name in the chunks is an attribute of another noun ("a Prussian
- * born composer", "the two Michelin star restaurant"), other than of the kind asked: a word that
+ * born composer", "the two-star Ferrand guide restaurant"), other than of the kind asked: a word that
  * describes something, not the person, place or thing a question asks for unless it asks for a
  * description. False where no chunk mentions it.
  */
@@ -86,18 +86,48 @@ function namesWhatIsDescribed(question: string, answer: string): boolean {
   return head.some((term) => !containsStem(asked, term) && containsStem(described, term));
 }
 
-// "Where is X located?", "from what country", "in which city": a place is asked.
-const PLACE_QUESTION =
-  /^\s*where\b|\b(?:what|which)\s+(?:[\p{L}-]+\s+)?(?:country|countries|city|cities|state|town|county|province|region|nation|village|continent)\b/iu;
-// A preposition that puts what follows it in a place: "based in Battle Creek", "from Seoul".
-const BEFORE_PLACE = /\b(?:in|at|near|from|into|to|across|throughout|outside|within|towards?)\s+(?:the\s+)?$/i;
+// "where", and a kind of place after "what" or "which" ("what Nova Scotia county", "which cities").
+const PLACE_KIND =
+  /^\s*where\b|\b(?:what|which)\s+(?:[\p{L}-]+\s+)?(?:(country|city|state|town|county|province|region|nation|village|continent)|countries|cities)\b/giu;
+const NEXT_TOKEN = /^(?:\s+([\p{L}'’-]+))?/u;
+const LEADING_PREPOSITION = /\b(?:in|from|at|to|into|of)\s+$/i;
+// The common irregular past forms of English verbs, which no suffix marks as verbs ("which country won").
+const IRREGULAR_PAST = new Set(
+  'became began bore bought brought built came chose drew fell fought found gave got grew had held hid kept knew lay led left lost made met paid put ran rose said sank saw sent set shot sold spoke stood took tore won wore wrote'.split(
+    ' ',
+  ),
+);
+
+/**
+ * Whether a question asks for a place ("Where is X located?", "from what country", "in which
+ * city"): the kind of place closes the asked phrase. A kind followed by a possessive, a hyphen or
+ * another noun only describes what is asked ("which town's mayor", "what region manager signed
+ * …"): a word after a singular kind must be one of the function words, a verb (in -ed or -s, or
+ * an irregular past), or a name where a preposition leads the phrase ("in which county Ada Moss
+ * was born"). A plural kind describes no noun after it ("which cities host …").
+ */
+function asksPlace(question: string): boolean {
+  return [...question.matchAll(PLACE_KIND)].some((match) => {
+    const rest = question.slice(match.index + match[0].length);
+    if (/^['’-]/.test(rest)) return false;
+    const next = NEXT_TOKEN.exec(rest)?.[1];
+    if (match[1] === undefined || next === undefined) return true;
+    const word = next.toLowerCase();
+    if (ENGLISH_STOP_WORDS.has(word) || IRREGULAR_PAST.has(word) || /(?:ed|s)$/.test(word)) return true;
+    return /^\p{Lu}/u.test(next) && LEADING_PREPOSITION.test(question.slice(0, match.index));
+  });
+}
+
+// A preposition that puts what follows it in a place: "based in Port Ellis", "from Seoul". Not
+// "to" or "towards": their object is as often a person or a thing ("married to", "sold to").
+const BEFORE_PLACE = /\b(?:in|at|near|from|into|across|throughout|outside|within)\s+(?:the\s+)?$/i;
 
 /**
  * Whether the evidence uses an answer as a place somewhere: after a preposition of place ("based
- * in Battle Creek, Michigan"), or as an attribute of a noun ("a South Korean singer", the way a
+ * in Port Ellis, Maine"), or as an attribute of a noun ("a South Korean singer", the way a
  * country is named beside what is from it). A name the evidence only ever uses as the subject or
- * object of a clause ("cast members Kim Jong-kook and Haha", "the former home of the New York
- * Cocoa Exchange") is a person or a thing, whatever a "where" question's chain ended on.
+ * object of a clause ("the hosts Ada Moss and Bo", "the former home of the Harbour Grain
+ * Exchange") is a person or a thing, whatever a "where" question's chain ended on.
  */
 function usedAsPlace(answer: string, chunks: readonly Pick<Chunk__Output, 'text'>[]): boolean {
   const pattern = new RegExp(`(?<![\\p{L}\\p{N}])${escapeRegExp(answer)}(?![\\p{L}\\p{N}])`, 'giu');
@@ -134,6 +164,6 @@ export function fitsQuestion(
   if (type === 'number') return namesNumber(answer);
   if (comparesTimesOfSeveral(question) && OFFERS_OPTIONS.test(question)) return states(question, answer);
   if (states(question, answer) || namesWhatIsDescribed(question, answer)) return false;
-  if (PLACE_QUESTION.test(question) && !namesAskedKind(question, answer) && !usedAsPlace(answer, chunks)) return false;
+  if (asksPlace(question) && !namesAskedKind(question, answer) && !usedAsPlace(answer, chunks)) return false;
   return ASKS_DESCRIPTION.test(question) || !onlyAttributive(answer, chunks, askedKind(question));
 }
