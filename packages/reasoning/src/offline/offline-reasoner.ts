@@ -19,8 +19,8 @@ import {
   samePeriod,
 } from './question.js';
 import { expandRelations, isRoleNoun } from './relations.js';
+import { namesRoleBeside, roleAskedFor } from './role-holder.js';
 import { synthesizeOffline } from './synthesis.js';
-import { answerSentences, askedRole, statesAnyRelation } from './support.js';
 import type { TitleConventions } from './text.js';
 import { bareTitle, chunkTerms, escapeRegExp, sentences, titleConventions } from './text.js';
 import type { ReasoningSwitch } from '../switches.js';
@@ -96,7 +96,7 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
   const titles = titleConventions(options.switchedOff);
   const soughtDocument = isOn(options.switchedOff, 'soughtDocument');
   const bridgeMentions = isOn(options.switchedOff, 'bridgeMentions');
-  const askedRoles = isOn(options.switchedOff, 'askedRole');
+  const askedRole = isOn(options.switchedOff, 'askedRole');
 
   async function extractHopAnswer(input: HopExtractionInput): Promise<HopFinding> {
     const { chunks, hop, previous } = input;
@@ -206,12 +206,11 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
       if (checked && !fromLead && stillAsked.length > 0 && !statesRelation(cited, stillAsked))
         return unknownFinding(citedIds);
       // A role-holder is named beside the role ("his sister Sophy", "the daughter of Olof"), even
-      // in the lead's own document: where the sentence stating the answer says no such thing, the
-      // chain came to another entity's document (the sought one is missing) and read a stray name.
-      const role = askedRoles ? askedRole(input.focus) : undefined;
-      const answerChunk = [...source, ...cited].find((chunk) => chunk.chunkId === sourceId);
-      if (role !== undefined && !(answerChunk && statesAnyRelation(answerSentences(answerChunk, answer), [role])))
-        return unknownFinding(citedIds);
+      // in the lead's own document: where no sentence of the documents the name was read from
+      // says so, the chain came to another entity's document (the sought one is missing) and
+      // read a stray name. A date or a number holds no role.
+      const role = askedRole && named ? roleAskedFor(input.focus) : undefined;
+      if (role !== undefined && !namesRoleBeside(source, answer, role)) return unknownFinding(citedIds);
       // A named answer's own document, when this hop retrieved it, is evidence that it is what was asked.
       const own = typed
         ? []
