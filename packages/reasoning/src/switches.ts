@@ -44,11 +44,11 @@ export const REASONING_SWITCHES = {
   roleHolderDates:
     "a comparison by date of the options' role-holders (\"which film has the director who is older, X or Y?\") reads each holder's date from the holder's own document, not the option's; a holder with none is what the answer names as missing",
   answerFit:
-    'a chain\'s answer must be of the kind its question asks for (a date, a number, one of the things a which-first question offers, a name the evidence uses as a place where a place is asked ("in Seoul", not "cast members Kim and Haha"), something the question does not already say, and not a word the evidence only uses to describe something else, "a Canadian drama film"); otherwise the answer abstains',
+    'a chain\'s answer must be of the kind its question asks for (a date, a number, one of the things a which-first question offers, a name the evidence uses as a place where a place is asked ("in Seoul", not "the hosts Ada and Bo"), something the question does not already say, and not a word the evidence only uses to describe something else, "a Canadian drama film"); otherwise the answer abstains',
   jointJudgement:
     'a yes-or-no question about things it joins ("Are A and B both native to Asia?", "…from the same country?") is judged from each thing\'s own document: the predicate\'s words each states, or a name their opening sentences share; a thing without its document leaves it unanswered',
   askedRole:
-    'a question that asks for the holder of a role ("has a sister named what", "who is the maternal grandfather of X") is answered only from a sentence that names the role beside the answer, even in the lead\'s own document; otherwise the chain is broken there and the answer abstains',
+    'a question that asks for the holder of a role ("has a sister named what", "who is the paternal grandmother of X") is answered only from a sentence that names the role beside the answer, even in the lead\'s own document; otherwise the chain is broken there and the answer abstains',
   statedChoice:
     'a choice not decided by dates ("Which goalkeeper was nicknamed the Black Spider, A or B?") picks the option whose own document states the most of the words the question asks of it, before weighing the hops\' answers',
 } as const;

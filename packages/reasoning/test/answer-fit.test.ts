@@ -123,9 +123,9 @@ describe('answer fit - a chain that ended at an answer of another kind than aske
     const village = chunk(
       'c-village',
       'Harbour Lights',
-      'Harbour Lights was shot in the town of Ramapo, Rockland County.',
+      'Harbour Lights was shot in the town of Marrow, Halden County.',
     );
-    expect((await answered('What county was Harbour Lights shot in?', 'Rockland County', [village])).abstains).toBe(
+    expect((await answered('What county was Harbour Lights shot in?', 'Halden County', [village])).abstains).toBe(
       false,
     );
   });

@@ -140,7 +140,7 @@ function usedAsPlace(answer: string, chunks: readonly Pick<Chunk__Output, 'text'
   );
 }
 
-/** Whether an answer's head word is the kind of thing asked: "Rockland County" names a county. */
+/** Whether an answer's head word is the kind of thing asked: "Halden County" names a county. */
 function namesAskedKind(question: string, answer: string): boolean {
   const head = contentTerms(answer.trim().split(/\s+/).at(-1) ?? '');
   return head.some((term) => containsStem(askedKind(question), term));
