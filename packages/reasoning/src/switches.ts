@@ -44,7 +44,7 @@ export const REASONING_SWITCHES = {
   roleHolderDates:
     "a comparison by date of the options' role-holders (\"which film has the director who is older, X or Y?\") reads each holder's date from the holder's own document, not the option's; a holder with none is what the answer names as missing",
   answerFit:
-    'a chain\'s answer must be of the kind its question asks for (a date, a number, one of the things a which-first question offers, a name the evidence uses as a place where a place is asked ("in Seoul", not "the hosts Ada and Bo"), something the question does not already say, and not a word the evidence only uses to describe something else, "a Canadian drama film"); otherwise the answer abstains',
+    'a chain\'s answer must be of the kind its question asks for (a date, a number, one of the things a which-first question offers, a name the evidence uses as a place where a place is asked ("in Bergen", not "the hosts Ada and Bo"), something the question does not already say, and not a word the evidence only uses to describe something else, "a Canadian drama film"); otherwise the answer abstains',
   jointJudgement:
     'a yes-or-no question about things it joins ("Are A and B both native to Asia?", "…from the same country?") is judged from each thing\'s own document: the predicate\'s words each states, or a name their opening sentences share; a thing without its document leaves it unanswered',
   askedRole:

@@ -118,13 +118,13 @@ function asksPlace(question: string): boolean {
   });
 }
 
-// A preposition that puts what follows it in a place: "based in Port Ellis", "from Seoul". Not
+// A preposition that puts what follows it in a place: "based in Port Ellis", "from Bergen". Not
 // "to" or "towards": their object is as often a person or a thing ("married to", "sold to").
 const BEFORE_PLACE = /\b(?:in|at|near|from|into|across|throughout|outside|within)\s+(?:the\s+)?$/i;
 
 /**
  * Whether the evidence uses an answer as a place somewhere: after a preposition of place ("based
- * in Port Ellis, Maine"), or as an attribute of a noun ("a South Korean singer", the way a
+ * in Port Ellis, Maine"), or as an attribute of a noun ("a Norwegian singer", the way a
  * country is named beside what is from it). A name the evidence only ever uses as the subject or
  * object of a clause ("the hosts Ada Moss and Bo", "the former home of the Harbour Grain
  * Exchange") is a person or a thing, whatever a "where" question's chain ended on.

@@ -205,7 +205,7 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
       const checked = named !== undefined || (last !== undefined && (answeredFrom?.title ?? '') !== '');
       if (checked && !fromLead && stillAsked.length > 0 && !statesRelation(cited, stillAsked))
         return unknownFinding(citedIds);
-      // A role-holder is named beside the role ("his sister Sophy", "the daughter of Olof"), even
+      // A role-holder is named beside the role ("his sister Marta", "the daughter of Olof"), even
       // in the lead's own document: where no sentence of the documents the name was read from
       // says so, the chain came to another entity's document (the sought one is missing) and
       // read a stray name. A date or a number holds no role.

@@ -20,7 +20,7 @@ const ROLE_ASKED_BEFORE = /\b([\p{L}-]+)\s+(?:named|called)\s+(?:what|who)\b/iu;
 /**
  * The role noun a question asks the holder of ("sister", "grandfather"), if the question word
  * asks for one: the answer is another entity, and a text names a role-holder beside the role
- * ("his sister Sophy", "the son of Olof"). A question that only mentions a role on the way
+ * ("his sister Marta", "the son of Olof"). A question that only mentions a role on the way
  * ("the director of X was born where?") asks something else of its holder.
  */
 export function roleAskedFor(question: string): string | undefined {
