@@ -174,6 +174,8 @@ describe('answer-gateway gRPC AnswerGateway.Ask', () => {
       ],
       [t.keys.alice, { question: '   ' }, grpc.status.INVALID_ARGUMENT, 'invalid_argument'],
       [t.keys.alice, { question: 'Who owns Atlas?', maxHops: 9 }, grpc.status.INVALID_ARGUMENT, 'invalid_argument'],
+      // Past the default MAX_QUESTION_CHARS (2,000): gRPC holds a question to HTTP's limit.
+      [t.keys.alice, { question: 'Who owns Atlas? '.repeat(130) }, grpc.status.INVALID_ARGUMENT, 'invalid_argument'],
       [t.keys.alice, { resumeQuestionId: 'a0c1e2d3-0000-4000-8000-000000000000' }, grpc.status.NOT_FOUND, 'not_found'],
       [t.keys.carol, { question: 'first' }, grpc.status.OK, ''],
       [t.keys.carol, { question: 'second' }, grpc.status.RESOURCE_EXHAUSTED, 'resource_exhausted'],
