@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { freePort, waitFor } from '@hopline/test-support';
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
+const OPS_PORT_ATTEMPTS = 3;
 
 /**
  * One Hopline service as its own process, started the way its package's `start` script does,
@@ -32,8 +33,7 @@ export async function startServiceProcess(
   /** How long a start or restart may take to report healthy: more on a loaded machine. */
   { startupTimeoutMs = 60_000 }: { startupTimeoutMs?: number } = {},
 ): Promise<ServiceProcess> {
-  const opsPort = await freePort();
-  const opsUrl = `http://127.0.0.1:${opsPort}`;
+  let opsPort = await freePort();
   let lines: string[] = [];
   let child: ChildProcess;
   let exited: Promise<void>;
@@ -59,14 +59,19 @@ export async function startServiceProcess(
     exited = new Promise((resolve) => child.once('exit', () => resolve()));
   };
   const output = () => lines.join('');
-  const healthy = (timeoutMs = startupTimeoutMs) =>
-    waitFor(
+  const opsUrl = () => `http://127.0.0.1:${opsPort}`;
+  const stillRunning = () => child.exitCode === null && child.signalCode === null;
+  // A process that exited will not become healthy: said at once, not after the whole timeout.
+  const healthy = async (timeoutMs = startupTimeoutMs) => {
+    const state = await waitFor(
       async () => {
-        if (child.exitCode !== null) throw new Error(`${service} exited with ${child.exitCode}:\n${output()}`);
-        return (await fetch(`${opsUrl}/healthz`).catch(() => undefined))?.ok === true;
+        if (child.exitCode !== null) return 'exited';
+        return (await fetch(`${opsUrl()}/healthz`).catch(() => undefined))?.ok === true ? 'healthy' : undefined;
       },
       { timeoutMs, description: `${service} to report healthy` },
-    ).then(() => undefined);
+    );
+    if (state === 'exited') throw new Error(`${service} exited with ${child.exitCode}:\n${output()}`);
+  };
   const kill = async () => {
     if (child.exitCode !== null || child.signalCode !== null) return;
     child.kill('SIGCONT');
@@ -74,13 +79,31 @@ export async function startServiceProcess(
     await exited;
   };
 
-  spawnIt();
-  await healthy().catch(async (error: unknown) => {
+  // freePort() hands out a port from the range the OS also gives outgoing connections, and any
+  // connect() made before the child binds may take it: a first start that loses its ops port
+  // that way starts again on another one (the caller's own ports stay as they were given).
+  for (let attempt = 1; ; attempt++) {
+    spawnIt();
+    const started = await healthy().then(
+      () => undefined,
+      (error: unknown) => error as Error,
+    );
+    if (started === undefined) break;
+    const timedOut = stillRunning();
+    const lostOpsPort = output().includes(`EADDRINUSE: address already in use 127.0.0.1:${opsPort}`);
     await kill();
-    throw new Error(`${(error as Error).message}\n${output()}`);
-  });
+    if (lostOpsPort && attempt < OPS_PORT_ATTEMPTS) {
+      opsPort = await freePort();
+      lines = [];
+      continue;
+    }
+    // An exit's error carries the output already; a timeout's does not.
+    throw timedOut ? new Error(`${started.message}\n${output()}`) : started;
+  }
   return {
-    opsUrl,
+    get opsUrl() {
+      return opsUrl();
+    },
     output,
     signal: (signal) => child.kill(signal),
     kill,
@@ -92,7 +115,7 @@ export async function startServiceProcess(
       await healthy();
     },
     get running() {
-      return child.exitCode === null && child.signalCode === null;
+      return stillRunning();
     },
     [Symbol.asyncDispose]: kill,
   };
