@@ -71,8 +71,9 @@ export function shareRankedLists(
   for (let round = 0; round < rounds; round += 1) {
     for (const [index, list] of lists.entries()) {
       if (decided[index] === true && round % 2 === 1) continue;
-      const chunk = list[taken[index] as number];
-      taken[index] = (taken[index] as number) + 1;
+      const next = taken[index] ?? 0;
+      taken[index] = next + 1;
+      const chunk = list[next];
       if (!chunk || seen.has(keyOf(chunk))) continue;
       seen.add(keyOf(chunk));
       merged.push(chunk);

@@ -143,7 +143,8 @@ function usedAsPlace(answer: string, chunks: readonly Pick<Chunk__Output, 'text'
 /** Whether an answer's head word is the kind of thing asked: "Halden County" names a county. */
 function namesAskedKind(question: string, answer: string): boolean {
   const head = contentTerms(answer.trim().split(/\s+/).at(-1) ?? '');
-  return head.some((term) => containsStem(askedKind(question), term));
+  const asked = askedKind(question);
+  return head.some((term) => containsStem(asked, term));
 }
 
 /**

@@ -28,8 +28,6 @@ export interface QuestionSignals {
   multiFocus: boolean;
   /** One part's answer is needed to ask the next. */
   bridge: boolean;
-  /** The foci are events the question compares by date: each is looked up as it is named. */
-  timedEvents: boolean;
   /**
    * Each focus is a whole sub-question already, looked up as it stands: an event compared by
    * date, or a distributive question's item with its setting and its share of the predicate.
@@ -94,13 +92,8 @@ export function detectSignals(question: string, switchedOff: readonly ReasoningS
       ? respectiveItems(question).map((item) => item.query)
       : [];
   const chineseOptions =
-    events.length >= 2
-      ? events
-      : respective.length >= 2
-        ? respective
-        : options.length === 0
-          ? chineseComparisonOptions(question)
-          : [];
+    [events, respective].find((items) => items.length >= 2) ??
+    (options.length === 0 ? chineseComparisonOptions(question) : []);
   const questionMarks = question.match(QUESTION_MARKS)?.length ?? 0;
 
   if (COMPARE.test(question) && !DIFFERENCE_DESCRIBES.test(question)) fired.push('compare');
@@ -149,7 +142,6 @@ export function detectSignals(question: string, switchedOff: readonly ReasoningS
     foci,
     multiFocus,
     bridge,
-    timedEvents: events.length >= 2,
     fociAsked: events.length >= 2 || respective.length >= 2,
     // An event's own words may hold a role noun ("选举新领导"); its date is still in its own document.
     roleNoun:
