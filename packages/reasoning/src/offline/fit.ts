@@ -39,8 +39,8 @@ function attributiveAt(text: string, start: number, end: number, askedKind: read
 }
 
 /**
- * Whether every mention of a name in the chunks is an attribute of another noun ("a Prussian
- * born composer", "the two-star Ferrand guide restaurant"), other than of the kind asked: a word that
+ * Whether every mention of a name in the chunks is an attribute of another noun ("a Bavarian
+ * born painter", "the two-star Ferrand guide restaurant"), other than of the kind asked: a word that
  * describes something, not the person, place or thing a question asks for unless it asks for a
  * description. False where no chunk mentions it.
  */
