@@ -37,8 +37,6 @@ export const REASONING_SWITCHES = {
     'a which-first question where a document dates its event without any year ("6月15日") is read in the year of the other events\' documents, when the answer is the same in each of those years, and the answer says so',
   eventKinds:
     'words that name only the kind of an event ("…的事件", "…分别发生了什么重大事件") are not asked of its chunk: an event option is matched without them, and a distributive question whose predicate names only a kind is answered for each item from a chunk about the item in the setting',
-  bridgeBeam:
-    "a later hop that finds nothing for the bridge the hop before read first is run again for each of that hop's next two bridges, each alone, and the first whose documents state the relation asked beside what it reads becomes the chain's bridge (the hop before read the wrong name from the right documents); at most two retrievals more per chain",
   soughtDocument:
     "a hop sent to find one entity (a later hop's bridge, a sub-question's one entity) answers only from that entity's document (a titled chunk that merely mentions it is about something else); without one the chain is broken there and the answer abstains",
   bridgeMentions:

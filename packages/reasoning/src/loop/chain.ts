@@ -66,13 +66,6 @@ export function rankedAtStop(
 const normalizeQuery = (query: string) => query.toLowerCase().replace(/\s+/g, ' ').trim();
 
 /**
- * Bridges a hop keeps for the next (`bridgeBeam`): its first and, when the next hop finds nothing
- * for that one, up to two runner-ups, each one more retrieval. A chain branches once, at the
- * first hop that breaks, so a question costs at most two retrievals more per chain.
- */
-const BRIDGE_BEAM = 3;
-
-/**
  * The loop of ARCHITECTURE.md: hop after hop, each query built from the previous hop's answer,
  * until the evidence suffices or a stop reason says otherwise. Every stop is one of the
  * proto's StopReasons; none is an exception.
@@ -85,8 +78,6 @@ export async function runChain(run: QuestionRun, start: ChainStart): Promise<Cha
   const signal = start.signal ?? run.signal;
   let query = start.firstQuery;
   let bridgeEntity = start.bridgeEntity ?? '';
-  const beam = isOn(run.settings.switchedOff, 'bridgeBeam');
-  let branched = false;
 
   const finish = (stopReason: StopReason__Output, missing: string): ChainResult => {
     const last = hops.at(-1);
@@ -121,23 +112,6 @@ export async function runChain(run: QuestionRun, start: ChainStart): Promise<Cha
         deadlineUnixMs,
         signal,
       });
-      if (outcome.finding.unknown && beam && !branched && hops.length > 0) {
-        // The hop before may have read the wrong bridge from the right documents: its runner-ups
-        // are looked up in turn, and the first whose hop finds its document stating the relation
-        // asked replaces it. What the corpus says decides, not the order the names were read in.
-        branched = true;
-        const followed = await followRunnerUp(run, start, hops, previous, askedQueries, {
-          hopInChain,
-          hopsLeft: lastHopInChain - hopInChain,
-          deadlineUnixMs,
-          signal,
-        });
-        if (followed) {
-          outcome = followed.outcome;
-          query = followed.query;
-          bridgeEntity = followed.bridge;
-        }
-      }
     } catch (error) {
       if (error instanceof QuestionInterrupted) return finish(error.stopReason, query);
       throw error;
@@ -155,63 +129,4 @@ export async function runChain(run: QuestionRun, start: ChainStart): Promise<Cha
     bridgeEntity = finding.answer;
   }
   return finish(StopReason.MAX_HOPS, query);
-}
-
-interface BranchPoint {
-  hopInChain: number;
-  hopsLeft: number;
-  deadlineUnixMs: number;
-  signal: AbortSignal;
-}
-
-/**
- * The hop at `at.hopInChain` again, once per runner-up bridge of the hop before (up to the
- * beam's width), each with that runner-up as the one bridge sought: the first whose hop finds
- * something is taken, and the hop before is rewritten to have read that bridge (in `hops` and
- * `previous`), so the chain and its synthesis follow it as if read first. Undefined when none
- * finds anything, or the hop before offered no runner-up: the chain breaks where it did. A hop
- * interrupted (cancelled, past its deadline) throws `QuestionInterrupted`, as the loop's own do.
- */
-async function followRunnerUp(
-  run: QuestionRun,
-  start: ChainStart,
-  hops: HopOutcome[],
-  previous: PreviousHop[],
-  askedQueries: Set<string>,
-  at: BranchPoint,
-): Promise<{ outcome: HopOutcome; query: string; bridge: string } | undefined> {
-  const before = hops.at(-1);
-  const readBefore = previous.at(-1);
-  if (!before || !readBefore) return undefined;
-  for (const runnerUp of (before.finding.runnerUps ?? []).slice(0, BRIDGE_BEAM - 1)) {
-    if (run.stopBeforeHop(at.deadlineUnixMs)) return undefined;
-    if (askedQueries.has(normalizeQuery(runnerUp.nextQuery))) continue;
-    askedQueries.add(normalizeQuery(runnerUp.nextQuery));
-    const rewritten = {
-      ...before.finding,
-      answer: runnerUp.bridge,
-      nextQuery: runnerUp.nextQuery,
-      bridgeEntities: [runnerUp.bridge],
-      runnerUps: [],
-    };
-    const stepsBefore = [...previous.slice(0, -1), { ...readBefore, finding: rewritten }];
-    const outcome = await runHop(run, {
-      focus: start.focus,
-      query: runnerUp.nextQuery,
-      hopInChain: at.hopInChain,
-      expectedHops: start.expectedHops,
-      hopsLeft: at.hopsLeft,
-      previous: stepsBefore,
-      hydeText: '',
-      bridgeEntity: runnerUp.bridge,
-      followsRunnerUp: true,
-      deadlineUnixMs: at.deadlineUnixMs,
-      signal: at.signal,
-    });
-    if (outcome.finding.unknown) continue;
-    hops[hops.length - 1] = { ...before, finding: rewritten };
-    previous.splice(0, previous.length, ...stepsBefore);
-    return { outcome, query: runnerUp.nextQuery, bridge: runnerUp.bridge };
-  }
-  return undefined;
 }

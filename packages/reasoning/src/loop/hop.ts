@@ -29,8 +29,6 @@ export interface HopStep {
   hydeText: string;
   /** The entity whose answer led to this hop ('' for a chain's first hop). */
   bridgeEntity: string;
-  /** The bridge is a runner-up of the hop before, followed after the first one led nowhere. */
-  followsRunnerUp?: boolean;
   /** This hop's deadline: the question's, or its parallel layer's. */
   deadlineUnixMs: number;
   signal: AbortSignal;
@@ -168,7 +166,6 @@ export async function runHop(run: QuestionRun, step: HopStep): Promise<HopOutcom
         query: step.query,
         chunks: ranked,
         previous: step.previous,
-        ...(step.followsRunnerUp ? { followsRunnerUp: true } : {}),
       };
       const finding = await timed(
         (ms) => (reasonMs = ms),

@@ -163,11 +163,6 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
     const seeksOne = last !== undefined || (input.focus !== input.question && anchors.length === 1);
     if (soughtDocument && seeksOne && leadMentions.length === 0 && !readsAboutSought(about, cited))
       return unknownFinding(citedIds);
-    // A runner-up followed after the first bridge led nowhere is the chain's bridge only where its
-    // document says what the question asks of it: otherwise any name would do, and a question
-    // whose answer is missing would be answered from whichever runner-up has a document.
-    if (input.followsRunnerUp && !(stillAsked.length > 0 && statesRelation(cited, stillAsked)))
-      return unknownFinding(citedIds);
     // A question read as one lookup whose evidence leaves relation words unexplained has a
     // bridge the wording hid ("a 1935 film starring an actress born in what year"): one more
     // hop, when the chain has one. Not a comparison of the times of things it names, though one
@@ -262,7 +257,6 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
       .filter((candidate) => candidate.score >= floor)
       .map((candidate) => candidate.name);
     // The best bridges' own documents, when this hop already retrieved them, support them.
-    const questionTail = questionWords(input.focus, unresolved);
     const bridgePages = chunksAbout(chunks, bridges.slice(0, BRIDGE_PAGES_SOUGHT), titles).slice(
       0,
       BRIDGE_PAGE_CITATIONS,
@@ -271,7 +265,7 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
       answer: bridges[0] as string,
       unknown: false,
       done: false,
-      nextQuery: [...bridges, ...questionTail].join(' '),
+      nextQuery: [...bridges, ...questionWords(input.focus, unresolved)].join(' '),
       confidence: confidenceOf(candidates, false),
       citedChunkIds: [
         ...new Set(
@@ -284,8 +278,6 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
         ),
       ],
       bridgeEntities: bridges,
-      // Each runner-up searched alone with the words still asked, should the first lead nowhere.
-      runnerUps: bridges.slice(1).map((bridge) => ({ bridge, nextQuery: [bridge, ...questionTail].join(' ') })),
     };
   }
 

@@ -21,17 +21,6 @@ export interface HopFinding {
    * sub-question is filled in with them, and the next hop's evidence is read for them.
    */
   bridgeEntities: string[];
-  /**
-   * Runner-up bridges a next hop may follow instead of the first, best first, each with the query
-   * it would send; where the first leads nowhere the loop tries them (`bridgeBeam`). None when
-   * done or unknown, or from a reasoner that offers none.
-   */
-  runnerUps?: readonly RunnerUpBridge[];
-}
-
-export interface RunnerUpBridge {
-  bridge: string;
-  nextQuery: string;
 }
 
 export interface PreviousHop {
@@ -56,11 +45,6 @@ export interface HopExtractionInput {
   chunks: readonly Chunk__Output[];
   /** Earlier hops of this chain, in order. */
   previous: readonly PreviousHop[];
-  /**
-   * The hop follows a runner-up bridge of the hop before, tried after the first bridge's hop
-   * found nothing: what it reads counts only where its documents state the relation asked.
-   */
-  followsRunnerUp?: boolean;
 }
 
 /** One numbered entry of the evidence synthesis may cite as [index]. */
