@@ -7,7 +7,7 @@
 export const REASONING_SWITCHES = {
   parallelPlans: 'a question about several foci fans out into one sub-question per focus (PARALLEL)',
   determinedRole:
-    'a role noun after a determiner ("the director born later") makes a comparison plan find role-holders first',
+    'a role noun after a determiner ("the composer born earlier") makes a comparison plan find role-holders first',
   unknownFusion: "a chain that ends UNKNOWN hands the evidence its previous hop's ranking beside its own",
   unplannedFusion:
     "a chain that went past the hops its analysis planned (a bridge the reasoner read from unexplained words) hands the evidence its last planned hop's ranking fused with the later hops'",
@@ -18,11 +18,11 @@ export const REASONING_SWITCHES = {
   respectiveFoci:
     'a distributive question ("A和B分别在几月几日开通地铁？", "When were A and B founded, respectively?") gets one sub-question per item, each with the setting and the whole predicate the items share (the setting alone where the predicate names only a kind of event)',
   parentheticalTitles:
-    'a title\'s trailing parenthesis disambiguates the name the document is about ("No Escape (1936 film)" is about No Escape), as Wikipedia titles do',
+    'a title\'s trailing parenthesis disambiguates the name the document is about ("Quiet Harbour (1936 film)" is about Quiet Harbour), as Wikipedia titles do',
   commaTitles:
-    'a title\'s part before a comma is the name the document is about ("Grant Park, Atlanta" is about Grant Park), as Wikipedia titles of places do',
+    'a title\'s part before a comma is the name the document is about ("Elm Square, Dunmore" is about Elm Square), as Wikipedia titles of places do',
   nameForms:
-    'a document titled with another form of a name is about it: its initials ("CBS"), the name without a rank ("Aurangzeb" for "Emperor Aurangzeb"), the full name of a surname, another spelling of one word ("Rajiv" for "Rajeev")',
+    'a document titled with another form of a name is about it: its initials ("HVT"), the name without a rank ("Orsolan" for "King Orsolan"), the full name of a surname, another spelling of one word ("Anselm" for "Anselme")',
   focusShares:
     "a parallel plan's evidence takes each sub-question's ranking in turn, rank by rank, instead of fusing them by summed reciprocal rank, so a chunk middling for every focus does not push one focus's own chunk out",
   decidedFoci:
@@ -30,7 +30,7 @@ export const REASONING_SWITCHES = {
   entityGraph:
     "a hop adds to its retrieved chunks those personalized PageRank ranks highest on the entity–chunk graph, seeded by its query's and the previous hops' entities",
   eventParties:
-    'a chunk is about an event only if it names every party the event names, at least by a character: the two a joining word stands between ("湖人对火箭的比赛"), and the names of an event dated to its month or day ("2020年2月1日温州确诊病例": 温州); a report of one party alone, or of another place\'s event that day, shares the common words',
+    'a chunk is about an event only if it names every party the event names, at least by a character: the two a joining word stands between ("雄鹰对猛虎的比赛"), and the names of an event dated to its month or day ("2021年3月5日澜州确诊病例": 澜州); a report of one party alone, or of another place\'s event that day, shares the common words',
   orderJudgements:
     'a yes/no question whether one event came before or after another ("A比B早吗", "A是否在B之前") is answered 是的/不是 from the two events\' dates; off, the answer names the event the dates put at that end, as a which-first answer does',
   yearlessDates:
@@ -40,17 +40,17 @@ export const REASONING_SWITCHES = {
   soughtDocument:
     "a hop sent to find one entity (a later hop's bridge, a sub-question's one entity) answers only from that entity's document (a titled chunk that merely mentions it is about something else); without one the chain is broken there and the answer abstains",
   bridgeMentions:
-    "a hop on the way to the answer whose lead bridge has no document of its own reads the next bridge from the chunks that name the lead (\"New Orleans drummer Stanton Moore\" in an album's document), before a runner-up's own document; such a chunk's own subject is no bridge",
+    "a hop on the way to the answer whose lead bridge has no document of its own reads the next bridge from the chunks that name the lead (\"Dunmore drummer Tobin Rusk\" in an album's document), before a runner-up's own document; such a chunk's own subject is no bridge",
   roleHolderDates:
-    "a comparison by date of the options' role-holders (\"which film has the director who is older, X or Y?\") reads each holder's date from the holder's own document, not the option's; a holder with none is what the answer names as missing",
+    "a comparison by date of the options' role-holders (\"which film has the painter who is younger, X or Y?\") reads each holder's date from the holder's own document, not the option's; a holder with none is what the answer names as missing",
   answerFit:
-    'a chain\'s answer must be of the kind its question asks for (a date, a number, one of the things a which-first question offers, a name the evidence uses as a place where a place is asked ("in Bergen", not "the hosts Ada and Bo"), something the question does not already say, and not a word the evidence only uses to describe something else, "a Canadian drama film"); otherwise the answer abstains',
+    'a chain\'s answer must be of the kind its question asks for (a date, a number, one of the things a which-first question offers, a name the evidence uses as a place where a place is asked ("in Tenbury", not "the hosts Ada and Bo"), something the question does not already say, and not a word the evidence only uses to describe something else, "a Valdorian drama film"); otherwise the answer abstains',
   jointJudgement:
-    'a yes-or-no question about things it joins ("Are A and B both native to Asia?", "…from the same country?") is judged from each thing\'s own document: the predicate\'s words each states, or a name their opening sentences share; a thing without its document leaves it unanswered',
+    'a yes-or-no question about things it joins ("Are A and B both native to Velmar?", "…from the same country?") is judged from each thing\'s own document: the predicate\'s words each states, or a name their opening sentences share; a thing without its document leaves it unanswered',
   askedRole:
-    'a question that asks for the holder of a role ("has a sister named what", "who is the paternal grandmother of X") is answered only from a sentence that names the role beside the answer, even in the lead\'s own document; otherwise the chain is broken there and the answer abstains',
+    'a question that asks for the holder of a role ("has a cousin called what", "who is the paternal grandmother of X") is answered only from a sentence that names the role beside the answer, even in the lead\'s own document; otherwise the chain is broken there and the answer abstains',
   statedChoice:
-    'a choice not decided by dates ("Which goalkeeper was nicknamed the Black Spider, A or B?") picks the option whose own document states the most of the words the question asks of it, before weighing the hops\' answers',
+    'a choice not decided by dates ("Which wrestler was nicknamed the Iron Heron, A or B?") picks the option whose own document states the most of the words the question asks of it, before weighing the hops\' answers',
 } as const;
 
 export type ReasoningSwitch = keyof typeof REASONING_SWITCHES;

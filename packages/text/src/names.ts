@@ -152,8 +152,8 @@ function findNamedSpans(text: string, tokens: readonly Token[], options: { numbe
   const spans: NamedSpan[] = [];
   let i = 0;
   while (i < tokens.length) {
-    // A name starts with a capital. In a question a number may start one ("101 Dalmatians");
-    // in prose it is mostly a year before an adjective ("a 1938 American Western").
+    // A name starts with a capital. In a question a number may start one ("47 Lanterns");
+    // in prose it is mostly a year before an adjective ("a 1947 Valdorian Western").
     const opensName =
       tokens[i]?.capitalised === true ||
       (options.numbersOpenNames === true && tokens[i]?.numeric === true && tokens[i + 1]?.capitalised === true);

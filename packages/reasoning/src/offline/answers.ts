@@ -74,7 +74,7 @@ function execFromStart(pattern: RegExp, text: string): RegExpExecArray | null {
 
 const firstMatch = (pattern: RegExp, text: string): string | undefined => execFromStart(pattern, text)?.[0];
 
-// "(4 February 1918 – 3 August 1995)": a life's span, its second date the death.
+// "(9 May 1921 – 14 October 1988)": a life's span, its second date the death.
 const DATE_SPAN = new RegExp(`(${FULL_DATE.source})\\s*[-–—]\\s*(${FULL_DATE.source})`);
 const DEATH_TERMS = ['death', 'died', 'dead'];
 
@@ -87,7 +87,7 @@ const COUNTED_WORDS = 2;
 
 /**
  * Whether the words right after a number say it counts something the question does not ask
- * about ("more than forty operas" is no answer to how many times a plague struck), or that it
+ * about ("more than thirty sonatas" is no answer to how many times a bridge was rebuilt), or that it
  * is part of a name. A number followed by punctuation or a function word ("$120 million at the
  * box office") says nothing.
  */
@@ -96,7 +96,7 @@ function countsOther(after: string, asked: readonly string[]): boolean {
     .slice(0, COUNTED_WORDS)
     .map((match) => match[0]);
   const first = words[0];
-  // "the Four Seasons", "22 Jump Street": a number a name goes on from is part of the name.
+  // "the Seven Lanterns", "41 Harrow Lane": a number a name goes on from is part of the name.
   if (first !== undefined && /^\p{Lu}/u.test(first)) return true;
   if (first === undefined || !/^\p{Ll}/u.test(first) || contentTerms(first).length === 0) return false;
   return !words.some((word) => contentTerms(word).some((term) => containsStem(asked, term)));
@@ -104,7 +104,7 @@ function countsOther(after: string, asked: readonly string[]): boolean {
 
 /**
  * The first number a sentence states that counts something: not part of a date (the day and year
- * of "4 March 1678" count nothing, and a count read from them answers "how many" with a
+ * of "17 June 1702" count nothing, and a count read from them answers "how many" with a
  * birthday), nor a year a preposition of time introduces, nor "one of" a group.
  */
 function countIn(text: string, asked: readonly string[]): string | undefined {

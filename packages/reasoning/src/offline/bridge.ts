@@ -32,7 +32,7 @@ export interface CandidateOptions {
   anchorWeight: (chunk: Chunk__Output) => number;
   /**
    * Reading the final answer rather than a bridge: the document's own title then counts for less
-   * than a name next to the relation words ("the son of John Profumo and his wife…").
+   * than a name next to the relation words ("the son of Tobias Wrenfield and his wife…").
    */
   concluding?: boolean;
   /** How titles name what their documents are about. */
@@ -59,7 +59,7 @@ const containsWords = (outer: string, inner: string) => ` ${outer} `.includes(` 
 
 /**
  * Whether `short` is `full` with inner words left out: the same first and last word, the rest in
- * order ("Nekeshia Henderson" of "Nekeshia Shiondrail Henderson", a name without its middle name).
+ * order ("Orla Brennick" of "Orla Maud Brennick", a name without its middle name).
  */
 function isShortForm(short: string, full: string): boolean {
   const shortWords = short.split(' ');
@@ -179,8 +179,8 @@ const INDEFINITE_OPENING =
 const LOWER_CASE_WORD_NEXT = /^\s+\p{Ll}/u;
 
 /**
- * Whether a name stands as a modifier inside an indefinite noun phrase ("an Italian classical
- * pianist", "a 1980 Hong Kong horror film"): the phrase describes the text's subject, and the name
+ * Whether a name stands as a modifier inside an indefinite noun phrase ("a Valdorian classical
+ * harpist", "a 1980 Hong Kong horror film"): the phrase describes the text's subject, and the name
  * in it (a nationality, a place, a style) refers to no entity that a next hop could look up. An
  * indefinite article never opens a reference to one named thing; a name it opens ends before the
  * noun it qualifies.
@@ -224,8 +224,8 @@ function hanRelationSpans(text: string, relation: readonly string[]): { start: n
 
 /**
  * Whether a chunk is the document about `entity`: its title names it exactly, bare of its
- * parenthesis, or before the comma that disambiguates it ("Grant Park, Atlanta" is about Grant
- * Park), or in another form of the name ("CBS" is about the Columbia Broadcasting System).
+ * parenthesis, or before the comma that disambiguates it ("Elm Square, Dunmore" is about Elm
+ * Square), or in another form of the name ("HVT" is about the Harbor Valley Telegraph).
  */
 export function isAbout(chunk: Chunk__Output, entity: string, titles: TitleConventions): boolean {
   const key = entityKey(entity);

@@ -18,7 +18,7 @@ const KIND_SUFFIX = /的?(?:事件|事情)$/;
 export const namesOnlyAKind = (predicate: string): boolean =>
   KIND_NOUN.test(predicate) && !/[A-Za-z]/.test(predicate) && chineseNames(predicate).length === 0;
 
-/** An event phrase without the noun that closes it by naming its kind ("杨某被判刑的事件" → "杨某被判刑"). */
+/** An event phrase without the noun that closes it by naming its kind ("韩某获释的事件" → "韩某获释"). */
 export function withoutKindNoun(event: string): string {
   const bare = event.replace(KIND_SUFFIX, '');
   return bare.trim() === '' ? event : bare;

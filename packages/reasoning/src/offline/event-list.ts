@@ -62,8 +62,8 @@ const SOURCE_WORDS = new Set(['据', '根据', '依据', '按照', '据悉', '�
 const FRAME_LOCATIVES = new Set(['中', '里', '之中', '当中', '其中', '之间', '中间']);
 const LIST_COUNT =
   /(?:这|那)?(?:[两二三四五六七八九十几]+(?:个|件|项|起|则|条|次)|些)(?:事件|事情|大事|事|活动|新闻)?$|[两二三四五]者$/;
-// A quotation or title encloses one name, whatever it holds: a comma («关于《回村三天，二舅…》的评论»),
-// a "、" («“不忘初心、牢记使命”») or a "和" («'羲和号'»). So nothing inside one ends a clause or an
+// A quotation or title encloses one name, whatever it holds: a comma («关于《雨夜归乡，三叔…》的评论»),
+// a "、" («“守望山河、共话明天”») or a "和" («'望和号'»). So nothing inside one ends a clause or an
 // item, nor starts the asking. An ASCII quote right after a Latin letter or digit is an
 // apostrophe ("Macy's"), not an opening quote.
 const QUOTED = /《[^》]*》|“[^”]*”|「[^」]*」|『[^』]*』|‘[^’]*’|(?<![A-Za-z0-9])'[^']*'|"[^"]*"/g;
@@ -156,20 +156,20 @@ export function splitWeak(span: string): string[] {
   return best ? [best.left, best.right] : [span];
 }
 
-// Words that may stand in a bare party of an event ("北京东城区", "布林肯"): names and words the
+// Words that may stand in a bare party of an event ("澜州东湖区", "莫兰德"): names and words the
 // segmenter does not know (foreign names), or a one-character noun suffix ("市", "区").
 const isNameWord = (word: TaggedWord) =>
   /^(?:nr|ns|nt|nz|x|eng)/.test(word.tag) || (word.tag === 'n' && [...word.word].length === 1);
 // Words that may open an event's subject before its predicate: the name words and other nouns.
 const isSubjectWord = (word: TaggedWord) => isNameWord(word) || /^(?:n|j)/.test(word.tag);
 
-// Parties listed together are of one kind: places with places ("北京东城区、西城区"), people
-// with people. A place before a word the segmenter does not know ("武汉封城") is an event.
+// Parties listed together are of one kind: places with places ("澜州东湖区、西岭区"), people
+// with people. A place before a word the segmenter does not know ("澜州封港") is an event.
 const kindOf = (word: TaggedWord) =>
   word.tag.startsWith('ns') ? 'place' : word.tag.startsWith('nt') ? 'organisation' : word.tag === 'n' ? 'noun' : 'name';
 const contentWords = (text: string) => taggedWords(text).filter((word) => word.word.trim().length > 0);
 
-/** An event's subject and the predicate after it ("通州区开始实施改革": "通州区", "开始实施改革"). */
+/** An event's subject and the predicate after it ("青川区开始实施改革": "青川区", "开始实施改革"). */
 function subjectAndPredicate(item: string): { subject: TaggedWord[]; predicate: string } | undefined {
   const words = contentWords(item);
   const at = words.findIndex((word) => !isSubjectWord(word));

@@ -26,8 +26,8 @@ const NEXT_WORD = /^\s+(\p{Ll}[\p{L}'’-]*)/u;
 
 /**
  * Whether a text uses a name as an attribute of a noun after it: between a determiner (or a
- * count) and a common noun, as "a Canadian drama film" or "the Reconstruction era" do. A
- * word in -ed or -s after it ("the Beatles recorded", "the City of New York operates") is likelier
+ * count) and a common noun, as "a Valdorian drama film" or "the Lanternfall era" do. A
+ * word in -ed or -s after it ("the Wrenfields recorded", "the City of Dunmore operates") is likelier
  * a verb, and makes it the subject of a clause instead. A noun of the kind asked is named by it,
  * not described: "the Platform Engineering department" answers "which department".
  */
@@ -60,21 +60,21 @@ function onlyAttributive(
   return mentions.length > 0 && mentions.every(({ text, start, end }) => attributiveAt(text, start, end, askedKind));
 }
 
-// "in what city", "what Washington county", "which 1675-1679 wars": the words after the question
+// "in what city", "what Velmar county", "which 1702-1706 wars": the words after the question
 // word name the kind of thing asked.
 const ASKED_PHRASE = /\b(?:what|which)((?:\s+[\p{L}\p{N}\p{Pd}'’]+){1,3})/iu;
 
 /** The content terms of the words that name the kind of thing a question asks for; [] without them. */
 function askedKind(question: string): readonly string[] {
   const phrase = ASKED_PHRASE.exec(question)?.[1]?.trim() ?? '';
-  // "known as what from 1988": no noun after the question word, nothing said of the kind asked.
+  // "called what after 1994": no noun after the question word, nothing said of the kind asked.
   if (ENGLISH_STOP_WORDS.has(phrase.split(/\s+/)[0]?.toLowerCase() ?? '')) return [];
   return contentTerms(phrase);
 }
 
 /**
  * Whether an answer is a name of the kind the question describes rather than of the kind it asks
- * for: "The competition X won is held in what city?" answered with "… Piano Competition" names
+ * for: "The competition X won is held in what city?" answered with "… Harp Contest" names
  * the competition, not its city. Read from the answer's last word, the head of an English name:
  * one the question uses, but not among the words that say what it asks.
  */
@@ -86,7 +86,7 @@ function namesWhatIsDescribed(question: string, answer: string): boolean {
   return head.some((term) => !containsStem(asked, term) && containsStem(described, term));
 }
 
-// "where", and a kind of place after "what" or "which" ("what Nova Scotia county", "which cities").
+// "where", and a kind of place after "what" or "which" ("what Velmar county", "which cities").
 const PLACE_KIND =
   /^\s*where\b|\b(?:what|which)\s+(?:[\p{L}-]+\s+)?(?:(country|city|state|town|county|province|region|nation|village|continent)|countries|cities)\b/giu;
 const NEXT_TOKEN = /^(?:\s+([\p{L}'’-]+))?/u;

@@ -135,18 +135,18 @@ const NAMED_DATE = /(?:\d{4}\s*年\s*)?\d{1,2}\s*月(?:\s*\d{1,2}\s*[日号])?|\
  * The weighted share of an event's words other than its dates that a chunk about it must state
  * besides them: a report of another event on the same day states the date and next to nothing
  * else (under 0.05 on the tune half of the ChronoQA dev questions), a paraphrase of the event
- * the date ties to it ("皇马" for "皇家马德里", "采取行动" for what was done) a fifth or more.
+ * the date ties to it ("澜大" for "澜州大学", "采取行动" for what was done) a fifth or more.
  */
 const BEYOND_DATE_SHARE = 0.1;
 
-// Words that join an event's parties: "湖人对火箭的比赛", "A与B签署协议", "A和B参加典礼".
+// Words that join an event's parties: "雄鹰对猛虎的比赛", "A与B签署协议", "A和B参加典礼".
 const PARTY_JOINERS = new Set(['对', '与', '和', '同', '跟']);
 const isNounish = (word: TaggedWord) => /^(?:n|j|eng)/.test(word.tag) || (word.tag === 'x' && /\p{L}/u.test(word.word));
 
 /**
  * The parties an event names, each of which a chunk about it must name: the nouns a joining word
- * stands between ("湖人", "火箭"), and, where the event is dated to its month or day, its names
- * (jieba's name tags and unknown words, "2020年2月1日温州确诊病例": 温州). A report of one party
+ * stands between ("雄鹰", "猛虎"), and, where the event is dated to its month or day, its names
+ * (jieba's name tags and unknown words, "2021年3月5日澜州确诊病例": 澜州). A report of one party
  * alone, or of another place's event that day, shares the date and the common words ("比赛",
  * "确诊病例"); what tells the event apart is who or where.
  */
@@ -168,7 +168,7 @@ function eventParties(event: string, undated: string): string[] {
   return toTheDay ? [...joined, ...chineseNames(undated).map((name) => name.text)] : joined;
 }
 
-/** Whether a text names a party, at least by one of its characters, as an abbreviation does ("皇马" for "皇家马德里"). */
+/** Whether a text names a party, at least by one of its characters, as an abbreviation does ("澜大" for "澜州大学"). */
 const namesParty = (text: string, party: string) => [...party].some((char) => text.includes(char));
 
 /**

@@ -17,7 +17,7 @@ import { QUESTION_WORDS, sentences } from './text.js';
 const ASKS_YES_OR_NO = /^\s*(?:is|are|was|were|do|does|did)\b/i;
 // "the same country", "the same topic": the things share one value of a kind.
 const SHARED_VALUE = /\bsame\s+\p{L}/iu;
-// The auxiliary a question opens with is no part of the first name ("Are Pterostyrax").
+// The auxiliary a question opens with is no part of the first name ("Are Quillwort").
 const OPENING_AUXILIARY = /^\s*(?:is|are|was|were|do|does|did)\s+/i;
 
 /** A sentence of a judged thing's document that the verdict rests on, with its evidence number. */
@@ -37,7 +37,7 @@ export function judgedThings(question: string): string[] {
 
 const openingOf = (chunk: Chunk__Output): string => sentences(chunk.text)[0]?.text ?? chunk.text;
 
-// The copula of an opening sentence: what follows it says what its subject is ("was a French poet").
+// The copula of an opening sentence: what follows it says what its subject is ("was a Valdorian glassblower").
 const COPULA = /\s(?:is|was|are|were)\s/i;
 
 /**
@@ -55,7 +55,7 @@ function openingNames(chunk: Chunk__Output, own: readonly string[]): string[] {
 
 /**
  * What the question asks of the things: its content words but the things' names and the words
- * that ask ("both native to Asia" asks "native", "asia").
+ * that ask ("both native to Velmar" asks "native", "velmar").
  */
 function predicateTerms(question: string, things: readonly string[]): string[] {
   const named = things.flatMap((thing) => contentTerms(thing));
@@ -86,12 +86,12 @@ function sentenceStatingMost(item: EvidenceItem, predicate: readonly string[]): 
  * document is what is missing.
  *
  * "The same X": yes where the documents' opening sentences, where a document says what and where
- * its subject is, share a name in what they say it is ("was a French poet", "a French
- * intellectual"), else no. Otherwise the
+ * its subject is, share a name in what they say it is ("was a Valdorian glassblower", "a Valdorian
+ * critic"), else no. Otherwise the
  * predicate's words: yes where every word one document states, each other states too, and they
- * share at least one; a word one states and another does not ("an alternative rock band", "an
- * American rock band") makes it no. A word none states says nothing either way: documents word
- * a property their own way ("genuses of plant species" of "a genus of 20 species"); where no
+ * share at least one; a word one states and another does not ("an Estonian synth-folk duo", "an
+ * Estonian folk duo") makes it no. A word none states says nothing either way: documents word
+ * a property their own way ("lineages of river fish" of "a lineage of 12 fish"); where no
  * document states any, the judgement is left open, naming what was asked.
  */
 export function judgeJointly(
@@ -126,8 +126,8 @@ export function judgeJointly(
 
 /**
  * The option of a choice that asks of a property, not a measure, whose own document states the
- * most of the words the question asks of it ("Which goalkeeper was nicknamed the Black Spider, A
- * or B?": the one whose document says "Black Spider"), with that document; undefined where some
+ * most of the words the question asks of it ("Which wrestler was nicknamed the Iron Heron, A
+ * or B?": the one whose document says "Iron Heron"), with that document; undefined where some
  * option has no document in the evidence or no option's states more than every other's. The
  * support is the sentence of that document stating the most of them.
  */

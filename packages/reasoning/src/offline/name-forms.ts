@@ -5,7 +5,7 @@ import { fold } from '@hopline/text';
  * initials, without the rank a text put before it, or in another transliteration. Each form keeps
  * what identifies the name (every initial, every word but the ranks, all letters but one or two
  * of one word) so that two different entities do not pass for one. A name's last word alone is
- * no form of it: "California" would be "Southern California", "Riverside, California".
+ * no form of it: "Velmar" would be "Northern Velmar", "Tenbury, Velmar".
  */
 
 // Words that only join the words of a name: they give no initial ("Bank of America" is BoA, BA).
@@ -64,7 +64,7 @@ const words = (name: string): string[] => name.split(/\s+/).filter((word) => /[\
 const plain = (word: string): string => fold(word).replace(/[^\p{L}\p{N}]/gu, '');
 const capitalised = (word: string): boolean => /^\p{Lu}/u.test(word.replace(/^[^\p{L}\p{N}]+/u, ''));
 
-/** "CBS" of "Columbia Broadcasting System": an upper-case word of the initials of the other's capitalised words. */
+/** "HVT" of "Harbor Valley Telegraph": an upper-case word of the initials of the other's capitalised words. */
 function isInitialism(short: string, long: string): boolean {
   const letters = short.replace(/\./g, '');
   if (!/^\p{Lu}{2,6}$/u.test(letters)) return false;
@@ -73,7 +73,7 @@ function isInitialism(short: string, long: string): boolean {
   return named.every((word, index) => plain(word)[0] === fold(letters[index] ?? ''));
 }
 
-/** "Aurangzeb" of "Emperor Aurangzeb": the name with the ranks before it left out. */
+/** "Orsolan" of "King Orsolan": the name with the ranks before it left out. */
 function withoutRanks(short: string[], long: string[]): boolean {
   const dropped = long.length - short.length;
   if (dropped < 1 || short.length === 0) return false;
@@ -88,7 +88,7 @@ function withoutRanks(short: string[], long: string[]): boolean {
 const consonants = (word: string): string => word.replace(/[aeiouy]/g, '');
 
 /**
- * "Rajiv Anchal" of "Rajeev Anchal": the same words but one, spelt a letter or two apart in its
+ * "Anselm Varga" of "Anselme Varga": the same words but one, spelt a letter or two apart in its
  * vowels only, its first letter the same.
  */
 function isOtherSpelling(a: string[], b: string[]): boolean {

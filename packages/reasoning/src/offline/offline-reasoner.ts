@@ -164,7 +164,7 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
     if (soughtDocument && seeksOne && leadMentions.length === 0 && !readsAboutSought(about, cited))
       return unknownFinding(citedIds);
     // A question read as one lookup whose evidence leaves relation words unexplained has a
-    // bridge the wording hid ("a 1935 film starring an actress born in what year"): one more
+    // bridge the wording hid ("a 1931 film starring a singer born in what year"): one more
     // hop, when the chain has one. Not a comparison of the times of things it names, though one
     // the analysis could not split: its words of comparison ("同一个月", "更早") are asked of the
     // dates, never stated beside them, and a name read near them is a stray whose hop would put
@@ -360,8 +360,8 @@ function confidenceOf(candidates: readonly BridgeCandidate[], typed: boolean): n
 /**
  * The chunks a hop on the way to the answer reads its next bridge from when its lead bridge has no
  * document of its own: those that name the lead and that no earlier hop cited (the document the
- * chain came from names it too), when the lead is a name of two words or more. A name the corpus only mentions ("New Orleans drummer Stanton
- * Moore", in an album's document) has its links written beside it, in other entities' documents;
+ * chain came from names it too), when the lead is a name of two words or more. A name the corpus only mentions ("Dunmore drummer Tobin
+ * Rusk", in an album's document) has its links written beside it, in other entities' documents;
  * a runner-up's own document, however well titled, is about another chain. The last hop is not
  * one of these: its answer is read only from the document about what it was sent for.
  */

@@ -60,7 +60,7 @@ const CHOICE_INLINE =
   /\b(?:which|who|what)\b[^,?]*?\b(?:is|was|are|were|has|had|came|come)?\s*[^,?]*?[,:]?\s+(?:the\s+)?([A-Z0-9"'“][^,?]*?)\s+or\s+(?:the\s+)?([A-Z0-9"'“][^,?]*?)\s*\??\s*$/;
 // "Is A or B taller?", "Was A or B founded first?": a question that opens with its verb and ends
 // on a comparative asks which of the two; the options are all between, commas and all ("University
-// of California, San Francisco").
+// of Velmar, Tenbury").
 const CHOICE_COMPARATIVE_QUESTION =
   /^\s*(?:[Ii]s|[Ww]as|[Aa]re|[Ww]ere)\s+(?:the\s+)?(.+?)\s+or\s+(?:the\s+)?(.+?)\s+(?:\p{Ll}+\s+)?(?:\p{Ll}{2,}er|first|last|earlier|later|more\s+\p{Ll}+|less\s+\p{Ll}+)\s*\??\s*$/u;
 const CHINESE_CHOICE =
@@ -270,7 +270,7 @@ const SUBJECT_OF_BOTH = /(?:^\s*|\b(?:are|were|is|was|do|did|does|have|has|of|bo
 /**
  * Two named entities joined by "and" where the question is about both: as its subject
  * ("A and B were both…"), after a copula ("what type of movies are A and B?") or "of" ("born
- * first out of A and B"). "Received an Academy Award and Tony Awards" lists attributes instead.
+ * first out of A and B"). "Won a Pulitzer Prize and Hugo Awards" lists attributes instead.
  */
 export function conjoinedAnchors(question: string, anchors: readonly string[]): string[] {
   if (anchors.length < 2) return [];

@@ -125,13 +125,13 @@ export function isRoleNoun(term: string): boolean {
   return ROLE_NOUNS.includes(term);
 }
 
-// "the director born later", "whose director is younger" — a role with a determiner, not "more members"
+// "the composer born earlier", "whose architect is older" — a role with a determiner, not "more members"
 const DETERMINED_ROLE = /\b(?:the|whose|their|its|his|her)\s+([\w-]+)(?:\s+([\w-]+))?/gi;
 
 /**
- * The role noun a determiner ties to what the question is about ("the director who is older",
- * "whose director"), if any: the question asks about role-holders, not the things it names. A
- * role noun that names the kind of those things ("which author was born first") has none.
+ * The role noun a determiner ties to what the question is about ("the painter who is younger",
+ * "whose architect"), if any: the question asks about role-holders, not the things it names. A
+ * role noun that names the kind of those things ("which poet died first") has none.
  */
 export function determinedRoleNoun(question: string): string | undefined {
   return roleNounIn(DETERMINED_ROLE, question);

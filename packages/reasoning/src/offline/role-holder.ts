@@ -48,7 +48,7 @@ export function namesRoleBeside(chunks: readonly Pick<Chunk__Output, 'text'>[], 
 /**
  * Whether a text says one of the relation words, in the words evidence uses for it: a word of
  * the text is the relation word or a longer form of it ("starring" for "star"), never a shorter
- * word it begins with (the "Grand" of "Grand Duke" says no "grandfather").
+ * word it begins with (the "Grand" of "Grand Marshal" says no "grandfather").
  */
 export function statesAnyRelation(text: string, relation: readonly string[]): boolean {
   const said = contentTerms(text);

@@ -180,8 +180,8 @@ function sentenceStating(hop: SynthesisHop, evidence: readonly EvidenceItem[]): 
 }
 
 /**
- * An option named as the evidence writes it where the question dropped its diacritics ("Nick
- * Grindé" asked as "Nick Grinde"): the answer names the thing with the letters its documents give
+ * An option named as the evidence writes it where the question dropped its diacritics ("Renée
+ * Oskarsdóttir" asked as "Renee Oskarsdottir"): the answer names the thing with the letters its documents give
  * it, the option's own documents first, a title before a text.
  */
 function spelledAsFound(option: string, evidence: readonly EvidenceItem[], titles: TitleConventions): string {

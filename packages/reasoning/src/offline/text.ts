@@ -67,7 +67,7 @@ export function states(text: string, phrase: string): boolean {
 
 /**
  * A phrase as a text writes it, where the two differ only in case, diacritics or punctuation
- * ("Nick Grindé" for "Nick Grinde"): the text's own letters; undefined where it does not state it.
+ * ("Renée Oskarsdóttir" for "Renee Oskarsdottir"): the text's own letters; undefined where it does not state it.
  */
 export function writtenAs(text: string, phrase: string): string | undefined {
   const wanted = [...phrase.matchAll(MARKED_WORDS)].map((match) => fold(match[0]));
@@ -119,7 +119,7 @@ export const titleConventions = (switchedOff: readonly ReasoningSwitch[] | undef
   nameForms: isOn(switchedOff, 'nameForms'),
 });
 
-/** A title without its disambiguating parenthesis: "No Escape (1936 film)" → "No Escape". */
+/** A title without its disambiguating parenthesis: "Quiet Harbour (1936 film)" → "Quiet Harbour". */
 export function bareTitle(title: string, conventions: TitleConventions): string {
   if (!conventions.parenthesis) return title.trim();
   return title.replace(/\s*\([^)]*\)\s*$/, '').trim();

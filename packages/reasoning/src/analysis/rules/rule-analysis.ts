@@ -85,8 +85,8 @@ function parallelPlan(question: string, signals: QuestionSignals): SubQuestion__
   const rest = contentTerms(question).filter(
     (term) => term !== role && !foci.some((focus) => contentTerms(focus).includes(term)),
   );
-  // The finder keeps the question's wording around its focus: "the documentaries Out of Place"
-  // finds the film, where "director of Out of Place" would find any director.
+  // The finder keeps the question's wording around its focus: "the documentaries Salt and Ember"
+  // finds the film, where "director of Salt and Ember" would find any director.
   const finders = foci.map((focus, index) => ({
     id: `q${index + 1}`,
     text: focusQuestion(question, focus, foci),

@@ -54,10 +54,10 @@ const QUESTION_MARKS = /[?？]/g;
 
 // "the team that won …", "the film which …", "the actor who …", "a city where …"
 const RELATIVE_CLAUSE = /\b(?:the|a|an)\s+(?:[\w'-]+\s+){0,3}?[\w'-]+\s+(?:that|which|who|whose|whom|where|when)\b/i;
-// "the coach of the team", "the director of film X", "the actress in My Fair Lady": "in" only
+// "the coach of the team", "the director of film X", "the actress in Lanterns Over Dunmore": "in" only
 // before a title ("the president in 1990" holds the office then, in no other entity).
 const ROLE_OF = /\bthe\s+(?:[\w-]+\s+){0,2}?([\w-]+)\s+(?:(?:of|for|behind)\s+|in\s+(?=["“]?\p{Lu}))/giu;
-// "X's father", "Kentucky Tavern's manufacturer", "X's birthplace a part of": either word may be the role.
+// "X's father", "Brightwater Cola's manufacturer", "X's birthplace a part of": either word may be the role.
 const POSSESSIVE_ROLE = /['’]s\s+(?:([\w-]+)\s+)?([\w-]+)/gi;
 // "Whose sister played …": the role-holder is found first, then whose it is.
 const WHOSE_ROLE = /^\s*whose\s+([\w-]+)/gi;
