@@ -37,7 +37,7 @@ describe('analyzer - who decides', () => {
 
   it('analyzer - with a model, a question the rules decide never reaches it', async () => {
     const analysis = await createAnalyzer({ chat: chat() }).analyze(
-      'Which film came out first, How To Avoid Everything or Thai Mozhi?',
+      'Which film came out first, How To Lose Nothing or Sela Vanu?',
       soon(),
     );
     expect(analysis.decidedBy).toBe(DecidedBy.RULES);

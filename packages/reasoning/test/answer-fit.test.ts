@@ -73,10 +73,10 @@ describe('answer fit - a chain that ended at an answer of another kind than aske
     expect((await answered(asked, 'Halifax Film Festival', [festival])).abstains).toBe(true);
     expect((await answered(asked, 'Halifax Film Festival', [festival], ['answerFit'])).abstains).toBe(false);
     expect((await answered(asked, 'Halifax', [festival])).abstains).toBe(false);
-    // The words after the question word say what is asked: a county answers "what Nova Scotia county".
+    // The words after the question word say what is asked: a county answers "what Velmar county".
     expect(
       (
-        await answered('The city where Harbour Lights premiered is in what Nova Scotia county?', 'Halifax County', [
+        await answered('The city where Harbour Lights premiered is in what Velmar county?', 'Halifax County', [
           chunk('c-county', 'Halifax', 'Halifax is a city in Halifax County.'),
         ])
       ).abstains,

@@ -44,7 +44,7 @@ describe('chain drift - a count is read only where a number counts what is asked
   it('chain drift - the day and year of a date, "one of", a number that counts something else or opens a name are no count', () => {
     expect(ask('Aldo Brun (4 March 1678 – 28 July 1741) was a composer and violinist.')).toBeUndefined();
     expect(ask('He was one of the composers of the city, and wrote more than forty operas.')).toBeUndefined();
-    expect(ask('His best known work is the Four Seasons, played in the city.')).toBeUndefined();
+    expect(ask('His best known work is the Seven Lanterns, played in the city.')).toBeUndefined();
     expect(ask('The city hall was rebuilt in 1981, since 2003 a museum.')).toBeUndefined();
   });
 

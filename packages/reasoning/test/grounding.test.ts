@@ -37,7 +37,7 @@ afterEach(async () => {
   await server.close();
 });
 
-/** Star of No Escape → Valerie Hobson → her husband; synthesis as `synthesis` writes it. */
+/** Star of No Harbour → Mirela Dunstan → her husband; synthesis as `synthesis` writes it. */
 function chainModel(
   synthesis?: (body: ChatRequestBody) => ScriptedReply,
   hops: { hop1?: (body: ChatRequestBody) => ScriptedReply } = {},
@@ -50,16 +50,16 @@ function chainModel(
         return (
           hops.hop1?.(body) ??
           hopReply({
-            answer: 'Valerie Hobson',
-            nextQuery: 'Valerie Hobson husband wife',
-            cited: [labelOf(body, 'No Escape (1936 film)')],
-            bridgeEntities: ['Valerie Hobson'],
+            answer: 'Mirela Dunstan',
+            nextQuery: 'Mirela Dunstan husband wife',
+            cited: [labelOf(body, 'No Harbour (1936 film)')],
+            bridgeEntities: ['Mirela Dunstan'],
           })
         );
-      return hopReply({ answer: 'John Profumo', done: true, cited: [labelOf(body, 'Valerie Hobson')] });
+      return hopReply({ answer: 'Tobias Wrenfield', done: true, cited: [labelOf(body, 'Mirela Dunstan')] });
     }
     if (isSynthesis(body))
-      return synthesis?.(body) ?? { deltas: [`John Profumo [${numberOf(body, 'Valerie Hobson')}].`] };
+      return synthesis?.(body) ?? { deltas: [`Tobias Wrenfield [${numberOf(body, 'Mirela Dunstan')}].`] };
     return undefined;
   });
 }
@@ -84,14 +84,14 @@ describe('grounding - every synthesized sentence is checked, cited or not', () =
   it('grounding - uncited sentences no chunk states are not sent, and the answer says it degraded', async () => {
     chainModel((body) => ({
       deltas: [
-        `John Profumo [${numberOf(body, 'Valerie Hobson')}]. `,
+        `Tobias Wrenfield [${numberOf(body, 'Mirela Dunstan')}]. `,
         'The department was founded by Oskar Lindqvist in 1999. ',
         'Its budget is 12 million euros.',
       ],
     }));
     const log = eventLog();
     const { done } = await reasoner().answer(ask(), { emit: log.emit });
-    expect(done.answer).toMatch(/^John Profumo \[\d\]\.$/);
+    expect(done.answer).toMatch(/^Tobias Wrenfield \[\d\]\.$/);
     expect(streamed(log)).not.toMatch(/Lindqvist|budget/);
     expect(done.degraded).toBe(true);
     expect(done.degradedReasons.join(' ')).toMatch(/the model wrote 2 sentence\(s\) whose claims no evidence states/);
@@ -100,7 +100,7 @@ describe('grounding - every synthesized sentence is checked, cited or not', () =
   it('grounding - text a model writes on an instruction planted in a document is not sent', async () => {
     chainModel((body) => ({
       deltas: [
-        `John Profumo [${numberOf(body, 'Valerie Hobson')}]. `,
+        `Tobias Wrenfield [${numberOf(body, 'Mirela Dunstan')}]. `,
         'Here is my system prompt: you answer a question from numbered evidence only, and your own knowledge is not evidence.',
       ],
     }));
@@ -112,12 +112,12 @@ describe('grounding - every synthesized sentence is checked, cited or not', () =
 
   it('grounding - an uncited sentence a chunk does state is sent, cited to that chunk', async () => {
     chainModel((body) => ({
-      deltas: [`John Profumo [${numberOf(body, 'Valerie Hobson')}]. `, 'Valerie Hobson was a British actress.'],
+      deltas: [`Tobias Wrenfield [${numberOf(body, 'Mirela Dunstan')}]. `, 'Mirela Dunstan was a British actress.'],
     }));
     const { done } = await reasoner().answer(ask(), { emit: () => undefined });
-    const hobson = done.citations.find((citation) => citation.chunkId === 'star');
+    const dunstan = done.citations.find((citation) => citation.chunkId === 'star');
     expect(done.answer).toBe(
-      `John Profumo [${hobson?.index}]. Valerie Hobson was a British actress [${hobson?.index}].`,
+      `Tobias Wrenfield [${dunstan?.index}]. Mirela Dunstan was a British actress [${dunstan?.index}].`,
     );
     expect(done).toMatchObject({ degraded: false, stopReason: StopReason.SUFFICIENT });
   });
@@ -125,8 +125,8 @@ describe('grounding - every synthesized sentence is checked, cited or not', () =
   it('grounding - a number written as a word is a claim: "three" cited to a chunk that does not say it is not sent', async () => {
     chainModel((body) => ({
       deltas: [
-        `John Profumo [${numberOf(body, 'Valerie Hobson')}]. `,
-        `They had three children [${numberOf(body, 'Valerie Hobson')}].`,
+        `Tobias Wrenfield [${numberOf(body, 'Mirela Dunstan')}]. `,
+        `They had three children [${numberOf(body, 'Mirela Dunstan')}].`,
       ],
     }));
     const { done } = await reasoner().answer(ask(), { emit: () => undefined });
@@ -146,14 +146,14 @@ describe('grounding - a stream that does not finish is never a whole answer', ()
   it('grounding - a stream that ends without a finish reason keeps its checked sentences, drops the cut one, and stops INCOMPLETE', async () => {
     chainModel((body) => ({
       deltas: [
-        `John Profumo [${numberOf(body, 'Valerie Hobson')}]. `,
+        `Tobias Wrenfield [${numberOf(body, 'Mirela Dunstan')}]. `,
         'He was a government minister who beat the Granite Falcon',
       ],
       end: 'cut',
     }));
     const log = eventLog();
     const { done } = await reasoner().answer(ask(), { emit: log.emit });
-    expect(done.answer).toMatch(/^John Profumo \[\d\]\.$/);
+    expect(done.answer).toMatch(/^Tobias Wrenfield \[\d\]\.$/);
     expect(streamed(log)).not.toMatch(/Granite/);
     expect(done).toMatchObject({ stopReason: StopReason.INCOMPLETE, degraded: true });
     expect(done.degradedReasons.join(' ')).toMatch(/the answer was cut .*ended without a finish reason/);
@@ -162,7 +162,7 @@ describe('grounding - a stream that does not finish is never a whole answer', ()
   it('grounding - a stream cut before its first sentence is replaced by the offline answer, flagged', async () => {
     chainModel(() => ({ deltas: ['John Prof'], end: 'cut' }));
     const { done } = await reasoner().answer(ask(), { emit: () => undefined });
-    expect(done.answer).toMatch(/John Profumo \[\d\]/);
+    expect(done.answer).toMatch(/Tobias Wrenfield \[\d\]/);
     expect(done.stopReason).not.toBe(StopReason.INCOMPLETE);
     expect(done.degradedReasons.join(' ')).toMatch(
       /synthesis by the model did not start or broke off.*offline reasoner answered/,
@@ -171,18 +171,21 @@ describe('grounding - a stream that does not finish is never a whole answer', ()
 
   it('grounding - a stream that stalls at the question deadline stops DEADLINE, never SUFFICIENT, with what was sent', async () => {
     chainModel((body) => ({
-      deltas: [`John Profumo [${numberOf(body, 'Valerie Hobson')}]. `, 'He was '],
+      deltas: [`Tobias Wrenfield [${numberOf(body, 'Mirela Dunstan')}]. `, 'He was '],
       end: 'stall',
     }));
     const log = eventLog();
     const { done } = await reasoner().answer(ask(BRIDGE_QUESTION, { deadlineMs: 1_500 }), { emit: log.emit });
     expect(done).toMatchObject({ stopReason: StopReason.DEADLINE, degraded: true });
-    expect(done.answer).toMatch(/^John Profumo \[\d\]\.$/);
+    expect(done.answer).toMatch(/^Tobias Wrenfield \[\d\]\.$/);
     expect(streamed(log)).toBe(done.answer);
   });
 
   it('grounding - an answer stopped at max_tokens stops BUDGET', async () => {
-    chainModel((body) => ({ deltas: [`John Profumo [${numberOf(body, 'Valerie Hobson')}]. `, 'He '], end: 'length' }));
+    chainModel((body) => ({
+      deltas: [`Tobias Wrenfield [${numberOf(body, 'Mirela Dunstan')}]. `, 'He '],
+      end: 'length',
+    }));
     const { done } = await reasoner().answer(ask(), { emit: () => undefined });
     expect(done).toMatchObject({ stopReason: StopReason.BUDGET, degraded: true });
   });
@@ -195,13 +198,13 @@ describe('grounding - hop answers', () => {
         hopReply({
           answer: 'Oskar Lindqvist',
           nextQuery: 'Oskar Lindqvist husband',
-          cited: [labelOf(body, 'No Escape (1936 film)')],
+          cited: [labelOf(body, 'No Harbour (1936 film)')],
           bridgeEntities: ['Oskar Lindqvist'],
         }),
     });
     const log = eventLog();
     const { done } = await reasoner().answer(ask(), { emit: log.emit });
-    expect(log.of('hopAnswer')[0]?.hopAnswer.answer).toBe('Valerie Hobson');
+    expect(log.of('hopAnswer')[0]?.hopAnswer.answer).toBe('Mirela Dunstan');
     expect(
       log
         .of('hopStarted')
@@ -216,9 +219,9 @@ describe('grounding - hop answers', () => {
     chainModel(undefined, {
       hop1: (body) =>
         hopReply({
-          answer: 'Valerie Hobson',
-          nextQuery: `Valerie Hobson husband ${planted}`,
-          cited: [labelOf(body, 'No Escape (1936 film)')],
+          answer: 'Mirela Dunstan',
+          nextQuery: `Mirela Dunstan husband ${planted}`,
+          cited: [labelOf(body, 'No Harbour (1936 film)')],
         }),
     });
     await reasoner().answer(ask(), { emit: () => undefined });

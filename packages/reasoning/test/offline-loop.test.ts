@@ -38,14 +38,14 @@ describe('hop loop (offline) - a complete chain', () => {
       llmCalls: 0,
       tokens: 0,
     });
-    expect(done.answer).toMatch(/^John Profumo \[\d\]\./);
+    expect(done.answer).toMatch(/^Tobias Wrenfield \[\d\]\./);
     const [first, second] = log.of('hopAnswer').map((event) => event.hopAnswer);
-    expect(first).toMatchObject({ hop: 1, answer: 'Valerie Hobson', done: false });
-    expect(first?.nextQuery).toContain('Valerie Hobson');
+    expect(first).toMatchObject({ hop: 1, answer: 'Mirela Dunstan', done: false });
+    expect(first?.nextQuery).toContain('Mirela Dunstan');
     expect(second).toMatchObject({
       hop: 2,
       query: first?.nextQuery,
-      answer: 'John Profumo',
+      answer: 'Tobias Wrenfield',
       done: true,
       unknown: false,
     });
@@ -83,7 +83,7 @@ describe('hop loop (offline) - a complete chain', () => {
     for (const index of cited) expect(byIndex.has(index)).toBe(true);
     for (const citation of done.citations) expect(corpus.map((chunk) => chunk.chunkId)).toContain(citation.chunkId);
     const star = done.citations.find((citation) => citation.chunkId === 'star');
-    expect(star).toMatchObject({ hop: 2, bridgeEntity: 'Valerie Hobson', title: 'Valerie Hobson', docId: 'doc-star' });
+    expect(star).toMatchObject({ hop: 2, bridgeEntity: 'Mirela Dunstan', title: 'Mirela Dunstan', docId: 'doc-star' });
     expect(done.citations.find((citation) => citation.chunkId === 'film')).toMatchObject({ hop: 1, bridgeEntity: '' });
   });
 
@@ -102,7 +102,7 @@ describe('hop loop (offline) - a complete chain', () => {
     expect(log.of('hopAnswer')[0]?.hopAnswer.citedChunkIds).toContain('star');
     expect(done.citations.find((citation) => citation.chunkId === 'star')).toMatchObject({
       hop: 2,
-      bridgeEntity: 'Valerie Hobson',
+      bridgeEntity: 'Mirela Dunstan',
     });
     expect(done.citations.find((citation) => citation.chunkId === 'film')).toMatchObject({ hop: 1, bridgeEntity: '' });
   });
@@ -133,10 +133,10 @@ describe('hop loop (offline) - a complete chain', () => {
       abstained: false,
     });
     expect(trace.answer).toBe(done.answer);
-    expect(trace.answer).toContain('John Profumo');
+    expect(trace.answer).toContain('Tobias Wrenfield');
     expect(trace.hops.map((hop) => hop.hop)).toEqual([1, 2]);
     expect(trace.hops[1]?.evidenceChunkIds).toContain('star');
-    expect(trace.hops[1]?.answer?.answer).toBe('John Profumo');
+    expect(trace.hops[1]?.answer?.answer).toBe('Tobias Wrenfield');
     expect(trace.finalEvidenceChunkIds.slice(0, 2)).toEqual(['film', 'star']);
     expect(trace.analysis?.route).toBe(Route.ITERATIVE);
     expect(done.timings?.totalMs).toBeGreaterThanOrEqual(done.timings?.retrieveMs ?? 0);
@@ -151,16 +151,16 @@ describe('hop loop (offline) - every stop reason', () => {
     });
     expect(done).toMatchObject({ stopReason: StopReason.UNKNOWN, abstained: true, hops: 2 });
     expect(done.answer).toMatch(/^I cannot answer/);
-    expect(done.answer).toMatch(/What was found: .*Valerie Hobson.*\[1\]/);
-    expect(done.answer).toMatch(/What was not found: .*Valerie Hobson/);
+    expect(done.answer).toMatch(/What was found: .*Mirela Dunstan.*\[1\]/);
+    expect(done.answer).toMatch(/What was not found: .*Mirela Dunstan/);
   });
 
   it('hop loop - NO_NEW_EVIDENCE: a hop that finds nothing the question had not seen ends the chain', async () => {
     // The first hop already retrieves both documents there are, so the second cannot add one.
     const married = chunk(
       'star',
-      'Valerie Hobson',
-      'Valerie Hobson, the star of No Escape, married John Profumo in 1954.',
+      'Mirela Dunstan',
+      'Mirela Dunstan, the star of No Harbour, married Tobias Wrenfield in 1954.',
     );
     const small = [corpus.find((item) => item.chunkId === 'film')!, married];
     // Three hops expected: after the second the chain would go on, but there is nothing new to find.
@@ -181,7 +181,7 @@ describe('hop loop (offline) - every stop reason', () => {
 
   it("hop loop - DEADLINE: a retrieval still running at the question's deadline ends the question, with an answer that abstains", async () => {
     const started = Date.now();
-    const retriever = overlapRetriever(corpus, { slow: (query) => query.includes('Valerie Hobson') });
+    const retriever = overlapRetriever(corpus, { slow: (query) => query.includes('Mirela Dunstan') });
     const { done } = await reasonerWith({ retriever }).answer(ask(BRIDGE_QUESTION, { deadlineMs: 300 }), {
       emit: () => undefined,
     });
@@ -205,13 +205,13 @@ describe('hop loop (offline) - every stop reason', () => {
 });
 
 describe('hop loop (offline) - parallel plans', () => {
-  const choice = 'Which film came out first, How To Avoid Everything or Thai Mozhi?';
+  const choice = 'Which film came out first, How To Lose Nothing or Sela Vanu?';
   const parallel = analysis({
     route: Route.PARALLEL,
     complexity: 2,
     subQuestions: [
-      { id: 'q1', text: 'Which film came out first, How To Avoid Everything?', dependsOn: [] },
-      { id: 'q2', text: 'Which film came out first, Thai Mozhi?', dependsOn: [] },
+      { id: 'q1', text: 'Which film came out first, How To Lose Nothing?', dependsOn: [] },
+      { id: 'q2', text: 'Which film came out first, Sela Vanu?', dependsOn: [] },
     ],
   });
 
@@ -225,11 +225,11 @@ describe('hop loop (offline) - parallel plans', () => {
       hops: 2,
       abstained: false,
     });
-    expect(trace.finalEvidenceChunkIds.slice(0, 2).sort()).toEqual(['avoid', 'mozhi']);
+    expect(trace.finalEvidenceChunkIds.slice(0, 2).sort()).toEqual(['avoid', 'vanu']);
     // Each sub-question reads its film's date, the value the comparison turns on; the earlier one
     // is the answer, and the answer cites the chunk stating each date.
     expect(trace.hops.map((hop) => hop.answer?.answer).sort()).toEqual(['1992', '2009']);
-    expect(done.answer).toMatch(/^Thai Mozhi \[(\d)\]: 1992 \[\1\], before How To Avoid Everything, 2009 \[\d\]\./);
+    expect(done.answer).toMatch(/^Sela Vanu \[(\d)\]: 1992 \[\1\], before How To Lose Nothing, 2009 \[\d\]\./);
   });
 
   it('hop loop - a choice asked with its verb first ("Was A or B released first?") reads each option\'s date, not a yes or no', async () => {
@@ -237,21 +237,21 @@ describe('hop loop (offline) - parallel plans', () => {
       route: Route.PARALLEL,
       complexity: 2,
       subQuestions: [
-        { id: 'q1', text: 'Was How To Avoid Everything released first?', dependsOn: [] },
-        { id: 'q2', text: 'Was Thai Mozhi released first?', dependsOn: [] },
+        { id: 'q1', text: 'Was How To Lose Nothing released first?', dependsOn: [] },
+        { id: 'q2', text: 'Was Sela Vanu released first?', dependsOn: [] },
       ],
     });
     const { done, trace } = await reasonerWith({ analyzer: fixedAnalyzer(verbFirst) }).answer(
-      ask('Was How To Avoid Everything or Thai Mozhi released first?'),
+      ask('Was How To Lose Nothing or Sela Vanu released first?'),
       { emit: () => undefined },
     );
     expect(trace.hops.map((hop) => hop.answer?.answer).sort()).toEqual(['1992', '2009']);
     expect(done.abstained).toBe(false);
-    expect(done.answer).toMatch(/^Thai Mozhi \[\d\]: 1992/);
+    expect(done.answer).toMatch(/^Sela Vanu \[\d\]: 1992/);
   });
 
   it('hop loop - a sub-question that times out degrades the answer to an abstention that says what is missing, instead of failing the question', async () => {
-    const retriever = overlapRetriever(corpus, { slow: (query) => query.includes('Thai Mozhi') });
+    const retriever = overlapRetriever(corpus, { slow: (query) => query.includes('Sela Vanu') });
     const started = Date.now();
     const reasoner = reasonerWith({
       analyzer: fixedAnalyzer(parallel),
@@ -264,7 +264,7 @@ describe('hop loop (offline) - parallel plans', () => {
     expect(done.degradedReasons.join(' ')).toMatch(/q2/);
     // A comparison with one side unknown has nothing to compare: what was found is cited, the rest named.
     expect(done.abstained).toBe(true);
-    expect(done.answer).toMatch(/What was not found: .*Thai Mozhi/);
+    expect(done.answer).toMatch(/What was not found: .*Sela Vanu/);
     expect(done.citations.map((citation) => citation.chunkId)).toContain('avoid');
   });
 
@@ -321,7 +321,7 @@ describe('hop loop (offline) - parallel plans', () => {
       route: Route.PARALLEL,
       complexity: 2,
       subQuestions: [
-        { id: 'q1', text: 'the star of No Escape', dependsOn: [] },
+        { id: 'q1', text: 'the star of No Harbour', dependsOn: [] },
         { id: 'q2', text: '#q1 married', dependsOn: ['q1'] },
       ],
     });
@@ -330,8 +330,8 @@ describe('hop loop (offline) - parallel plans', () => {
       emit: log.emit,
     });
     const started = log.of('hopStarted').map((event) => event.hopStarted.subQuestion);
-    expect(started[0]).toBe('the star of No Escape');
-    expect(started[1]).toMatch(/^Valerie Hobson .*married$/);
+    expect(started[0]).toBe('the star of No Harbour');
+    expect(started[1]).toMatch(/^Mirela Dunstan .*married$/);
     expect(done.citations.map((citation) => citation.chunkId)).toContain('star');
   });
 });

@@ -10,21 +10,21 @@ import { callContext, hopInputs, secondHopOf } from './support/offline-hops.js';
 const reasoner = createOfflineReasoner();
 const call = callContext();
 
-const question = 'Who was married to the star of No Escape?';
+const question = 'Who was married to the star of No Harbour?';
 const film = chunk(
   'c-film',
-  'No Escape (1936 film)',
-  'No Escape is a 1936 British thriller film directed by Norman Lee and starring Valerie Hobson, Leslie Perrins and Robert Cochran.',
+  'No Harbour (1936 film)',
+  'No Harbour is a 1936 British thriller film directed by Osric Vell and starring Mirela Dunstan, Hale Corwin and Ivo Marsh.',
 );
 const unrelated = chunk(
   'c-other',
-  'Escape from L.A.',
-  'Escape from L.A. is a 1996 American action film written by John Carpenter.',
+  'Harbour from T.K.',
+  'Harbour from T.K. is a 1996 American action film written by Edda Lindqvist.',
 );
 const son = chunk(
   'c-son',
-  'David Profumo',
-  'Profumo was born in London, the son of former British government minister John Profumo and his wife, actress Valerie Hobson.',
+  'Caspar Wrenfield',
+  'Wrenfield was born in London, the son of former British government minister Tobias Wrenfield and his wife, actress Mirela Dunstan.',
 );
 
 const hop = hopInputs(question, [film, unrelated]);
@@ -38,9 +38,9 @@ async function drain(stream: AsyncIterable<string>): Promise<string> {
 describe('offline reasoner - hop answers', () => {
   it('offline reasoner - the first hop reads the bridge entity next to the relation word and sends the next hop to look it up', async () => {
     const finding = await reasoner.extractHopAnswer(hop({}), call);
-    expect(finding).toMatchObject({ answer: 'Valerie Hobson', unknown: false, done: false });
-    expect(finding.bridgeEntities[0]).toBe('Valerie Hobson');
-    expect(finding.nextQuery).toContain('Valerie Hobson');
+    expect(finding).toMatchObject({ answer: 'Mirela Dunstan', unknown: false, done: false });
+    expect(finding.bridgeEntities[0]).toBe('Mirela Dunstan');
+    expect(finding.nextQuery).toContain('Mirela Dunstan');
     // The relation word the first document did not resolve goes with it, as the question wrote it.
     expect(finding.nextQuery).toContain('married');
     expect(finding.citedChunkIds[0]).toBe('c-film');
@@ -57,28 +57,28 @@ describe('offline reasoner - hop answers', () => {
     const previous: PreviousHop[] = [{ query: question, finding: first, cited: [film] }];
     const actress = chunk(
       'c-actress',
-      'Valerie Hobson',
-      'Valerie Hobson was a British actress. She married the politician John Profumo in 1954.',
+      'Mirela Dunstan',
+      'Mirela Dunstan was a British actress. She married the politician Tobias Wrenfield in 1954.',
     );
     const finding = await reasoner.extractHopAnswer(
       hop({ hop: 2, query: first.nextQuery, chunks: [son, actress, unrelated], previous }),
       call,
     );
-    expect(finding).toMatchObject({ unknown: false, done: true, answer: 'John Profumo' });
+    expect(finding).toMatchObject({ unknown: false, done: true, answer: 'Tobias Wrenfield' });
     expect(finding.citedChunkIds[0]).toBe('c-actress');
   });
 
-  it('offline reasoner - a document whose title names the entity before a disambiguating comma ("Grant Park, Atlanta") is the document about it, cited first', async () => {
-    const asked = 'Who is Grant Park named after?';
+  it('offline reasoner - a document whose title names the entity before a disambiguating comma ("Elm Park, Dunmore") is the document about it, cited first', async () => {
+    const asked = 'Who is Elm Park named after?';
     const park = chunk(
       'c-park',
-      'Grant Park, Atlanta',
-      'Grant Park is a park in Atlanta, named after Lemuel P. Grant, who gave the land to the city.',
+      'Elm Park, Dunmore',
+      'Elm Park is a park in Dunmore, named after Horace P. Elm, who gave the land to the city.',
     );
     const other = chunk(
       'c-avenue',
-      'Park Avenue',
-      'Park Avenue is a street named after the park that once ran along it.',
+      'Park Terrace',
+      'Park Terrace is a street named after the park that once ran along it.',
     );
     const finding = await reasoner.extractHopAnswer(
       hop({ question: asked, focus: asked, query: asked, chunks: [other, unrelated, park] }),
@@ -108,8 +108,12 @@ describe('offline reasoner - hop answers', () => {
   });
 
   it('offline reasoner - a "when" question concludes with the date its evidence gives', async () => {
-    const q = 'When was Valerie Hobson born?';
-    const bio = chunk('c-bio', 'Valerie Hobson', 'Valerie Hobson (born 14 April 1917 in Larne) was a British actress.');
+    const q = 'When was Mirela Dunstan born?';
+    const bio = chunk(
+      'c-bio',
+      'Mirela Dunstan',
+      'Mirela Dunstan (born 14 April 1917 in Tenbury) was a British actress.',
+    );
     const finding = await reasoner.extractHopAnswer(
       hop({ question: q, focus: q, query: q, expectedHops: 1, chunks: [bio] }),
       call,
@@ -118,24 +122,24 @@ describe('offline reasoner - hop answers', () => {
   });
 
   it('offline reasoner - a one-hop reading whose evidence leaves a relation word unexplained takes one more hop', async () => {
-    const q = 'No Escape is a 1936 film starring an actress born in what year?';
+    const q = 'No Harbour is a 1936 film starring an actress born in what year?';
     const finding = await reasoner.extractHopAnswer(
       hop({ question: q, focus: q, query: q, expectedHops: 1, chunks: [film] }),
       call,
     );
     expect(finding.done).toBe(false);
-    expect(finding.nextQuery).toMatch(/Valerie Hobson/);
+    expect(finding.nextQuery).toMatch(/Mirela Dunstan/);
     expect(finding.nextQuery).toMatch(/born/);
   });
 
   it('offline reasoner - a comparison of the times of the things a question joins hides no bridge, in English or Chinese', async () => {
     // Read as one lookup (the analysis could not split it), its words of comparison are asked
     // of the dates and stated by no document: no name read near them is a bridge to follow.
-    const english = 'Did No Escape and the crime film of John Carpenter come out in the same year?';
+    const english = 'Did No Harbour and the crime film of Edda Lindqvist come out in the same year?';
     const film1996 = chunk(
       'c-1996',
       '',
-      'Escape from L.A. is a 1996 American action film written by John Carpenter and starring Kurt Russell.',
+      'Harbour from T.K. is a 1996 American action film written by Edda Lindqvist and starring Bram Tolliver.',
     );
     const chinese = '星河项目启动和赵磊加入研究院是在同一个月吗？';
     const project = chunk('c-project', '', '2029年3月，南山研究院启动星河项目，由首席工程师赵磊牵头，孙悦协助。');
@@ -275,9 +279,9 @@ describe('offline reasoner - names outside ASCII', () => {
 describe('offline reasoner - reading names', () => {
   it('offline reasoner - a participle that opens a sentence ("Founded in 1855, …") is not a name', () => {
     const spans = namedSpans(
-      'Founded in 1855, Penn State is a public university. Born in Oslo, she moved to Lisbon.',
+      'Founded in 1855, Velmar State is a public university. Born in Oslo, she moved to Lisbon.',
     ).map((span) => span.text);
-    expect(spans).toEqual(['Penn State', 'Oslo', 'Lisbon']);
+    expect(spans).toEqual(['Velmar State', 'Oslo', 'Lisbon']);
   });
 
   it("offline reasoner - a sub-question that finds an option's role-holder for a date comparison reads the role-holder, not a date", async () => {
@@ -304,8 +308,8 @@ describe('offline reasoner - content terms', () => {
 
 describe('offline reasoner - grading', () => {
   it('offline reasoner - grades evidence by how much of the query the best chunk covers', () => {
-    expect(gradeEvidence('No Escape film star', [film])).toBe(Grade.RELEVANT);
-    expect(gradeEvidence('No Escape spouse of the lead actress', [film])).toBe(Grade.AMBIGUOUS);
+    expect(gradeEvidence('No Harbour film star', [film])).toBe(Grade.RELEVANT);
+    expect(gradeEvidence('No Harbour spouse of the lead actress', [film])).toBe(Grade.AMBIGUOUS);
     expect(gradeEvidence('photosynthesis chlorophyll', [film])).toBe(Grade.IRRELEVANT);
     expect(gradeEvidence('anything', [])).toBe(Grade.IRRELEVANT);
   });
@@ -313,26 +317,26 @@ describe('offline reasoner - grading', () => {
 
 describe('offline reasoner - synthesis', () => {
   const first = {
-    answer: 'Valerie Hobson',
+    answer: 'Mirela Dunstan',
     unknown: false,
     done: false,
-    nextQuery: 'Valerie Hobson married',
+    nextQuery: 'Mirela Dunstan married',
     confidence: 0.7,
     citedChunkIds: ['c-film'],
-    bridgeEntities: ['Valerie Hobson'],
+    bridgeEntities: ['Mirela Dunstan'],
   };
   const second = {
-    answer: 'John Profumo',
+    answer: 'Tobias Wrenfield',
     unknown: false,
     done: true,
     nextQuery: '',
     confidence: 0.8,
     citedChunkIds: ['c-son'],
-    bridgeEntities: ['John Profumo'],
+    bridgeEntities: ['Tobias Wrenfield'],
   };
   const evidence = [
     { index: 1, chunk: film, hop: 1, bridgeEntity: '' },
-    { index: 2, chunk: son, hop: 2, bridgeEntity: 'Valerie Hobson' },
+    { index: 2, chunk: son, hop: 2, bridgeEntity: 'Mirela Dunstan' },
   ];
 
   it('offline reasoner - a complete chain is answered first, and every sentence cites the evidence it quotes', async () => {
@@ -347,8 +351,8 @@ describe('offline reasoner - synthesis', () => {
       missing: '',
     };
     const text = await drain(reasoner.synthesize(input, call));
-    expect(text.startsWith('John Profumo [2].')).toBe(true);
-    expect(text).toContain('starring Valerie Hobson');
+    expect(text.startsWith('Tobias Wrenfield [2].')).toBe(true);
+    expect(text).toContain('starring Mirela Dunstan');
     for (const sentence of text.split(/(?<=\.)\s+/)) expect(sentence).toMatch(/\[\d\]\.$/);
   });
 
@@ -364,7 +368,7 @@ describe('offline reasoner - synthesis', () => {
       missing: '',
     };
     const text = await drain(reasoner.synthesize(input, call));
-    expect(text.startsWith('John Profumo [2].')).toBe(true);
+    expect(text.startsWith('Tobias Wrenfield [2].')).toBe(true);
   });
 
   it("offline reasoner - a sentence that states two hops' answers is quoted once", async () => {
@@ -379,7 +383,7 @@ describe('offline reasoner - synthesis', () => {
       missing: '',
     };
     const text = await drain(reasoner.synthesize(input, call));
-    expect(text).toBe(`John Profumo [2]. ${son.text.replace(/\.$/, '')} [2].`);
+    expect(text).toBe(`Tobias Wrenfield [2]. ${son.text.replace(/\.$/, '')} [2].`);
   });
 
   it('offline reasoner - a final answer no evidence states is not cited: the answer abstains and says so', async () => {
@@ -391,7 +395,7 @@ describe('offline reasoner - synthesis', () => {
           hop: 2,
           focus: question,
           query: first.nextQuery,
-          finding: { ...second, answer: 'Anthony Eden', citedChunkIds: ['c-son'] },
+          finding: { ...second, answer: 'Silas Orme', citedChunkIds: ['c-son'] },
         },
       ],
       evidence,
@@ -400,8 +404,8 @@ describe('offline reasoner - synthesis', () => {
     };
     const text = await drain(reasoner.synthesize(input, call));
     expect(text).toMatch(/^I cannot answer/);
-    expect(text).toContain('What was not found: a document that states "Anthony Eden".');
-    expect(text).not.toMatch(/Anthony Eden \[\d\]/);
+    expect(text).toContain('What was not found: a document that states "Silas Orme".');
+    expect(text).not.toMatch(/Silas Orme \[\d\]/);
   });
 
   it("offline reasoner - a date comparison answers with the option and cites the chunk stating each option's date", async () => {
@@ -450,11 +454,11 @@ describe('offline reasoner - synthesis', () => {
       hops: [{ hop: 1, focus: question, query: question, finding: first }],
       evidence: [evidence[0]!],
       complete: false,
-      missing: 'Valerie Hobson married',
+      missing: 'Mirela Dunstan married',
     };
     const text = await drain(reasoner.synthesize(input, call));
     expect(text).toMatch(/^I cannot answer/);
     expect(text).toContain('[1]');
-    expect(text).toContain('What was not found: Valerie Hobson married.');
+    expect(text).toContain('What was not found: Mirela Dunstan married.');
   });
 });

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { analyzeByRules } from '../src/index.js';
 
 describe('query-understanding rules - routes', () => {
-  it.each([['When was Valerie Hobson born?'], ['What is the capital of France?'], ['公司的年假有几天？']])(
+  it.each([['When was Mirela Dunstan born?'], ['What is the capital of France?'], ['公司的年假有几天？']])(
     'rules - a plain lookup is SINGLE with complexity 1: %s',
     (question) => {
       const analysis = analyzeByRules(question);
@@ -14,17 +14,14 @@ describe('query-understanding rules - routes', () => {
   );
 
   it.each([
-    ['Which film came out first, How To Avoid Everything or Thai Mozhi?', ['How To Avoid Everything', 'Thai Mozhi']],
-    ['Who is older, Lucy Gichuhi or Bob Day?', ['Lucy Gichuhi', 'Bob Day']],
+    ['Which film came out first, How To Lose Nothing or Sela Vanu?', ['How To Lose Nothing', 'Sela Vanu']],
+    ['Who is older, Amara Wekesa or Ned Pike?', ['Amara Wekesa', 'Ned Pike']],
     [
-      "Which director, Chris O'Dea or Lucky McKee, is a graduate of the UCLA School of Theater?",
-      ["Chris O'Dea", 'Lucky McKee'],
+      "Which director, Liam O'Farrow or Dusty McRae, is a graduate of the Velmar School of Drama?",
+      ["Liam O'Farrow", 'Dusty McRae'],
     ],
-    [
-      'Are Stealing Harvard and Between Day And Night from the same country?',
-      ['Stealing Harvard', 'Between Day And Night'],
-    ],
-    ['What type of movies are 101 Dalmatians and G-Force?', ['101 Dalmatians', 'G-Force']],
+    ['Are Chasing Tenbury and Under Salt And Ash from the same country?', ['Chasing Tenbury', 'Under Salt And Ash']],
+    ['What type of movies are 47 Lanterns and Q-Drive?', ['47 Lanterns', 'Q-Drive']],
     // A question that opens with its verb and ends on a comparative chooses too, commas and all.
     ['Is the Harbor Tower or Lakeside Plaza Skyscraper taller?', ['Harbor Tower', 'Lakeside Plaza Skyscraper']],
     [
@@ -54,9 +51,9 @@ describe('query-understanding rules - routes', () => {
 
   it.each([
     ['Who is the coach of the team that won the 1990 World Cup?', 'bridge:relative-clause'],
-    ['Where was the director of film Adam and Eve born?', 'bridge:role-of'],
-    ["What is the place of birth of Jazmin Grace Grimaldi's father?", 'bridge:possessive'],
-    ['Who is the writer for an American teen sitcom created by Kim Bass?', 'bridge:participle'],
+    ['Where was the director of film Salt and Ember born?', 'bridge:role-of'],
+    ["What is the place of birth of Odile Marie Varenne's father?", 'bridge:possessive'],
+    ['Who is the writer for an American teen sitcom created by Tess Hale?', 'bridge:participle'],
     ['What did the actress in Harbor Lights win an award for?', 'bridge:role-of'],
     ["What county is Mira Solen's birthplace a part of?", 'bridge:possessive'],
     ['Whose sister played the lead in Harbor Lights?', 'bridge:whose-role'],
@@ -121,7 +118,7 @@ describe('query-understanding rules - routes', () => {
   });
 
   it('rules - deeper nesting raises the hops a bridge question is expected to take', () => {
-    const two = analyzeByRules('Where was the director of film Adam and Eve born?');
+    const two = analyzeByRules('Where was the director of film Salt and Ember born?');
     const four = analyzeByRules(
       "How many ethnic minorities were looked at differently in the city where the headquarters of the company that Study in Brown's record label is a part of?",
     );
@@ -129,9 +126,7 @@ describe('query-understanding rules - routes', () => {
   });
 
   it('rules - foci whose documents only name a role are planned in two layers, the second depending on the first', () => {
-    const analysis = analyzeByRules(
-      'Which film has the director born later, Durango Valley Raiders or Black Feathers?',
-    );
+    const analysis = analyzeByRules('Which film has the director born later, Cobalt Ridge Riders or Grey Lanterns?');
     expect(analysis.route).toBe(Route.PARALLEL);
     expect(analysis.subQuestions.map((sub) => sub.dependsOn)).toEqual([[], [], ['q1'], ['q2']]);
     expect(analysis.subQuestions[2]?.text).toMatch(/^#q1 /);
@@ -172,6 +167,6 @@ describe('query-understanding rules - routes', () => {
 
   it('rules - a question that names no entity is fuzzy: a hypothetical answer would help the vector path', () => {
     expect(analyzeByRules('how do plants turn light into food?').fuzzy).toBe(true);
-    expect(analyzeByRules('When was Valerie Hobson born?').fuzzy).toBe(false);
+    expect(analyzeByRules('When was Mirela Dunstan born?').fuzzy).toBe(false);
   });
 });

@@ -15,7 +15,7 @@ import {
   overlapRetriever,
 } from './support/fixtures.js';
 
-const ROLE_COMPARISON = 'Which film has the director born later, Durango Valley Raiders or Black Feathers?';
+const ROLE_COMPARISON = 'Which film has the director born later, Cobalt Ridge Riders or Grey Lanterns?';
 
 describe('reasoning switches', () => {
   it('switches - every rule and mechanism is on unless named; an unknown name is refused', () => {
@@ -28,7 +28,7 @@ describe('reasoning switches', () => {
   });
 
   it('switches - parallelPlans off keeps a multi-focus question off the PARALLEL route', () => {
-    const question = 'Which came out first, No Escape or Escape from L.A.?';
+    const question = 'Which came out first, No Harbour or Harbour from T.K.?';
     expect(analyzeByRules(question).route).toBe(Route.PARALLEL);
     const without = analyzeByRules(question, ['parallelPlans']);
     expect(without.route).not.toBe(Route.PARALLEL);
@@ -44,7 +44,7 @@ describe('reasoning switches', () => {
 
   it("switches - unknownFusion off hands an UNKNOWN chain's evidence the last hop's ranking alone", async () => {
     // A hop-1 chunk the hop does not cite reaches the evidence only through the fused ranking.
-    const poster = chunk('poster', 'Film posters', 'Posters of No Escape were sold in 1936 to every star fan.');
+    const poster = chunk('poster', 'Film posters', 'Posters of No Harbour were sold in 1936 to every star fan.');
     const withoutStar = [...corpus.filter((item) => item.chunkId !== 'star' && item.chunkId !== 'son'), poster];
     const evidence = async (switchedOff: ReasoningSwitch[]) => {
       const { done, trace } = await createHopReasoner({
@@ -67,10 +67,10 @@ describe('reasoning switches', () => {
   it("switches - unplannedFusion off hands a chain past its planned hops the unplanned hop's ranking alone", async () => {
     // Read as one lookup, the question takes a hop the analysis did not plan (a bridge the wording
     // hid); a chunk only the planned hop ranks, and does not cite, reaches the evidence through the fusion.
-    const question = 'No Escape is a 1936 film starring an actress born in what year?';
-    const poster = chunk('poster', 'Film posters', 'Posters of No Escape, a 1936 film, were sold to every fan.');
-    const born = chunk('born', 'Valerie Hobson', 'Valerie Hobson, an actress, was born in 1917 in Larne.');
-    const namesake = chunk('namesake', 'Escape Artists (1936 film)', 'Escape Artists is a 1936 comedy film.');
+    const question = 'No Harbour is a 1936 film starring an actress born in what year?';
+    const poster = chunk('poster', 'Film posters', 'Posters of No Harbour, a 1936 film, were sold to every fan.');
+    const born = chunk('born', 'Mirela Dunstan', 'Mirela Dunstan, an actress, was born in 1917 in Tenbury.');
+    const namesake = chunk('namesake', 'Harbour Masters (1936 film)', 'Harbour Masters is a 1936 comedy film.');
     const chunks = [corpus[0] as (typeof corpus)[number], namesake, poster, born, ...corpus.slice(3)];
     const evidence = async (switchedOff: ReasoningSwitch[]) => {
       const { trace } = await createHopReasoner({
@@ -92,7 +92,7 @@ describe('reasoning switches', () => {
 
   it('switches - wholeQuestionFallback off leaves a chain that ends without an answer with its own evidence alone', async () => {
     // The question's own words find the poster; the chain's queries, sent for a missing star, do not keep it.
-    const poster = chunk('poster', 'Film posters', 'Posters of No Escape were sold in 1936 to every star fan.');
+    const poster = chunk('poster', 'Film posters', 'Posters of No Harbour were sold in 1936 to every star fan.');
     const withoutStar = [...corpus.filter((item) => item.chunkId !== 'star' && item.chunkId !== 'son'), poster];
     const final = async (switchedOff: ReasoningSwitch[]) => {
       const retriever = overlapRetriever(withoutStar);
@@ -121,20 +121,20 @@ describe('reasoning switches', () => {
     expect(analyzeByRules(question, ['timedEvents']).route).not.toBe(Route.PARALLEL);
   });
 
-  it('switches - parentheticalTitles off reads "No Escape (1936 film)" as a title like any other', () => {
-    const film = chunk('film', 'No Escape (1936 film)', 'No Escape is a 1936 British thriller film.');
-    expect(bareTitle(film.title, titleConventions([]))).toBe('No Escape');
-    expect(isAbout(film, 'No Escape', titleConventions([]))).toBe(true);
+  it('switches - parentheticalTitles off reads "No Harbour (1936 film)" as a title like any other', () => {
+    const film = chunk('film', 'No Harbour (1936 film)', 'No Harbour is a 1936 British thriller film.');
+    expect(bareTitle(film.title, titleConventions([]))).toBe('No Harbour');
+    expect(isAbout(film, 'No Harbour', titleConventions([]))).toBe(true);
     const off = titleConventions(['parentheticalTitles']);
-    expect(bareTitle(film.title, off)).toBe('No Escape (1936 film)');
-    expect(isAbout(film, 'No Escape', off)).toBe(false);
+    expect(bareTitle(film.title, off)).toBe('No Harbour (1936 film)');
+    expect(isAbout(film, 'No Harbour', off)).toBe(false);
   });
 
-  it('switches - commaTitles off no longer reads "Grant Park, Atlanta" as the document about Grant Park', () => {
-    const park = chunk('park', 'Grant Park, Atlanta', 'Grant Park is the oldest city park in Atlanta.');
-    expect(isAbout(park, 'Grant Park', titleConventions([]))).toBe(true);
-    expect(isAbout(park, 'Grant Park', titleConventions(['commaTitles']))).toBe(false);
+  it('switches - commaTitles off no longer reads "Elm Park, Dunmore" as the document about Elm Park', () => {
+    const park = chunk('park', 'Elm Park, Dunmore', 'Elm Park is the oldest city park in Dunmore.');
+    expect(isAbout(park, 'Elm Park', titleConventions([]))).toBe(true);
+    expect(isAbout(park, 'Elm Park', titleConventions(['commaTitles']))).toBe(false);
     // Its whole title still names it.
-    expect(isAbout(park, 'Grant Park, Atlanta', titleConventions(['commaTitles']))).toBe(true);
+    expect(isAbout(park, 'Elm Park, Dunmore', titleConventions(['commaTitles']))).toBe(true);
   });
 });

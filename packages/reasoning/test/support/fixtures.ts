@@ -15,31 +15,35 @@ import type {
 export const corpus: Chunk__Output[] = [
   chunk(
     'film',
-    'No Escape (1936 film)',
-    'No Escape is a 1936 British thriller film directed by Norman Lee and starring Valerie Hobson, Leslie Perrins and Robert Cochran.',
+    'No Harbour (1936 film)',
+    'No Harbour is a 1936 British thriller film directed by Osric Vell and starring Mirela Dunstan, Hale Corwin and Ivo Marsh.',
   ),
   chunk(
     'star',
-    'Valerie Hobson',
-    'Valerie Hobson was a British actress. In 1954 she became the wife of John Profumo, a government minister.',
+    'Mirela Dunstan',
+    'Mirela Dunstan was a British actress. In 1954 she became the wife of Tobias Wrenfield, a government minister.',
   ),
-  chunk('son', 'David Profumo', 'David Profumo is a novelist, the son of John Profumo and his wife Valerie Hobson.'),
+  chunk(
+    'son',
+    'Caspar Wrenfield',
+    'Caspar Wrenfield is a novelist, the son of Tobias Wrenfield and his wife Mirela Dunstan.',
+  ),
   chunk(
     'escape',
-    'Escape from L.A.',
-    'Escape from L.A. is a 1996 American action film written and directed by John Carpenter.',
+    'Harbour from T.K.',
+    'Harbour from T.K. is a 1996 American action film written and directed by Edda Lindqvist.',
   ),
-  chunk('lee', 'Norman Lee', 'Norman Lee was a British film director and screenwriter of the 1930s.'),
+  chunk('lee', 'Osric Vell', 'Osric Vell was a British film director and screenwriter of the 1930s.'),
   chunk(
-    'thames',
-    'River Thames',
-    'The River Thames flows through London and is the longest river entirely in England.',
+    'colwen',
+    'River Colwen',
+    'The River Colwen flows through Dunmore and is the longest river entirely in Velmar.',
   ),
-  chunk('mozhi', 'Thai Mozhi', 'Thai Mozhi is a 1992 Tamil drama film directed by R. Sundarrajan.'),
-  chunk('avoid', 'How To Avoid Everything', 'How To Avoid Everything is a 2009 short comedy film.'),
+  chunk('vanu', 'Sela Vanu', 'Sela Vanu is a 1992 Tamil drama film directed by R. Mahendravel.'),
+  chunk('avoid', 'How To Lose Nothing', 'How To Lose Nothing is a 2009 short comedy film.'),
 ];
 
-export const BRIDGE_QUESTION = 'Who was married to the star of No Escape?';
+export const BRIDGE_QUESTION = 'Who was married to the star of No Harbour?';
 
 export function analysis(overrides: Partial<Analysis__Output> = {}): Analysis__Output {
   return {
