@@ -255,8 +255,8 @@ describe('events compared by date - the list a question names', () => {
       expect(comparedOptions(question)).toEqual(both);
       expect(dateComparison(question)).toBe(end);
     }
-    // "比" that the segmenter glued to the next name ("比耶伦") still compares.
-    expect(orderJudgement('张伟访华比耶伦访华晚吗？')?.events).toEqual(['张伟访华', '耶伦访华']);
+    // "比" that the segmenter glued to the next name ("比耶森") still compares.
+    expect(orderJudgement('张伟访华比耶森访华晚吗？')?.events).toEqual(['张伟访华', '耶森访华']);
   });
 
   it('order judgement - a question that asks which, or holds "比" inside a word ("比赛"), judges no order', () => {
@@ -309,7 +309,7 @@ describe('events compared by date - the list a question names', () => {
   });
 
   it("dates - a text's dated context is its first date with a month, not a year it cites", () => {
-    expect(datedYearIn('《青川日报》6月24日文章指出，从2008年金融危机中得出的教训是…')).toBeUndefined();
+    expect(datedYearIn('《青川日报》6月24日文章指出，2008年金融风暴留下的启示是…')).toBeUndefined();
     expect(datedYearIn('2031年4月，青川大桥通车。6月24日，澜沧博物馆开馆。')).toBe(2031);
     expect(datedYearIn('The bridge, planned in 1990, opened on 14 April 2031.')).toBe(2031);
   });
@@ -334,10 +334,10 @@ describe('events compared by date - whether a chunk is about the event', () => {
   });
 
   it('coverage - a paraphrase that keeps a word\'s morphemes ("判刑" as "判处有期徒刑") states it in part', () => {
-    const sentence = chunk('n-court', '', '2031年3月14日，青川市男子杨某被判处有期徒刑三年，并处罚金四万元。');
+    const sentence = chunk('n-court', '', '2031年3月14日，青川市男子韩某被判处有期徒刑三年，并处罚金四万元。');
     // "判刑" is not in the text; its characters are, apart.
-    expect(isAboutEvent('杨某被判刑', sentence)).toBe(true);
-    expect(weightedCoverage('杨某被判刑', sentence)).toBeLessThan(weightedCoverage('杨某被判处有期徒刑', sentence));
+    expect(isAboutEvent('韩某被判刑', sentence)).toBe(true);
+    expect(weightedCoverage('韩某被判刑', sentence)).toBeLessThan(weightedCoverage('韩某被判处有期徒刑', sentence));
     // A name's characters scattered over other words state nothing of it.
     expect(isAboutEvent('李青被判刑', chunk('n-none', '', '2031年3月14日，青川市召开会议，李某发言。'))).toBe(false);
   });
@@ -347,17 +347,17 @@ describe('events compared by date - whether a chunk is about the event', () => {
     const otherPlace = chunk(
       'n-other-place',
       '',
-      '2031年4月12日，澜沧县报告新增确诊病例12例，病例均在定点医院隔离治疗。',
+      '2031年4月12日，澜沧县报告新增确诊病例12例，患者已送往指定医院观察。',
     );
-    const ownPlace = chunk('n-own-place', '', '2031年4月12日，青川市报告新增确诊病例12例，病例均在定点医院隔离治疗。');
+    const ownPlace = chunk('n-own-place', '', '2031年4月12日，青川市报告新增确诊病例12例，患者已送往指定医院观察。');
     // The date and the common words are most of the event's weight.
     expect(weightedCoverage(event, otherPlace)).toBeGreaterThan(0.65);
     expect(isAboutEvent(event, otherPlace)).toBe(false);
     expect(isAboutEvent(event, otherPlace, ['eventParties'])).toBe(true);
     expect(isAboutEvent(event, ownPlace)).toBe(true);
-    // An abbreviation keeps some of a name's characters ("皇马" for "皇家马德里").
-    const abbreviated = chunk('n-club', '', '2031年5月3日凌晨，西甲首轮比赛，皇马客场以2比0的比分战胜毕尔巴鄂竞技。');
-    expect(isAboutEvent('皇家马德里2031年5月3日的比赛结果', abbreviated)).toBe(true);
+    // An abbreviation keeps some of a name's characters ("澜港" for "澜州海港").
+    const abbreviated = chunk('n-club', '', '2031年5月3日凌晨，甲级联赛首轮比赛，澜港客场以2比0的比分战胜白沙竞技。');
+    expect(isAboutEvent('澜州海港2031年5月3日的比赛结果', abbreviated)).toBe(true);
   });
 
   it('coverage - a chunk about one of the parties an event joins ("青川队对澜沧队的比赛") names the other too, or it is about something else', () => {
@@ -376,7 +376,7 @@ describe('events compared by date - whether a chunk is about the event', () => {
 
   it('coverage - a date the event names must agree with one the chunk states, as precisely as named', () => {
     // The same kind of report on another day covers every word of the event and is about another day.
-    const otherDay = chunk('n-cases-2', '', '2030年11月2日，青川市新增确诊病例3例，均为境外输入。');
+    const otherDay = chunk('n-cases-2', '', '2030年11月2日，青川市新增确诊病例3例，均为外地返回人员。');
     const sameDay = chunk('n-cases-1', '', '2030年2月1日，青川市新增确诊病例265例。');
     expect(weightedCoverage('2030年2月1日青川市新增确诊病例', otherDay)).toBeGreaterThan(0.65);
     expect(isAboutEvent('2030年2月1日青川市新增确诊病例', otherDay)).toBe(false);
@@ -391,14 +391,14 @@ describe('events compared by date - whether a chunk is about the event', () => {
 
   it('coverage - a chunk that shares only the date an event names, not what happened, is not about it', () => {
     // Another report of the same day: its date is all of the event's words it states.
-    const sameDayOther = chunk('n-forum', '', '2031年3月26日，商用车论坛在十堰开幕。');
-    const plan = chunk('n-plan', '', '澜沧省于2031年3月26日发布课桌椅进校园试点实施方案。');
+    const sameDayOther = chunk('n-forum', '', '2031年3月26日，农机博览会在白沙镇开幕。');
+    const plan = chunk('n-plan', '', '澜沧省于2031年3月26日发布校园午餐改进试点实施方案。');
     expect(weightedCoverage('2031年3月26日澜沧省方案', sameDayOther)).toBeGreaterThan(0.65);
     expect(isAboutEvent('2031年3月26日澜沧省方案', sameDayOther)).toBe(false);
     expect(isAboutEvent('2031年3月26日澜沧省方案', plan)).toBe(true);
-    // A paraphrase that the date ties to the event still is about it ("皇马" for "皇家马德里").
-    const match = chunk('n-match', '', '2031年8月13日凌晨，西甲首轮，皇马客场以2-0的比分战胜对手。');
-    expect(isAboutEvent('皇家马德里2031年8月13日的比赛结果', match)).toBe(true);
+    // A paraphrase that the date ties to the event still is about it ("澜港" for "澜州海港").
+    const match = chunk('n-match', '', '2031年8月13日凌晨，甲级联赛首轮，澜港客场以2-0的比分战胜对手。');
+    expect(isAboutEvent('澜州海港2031年8月13日的比赛结果', match)).toBe(true);
   });
 
   it('dates - a part of a month ("10月中旬", "6月底") dates an event to its month, the year read from the text', () => {
@@ -406,7 +406,7 @@ describe('events compared by date - whether a chunk is about the event', () => {
       { year: 2031, month: 4 },
       { year: 2031, month: 10 },
     ]);
-    expect(datesIn('首相计划于10月中旬首次外访。')).toEqual([{ month: 10 }]);
+    expect(datesIn('市长计划于10月中旬赴外地考察。')).toEqual([{ month: 10 }]);
     expect(parseDate('10月中旬', 2031)).toEqual({ year: 2031, month: 10 });
     // A month alone, with nothing after it, stays unread: "10月" also counts months ("前10月").
     expect(datesIn('前10月，青川市出口增长。')).toEqual([]);
@@ -419,8 +419,8 @@ describe('events compared by date - whether a chunk is about the event', () => {
       { year: 2008 },
     ]);
     expect(datesIn('6月24日文章')).toEqual([{ month: 6, day: 24 }]);
-    expect(datesIn('累计确诊病例1979例')).toEqual([]);
-    const counts = chunk('n-counts', '', '累计确诊病例1979例，累计治愈出院病例1893例。');
+    expect(datesIn('累计确诊病例1946例')).toEqual([]);
+    const counts = chunk('n-counts', '', '累计确诊病例1946例，累计治愈出院病例1862例。');
     expect(readTypedAnswer('date', [counts], [])).toBeUndefined();
   });
 
