@@ -18,11 +18,11 @@ export const REASONING_SWITCHES = {
   respectiveFoci:
     'a distributive question ("A和B分别在几月几日开通地铁？", "When were A and B founded, respectively?") gets one sub-question per item, each with the setting and the whole predicate the items share (the setting alone where the predicate names only a kind of event)',
   parentheticalTitles:
-    'a title\'s trailing parenthesis disambiguates the name the document is about ("Quiet Harbour (1936 film)" is about Quiet Harbour), as Wikipedia titles do',
+    'a title\'s trailing parenthesis disambiguates the name the document is about ("No Harbour (1936 film)" is about No Harbour), as Wikipedia titles do',
   commaTitles:
-    'a title\'s part before a comma is the name the document is about ("Elm Square, Dunmore" is about Elm Square), as Wikipedia titles of places do',
+    'a title\'s part before a comma is the name the document is about ("Elm Park, Dunmore" is about Elm Park), as Wikipedia titles of places do',
   nameForms:
-    'a document titled with another form of a name is about it: its initials ("HVT"), the name without a rank ("Orsolan" for "King Orsolan"), the full name of a surname, another spelling of one word ("Anselm" for "Anselme")',
+    'a document titled with another form of a name is about it: its initials ("HVT"), the name without a rank ("Orsolan" for "Emperor Orsolan"), the full name of a surname, another spelling of one word ("Katrin" for "Katreen")',
   focusShares:
     "a parallel plan's evidence takes each sub-question's ranking in turn, rank by rank, instead of fusing them by summed reciprocal rank, so a chunk middling for every focus does not push one focus's own chunk out",
   decidedFoci:

@@ -224,8 +224,8 @@ function hanRelationSpans(text: string, relation: readonly string[]): { start: n
 
 /**
  * Whether a chunk is the document about `entity`: its title names it exactly, bare of its
- * parenthesis, or before the comma that disambiguates it ("Elm Square, Dunmore" is about Elm
- * Square), or in another form of the name ("HVT" is about the Harbor Valley Telegraph).
+ * parenthesis, or before the comma that disambiguates it ("Elm Park, Dunmore" is about Elm
+ * Park), or in another form of the name ("HVT" is about the Harbor Valley Telegraph).
  */
 export function isAbout(chunk: Chunk__Output, entity: string, titles: TitleConventions): boolean {
   const key = entityKey(entity);

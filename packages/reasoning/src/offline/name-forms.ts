@@ -73,7 +73,7 @@ function isInitialism(short: string, long: string): boolean {
   return named.every((word, index) => plain(word)[0] === fold(letters[index] ?? ''));
 }
 
-/** "Orsolan" of "King Orsolan": the name with the ranks before it left out. */
+/** "Orsolan" of "Emperor Orsolan": the name with the ranks before it left out. */
 function withoutRanks(short: string[], long: string[]): boolean {
   const dropped = long.length - short.length;
   if (dropped < 1 || short.length === 0) return false;
@@ -88,7 +88,7 @@ function withoutRanks(short: string[], long: string[]): boolean {
 const consonants = (word: string): string => word.replace(/[aeiouy]/g, '');
 
 /**
- * "Anselm Varga" of "Anselme Varga": the same words but one, spelt a letter or two apart in its
+ * "Katrin Velde" of "Katreen Velde": the same words but one, spelt a letter or two apart in its
  * vowels only, its first letter the same.
  */
 function isOtherSpelling(a: string[], b: string[]): boolean {

@@ -119,7 +119,7 @@ export const titleConventions = (switchedOff: readonly ReasoningSwitch[] | undef
   nameForms: isOn(switchedOff, 'nameForms'),
 });
 
-/** A title without its disambiguating parenthesis: "Quiet Harbour (1936 film)" → "Quiet Harbour". */
+/** A title without its disambiguating parenthesis: "No Harbour (1936 film)" → "No Harbour". */
 export function bareTitle(title: string, conventions: TitleConventions): string {
   if (!conventions.parenthesis) return title.trim();
   return title.replace(/\s*\([^)]*\)\s*$/, '').trim();
