@@ -205,7 +205,30 @@ export interface StreamMessage extends BusMessage {
 export interface StoredMessage extends BusMessage {
   /** The stream sequence: increasing over the whole stream, not per subject. */
   readonly seq: number;
+  /**
+   * The payload as decoding `data` would give it, when the message was published as a
+   * ValuePayload in this process (the memory adapter): a reader takes it instead of decoding.
+   * Every reader gets the same value, so none may change it. Undefined over NATS.
+   */
+  readonly value?: unknown;
 }
+
+/**
+ * A durable message given as the message it encodes rather than as bytes, for a stream whose
+ * writers and readers may share a process (a question's events in the embedded mode): the NATS
+ * adapter stores `encode()`, the memory adapter stores `decoded().value` and hands it to its
+ * readers as it is (`StoredMessage.value`), counting `decoded().byteLength` towards the
+ * stream's byte limit as it counts bytes. Each adapter calls only the one it needs, so neither
+ * mode pays for the other's form.
+ */
+export interface ValuePayload {
+  encode(): Uint8Array;
+  decoded(): { value: unknown; byteLength: number };
+}
+
+/** The bytes of a durable message's payload, as the wire carries them. */
+export const payloadBytes = (payload: Uint8Array | ValuePayload): Uint8Array =>
+  payload instanceof Uint8Array ? payload : payload.encode();
 
 export interface DurablePublishOptions {
   headers?: BusHeaders;
@@ -295,7 +318,7 @@ export interface DurableStream {
   /** Rejects with NoRespondersError when the subject is not one of the stream's subjects. */
   publish(
     subject: string,
-    data: Uint8Array,
+    data: Uint8Array | ValuePayload,
     options: DurablePublishOptions,
   ): Promise<{ duplicate: boolean; seq: number }>;
   consume(

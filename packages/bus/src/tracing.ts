@@ -125,7 +125,11 @@ function traceDurableStream(root: Context, stream: DurableStream): DurableStream
     publish: (subject, data, options) =>
       instrument(
         `${subjectTemplate(subject)} publish`,
-        { kind: SpanKind.PRODUCER, attributes: messagingAttributes(subject, 'publish', data) },
+        // A value payload's size is known only once an adapter encodes or sizes it.
+        {
+          kind: SpanKind.PRODUCER,
+          attributes: messagingAttributes(subject, 'publish', data instanceof Uint8Array ? data : undefined),
+        },
         () => stream.publish(subject, data, { ...options, headers: injectContext({ ...options.headers }) }),
       ),
     consume: (options, handler, onError) =>
@@ -163,7 +167,12 @@ async function* traceFollow(root: Context, messages: AsyncIterable<StoredMessage
           `${subjectTemplate(message.subject)} receive`,
           {
             kind: SpanKind.CONSUMER,
-            attributes: messagingAttributes(message.subject, 'receive', message.data),
+            // Not the size of a value handed over in process: that would encode it.
+            attributes: messagingAttributes(
+              message.subject,
+              'receive',
+              message.value === undefined ? message.data : undefined,
+            ),
           },
           extractContext(message.headers, root),
         )
@@ -178,7 +187,7 @@ type MessagingOperation = 'publish' | 'request' | 'process' | 'receive';
 function messagingAttributes(
   subject: string,
   operation: MessagingOperation,
-  data: Uint8Array,
+  data: Uint8Array | undefined,
   queue?: string,
 ): Attributes {
   const attributes: Attributes = {
@@ -186,8 +195,8 @@ function messagingAttributes(
     'messaging.destination.name': subjectTemplate(subject),
     'messaging.operation.name': operation,
     'messaging.operation.type': operation === 'process' || operation === 'receive' ? operation : 'send',
-    'messaging.message.body.size': data.byteLength,
   };
+  if (data !== undefined) attributes['messaging.message.body.size'] = data.byteLength;
   if (queue !== undefined) attributes['messaging.consumer.group.name'] = queue;
   return attributes;
 }

@@ -112,4 +112,43 @@ describe('memory adapter', () => {
     expect(three[0]?.headers['Hopline-User']).toBe('trimmed');
     expect(await keptWithin(3 * size - 1)).toHaveLength(2);
   });
+
+  it('memory - a value payload is handed to readers as its value, never encoded, and counts the bytes it would take', async () => {
+    const subject = 'test.valued.q';
+    const size = subject.length + 100 + encodeHeaders({ 'Nats-Msg-Id': 'm0' }).length;
+    const bus = createMemoryBus({
+      jetstream: {
+        ...DEFAULT_JETSTREAM_POLICY,
+        limits: { ...DEFAULT_JETSTREAM_POLICY.limits, events: { maxAgeMs: 0, maxBytes: 3 * size } },
+      },
+    });
+    const stream = await bus.durableStream({ name: 'VALUED', subjects: ['test.valued.>'], retention: 'events' });
+    let encoded = 0;
+    for (let i = 0; i < 5; i++) {
+      const payload = {
+        encode: () => {
+          encoded++;
+          return new Uint8Array(100);
+        },
+        decoded: () => ({ value: { index: i }, byteLength: 100 }),
+      };
+      await stream.publish(subject, payload, { msgId: `m${i}` });
+    }
+    const seen: StoredMessage[] = [];
+    const stop = new AbortController();
+    const reading = (async () => {
+      for await (const message of stream.follow(subject, { signal: stop.signal })) seen.push(message);
+    })();
+    await waitFor(() => seen.length === 3);
+    stop.abort();
+    await reading;
+    // Within the limit as three messages of 100 bytes are: the oldest two went.
+    expect(seen.map((message) => message.value)).toEqual([{ index: 2 }, { index: 3 }, { index: 4 }]);
+    expect((await stream.last(subject))?.value).toEqual({ index: 4 });
+    expect(encoded).toBe(0);
+    // A reader that asks for the bytes gets them.
+    expect(seen[0]?.data).toHaveLength(100);
+    expect(encoded).toBe(1);
+    await bus.drain();
+  });
 });

@@ -25,6 +25,13 @@ export interface Codec<In, Out> {
   readonly typeName: string;
   encode(message: In): Uint8Array;
   decode(bytes: Uint8Array): Out;
+  /**
+   * What `decode(encode(message))` returns, and the bytes `encode` would write, without writing
+   * them: for a message handed over within one process. The same value, since these messages
+   * have no `float` field (which the wire would round to 32 bits); a string with a lone
+   * surrogate keeps it rather than reading back U+FFFD.
+   */
+  asDecoded(message: In): { value: Out; byteLength: number };
 }
 
 const TO_OBJECT_OPTIONS: protobuf.IConversionOptions = {
@@ -42,6 +49,12 @@ function codecFor<In, Out>(typeName: string): Codec<In, Out> {
     encode(message) {
       const t = resolve();
       return t.encode(t.fromObject(message as Record<string, unknown>)).finish();
+    },
+    asDecoded(message) {
+      const t = resolve();
+      const built = t.fromObject(message as Record<string, unknown>);
+      // The writer's length once every field is queued: finish() would allocate and copy that many.
+      return { value: t.toObject(built, TO_OBJECT_OPTIONS) as Out, byteLength: t.encode(built).len };
     },
     decode(bytes) {
       const t = resolve();

@@ -17,6 +17,33 @@ describe('contracts', () => {
     expect(event.done?.degradedReasons).toEqual([]);
   });
 
+  it('codec - a message as decoded without its bytes is what decoding its bytes gives, and sized as they are', () => {
+    const citation = { index: 1, chunkId: 'c1', docId: 'd', docVersion: 3, span: { start: 0, end: 4 }, hop: 2 };
+    const events = [
+      { questionId: 'q1', seq: 1, atUnixMs: 1_700_000_000_000, attempt: 1, accepted: {} },
+      { questionId: 'q1', seq: 2, token: { text: 'Ünïcode 字 and a longer text '.repeat(20) } },
+      { questionId: 'q1', seq: 3, hopAnswer: { hop: 1, answer: 'x', confidence: 0.123456789 } },
+      { questionId: 'q1', seq: 4, citations: { citations: [citation, { ...citation, sourceUri: '' }] } },
+      {
+        questionId: 'q1',
+        seq: 5,
+        done: { answer: 'y [1]', stopReason: 'SUFFICIENT' as const, citations: [citation], degradedReasons: ['slow'] },
+      },
+    ];
+    for (const event of events) {
+      const bytes = codecs.qaEvent.encode(event);
+      expect(codecs.qaEvent.asDecoded(event)).toEqual({
+        value: codecs.qaEvent.decode(bytes),
+        byteLength: bytes.length,
+      });
+    }
+    const batch = codecs.qaEventBatch.encode({ events });
+    expect(codecs.qaEventBatch.asDecoded({ events })).toEqual({
+      value: codecs.qaEventBatch.decode(batch),
+      byteLength: batch.length,
+    });
+  });
+
   it('codec - unset optional scores stay absent, set ones survive', () => {
     const bytes = codecs.retrieveResponse.encode({ chunks: [{ chunkId: 'a', scores: { bm25: 0, rrf: 0.5 } }] });
     const scores = codecs.retrieveResponse.decode(bytes).chunks[0]?.scores;

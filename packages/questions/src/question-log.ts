@@ -1,13 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import type { BusHeaders, DurableStream, StoredMessage } from '@hopline/bus';
+import type { BusHeaders, DurableStream, StoredMessage, ValuePayload } from '@hopline/bus';
 import {
   codecs,
+  type Codec,
   headers,
   isTerminal,
   subjects,
   ValidationError,
   type QaEvent,
   type QaEvent__Output,
+  type QaEventBatch__Output,
 } from '@hopline/contracts';
 import { retryingTransient } from './transient.js';
 
@@ -36,11 +38,24 @@ const metaHeaders = (meta: QuestionMeta): BusHeaders => ({
 });
 
 /**
+ * A message of the log as its writer gives it to the stream: encoded for NATS, or handed over
+ * as the events a reader would decode when both share a process (the embedded mode), where
+ * encoding and decoding them was most of the protobuf work of a question.
+ */
+function payloadOf<In, Out>(codec: Codec<In, Out>, message: In): ValuePayload {
+  return { encode: () => codec.encode(message), decoded: () => codec.asDecoded(message) };
+}
+
+/**
  * The events one stored message holds, in order: several when it says how many (a batch),
  * else one, as a writer stores a single event (and as every event was stored before batches).
  */
 function eventsOf(stored: StoredMessage): QaEvent__Output[] {
-  if (stored.headers[headers.eventCount] === undefined) return [codecs.qaEvent.decode(stored.data)];
+  const single = stored.headers[headers.eventCount] === undefined;
+  if (stored.value !== undefined) {
+    return single ? [stored.value as QaEvent__Output] : (stored.value as QaEventBatch__Output).events;
+  }
+  if (single) return [codecs.qaEvent.decode(stored.data)];
   const { events } = codecs.qaEventBatch.decode(stored.data);
   if (events.length === 0) throw new ValidationError(`an empty batch of events at stream sequence ${stored.seq}`);
   return events;
@@ -146,7 +161,7 @@ export class QuestionWriter {
     const [single] = events;
     if (single === undefined) return;
     const batched = events.length > 1;
-    const data = batched ? codecs.qaEventBatch.encode({ events }) : codecs.qaEvent.encode(single);
+    const data = batched ? payloadOf(codecs.qaEventBatch, { events }) : payloadOf(codecs.qaEvent, single);
     const options = {
       msgId: `${this.questionId}:${this.id}:${single.seq}`,
       headers: {

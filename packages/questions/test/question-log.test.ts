@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { createMemoryBroker, type DurableStream } from '@hopline/bus';
-import { ConflictError, UnavailableError, type QaEvent__Output } from '@hopline/contracts';
+import { createMemoryBroker, payloadBytes, type DurableStream } from '@hopline/bus';
+import { codecs, ConflictError, subjects, UnavailableError, type QaEvent__Output } from '@hopline/contracts';
 import { describe, expect, it } from 'vitest';
 import { QuestionLog, questionEventsStream } from '../src/index.js';
 
@@ -8,19 +8,32 @@ const meta = { tenantId: 'acme', userId: 'u', deadlineUnixMs: Date.now() + 60_00
 const token = (text: string) => ({ event: 'token' as const, token: { text } });
 const inAMoment = () => Date.now() + 2_000;
 
-async function openLog() {
-  const bus = createMemoryBroker().connect();
-  const events = await bus.durableStream(questionEventsStream);
-  return { events, log: new QuestionLog(events) };
-}
-
 async function all(log: QuestionLog, questionId: string, afterSeq = 0): Promise<QaEvent__Output[]> {
   const seen: QaEvent__Output[] = [];
   for await (const event of log.follow(questionId, afterSeq, AbortSignal.timeout(5_000))) seen.push(event);
   return seen;
 }
 
-describe('question log', () => {
+/** A stream that stores what its writers give it as bytes, as NATS does. */
+const asBytes = (stream: DurableStream): DurableStream => ({
+  ...stream,
+  publish: (subject, data, options) => stream.publish(subject, payloadBytes(data), options),
+});
+
+// Every test runs on the events as the memory adapter hands them over (values, in process) and
+// as bytes (the distributed mode's wire format).
+const carriers = [
+  ['in process', (stream: DurableStream) => stream],
+  ['as bytes', asBytes],
+] as const;
+
+describe.each(carriers)('question log, events %s', (_carrier, carry) => {
+  async function openLog() {
+    const bus = createMemoryBroker().connect();
+    const events = carry(await bus.durableStream(questionEventsStream));
+    return { events, log: new QuestionLog(events) };
+  }
+
   it('question log - a writer numbers its events on from the head it started after, with its attempt and the asker', async () => {
     const { log } = await openLog();
     const questionId = randomUUID();
@@ -116,5 +129,28 @@ describe('question log', () => {
     };
     const writer = new QuestionLog(down).writer(randomUUID(), meta, 1);
     await expect(writer.append(token('lost'), Date.now() + 600)).rejects.toBeInstanceOf(UnavailableError);
+  });
+});
+
+describe('question log in one process', () => {
+  it('question log - over the memory adapter its messages are the events as decoding their bytes would give them', async () => {
+    const events = await createMemoryBroker().connect().durableStream(questionEventsStream);
+    const log = new QuestionLog(events);
+    const questionId = randomUUID();
+    const writer = log.writer(questionId, meta, 1);
+    await writer.append({ event: 'accepted', accepted: {} }, inAMoment());
+    await writer.appendAll(
+      [token('a'), { event: 'done', done: { answer: 'a [1]', citations: [{ index: 1, chunkId: 'c1' }] } }],
+      inAMoment(),
+    );
+    const stored = [];
+    for await (const message of events.follow(subjects.events(questionId), { signal: AbortSignal.timeout(1_000) })) {
+      stored.push(message);
+      if (stored.length === 2) break;
+    }
+    const [single, batch] = stored;
+    expect(single?.value).toEqual(codecs.qaEvent.decode(single?.data ?? new Uint8Array()));
+    expect(batch?.value).toEqual(codecs.qaEventBatch.decode(batch?.data ?? new Uint8Array()));
+    expect((await all(log, questionId)).at(-1)?.done?.citations[0]).toMatchObject({ chunkId: 'c1', docVersion: 0 });
   });
 });

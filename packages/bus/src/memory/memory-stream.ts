@@ -13,6 +13,7 @@ import {
   type Settlement,
   type StoredMessage,
   type StreamMessage,
+  type ValuePayload,
 } from '../bus.js';
 import { InFlight } from '../in-flight.js';
 import { limitsOf, type JetStreamPolicy, type RetentionLimits } from '../jetstream-policy.js';
@@ -20,10 +21,19 @@ import { assertValidName } from '../names.js';
 import { assertValidSubject, subjectMatches } from '../subjects.js';
 import { fromMsgHdrs, toMsgHdrs } from '../wire-headers.js';
 
+/** A message published as a ValuePayload: the value its readers get, and what its bytes would take. */
+interface StoredValue {
+  readonly value: unknown;
+  readonly byteLength: number;
+  /** For a reader that asks for the bytes all the same. */
+  readonly payload: ValuePayload;
+}
+
 interface StoredEntry {
   readonly seq: number;
   readonly subject: string;
-  readonly data: Uint8Array;
+  /** Bytes as published (each reader gets its own copy), or a value. */
+  readonly data: Uint8Array | StoredValue;
   /** As a NATS client would read them back; each reader gets its own copy. */
   readonly headers: Readonly<BusHeaders>;
   /** What the headers take on the wire. */
@@ -39,7 +49,11 @@ interface StreamConfig {
 }
 
 /** What a message counts towards a stream's byte limit, as JetStream counts it. */
-const sizeOf = (entry: StoredEntry) => entry.subject.length + entry.data.length + entry.headerBytes;
+const sizeOf = (entry: StoredEntry) => entry.subject.length + entry.data.byteLength + entry.headerBytes;
+
+/** A reader's own copy of the bytes; a value's are encoded on demand. */
+const bytesOf = (data: Uint8Array | StoredValue): Uint8Array =>
+  data instanceof Uint8Array ? new Uint8Array(data) : data.payload.encode();
 
 /**
  * The headers a stored message keeps, checked and trimmed by nats.js's own implementation as on
@@ -60,11 +74,19 @@ function storedHeaders(record: Readonly<BusHeaders>): { headers: BusHeaders; hea
 }
 
 function toStoredMessage(entry: StoredEntry): StoredMessage {
+  const { data } = entry;
+  if (data instanceof Uint8Array) {
+    return { subject: entry.subject, data: new Uint8Array(data), headers: { ...entry.headers }, seq: entry.seq };
+  }
   return {
     subject: entry.subject,
-    data: new Uint8Array(entry.data),
+    // Readers of a value mostly take the value: its bytes only for one that asks.
+    get data() {
+      return bytesOf(data);
+    },
     headers: { ...entry.headers },
     seq: entry.seq,
+    value: data.value,
   };
 }
 
@@ -94,7 +116,11 @@ export class MemoryStream {
     public config: StreamConfig,
   ) {}
 
-  publish(subject: string, data: Uint8Array, options: DurablePublishOptions): { duplicate: boolean; seq: number } {
+  publish(
+    subject: string,
+    data: Uint8Array | ValuePayload,
+    options: DurablePublishOptions,
+  ): { duplicate: boolean; seq: number } {
     if (!this.config.subjects.some((pattern) => subjectMatches(pattern, subject))) {
       // What JetStream answers when no stream stores the subject.
       throw new NoRespondersError(subject);
@@ -110,7 +136,7 @@ export class MemoryStream {
     const entry: StoredEntry = {
       seq: ++this.lastSeq,
       subject,
-      data: new Uint8Array(data),
+      data: data instanceof Uint8Array ? new Uint8Array(data) : { ...data.decoded(), payload: data },
       ...storedHeaders({ ...options.headers, [headers.msgId]: options.msgId }),
       storedAt: now,
     };
@@ -402,7 +428,7 @@ export function openMemoryDurableStream(
           running++;
           const message: StreamMessage = {
             subject: stored.subject,
-            data: new Uint8Array(stored.data),
+            data: bytesOf(stored.data),
             headers: { ...stored.headers },
             deliveryCount,
           };

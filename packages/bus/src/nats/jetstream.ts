@@ -17,6 +17,7 @@ import {
 } from 'nats';
 import {
   DEFAULT_DUPLICATE_WINDOW_MS,
+  payloadBytes,
   type BusErrorReporter,
   type DurableConsumer,
   type DurableConsumerOptions,
@@ -190,7 +191,7 @@ export async function openJetStreamDurableStream(
       const mark = watch.mark;
       const expected = publishOptions.expectedLastSubjectSeq;
       try {
-        const ack = await js.publish(subject, data, {
+        const ack = await js.publish(subject, payloadBytes(data), {
           msgID: publishOptions.msgId,
           headers: toMsgHdrs(publishOptions.headers),
           ...(expected === undefined ? {} : { expect: { lastSubjectSequence: expected } }),
