@@ -2,7 +2,8 @@
  * The bus port: everything services need from NATS, so that the same code runs over a real
  * NATS server or, in the embedded mode and in tests, over the in-memory adapter. Payloads are
  * bytes produced by the @hopline/contracts codecs; both adapters carry them and their headers
- * unchanged, and both pass the one scenario suite in `test/scenarios.ts`.
+ * unchanged, and both pass the one scenario suite in `test/scenarios.ts`. A durable stream also
+ * takes a ValuePayload, which only the memory adapter hands over without its bytes.
  *
  * Failures are the named errors of @hopline/contracts: DeadlineExceededError (timeout),
  * NoRespondersError (nobody listens), CancelledError (the caller's signal aborted),

@@ -39,7 +39,8 @@ export interface Embedded {
 /**
  * All five services in one process, each built by the same start function its own main.ts
  * uses, each with its own bus connection: over the in-memory broker (which encodes every
- * payload as NATS would, and checks headers with nats.js) or, with NATS_URL, over a real server. The services reach each
+ * payload as NATS would, and checks headers with nats.js, except a question's events, handed to
+ * the gateway as the objects decoding them would give) or, with NATS_URL, over a real server. The services reach each
  * other as in the distributed mode (NATS subjects), except that the hop-reasoner calls
  * query-understanding and the reranker directly rather than over gRPC on loopback (both still
  * serve gRPC for other clients), and the retrieval worker directly rather than over the bus
