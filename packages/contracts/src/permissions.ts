@@ -104,7 +104,7 @@ const servicePermissions: Record<NatsClientName, SubjectPermissions> = {
       ...common('answer-gateway').publish,
       subjects.askAll,
       subjects.cancelAll,
-      'hopline.qa.*.readers',
+      subjects.readersAll,
       subjects.ingestAll,
       // A document too large for one message goes ahead of its command in parts.
       subjects.documentBodyAll,
@@ -126,7 +126,7 @@ const servicePermissions: Record<NatsClientName, SubjectPermissions> = {
     ],
     subscribe: [
       ...common('answer-gateway').subscribe,
-      'hopline.qa.*.readers',
+      subjects.readersAll,
       subjects.kbChangedAll,
       // Each worker's index lag, for the kb listing.
       subjects.retrievalPresence,

@@ -30,6 +30,7 @@ export const subjects = {
    * replica) to the gateway that did: someone still reads it, so it is not cancelled as abandoned.
    */
   readers: (questionId: string) => `hopline.qa.${subjectToken(questionId, 'question id')}.readers`,
+  readersAll: 'hopline.qa.*.readers',
   /** RetrieveRequest → RetrieveResponse, served by the retrieval-worker queue group. */
   retrieve: 'hopline.retrieve',
   /** The same, served by one retrieval worker alone: where a hedged or retried retrieval goes. */

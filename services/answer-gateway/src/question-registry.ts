@@ -1,4 +1,5 @@
-import type { QaEvent__Output } from '@hopline/contracts';
+import type { Subscription } from '@hopline/bus';
+import { subjects, type QaEvent__Output } from '@hopline/contracts';
 import type { CancelReason } from './question-end.js';
 import { QuestionRun, type QuestionRunOptions, type QuestionSpec } from './question-run.js';
 import { RemoteQuestion, type RemoteQuestionOptions } from './remote-question.js';
@@ -28,8 +29,20 @@ export class QuestionRegistry {
   private readonly evictions = new Set<NodeJS.Timeout>();
   private running = 0;
   private readonly idleWaiters = new Set<() => void>();
+  /**
+   * The pings of readers on other replicas, for every question at once: a subscription per
+   * question cost the server a SUB and an UNSUB, and the gateway two socket writes, per question,
+   * for pings that only a resume through another replica sends. Pings of questions accepted
+   * elsewhere find no run here and are dropped.
+   */
+  private readonly remoteReaders: Subscription;
 
-  constructor(private readonly options: QuestionRegistryOptions) {}
+  constructor(private readonly options: QuestionRegistryOptions) {
+    this.remoteReaders = options.bus.subscribe(subjects.readersAll, {}, (message) => {
+      const questionId = message.subject.split('.')[2] ?? '';
+      this.runs.get(questionId)?.readElsewhere();
+    });
+  }
 
   /** Questions accepted or being accepted that have not ended: what admission control bounds. */
   get inFlight(): number {
@@ -98,8 +111,9 @@ export class QuestionRegistry {
     });
   }
 
-  /** Forgets finished questions at once (shutdown). */
+  /** Forgets finished questions at once, and stops hearing remote readers (shutdown). */
   clear(): void {
+    this.remoteReaders.unsubscribe();
     for (const eviction of this.evictions) clearTimeout(eviction);
     this.evictions.clear();
     this.runs.clear();

@@ -1,5 +1,4 @@
-import type { Subscription } from '@hopline/bus';
-import { CancelledError, isTerminal, subjects, type QaEvent__Output } from '@hopline/contracts';
+import { CancelledError, isTerminal, type QaEvent__Output } from '@hopline/contracts';
 import { endError, isEndFor } from '@hopline/questions';
 import {
   BUS_UNREACHABLE,
@@ -66,7 +65,6 @@ export class QuestionRun {
   private deadlineTimer: NodeJS.Timeout | undefined;
   private overdueTimer: NodeJS.Timeout | undefined;
   private readonly watching = new AbortController();
-  private remoteReaders: Subscription | undefined;
   private accepted = false;
   private endRequested: CancelReason | undefined;
   private firstEventArrived: (() => void) | undefined;
@@ -143,15 +141,20 @@ export class QuestionRun {
     }
     this.accepted = true;
     if (this.terminalEvent) return;
-    this.remoteReaders = this.options.bus.subscribe(subjects.readers(this.questionId), {}, () => {
-      if (this.readers === 0 && !this.terminalEvent) this.armGraceTimer();
-    });
     this.deadlineTimer = setTimeout(
       () => void this.cancel('deadline'),
       Math.max(0, this.spec.deadlineUnixMs + this.options.deadlineSlackMs - Date.now()),
     );
     this.deadlineTimer.unref();
     if (this.readers === 0) this.armGraceTimer();
+  }
+
+  /**
+   * A gateway replica that did not accept the question streams it to a reader (a resume that
+   * reached it): the question is read, so its grace window starts again.
+   */
+  readElsewhere(): void {
+    if (this.accepted && this.readers === 0 && !this.terminalEvent) this.armGraceTimer();
   }
 
   /**
@@ -279,7 +282,6 @@ export class QuestionRun {
     clearTimeout(this.deadlineTimer);
     clearTimeout(this.graceTimer);
     clearTimeout(this.overdueTimer);
-    this.remoteReaders?.unsubscribe();
     this.watching.abort(STOP_WATCHING);
     this.resolveFinished(terminal);
   }

@@ -2,9 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import { openQuestionStreams } from '@hopline/questions';
 import { waitFor } from '@hopline/test-support';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { twoHopScript, type Script } from './support/fake-reasoner.js';
 import {
+  askJson,
   askSse,
   bearer,
   metricValue,
@@ -36,6 +37,16 @@ function resumeSse(t: TestGateway, key: TestKey, questionId: string, lastEventId
 const ids = (events: SseEvent[]) => events.map((event) => event.id);
 
 describe('answer-gateway resumption and cancellation', () => {
+  it('the pings of readers on other replicas are heard through the subscription the gateway made as it started, not one per question', async () => {
+    await using t = await startTestGateway({ script: twoHopScript() });
+    const subscribe = vi.spyOn(t.bus, 'subscribe');
+    for (const question of ['Who owns project Atlas?', 'Who leads project Borealis?']) {
+      const response = await askJson(t.baseUrl, t.keys.alice, { question });
+      expect(response.status).toBe(200);
+    }
+    expect(subscribe).not.toHaveBeenCalled();
+  });
+
   it('a stream dropped mid-question and resumed with Last-Event-ID within the grace window is complete and in order, no event repeated', async () => {
     await using t = await startTestGateway({
       config: { RESUME_GRACE_MS: 5_000 },
