@@ -49,8 +49,6 @@ export const REASONING_SWITCHES = {
     'a yes-or-no question about things it joins ("Are A and B both native to Velmar?", "…from the same country?") is judged from each thing\'s own document: the predicate\'s words each states, or a name their opening sentences share; a thing without its document leaves it unanswered',
   askedRole:
     'a question that asks for the holder of a role ("has a cousin called what", "who is the paternal grandmother of X") is answered only from a sentence that names the role beside the answer, even in the lead\'s own document; otherwise the chain is broken there and the answer abstains',
-  answerForm:
-    'a chain\'s answer must be written somewhere in the evidence as what the question asks: a count as a count (not only in "one or more", nor as a year of a span "1820–1887"), an answer to "who" other than as a place ("based in Port Ellis, Maine"), any answer other than as a word inside a longer quoted title ("Harbour" of "Lights over the Harbour"); otherwise the answer abstains',
   statedChoice:
     'a choice not decided by dates ("Which wrestler was nicknamed the Iron Heron, A or B?") picks the option whose own document states the most of the words the question asks of it, before weighing the hops\' answers',
 } as const;

@@ -13,7 +13,6 @@ import type { RespectiveItem } from './respectively.js';
 import { respectiveItems } from './respectively.js';
 import { orderJudgement } from './event-list.js';
 import { fitsQuestion } from './fit.js';
-import { writtenAsAsked } from './answer-form.js';
 import { judgeJointly, optionStatingMost } from './judgement.js';
 import { unfoundEntities, unfoundOptions } from './missing.js';
 import type { TitleConventions } from './text.js';
@@ -676,27 +675,10 @@ function opening(input: SynthesisInput, words: Phrasebook): Opening | undefined 
   const chunks = evidence.map((item) => item.chunk);
   if (isOn(input.switchedOff, 'answerFit') && !fitsQuestion(question, last.finding.answer, chunks))
     return { missing: words.unfit(last.finding.answer) };
-  if (
-    isOn(input.switchedOff, 'answerForm') &&
-    !writtenAsAsked(question, last.finding.answer, answerSources(last, chunks))
-  )
-    return { missing: words.unfit(last.finding.answer) };
   const index = indexStating([last.finding.answer], last, evidence);
   return index === undefined
     ? { unstated: last.finding.answer }
     : { sentence: `${last.finding.answer} [${index}]${words.stop}` };
-}
-
-/**
- * The chunks a hop read its answer from: those it cited that write the answer, else every chunk of
- * the evidence. How they write it says what it is; a common word ("one") is written as what is
- * asked somewhere among ten chunks about anything.
- */
-function answerSources(hop: SynthesisHop, chunks: readonly Chunk__Output[]): readonly Chunk__Output[] {
-  const own = chunks.filter(
-    (chunk) => hop.finding.citedChunkIds.includes(chunk.chunkId) && states(chunk.text, hop.finding.answer),
-  );
-  return own.length > 0 ? own : chunks;
 }
 
 /** Each found hop's sentence stating its answer, each sentence once; only from the `from` chunks where given. */
