@@ -100,7 +100,8 @@ export async function startNatsServer(dataDir: string): Promise<{ url: string; m
   return { url: `nats://127.0.0.1:${port}`, monitorUrl, proc };
 }
 
-export async function startDistributed(dataDir: string, workers: 1 | 2): Promise<System> {
+/** The five services of the checkout at `root` (default this one) over a nats-server of their own. */
+export async function startDistributed(dataDir: string, workers: 1 | 2, root = repoRoot): Promise<System> {
   const nats = await startNatsServer(dataDir);
   const [quPort, rerankPort, httpPort, gatewayGrpcPort] = [
     await freePort(),
@@ -142,7 +143,7 @@ export async function startDistributed(dataDir: string, workers: 1 | 2): Promise
       const proc = spawnNode(
         name,
         ['--import', './src/instrumentation.ts', './src/main.ts'],
-        join(repoRoot, 'services', service),
+        join(root, 'services', service),
         { NATS_URL: nats.url, GRPC_HOST: '127.0.0.1', HTTP_HOST: '127.0.0.1', METRICS_PORT: String(opsPort), ...env },
       );
       started.push({ proc, opsUrl: `http://127.0.0.1:${opsPort}` });
