@@ -2,7 +2,9 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Chunk__Output } from '@hopline/contracts';
 import { CancelledError, DeadlineExceededError, UnavailableError, ValidationError } from '@hopline/contracts';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { instrument, startTelemetry } from '@hopline/telemetry';
+import { trace } from '@opentelemetry/api';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { RelevanceScorer } from '../src/index.js';
 import {
   compressToBudget,
@@ -228,6 +230,27 @@ describe('createReranker', () => {
     chunk('league', 'The league was founded in 1920.', 'League'),
   ];
   const fixed = (name: string, scores: number[]): RelevanceScorer => ({ name, score: async () => scores });
+
+  it('reranker - where spans are not recorded, MMR opens no span of its own', async () => {
+    const telemetry = startTelemetry({ serviceName: 'reranker', detectResources: false });
+    try {
+      // Under a question's span, as the reranker's gRPC handler runs: unrecorded, that is its parent's.
+      await instrument('question', {}, async () => {
+        const getTracer = vi.spyOn(trace, 'getTracer');
+        const reranker = createReranker({ scorer: createLexicalScorer(), guard: inProcessGuard });
+        const { chunks } = await reranker.rerank({
+          query: 'coach league title',
+          chunks: candidates,
+          deadlineUnixMs: soon(),
+        });
+        expect(chunks.length).toBeGreaterThan(1);
+        expect(getTracer).not.toHaveBeenCalled();
+        getTracer.mockRestore();
+      });
+    } finally {
+      await telemetry.shutdown();
+    }
+  });
 
   it('reranker - sets the rerank score on copies, keeps earlier scores, and drops near-duplicates by MMR', async () => {
     const reranker = createReranker({

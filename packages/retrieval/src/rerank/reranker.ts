@@ -1,6 +1,6 @@
 import type { Chunk__Output } from '@hopline/contracts';
 import { CancelledError, ValidationError, toHoplineError } from '@hopline/contracts';
-import { instrument } from '@hopline/telemetry';
+import { instrument, spansRecorded } from '@hopline/telemetry';
 import { trace } from '@opentelemetry/api';
 import { memoizeByText, type Tokenizer } from '@hopline/text';
 import { NEVER_ABORTED, type Guard } from '../hybrid/guard.js';
@@ -158,8 +158,13 @@ export function createReranker(dependencies: RerankerDependencies): Reranker {
   };
 }
 
-/** MMR is synchronous: its span is opened and ended around the one call. */
+/**
+ * MMR is synchronous: its span is opened and ended around the one call. Where spans are not
+ * recorded it opens none, as `instrument` does: an unrecorded span here would carry nothing to
+ * anyone, and a reranker pays for it on every call.
+ */
 function mmrSpan<T>(candidates: number, select: () => T[]): T[] {
+  if (!spansRecorded()) return select();
   const span = trace.getTracer('hopline').startSpan('mmr', { attributes: { 'hopline.mmr.candidates': candidates } });
   try {
     const selected = select();
