@@ -55,6 +55,7 @@ export type {
   QueryUnderstandingDefinition,
   QueryUnderstandingHandlers,
 } from './generated/hopline/v1/QueryUnderstanding.js';
+export type { RankedChunk, RankedChunk__Output } from './generated/hopline/v1/RankedChunk.js';
 export type { ReasoningTrace, ReasoningTrace__Output } from './generated/hopline/v1/ReasoningTrace.js';
 export type { RequestContext, RequestContext__Output } from './generated/hopline/v1/RequestContext.js';
 export type { RerankRequest, RerankRequest__Output } from './generated/hopline/v1/RerankRequest.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createMemoryBroker } from '@hopline/bus';
-import { codecs, loadHoplineGrpc, subjects, type Chunk__Output } from '@hopline/contracts';
+import { codecs, loadHoplineGrpc, subjects, type Chunk__Output, type RerankResponse } from '@hopline/contracts';
 import { createClient, createGrpcServer } from '@hopline/grpc';
 import type { CallContext } from '@hopline/reasoning';
 import { createGuard } from '@hopline/resilience';
@@ -156,6 +156,62 @@ describe('hop-reasoner transports', () => {
     guard.shutdown();
     client.close();
     await server.shutdown({ graceMs: 0 });
+  });
+
+  it('reranker client - it asks for positions and rebuilds the kept chunks from those it sent; a reranker that predates positions sends them whole', async () => {
+    const sent = [
+      { chunkId: 'a', text: 'The lighthouse keeper rows to town.', span: { start: 10, end: 45 }, scores: { bm25: 2 } },
+      { chunkId: 'b', text: 'The harbour freezes in winter.', span: { start: 0, end: 30 }, scores: { bm25: 1 } },
+      { chunkId: 'c', text: 'Gulls nest on the pier.', span: { start: 5, end: 28 }, scores: { rrf: 0.5 } },
+    ] as Chunk__Output[];
+    const replies = {
+      byPosition: {
+        ranked: [
+          { position: 2, rerankScore: 0.9 },
+          { position: 0, rerankScore: 0.4, textLength: 15 },
+        ],
+        scorer: 'lexical',
+      },
+      whole: { chunks: [{ ...sent[1], scores: { bm25: 1, rerank: 0.7 } }] as Chunk__Output[], scorer: 'lexical' },
+      outOfRange: { ranked: [{ position: 3, rerankScore: 0.9 }], scorer: 'lexical' },
+    };
+    let reply: RerankResponse = replies.byPosition;
+    const asked: boolean[] = [];
+    const server = createGrpcServer({ logger, metrics });
+    server.addService(loadHoplineGrpc().hopline.v1.Reranker, {
+      Rerank: async (request) => {
+        asked.push(request.replyByPosition);
+        return reply;
+      },
+    });
+    const port = await server.listen('127.0.0.1', 0);
+    const client = createClient(loadHoplineGrpc().hopline.v1.Reranker, `127.0.0.1:${port}`);
+    const guard = createGuard({ downstream: 'reranker', breaker });
+    const reranker = createRerankerClient({ client, guard, budgetMs: 2_000, metrics });
+    try {
+      const byPosition = await reranker.rerank({ query: 'q', chunks: sent, topN: 2 }, callContext());
+      expect(byPosition).toEqual({
+        chunks: [
+          { ...sent[2], scores: { rrf: 0.5, rerank: 0.9 } },
+          { ...sent[0], text: 'The lighthouse ', span: { start: 10, end: 25 }, scores: { bm25: 2, rerank: 0.4 } },
+        ],
+        fallback: false,
+      });
+      reply = replies.whole;
+      const whole = await reranker.rerank({ query: 'q', chunks: sent, topN: 2 }, callContext());
+      expect(whole.chunks).toEqual([
+        expect.objectContaining({ chunkId: 'b', scores: expect.objectContaining({ bm25: 1, rerank: 0.7 }) }),
+      ]);
+      reply = replies.outOfRange;
+      const malformed = await reranker.rerank({ query: 'q', chunks: sent, topN: 2 }, callContext());
+      expect(malformed.fallback).toBe(true);
+      expect(malformed.chunks.map((chunk) => chunk.chunkId)).toEqual(['a', 'b']);
+      expect(asked).toEqual([true, true, true]);
+    } finally {
+      guard.shutdown();
+      client.close();
+      await server.shutdown({ graceMs: 0 });
+    }
   });
 
   it('reranker client - a reranker that is down leaves the fused order in place, flagged as a fallback', async () => {

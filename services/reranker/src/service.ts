@@ -1,4 +1,4 @@
-import { loadHoplineGrpc, requireRequestContext } from '@hopline/contracts';
+import { loadHoplineGrpc, requireRequestContext, type Chunk__Output, type RankedChunk } from '@hopline/contracts';
 import { createGrpcServer, mutualTlsFrom } from '@hopline/grpc';
 import { createGuard, DEFAULT_BREAKER } from '@hopline/resilience';
 import {
@@ -39,6 +39,17 @@ export interface RerankerService {
   readonly rerank: Reranker['rerank'];
   health(): Promise<HealthReport>;
   stop(): Promise<void>;
+}
+
+/** A kept chunk as its position in the request, its rerank score, and how much of its text is left. */
+function rankedChunk(kept: Chunk__Output, sent: readonly Chunk__Output[], position: number | undefined): RankedChunk {
+  const original = position === undefined ? undefined : sent[position];
+  if (position === undefined || original === undefined) throw new Error('a kept chunk has no position in the request');
+  return {
+    position,
+    rerankScore: kept.scores?.rerank ?? 0,
+    textLength: kept.text.length < original.text.length ? kept.text.length : 0,
+  };
 }
 
 /**
@@ -98,7 +109,9 @@ export async function startRerankerService({ config, logger, metrics }: Reranker
         'hopline.rerank.fallback': result.fallback,
         'hopline.rerank.kept': result.chunks.length,
       });
-      return result;
+      if (!request.replyByPosition) return result;
+      const { chunks, positions, ...rest } = result;
+      return { ...rest, ranked: chunks.map((chunk, index) => rankedChunk(chunk, request.chunks, positions[index])) };
     },
   });
   const port = await server.listen(config.GRPC_HOST, config.GRPC_PORT);

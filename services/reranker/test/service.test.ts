@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { loadHoplineGrpc, type Chunk__Output, type RerankResponse__Output } from '@hopline/contracts';
+import { createClient, unaryCall } from '@hopline/grpc';
 import { createLogger, createMetrics } from '@hopline/telemetry';
 import { configSchema } from '../src/config.js';
 import { startRerankerService } from '../src/service.js';
@@ -39,6 +41,60 @@ describe('reranker service', () => {
       expect(ranked.fallback).toBe(false);
     } finally {
       await Promise.all([lexical.service.stop(), crossEncoder.service.stop()]);
+    }
+  });
+
+  it('wire - asked to reply by position, it names the chunks it would have sent back, the cut one by its length; unasked, it sends them whole', async () => {
+    const { service } = await started({});
+    const client = createClient(loadHoplineGrpc().hopline.v1.Reranker, `127.0.0.1:${service.port}`);
+    try {
+      const chunk = (chunkId: string, text: string, start: number): Chunk__Output =>
+        ({
+          chunkId,
+          docId: `doc-${chunkId}`,
+          title: '',
+          text,
+          span: { start, end: start + text.length },
+        }) as Chunk__Output;
+      const chunks = [
+        chunk('river', 'The ferry crosses the river twice a day.', 0),
+        chunk('mill', 'The old mill by the river grinds flour. It was rebuilt after a flood. '.repeat(6), 40),
+        chunk('bell', 'The bell tower chimes at noon.', 500),
+      ];
+      const ask = (replyByPosition: boolean) =>
+        unaryCall(
+          client,
+          'Rerank',
+          {
+            ctx: { questionId: 'q1', scope: { tenantId: 't', kbIds: ['kb'] }, deadlineUnixMs: Date.now() + 5_000 },
+            query: 'which mill stands by the river',
+            chunks,
+            topN: 3,
+            // Small enough that a kept chunk is cut short.
+            tokenBudget: 60,
+            replyByPosition,
+          },
+          { deadlineUnixMs: Date.now() + 5_000 },
+        );
+      const whole: RerankResponse__Output = await ask(false);
+      const byPosition = await ask(true);
+      expect(whole.ranked).toEqual([]);
+      expect(byPosition.chunks).toEqual([]);
+      expect(byPosition).toMatchObject({ fallback: whole.fallback, scorer: whole.scorer });
+      const cut = whole.chunks.findIndex(
+        (kept) => kept.text.length < (chunks.find((c) => c.chunkId === kept.chunkId)?.text.length ?? 0),
+      );
+      expect(cut).not.toBe(-1);
+      expect(byPosition.ranked).toEqual(
+        whole.chunks.map((kept, index) => ({
+          position: chunks.findIndex((sent) => sent.chunkId === kept.chunkId),
+          rerankScore: kept.scores?.rerank,
+          textLength: index === cut ? kept.text.length : 0,
+        })),
+      );
+    } finally {
+      client.close();
+      await service.stop();
     }
   });
 });

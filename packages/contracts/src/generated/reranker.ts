@@ -2,6 +2,7 @@ import type * as grpc from '@grpc/grpc-js';
 import type { EnumTypeDefinition, MessageTypeDefinition } from '@grpc/proto-loader';
 
 import type { Chunk as _hopline_v1_Chunk, Chunk__Output as _hopline_v1_Chunk__Output } from './hopline/v1/Chunk.js';
+import type { RankedChunk as _hopline_v1_RankedChunk, RankedChunk__Output as _hopline_v1_RankedChunk__Output } from './hopline/v1/RankedChunk.js';
 import type { RequestContext as _hopline_v1_RequestContext, RequestContext__Output as _hopline_v1_RequestContext__Output } from './hopline/v1/RequestContext.js';
 import type { RerankRequest as _hopline_v1_RerankRequest, RerankRequest__Output as _hopline_v1_RerankRequest__Output } from './hopline/v1/RerankRequest.js';
 import type { RerankResponse as _hopline_v1_RerankResponse, RerankResponse__Output as _hopline_v1_RerankResponse__Output } from './hopline/v1/RerankResponse.js';
@@ -19,6 +20,7 @@ export interface ProtoGrpcType {
     v1: {
       Chunk: MessageTypeDefinition<_hopline_v1_Chunk, _hopline_v1_Chunk__Output>
       FoundBy: EnumTypeDefinition
+      RankedChunk: MessageTypeDefinition<_hopline_v1_RankedChunk, _hopline_v1_RankedChunk__Output>
       RequestContext: MessageTypeDefinition<_hopline_v1_RequestContext, _hopline_v1_RequestContext__Output>
       RerankRequest: MessageTypeDefinition<_hopline_v1_RerankRequest, _hopline_v1_RerankRequest__Output>
       RerankResponse: MessageTypeDefinition<_hopline_v1_RerankResponse, _hopline_v1_RerankResponse__Output>

@@ -51,6 +51,8 @@ export interface RerankInput {
 
 export interface RerankOutput {
   chunks: Chunk__Output[];
+  /** Where each of `chunks` was in the input's chunks: a caller that kept them needs no copy back. */
+  positions: number[];
   /** True when the primary scorer did not answer and the fallback ranked instead. */
   fallback: boolean;
   fallbackReason: string;
@@ -100,7 +102,7 @@ export function createReranker(dependencies: RerankerDependencies): Reranker {
     async rerank(input) {
       if (!input.query.trim()) throw new ValidationError('rerank query is empty');
       if (input.chunks.length === 0)
-        return { chunks: [], fallback: false, fallbackReason: '', scorer: dependencies.scorer.name };
+        return { chunks: [], positions: [], fallback: false, fallbackReason: '', scorer: dependencies.scorer.name };
       const texts = input.chunks.map(rerankText);
       const scored = await instrument(
         'rerank score',
@@ -130,6 +132,7 @@ export function createReranker(dependencies: RerankerDependencies): Reranker {
       const ranked = input.chunks
         .map((chunk, index) => ({
           chunk: { ...chunk, scores: { ...chunk.scores, rerank: scored.scores[index] as number } },
+          index,
           text: texts[index] as string,
           relevance: relevance[index] as number,
         }))
@@ -148,8 +151,11 @@ export function createReranker(dependencies: RerankerDependencies): Reranker {
       );
       const budget = input.tokenBudget && input.tokenBudget > 0 ? input.tokenBudget : defaults.tokenBudget;
       const compressed = compressToBudget(diverse, budget);
+      // What compression keeps is a prefix of what MMR chose, its last chunk perhaps cut short.
+      const positionOf = new Map(ranked.map(({ chunk, index }) => [chunk, index]));
       return {
         chunks: compressed.chunks,
+        positions: diverse.slice(0, compressed.chunks.length).map((chunk) => positionOf.get(chunk) as number),
         fallback: scored.fallbackReason !== '',
         fallbackReason: scored.fallbackReason,
         scorer: scored.scorer,

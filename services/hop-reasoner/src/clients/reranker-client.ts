@@ -1,4 +1,10 @@
-import type { HoplineError, RerankerClient } from '@hopline/contracts';
+import {
+  ValidationError,
+  type Chunk__Output,
+  type HoplineError,
+  type RerankerClient,
+  type RerankResponse__Output,
+} from '@hopline/contracts';
 import { unaryCall } from '@hopline/grpc';
 import type { CallContext, RerankerPort, RerankInput, RerankOutput } from '@hopline/reasoning';
 import { remainingMs, withFallback, type Guard } from '@hopline/resilience';
@@ -29,6 +35,24 @@ function fallbackReason(error: HoplineError, limitMs: number): string {
 }
 
 /**
+ * The chunks a Rerank reply kept: rebuilt from the ones sent when it names them by position,
+ * as the reranker would have copied them (the rerank score set; a chunk the token budget cut
+ * short keeps the start of its text, its span shortened to match); a reranker that predates
+ * reply_by_position sends them whole.
+ */
+function keptChunks(response: RerankResponse__Output, sent: readonly Chunk__Output[]): Chunk__Output[] {
+  if (response.ranked.length === 0) return response.chunks;
+  return response.ranked.map(({ position, rerankScore, textLength }) => {
+    const chunk = sent[position];
+    if (!chunk) throw new ValidationError(`the reranker kept chunk ${position} of the ${sent.length} sent`);
+    const kept = { ...chunk, scores: { ...chunk.scores, rerank: rerankScore } };
+    if (textLength <= 0) return kept;
+    const start = chunk.span?.start ?? 0;
+    return { ...kept, text: chunk.text.slice(0, textLength), span: { start, end: start + textLength } };
+  });
+}
+
+/**
  * Reranking over gRPC, under its breaker and its stage budget. When the reranker cannot
  * answer in time, the fused order from retrieval stands, flagged as a fallback: a slow or
  * stuck reranker degrades the answer (and, by timing out, opens its breaker), it never fails
@@ -56,6 +80,7 @@ export function createRerankerClient({ client, guard, budgetMs, metrics }: Reran
                     query: input.query,
                     chunks: [...input.chunks],
                     topN: input.topN,
+                    replyByPosition: true,
                   },
                   {
                     deadlineUnixMs: ctx.deadlineUnixMs,
@@ -64,7 +89,7 @@ export function createRerankerClient({ client, guard, budgetMs, metrics }: Reran
                     waitForReady: attempt.trial,
                     ...(metrics ? { metrics } : {}),
                   },
-                ),
+                ).then((response) => ({ ...response, chunks: keptChunks(response, input.chunks) })),
               { deadlineUnixMs: ctx.deadlineUnixMs, capMs: budgetMs, signal: ctx.signal },
             ),
           (error) => ({

@@ -9,6 +9,7 @@ export interface RerankRequest {
   'chunks'?: (_hopline_v1_Chunk)[];
   'topN'?: (number);
   'tokenBudget'?: (number);
+  'replyByPosition'?: (boolean);
 }
 
 export interface RerankRequest__Output {
@@ -17,4 +18,5 @@ export interface RerankRequest__Output {
   'chunks': (_hopline_v1_Chunk__Output)[];
   'topN': (number);
   'tokenBudget': (number);
+  'replyByPosition': (boolean);
 }
