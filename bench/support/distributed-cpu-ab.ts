@@ -39,6 +39,7 @@ const WARMUP = Number(values.warmup);
 const here = fileURLToPath(new URL('../..', import.meta.url));
 const roots = { [values.label]: resolve(values.baseline), current: here };
 const names = Object.keys(roots);
+const label = values.label;
 
 /** The commit a checkout is at, so that a result names the code it measured; a copy without git says so. */
 const commitOf = (root: string) => {
@@ -110,11 +111,22 @@ try {
   const processNames = Object.keys(rounds[names[0] as string]?.[0]?.cpuMs ?? {});
   const meanCpu = (name: string, process: string) => mean((rounds[name] ?? []).map((r) => r.cpuMs[process] ?? 0));
   const totalCpu = (name: string) => processNames.reduce((sum, process) => sum + meanCpu(name, process), 0);
+  // Round i of one cluster ran next to round i of the other: their ratio meets one load.
+  const pairedRatios = (process?: string) =>
+    (rounds[label] ?? []).map((baseline, index) => {
+      const current = rounds.current?.[index] as Round;
+      const of = (round: Round) =>
+        process === undefined
+          ? Object.values(round.cpuMs).reduce((sum, ms) => sum + ms, 0)
+          : (round.cpuMs[process] ?? 0);
+      return of(baseline) / of(current);
+    });
+  const spread = (ratios: number[]) =>
+    `${median(ratios).toFixed(2)} (${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)})`;
   const failed = names.reduce((sum, name) => sum + (rounds[name] ?? []).reduce((s, r) => s + r.failed, 0), 0);
   const load = loadavg()
     .map((value) => value.toFixed(1))
     .join(' / ');
-  const label = values.label;
   const markdown = [
     '# Distributed CPU per question: this checkout against a baseline, alternating',
     '',
@@ -122,14 +134,14 @@ try {
     '',
     `Machine: ${machineDescription()}; load average at the end ${load} (1/5/15 min) on a machine shared with other work. Data: the demo corpus (14 documents), the four questions of its README in turn, JSON answers at concurrency 1, answer cache off, one retrieval worker; each cluster warmed with ${WARMUP} questions, then ${ROUNDS} rounds of ${QUESTIONS_PER_ROUND} serial questions each, the two clusters alternating. CPU from /proc/<pid>/stat (10 ms ticks), mean of the rounds.`,
     '',
-    `| process | ${names.map((name) => `${name} (${commits[name]})`).join(' | ')} | ${label} / current |`,
-    `| --- | ${names.map(() => '---:').join(' | ')} | ---: |`,
+    `| process | ${names.map((name) => `${name} (${commits[name]})`).join(' | ')} | ${label} / current | the same, per round: median (min–max) |`,
+    `| --- | ${names.map(() => '---:').join(' | ')} | ---: | ---: |`,
     ...processNames.map(
       (process) =>
-        `| ${process} | ${names.map((name) => meanCpu(name, process).toFixed(2)).join(' | ')} | ${(meanCpu(label, process) / meanCpu('current', process)).toFixed(2)} |`,
+        `| ${process} | ${names.map((name) => meanCpu(name, process).toFixed(2)).join(' | ')} | ${(meanCpu(label, process) / meanCpu('current', process)).toFixed(2)} | ${spread(pairedRatios(process))} |`,
     ),
-    `| all | ${names.map((name) => totalCpu(name).toFixed(2)).join(' | ')} | ${(totalCpu(label) / totalCpu('current')).toFixed(2)} |`,
-    `| p50 ms (median of rounds) | ${names.map((name) => median((rounds[name] ?? []).map((r) => r.p50Ms)).toFixed(1)).join(' | ')} | ${(median((rounds[label] ?? []).map((r) => r.p50Ms)) / median((rounds.current ?? []).map((r) => r.p50Ms))).toFixed(2)} |`,
+    `| all | ${names.map((name) => totalCpu(name).toFixed(2)).join(' | ')} | ${(totalCpu(label) / totalCpu('current')).toFixed(2)} | ${spread(pairedRatios())} |`,
+    `| p50 ms (median of rounds) | ${names.map((name) => median((rounds[name] ?? []).map((r) => r.p50Ms)).toFixed(1)).join(' | ')} | ${(median((rounds[label] ?? []).map((r) => r.p50Ms)) / median((rounds.current ?? []).map((r) => r.p50Ms))).toFixed(2)} | |`,
     '',
     `Questions not answered 200: ${failed}.`,
     '',
