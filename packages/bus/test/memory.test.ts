@@ -151,4 +151,19 @@ describe('memory adapter', () => {
     expect(encoded).toBe(1);
     await bus.drain();
   });
+
+  it('memory - a value payload that cannot be built is refused before it takes a sequence: no gap follows', async () => {
+    const bus = createMemoryBus();
+    const stream = await bus.durableStream({ name: 'REFUSED', subjects: ['test.refused.>'], retention: 'events' });
+    const broken = {
+      encode: () => new Uint8Array(1),
+      decoded: () => {
+        throw new Error('no such event');
+      },
+    };
+    await expect(stream.publish('test.refused.q', broken, { msgId: 'bad' })).rejects.toThrow('no such event');
+    const { seq } = await stream.publish('test.refused.q', new Uint8Array([1]), { msgId: 'good' });
+    expect(seq).toBe(1);
+    await bus.drain();
+  });
 });

@@ -51,12 +51,11 @@ function payloadOf<In, Out>(codec: Codec<In, Out>, message: In): ValuePayload {
  * else one, as a writer stores a single event (and as every event was stored before batches).
  */
 function eventsOf(stored: StoredMessage): QaEvent__Output[] {
-  const single = stored.headers[headers.eventCount] === undefined;
-  if (stored.value !== undefined) {
-    return single ? [stored.value as QaEvent__Output] : (stored.value as QaEventBatch__Output).events;
+  if (stored.headers[headers.eventCount] === undefined) {
+    return [stored.value === undefined ? codecs.qaEvent.decode(stored.data) : (stored.value as QaEvent__Output)];
   }
-  if (single) return [codecs.qaEvent.decode(stored.data)];
-  const { events } = codecs.qaEventBatch.decode(stored.data);
+  const { events } =
+    stored.value === undefined ? codecs.qaEventBatch.decode(stored.data) : (stored.value as QaEventBatch__Output);
   if (events.length === 0) throw new ValidationError(`an empty batch of events at stream sequence ${stored.seq}`);
   return events;
 }

@@ -1,6 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { createMemoryBroker, payloadBytes, type DurableStream } from '@hopline/bus';
-import { codecs, ConflictError, subjects, UnavailableError, type QaEvent__Output } from '@hopline/contracts';
+import {
+  codecs,
+  ConflictError,
+  headers,
+  subjects,
+  UnavailableError,
+  ValidationError,
+  type QaEvent__Output,
+} from '@hopline/contracts';
 import { describe, expect, it } from 'vitest';
 import { QuestionLog, questionEventsStream } from '../src/index.js';
 
@@ -97,6 +105,18 @@ describe.each(carriers)('question log, events %s', (_carrier, carry) => {
     const next = log.writer(questionId, meta, 2, await log.head(questionId));
     await next.append(token('late'), inAMoment());
     expect((await log.head(questionId))?.event.seq).toBe(6);
+  });
+
+  it('question log - a stored batch of no events is refused as invalid, not read as a question without events', async () => {
+    const { events, log } = await openLog();
+    const questionId = randomUUID();
+    const empty = { events: [] };
+    await events.publish(
+      subjects.events(questionId),
+      { encode: () => codecs.qaEventBatch.encode(empty), decoded: () => codecs.qaEventBatch.asDecoded(empty) },
+      { msgId: randomUUID(), headers: { [headers.eventCount]: '0' } },
+    );
+    await expect(log.head(questionId)).rejects.toThrow(ValidationError);
   });
 
   it('question log - a write whose acknowledgement was lost is retried and stored once', async () => {

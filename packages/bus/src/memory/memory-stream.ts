@@ -133,13 +133,11 @@ export class MemoryStream {
     if (options.expectedLastSubjectSeq !== undefined && options.expectedLastSubjectSeq !== last) {
       throw new ConflictError(`stream publish ${subject}: wrong last sequence: ${last}`);
     }
-    const entry: StoredEntry = {
-      seq: ++this.lastSeq,
-      subject,
-      data: data instanceof Uint8Array ? new Uint8Array(data) : { ...data.decoded(), payload: data },
-      ...storedHeaders({ ...options.headers, [headers.msgId]: options.msgId }),
-      storedAt: now,
-    };
+    // Everything that may throw (a value that cannot be built, headers NATS would refuse) before a
+    // sequence is taken, so a refused publish leaves no gap in the stream.
+    const stored = data instanceof Uint8Array ? new Uint8Array(data) : { ...data.decoded(), payload: data };
+    const storedHeaderFields = storedHeaders({ ...options.headers, [headers.msgId]: options.msgId });
+    const entry: StoredEntry = { seq: ++this.lastSeq, subject, data: stored, ...storedHeaderFields, storedAt: now };
     this.msgIds.set(options.msgId, { seq: entry.seq, at: now });
     this.messages.set(entry.seq, entry);
     this.bytes += sizeOf(entry);
