@@ -31,6 +31,8 @@ export const subjects = {
    */
   readers: (questionId: string) => `hopline.qa.${subjectToken(questionId, 'question id')}.readers`,
   readersAll: 'hopline.qa.*.readers',
+  /** The question a readers ping (a subject of readersAll) is for; undefined for any other subject. */
+  questionOfReaders: (subject: string): string | undefined => /^hopline\.qa\.([^.]+)\.readers$/.exec(subject)?.[1],
   /** RetrieveRequest → RetrieveResponse, served by the retrieval-worker queue group. */
   retrieve: 'hopline.retrieve',
   /** The same, served by one retrieval worker alone: where a hedged or retried retrieval goes. */

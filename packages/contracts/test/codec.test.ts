@@ -72,6 +72,12 @@ describe('contracts', () => {
     expect(subjectTemplate(subjects.ingest('t', 'kb'))).toBe('hopline.kb.{tenant}.{kb}.ingest');
   });
 
+  it('subjects - a readers ping names its question; any other subject names none', () => {
+    expect(subjects.questionOfReaders(subjects.readers('q-1'))).toBe('q-1');
+    expect(subjects.questionOfReaders(subjects.events('q-1'))).toBeUndefined();
+    expect(subjects.questionOfReaders('hopline.qa.readers')).toBeUndefined();
+  });
+
   it('ingest message ids - the same document id and version in two tenants or kbs never collide', () => {
     const ids = new Set([
       ingestMessageId('upsert', 'tenant-a', 'kb', 'readme', 1),

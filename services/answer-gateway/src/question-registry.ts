@@ -39,8 +39,8 @@ export class QuestionRegistry {
 
   constructor(private readonly options: QuestionRegistryOptions) {
     this.remoteReaders = options.bus.subscribe(subjects.readersAll, {}, (message) => {
-      const questionId = message.subject.split('.')[2] ?? '';
-      this.runs.get(questionId)?.readElsewhere();
+      const questionId = subjects.questionOfReaders(message.subject);
+      if (questionId !== undefined) this.runs.get(questionId)?.readElsewhere();
     });
   }
 
