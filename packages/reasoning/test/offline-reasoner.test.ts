@@ -14,7 +14,7 @@ const question = 'Who was married to the star of No Harbour?';
 const film = chunk(
   'c-film',
   'No Harbour (1936 film)',
-  'No Harbour is a 1936 British thriller film directed by Osric Vell and starring Mirela Dunstan, Hale Corwin and Ivo Marsh.',
+  'No Harbour is a 1936 Velmarian mystery film directed by Osric Vell and starring Mirela Dunstan, Hale Corwin and Ivo Marsh.',
 );
 const unrelated = chunk(
   'c-other',
@@ -24,7 +24,7 @@ const unrelated = chunk(
 const son = chunk(
   'c-son',
   'Caspar Wrenfield',
-  'Wrenfield was born in London, the son of former British government minister Tobias Wrenfield and his wife, actress Mirela Dunstan.',
+  'Wrenfield grew up in Port Ellis, the son of the shipping magnate Tobias Wrenfield and the actress Mirela Dunstan.',
 );
 
 const hop = hopInputs(question, [film, unrelated]);

@@ -53,7 +53,7 @@ describe('query-understanding rules - routes', () => {
     ['Who is the coach of the team that won the 1990 World Cup?', 'bridge:relative-clause'],
     ['Where was the director of film Salt and Ember born?', 'bridge:role-of'],
     ["What is the place of birth of Odile Marie Varenne's father?", 'bridge:possessive'],
-    ['Who is the writer for an American teen sitcom created by Tess Hale?', 'bridge:participle'],
+    ['Who is the writer for a Velmarian radio comedy created by Tess Hale?', 'bridge:participle'],
     ['What did the actress in Harbor Lights win an award for?', 'bridge:role-of'],
     ["What county is Mira Solen's birthplace a part of?", 'bridge:possessive'],
     ['Whose sister played the lead in Harbor Lights?', 'bridge:whose-role'],

@@ -122,7 +122,7 @@ describe('reasoning switches', () => {
   });
 
   it('switches - parentheticalTitles off reads "No Harbour (1936 film)" as a title like any other', () => {
-    const film = chunk('film', 'No Harbour (1936 film)', 'No Harbour is a 1936 British thriller film.');
+    const film = chunk('film', 'No Harbour (1936 film)', 'No Harbour is a 1936 Velmarian mystery film.');
     expect(bareTitle(film.title, titleConventions([]))).toBe('No Harbour');
     expect(isAbout(film, 'No Harbour', titleConventions([]))).toBe(true);
     const off = titleConventions(['parentheticalTitles']);

@@ -16,7 +16,7 @@ export const corpus: Chunk__Output[] = [
   chunk(
     'film',
     'No Harbour (1936 film)',
-    'No Harbour is a 1936 British thriller film directed by Osric Vell and starring Mirela Dunstan, Hale Corwin and Ivo Marsh.',
+    'No Harbour is a 1936 Velmarian mystery film directed by Osric Vell and starring Mirela Dunstan, Hale Corwin and Ivo Marsh.',
   ),
   chunk(
     'star',
