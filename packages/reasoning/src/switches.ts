@@ -15,6 +15,8 @@ export const REASONING_SWITCHES = {
     'a loop or plan that ends without an answer retrieves the whole question once, after its own ranking',
   timedEvents:
     'a question about when several listed events happened (which first, same month) gets one sub-question per event',
+  listSettings:
+    'an event of such a list that states no date of its own is looked up in the time the question sets the whole list in: a clause of its own ("2031年4月，A和B是在同一天吗"), a span ("2031年内A、B和C…") or a frame opened by "在" ("在2031年的A和B中"); a date that only opens the first item is that event\'s',
   respectiveFoci:
     'a distributive question ("A和B分别在几月几日开通地铁？", "When were A and B founded, respectively?") gets one sub-question per item, each with the setting and the whole predicate the items share (the setting alone where the predicate names only a kind of event)',
   parentheticalTitles:

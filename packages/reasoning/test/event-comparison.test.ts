@@ -11,7 +11,7 @@ import {
   readTypedAnswer,
 } from '../src/offline/answers.js';
 import { yearlessDateIn } from '../src/offline/chinese.js';
-import { listedEvents, orderJudgement } from '../src/offline/event-list.js';
+import { inSetting, listedEvents, listSetting, orderJudgement } from '../src/offline/event-list.js';
 import { isAboutEvent, weightedCoverage } from '../src/offline/grade.js';
 import { comparedOptions, dateComparison, samePeriod } from '../src/offline/question.js';
 import type { ReasoningSwitch } from '../src/switches.js';
@@ -82,6 +82,21 @@ describe('events compared by date - the list a question names', () => {
       '青川大桥通车',
       '澜沧博物馆举办展览',
     ]);
+  });
+
+  it('events - a time that sets the whole list (its own clause, a span, a frame opened by "在") is every event\'s', () => {
+    expect(listSetting('2031年4月，青川大桥通车和澜沧博物馆举办展览是在同一天吗？')).toBe('2031年4月');
+    expect(listSetting('2031年上半年，青川大桥通车和澜沧博物馆举办展览哪个更早？')).toBe('2031年上半年');
+    expect(listSetting('2031年内青川股市整体表现、澜沧国债突破多少分别是什么？')).toBe('2031年');
+    expect(listSetting('在2031年的青川大桥通车和澜沧博物馆举办展览这两件事中，哪个更早？')).toBe('2031年');
+    // A date that only opens the first item is that event's; "内蒙古", "中国" are names, not spans.
+    expect(listSetting('2031年4月3日青川大桥通车和澜沧博物馆举办展览哪个更早？')).toBeUndefined();
+    expect(listSetting('2031年的青川大桥通车和澜沧博物馆举办展览哪个更早？')).toBeUndefined();
+    expect(listSetting('2031年内蒙古草原节开幕和澜沧博物馆举办展览哪个更早？')).toBeUndefined();
+    expect(listSetting('2031年中国青年节开幕和澜沧博物馆举办展览哪个更早？')).toBeUndefined();
+    // An event that states a date of its own keeps it.
+    expect(inSetting('澜沧博物馆举办展览', '2031年')).toBe('2031年澜沧博物馆举办展览');
+    expect(inSetting('2030年11月北岭铁路开通夜间列车', '2031年')).toBe('2030年11月北岭铁路开通夜间列车');
   });
 
   it('events - a list framed as the set to pick from ("…中", "…两件事中", "在…之间") keeps its last item whole', () => {

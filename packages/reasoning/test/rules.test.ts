@@ -102,6 +102,19 @@ describe('query-understanding rules - routes', () => {
     expect(off.subQuestions[0]?.text).not.toContain('开通地铁');
   });
 
+  it('rules - a listed event is looked up in the time the question sets the list in, unless it states its own', () => {
+    const question = '2031年4月，青川大桥通车和澜沧博物馆举办展览是在同一天吗？';
+    expect(analyzeByRules(question).subQuestions.map((sub) => sub.text)).toEqual([
+      '2031年4月青川大桥通车',
+      '2031年4月澜沧博物馆举办展览',
+    ]);
+    const framed = analyzeByRules('在2031年的青川大桥通车和澜沧博物馆举办展览这两件事中，哪个更早？');
+    expect(framed.subQuestions.map((sub) => sub.text)).toEqual(['2031年的青川大桥通车', '2031年澜沧博物馆举办展览']);
+    // Off, the clause that only sets the time is dropped with the list's pointers.
+    const off = analyzeByRules(question, ['listSettings']);
+    expect(off.subQuestions.map((sub) => sub.text)).toEqual(['青川大桥通车', '澜沧博物馆举办展览']);
+  });
+
   it('rules - a predicate paired item by item is still asked whole of each item: the pairing may be misread', () => {
     const analysis = analyzeByRules('2031年6月，柳文川和北岭集团分别参与了哪些会议与展览？');
     expect(analysis.subQuestions.map((sub) => sub.text)).toEqual([

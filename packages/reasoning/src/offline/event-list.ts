@@ -275,6 +275,35 @@ export function listedEvents(question: string): string[] {
   return items.length >= 2 ? items : [];
 }
 
+// A time the question opens with, in digits: a year, maybe its month and day, or a part of one
+// ("2031年", "2031年4月", "2031年上半年", "2031年4月初").
+const OPENING_TIME =
+  /^(?:请问)?\s*([在于])?\s*(\d{4}\s*年(?:\s*\d{1,2}\s*月(?:\s*\d{1,2}\s*[日号])?)?(?:[上下]半年|[初底末]|[上中下]旬)?)/u;
+// What makes that time the frame of everything after it rather than the date of the first event:
+// a comma that ends its clause ("2031年4月，A和B…"), or a word that makes it a span ("2031年内",
+// "2031年期间", "2031年以来"), read as jieba segments what follows, so "内蒙古" or "中国" is a
+// name, not a span. After "在" it frames whatever follows ("在2031年的A和B中").
+const SPAN_WORDS = new Set(['，', ',', '内', '之内', '期间', '以来', '中', '当中', '里']);
+const STATES_A_DATE = /\d{4}\s*年|\d{1,2}\s*月|[去今明前]年/u;
+
+/**
+ * The time a question sets its whole list in, where it says so: a clause of its own
+ * ("2031年4月，A和B是在同一天吗"), a span ("2031年内A、B和C分别…") or a frame opened by "在"
+ * ("在2031年的A和B中"). A date that only opens the first item ("2031年4月3日A和B哪个早") is
+ * that event's: nothing in its grammar says it is the others'.
+ */
+export function listSetting(question: string): string | undefined {
+  const opening = OPENING_TIME.exec(question);
+  if (!opening?.[2]) return undefined;
+  const next = taggedWords(question.slice(opening[0].length))[0]?.word;
+  const framed = opening[1] !== undefined || (next !== undefined && SPAN_WORDS.has(next));
+  return framed ? opening[2].replace(/\s+/g, '') : undefined;
+}
+
+/** An event as it is looked up: in the list's setting, unless it states a date of its own. */
+export const inSetting = (event: string, setting: string | undefined): string =>
+  setting === undefined || STATES_A_DATE.test(event) ? event : `${setting}${event}`;
+
 /** A yes/no question whether one event came before or after another: the two events, in the order named. */
 export interface OrderJudgement {
   events: [string, string];

@@ -8,7 +8,7 @@ import {
   questionAnchors,
   timedEvents,
 } from '../../offline/question.js';
-import { joinsItems } from '../../offline/event-list.js';
+import { inSetting, joinsItems, listSetting } from '../../offline/event-list.js';
 import { respectiveItems } from '../../offline/respectively.js';
 import { determinedRoleNoun, isRoleNoun, roleNounIn } from '../../offline/relations.js';
 import type { ReasoningSwitch } from '../../switches.js';
@@ -83,8 +83,14 @@ export function detectSignals(question: string, switchedOff: readonly ReasoningS
   const fired: string[] = [];
   const anchors = questionAnchors(question);
   const options = choiceOptions(question);
-  // The events a question about their times lists, or the options of a Chinese comparison.
-  const events = options.length === 0 && isOn(switchedOff, 'timedEvents') ? timedEvents(question) : [];
+  // The events a question about their times lists, or the options of a Chinese comparison. An
+  // event is looked up in the time the question sets the whole list in ("2031年4月，A和B…"),
+  // unless it states its own: the news of other years shares its common words.
+  const setting = isOn(switchedOff, 'listSettings') ? listSetting(question) : undefined;
+  const events =
+    options.length === 0 && isOn(switchedOff, 'timedEvents')
+      ? timedEvents(question).map((event) => inSetting(event, setting))
+      : [];
   // "A和B分别在几月几日开通地铁？": each item with the setting and the predicate it shares, so no
   // item's sub-question loses the words the question states once for all of them.
   const respective =
