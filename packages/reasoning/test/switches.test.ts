@@ -42,6 +42,38 @@ describe('reasoning switches', () => {
     expect(flat).toEqual([[], []]);
   });
 
+  it("switches - ownFocusWords off lets chunks that state only the sub-questions' shared words take a focus's evidence slots", async () => {
+    // Two items asked with one setting and predicate; the shows state the shared words more often
+    // than the item's own report does.
+    const news = [
+      chunk('show-1', '', '2031年6月，澜沧市举办图书活动，发布新书，读者参与活动。'),
+      chunk('show-2', '', '2031年6月，霞浦县举办灯会活动，发布线路，市民参与活动。'),
+      chunk('liu', '', '2031年6月3日，柳文川在青川出席座谈会并发表讲话。'),
+      chunk('beiling', '', '2031年6月9日，北岭集团举办发布会，发布新款芯片。'),
+    ];
+    const plan = analysis({
+      route: Route.PARALLEL,
+      signals: ['separately:items'],
+      subQuestions: [
+        { id: 'q1', text: '2031年6月柳文川参与了活动与发布', dependsOn: [] },
+        { id: 'q2', text: '2031年6月北岭集团参与了活动与发布', dependsOn: [] },
+      ],
+    });
+    const evidence = async (switchedOff: ReasoningSwitch[]) => {
+      const { trace } = await createHopReasoner({
+        analyzer: fixedAnalyzer(plan),
+        retriever: overlapRetriever(news),
+        reranker: keepOrder,
+        config: { topK: 4, maxEvidenceChunks: 3, switchedOff },
+      }).answer(ask('2031年6月，柳文川和北岭集团分别参与了哪些活动与发布？'), { emit: () => undefined });
+      return trace.finalEvidenceChunkIds;
+    };
+    // The hops cite the shows (they state the most of each sub-question); after them, the
+    // first slot goes to the first focus's own report, not to its list's next show.
+    expect(await evidence([])).toContain('liu');
+    expect(await evidence(['ownFocusWords'])).not.toContain('liu');
+  });
+
   it("switches - unknownFusion off hands an UNKNOWN chain's evidence the last hop's ranking alone", async () => {
     // A hop-1 chunk the hop does not cite reaches the evidence only through the fused ranking.
     const poster = chunk('poster', 'Film posters', 'Posters of No Harbour were sold in 1936 to every star fan.');

@@ -10,6 +10,7 @@ import {
   interleaveCitations,
   selectEvidence,
   shareRankedLists,
+  splitByOwnWords,
 } from '../src/loop/evidence.js';
 import type { HopOutcome } from '../src/loop/hop.js';
 import { planLayers } from '../src/loop/plan.js';
@@ -206,6 +207,29 @@ describe('final evidence', () => {
     expect(shareRankedLists(lists, [false, false]).map((x) => x.chunkId)).toEqual(['a', 'd', 'b', 'e', 'c', 'f']);
     // The second focus is decided: after its first, the first focus gets two turns to its one.
     expect(shareRankedLists(lists, [false, true]).map((x) => x.chunkId)).toEqual(['a', 'd', 'b', 'c', 'e', 'f']);
+  });
+
+  it("evidence - a focus's chunks that state only the words every sub-question shares are apart from those that state its own", () => {
+    const fair = chunk('fair', '', '2031年6月，澜沧市举办图书博览会，发布新书三百种。');
+    const liuTalk = chunk('liu-talk', '', '2031年6月3日，柳文川在青川出席座谈会并发表讲话。');
+    const beifeng = chunk('beifeng', '', '2031年6月9日，北岭集团举办发布会，发布新款芯片。');
+    const ids = (chunks: readonly Chunk__Output[] | undefined) => chunks?.map((x) => x.chunkId);
+    const [liu, bei] = splitByOwnWords(
+      [
+        [fair, liuTalk],
+        [fair, beifeng],
+      ],
+      ['2031年6月柳文川参与了活动与发布', '2031年6月北岭集团参与了活动与发布'],
+    );
+    // The fair matches the setting and the predicate of both and names neither party.
+    expect([ids(liu?.own), ids(liu?.other)]).toEqual([['liu-talk'], ['fair']]);
+    expect([ids(bei?.own), ids(bei?.other)]).toEqual([['beifeng'], ['fair']]);
+    // Sub-questions that share nothing: every word of a focus is its own.
+    const [apart] = splitByOwnWords([[beifeng, liuTalk], [beifeng]], ['柳文川出席座谈会', '北岭集团举办发布会']);
+    expect([ids(apart?.own), ids(apart?.other)]).toEqual([['liu-talk'], ['beifeng']]);
+    // One focus alone has no words apart from the others': its whole ranking is its own.
+    const [alone] = splitByOwnWords([[beifeng, liuTalk]], ['柳文川出席座谈会']);
+    expect([ids(alone?.own), ids(alone?.other)]).toEqual([['beifeng', 'liu-talk'], []]);
   });
 
   it("evidence - a ranking's best chunk stands out when its reranked score is at least twice the runner-up's", () => {

@@ -82,6 +82,38 @@ export function shareRankedLists(
   return merged;
 }
 
+/** A ranking in two parts: the chunks that state some of its focus's own words, and the others. */
+export interface SplitRanking {
+  own: Chunk__Output[];
+  other: Chunk__Output[];
+}
+
+/**
+ * A parallel plan's rankings, each split into the chunks that state some of its focus's own
+ * words and those that state none, in order otherwise. A focus's own words are those not every
+ * sub-question shares: the sub-questions of "2031年6月，A和B分别参与了哪些会议？" share the
+ * setting and the predicate, which a chunk about another party's meeting that month states as
+ * well as one about A's, and rank it in every focus's list; it is about none of them. Where the
+ * sub-questions share nothing, a focus's own words are all of its words; one focus alone has
+ * none apart from the others', and keeps its whole ranking as its own.
+ */
+export function splitByOwnWords(
+  rankings: readonly (readonly Chunk__Output[])[],
+  foci: readonly string[],
+): SplitRanking[] {
+  const terms = foci.map((focus) => new Set(contentTerms(focus)));
+  const shared = (term: string) => terms.every((focusTerms) => focusTerms.has(term));
+  return rankings.map((ranking, index) => {
+    const own = [...(terms[index] ?? [])].filter((term) => !shared(term));
+    if (own.length === 0) return { own: [...ranking], other: [] };
+    const statesOwn = (chunk: Chunk__Output) => {
+      const stated = new Set(contentTerms(`${chunk.title} ${chunk.text}`));
+      return own.some((term) => stated.has(term));
+    };
+    return { own: ranking.filter(statesOwn), other: ranking.filter((chunk) => !statesOwn(chunk)) };
+  });
+}
+
 export interface EvidenceBudget {
   maxChunks: number;
   /** Approximate tokens of chunk text the list may hold. */

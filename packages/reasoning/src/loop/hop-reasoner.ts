@@ -33,7 +33,14 @@ import { writeAnswer } from './answer-writer.js';
 import type { ChainResult } from './chain.js';
 import { runChain } from './chain.js';
 import { EventStream } from './events.js';
-import { bestStandsOut, fuseRankedLists, interleaveCitations, selectEvidence, shareRankedLists } from './evidence.js';
+import {
+  bestStandsOut,
+  fuseRankedLists,
+  interleaveCitations,
+  selectEvidence,
+  shareRankedLists,
+  splitByOwnWords,
+} from './evidence.js';
 import type { HopOutcome } from './hop.js';
 import type { PlanResult } from './plan.js';
 import { runPlan } from './plan.js';
@@ -118,11 +125,21 @@ function fromChain(chain: ChainResult, focus: string): Outcome {
 
 /**
  * A plan's outcome; `shareFoci` gives each sub-question's ranking its own share of the evidence,
- * `decidedFoci` a smaller one to a sub-question whose best chunk stands out.
+ * `decidedFoci` a smaller one to a sub-question whose best chunk stands out, and `ownWords`
+ * keeps the chunks that state none of their focus's own words until every focus's own chunks
+ * have had their turns.
  */
-function fromPlan(plan: PlanResult, shareFoci: boolean, decidedFoci: boolean): Outcome {
+function fromPlan(plan: PlanResult, shareFoci: boolean, decidedFoci: boolean, ownWords: boolean): Outcome {
   const rankings = plan.steps.map((step) => step.chain?.lastRanked ?? []);
   const decided = decidedFoci ? rankings.map(bestStandsOut) : [];
+  const share = (lists: readonly (readonly Chunk__Output[])[]) =>
+    shareFoci ? shareRankedLists(lists, decided) : fuseRankedLists(lists);
+  const split = ownWords
+    ? splitByOwnWords(
+        rankings,
+        plan.steps.map((step) => step.text),
+      )
+    : undefined;
   const hops = plan.steps.flatMap((step) => (step.chain?.hops ?? []).map((hop) => ({ hop, focus: step.text })));
   return {
     stopReason: plan.stopReason,
@@ -130,7 +147,9 @@ function fromPlan(plan: PlanResult, shareFoci: boolean, decidedFoci: boolean): O
     missing: plan.missing,
     hops: hops.map(({ hop, focus }) => toSynthesisHop(hop, focus)),
     keyEvidence: interleaveCitations(hops.map(({ hop }) => hop.cited)),
-    ranked: shareFoci ? shareRankedLists(rankings, decided) : fuseRankedLists(rankings),
+    ranked: split
+      ? [...share(split.map((part) => part.own)), ...share(split.map((part) => part.other))]
+      : share(rankings),
   };
 }
 
@@ -273,7 +292,12 @@ export function createHopReasoner(deps: HopReasonerDependencies): HopReasoner {
   async function route(run: QuestionRun, analysis: Analysis__Output): Promise<Outcome> {
     if (analysis.route === Route.PARALLEL && analysis.subQuestions.length > 0) {
       const plan = await runPlan(run, analysis.subQuestions, analysis.hydeText);
-      return fromPlan(plan, isOn(settings.switchedOff, 'focusShares'), isOn(settings.switchedOff, 'decidedFoci'));
+      return fromPlan(
+        plan,
+        isOn(settings.switchedOff, 'focusShares'),
+        isOn(settings.switchedOff, 'decidedFoci'),
+        isOn(settings.switchedOff, 'ownFocusWords'),
+      );
     }
     const first = analysis.subQuestions[0]?.text ?? run.question;
     // The analysis's complexity is the hops the question's shape suggests; the loop may not exceed its limit.
