@@ -87,7 +87,7 @@ describe('events compared by date - the list a question names', () => {
   it('events - a time that sets the whole list (its own clause, a span, a frame opened by "在") is every event\'s', () => {
     expect(listSetting('2031年4月，青川大桥通车和澜沧博物馆举办展览是在同一天吗？')).toBe('2031年4月');
     expect(listSetting('2031年上半年，青川大桥通车和澜沧博物馆举办展览哪个更早？')).toBe('2031年上半年');
-    expect(listSetting('2031年内青川股市整体表现、澜沧国债突破多少分别是什么？')).toBe('2031年');
+    expect(listSetting('2031年内青川大桥通车、澜沧博物馆举办展览和北岭铁路开通夜间列车，哪个最早？')).toBe('2031年');
     expect(listSetting('在2031年的青川大桥通车和澜沧博物馆举办展览这两件事中，哪个更早？')).toBe('2031年');
     // A date that only opens the first item is that event's; "内蒙古", "中国" are names, not spans.
     expect(listSetting('2031年4月3日青川大桥通车和澜沧博物馆举办展览哪个更早？')).toBeUndefined();

@@ -46,17 +46,18 @@ describe('reasoning switches', () => {
     // Two items asked with one setting and predicate; the shows state the shared words more often
     // than the item's own report does.
     const news = [
-      chunk('show-1', '', '2031年6月，澜沧市举办图书活动，发布新书，读者参与活动。'),
-      chunk('show-2', '', '2031年6月，霞浦县举办灯会活动，发布线路，市民参与活动。'),
+      chunk('show-1', '', '2031年6月，澜沧市举办图书展览和读书论坛，读者参加展览。'),
+      chunk('show-2', '', '2031年6月，霞浦县举办灯会展览和旅游论坛，市民参加论坛。'),
+      chunk('show-3', '', '2031年6月，青川镇举办农业展览和乡村论坛，农户参加论坛。'),
       chunk('liu', '', '2031年6月3日，柳文川在青川出席座谈会并发表讲话。'),
-      chunk('beiling', '', '2031年6月9日，北岭集团举办发布会，发布新款芯片。'),
+      chunk('beiling', '', '2031年6月9日，北岭集团召开新品推介会，推出新款芯片。'),
     ];
     const plan = analysis({
       route: Route.PARALLEL,
       signals: ['separately:items'],
       subQuestions: [
-        { id: 'q1', text: '2031年6月柳文川参与了活动与发布', dependsOn: [] },
-        { id: 'q2', text: '2031年6月北岭集团参与了活动与发布', dependsOn: [] },
+        { id: 'q1', text: '2031年6月柳文川参加了展览与论坛', dependsOn: [] },
+        { id: 'q2', text: '2031年6月北岭集团参加了展览与论坛', dependsOn: [] },
       ],
     });
     const evidence = async (switchedOff: ReasoningSwitch[]) => {
@@ -65,7 +66,7 @@ describe('reasoning switches', () => {
         retriever: overlapRetriever(news),
         reranker: keepOrder,
         config: { topK: 4, maxEvidenceChunks: 3, switchedOff },
-      }).answer(ask('2031年6月，柳文川和北岭集团分别参与了哪些活动与发布？'), { emit: () => undefined });
+      }).answer(ask('2031年6月，柳文川和北岭集团分别参加了哪些展览与论坛？'), { emit: () => undefined });
       return trace.finalEvidenceChunkIds;
     };
     // The hops cite the shows (they state the most of each sub-question); after them, the

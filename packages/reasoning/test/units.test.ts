@@ -210,22 +210,22 @@ describe('final evidence', () => {
   });
 
   it("evidence - a focus's chunks that state only the words every sub-question shares are apart from those that state its own", () => {
-    const fair = chunk('fair', '', '2031年6月，澜沧市举办图书博览会，发布新书三百种。');
+    const fair = chunk('fair', '', '2031年6月，澜沧市举办图书展览，召开读书论坛。');
     const liuTalk = chunk('liu-talk', '', '2031年6月3日，柳文川在青川出席座谈会并发表讲话。');
-    const beifeng = chunk('beifeng', '', '2031年6月9日，北岭集团举办发布会，发布新款芯片。');
+    const beifeng = chunk('beifeng', '', '2031年6月9日，北岭集团召开新品推介会，推出新款芯片。');
     const ids = (chunks: readonly Chunk__Output[] | undefined) => chunks?.map((x) => x.chunkId);
     const [liu, bei] = splitByOwnWords(
       [
         [fair, liuTalk],
         [fair, beifeng],
       ],
-      ['2031年6月柳文川参与了活动与发布', '2031年6月北岭集团参与了活动与发布'],
+      ['2031年6月柳文川参加了展览与论坛', '2031年6月北岭集团参加了展览与论坛'],
     );
     // The fair matches the setting and the predicate of both and names neither party.
     expect([ids(liu?.own), ids(liu?.other)]).toEqual([['liu-talk'], ['fair']]);
     expect([ids(bei?.own), ids(bei?.other)]).toEqual([['beifeng'], ['fair']]);
     // Sub-questions that share nothing: every word of a focus is its own.
-    const [apart] = splitByOwnWords([[beifeng, liuTalk], [beifeng]], ['柳文川出席座谈会', '北岭集团举办发布会']);
+    const [apart] = splitByOwnWords([[beifeng, liuTalk], [beifeng]], ['柳文川出席座谈会', '北岭集团召开推介会']);
     expect([ids(apart?.own), ids(apart?.other)]).toEqual([['liu-talk'], ['beifeng']]);
     // One focus alone has no words apart from the others': its whole ranking is its own.
     const [alone] = splitByOwnWords([[beifeng, liuTalk]], ['柳文川出席座谈会']);
