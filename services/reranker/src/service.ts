@@ -52,6 +52,28 @@ function rankedChunk(kept: Chunk__Output, sent: readonly Chunk__Output[], positi
   };
 }
 
+/** Invented chunks in both scripts the tokenizers read: a Chinese text is what loads jieba's dictionary. */
+const WARM_UP_CHUNKS: Chunk__Output[] = [
+  'The lighthouse keeper painted the tower red in the spring of 1911.',
+  '灯塔看守人在一九一一年春天把塔漆成了红色。',
+].map((text, index) => ({ chunkId: `warm-up-${index}`, docId: 'warm-up', title: '', text }) as Chunk__Output);
+const WARM_UP_QUERIES = ['Who painted the lighthouse tower red?', '谁把灯塔漆成了红色？'];
+
+/**
+ * Runs Rerank's whole path (scoring, MMR, compression) on invented chunks until everything a
+ * first call would load lazily is loaded: jieba's dictionary (~170 ms), the scorer's and MMR's
+ * compiled code. A cold process's first call otherwise took 5–80 × its fiftieth, past a
+ * hop-reasoner's budget on a loaded machine, and its breaker counted it. Scored by the lexical
+ * scorer alone: a cross-encoder is a remote service, and a start-up must not hang on it or trip its breaker.
+ */
+async function warmUp(lexicalReranker: Reranker, logger: Logger): Promise<void> {
+  const startedAt = performance.now();
+  for (const query of WARM_UP_QUERIES) {
+    await lexicalReranker.rerank({ query, chunks: WARM_UP_CHUNKS, deadlineUnixMs: Date.now() + 60_000 });
+  }
+  logger.info('warmed up', { ms: Math.round(performance.now() - startedAt) });
+}
+
 /**
  * Serves gRPC Rerank: the cross-encoder behind RERANK_URL when there is one (under its own
  * deadline and breaker, with the lexical scorer taking over when it fails), else the lexical
@@ -59,6 +81,12 @@ function rankedChunk(kept: Chunk__Output, sent: readonly Chunk__Output[], positi
  */
 export async function startRerankerService({ config, logger, metrics }: RerankerServiceDeps): Promise<RerankerService> {
   const lexical = createLexicalScorer();
+  const defaults = {
+    keep: config.RERANK_KEEP,
+    mmrKeep: config.MMR_KEEP,
+    lambda: config.MMR_LAMBDA,
+    tokenBudget: config.TOKEN_BUDGET,
+  };
   // Only the cross-encoder, a remote dependency, gets a breaker; the lexical scorer works in process.
   const guard = config.RERANK_URL
     ? createGuard({ downstream: 'cross-encoder', breaker: DEFAULT_BREAKER, logger, metrics })
@@ -76,12 +104,7 @@ export async function startRerankerService({ config, logger, metrics }: Reranker
           fallback: lexical,
         }
       : { scorer: lexical, guard: inProcessGuard }),
-    defaults: {
-      keep: config.RERANK_KEEP,
-      mmrKeep: config.MMR_KEEP,
-      lambda: config.MMR_LAMBDA,
-      tokenBudget: config.TOKEN_BUDGET,
-    },
+    defaults,
   });
 
   const rerank: Reranker['rerank'] = async (input) => {
@@ -89,6 +112,9 @@ export async function startRerankerService({ config, logger, metrics }: Reranker
     if (result.fallback) metrics.degradedRetrievals.inc({ path: 'rerank', reason: 'cross_encoder_unavailable' });
     return result;
   };
+
+  // Before it listens, so that it is not ready (gRPC health, /readyz) until its first Rerank is as fast as its hundredth.
+  await warmUp(createReranker({ scorer: lexical, guard: inProcessGuard, defaults }), logger);
 
   const tls = mutualTlsFrom(config);
   const server = createGrpcServer({ logger, metrics, ...(tls ? { credentials: tls.server() } : {}) });
