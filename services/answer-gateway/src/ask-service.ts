@@ -54,11 +54,20 @@ export class AskService {
   }
 
   /**
+   * Refuses a new question while the gateway drains. Both transports call it before they
+   * validate the body, so that a draining gateway answers 503 / UNAVAILABLE whatever the body:
+   * the client retries elsewhere, where an invalid body gets its 400 / INVALID_ARGUMENT.
+   */
+  refuseWhileDraining(): void {
+    if (this.draining) throw problems.shuttingDown();
+  }
+
+  /**
    * Checks the request against the key's scope and starts the question, or replays its cached
    * answer. The body is validated once, by the transport that received it (`parseAskBody`).
    */
   async ask(principal: Principal, body: AskBody): Promise<QuestionStream> {
-    if (this.draining) throw problems.shuttingDown();
+    this.refuseWhileDraining();
     const { settings, cache, admission, registry } = this.deps;
     const kbIds = resolveKbScope(principal, body.kbIds);
     await admission.chargeKey(principal.keyId);

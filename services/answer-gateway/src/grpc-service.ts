@@ -84,6 +84,8 @@ export function answerGatewayHandlers(deps: AnswerGatewayHandlerDeps) {
     async Ask(request: AskRequest__Output, stream: StreamWriter<QaEvent>): Promise<void> {
       try {
         const principal = authenticate(deps.keys, stream);
+        // Before the body is validated, as over HTTP.
+        if (!request.resumeQuestionId) deps.asks.refuseWhileDraining();
         const question = request.resumeQuestionId
           ? await deps.asks.resume(principal, request.resumeQuestionId, request.lastEventId, 'grpc')
           : await deps.asks.ask(

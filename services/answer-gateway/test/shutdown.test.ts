@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import { loadHoplineGrpc, type QaEvent__Output } from '@hopline/contracts';
 import { waitFor } from '@hopline/test-support';
@@ -60,5 +61,31 @@ describe('answer-gateway graceful shutdown', () => {
       const cancel = await waitFor(() => t.reasoner.record(ask.ctx?.questionId ?? '')?.cancel);
       expect(cancel.reason).toBe('shutdown');
     }
+  });
+
+  it('a draining gateway answers 503 before it validates the body over HTTP, as a valid one', async () => {
+    await using t = await startTestGateway({ script: twoHopScript({ gated: true }) });
+    const running = await askSse(t.baseUrl, t.keys.alice, { question: 'Which bridge did the ferry replace?' });
+    await waitFor(() => running.events.length >= 1);
+    // A request whose first line arrived before the drain: its connection is in use, so it is not
+    // closed (a new connection would be refused by the closed listener).
+    const socket = connect(Number(new URL(t.baseUrl).port), '127.0.0.1');
+    await new Promise((resolve) => socket.once('connect', resolve));
+    const reply = new Promise<string>((resolve) => {
+      let text = '';
+      socket.on('data', (chunk: Buffer) => (text += chunk.toString()));
+      socket.once('close', () => resolve(text));
+    });
+    socket.write('POST /v1/ask HTTP/1.1\r\n');
+
+    const stopped = t.gateway.stop({ graceMs: 1_000 });
+    const invalidBody = JSON.stringify({ question: '' });
+    socket.end(
+      `Host: 127.0.0.1\r\nAuthorization: Bearer ${t.keys.bob.key}\r\nContent-Type: application/json\r\n` +
+        `Content-Length: ${Buffer.byteLength(invalidBody)}\r\nConnection: close\r\n\r\n${invalidBody}`,
+    );
+    expect(await reply).toMatch(/^HTTP\/1\.1 503 [^]*urn:hopline:problem:shutting-down/);
+    t.reasoner.releaseAll();
+    await stopped;
   });
 });

@@ -34,6 +34,15 @@ export const questionRoutes: FastifyPluginAsyncZod<QuestionRoutesOptions> = asyn
   app.post(
     '/v1/ask',
     {
+      // After authentication, before the body is validated: as over gRPC.
+      preValidation: (_request, _reply, done) => {
+        try {
+          asks.refuseWhileDraining();
+          done();
+        } catch (error) {
+          done(error as Error);
+        }
+      },
       schema: {
         summary: 'Ask a question',
         description:
