@@ -14,45 +14,23 @@
 // The baseline checkout needs its dependencies installed (or this checkout's node_modules linked).
 // BENCH_CPU_PROF / BENCH_CPU_PROF_DIR profile the named processes of both clusters (bench/support/processes.ts).
 // Writes bench/results/distributed-cpu-ab.{md,json}.
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { abOptions } from './ab-options.js';
 import { machineDescription } from './machine.js';
 import { ask, cpuMs, QUESTIONS, startDistributed, type System } from './systems.js';
 
-const { values } = parseArgs({
-  options: {
-    baseline: { type: 'string' },
-    label: { type: 'string', default: 'baseline' },
-    rounds: { type: 'string', default: '6' },
-    questions: { type: 'string', default: '100' },
-    warmup: { type: 'string', default: '400' },
-  },
-});
-if (!values.baseline) throw new Error('--baseline <checkout> is required');
-const ROUNDS = Number(values.rounds);
-const QUESTIONS_PER_ROUND = Number(values.questions);
-const WARMUP = Number(values.warmup);
-const here = fileURLToPath(new URL('../..', import.meta.url));
-const roots = { [values.label]: resolve(values.baseline), current: here };
+const {
+  label,
+  roots,
+  commits,
+  rounds: ROUNDS,
+  questionsPerRound: QUESTIONS_PER_ROUND,
+  warmup: WARMUP,
+} = abOptions(400);
 const names = Object.keys(roots);
-const label = values.label;
-
-/** The commit a checkout is at, so that a result names the code it measured; a copy without git says so. */
-const commitOf = (root: string) => {
-  try {
-    return execFileSync('git', ['-C', root, 'rev-parse', '--short', 'HEAD'], {
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'ignore'],
-    }).trim();
-  } catch {
-    return 'a copy without git';
-  }
-};
-const commits = Object.fromEntries(Object.entries(roots).map(([name, root]) => [name, commitOf(root)]));
 
 interface Round {
   /** CPU ms per question, by process name. */

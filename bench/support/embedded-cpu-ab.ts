@@ -13,37 +13,24 @@
 //
 // The baseline checkout needs its dependencies installed (or this checkout's node_modules linked).
 // Writes bench/results/embedded-cpu-ab.{md,json}.
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '@hopline/test-support';
 import { healthy, spawnNode, stopProcess, type Proc } from './processes.js';
 import { ask, benchEnv, cpuMs, QUESTIONS } from './systems.js';
+import { abOptions } from './ab-options.js';
 import { machineDescription } from './machine.js';
 
-const { values } = parseArgs({
-  options: {
-    baseline: { type: 'string' },
-    label: { type: 'string', default: 'baseline' },
-    rounds: { type: 'string', default: '6' },
-    questions: { type: 'string', default: '100' },
-    warmup: { type: 'string', default: '1000' },
-  },
-});
-if (!values.baseline) throw new Error('--baseline <checkout> is required');
-const ROUNDS = Number(values.rounds);
-const QUESTIONS_PER_ROUND = Number(values.questions);
-const WARMUP = Number(values.warmup);
-const here = fileURLToPath(new URL('../..', import.meta.url));
-const roots = { [values.label]: resolve(values.baseline), current: here };
-
-/** The commit a checkout is at, so that a result names the code it measured. */
-const commitOf = (root: string) =>
-  execFileSync('git', ['-C', root, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
-const commits = Object.fromEntries(Object.entries(roots).map(([name, root]) => [name, commitOf(root)]));
+const {
+  label,
+  roots,
+  commits,
+  rounds: ROUNDS,
+  questionsPerRound: QUESTIONS_PER_ROUND,
+  warmup: WARMUP,
+} = abOptions(1000);
 
 interface Embedded {
   proc: Proc;
@@ -94,7 +81,7 @@ try {
     }
   }
   const mean = (xs: number[]) => xs.reduce((sum, x) => sum + x, 0) / xs.length;
-  const baselineMs = mean(perRound[values.label] ?? []);
+  const baselineMs = mean(perRound[label] ?? []);
   const currentMs = mean(perRound.current ?? []);
   const load = loadavg()
     .map((value) => value.toFixed(1))
@@ -113,7 +100,7 @@ try {
         `| ${name} at ${commits[name]} | ${(perRound[name] ?? []).join(', ')} | ${mean(perRound[name] ?? []).toFixed(2)} |`,
     ),
     '',
-    `Ratio ${values.label} / current: **${(baselineMs / currentMs).toFixed(2)}×** less CPU per question. Questions not answered 200: ${failed}.`,
+    `Ratio ${label} / current: **${(baselineMs / currentMs).toFixed(2)}×** less CPU per question. Questions not answered 200: ${failed}.`,
     '',
   ].join('\n');
   console.log(markdown);
@@ -121,7 +108,7 @@ try {
   writeFileSync(`${resultsDir}embedded-cpu-ab.md`, markdown);
   writeFileSync(
     `${resultsDir}embedded-cpu-ab.json`,
-    `${JSON.stringify({ baseline: values.label, commits, warmup: WARMUP, rounds: ROUNDS, questionsPerRound: QUESTIONS_PER_ROUND, load: loadavg(), perRound }, null, 2)}\n`,
+    `${JSON.stringify({ baseline: label, commits, warmup: WARMUP, rounds: ROUNDS, questionsPerRound: QUESTIONS_PER_ROUND, load: loadavg(), perRound }, null, 2)}\n`,
   );
 } finally {
   await Promise.all(Object.values(systems).map(({ proc }) => stopProcess(proc.child)));
