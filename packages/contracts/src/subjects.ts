@@ -31,8 +31,6 @@ export const subjects = {
    */
   readers: (questionId: string) => `hopline.qa.${subjectToken(questionId, 'question id')}.readers`,
   readersAll: 'hopline.qa.*.readers',
-  /** The question a readers ping (a subject of readersAll) is for; undefined for any other subject. */
-  questionOfReaders: (subject: string): string | undefined => /^hopline\.qa\.([^.]+)\.readers$/.exec(subject)?.[1],
   /** RetrieveRequest → RetrieveResponse, served by the retrieval-worker queue group. */
   retrieve: 'hopline.retrieve',
   /** The same, served by one retrieval worker alone: where a hedged or retried retrieval goes. */
@@ -58,6 +56,10 @@ export const subjects = {
     `hopline.kb.${subjectToken(tenantId, 'tenant id')}.${subjectToken(kbId, 'kb id')}.changed`,
   kbChangedAll: 'hopline.kb.*.*.changed',
 } as const;
+
+/** The question a readers ping (a subject of `subjects.readersAll`) is for; undefined for any other subject. */
+export const questionOfReaders = (subject: string): string | undefined =>
+  /^hopline\.qa\.([^.]+)\.readers$/.exec(subject)?.[1];
 
 /**
  * The subject with its per-question or per-kb tokens replaced by placeholders: span names

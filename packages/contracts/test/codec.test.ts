@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { codecs, ingestMessageId, loadHoplineGrpc, subjects, subjectTemplate, ValidationError } from '../src/index.js';
+import {
+  codecs,
+  ingestMessageId,
+  loadHoplineGrpc,
+  questionOfReaders,
+  subjects,
+  subjectTemplate,
+  ValidationError,
+} from '../src/index.js';
 
 describe('contracts', () => {
   it('codec - a QaEvent round-trips with the oneof name and enum strings gRPC would give', () => {
@@ -73,9 +81,9 @@ describe('contracts', () => {
   });
 
   it('subjects - a readers ping names its question; any other subject names none', () => {
-    expect(subjects.questionOfReaders(subjects.readers('q-1'))).toBe('q-1');
-    expect(subjects.questionOfReaders(subjects.events('q-1'))).toBeUndefined();
-    expect(subjects.questionOfReaders('hopline.qa.readers')).toBeUndefined();
+    expect(questionOfReaders(subjects.readers('q-1'))).toBe('q-1');
+    expect(questionOfReaders(subjects.events('q-1'))).toBeUndefined();
+    expect(questionOfReaders('hopline.qa.readers')).toBeUndefined();
   });
 
   it('ingest message ids - the same document id and version in two tenants or kbs never collide', () => {

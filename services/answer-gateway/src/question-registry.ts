@@ -1,5 +1,5 @@
 import type { Subscription } from '@hopline/bus';
-import { subjects, type QaEvent__Output } from '@hopline/contracts';
+import { questionOfReaders, subjects, type QaEvent__Output } from '@hopline/contracts';
 import type { CancelReason } from './question-end.js';
 import { QuestionRun, type QuestionRunOptions, type QuestionSpec } from './question-run.js';
 import { RemoteQuestion, type RemoteQuestionOptions } from './remote-question.js';
@@ -39,7 +39,7 @@ export class QuestionRegistry {
 
   constructor(private readonly options: QuestionRegistryOptions) {
     this.remoteReaders = options.bus.subscribe(subjects.readersAll, {}, (message) => {
-      const questionId = subjects.questionOfReaders(message.subject);
+      const questionId = questionOfReaders(message.subject);
       if (questionId !== undefined) this.runs.get(questionId)?.readElsewhere();
     });
   }
