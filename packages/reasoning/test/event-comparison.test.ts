@@ -314,7 +314,7 @@ describe('events compared by date - the list a question names', () => {
   });
 
   it('dates - a decade named with its century is a date; one without it is not', () => {
-    expect(parseDate('自上世纪90年代开始')).toEqual({ year: 1990 });
+    expect(parseDate('自上世纪80年代起')).toEqual({ year: 1980 });
     expect(parseDate('20世纪80年代')).toEqual({ year: 1980 });
     expect(parseDate('19世纪60年代')).toEqual({ year: 1860 });
     expect(parseDate('1970年代')).toEqual({ year: 1970 });

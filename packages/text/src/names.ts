@@ -45,7 +45,7 @@ export interface Token {
 }
 
 const TOKEN = /[\p{L}\p{N}][\p{L}\p{N}'’\-.&]*[\p{L}\p{N}]|[\p{L}\p{N}]|[.!?;:,()"“”«»《》「」]/gu;
-// A full stop after these is an abbreviation, not the end of a sentence: "St. Louis", "C. S. Lewis".
+// A full stop after these is an abbreviation, not the end of a sentence: "St. Louis", "J. R. Smith".
 const ABBREVIATION =
   /^(?:\p{Lu}\.?)+$|^(?:St|Mt|Ft|Dr|Mr|Mrs|Ms|Jr|Sr|Gen|Col|Lt|Capt|Sgt|Rev|Prof|Co|Inc|Ltd|No|Vol)$/u;
 const POSSESSIVE = /['’]s$/;

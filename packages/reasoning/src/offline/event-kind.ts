@@ -1,7 +1,7 @@
 import { chineseNames } from '@hopline/text';
 
 /**
- * Words that name only the kind of an event ("事件", "发生了什么重大事件"). A document says what
+ * Words that name only the kind of an event ("事件", "出了什么大事"). A document says what
  * happened, not which kind of event it was: such words are no words a document about the event
  * states, and asking them of it turns away the document that reports the event.
  */

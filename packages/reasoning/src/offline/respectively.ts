@@ -26,7 +26,7 @@ export interface RespectiveItem {
   query: string;
   /**
    * The item with the setting alone ("2031年上半年青川市"), where the predicate names only a kind
-   * of event ("发生了什么重大事件"); undefined where it says what happened.
+   * of event ("出了什么大事"); undefined where it says what happened.
    */
   scene?: string;
 }
