@@ -1,5 +1,21 @@
 import { shutdownTelemetry, type Logger } from '@hopline/telemetry';
 
+/**
+ * Runs a service's own calls on invented inputs, in turn, before it listens: what a first call
+ * loads lazily (jieba's dictionary, compiled code, a channel's connection) is then loaded before
+ * the service says it is ready, instead of inside the first questions' budgets, where a cold
+ * process on a loaded machine ran past them and opened its callers' breakers. A call that throws
+ * stops the start-up: it is the service's own code failing on an input made for it.
+ */
+export async function warmUp(
+  calls: ReadonlyArray<() => Promise<unknown>>,
+  logger: Pick<Logger, 'info'>,
+): Promise<void> {
+  const startedAt = performance.now();
+  for (const call of calls) await call();
+  logger.info('warmed up', { calls: calls.length, ms: Math.round(performance.now() - startedAt) });
+}
+
 export interface RunningService {
   /** Stops taking work, finishes or cancels what is in flight, closes servers and connections. */
   stop(): Promise<void>;

@@ -4,6 +4,7 @@ import { createClient, mutualTlsFrom } from '@hopline/grpc';
 import { createOpenAiChatModel, type ChatModel } from '@hopline/models';
 import { createHopReasoner } from '@hopline/reasoning';
 import { createGuard, DEFAULT_BREAKER, type Guard } from '@hopline/resilience';
+import { warmUp } from '@hopline/runtime';
 import type { HealthReport, HoplineMetrics, Logger } from '@hopline/telemetry';
 import { watchOperatorControls, type QuestionStreams } from '@hopline/questions';
 import { createAnalyzerClient } from './clients/analyzer-client.js';
@@ -21,6 +22,7 @@ import { createRetrieverClient } from './clients/retriever-client.js';
 import { WorkerDirectory } from './clients/worker-directory.js';
 import type { Config } from './config.js';
 import { startQuestionJobs } from './question-jobs.js';
+import { warmUpCalls } from './warm-up.js';
 
 export interface HopReasonerServiceDeps {
   config: Pick<
@@ -151,6 +153,10 @@ export async function startHopReasonerService(deps: HopReasonerServiceDeps): Pro
       maxTokens: config.LLM_TOKEN_BUDGET,
     },
   });
+  // Before it takes a question: the channels start connecting (without waiting for services that
+  // may start after this one), and the loop runs on invented questions in this process.
+  for (const client of [analyzerClient, rerankerClient]) client?.getChannel().getConnectivityState(true);
+  await warmUp(warmUpCalls(), logger);
   const questions = await startQuestionJobs({
     ...deps.questions,
     reasoner,

@@ -3,6 +3,7 @@ import { createGrpcServer, mutualTlsFrom } from '@hopline/grpc';
 import { createOpenAiChatModel } from '@hopline/models';
 import { createAnalyzer, type Analyzer } from '@hopline/reasoning';
 import { createGuard, DEFAULT_BREAKER } from '@hopline/resilience';
+import { warmUp } from '@hopline/runtime';
 import type { HealthReport, HoplineMetrics, Logger } from '@hopline/telemetry';
 import { trace } from '@opentelemetry/api';
 import type { Config } from './config.js';
@@ -38,16 +39,12 @@ const WARM_UP_QUESTIONS = [
 ];
 
 /**
- * Runs the rules on invented questions until everything a first Analyze would load lazily is
- * loaded: jieba's dictionary and tagger (~170 ms), the rules' compiled code. A cold process's
- * first calls otherwise took 30–100 × its fiftieth. By the rules alone: a start-up must not
- * spend the planner model's budget or trip its breaker.
+ * The rules on the invented questions: jieba's dictionary and tagger (~170 ms) and the rules'
+ * code load before the first Analyze, which cold took 30–100 × its fiftieth. By the rules
+ * alone: a start-up must not spend the planner model's budget or trip its breaker.
  */
-async function warmUp(rulesOnly: Analyzer, logger: Logger): Promise<void> {
-  const startedAt = performance.now();
-  for (const question of WARM_UP_QUESTIONS) await rulesOnly.analyze(question, { deadlineUnixMs: Date.now() + 60_000 });
-  logger.info('warmed up', { ms: Math.round(performance.now() - startedAt) });
-}
+const warmUpCalls = (rulesOnly: Analyzer) =>
+  WARM_UP_QUESTIONS.map((question) => () => rulesOnly.analyze(question, { deadlineUnixMs: Date.now() + 60_000 }));
 
 /** Serves gRPC Analyze: rules first, the planner model only where the rules cannot decide. */
 export async function startQueryUnderstandingService({
@@ -72,7 +69,7 @@ export async function startQueryUnderstandingService({
     : undefined;
   const analyzer = createAnalyzer({ ...(chat ? { chat } : {}), logger });
   // Before it listens, so that it is not ready (gRPC health, /readyz) until its first Analyze is as fast as its hundredth.
-  await warmUp(createAnalyzer({ logger }), logger);
+  await warmUp(warmUpCalls(createAnalyzer({ logger })), logger);
 
   const tls = mutualTlsFrom(config);
   const server = createGrpcServer({ logger, metrics, ...(tls ? { credentials: tls.server() } : {}) });

@@ -1,6 +1,7 @@
 import { loadHoplineGrpc, requireRequestContext, type Chunk__Output, type RankedChunk } from '@hopline/contracts';
 import { createGrpcServer, mutualTlsFrom } from '@hopline/grpc';
 import { createGuard, DEFAULT_BREAKER } from '@hopline/resilience';
+import { warmUp } from '@hopline/runtime';
 import {
   createCrossEncoderClient,
   createLexicalScorer,
@@ -60,19 +61,15 @@ const WARM_UP_CHUNKS: Chunk__Output[] = [
 const WARM_UP_QUERIES = ['Who painted the lighthouse tower red?', '谁把灯塔漆成了红色？'];
 
 /**
- * Runs Rerank's whole path (scoring, MMR, compression) on invented chunks until everything a
- * first call would load lazily is loaded: jieba's dictionary (~170 ms), the scorer's and MMR's
- * compiled code. A cold process's first call otherwise took 5–80 × its fiftieth, past a
- * hop-reasoner's budget on a loaded machine, and its breaker counted it. Scored by the lexical
- * scorer alone: a cross-encoder is a remote service, and a start-up must not hang on it or trip its breaker.
+ * Rerank's whole path (scoring, MMR, compression) on the invented chunks: jieba's dictionary
+ * (~170 ms) and the scorer's and MMR's code load before the first call, which cold took 5–80 ×
+ * its fiftieth. Scored by the lexical scorer alone: a cross-encoder is a remote service, and a
+ * start-up must not hang on it or trip its breaker.
  */
-async function warmUp(lexicalReranker: Reranker, logger: Logger): Promise<void> {
-  const startedAt = performance.now();
-  for (const query of WARM_UP_QUERIES) {
-    await lexicalReranker.rerank({ query, chunks: WARM_UP_CHUNKS, deadlineUnixMs: Date.now() + 60_000 });
-  }
-  logger.info('warmed up', { ms: Math.round(performance.now() - startedAt) });
-}
+const warmUpCalls = (lexicalReranker: Reranker) =>
+  WARM_UP_QUERIES.map(
+    (query) => () => lexicalReranker.rerank({ query, chunks: WARM_UP_CHUNKS, deadlineUnixMs: Date.now() + 60_000 }),
+  );
 
 /**
  * Serves gRPC Rerank: the cross-encoder behind RERANK_URL when there is one (under its own
@@ -114,7 +111,7 @@ export async function startRerankerService({ config, logger, metrics }: Reranker
   };
 
   // Before it listens, so that it is not ready (gRPC health, /readyz) until its first Rerank is as fast as its hundredth.
-  await warmUp(createReranker({ scorer: lexical, guard: inProcessGuard, defaults }), logger);
+  await warmUp(warmUpCalls(createReranker({ scorer: lexical, guard: inProcessGuard, defaults })), logger);
 
   const tls = mutualTlsFrom(config);
   const server = createGrpcServer({ logger, metrics, ...(tls ? { credentials: tls.server() } : {}) });

@@ -1,6 +1,7 @@
 import { busHealth, type Bus, type ServiceHandle } from '@hopline/bus';
 import { codecs, documentBodyStream, HoplineError, jetstream, natsServices, subjects } from '@hopline/contracts';
 import { createGuard, DEFAULT_BREAKER, type Guard } from '@hopline/resilience';
+import { warmUp } from '@hopline/runtime';
 import {
   createHybridRetriever,
   createIndexer,
@@ -114,6 +115,17 @@ const PRESENCE_INTERVAL_MS = 1_000;
 const INDEX_SIZE_INTERVAL_MS = 15_000;
 
 /**
+ * Invented retrievals in both scripts the tokenizer reads (a Chinese one loads jieba's
+ * dictionary), seeded so that the entity graph is walked too, in a scope no caller is given:
+ * they find nothing and load what a first retrieval would.
+ */
+const WARM_UP_RETRIEVALS = [
+  { query: "Which river flows past the lighthouse keeper's town?", seeds: ['lighthouse keeper'] },
+  { query: '灯塔看守人出生的小镇旁边流过哪条河？', seeds: ['灯塔看守人'] },
+];
+const WARM_UP_SCOPE = { tenantId: 'warm-up', kbIds: ['warm-up'], docIds: [] };
+
+/**
  * One retrieval worker. It applies the durable ingest stream to its indexes through a consumer
  * named by its identity (shared by all workers when the indexes are shared), and only once its
  * index has caught up with the stream does it join the retrieve queue group, serve its own
@@ -163,6 +175,18 @@ export async function startRetrievalWorker(deps: RetrievalWorkerDeps): Promise<R
   };
   await repairIndex(indexer, logger);
   await checkIndex();
+  // Cold, a worker's first retrievals ran past the hop-reasoner's budget on a loaded machine and
+  // opened its breaker. Warmed only where every search runs in this process: a remote store's
+  // first call is not this process's to warm, and a start-up must not wait on it or trip its breaker.
+  if (deps.searchesInProcess?.lexical && deps.searchesInProcess.vector)
+    await warmUp(
+      WARM_UP_RETRIEVALS.map(
+        ({ query, seeds }) =>
+          () =>
+            retriever.retrieve({ query, seeds, scope: WARM_UP_SCOPE, hop: 1, deadlineUnixMs: Date.now() + 60_000 }),
+      ),
+      logger,
+    );
   const indexSize = setInterval(() => {
     checkIndex().catch((error: unknown) => logger.warn('could not count the index', { error }));
   }, INDEX_SIZE_INTERVAL_MS);

@@ -368,6 +368,48 @@ describe('retrieval-worker on the in-memory bus', () => {
 });
 
 describe('retrieval-worker readiness', () => {
+  it.each([
+    { searchesInProcess: { lexical: true, vector: true }, warmed: true },
+    { searchesInProcess: { lexical: false, vector: true }, warmed: false },
+  ])(
+    'warm-up - before it starts, a worker whose searches all run in process searches in both scripts (not a remote store: $searchesInProcess)',
+    async ({ searchesInProcess, warmed }) => {
+      const bus = createMemoryBroker().connect();
+      const embedder = new HashingEmbedder();
+      const [lexical, vector] = await Promise.all([
+        EmbeddedLexicalBackend.open(),
+        EmbeddedVectorBackend.open({ dimensions: embedder.dimensions }),
+      ]);
+      const searched: string[] = [];
+      const w = await startRetrievalWorker({
+        config: configSchema.parse({ WORKER_ID: 'warm' }),
+        bus,
+        lexical: {
+          ...new IndexingGate().around(lexical),
+          search: (request, signal) => {
+            searched.push(request.query);
+            return lexical.search(request, signal);
+          },
+        },
+        vector,
+        embedder,
+        indexesShared: false,
+        searchesInProcess,
+        logger,
+        metrics: createMetrics('test', { defaultMetrics: false }),
+      });
+      try {
+        const searchedBeforeReady = [...searched];
+        expect(searchedBeforeReady.some((query) => /[a-z]/i.test(query))).toBe(warmed);
+        expect(searchedBeforeReady.some((query) => /[\u4e00-\u9fff]/.test(query))).toBe(warmed);
+        await w.ready;
+      } finally {
+        await w.stop();
+        await bus.drain();
+      }
+    },
+  );
+
   it('readiness - a worker serves retrievals only once its index caught up with the stream; until then /healthz is not ok and reports the lag', async () => {
     const bus = createMemoryBroker().connect();
     await ingest(bus, 'acme', 'kb', 'doc', 'Alpha beta gamma.', 1);
