@@ -325,6 +325,30 @@ describe.skipIf(!enabled)('kubernetes', () => {
     }
   });
 
+  test('kubernetes - a pod a Service routes requests to keeps serving a few seconds past its termination (preStop), and its shutdown still fits its grace period', () => {
+    // stopOnSignals' own limit on a shutdown before the process exits anyway (the gateway's is
+    // SHUTDOWN_GRACE_MS + 5 s).
+    const shutdownLimitSeconds = (name: string) =>
+      name === 'answer-gateway'
+        ? Number(overlayConfig(services.find((service) => service.name === name) as HoplineService).SHUTDOWN_GRACE_MS) /
+            1000 +
+          5
+        : 15;
+    const routed = ofKind(resourcesOf(OVERLAY), 'Service').filter((service) =>
+      (service.spec?.ports ?? []).some((port) => port.name !== 'metrics'),
+    );
+    expect(routed.map(nameOf).sort()).toEqual(['answer-gateway', 'query-understanding', 'reranker']);
+    for (const service of routed) {
+      const name = nameOf(service);
+      const command = containerOf(OVERLAY, name).lifecycle?.preStop?.exec?.command ?? [];
+      expect(command[0], name).toBe('sleep');
+      const waitSeconds = Number(command[1]);
+      expect(waitSeconds, name).toBeGreaterThanOrEqual(1);
+      const grace = deploymentOf(OVERLAY, name).spec?.template.spec?.terminationGracePeriodSeconds ?? 30;
+      expect(waitSeconds + shutdownLimitSeconds(name), name).toBeLessThanOrEqual(grace);
+    }
+  });
+
   test('kubernetes - pods run as a non-root user without privilege escalation', () => {
     for (const deployment of ofKind(resourcesOf(OVERLAY), 'Deployment')) {
       expect(deployment.spec?.template.spec?.securityContext?.runAsNonRoot, nameOf(deployment)).toBe(true);
