@@ -76,6 +76,17 @@ const cases: DemoCase[] = [
     notInQueries: ['Ana Duarte', 'Pier Stadium'],
   },
   {
+    // The role "who" asks for is the answer's own relation: two hops, not a third from Tomas Reyes's document.
+    name: 'the coach of the 2031 Harbor Cup winner',
+    question: 'Who coaches the team that won the 2031 Harbor Cup?',
+    answer: 'Tomas Reyes',
+    hopAnswers: ['Lakeside Otters', 'Tomas Reyes'],
+    route: 'ITERATIVE',
+    documents: ['harbor-cup-2031', 'lakeside-otters'],
+    reachedThrough: { 'lakeside-otters': { hop: 2, bridgeEntity: 'Lakeside Otters' } },
+    notInQueries: ['Ana Duarte'],
+  },
+  {
     name: '天穹项目负责人的部门',
     question: '天穹项目的负责人属于哪个部门？',
     answer: '数据平台部',

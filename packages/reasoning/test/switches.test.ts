@@ -35,6 +35,19 @@ describe('reasoning switches', () => {
     expect(without.subQuestions).toEqual([]);
   });
 
+  it('switches - roleAsked: a role "who" asks for adds no hop; off, it plans one hop more', () => {
+    const asked = [
+      'Who coaches the player who scored the winning goal in Velmar?',
+      'Who is the coach of the player who scored the winning goal in Velmar?',
+    ];
+    for (const question of asked) {
+      expect(analyzeByRules(question).complexity, question).toBe(2);
+      expect(analyzeByRules(question, ['roleAsked']).complexity, question).toBe(3);
+    }
+    // A role the question passes through, not the one "who" asks for, is still a link.
+    expect(analyzeByRules('Which town is the coach of the player from Velmar from?').complexity).toBe(2);
+  });
+
   it('switches - determinedRole off plans a role comparison in one layer, without role-holder finders', () => {
     const layered = analyzeByRules(ROLE_COMPARISON).subQuestions.map((sub) => sub.dependsOn);
     expect(layered).toEqual([[], [], ['q1'], ['q2']]);

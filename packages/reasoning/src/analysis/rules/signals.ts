@@ -69,6 +69,8 @@ const CHINESE_ROLE_BRIDGE = /的[^的？?]{0,6}(?:负责人|创始人|作者|导
 // "X 的 Y 的 Z": what stands between two "的" (the lookahead leaves the second to open the next).
 const BETWEEN_DE = /的([^的？?]+)(?=的)/g;
 const RELATIVE_PRONOUN = /\b(?:that|which|who|whose|whom|where)\b/gi;
+// "Who coaches …", "Who is the coach of …": the word "who" asks for, when it is a role.
+const WHO_ASKS = /^\s*who\s+(?:(?:is|was|are|were|has\s+been)\s+(?:the\s+)?)?([\w-]+)/i;
 // "birth place", "birth city" in two words; "birthplace" is a role noun of its own, counted once.
 const BIRTH_PLACE = /\bbirth\s+(?:city|place)\b/gi;
 
@@ -141,8 +143,12 @@ export function detectSignals(question: string, switchedOff: readonly ReasoningS
 
   // The opening "Who…"/"Which…" asks; a relative pronoun after it links one part to the next.
   const relatives = [...question.matchAll(RELATIVE_PRONOUN)].filter((match) => match.index > 3).length;
+  // A role "who" asks for is the answer's own relation: it leads to no entity before the answer.
+  const askedRole = isOn(switchedOff, 'roleAsked') && contentTerms(WHO_ASKS.exec(question)?.[1] ?? '').some(isRoleNoun);
   const roles =
-    contentTerms(question).filter((term) => isRoleNoun(term)).length + (question.match(BIRTH_PLACE)?.length ?? 0);
+    contentTerms(question).filter((term) => isRoleNoun(term)).length +
+    (question.match(BIRTH_PLACE)?.length ?? 0) -
+    (askedRole ? 1 : 0);
   return {
     fired,
     foci,
