@@ -31,6 +31,8 @@ export const REASONING_SWITCHES = {
     "within those shares, a sub-question whose best chunk stands out (a reranked score at least twice the runner-up's) takes every other turn after its first, so the slots go to the foci whose own chunk may be further down",
   ownFocusWords:
     "a parallel plan's ranking for one sub-question puts after the rest the chunks that state none of its focus's own words (those not every sub-question shares: the item of \"A和B分别…\", not the setting or predicate they all share), so a chunk that matches only the shared words takes no focus's slot",
+  uncitedFoci:
+    "a parallel plan's sub-question whose hops cited nothing (its chunks state no answer its hop could read) takes its turn among the other foci's citations with its best-ranked chunk, instead of waiting behind their runners-up",
   entityGraph:
     "a hop adds to its retrieved chunks those personalized PageRank ranks highest on the entity–chunk graph, seeded by its query's and the previous hops' entities",
   eventParties:

@@ -88,6 +88,41 @@ describe('reasoning switches', () => {
     expect(await evidence(['ownFocusWords'])).not.toContain('liu');
   });
 
+  it("switches - uncitedFoci off leaves a focus whose hop cited nothing behind the other foci's runners-up", async () => {
+    // Three events compared by date; the match's only chunk names one side of it, so its hop
+    // cites nothing, while each other event has two dated reports, both cited.
+    const news = [
+      chunk('bridge-1', '', '2031年3月2日，澜江大桥通车，全长两千米。'),
+      chunk('bridge-2', '', '2031年3月5日，澜江大桥通车后车流平稳。'),
+      chunk('eagles', '', '雄鹰队主场训练备战，球员状态良好。'),
+      chunk('bay-1', '', '2031年5月8日，北湾港区启用，首艘货轮靠泊。'),
+      chunk('bay-2', '', '2031年5月9日，北湾港区启用次日吞吐量创新高。'),
+    ];
+    const plan = analysis({
+      route: Route.PARALLEL,
+      signals: ['events:timed'],
+      subQuestions: [
+        { id: 'q1', text: '澜江大桥通车', dependsOn: [] },
+        { id: 'q2', text: '雄鹰队对猛虎队的比赛', dependsOn: [] },
+        { id: 'q3', text: '北湾港区启用', dependsOn: [] },
+      ],
+    });
+    const evidence = async (switchedOff: ReasoningSwitch[]) => {
+      const { trace } = await createHopReasoner({
+        analyzer: fixedAnalyzer(plan),
+        retriever: overlapRetriever(news),
+        reranker: keepOrder,
+        config: { topK: 2, maxEvidenceChunks: 3, switchedOff },
+      }).answer(ask('澜江大桥通车、雄鹰队对猛虎队的比赛和北湾港区启用，哪个最早？'), { emit: () => undefined });
+      return trace;
+    };
+    const on = await evidence([]);
+    expect(on.hops.map((hop) => hop.evidenceChunkIds[0])).toEqual(['bridge-1', 'eagles', 'bay-1']);
+    // After the first citations, the match's best chunk, before any event's second report.
+    expect(on.finalEvidenceChunkIds).toContain('eagles');
+    expect((await evidence(['uncitedFoci'])).finalEvidenceChunkIds).not.toContain('eagles');
+  });
+
   it("switches - unknownFusion off hands an UNKNOWN chain's evidence the last hop's ranking alone", async () => {
     // A hop-1 chunk the hop does not cite reaches the evidence only through the fused ranking.
     const poster = chunk('poster', 'Film posters', 'Posters of No Harbour were sold in 1936 to every star fan.');

@@ -123,13 +123,22 @@ function fromChain(chain: ChainResult, focus: string): Outcome {
   };
 }
 
+/** How a plan's rankings become its evidence: each a mechanism that can be switched off. */
+interface PlanEvidence {
+  shareFoci: boolean;
+  decidedFoci: boolean;
+  ownWords: boolean;
+  uncitedFoci: boolean;
+}
+
 /**
  * A plan's outcome; `shareFoci` gives each sub-question's ranking its own share of the evidence,
- * `decidedFoci` a smaller one to a sub-question whose best chunk stands out, and `ownWords`
- * keeps the chunks that state none of their focus's own words until every focus's own chunks
- * have had their turns.
+ * `decidedFoci` a smaller one to a sub-question whose best chunk stands out, `ownWords` keeps
+ * the chunks that state none of their focus's own words until every focus's own chunks have had
+ * their turns, and `uncitedFoci` lets a sub-question whose hops cited nothing take its turn among
+ * the citations with its best-ranked chunk.
  */
-function fromPlan(plan: PlanResult, shareFoci: boolean, decidedFoci: boolean, ownWords: boolean): Outcome {
+function fromPlan(plan: PlanResult, { shareFoci, decidedFoci, ownWords, uncitedFoci }: PlanEvidence): Outcome {
   const rankings = plan.steps.map((step) => step.chain?.lastRanked ?? []);
   const decided = decidedFoci ? rankings.map(bestStandsOut) : [];
   const share = (lists: readonly (readonly Chunk__Output[])[]) =>
@@ -141,12 +150,23 @@ function fromPlan(plan: PlanResult, shareFoci: boolean, decidedFoci: boolean, ow
       )
     : undefined;
   const hops = plan.steps.flatMap((step) => (step.chain?.hops ?? []).map((hop) => ({ hop, focus: step.text })));
+  // The citations come first in the evidence, a turn per hop: a focus whose hops cited nothing
+  // (its chunks state no answer its hop could read) would wait behind every other focus's
+  // runners-up, though its own report may rank first in its list. Its best chunk follows the
+  // first citations, before any second one: a cited chunk is one a hop read its answer from.
+  const uncited = uncitedFoci
+    ? plan.steps.flatMap((step, index) => {
+        if ((step.chain?.hops ?? []).some((hop) => hop.cited.length > 0)) return [];
+        const best = split?.[index]?.own[0] ?? rankings[index]?.[0];
+        return best ? [[best]] : [];
+      })
+    : [];
   return {
     stopReason: plan.stopReason,
     complete: plan.complete,
     missing: plan.missing,
     hops: hops.map(({ hop, focus }) => toSynthesisHop(hop, focus)),
-    keyEvidence: interleaveCitations(hops.map(({ hop }) => hop.cited)),
+    keyEvidence: interleaveCitations([...hops.map(({ hop }) => hop.cited), ...uncited]),
     ranked: split
       ? [...share(split.map((part) => part.own)), ...share(split.map((part) => part.other))]
       : share(rankings),
@@ -292,12 +312,12 @@ export function createHopReasoner(deps: HopReasonerDependencies): HopReasoner {
   async function route(run: QuestionRun, analysis: Analysis__Output): Promise<Outcome> {
     if (analysis.route === Route.PARALLEL && analysis.subQuestions.length > 0) {
       const plan = await runPlan(run, analysis.subQuestions, analysis.hydeText);
-      return fromPlan(
-        plan,
-        isOn(settings.switchedOff, 'focusShares'),
-        isOn(settings.switchedOff, 'decidedFoci'),
-        isOn(settings.switchedOff, 'ownFocusWords'),
-      );
+      return fromPlan(plan, {
+        shareFoci: isOn(settings.switchedOff, 'focusShares'),
+        decidedFoci: isOn(settings.switchedOff, 'decidedFoci'),
+        ownWords: isOn(settings.switchedOff, 'ownFocusWords'),
+        uncitedFoci: isOn(settings.switchedOff, 'uncitedFoci'),
+      });
     }
     const first = analysis.subQuestions[0]?.text ?? run.question;
     // The analysis's complexity is the hops the question's shape suggests; the loop may not exceed its limit.
