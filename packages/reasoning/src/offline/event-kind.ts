@@ -9,19 +9,14 @@ import { chineseNames } from '@hopline/text';
 // A head noun for events closes a phrase that names its kind ("杨某被判刑的事件", "发生了重要事件").
 const KIND_NOUN = /(?:事件|事情|大事|事)$/;
 const KIND_SUFFIX = /的?(?:事件|事情)$/;
-// What a question asks beside the kind ("出了什么大事或结果", "大事以及时间"): the outcome or the
-// time of whatever happened, which a document states, never names.
-const ASKED_BESIDE = /(?:或|或者|以及|及|和|与)(?:其)?(?:具体)?(?:结果|日期|时间)$/;
 
 /**
- * Whether a predicate names only a kind of event ("发生了重大事件"): it ends in a noun for events,
- * maybe with the outcome or time asked beside it ("大事或结果"), and names nobody and nothing
- * (no name, no Latin word); one that names something ("关于某台的事件") says what it is about.
+ * Whether a predicate names only a kind of event ("发生了重大事件"): it ends in a noun for events
+ * and names nobody and nothing (no name, no Latin word); one that names something ("关于某台的
+ * 事件") says what it is about.
  */
 export const namesOnlyAKind = (predicate: string): boolean =>
-  !/[A-Za-z]/.test(predicate) &&
-  chineseNames(predicate).length === 0 &&
-  (KIND_NOUN.test(predicate) || KIND_NOUN.test(predicate.replace(ASKED_BESIDE, '')));
+  KIND_NOUN.test(predicate) && !/[A-Za-z]/.test(predicate) && chineseNames(predicate).length === 0;
 
 /** An event phrase without the noun that closes it by naming its kind ("韩某获释的事件" → "韩某获释"). */
 export function withoutKindNoun(event: string): string {

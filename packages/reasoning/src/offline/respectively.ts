@@ -63,8 +63,8 @@ function chineseItems(question: string): RespectiveItem[] {
   const settings = listed.length < 2 && setting ? listItems(setting) : [];
   const items = settings.length >= 2 ? settings : listed;
   const shared = (item: string) => (settings.length >= 2 ? `${item}${head.trim()}` : `${setting}${item}`);
-  // "2021年2月和6月分别发生了关于A和B的事件": a predicate joining as many things as the items
-  // pairs them in order, as "respectively" does; otherwise every item gets it whole ("事件或结果",
+  // "2031年3月和8月分别出了关于A和B的事": a predicate joining as many things as the items
+  // pairs them in order, as "respectively" does; otherwise every item gets it whole ("大事或其影响",
   // "事件以及日期" ask two things of each).
   const paired = listsStrongly(predicate) ? [predicate] : splitWeak(predicate);
   const predicates = paired.length === items.length ? paired : items.map(() => predicate);
