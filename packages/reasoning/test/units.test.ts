@@ -8,6 +8,7 @@ import {
   bestStandsOut,
   fuseRankedLists,
   interleaveCitations,
+  ownChunksFirst,
   selectEvidence,
   shareRankedLists,
   splitByOwnWords,
@@ -230,6 +231,21 @@ describe('final evidence', () => {
     // One focus alone has no words apart from the others': its whole ranking is its own.
     const [alone] = splitByOwnWords([[beifeng, liuTalk]], ['柳文川出席座谈会']);
     expect([ids(alone?.own), ids(alone?.other)]).toEqual([['beifeng', 'liu-talk'], []]);
+  });
+
+  it("evidence - own chunks first: every focus's own, then the others, a chunk one focus owns and another does not once, in its own place", () => {
+    const [a, b, c, d] = ['a', 'b', 'c', 'd'].map((id) => chunk(id, id, id));
+    if (!a || !b || !c || !d) throw new Error('four chunks');
+    const split = [
+      { own: [a, b], other: [d] },
+      { own: [c], other: [b] },
+    ];
+    expect(ownChunksFirst(split, (lists) => shareRankedLists(lists)).map((x) => x.chunkId)).toEqual([
+      'a',
+      'c',
+      'b',
+      'd',
+    ]);
   });
 
   it("evidence - a ranking's best chunk stands out when its reranked score is at least twice the runner-up's", () => {

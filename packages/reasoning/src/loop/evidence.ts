@@ -114,6 +114,19 @@ export function splitByOwnWords(
   });
 }
 
+/**
+ * Split rankings shared out own chunks first: every ranking's own, then every ranking's others.
+ * A chunk one focus owns and another does not comes once, in its own place.
+ */
+export function ownChunksFirst(
+  split: readonly SplitRanking[],
+  share: (lists: readonly (readonly Chunk__Output[])[]) => Chunk__Output[],
+): Chunk__Output[] {
+  const own = share(split.map((part) => part.own));
+  const placed = new Set(own.map(keyOf));
+  return [...own, ...share(split.map((part) => part.other)).filter((chunk) => !placed.has(keyOf(chunk)))];
+}
+
 export interface EvidenceBudget {
   maxChunks: number;
   /** Approximate tokens of chunk text the list may hold. */

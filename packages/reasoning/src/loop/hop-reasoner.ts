@@ -37,6 +37,7 @@ import {
   bestStandsOut,
   fuseRankedLists,
   interleaveCitations,
+  ownChunksFirst,
   selectEvidence,
   shareRankedLists,
   splitByOwnWords,
@@ -167,9 +168,7 @@ function fromPlan(plan: PlanResult, { shareFoci, decidedFoci, ownWords, uncitedF
     missing: plan.missing,
     hops: hops.map(({ hop, focus }) => toSynthesisHop(hop, focus)),
     keyEvidence: interleaveCitations([...hops.map(({ hop }) => hop.cited), ...uncited]),
-    ranked: split
-      ? [...share(split.map((part) => part.own)), ...share(split.map((part) => part.other))]
-      : share(rankings),
+    ranked: split ? ownChunksFirst(split, share) : share(rankings),
   };
 }
 
