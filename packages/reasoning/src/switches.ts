@@ -51,6 +51,10 @@ export const REASONING_SWITCHES = {
     "a comparison by date of the options' role-holders (\"which film has the painter who is younger, X or Y?\") reads each holder's date from the holder's own document, not the option's; a holder with none is what the answer names as missing",
   answerFit:
     'a chain\'s answer must be of the kind its question asks for (a date, a number, one of the things a which-first question offers, a name the evidence uses as a place where a place is asked ("in Tenbury", not "the hosts Ada and Bo"), something the question does not already say, and not a word the evidence only uses to describe something else, "a Valdorian drama film"); otherwise the answer abstains',
+  unfitLookup:
+    'a planned last hop whose answer is not of the kind asked (`answerFit`: a company where "where" asks for a place, the competition where its city is asked) hands it on as a bridge: one more hop looks that answer up with the words still asked, where the chain has a hop left',
+  guessedBridgeFallback:
+    'the hop a one-lookup question takes for a bridge its wording hid (its first hop left words unexplained: "played" of "where was the final played?" against "the final in Porto") is a guess: where that hop reads no answer of the kind asked, the answer is the first hop\'s own reading, if that fits the question',
   jointJudgement:
     'a yes-or-no question about things it joins ("Are A and B both native to Velmar?", "…from the same country?") is judged from each thing\'s own document: the predicate\'s words each states, or a name their opening sentences share; a thing without its document leaves it unanswered',
   roleAsked:

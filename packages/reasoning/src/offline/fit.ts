@@ -106,7 +106,7 @@ const IRREGULAR_PAST = new Set(
  * an irregular past), or a name where a preposition leads the phrase ("in which county Ada Moss
  * was born"). A plural kind describes no noun after it ("which cities host …").
  */
-function asksPlace(question: string): boolean {
+export function asksPlace(question: string): boolean {
   return [...question.matchAll(PLACE_KIND)].some((match) => {
     const rest = question.slice(match.index + match[0].length);
     if (/^['’-]/.test(rest)) return false;

@@ -20,9 +20,10 @@ import {
 } from './question.js';
 import { expandRelations, isRoleNoun } from './relations.js';
 import { namesRoleBeside, roleAskedFor } from './role-holder.js';
+import { asksPlace, fitsQuestion } from './fit.js';
 import { synthesizeOffline } from './synthesis.js';
 import type { TitleConventions } from './text.js';
-import { bareTitle, chunkTerms, escapeRegExp, sentences, titleConventions } from './text.js';
+import { bareTitle, chunkTerms, escapeRegExp, sentences, states, titleConventions } from './text.js';
 import type { ReasoningSwitch } from '../switches.js';
 import { isOn } from '../switches.js';
 
@@ -51,6 +52,10 @@ const RUNNER_UP_DOCUMENT_WEIGHT = UNANCHORED_WEIGHT;
 const BRIDGE_PAGES_SOUGHT = 3;
 const BRIDGE_PAGE_CITATIONS = 2;
 const MENTIONED_LEAD_WORDS = 2;
+// A first hop whose document leaves one word of the question unexplained ("played" beside "the
+// final in Porto") more likely read a paraphrase than missed a hidden clause, which leaves
+// several (its own verb and nouns): past this many, the first hop's reading is no fallback.
+const PARAPHRASED_WORDS = 1;
 
 function unique(chunks: readonly Chunk__Output[]): Chunk__Output[] {
   const seen = new Set<string>();
@@ -97,8 +102,45 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
   const soughtDocument = isOn(options.switchedOff, 'soughtDocument');
   const bridgeMentions = isOn(options.switchedOff, 'bridgeMentions');
   const askedRole = isOn(options.switchedOff, 'askedRole');
+  const unfitLookup = isOn(options.switchedOff, 'unfitLookup') && isOn(options.switchedOff, 'answerFit');
+  const guessedBridgeFallback =
+    isOn(options.switchedOff, 'guessedBridgeFallback') && isOn(options.switchedOff, 'answerFit');
 
+  /**
+   * A hop taken for a bridge the wording hid (a one-lookup question whose first hop's document
+   * left words of the question unexplained) is a guess. Where it reads no answer of the kind
+   * asked, or reads one from chunks that do not state those words either, the guess explained
+   * nothing, and the answer is the first hop's own reading of its documents, if that fits.
+   */
   async function extractHopAnswer(input: HopExtractionInput): Promise<HopFinding> {
+    const finding = await readHop(input);
+    const [first, ...others] = input.previous;
+    if (!guessedBridgeFallback || first === undefined || others.length > 0 || input.expectedHops !== 1) return finding;
+    const unexplained = unexplainedBy(input.focus, first.cited.slice(0, 1));
+    const read = input.chunks.filter((chunk) => finding.citedChunkIds.includes(chunk.chunkId));
+    const explains = unexplained.length === 0 || statesRelation(read, unexplained);
+    if (!finding.unknown && explains && fitsQuestion(input.focus, finding.answer, input.chunks)) return finding;
+    if (unexplained.length > PARAPHRASED_WORDS) return finding;
+    const reread = await readHop({
+      ...input,
+      hop: 1,
+      hopsLeft: 0,
+      query: first.query,
+      chunks: first.cited,
+      previous: [],
+    });
+    if (reread.unknown || !readsCheckably(input.focus) || !fitsQuestion(input.focus, reread.answer, first.cited))
+      return finding;
+    // It answers the whole question only from a chunk that names everything the question names
+    // ("how many more titles did A win than B?" is not answered by A's document alone).
+    const anchors = questionAnchors(input.focus);
+    const whole = first.cited.some(
+      (chunk) => states(chunk.text, reread.answer) && anchors.every((anchor) => mentions(chunk, anchor)),
+    );
+    return whole ? reread : finding;
+  }
+
+  async function readHop(input: HopExtractionInput): Promise<HopFinding> {
     const { chunks, hop, previous } = input;
     const anchors = questionAnchors(input.focus);
     const relation = relationTerms(input.focus, anchors);
@@ -211,6 +253,27 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
       // read a stray name. A date or a number holds no role.
       const role = askedRole && named ? roleAskedFor(input.focus) : undefined;
       if (role !== undefined && !namesRoleBeside(source, answer, role)) return unknownFinding(citedIds);
+      // A name that is not what the question asks for (a company where "where" asks for a place)
+      // is the thing that holds it: the planned last hop hands it on, and one more hop looks it
+      // up with the words still asked. Confidence nil: it is no answer to stop on.
+      if (
+        unfitLookup &&
+        named &&
+        hop === input.expectedHops &&
+        input.hopsLeft > 0 &&
+        !fitsQuestion(input.focus, answer, chunks)
+      )
+        return {
+          answer,
+          unknown: false,
+          done: false,
+          nextQuery: [answer, ...questionWords(input.focus, unresolved.length > 0 ? unresolved : relation)].join(' '),
+          confidence: 0,
+          citedChunkIds: [
+            ...new Set([...about.map((chunk) => chunk.chunkId), ...(sourceId ? [sourceId] : []), ...citedIds]),
+          ],
+          bridgeEntities: [answer],
+        };
       // A named answer's own document, when this hop retrieved it, is evidence that it is what was asked.
       const own = typed
         ? []
@@ -261,12 +324,15 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
       0,
       BRIDGE_PAGE_CITATIONS,
     );
+    // A lead that is not of the kind asked is no answer the loop may stop on, however it stands out.
+    const lead = bridges[0] as string;
+    const stopsOn = !unfitLookup || hop < input.expectedHops || fitsQuestion(input.focus, lead, chunks);
     return {
-      answer: bridges[0] as string,
+      answer: lead,
       unknown: false,
       done: false,
       nextQuery: [...bridges, ...questionWords(input.focus, unresolved)].join(' '),
-      confidence: confidenceOf(candidates, false),
+      confidence: stopsOn ? confidenceOf(candidates, false) : 0,
       citedChunkIds: [
         ...new Set(
           [
@@ -288,6 +354,16 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
     synthesize: (input) =>
       synthesizeOffline({ ...input, switchedOff: [...(options.switchedOff ?? []), ...(input.switchedOff ?? [])] }),
   };
+}
+
+/**
+ * Whether a question asks for a kind of answer whose fit the evidence can check: a date or a
+ * number, or a place (a name the documents use as one). Any name fits "what player" or "what is
+ * the name of": a first hop's stray name would pass for one.
+ */
+function readsCheckably(question: string): boolean {
+  const type = answerType(question);
+  return type === 'date' || type === 'number' || asksPlace(question);
 }
 
 /**
@@ -337,6 +413,12 @@ function onlyAsPlace(candidate: BridgeCandidate, chunks: readonly Chunk__Output[
   const text = chunks.find((chunk) => chunk.chunkId === candidate.chunkId)?.text ?? '';
   const mentions = [...text.matchAll(new RegExp(escapeRegExp(candidate.name), 'g'))];
   return mentions.length > 0 && mentions.every((mention) => PLACE_PREPOSITION.test(text.slice(0, mention.index)));
+}
+
+/** The relation words of a question that none of the chunks states. */
+function unexplainedBy(question: string, chunks: readonly Chunk__Output[]): string[] {
+  const stated = chunks.flatMap((chunk) => chunkTerms(chunk));
+  return relationTerms(question, questionAnchors(question)).filter((term) => !containsStem(stated, term));
 }
 
 /** Whether any of the chunks says one of the relation words, in the words evidence uses for it. */

@@ -1,0 +1,52 @@
+import { Route } from '@hopline/contracts';
+import { describe, expect, it } from 'vitest';
+import type { ReasoningSwitch } from '../src/index.js';
+import { createHopReasoner } from '../src/index.js';
+import { chunk } from './support/chunks.js';
+import { analysis, ask, fixedAnalyzer, keepOrder, overlapRetriever } from './support/fixtures.js';
+
+// Invented documents: a cup final whose document states where it was played without the verb
+// "played", the two clubs it names, and a coach whose document dates his start with "became".
+const corpus = [
+  chunk(
+    'c-cup',
+    '2040 Lantern Cup',
+    'The 2040 Lantern Cup was won by the Harbour Kites, who beat the Iron Gulls 2–0 in the final in Valdris.',
+  ),
+  chunk('c-kites', 'Harbour Kites', 'The Harbour Kites are a football club from Marrow Bay, founded in 1899.'),
+  chunk('c-gulls', 'Iron Gulls', 'The Iron Gulls are a football club founded in 1921. They play at Gull Park.'),
+  chunk(
+    'c-coach',
+    'Oren Vale',
+    'Oren Vale is a football coach. As a player he won two titles with the Iron Gulls before retiring. He became head coach of the Harbour Kites in 2036.',
+  ),
+];
+
+function answerOf(question: string, switchedOff: ReasoningSwitch[] = []) {
+  return createHopReasoner({
+    analyzer: fixedAnalyzer(analysis({ route: Route.SINGLE, complexity: 1, signals: [] })),
+    retriever: overlapRetriever(corpus),
+    reranker: keepOrder,
+    config: { topK: 4, switchedOff },
+  }).answer(ask(question), { emit: () => undefined });
+}
+
+describe('guessed bridge - a hop taken for a hidden bridge that explains nothing leaves the answer to the first hop', () => {
+  it.each([
+    ['Where was the 2040 Lantern Cup final played?', 'Valdris'],
+    ['When did Oren Vale become coach of the Harbour Kites?', '2036'],
+  ])('guessed bridge - "%s" is answered %s, from the first hop\'s document', async (question, answer) => {
+    const { done, trace } = await answerOf(question);
+    expect(trace.hops.length).toBeGreaterThan(1);
+    expect(done.abstained).toBe(false);
+    expect(done.answer.startsWith(`${answer} [`)).toBe(true);
+  });
+
+  it.each([
+    ['Where was the 2040 Lantern Cup final played?', 'Valdris'],
+    ['When did Oren Vale become coach of the Harbour Kites?', '2036'],
+  ])('guessed bridge - switched off, "%s" is not answered %s', async (question, answer) => {
+    const { done } = await answerOf(question, ['guessedBridgeFallback']);
+    expect(done.answer.startsWith(`${answer} [`)).toBe(false);
+  });
+});

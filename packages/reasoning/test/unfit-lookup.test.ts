@@ -1,0 +1,51 @@
+import { Route, StopReason } from '@hopline/contracts';
+import { describe, expect, it } from 'vitest';
+import type { ReasoningSwitch } from '../src/index.js';
+import { createHopReasoner } from '../src/index.js';
+import { chunk } from './support/chunks.js';
+import { analysis, ask, fixedAnalyzer, keepOrder, overlapRetriever } from './support/fixtures.js';
+
+// Invented documents: a cereal whose maker is a company, and the company's own document, which
+// says where it is. The question names the cereal and asks where its maker is.
+const corpus = [
+  chunk(
+    'c-cereal',
+    'Frost Rings',
+    'Frost Rings is a breakfast cereal made by Halvorsen Mills. It was a sponsor of the radio serial Captain Fathom.',
+  ),
+  chunk(
+    'c-maker',
+    'Halvorsen Mills',
+    'Halvorsen Mills is a food company. Its head office is in Tarnby, Velmar, where it was founded in 1911.',
+  ),
+  chunk('c-serial', 'Captain Fathom', 'Captain Fathom was a radio serial broadcast from 1938 to 1951.'),
+];
+
+const QUESTION = 'Where is the Frost Rings maker and former Captain Fathom sponsor located?';
+
+function answerOf(switchedOff: ReasoningSwitch[] = []) {
+  return createHopReasoner({
+    analyzer: fixedAnalyzer(analysis({ route: Route.SINGLE, complexity: 1, signals: [] })),
+    retriever: overlapRetriever(corpus),
+    reranker: keepOrder,
+    config: { topK: 3, switchedOff },
+  }).answer(ask(QUESTION), { emit: () => undefined });
+}
+
+describe('unfit lookup - an answer of another kind than asked is looked up, not stopped on', () => {
+  it("unfit lookup - a company read where a place is asked takes one more hop, to the company's document, and answers with its place", async () => {
+    const { done, trace } = await answerOf();
+    expect(done.stopReason).toBe(StopReason.SUFFICIENT);
+    expect(done.abstained).toBe(false);
+    expect(done.answer).toMatch(/^Tarnby/);
+    expect(trace.hops.map((hop) => hop.answer?.answer)).toEqual(['Halvorsen Mills', 'Tarnby']);
+    expect(trace.hops[1]?.query).toMatch(/^Halvorsen Mills /);
+  });
+
+  it('unfit lookup - switched off, the chain stops on the company and the answer abstains, naming what is missing', async () => {
+    const { done, trace } = await answerOf(['unfitLookup']);
+    expect(trace.hops).toHaveLength(1);
+    expect(done.abstained).toBe(true);
+    expect(done.answer).toContain('("Halvorsen Mills", where the chain ended, is not of that kind)');
+  });
+});
