@@ -84,6 +84,16 @@ async function untilSettled<T>(
   }
 }
 
+// JetStream's error codes for an add that clashes with a stream: "stream name already in use
+// with a different configuration", "subjects overlap with an existing stream".
+const STREAM_NAME_IN_USE = 10058;
+const SUBJECTS_OVERLAP = 10065;
+
+function isCreationClash(error: unknown): boolean {
+  const code = error instanceof NatsError ? error.api_error?.err_code : undefined;
+  return code === STREAM_NAME_IN_USE || code === SUBJECTS_OVERLAP;
+}
+
 function isNotFound(error: unknown): boolean {
   return error instanceof NatsError && error.code === '404';
 }
@@ -104,7 +114,7 @@ async function orUndefinedWhenMissing<T>(lookup: Promise<T>): Promise<T | undefi
  * work-queue retention cannot change in place: that is refused with the way out, rather than
  * silently kept.
  */
-async function ensureStream(
+export async function ensureStream(
   jsm: JetStreamManager,
   name: string,
   config: Partial<StreamConfig>,
@@ -119,8 +129,19 @@ async function ensureStream(
     max_bytes: limits.maxBytes > 0 ? limits.maxBytes : -1,
   };
   const storage = policy.storage === 'memory' ? StorageType.Memory : StorageType.File;
-  const existing: StreamInfo | undefined = await orUndefinedWhenMissing(jsm.streams.info(name));
-  if (existing === undefined) return jsm.streams.add({ ...wanted, name, storage });
+  let existing: StreamInfo | undefined = await orUndefinedWhenMissing(jsm.streams.info(name));
+  if (existing === undefined) {
+    try {
+      return await jsm.streams.add({ ...wanted, name, storage });
+    } catch (error) {
+      // Another process created it between the look and the add (services and readers start
+      // together; a cluster node may answer the look before it has applied the creation): the
+      // add is refused as a clash, and the stream is now there to update like any existing one.
+      if (!isCreationClash(error)) throw error;
+      existing = await orUndefinedWhenMissing(jsm.streams.info(name));
+      if (existing === undefined) throw error;
+    }
+  }
   if (config.retention !== undefined && existing.config.retention !== config.retention) {
     throw new ValidationError(
       `stream ${name} has ${existing.config.retention} retention, not ${config.retention}; ` +
