@@ -273,6 +273,7 @@ describe('system - demo answers', () => {
     ['Where was the 2031 Harbor Cup final played?', 'Porto', 'harbor-cup-2031'],
     ['Where is Northwind Labs based?', 'Oslo', 'northwind-labs'],
     ['When did Tomas Reyes become coach of the Lakeside Otters?', '2028', 'tomas-reyes'],
+    ['Which department does Daniel Okafor work in?', 'Reliability', 'daniel-okafor'],
   ])(
     'demo - a one-lookup question whose document words it differently ("%s") is answered %s from %s',
     async (question, answer, docId) => {

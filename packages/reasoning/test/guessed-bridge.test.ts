@@ -6,7 +6,8 @@ import { chunk } from './support/chunks.js';
 import { analysis, ask, fixedAnalyzer, keepOrder, overlapRetriever } from './support/fixtures.js';
 
 // Invented documents: a cup final whose document states where it was played without the verb
-// "played", the two clubs it names, and a coach whose document dates his start with "became".
+// "played", the two clubs it names, a coach whose document dates his start with "became", and an
+// analyst whose document names her department but not the verb "work" (her company's does).
 const corpus = [
   chunk(
     'c-cup',
@@ -19,6 +20,16 @@ const corpus = [
     'c-coach',
     'Oren Vale',
     'Oren Vale is a football coach. As a player he won two titles with the Iron Gulls before retiring. He became head coach of the Harbour Kites in 2036.',
+  ),
+  chunk(
+    'c-analyst',
+    'Ada Lund',
+    'Ada Lund is a senior analyst in the Forecasting department of Kestrel Works. She joined in 2030.',
+  ),
+  chunk(
+    'c-works',
+    'Kestrel Works',
+    'Kestrel Works is a shipping company founded in 2001 in Tallmoor. It employs about 300 people.',
   ),
 ];
 
@@ -35,6 +46,7 @@ describe('guessed bridge - a hop taken for a hidden bridge that explains nothing
   it.each([
     ['Where was the 2040 Lantern Cup final played?', 'Valdris'],
     ['When did Oren Vale become coach of the Harbour Kites?', '2036'],
+    ['Which department does Ada Lund work in?', 'Forecasting'],
   ])('guessed bridge - "%s" is answered %s, from the first hop\'s document', async (question, answer) => {
     const { done, trace } = await answerOf(question);
     expect(trace.hops.length).toBeGreaterThan(1);
@@ -45,6 +57,7 @@ describe('guessed bridge - a hop taken for a hidden bridge that explains nothing
   it.each([
     ['Where was the 2040 Lantern Cup final played?', 'Valdris'],
     ['When did Oren Vale become coach of the Harbour Kites?', '2036'],
+    ['Which department does Ada Lund work in?', 'Forecasting'],
   ])('guessed bridge - switched off, "%s" is not answered %s', async (question, answer) => {
     const { done } = await answerOf(question, ['guessedBridgeFallback']);
     expect(done.answer.startsWith(`${answer} [`)).toBe(false);

@@ -140,6 +140,33 @@ function usedAsPlace(answer: string, chunks: readonly Pick<Chunk__Output, 'text'
   );
 }
 
+// The first lower-case word after "which" or "what": the noun of the kind asked ("which
+// department", "what Velmar county"), where the question names one.
+const KIND_NOUN = /\b(?:[Ww]hich|[Ww]hat)(?:\s+\p{Lu}[\p{L}\p{N}'’-]*)*\s+(\p{Ll}[\p{L}'’-]*)/u;
+
+/**
+ * The one name the chunks call the kind of thing the question asks for, by putting the kind's
+ * noun after it ("the Reliability department" for "Which department does X work in?"), with the
+ * chunk it is read from; undefined where the question names no kind, or the chunks call none or
+ * several names so.
+ */
+export function namedAsKindAsked(
+  question: string,
+  chunks: readonly Pick<Chunk__Output, 'chunkId' | 'text'>[],
+): { name: string; chunkId: string } | undefined {
+  const noun = KIND_NOUN.exec(question)?.[1];
+  if (noun === undefined || ENGLISH_STOP_WORDS.has(noun.toLowerCase())) return undefined;
+  const pattern = new RegExp(`\\b[Tt]he\\s+((?:\\p{Lu}[\\p{L}\\p{N}'’-]*\\s+){1,4})${escapeRegExp(noun)}\\b`, 'gu');
+  const found = new Map<string, string>();
+  for (const chunk of chunks)
+    for (const match of chunk.text.matchAll(pattern)) {
+      const name = (match[1] ?? '').trim();
+      if (!states(question, name) && !found.has(name)) found.set(name, chunk.chunkId);
+    }
+  const [only, ...others] = [...found.entries()];
+  return only !== undefined && others.length === 0 ? { name: only[0], chunkId: only[1] } : undefined;
+}
+
 /** Whether an answer's head word is the kind of thing asked: "Halden County" names a county. */
 function namesAskedKind(question: string, answer: string): boolean {
   const head = contentTerms(answer.trim().split(/\s+/).at(-1) ?? '');

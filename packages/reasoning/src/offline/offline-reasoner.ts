@@ -20,7 +20,7 @@ import {
 } from './question.js';
 import { expandRelations, isRoleNoun } from './relations.js';
 import { namesRoleBeside, roleAskedFor } from './role-holder.js';
-import { asksPlace, fitsQuestion } from './fit.js';
+import { asksPlace, fitsQuestion, namedAsKindAsked } from './fit.js';
 import { synthesizeOffline } from './synthesis.js';
 import type { TitleConventions } from './text.js';
 import { bareTitle, chunkTerms, escapeRegExp, sentences, states, titleConventions } from './text.js';
@@ -108,19 +108,39 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
 
   /**
    * A hop taken for a bridge the wording hid (a one-lookup question whose first hop's document
-   * left words of the question unexplained) is a guess. Where it reads no answer of the kind
-   * asked, or reads one from chunks that do not state those words either, the guess explained
-   * nothing, and the answer is the first hop's own reading of its documents, if that fits.
+   * left a word of the question unexplained: "played" beside "the final in Porto") is a guess.
+   * Where the first hop's documents call one name the kind asked ("the Reliability department"
+   * for "which department"), that name is the answer. Where the guessed hop reads no answer of
+   * the kind asked, or reads one from chunks that do not state the unexplained words either, the
+   * guess explained nothing, and the answer is the first hop's own reading, if its fit can be
+   * checked (a date, a number, a place) and holds.
    */
   async function extractHopAnswer(input: HopExtractionInput): Promise<HopFinding> {
     const finding = await readHop(input);
     const [first, ...others] = input.previous;
     if (!guessedBridgeFallback || first === undefined || others.length > 0 || input.expectedHops !== 1) return finding;
+    // A hidden clause leaves several words unexplained (its own verb and nouns), a paraphrase one.
     const unexplained = unexplainedBy(input.focus, first.cited.slice(0, 1));
+    if (unexplained.length > PARAPHRASED_WORDS) return finding;
+    // The first hop answers the whole question only from a chunk that names everything the
+    // question names ("how many more titles did A win than B?" is not answered by A's document).
+    const anchors = questionAnchors(input.focus);
+    const whole = first.cited.filter((chunk) => anchors.every((anchor) => mentions(chunk, anchor)));
+    const named = namedAsKindAsked(input.focus, whole);
+    if (named !== undefined)
+      return {
+        answer: named.name,
+        unknown: false,
+        done: true,
+        nextQuery: '',
+        confidence: confidenceOf([], true),
+        citedChunkIds: [named.chunkId],
+        bridgeEntities: [named.name],
+      };
     const read = input.chunks.filter((chunk) => finding.citedChunkIds.includes(chunk.chunkId));
     const explains = unexplained.length === 0 || statesRelation(read, unexplained);
     if (!finding.unknown && explains && fitsQuestion(input.focus, finding.answer, input.chunks)) return finding;
-    if (unexplained.length > PARAPHRASED_WORDS) return finding;
+    if (!readsCheckably(input.focus)) return finding;
     const reread = await readHop({
       ...input,
       hop: 1,
@@ -129,15 +149,8 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
       chunks: first.cited,
       previous: [],
     });
-    if (reread.unknown || !readsCheckably(input.focus) || !fitsQuestion(input.focus, reread.answer, first.cited))
-      return finding;
-    // It answers the whole question only from a chunk that names everything the question names
-    // ("how many more titles did A win than B?" is not answered by A's document alone).
-    const anchors = questionAnchors(input.focus);
-    const whole = first.cited.some(
-      (chunk) => states(chunk.text, reread.answer) && anchors.every((anchor) => mentions(chunk, anchor)),
-    );
-    return whole ? reread : finding;
+    const fits = !reread.unknown && fitsQuestion(input.focus, reread.answer, first.cited);
+    return fits && whole.some((chunk) => states(chunk.text, reread.answer)) ? reread : finding;
   }
 
   async function readHop(input: HopExtractionInput): Promise<HopFinding> {
