@@ -54,7 +54,7 @@ export const REASONING_SWITCHES = {
   unfitLookup:
     'a planned last hop whose answer is not of the kind asked (`answerFit`: a company where "where" asks for a place, the competition where its city is asked) hands it on as a bridge: one more hop looks that answer up with the words still asked, where the chain has a hop left',
   guessedBridgeFallback:
-    'the hop a one-lookup question takes for a bridge its wording hid (its first hop left words unexplained: "played" of "where was the final played?" against "the final in Porto") is a guess: where that hop reads no answer of the kind asked, the answer is the first hop\'s own reading, if that fits the question',
+    'the hop a one-lookup question takes for a bridge its wording hid is a guess when the first hop\'s document left one word unexplained ("played" of "where was the final played?" against "the final in Porto"): a name the first hop\'s chunks that name everything the question names call the kind asked ("the Reliability department") is the answer; otherwise, where the guessed hop reads no answer of the kind asked, or none from chunks that state the unexplained word, the first hop\'s own reading is, if the question asks for a date, a number or a place and the reading fits',
   jointJudgement:
     'a yes-or-no question about things it joins ("Are A and B both native to Velmar?", "…from the same country?") is judged from each thing\'s own document: the predicate\'s words each states, or a name their opening sentences share; a thing without its document leaves it unanswered',
   roleAsked:
