@@ -287,6 +287,12 @@ describe('system - demo answers', () => {
     60_000,
   );
 
+  it("demo - a compound question is answered in both parts: Project Beacon's owner, and that person's department", async () => {
+    const reply = await ask('Who owns Project Beacon and which department is that person in?');
+    expect(reply.abstained).toBe(false);
+    expect(reply.answer).toMatch(/^Daniel Okafor \[\d+\]; Reliability \[\d+\]\./);
+  }, 60_000);
+
   it('demo - a question the documents do not answer abstains, saying what is missing: no document names who founded Northwind Labs', async () => {
     // The Northwind Labs document gives its founding year and city, not a founder: "Oslo" would be wrong.
     const reply = await ask('Who founded Northwind Labs?');

@@ -53,6 +53,10 @@ export const REASONING_SWITCHES = {
     'a chain\'s answer must be of the kind its question asks for (a date, a number, one of the things a which-first question offers, a name the evidence uses as a place where a place is asked ("in Tenbury", not "the hosts Ada and Bo"), something the question does not already say, and not a word the evidence only uses to describe something else, "a Valdorian drama film"); otherwise the answer abstains',
   unfitLookup:
     'a planned last hop whose answer is not of the kind asked (`answerFit`: a company where "where" asks for a place, the competition where its city is asked) hands it on as a bridge: one more hop looks that answer up with the words still asked, where the chain has a hop left',
+  compoundQuestions:
+    'two questions joined by "and", the second about the first one\'s answer ("Who owns Project Beacon and which department is that person in?"), are asked in turn (the second with the first\'s answer in place of its pronoun) and the answer gives both',
+  kindNames:
+    'a later hop, sent to one entity\'s document, that asks "which <kind>" answers with the one name that document calls that kind ("in the Reliability department"), before any other name it reads',
   guessedBridgeFallback:
     'the hop a one-lookup question takes for a bridge its wording hid is a guess when the first hop\'s document left one word unexplained ("played" of "where was the final played?" against "the final in Porto"): a name the first hop\'s chunks that name everything the question names call the kind asked ("the Reliability department") is the answer; otherwise, where the guessed hop reads no answer of the kind asked, or none from chunks that state the unexplained word, the first hop\'s own reading is, if the question asks for a date, a number or a place and the reading fits',
   jointJudgement:

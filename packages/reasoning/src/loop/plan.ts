@@ -73,10 +73,11 @@ export async function runPlan(
             .map((id) => steps.get(id))
             .filter((step): step is PlannedStep => step !== undefined);
           const missing = sub.dependsOn.filter((id) => answerText(steps.get(id)) === undefined && steps.has(id));
-          const text = sub.text.replace(
-            /#(q?\d+)\b/g,
-            (match, id: string) => answerText(steps.get(id)) ?? answerText(steps.get(`q${id}`)) ?? match,
-          );
+          // "#q1" is the dependency's answer and runners-up (a search for them), "#q1.answer" its answer alone.
+          const text = sub.text.replace(/#(q?\d+)(\.answer)?\b/g, (match, id: string, only: string | undefined) => {
+            const step = steps.get(id) ?? steps.get(`q${id}`);
+            return (only ? step?.chain?.hops.at(-1)?.finding.answer || undefined : answerText(step)) ?? match;
+          });
           const path = dependencies.flatMap((step) => step.path);
           const step: PlannedStep = { sub, text, chain: undefined, failure: '', path };
           steps.set(sub.id, step);

@@ -103,6 +103,7 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
   const bridgeMentions = isOn(options.switchedOff, 'bridgeMentions');
   const askedRole = isOn(options.switchedOff, 'askedRole');
   const unfitLookup = isOn(options.switchedOff, 'unfitLookup') && isOn(options.switchedOff, 'answerFit');
+  const kindNames = isOn(options.switchedOff, 'kindNames');
   const guessedBridgeFallback =
     isOn(options.switchedOff, 'guessedBridgeFallback') && isOn(options.switchedOff, 'answerFit');
 
@@ -238,13 +239,21 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
       // a date or number too, where the hop was sent for one entity: a neighbour's is not its own.
       const source = about.length > 0 ? about : cited;
       const typed = readTypedAnswer(type, soughtDocument && seeksOne ? source : cited, relation);
+      // A hop sent to one entity's document for "which department" reads the one name that
+      // document calls a department ("in the Reliability department"), before any other name.
+      const kindNamed =
+        kindNames && last !== undefined && type === 'entity' && about.length > 0
+          ? namedAsKindAsked(input.focus, about.slice(0, 1))
+          : undefined;
       // A question that asks for a date or a number is not answered by a name.
       const named =
         typed || type === 'date' || type === 'number'
           ? undefined
-          : (bridgeCandidates(source, { ...candidateOptions, concluding: true }).find(
-              (candidate) => !asksWho(input.focus) || !onlyAsPlace(candidate, chunks),
-            ) ?? (asksWho(input.focus) ? undefined : entityItself(about, hop, titles)));
+          : kindNamed !== undefined
+            ? { name: kindNamed.name, score: 0, chunkId: kindNamed.chunkId }
+            : (bridgeCandidates(source, { ...candidateOptions, concluding: true }).find(
+                (candidate) => !asksWho(input.focus) || !onlyAsPlace(candidate, chunks),
+              ) ?? (asksWho(input.focus) ? undefined : entityItself(about, hop, titles)));
       const answer = typed?.answer ?? named?.name;
       if (!answer) return unknownFinding(citedIds);
       // An answer is only an answer where the evidence states the relation the question asks

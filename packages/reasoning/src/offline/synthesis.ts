@@ -12,6 +12,8 @@ import { determinedRoleNoun, expandRelations } from './relations.js';
 import type { RespectiveItem } from './respectively.js';
 import { respectiveItems } from './respectively.js';
 import { orderJudgement } from './event-list.js';
+import type { CompoundQuestion } from './compound.js';
+import { compoundParts } from './compound.js';
 import { fitsQuestion } from './fit.js';
 import { judgeJointly, optionStatingMost } from './judgement.js';
 import { unfoundEntities, unfoundOptions } from './missing.js';
@@ -611,8 +613,35 @@ function respectiveAnswer(input: SynthesisInput, items: readonly RespectiveItem[
   };
 }
 
+/**
+ * The answers of a compound question's two parts, each cited to a chunk that states it: "Daniel
+ * Okafor [1]; Reliability [2]." A part whose answer is not of the kind it asks is what is missing.
+ */
+function compoundAnswer(input: SynthesisInput, compound: CompoundQuestion, words: Phrasebook): Opening | undefined {
+  const first = input.hops.find((hop) => hop.focus === compound.first && !hop.finding.unknown);
+  const second = input.hops.at(-1);
+  if (!first || !second || second === first || second.finding.unknown) return undefined;
+  const chunks = input.evidence.map((item) => item.chunk);
+  const parts: [string, SynthesisHop][] = [
+    [compound.first, first],
+    [second.focus, second],
+  ];
+  const cited: string[] = [];
+  for (const [part, hop] of parts) {
+    const { answer } = hop.finding;
+    if (isOn(input.switchedOff, 'answerFit') && !fitsQuestion(part, answer, chunks))
+      return { missing: words.unfit(answer) };
+    const index = indexStating([answer], hop, input.evidence);
+    if (index === undefined) return { unstated: answer };
+    cited.push(`${answer} [${index}]`);
+  }
+  return { sentence: `${cited.join('; ')}${words.stop}` };
+}
+
 function opening(input: SynthesisInput, words: Phrasebook): Opening | undefined {
   const { question, hops, evidence } = input;
+  const compound = isOn(input.switchedOff, 'compoundQuestions') ? compoundParts(question, '') : undefined;
+  if (compound) return compoundAnswer(input, compound, words);
   const respective = dateComparison(question) || samePeriod(question) ? [] : respectiveItems(question);
   if (respective.length > 0) return respectiveAnswer(input, respective, words);
   const choices = comparedOptions(question);

@@ -1,6 +1,7 @@
 import type { Route__Output, SubQuestion__Output } from '@hopline/contracts';
 import { Route } from '@hopline/contracts';
 import { contentTerms } from '@hopline/text';
+import { compoundParts } from '../../offline/compound.js';
 import { roleNounIn } from '../../offline/relations.js';
 import { escapeRegExp } from '../../offline/text.js';
 import type { QuestionSignals } from './signals.js';
@@ -103,6 +104,22 @@ function parallelPlan(question: string, signals: QuestionSignals): SubQuestion__
 export function analyzeByRules(question: string, switchedOff: readonly ReasoningSwitch[] = []): RuleAnalysis {
   const signals = detectSignals(question, switchedOff);
   const fuzzy = signals.anchors.length === 0 && !/\d/.test(question);
+
+  // Two questions in one, the second about the first's answer: asked in turn, both answered.
+  const compound = isOn(switchedOff, 'compoundQuestions') ? compoundParts(question, '#q1.answer') : undefined;
+  if (compound) {
+    return {
+      route: Route.PARALLEL,
+      subQuestions: [
+        { id: 'q1', text: compound.first, dependsOn: [] },
+        { id: 'q2', text: compound.second, dependsOn: ['q1'] },
+      ],
+      complexity: 2,
+      signals: [...signals.fired, 'compound'],
+      decided: true,
+      fuzzy,
+    };
+  }
 
   if (signals.multiFocus && signals.foci.length >= 2 && isOn(switchedOff, 'parallelPlans')) {
     const subQuestions = parallelPlan(question, signals);

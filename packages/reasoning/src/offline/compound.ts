@@ -1,0 +1,33 @@
+/**
+ * A compound question: two questions joined by "and", the second asking about the first one's
+ * answer through a pronoun ("Who owns Project Beacon and which department is that person in?",
+ * "Who coaches the Otters and when did he start?"). Both parts are asked, and the answer gives
+ * both. English only.
+ */
+export interface CompoundQuestion {
+  /** The first question, on its own. */
+  first: string;
+  /** The second, its back-reference replaced by `placeholder`. */
+  second: string;
+}
+
+// "… and which …", "…, and when …": the second part opens with a question word.
+const JOINED = /^(.+?\S)\s*,?\s+and\s+((?:which|what|when|where|who|whom|whose|how)\b.+)$/i;
+const MIN_PART_WORDS = 3;
+// A question on its own opens with a question word or an auxiliary.
+const OPENS_QUESTION = /^\s*(?:which|what|when|where|who|whom|whose|how|is|are|was|were|do|does|did|has|have|had)\b/i;
+// What refers back to the first part's answer: a personal pronoun, or "that"/"this" and one noun.
+const BACK_REFERENCE = /\b(?:he|she|it|they|him|her|them|(?:that|this)\s+\p{Ll}+)\b/u;
+
+export function compoundParts(question: string, placeholder: string): CompoundQuestion | undefined {
+  const joined = JOINED.exec(question.trim());
+  if (!joined) return undefined;
+  const [, first = '', rest = ''] = joined;
+  // "Which year and which conference was …" asks two things of one predicate: a part that is a
+  // question of its own says something after its question word.
+  if (!OPENS_QUESTION.test(first) || first.trim().split(/\s+/).length < MIN_PART_WORDS) return undefined;
+  const reference = BACK_REFERENCE.exec(rest);
+  if (!reference) return undefined;
+  const second = `${rest.slice(0, reference.index)}${placeholder}${rest.slice(reference.index + reference[0].length)}`;
+  return { first: `${first.replace(/[\s,;:]+$/, '')}?`, second: /[?？]\s*$/.test(second) ? second : `${second}?` };
+}
