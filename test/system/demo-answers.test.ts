@@ -274,6 +274,7 @@ describe('system - demo answers', () => {
     ['Where is Northwind Labs based?', 'Oslo', 'northwind-labs'],
     ['When did Tomas Reyes become coach of the Lakeside Otters?', '2028', 'tomas-reyes'],
     ['Which department does Daniel Okafor work in?', 'Reliability', 'daniel-okafor'],
+    ['天穹项目的负责人是谁？', '李明', 'tianqiong'],
   ])(
     'demo - a one-lookup question whose document words it differently ("%s") is answered %s from %s',
     async (question, answer, docId) => {

@@ -62,7 +62,7 @@ export const REASONING_SWITCHES = {
   jointJudgement:
     'a yes-or-no question about things it joins ("Are A and B both native to Velmar?", "…from the same country?") is judged from each thing\'s own document: the predicate\'s words each states, or a name their opening sentences share; a thing without its document leaves it unanswered',
   roleAsked:
-    'a role that "who" asks for ("Who coaches…", "Who is the coach of…") is the answer\'s own relation, not a link to one more entity: it adds no hop to the plan',
+    'a role that "who" asks for ("Who coaches…", "Who is the coach of…", "X的负责人是谁？", "谁是X的负责人？") is the answer\'s own relation, not a link to one more entity: it adds no hop to the plan',
   askedRole:
     'a question that asks for the holder of a role ("has a cousin called what", "who is the paternal grandmother of X") is answered only from a sentence that names the role beside the answer, even in the lead\'s own document; otherwise the chain is broken there and the answer abstains',
   statedChoice:

@@ -74,6 +74,18 @@ describe('query-understanding rules - routes', () => {
     expect(analyzeByRules('青川市的大桥的设计者是谁？').signals).toContain('bridge:zh-de');
   });
 
+  it('rules - a Chinese role that "谁" asks for is the answer\'s own relation: one lookup, no bridge', () => {
+    for (const question of ['青禾项目的负责人是谁？', '谁是青禾项目的负责人？']) {
+      const analysis = analyzeByRules(question);
+      expect(analysis.signals).not.toContain('bridge:zh-de');
+      expect(analysis.route).toBe(Route.SINGLE);
+      expect(analyzeByRules(question, ['roleAsked']).signals).toContain('bridge:zh-de');
+    }
+    // A role passed through on the way to what is asked still links to the role-holder.
+    expect(analyzeByRules('青禾项目的负责人属于哪个部门？').signals).toContain('bridge:zh-de');
+    expect(analyzeByRules('青川市的大桥的设计者是谁？').signals).toContain('bridge:zh-de');
+  });
+
   it('rules - a name holding a conjunction\'s character ("和平", "普及") between two "的" lists nothing: a bridge', () => {
     for (const question of ['霞浦县的和平公园的设计者是谁？', '北岭集团的普及活动的发起人是谁？']) {
       const analysis = analyzeByRules(question);

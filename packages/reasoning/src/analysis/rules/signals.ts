@@ -64,8 +64,13 @@ const WHOSE_ROLE = /^\s*whose\s+([\w-]+)/gi;
 // "a sitcom created by", "the album released by"
 const PARTICIPLE_BY =
   /\b(?:created|directed|written|founded|owned|produced|performed|composed|published|released|designed|developed|built|coached|managed|hosted|sung|played|voiced|invented|discovered|named)\s+(?:by|after)\b/i;
+const CHINESE_ROLES = '(?:负责人|创始人|作者|导演|主管|经理|母公司|所属|上级|法人|老板|领导)';
 // "X 的负责人属于哪个部门"
-const CHINESE_ROLE_BRIDGE = /的[^的？?]{0,6}(?:负责人|创始人|作者|导演|主管|经理|母公司|所属|上级|法人|老板|领导)/;
+const CHINESE_ROLE_BRIDGE = new RegExp(`的[^的？?]{0,6}${CHINESE_ROLES}`);
+// "X的负责人是谁？", "谁是X的负责人？": the role is what "谁" asks for, the answer's own relation.
+const CHINESE_ROLE_ASKED = new RegExp(
+  `^[^的]*的[^的？?]{0,6}${CHINESE_ROLES}(?:是谁|是哪位|是什么人)[？?]?\\s*$|^\\s*谁是[^的]*的[^的？?]{0,6}${CHINESE_ROLES}[？?]?\\s*$`,
+);
 // "X 的 Y 的 Z": what stands between two "的" (the lookahead leaves the second to open the next).
 const BETWEEN_DE = /的([^的？?]+)(?=的)/g;
 const RELATIVE_PRONOUN = /\b(?:that|which|who|whose|whom|where)\b/gi;
@@ -78,8 +83,9 @@ const BIRTH_PLACE = /\bbirth\s+(?:city|place)\b/gi;
  * A nested Chinese possessive ("X的Y的Z"). Two "的" with a list between them belong to two items
  * ("A的B和C的D"); a name holding a conjunction's character ("和平大桥", "普及计划") lists nothing.
  */
-const chineseBridge = (question: string): boolean =>
-  CHINESE_ROLE_BRIDGE.test(question) || [...question.matchAll(BETWEEN_DE)].some((match) => !joinsItems(match[1] ?? ''));
+const chineseBridge = (question: string, roleAsked: boolean): boolean =>
+  (CHINESE_ROLE_BRIDGE.test(question) && !(roleAsked && CHINESE_ROLE_ASKED.test(question))) ||
+  [...question.matchAll(BETWEEN_DE)].some((match) => !joinsItems(match[1] ?? ''));
 
 export function detectSignals(question: string, switchedOff: readonly ReasoningSwitch[] = []): QuestionSignals {
   const fired: string[] = [];
@@ -138,7 +144,8 @@ export function detectSignals(question: string, switchedOff: readonly ReasoningS
   if (roleNounIn(WHOSE_ROLE, question)) fired.push('bridge:whose-role');
   // Things compared by their times are each dated in their own documents: a "的" inside one names
   // it ("X的Y的发布会"), and leads to no entity the answer needs first.
-  if (chineseBridge(question) && !comparesTimesOfSeveral(question)) fired.push('bridge:zh-de');
+  if (chineseBridge(question, isOn(switchedOff, 'roleAsked')) && !comparesTimesOfSeveral(question))
+    fired.push('bridge:zh-de');
   const bridge = fired.some((signal) => signal.startsWith('bridge:'));
 
   // The opening "Who…"/"Which…" asks; a relative pronoun after it links one part to the next.
