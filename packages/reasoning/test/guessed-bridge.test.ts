@@ -1,9 +1,7 @@
-import { Route } from '@hopline/contracts';
 import { describe, expect, it } from 'vitest';
 import type { ReasoningSwitch } from '../src/index.js';
-import { createHopReasoner } from '../src/index.js';
 import { chunk } from './support/chunks.js';
-import { analysis, ask, fixedAnalyzer, keepOrder, overlapRetriever } from './support/fixtures.js';
+import { askAsOneLookup } from './support/fixtures.js';
 
 // Invented documents: a cup final whose document states where it was played without the verb
 // "played", the two clubs it names, a coach whose document dates his start with "became", and an
@@ -33,14 +31,8 @@ const corpus = [
   ),
 ];
 
-function answerOf(question: string, switchedOff: ReasoningSwitch[] = []) {
-  return createHopReasoner({
-    analyzer: fixedAnalyzer(analysis({ route: Route.SINGLE, complexity: 1, signals: [] })),
-    retriever: overlapRetriever(corpus),
-    reranker: keepOrder,
-    config: { topK: 4, switchedOff },
-  }).answer(ask(question), { emit: () => undefined });
-}
+const answerOf = (question: string, switchedOff: ReasoningSwitch[] = []) =>
+  askAsOneLookup(corpus, question, { topK: 4, switchedOff });
 
 describe('guessed bridge - a hop taken for a hidden bridge that explains nothing leaves the answer to the first hop', () => {
   it.each([

@@ -1,9 +1,8 @@
-import { Route, StopReason } from '@hopline/contracts';
+import { StopReason } from '@hopline/contracts';
 import { describe, expect, it } from 'vitest';
 import type { ReasoningSwitch } from '../src/index.js';
-import { createHopReasoner } from '../src/index.js';
 import { chunk } from './support/chunks.js';
-import { analysis, ask, fixedAnalyzer, keepOrder, overlapRetriever } from './support/fixtures.js';
+import { askAsOneLookup } from './support/fixtures.js';
 
 // Invented documents: a cereal whose maker is a company, and the company's own document, which
 // says where it is. The question names the cereal and asks where its maker is.
@@ -23,14 +22,7 @@ const corpus = [
 
 const QUESTION = 'Where is the Frost Rings maker and former Captain Fathom sponsor located?';
 
-function answerOf(switchedOff: ReasoningSwitch[] = []) {
-  return createHopReasoner({
-    analyzer: fixedAnalyzer(analysis({ route: Route.SINGLE, complexity: 1, signals: [] })),
-    retriever: overlapRetriever(corpus),
-    reranker: keepOrder,
-    config: { topK: 3, switchedOff },
-  }).answer(ask(QUESTION), { emit: () => undefined });
-}
+const answerOf = (switchedOff: ReasoningSwitch[] = []) => askAsOneLookup(corpus, QUESTION, { topK: 3, switchedOff });
 
 describe('unfit lookup - an answer of another kind than asked is looked up, not stopped on', () => {
   it("unfit lookup - a company read where a place is asked takes one more hop, to the company's document, and answers with its place", async () => {

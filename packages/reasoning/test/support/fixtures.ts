@@ -6,10 +6,12 @@ import type {
   AnalyzerPort,
   CallContext,
   QaEventDraft,
+  ReasoningSwitch,
   RerankerPort,
   RetrieveInput,
   RetrieverPort,
 } from '../../src/index.js';
+import { createHopReasoner } from '../../src/index.js';
 
 /** A small knowledge base whose answers need a bridge: film → its star → her husband. */
 export const corpus: Chunk__Output[] = [
@@ -147,4 +149,21 @@ export function eventLog() {
 /** The kinds in order with consecutive tokens collapsed: route, hopStarted, …, token, citations, done. */
 export function shape(kinds: readonly string[]): string[] {
   return kinds.filter((kind, index) => kind !== 'token' || kinds[index - 1] !== 'token');
+}
+
+/**
+ * Asks `question` of the offline loop over `chunks`, read as one lookup (SINGLE), as the rules
+ * read a question with no bridge in its wording; `switchedOff` as `pnpm eval --ablate` sends them.
+ */
+export function askAsOneLookup(
+  chunks: readonly Chunk__Output[],
+  question: string,
+  options: { topK: number; switchedOff?: ReasoningSwitch[] },
+) {
+  return createHopReasoner({
+    analyzer: fixedAnalyzer(analysis({ route: Route.SINGLE, complexity: 1, signals: [] })),
+    retriever: overlapRetriever(chunks),
+    reranker: keepOrder,
+    config: { topK: options.topK, switchedOff: options.switchedOff ?? [] },
+  }).answer(ask(question), { emit: () => undefined });
 }
