@@ -288,10 +288,13 @@ describe('system - demo answers', () => {
     60_000,
   );
 
-  it("demo - a compound question is answered in both parts: Project Beacon's owner, and that person's department", async () => {
+  it("demo - compound questions are answered in both parts: Project Beacon's owner and that person's department; the Otters' coach and when he started", async () => {
     const reply = await ask('Who owns Project Beacon and which department is that person in?');
     expect(reply.abstained).toBe(false);
     expect(reply.answer).toMatch(/^Daniel Okafor \[\d+\]; Reliability \[\d+\]\./);
+    // "he" started as the coach: his playing years, which his document dates first, are not asked.
+    const coach = await ask('Who is the coach of the Lakeside Otters and when did he start?');
+    expect(coach.answer).toMatch(/^Tomas Reyes \[\d+\]; 2028 \[\d+\]\./);
   }, 60_000);
 
   it('demo - a question the documents do not answer abstains, saying what is missing: no document names who founded Northwind Labs', async () => {

@@ -39,6 +39,11 @@ describe("compound questions - two questions in one, the second about the first 
       first: 'Who coaches the Harbour Kites?',
       second: 'when did X start?',
     });
+    // A first part that asks who a description is: the second keeps the description beside the answer.
+    expect(compoundParts('Who is the coach of the Harbour Kites and when did he start?', 'X')).toEqual({
+      first: 'Who is the coach of the Harbour Kites?',
+      second: 'when did X, the coach of the Harbour Kites, start?',
+    });
   });
 
   it('compound - not a compound: one predicate asked two ways, a second part with no back-reference, one question', () => {
