@@ -275,6 +275,7 @@ describe('system - demo answers', () => {
     ['When did Tomas Reyes become coach of the Lakeside Otters?', '2028', 'tomas-reyes'],
     ['Which department does Daniel Okafor work in?', 'Reliability', 'daniel-okafor'],
     ['天穹项目的负责人是谁？', '李明', 'tianqiong'],
+    ['Which company does Daniel Okafor work for?', 'Northwind Labs', 'northwind-labs'],
   ])(
     'demo - a one-lookup question whose document words it differently ("%s") is answered %s from %s',
     async (question, answer, docId) => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { chunk } from './support/chunks.js';
 import { synthesized } from './support/synthesis.js';
+import { fitsQuestion, namedAsKindAsked } from '../src/offline/fit.js';
 
 // Invented documents: a film, its director, and a restaurant whose chef the chain came to.
 const film = chunk(
@@ -204,5 +205,14 @@ describe("role-holder dates - a comparison of the options' role-holders is decid
     const written = await synthesized(asked, hops([otherFilm]));
     expect(written.abstains).toBe(true);
     expect(written.answer).toContain('What was not found: a document about "Jon Marsh" that states its date.');
+  });
+
+  it('answer fit - a name the evidence calls the kind asked fits, though its head word is a verb of the question ("Works" of "work for")', () => {
+    const question = 'Which company does Ada Lund work for?';
+    const analyst = chunk('c-analyst', 'Ada Lund', 'Ada Lund is a senior analyst at Kestrel Works.');
+    const company = chunk('c-works', 'Kestrel Works', 'Kestrel Works is a shipping company founded in 2001.');
+    expect(fitsQuestion(question, 'Kestrel Works', [analyst, company])).toBe(true);
+    expect(fitsQuestion(question, 'Kestrel Works', [analyst])).toBe(false);
+    expect(namedAsKindAsked(question, [analyst, company])).toEqual({ name: 'Kestrel Works', chunkId: 'c-works' });
   });
 });

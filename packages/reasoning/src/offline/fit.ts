@@ -145,25 +145,38 @@ function usedAsPlace(answer: string, chunks: readonly Pick<Chunk__Output, 'text'
 const KIND_NOUN = /\b(?:[Ww]hich|[Ww]hat)(?:\s+\p{Lu}[\p{L}\p{N}'’-]*)*\s+(\p{Ll}[\p{L}'’-]*)/u;
 
 /**
- * The one name the chunks call the kind of thing the question asks for, by putting the kind's
- * noun after it ("the Reliability department" for "Which department does X work in?"), with the
- * chunk it is read from; undefined where the question names no kind, or the chunks call none or
- * several names so.
+ * The names the chunks call the kind of thing the question asks for, each with the first chunk
+ * that does: by putting the kind's noun after the name ("the Reliability department" for "Which
+ * department does X work in?") or by saying the name is one ("Northwind Labs is a software
+ * company"). Empty where the question names no kind; names the question states are left out.
  */
+function namesCalledKindAsked(
+  question: string,
+  chunks: readonly Pick<Chunk__Output, 'chunkId' | 'text'>[],
+): Map<string, string> {
+  const found = new Map<string, string>();
+  const noun = KIND_NOUN.exec(question)?.[1];
+  if (noun === undefined || ENGLISH_STOP_WORDS.has(noun.toLowerCase())) return found;
+  const kind = escapeRegExp(noun);
+  const attributive = new RegExp(`\\b[Tt]he\\s+((?:\\p{Lu}[\\p{L}\\p{N}'’-]*\\s+){1,4})${kind}\\b`, 'gu');
+  const predicative = new RegExp(
+    `(?:^|[.;]\\s+)((?:\\p{Lu}[\\p{L}\\p{N}'’-]*\\s+){0,3}\\p{Lu}[\\p{L}\\p{N}'’-]*)\\s+(?:is|was)\\s+an?\\s+(?:[\\p{Ll}-]+\\s+){0,2}${kind}\\b`,
+    'gu',
+  );
+  for (const chunk of chunks)
+    for (const match of [...chunk.text.matchAll(attributive), ...chunk.text.matchAll(predicative)]) {
+      const name = (match[1] ?? '').trim();
+      if (!states(question, name) && !found.has(name)) found.set(name, chunk.chunkId);
+    }
+  return found;
+}
+
+/** The one name the chunks call the kind asked, with its chunk; undefined where none or several are. */
 export function namedAsKindAsked(
   question: string,
   chunks: readonly Pick<Chunk__Output, 'chunkId' | 'text'>[],
 ): { name: string; chunkId: string } | undefined {
-  const noun = KIND_NOUN.exec(question)?.[1];
-  if (noun === undefined || ENGLISH_STOP_WORDS.has(noun.toLowerCase())) return undefined;
-  const pattern = new RegExp(`\\b[Tt]he\\s+((?:\\p{Lu}[\\p{L}\\p{N}'’-]*\\s+){1,4})${escapeRegExp(noun)}\\b`, 'gu');
-  const found = new Map<string, string>();
-  for (const chunk of chunks)
-    for (const match of chunk.text.matchAll(pattern)) {
-      const name = (match[1] ?? '').trim();
-      if (!states(question, name) && !found.has(name)) found.set(name, chunk.chunkId);
-    }
-  const [only, ...others] = [...found.entries()];
+  const [only, ...others] = [...namesCalledKindAsked(question, chunks).entries()];
   return only !== undefined && others.length === 0 ? { name: only[0], chunkId: only[1] } : undefined;
 }
 
@@ -185,13 +198,17 @@ function namesAskedKind(question: string, answer: string): boolean {
 export function fitsQuestion(
   question: string,
   answer: string,
-  chunks: readonly Pick<Chunk__Output, 'text'>[],
+  chunks: readonly Pick<Chunk__Output, 'chunkId' | 'text'>[],
 ): boolean {
   const type = answerType(question);
   if (type === 'date') return datesIn(answer).length > 0;
   if (type === 'number') return namesNumber(answer);
   if (comparesTimesOfSeveral(question) && OFFERS_OPTIONS.test(question)) return states(question, answer);
-  if (states(question, answer) || namesWhatIsDescribed(question, answer)) return false;
+  if (states(question, answer)) return false;
+  // The evidence calls it what is asked ("Kestrel Works is a shipping company"): its head word
+  // ("Works") is no description of another thing, whatever the question's verbs ("work for").
+  if (namesCalledKindAsked(question, chunks).has(answer)) return true;
+  if (namesWhatIsDescribed(question, answer)) return false;
   if (asksPlace(question) && !namesAskedKind(question, answer) && !usedAsPlace(answer, chunks)) return false;
   return ASKS_DESCRIPTION.test(question) || !onlyAttributive(answer, chunks, askedKind(question));
 }

@@ -139,6 +139,10 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
         bridgeEntities: [named.name],
       };
     const read = input.chunks.filter((chunk) => finding.citedChunkIds.includes(chunk.chunkId));
+    // The guessed hop's own documents may call another name the kind asked than the one it read.
+    const calledSo = namedAsKindAsked(input.focus, read);
+    if (calledSo !== undefined && calledSo.name !== finding.answer)
+      return { ...finding, answer: calledSo.name, unknown: false, done: true, citedChunkIds: [calledSo.chunkId] };
     const explains = unexplained.length === 0 || statesRelation(read, unexplained);
     if (!finding.unknown && explains && fitsQuestion(input.focus, finding.answer, input.chunks)) return finding;
     if (!readsCheckably(input.focus)) return finding;
