@@ -25,7 +25,7 @@ export function compoundParts(question: string, placeholder: string): CompoundQu
   const joined = JOINED.exec(question.trim());
   if (!joined) return undefined;
   const [, first = '', rest = ''] = joined;
-  // "Which year and which conference was …" asks two things of one predicate: a part that is a
+  // "Which year and which league was …" asks two things of one predicate: a part that is a
   // question of its own says something after its question word.
   if (!OPENS_QUESTION.test(first) || first.trim().split(/\s+/).length < MIN_PART_WORDS) return undefined;
   const reference = BACK_REFERENCE.exec(rest);
