@@ -1,7 +1,7 @@
 import type { Chunk__Output } from '@hopline/contracts';
 import { Grade } from '@hopline/contracts';
 import { containsStem, contentTerms, entityKey } from '@hopline/text';
-import type { HopExtractionInput, HopFinding, Reasoner } from '../reasoner/reasoner.js';
+import type { HopExtractionInput, HopFinding, PreviousHop, Reasoner } from '../reasoner/reasoner.js';
 import { readTypedAnswer } from './answers.js';
 import type { BridgeCandidate } from './bridge.js';
 import { bridgeCandidates, isAbout, UNANCHORED_WEIGHT } from './bridge.js';
@@ -107,19 +107,28 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
   const guessedBridgeFallback =
     isOn(options.switchedOff, 'guessedBridgeFallback') && isOn(options.switchedOff, 'answerFit');
 
-  /**
-   * A hop taken for a bridge the wording hid (a one-lookup question whose first hop's document
-   * left a word of the question unexplained: "played" beside "the final in Porto") is a guess.
-   * Where the first hop's documents call one name the kind asked ("the Reliability department"
-   * for "which department"), that name is the answer. Where the guessed hop reads no answer of
-   * the kind asked, or reads one from chunks that do not state the unexplained words either, the
-   * guess explained nothing, and the answer is the first hop's own reading, if its fit can be
-   * checked (a date, a number, a place) and holds.
-   */
   async function extractHopAnswer(input: HopExtractionInput): Promise<HopFinding> {
     const finding = await readHop(input);
     const [first, ...others] = input.previous;
-    if (!guessedBridgeFallback || first === undefined || others.length > 0 || input.expectedHops !== 1) return finding;
+    const guessed = guessedBridgeFallback && first !== undefined && others.length === 0 && input.expectedHops === 1;
+    return guessed ? answerOfGuess(input, first, finding) : finding;
+  }
+
+  /**
+   * The answer after a hop taken for a bridge the wording hid (a one-lookup question whose first
+   * hop's document left a word of the question unexplained: "played" beside "the final in
+   * Porto"): a guess, whose `finding` stands unless the documents say better. In turn: a name
+   * the first hop's whole-question chunks call the kind asked ("the Reliability department" for
+   * "which department"); a name the guessed hop's own chunks call so, where it read another; the
+   * guessed hop's reading, where it is of the kind asked and read from chunks that state the
+   * unexplained word; else the first hop's own reading, if its fit can be checked (a date, a
+   * number, a place) and holds.
+   */
+  async function answerOfGuess(
+    input: HopExtractionInput,
+    first: PreviousHop,
+    finding: HopFinding,
+  ): Promise<HopFinding> {
     // A hidden clause leaves several words unexplained (its own verb and nouns), a paraphrase one.
     const unexplained = unexplainedBy(input.focus, first.cited.slice(0, 1));
     if (unexplained.length > PARAPHRASED_WORDS) return finding;
@@ -127,7 +136,9 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
     // question names ("how many more titles did A win than B?" is not answered by A's document).
     const anchors = questionAnchors(input.focus);
     const whole = first.cited.filter((chunk) => anchors.every((anchor) => mentions(chunk, anchor)));
-    const named = namedAsKindAsked(input.focus, whole);
+    const read = input.chunks.filter((chunk) => finding.citedChunkIds.includes(chunk.chunkId));
+    const calledSo = namedAsKindAsked(input.focus, read);
+    const named = namedAsKindAsked(input.focus, whole) ?? (calledSo?.name !== finding.answer ? calledSo : undefined);
     if (named !== undefined)
       return {
         answer: named.name,
@@ -138,11 +149,6 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
         citedChunkIds: [named.chunkId],
         bridgeEntities: [named.name],
       };
-    const read = input.chunks.filter((chunk) => finding.citedChunkIds.includes(chunk.chunkId));
-    // The guessed hop's own documents may call another name the kind asked than the one it read.
-    const calledSo = namedAsKindAsked(input.focus, read);
-    if (calledSo !== undefined && calledSo.name !== finding.answer)
-      return { ...finding, answer: calledSo.name, unknown: false, done: true, citedChunkIds: [calledSo.chunkId] };
     const explains = unexplained.length === 0 || statesRelation(read, unexplained);
     if (!finding.unknown && explains && fitsQuestion(input.focus, finding.answer, input.chunks)) return finding;
     if (!readsCheckably(input.focus)) return finding;
