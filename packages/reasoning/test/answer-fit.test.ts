@@ -214,5 +214,8 @@ describe("role-holder dates - a comparison of the options' role-holders is decid
     expect(fitsQuestion(question, 'Kestrel Works', [analyst, company])).toBe(true);
     expect(fitsQuestion(question, 'Kestrel Works', [analyst])).toBe(false);
     expect(namedAsKindAsked(question, [analyst, company])).toEqual({ name: 'Kestrel Works', chunkId: 'c-works' });
+    // A pronoun that opens the sentence is no name of the kind.
+    const pronoun = chunk('c-it', 'Gull Ferries', 'Gull Ferries runs two boats. It is a shipping company.');
+    expect(namedAsKindAsked(question, [pronoun])).toBeUndefined();
   });
 });

@@ -166,7 +166,9 @@ function namesCalledKindAsked(
   for (const chunk of chunks)
     for (const match of [...chunk.text.matchAll(attributive), ...chunk.text.matchAll(predicative)]) {
       const name = (match[1] ?? '').trim();
-      if (!states(question, name) && !found.has(name)) found.set(name, chunk.chunkId);
+      // "He is a football coach": a pronoun that opens a sentence is no name.
+      if (contentTerms(name).length === 0 || states(question, name) || found.has(name)) continue;
+      found.set(name, chunk.chunkId);
     }
   return found;
 }
