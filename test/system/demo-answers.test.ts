@@ -289,10 +289,13 @@ describe('system - demo answers', () => {
     60_000,
   );
 
-  it("demo - compound questions are answered in both parts: Project Beacon's owner and that person's department; the Otters' coach and when he started", async () => {
+  it("demo - compound questions are answered in both parts: Project Beacon's owner and that person's department; the Otters' coach and when he started; which of two projects, one documented in Chinese and one in English, started first", async () => {
     const reply = await ask('Who owns Project Beacon and which department is that person in?');
     expect(reply.abstained).toBe(false);
     expect(reply.answer).toMatch(/^Daniel Okafor \[\d+\]; Reliability \[\d+\]\./);
+    // A comparison across languages: the Chinese project's date, the English one's.
+    const mixed = await ask('天穹项目和Project Atlas哪个先启动？');
+    expect(mixed.answer).toMatch(/^Project Atlas \[\d+\]：March 2029 \[\d+\]，早于天穹项目的 2030 \[\d+\]。/);
     // "he" started as the coach: his playing years, which his document dates first, are not asked.
     const coach = await ask('Who is the coach of the Lakeside Otters and when did he start?');
     expect(coach.answer).toMatch(/^Tomas Reyes \[\d+\]; 2028 \[\d+\]\./);

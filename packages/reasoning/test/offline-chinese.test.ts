@@ -2,7 +2,7 @@ import { chineseNames, contentTerms } from '@hopline/text';
 import { describe, expect, it } from 'vitest';
 import type { PreviousHop, SynthesisInput } from '../src/index.js';
 import { createOfflineReasoner } from '../src/index.js';
-import { claimPhrases } from '../src/offline/claims.js';
+import { claimOf, claimPhrases, supports } from '../src/offline/claims.js';
 import { questionAnchors, relationTerms } from '../src/offline/question.js';
 import { states } from '../src/offline/text.js';
 import { chunk } from './support/chunks.js';
@@ -136,5 +136,16 @@ describe('offline reasoner - Chinese text', () => {
     expect(claimPhrases('赵磊隶属于基础设施部')).toEqual(expect.arrayContaining(['赵磊', '基础设施部']));
     expect(states(owner.text, '基础设施部')).toBe(true);
     expect(states(project.text, '基础设施部')).toBe(false);
+  });
+
+  it('chinese - a short claim that gives a number in digits is checked by the number and its words, not whole: a date comparison the writer joined', () => {
+    // "X [a]：2029年3月 [a]，早于Y的 2030 [b]": the last claim joins the template's words to Y's date.
+    const claim = claimOf('，早于天穹项目的 2030 ');
+    expect(claim.phrases).toEqual(['2030']);
+    const source = chunk('c-tq', '天穹项目', '天穹项目是一个数据湖建设项目，于2030年启动。');
+    expect(supports([source], claim)).toBe(true);
+    expect(supports([source], claimOf('，早于天穹项目的 2031 '))).toBe(false);
+    // Without a number, a bare phrase is still the claim whole.
+    expect(claimPhrases('基础设施部 ')).toEqual(['基础设施部']);
   });
 });

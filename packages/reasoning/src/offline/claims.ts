@@ -131,8 +131,10 @@ export function claimPhrases(text: string): string[] {
   if (hasHan(text)) {
     const names = chineseNames(text);
     for (const name of names) phrases.add(name.text);
-    // A bare answer phrase names nothing the tagger knows ("数据平台部"): then the phrase is the claim.
-    const whole = names.length === 0 ? chineseNounPhrase(text) : undefined;
+    // A bare answer phrase names nothing the tagger knows ("数据平台部"): then the phrase is the
+    // claim. One that gives a number in digits ("早于天穹项目的 2030") is checked by its number and
+    // its words: it joins what the writer wrote around them, which no source states whole.
+    const whole = names.length === 0 && text.search(NUMBER) < 0 ? chineseNounPhrase(text) : undefined;
     if (whole) phrases.add(whole);
   }
   for (const match of text.matchAll(NUMBER)) phrases.add(match[0]);
