@@ -130,7 +130,7 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
     finding: HopFinding,
   ): Promise<HopFinding> {
     // A hidden clause leaves several words unexplained (its own verb and nouns), a paraphrase one.
-    const unexplained = unexplainedBy(input.focus, first.cited.slice(0, 1));
+    const unexplained = unstatedBy(relationTerms(input.focus, questionAnchors(input.focus)), first.cited.slice(0, 1));
     if (unexplained.length > PARAPHRASED_WORDS) return finding;
     // The first hop answers the whole question only from a chunk that names everything the
     // question names ("how many more titles did A win than B?" is not answered by A's document).
@@ -217,13 +217,8 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
     // What the chain has read so far: the documents about what each hop looked for (or, with
     // none, the hop's best one) — not every document cited around them.
     const readBefore = previous.flatMap((step) => step.cited.slice(0, 1));
-    const coveredBefore = readBefore.flatMap((chunk) => chunkTerms(chunk));
-    const stillAsked = relation.filter((term) => !containsStem(coveredBefore, term));
-    const covered = [
-      ...coveredBefore,
-      ...(about.length > 0 ? about : cited.slice(0, 1)).flatMap((chunk) => chunkTerms(chunk)),
-    ];
-    const unresolved = relation.filter((term) => !containsStem(covered, term));
+    const stillAsked = unstatedBy(relation, readBefore);
+    const unresolved = unstatedBy(relation, [...readBefore, ...(about.length > 0 ? about : cited.slice(0, 1))]);
     // A hop sent to find one entity (a later hop's bridge, a sub-question's one entity) answers
     // from that entity's document; when it has none, the chain is broken here.
     const seeksOne = last !== undefined || (input.focus !== input.question && anchors.length === 1);
@@ -447,10 +442,10 @@ function onlyAsPlace(candidate: BridgeCandidate, chunks: readonly Chunk__Output[
   return mentions.length > 0 && mentions.every((mention) => PLACE_PREPOSITION.test(text.slice(0, mention.index)));
 }
 
-/** The relation words of a question that none of the chunks states. */
-function unexplainedBy(question: string, chunks: readonly Chunk__Output[]): string[] {
+/** The terms none of the chunks states (in its text or title). */
+function unstatedBy(terms: readonly string[], chunks: readonly Chunk__Output[]): string[] {
   const stated = chunks.flatMap((chunk) => chunkTerms(chunk));
-  return relationTerms(question, questionAnchors(question)).filter((term) => !containsStem(stated, term));
+  return terms.filter((term) => !containsStem(stated, term));
 }
 
 /** Whether any of the chunks says one of the relation words, in the words evidence uses for it. */
