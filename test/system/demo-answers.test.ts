@@ -301,6 +301,28 @@ describe('system - demo answers', () => {
     expect(coach.answer).toMatch(/^Tomas Reyes \[\d+\]; 2028 \[\d+\]\./);
   }, 60_000);
 
+  it.each([
+    ['Who leads 天穹项目?', '李明', /^李明 \[\d+\]\. /],
+    ['When did 天穹项目 start?', '2030', /^2030 \[\d+\]\. /],
+    [
+      'Which started first, 天穹项目 or Project Atlas?',
+      'Project Atlas',
+      /^Project Atlas \[\d+\]: March 2029 \[\d+\], before /,
+    ],
+  ])(
+    'demo - an English question about a project documented in Chinese ("%s") is answered %s, in English',
+    async (question, answer, opening) => {
+      // The Chinese document cannot say "leads" or "start" in those words: its silence on them
+      // is no sign of a bridge the question hides.
+      const reply = await ask(question);
+      expect(reply.abstained).toBe(false);
+      expect(reply.answer.startsWith(answer)).toBe(true);
+      expect(reply.answer).toMatch(opening);
+      expect(reply.citations.some((citation) => citation.docId === 'tianqiong')).toBe(true);
+    },
+    60_000,
+  );
+
   it('demo - a question the documents do not answer abstains, saying what is missing: no document names who founded Northwind Labs', async () => {
     // The Northwind Labs document gives its founding year and city, not a founder: "Oslo" would be wrong.
     const reply = await ask('Who founded Northwind Labs?');

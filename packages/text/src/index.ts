@@ -3,6 +3,7 @@ export type { Tokenizer, TokenizerOptions } from './tokenizer.js';
 export { memoizeByText, memoizedTokenizer } from './memo.js';
 export { containsStem, ENGLISH_STOP_WORDS, lightStem, sameStem, singular } from './english.js';
 export { CHINESE_STOP_WORDS, hasHan, taggedWords, termSpecificity } from './chinese.js';
+export { writtenInChinese } from './language.js';
 export type { TaggedWord } from './chinese.js';
 export { chunkEntities, entityKey, namedSpans, spanTokens } from './names.js';
 export type { NamedSpan, Token } from './names.js';

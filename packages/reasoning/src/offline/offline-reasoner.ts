@@ -1,6 +1,6 @@
 import type { Chunk__Output } from '@hopline/contracts';
 import { Grade } from '@hopline/contracts';
-import { containsStem, contentTerms, entityKey } from '@hopline/text';
+import { containsStem, contentTerms, entityKey, hasHan, writtenInChinese } from '@hopline/text';
 import type { HopExtractionInput, HopFinding, PreviousHop, Reasoner } from '../reasoner/reasoner.js';
 import { readTypedAnswer } from './answers.js';
 import type { BridgeCandidate } from './bridge.js';
@@ -23,7 +23,7 @@ import { namesRoleBeside, roleAskedFor } from './role-holder.js';
 import { asksPlace, fitsQuestion, namedAsKindAsked } from './fit.js';
 import { synthesizeOffline } from './synthesis.js';
 import type { TitleConventions } from './text.js';
-import { bareTitle, chunkTerms, escapeRegExp, sentences, states, titleConventions } from './text.js';
+import { bareTitle, chunkInChinese, chunkTerms, escapeRegExp, sentences, states, titleConventions } from './text.js';
 import type { ReasoningSwitch } from '../switches.js';
 import { isOn } from '../switches.js';
 
@@ -130,7 +130,11 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
     finding: HopFinding,
   ): Promise<HopFinding> {
     // A hidden clause leaves several words unexplained (its own verb and nouns), a paraphrase one.
-    const unexplained = unstatedBy(relationTerms(input.focus, questionAnchors(input.focus)), first.cited.slice(0, 1));
+    const unexplained = unstatedBy(
+      relationTerms(input.focus, questionAnchors(input.focus)),
+      first.cited.slice(0, 1),
+      input.focus,
+    );
     if (unexplained.length > PARAPHRASED_WORDS) return finding;
     // The first hop answers the whole question only from a chunk that names everything the
     // question names ("how many more titles did A win than B?" is not answered by A's document).
@@ -149,7 +153,7 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
         citedChunkIds: [named.chunkId],
         bridgeEntities: [named.name],
       };
-    const explains = unexplained.length === 0 || statesRelation(read, unexplained);
+    const explains = unexplained.length === 0 || statesRelation(read, unexplained, input.focus);
     if (!finding.unknown && explains && fitsQuestion(input.focus, finding.answer, input.chunks)) return finding;
     if (!readsCheckably(input.focus)) return finding;
     const reread = await readHop({
@@ -217,8 +221,12 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
     // What the chain has read so far: the documents about what each hop looked for (or, with
     // none, the hop's best one) — not every document cited around them.
     const readBefore = previous.flatMap((step) => step.cited.slice(0, 1));
-    const stillAsked = unstatedBy(relation, readBefore);
-    const unresolved = unstatedBy(relation, [...readBefore, ...(about.length > 0 ? about : cited.slice(0, 1))]);
+    const stillAsked = unstatedBy(relation, readBefore, input.focus);
+    const unresolved = unstatedBy(
+      relation,
+      [...readBefore, ...(about.length > 0 ? about : cited.slice(0, 1))],
+      input.focus,
+    );
     // A hop sent to find one entity (a later hop's bridge, a sub-question's one entity) answers
     // from that entity's document; when it has none, the chain is broken here.
     const seeksOne = last !== undefined || (input.focus !== input.question && anchors.length === 1);
@@ -272,7 +280,7 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
       const answeredFrom = source.find((chunk) => chunk.chunkId === sourceId);
       const fromLead = answeredFrom !== undefined && isAbout(answeredFrom, sought[0] ?? '', titles);
       const checked = named !== undefined || (last !== undefined && (answeredFrom?.title ?? '') !== '');
-      if (checked && !fromLead && stillAsked.length > 0 && !statesRelation(cited, stillAsked))
+      if (checked && !fromLead && stillAsked.length > 0 && !statesRelation(cited, stillAsked, input.focus))
         return unknownFinding(citedIds);
       // A role-holder is named beside the role ("his sister Marta", "the daughter of Olof"), even
       // in the lead's own document: where no sentence of the documents the name was read from
@@ -442,14 +450,32 @@ function onlyAsPlace(candidate: BridgeCandidate, chunks: readonly Chunk__Output[
   return mentions.length > 0 && mentions.every((mention) => PLACE_PREPOSITION.test(text.slice(0, mention.index)));
 }
 
-/** The terms none of the chunks states (in its text or title). */
-function unstatedBy(terms: readonly string[], chunks: readonly Chunk__Output[]): string[] {
+/**
+ * The terms none of the chunks states (in its text or title), of those one of them could state:
+ * a word of an English question is not missing from a Chinese document, nor one of a Chinese
+ * question from an English one; a name or code in the other script ("ET302", "李明") is.
+ */
+function unstatedBy(terms: readonly string[], chunks: readonly Chunk__Output[], question: string): string[] {
   const stated = chunks.flatMap((chunk) => chunkTerms(chunk));
-  return terms.filter((term) => !containsStem(stated, term));
+  const sayable = couldSay(chunks, question);
+  return terms.filter((term) => !containsStem(stated, term) && (chunks.length === 0 || sayable(term)));
 }
 
-/** Whether any of the chunks says one of the relation words, in the words evidence uses for it. */
-function statesRelation(chunks: readonly Chunk__Output[], relation: readonly string[]): boolean {
+/** Which of a question's terms some chunk could state: its names, and its words where a chunk is in its language. */
+function couldSay(chunks: readonly Chunk__Output[], question: string): (term: string) => boolean {
+  const chinese = writtenInChinese(question);
+  const inItsLanguage = chunks.some((chunk) => chunkInChinese(chunk) === chinese);
+  return (term) => inItsLanguage || hasHan(term) !== chinese;
+}
+
+/**
+ * Whether any of the chunks says one of the relation words, in the words evidence uses for it;
+ * chunks that could say none of them (all in another language than the question) neither
+ * confirm nor deny.
+ */
+function statesRelation(chunks: readonly Chunk__Output[], relation: readonly string[], question: string): boolean {
+  const sayable = couldSay(chunks, question);
+  if (chunks.length > 0 && !relation.some(sayable)) return true;
   const said = chunks.flatMap((chunk) => contentTerms(chunk.text));
   return expandRelations(relation).some((term) => containsStem(said, term));
 }

@@ -1,5 +1,5 @@
 import type { Chunk__Output } from '@hopline/contracts';
-import { containsStem, contentTerms, fold, hasHan } from '@hopline/text';
+import { containsStem, contentTerms, fold, writtenInChinese } from '@hopline/text';
 import type { EvidenceItem, SynthesisHop, SynthesisInput } from '../reasoner/reasoner.js';
 import type { StatedDate } from './answers.js';
 import { yearlessDateIn } from './chinese.js';
@@ -146,7 +146,7 @@ const CHINESE: Phrasebook = {
     `${chosen.name.text} [${chosen.name.index}]：${chosen.date.text} [${chosen.date.index}]，${earlier ? '早于' : '晚于'}${other.name.text}的 ${other.date.text} [${other.date.index}]。`,
 };
 
-const phrasebookFor = (question: string): Phrasebook => (hasHan(question) ? CHINESE : ENGLISH);
+const phrasebookFor = (question: string): Phrasebook => (writtenInChinese(question) ? CHINESE : ENGLISH);
 
 /** A quoted sentence without its closing stop: the citation goes before the stop. */
 const withoutStop = (text: string): string => text.replace(/[\s.!?。！？]+$/u, '');

@@ -1,4 +1,4 @@
-import { contentTerms, fold, memoizeByText } from '@hopline/text';
+import { contentTerms, fold, memoizeByText, writtenInChinese } from '@hopline/text';
 import type { ReasoningSwitch } from '../switches.js';
 import { isOn } from '../switches.js';
 
@@ -84,6 +84,18 @@ export function writtenAs(text: string, phrase: string): string | undefined {
 
 /** A text matched literally inside a regular expression. */
 export const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+const chineseChunks = new WeakMap<object, boolean>();
+
+/** Whether a chunk is written in Chinese (else in English), kept per chunk object. */
+export function chunkInChinese(chunk: { readonly text: string }): boolean {
+  let chinese = chineseChunks.get(chunk);
+  if (chinese === undefined) {
+    chinese = writtenInChinese(chunk.text);
+    chineseChunks.set(chunk, chinese);
+  }
+  return chinese;
+}
 
 const termsOfChunk = new WeakMap<object, readonly string[]>();
 
