@@ -323,7 +323,7 @@ describe('system - demo answers', () => {
     60_000,
   );
 
-  it('demo - a question the documents do not answer abstains, saying what is missing: no document names who founded Northwind Labs', async () => {
+  it('demo - a question the documents do not answer abstains, saying what is missing: no document names who founded Northwind Labs, nor in Chinese when 北风实验室 was founded', async () => {
     // The Northwind Labs document gives its founding year and city, not a founder: "Oslo" would be wrong.
     const reply = await ask('Who founded Northwind Labs?');
     expect(reply.abstained).toBe(true);
@@ -332,5 +332,9 @@ describe('system - demo answers', () => {
     expect(reply.answer).toMatch(
       /What was not found: a document about "Northwind Labs" that states what the question asks of it/,
     );
+    // No Chinese document dates 北风实验室's founding; 李明's names it and the year he joined it.
+    const founded = await ask('北风实验室是哪一年成立的？');
+    expect(founded.abstained).toBe(true);
+    expect(founded.answer).not.toMatch(/^\s*2027/);
   }, 60_000);
 });

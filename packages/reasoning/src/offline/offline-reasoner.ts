@@ -104,6 +104,7 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
   const askedRole = isOn(options.switchedOff, 'askedRole');
   const unfitLookup = isOn(options.switchedOff, 'unfitLookup') && isOn(options.switchedOff, 'answerFit');
   const kindNames = isOn(options.switchedOff, 'kindNames');
+  const neighbourReadings = isOn(options.switchedOff, 'neighbourReadings');
   const guessedBridgeFallback =
     isOn(options.switchedOff, 'guessedBridgeFallback') && isOn(options.switchedOff, 'answerFit');
 
@@ -281,6 +282,18 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
       const fromLead = answeredFrom !== undefined && isAbout(answeredFrom, sought[0] ?? '', titles);
       const checked = named !== undefined || (last !== undefined && (answeredFrom?.title ?? '') !== '');
       if (checked && !fromLead && stillAsked.length > 0 && !statesRelation(cited, stillAsked, input.focus))
+        return unknownFinding(citedIds);
+      // A first hop's date or number read from a neighbour's document (another entity's title)
+      // is its own only where that document says the relation asked: "joined in 2027" in a
+      // member's document does not date the company's founding.
+      const neighbours =
+        neighbourReadings && typed !== undefined && last === undefined && answeredFrom !== undefined && !fromLead;
+      if (
+        neighbours &&
+        (answeredFrom?.title ?? '') !== '' &&
+        stillAsked.length > 0 &&
+        !statesRelation([answeredFrom], stillAsked, input.focus)
+      )
         return unknownFinding(citedIds);
       // A role-holder is named beside the role ("his sister Marta", "the daughter of Olof"), even
       // in the lead's own document: where no sentence of the documents the name was read from
