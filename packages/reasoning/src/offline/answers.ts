@@ -46,6 +46,10 @@ const MONTHS = [
 const NUMBER =
   /\b\d[\d,.]*(?:\s+(?:million|billion|thousand|hundred))?\b|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|hundred)\b/gi;
 
+// A match's result: the sides' goals or points, joined by a dash, a colon or 比 ("3–1", "4比2");
+// not a span of years ("2009–2016").
+const SCORE = /(?<![\d.,])\d{1,3}\s?(?:[–—:-]|比)\s?\d{1,3}(?![\d.,])/u;
+
 /** Sentences of the chunks, those sharing most relation words with the question first. */
 function rankedSentences(chunks: readonly Chunk__Output[], relationTerms: readonly string[]) {
   const relation = expandRelations(relationTerms);
@@ -131,7 +135,7 @@ export function readTypedAnswer(
   cited: readonly Chunk__Output[],
   relationTerms: readonly string[],
 ): ReadAnswer | undefined {
-  if (type !== 'date' && type !== 'number') return undefined;
+  if (type !== 'date' && type !== 'number' && type !== 'score') return undefined;
   const ranked = rankedSentences(cited, relationTerms);
   const asked = expandRelations(relationTerms);
   const wantsDeath = relationTerms.some((term) => DEATH_TERMS.some((death) => sameStem(death, term)));
@@ -148,7 +152,9 @@ export function readTypedAnswer(
           chineseDates(sentence.text)[0] ??
           chineseDecade(sentence.text)?.text ??
           firstMatch(YEAR, sentence.text))
-        : countIn(sentence.text, asked);
+        : type === 'score'
+          ? SCORE.exec(sentence.text)?.[0]
+          : countIn(sentence.text, asked);
     if (found) return { answer: found.trim(), chunkId: sentence.chunkId };
   }
   return undefined;

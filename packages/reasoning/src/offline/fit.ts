@@ -205,6 +205,7 @@ export function fitsQuestion(
   const type = answerType(question);
   if (type === 'date') return datesIn(answer).length > 0;
   if (type === 'number') return namesNumber(answer);
+  if (type === 'score') return /\d/.test(answer);
   if (comparesTimesOfSeveral(question) && OFFERS_OPTIONS.test(question)) return states(question, answer);
   if (states(question, answer)) return false;
   // The evidence calls it what is asked ("Kestrel Works is a shipping company"): its head word

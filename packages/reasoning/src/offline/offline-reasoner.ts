@@ -259,9 +259,9 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
         kindNames && last !== undefined && type === 'entity' && about.length > 0
           ? namedAsKindAsked(input.focus, about.slice(0, 1))
           : undefined;
-      // A question that asks for a date or a number is not answered by a name.
+      // A question that asks for a date, a number or a score is not answered by a name.
       const named =
-        typed || type === 'date' || type === 'number'
+        typed || type === 'date' || type === 'number' || type === 'score'
           ? undefined
           : kindNamed !== undefined
             ? { name: kindNamed.name, score: 0, chunkId: kindNamed.chunkId }
@@ -411,7 +411,7 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
  */
 function readsCheckably(question: string): boolean {
   const type = answerType(question);
-  return type === 'date' || type === 'number' || asksPlace(question);
+  return type === 'date' || type === 'number' || type === 'score' || asksPlace(question);
 }
 
 /**

@@ -20,13 +20,15 @@ import { escapeRegExp, QUESTION_WORDS } from './text.js';
  * innermost (next to an anchor) outwards.
  */
 
-export type AnswerType = 'date' | 'number' | 'yesno' | 'choice' | 'entity';
+export type AnswerType = 'date' | 'number' | 'score' | 'yesno' | 'choice' | 'entity';
 
 const AUXILIARY_OPENING = /^\s*(is|are|was|were|do|does|did|has|have|had|can|could|will|would|should)\b/i;
 const DATE_QUESTION =
   /\b(when|what year|which year|what date|in what year|on what date|the date of)\b|何时|哪一年|什么时候/i;
 const NUMBER_QUESTION =
   /\b(how many|how much|how long|how old|how tall|how far|what percentage|what number)\b|多少|几/i;
+// The result of a match or game: two numbers, the sides' ("3–1", "4比2").
+const SCORE_QUESTION = /\bscore\b|比分/i;
 
 /** Named entities the question mentions: capitalised runs, quoted titles, and Chinese names (see chinese.ts). */
 export function questionAnchors(question: string): string[] {
@@ -199,6 +201,7 @@ export function answerType(question: string): AnswerType {
   if (choiceOptions(question).length === 2) return 'choice';
   if (AUXILIARY_OPENING.test(question)) return 'yesno';
   if (DATE_QUESTION.test(question)) return 'date';
+  if (SCORE_QUESTION.test(question) && !NUMBER_QUESTION.test(question)) return 'score';
   if (NUMBER_QUESTION.test(question)) return 'number';
   return 'entity';
 }
