@@ -3,7 +3,7 @@ import { readTypedAnswer } from '../src/offline/answers.js';
 import { answerType } from '../src/offline/question.js';
 import { chunk } from './support/chunks.js';
 
-describe('score answers - a question asking for a score is answered by the two sides\' numbers', () => {
+describe("score answers - a question asking for a score is answered by the two sides' numbers", () => {
   it('score answers - "score" and 比分 ask for a score; "how many" still asks for a count', () => {
     expect(answerType('What was the score of the 1998 Tern Bay final?')).toBe('score');
     expect(answerType('鹰队对猛虎队的比赛比分是多少？')).toBe('number');
