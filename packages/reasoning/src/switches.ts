@@ -61,6 +61,8 @@ export const REASONING_SWITCHES = {
     'the hop a one-lookup question takes for a bridge its wording hid is a guess when the first hop\'s document left one word unexplained ("played" of "where was the final played?" against "the final in Porto"): a name the first hop\'s chunks that name everything the question names call the kind asked ("the Reliability department") is the answer; otherwise, where the guessed hop reads no answer of the kind asked, or none from chunks that state the unexplained word, the first hop\'s own reading is, if the question asks for a date, a number or a place and the reading fits',
   neighbourReadings:
     "a first hop's date or number read from another entity's titled document (not the one the question names) stands only where that document states the relation asked: \"joined the company in 2027\", in a member's document, dates no founding",
+  timeFrames:
+    'a question whose time is set by another event ("X当天，Y做了什么？", "On the day X opened, …") hides no bridge in that event\'s words: its first hop is not followed by one more for them',
   jointJudgement:
     'a yes-or-no question about things it joins ("Are A and B both native to Velmar?", "…from the same country?") is judged from each thing\'s own document: the predicate\'s words each states, or a name their opening sentences share; a thing without its document leaves it unanswered',
   roleAsked:

@@ -12,6 +12,7 @@ import {
   answerType,
   comparedOptions,
   comparesTimesOfSeveral,
+  framedInTime,
   dateComparison,
   questionAnchors,
   questionWords,
@@ -105,6 +106,7 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
   const unfitLookup = isOn(options.switchedOff, 'unfitLookup') && isOn(options.switchedOff, 'answerFit');
   const kindNames = isOn(options.switchedOff, 'kindNames');
   const neighbourReadings = isOn(options.switchedOff, 'neighbourReadings');
+  const timeFrames = isOn(options.switchedOff, 'timeFrames');
   const guessedBridgeFallback =
     isOn(options.switchedOff, 'guessedBridgeFallback') && isOn(options.switchedOff, 'answerFit');
 
@@ -245,7 +247,8 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
       input.hopsLeft > 0 &&
       unresolved.length > 0 &&
       candidates.length > 0 &&
-      !comparesTimesOfSeveral(input.question);
+      !comparesTimesOfSeveral(input.question) &&
+      !(timeFrames && framedInTime(input.question));
     const done = hop >= input.expectedHops && !hiddenBridge;
 
     if (done) {

@@ -197,6 +197,16 @@ export function comparesTimesOfSeveral(question: string): boolean {
   return byTime && (JOINED.test(question) || orderJudgement(question) !== undefined);
 }
 
+// "<event>当天，<question>", "On the day X opened, …": the event only sets the time asked about.
+const TIME_FRAME =
+  /\S(?:的)?(?:当天|当日|同一天|当月|同月)[，,]|^\s*(?:on|in) the (?:same )?(?:day|month|week)\b[^,，?]*[,，]/iu;
+
+/**
+ * Whether a question sets its time by another event ("X当天，Y做了什么？"): that event's words
+ * are stated in its own document, not in the answer's, and name no bridge to it.
+ */
+export const framedInTime = (question: string): boolean => TIME_FRAME.test(question);
+
 export function answerType(question: string): AnswerType {
   if (choiceOptions(question).length === 2) return 'choice';
   if (AUXILIARY_OPENING.test(question)) return 'yesno';
