@@ -469,7 +469,7 @@ function onlyAsPlace(candidate: BridgeCandidate, chunks: readonly Chunk__Output[
 /**
  * The terms none of the chunks states (in its text or title), of those one of them could state:
  * a word of an English question is not missing from a Chinese document, nor one of a Chinese
- * question from an English one; a name or code in the other script ("ET302", "李明") is.
+ * question from an English one; a name or code in the other script ("G7021", "李明") is.
  */
 function unstatedBy(terms: readonly string[], chunks: readonly Chunk__Output[], question: string): string[] {
   const stated = chunks.flatMap((chunk) => chunkTerms(chunk));
