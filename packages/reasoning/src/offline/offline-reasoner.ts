@@ -289,14 +289,11 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
       // A first hop's date or number read from a neighbour's document (another entity's title)
       // is its own only where that document says the relation asked: "joined in 2027" in a
       // member's document does not date the company's founding.
-      const neighbours =
-        neighbourReadings && typed !== undefined && last === undefined && answeredFrom !== undefined && !fromLead;
-      if (
-        neighbours &&
-        (answeredFrom?.title ?? '') !== '' &&
-        stillAsked.length > 0 &&
-        !statesRelation([answeredFrom], stillAsked, input.focus)
-      )
+      const neighbour =
+        neighbourReadings && typed !== undefined && last === undefined && !fromLead && answeredFrom?.title
+          ? answeredFrom
+          : undefined;
+      if (neighbour && stillAsked.length > 0 && !statesRelation([neighbour], stillAsked, input.focus))
         return unknownFinding(citedIds);
       // A role-holder is named beside the role ("his sister Marta", "the daughter of Olof"), even
       // in the lead's own document: where no sentence of the documents the name was read from
