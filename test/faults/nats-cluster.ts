@@ -1,5 +1,6 @@
 import { startNatsCluster, waitFor, type NatsNode } from '@hopline/test-support';
-import { askStreaming, demoQuestions, tally } from './client.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { askStreaming, demoQuestions, tally, type AskOutcome } from './client.js';
 import { BULK_KB, indexedChunks, startFleet, workerIndex } from './fleet.js';
 import { describeTally, type ScenarioResult } from './scenarios.js';
 
@@ -16,7 +17,7 @@ export const clusterNodeLoss = {
     const [entry] = cluster.nodes as [NatsNode];
     await using fleet = await startFleet({ nats: entry, env: { JETSTREAM_REPLICAS: '3' } });
     const asks = demoQuestions('cluster-node-loss', questions).map((question, index) =>
-      askStreaming(fleet.gatewayUrls[index % 2] as string, fleet.apiKey, question, { giveUpMs: 45_000 }),
+      askHonouringRetryAfter(fleet.gatewayUrls[index % 2] as string, fleet.apiKey, question, 45_000),
     );
     const before = await Promise.all(fleet.workers.map(indexedChunks));
     const total = 300;
@@ -39,7 +40,9 @@ export const clusterNodeLoss = {
       if (response?.status === 202) accepted += perRequest;
       else refused += perRequest;
     }
-    const t = tally(await Promise.all(asks));
+    const asked = await Promise.all(asks);
+    const t = tally(asked.map(({ outcome }) => outcome));
+    const askedAgain = asked.filter(({ refusals }) => refusals > 0).length;
     await entry.start();
     const rejoined = await waitFor(() => entry.current(), { timeoutMs: 60_000, intervalMs: 250 }).catch(() => false);
     // Each document is one chunk: what a worker holds beyond its start is what it indexed.
@@ -57,7 +60,7 @@ export const clusterNodeLoss = {
     ).catch(added);
     const chunks = indexes.map((index) => index.chunks);
     return {
-      measured: `${accepted}/${total} documents acked (${refused} refused while the node was away), the indexes hold ${chunks.join(' and ')}; questions: ${describeTally(t)}; the node ${rejoined ? 'rejoined, current' : 'did not report current'}`,
+      measured: `${accepted}/${total} documents acked (${refused} refused while the node was away), the indexes hold ${chunks.join(' and ')}; questions: ${describeTally(t)} (${askedAgain} asked again after a refusal with Retry-After while the node was away); the node ${rejoined ? 'rejoined, current' : 'did not report current'}`,
       holds:
         chunks.every((n) => n >= accepted) &&
         t.answered >= Math.ceil(0.9 * t.asked) &&
@@ -67,3 +70,27 @@ export const clusterNodeLoss = {
     };
   },
 };
+
+/**
+ * Asks as a client that honours Retry-After: a question refused while the gateway's node is away
+ * (503 "message bus unavailable", by design at once rather than after the accept timeout) is
+ * asked again after the delay the refusal names, until the client's own limit. The outcome is
+ * the last attempt's; `refusals` counts those before it.
+ */
+async function askHonouringRetryAfter(
+  gatewayUrl: string,
+  apiKey: string,
+  question: string,
+  giveUpMs: number,
+): Promise<{ outcome: AskOutcome; refusals: number }> {
+  const until = Date.now() + giveUpMs;
+  let refusals = 0;
+  for (;;) {
+    const outcome = await askStreaming(gatewayUrl, apiKey, question, { giveUpMs: Math.max(1, until - Date.now()) });
+    const waitMs = Number(outcome.retryAfter) * 1000;
+    const refused = outcome.status === 429 || outcome.status === 503;
+    if (!refused || !(waitMs > 0) || Date.now() + waitMs >= until) return { outcome, refusals };
+    refusals += 1;
+    await sleep(waitMs);
+  }
+}
