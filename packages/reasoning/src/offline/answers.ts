@@ -50,6 +50,9 @@ const NUMBER =
 // not a span of years ("2009–2016").
 const SCORE = /(?<![\d.,])\d{1,3}\s?(?:[–—:-]|比)\s?\d{1,3}(?![\d.,])/u;
 
+/** Whether a text gives a score as a sentence writes one ("3–1", "4比2"). */
+export const namesScore = (text: string): boolean => SCORE.test(text);
+
 /** Sentences of the chunks, those sharing most relation words with the question first. */
 function rankedSentences(chunks: readonly Chunk__Output[], relationTerms: readonly string[]) {
   const relation = expandRelations(relationTerms);

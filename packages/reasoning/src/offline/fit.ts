@@ -1,6 +1,6 @@
 import type { Chunk__Output } from '@hopline/contracts';
 import { containsStem, contentTerms, ENGLISH_STOP_WORDS } from '@hopline/text';
-import { datesIn } from './answers.js';
+import { datesIn, namesScore } from './answers.js';
 import { namesNumber } from './claims.js';
 import { answerType, comparesTimesOfSeveral } from './question.js';
 import { escapeRegExp, states } from './text.js';
@@ -205,7 +205,7 @@ export function fitsQuestion(
   const type = answerType(question);
   if (type === 'date') return datesIn(answer).length > 0;
   if (type === 'number') return namesNumber(answer);
-  if (type === 'score') return /\d/.test(answer);
+  if (type === 'score') return namesScore(answer);
   if (comparesTimesOfSeveral(question) && OFFERS_OPTIONS.test(question)) return states(question, answer);
   if (states(question, answer)) return false;
   // The evidence calls it what is asked ("Kestrel Works is a shipping company"): its head word
