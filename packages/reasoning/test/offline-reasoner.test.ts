@@ -237,6 +237,16 @@ describe('offline reasoner - next queries', () => {
     expect(finding.bridgeEntities.join(' ')).not.toMatch(/2–0/);
   });
 
+  it('offline reasoner - the answer is the name beside the relation, not another name of the chunk whose document was retrieved', async () => {
+    // The Stone Owls' document was retrieved and the Harbor Seals' was not: that is no sign of the winner.
+    const won = 'Who won the 2040 River Cup?';
+    const finding = await reasoner.extractHopAnswer(
+      hop({ question: won, focus: won, query: won, expectedHops: 1, hopsLeft: 0, chunks: [cup, owls] }),
+      call,
+    );
+    expect(finding).toMatchObject({ done: true, answer: 'Harbor Seals' });
+  });
+
   it("offline reasoner - the next query names the bridge the best lead's document gives, not the names of a runner-up's document", async () => {
     const first = await reasoner.extractHopAnswer(step({ chunks: [cup, owls, seals] }), call);
     const previous: PreviousHop[] = [{ query: q, finding: first, cited: [cup] }];

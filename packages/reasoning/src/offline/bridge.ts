@@ -165,7 +165,9 @@ export function bridgeCandidates(cited: readonly Chunk__Output[], options: Candi
         lowerText.includes(name.toLowerCase()) &&
         !isKnown(name, options.known)
       ) {
-        offer(name, NAMED_TITLE_SCORE * weight, chunk.chunkId);
+        // Read for the answer, such a link is no sign of one: the title bonus a name read there
+        // already has is all it gets, so a name beside the relation ("won by X") stays ahead.
+        offer(name, (options.concluding ? TITLE_OF_RETRIEVED_BONUS : NAMED_TITLE_SCORE) * weight, chunk.chunkId);
       }
     }
   });
