@@ -15,6 +15,12 @@ export const configSchema = z.object({
   OPENAI_API_KEY: z.string().optional(),
   CHAT_MODEL: env.string('gpt-4o-mini'),
   MAX_HOPS: z.coerce.number().int().min(1).max(5).default(3),
+  /**
+   * Search for the question itself while query-understanding analyses it, for the first hop to
+   * take (not in the embedded mode, whose analysis is no round trip): one round trip less on most
+   * questions, one search spent on those the analysis splits or rewrites.
+   */
+  EARLY_FIRST_RETRIEVAL: env.boolean(true),
   TOP_K: env.positiveInt(10),
   LLM_CALL_BUDGET: env.positiveInt(12),
   LLM_TOKEN_BUDGET: env.positiveInt(20_000),

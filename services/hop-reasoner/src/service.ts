@@ -36,6 +36,7 @@ export interface HopReasonerServiceDeps {
     | 'OPENAI_API_KEY'
     | 'CHAT_MODEL'
     | 'MAX_HOPS'
+    | 'EARLY_FIRST_RETRIEVAL'
     | 'TOP_K'
     | 'LLM_CALL_BUDGET'
     | 'LLM_TOKEN_BUDGET'
@@ -149,6 +150,7 @@ export async function startHopReasonerService(deps: HopReasonerServiceDeps): Pro
     config: {
       maxHops: config.MAX_HOPS,
       topK: config.TOP_K,
+      earlyFirstRetrieval: config.EARLY_FIRST_RETRIEVAL && !inProcess,
       maxLlmCalls: config.LLM_CALL_BUDGET,
       maxTokens: config.LLM_TOKEN_BUDGET,
     },

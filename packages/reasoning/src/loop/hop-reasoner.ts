@@ -32,6 +32,7 @@ import type { WrittenAnswer } from './answer-writer.js';
 import { writeAnswer } from './answer-writer.js';
 import type { ChainResult } from './chain.js';
 import { runChain } from './chain.js';
+import { EarlyRetrieval } from './early-retrieval.js';
 import { EventStream } from './events.js';
 import {
   bestStandsOut,
@@ -43,6 +44,7 @@ import {
   splitByOwnWords,
 } from './evidence.js';
 import type { HopOutcome } from './hop.js';
+import { retrieveInput } from './hop.js';
 import type { PlanResult } from './plan.js';
 import { runPlan } from './plan.js';
 import type { AnalyzerPort, Clock, EventSink, RerankerPort, RetrieverPort } from './ports.js';
@@ -229,6 +231,7 @@ export function createHopReasoner(deps: HopReasonerDependencies): HopReasoner {
           },
         },
         async (span) => {
+          if (settings.earlyFirstRetrieval) run.earlyRetrieval = startEarlyRetrieval(run);
           const analysis = underControls(await analyze(run), controls);
           await run.events.send({ event: 'route', route: analysis });
           const outcome = await follow(run, analysis);
@@ -245,6 +248,16 @@ export function createHopReasoner(deps: HopReasonerDependencies): HopReasoner {
     } finally {
       questionScope.release();
     }
+  }
+
+  /** The search a chain's first hop makes of the question itself, started before the plan is known. */
+  function startEarlyRetrieval(run: QuestionRun): EarlyRetrieval {
+    const input = retrieveInput(
+      run,
+      { query: run.question, hydeText: '', hopInChain: 1, bridgeEntity: '', previous: [] },
+      1,
+    );
+    return new EarlyRetrieval(input, deps.retriever.retrieve(input, run.callContext()));
   }
 
   async function analyze(run: QuestionRun): Promise<Analysis__Output> {

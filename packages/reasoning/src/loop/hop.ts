@@ -6,6 +6,7 @@ import { claimOf, supports } from '../offline/claims.js';
 import { gradeEvidence } from '../offline/grade.js';
 import { abortable } from '@hopline/resilience';
 import { instrument } from '@hopline/telemetry';
+import type { RetrieveInput } from './ports.js';
 import type { QuestionRun } from './question-run.js';
 import { isOn } from '../switches.js';
 
@@ -75,7 +76,7 @@ async function timed<T>(add: (ms: number) => void, now: () => number, work: () =
  */
 export async function runHop(run: QuestionRun, step: HopStep): Promise<HopOutcome> {
   const hop = run.nextHopNumber();
-  const { deps, settings } = run;
+  const { deps } = run;
   const ctx = run.callContext(step.deadlineUnixMs, step.signal);
   const now = () => run.now;
   const attributes = { 'hopline.hop': hop, 'hopline.hop_in_chain': step.hopInChain };
@@ -88,7 +89,8 @@ export async function runHop(run: QuestionRun, step: HopStep): Promise<HopOutcom
         hopStarted: { hop, maxHops: run.maxHops, subQuestion: step.query },
       });
 
-      const topK = step.hopInChain === 1 ? Math.ceil(settings.topK * settings.firstHopFactor) : settings.topK;
+      const asked = retrieveInput(run, step, hop);
+      const { topK } = asked;
       let retrieveMs = 0;
       const retrieved = await timed(
         (ms) => (retrieveMs = ms),
@@ -96,13 +98,8 @@ export async function runHop(run: QuestionRun, step: HopStep): Promise<HopOutcom
         async () => {
           try {
             // A port that ignores its signal still cannot hold the hop past it.
-            return await abortable(
-              deps.retriever.retrieve(
-                { query: step.query, hydeText: step.hydeText, topK, hop, seeds: graphSeeds(run, step) },
-                ctx,
-              ),
-              ctx.signal,
-            );
+            const early = run.earlyRetrieval?.take(asked);
+            return await abortable(early ?? deps.retriever.retrieve(asked, ctx), ctx.signal);
           } catch (error) {
             const stop = interruption(run, error);
             if (stop) throw new QuestionInterrupted(stop);
@@ -213,12 +210,23 @@ export async function runHop(run: QuestionRun, step: HopStep): Promise<HopOutcom
   );
 }
 
+/** What a hop asks retrieval for: its query, 1.5 × top-k on a chain's first hop, the graph's seeds. */
+export function retrieveInput(
+  run: QuestionRun,
+  step: Pick<HopStep, 'query' | 'hydeText' | 'hopInChain' | 'bridgeEntity' | 'previous'>,
+  hop: number,
+): RetrieveInput {
+  const { settings } = run;
+  const topK = step.hopInChain === 1 ? Math.ceil(settings.topK * settings.firstHopFactor) : settings.topK;
+  return { query: step.query, hydeText: step.hydeText, topK, hop, seeds: graphSeeds(run, step) };
+}
+
 /**
  * What the hop knows to seed the entity graph beside the indexes with: its query, the entity
  * that led to it and the answers of the hops before it. Retrieval fuses the chunks the graph
  * links to them with its own hits; none when the `entityGraph` switch is off.
  */
-function graphSeeds(run: QuestionRun, step: HopStep): string[] {
+function graphSeeds(run: QuestionRun, step: Pick<HopStep, 'query' | 'bridgeEntity' | 'previous'>): string[] {
   if (!isOn(run.settings.switchedOff, 'entityGraph')) return [];
   return [step.query, step.bridgeEntity, ...step.previous.map((previous) => previous.finding.answer)].filter(
     (seed) => seed.trim() !== '',

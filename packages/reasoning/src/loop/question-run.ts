@@ -12,6 +12,7 @@ import type { ModelCallContext, Reasoner } from '../reasoner/reasoner.js';
 import { bareTitle, titleConventions } from '../offline/text.js';
 import { sameEntity } from '../offline/question.js';
 import type { Logger } from '@hopline/telemetry';
+import type { EarlyRetrieval } from './early-retrieval.js';
 import type { EventStream } from './events.js';
 import type { AnalyzerPort, CallContext, Clock, RerankerPort, RetrieverPort } from './ports.js';
 import type { HopReasonerSettings } from './settings.js';
@@ -69,6 +70,8 @@ export class QuestionRun {
   ) {}
 
   analysis: Analysis__Output | undefined;
+  /** The first hop's search, when it was started beside the analysis (`earlyFirstRetrieval`). */
+  earlyRetrieval: EarlyRetrieval | undefined;
 
   get now(): number {
     return this.deps.clock.now();

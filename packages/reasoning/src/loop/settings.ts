@@ -25,6 +25,12 @@ const settingsSchema = z.object({
   stopConfidence: z.number().min(0).max(1).default(0.7),
   /** Share of the time left that one parallel layer may use, so a slow branch leaves time to answer. */
   layerDeadlineShare: z.number().gt(0).max(1).default(0.7),
+  /**
+   * Start the first hop's search of the question itself beside the analysis, where the analysis
+   * is a round trip of its own (query-understanding over gRPC): the chain's first hop takes it when
+   * it asks just that, and a plan that splits or rewrites the question leaves it (one search spent).
+   */
+  earlyFirstRetrieval: z.boolean().default(false),
   /** Rules and mechanisms switched off, to measure what each earns (see switches.ts); none in production. */
   switchedOff: z.array(z.enum(REASONING_SWITCH_NAMES)).default([]),
 });
