@@ -37,12 +37,12 @@ function failingFirst(inner: RetrieverPort): RetrieverPort & { calls: RetrieveIn
 const reasoner = (analyzer: AnalyzerPort, retriever: RetrieverPort, early: boolean) =>
   createHopReasoner({ analyzer, retriever, reranker: keepOrder, config: { topK: 4, earlyFirstRetrieval: early } });
 
-const choice = 'Which film came out first, How To Lose Nothing or Sela Vanu?';
+const choice = 'Which is older, How To Lose Nothing or Sela Vanu?';
 const parallel = analysis({
   route: Route.PARALLEL,
   subQuestions: [
-    { id: 'q1', text: 'Which film came out first, How To Lose Nothing?', dependsOn: [] },
-    { id: 'q2', text: 'Which film came out first, Sela Vanu?', dependsOn: [] },
+    { id: 'q1', text: 'When was How To Lose Nothing released?', dependsOn: [] },
+    { id: 'q2', text: 'When was Sela Vanu released?', dependsOn: [] },
   ],
 });
 
