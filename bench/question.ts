@@ -11,9 +11,10 @@
 // the services need no help to be measured) and, in the distributed mode, the NATS messages
 // each service sent per question (the server's /connz, by connection name). Per mode: the gRPC
 // calls a question makes (the hop-reasoner's client counters). The floor: the same calls, in
-// the same order, made with raw nats.js and grpc-js against a child process that answers each
-// at once with a 20 KB reply: what the fabric alone costs a question on this machine. Its NATS
-// requests are the retrieval replies per question at concurrency 1 (no hedges fire there).
+// the same order (the first retrieval beside the analysis, as the hop-reasoner sends it), made
+// with raw nats.js and grpc-js against a child process that answers each at once with a 20 KB
+// reply: what the fabric alone costs a question on this machine. Its NATS requests are the
+// retrieval replies per question at concurrency 1 (no hedges fire there), on average.
 // All systems are up at once and take turns, round by round (A B, B A, …), with the floor among
 // them at concurrency 1: on a shared machine, runs minutes apart measured the load more than the
 // code (the same code's ratio came out 2.52 and 1.10).
@@ -235,7 +236,9 @@ async function interleaved(
 }
 
 // The floor: a child process answers every call at once with the 20 KB payload of bench/bus.ts
-// and bench/grpc.ts; the bench makes a question's calls one after another, as the hop-reasoner does.
+// and bench/grpc.ts; the bench makes a question's calls one after another, as the hop-reasoner does,
+// but for the first retrieval, which the hop-reasoner sends beside the analysis
+// (EARLY_FIRST_RETRIEVAL, set in benchEnv) and the floor sends beside its first gRPC call.
 const FLOOR_SUBJECT = 'bench.question.floor';
 const { Reranker } = loadHoplineGrpc().hopline.v1;
 
@@ -268,7 +271,14 @@ interface FloorCaller {
   stop(): Promise<void>;
 }
 
-async function startFloor(grpcCalls: number, natsRequests: number): Promise<FloorCaller> {
+/**
+ * The calls the `index`th question of a sequence makes where questions make `mean` calls on
+ * average: whole calls that add up to the mean over any run of questions, not the mean rounded
+ * (a pattern of 2.5 requests is not 3, nor 2).
+ */
+const callsOf = (index: number, mean: number) => Math.floor((index + 1) * mean) - Math.floor(index * mean);
+
+async function startFloor({ grpcCalls, natsRequests }: FloorPattern): Promise<FloorCaller> {
   const dataDir = mkdtempSync(join(tmpdir(), 'hopline-bench-floor-'));
   const nats = await startNatsServer(dataDir);
   const server = spawn(
@@ -297,14 +307,20 @@ async function startFloor(grpcCalls: number, natsRequests: number): Promise<Floo
           error ? reject(error) : resolve(),
         ),
       );
+    const callNats = () => connection.request(FLOOR_SUBJECT, request, { timeout: 5_000 });
+    let asked = 0;
     const round = async (questions: number) => {
       const times: number[] = [];
-      for (let question = 0; question < questions; question++) {
+      for (let question = 0; question < questions; question++, asked++) {
+        const nats = callsOf(asked, natsRequests);
+        const grpcs = callsOf(asked, grpcCalls);
         const at = performance.now();
-        // Interleaved as a hop does: a retrieval, then a rerank of what it found.
-        for (let call = 0; call < Math.max(grpcCalls, natsRequests); call++) {
-          if (call < natsRequests) await connection.request(FLOOR_SUBJECT, request, { timeout: 5_000 });
-          if (call < grpcCalls) await callGrpc();
+        // The analysis (a gRPC call) with the early retrieval beside it; then, as a hop does, a
+        // retrieval and a rerank of what it found, in turn.
+        await Promise.all([grpcs > 0 ? callGrpc() : undefined, nats > 0 ? callNats() : undefined]);
+        for (let call = 1; call < Math.max(grpcs, nats); call++) {
+          if (call < nats) await callNats();
+          if (call < grpcs) await callGrpc();
         }
         times.push(performance.now() - at);
       }
@@ -325,12 +341,15 @@ async function startFloor(grpcCalls: number, natsRequests: number): Promise<Floo
   }
 }
 
-interface Floor {
-  p50: number;
-  p95: number;
-  /** The calls of one question it makes. */
+/** The calls a question makes, on average over the calibration's questions. */
+interface FloorPattern {
   grpcCalls: number;
   natsRequests: number;
+}
+
+interface Floor extends FloorPattern {
+  p50: number;
+  p95: number;
 }
 
 const statusText = (statuses: Record<string, number>) =>
@@ -426,7 +445,7 @@ function report(modes: ModeResult[], floor: Floor): string {
     `| the same, median of the ${roundRatios.length} rounds' ratios (min–max) | ${round(percentile(roundRatios, 50))} (${round(Math.min(...roundRatios))}–${round(Math.max(...roundRatios))}) | context |`,
     `| floor p50 / embedded p50 at concurrency 1 (JSON) | ${round(floor.p50 / (embedded1?.p50 ?? NaN))} | context |`,
     '',
-    `The floor: ${floor.natsRequests} NATS requests and ${floor.grpcCalls} gRPC calls per question (what a question made in the distributed mode with 1 worker at concurrency 1, rounded), made in turn with raw nats.js and grpc-js against a process that answers each at once with a 20 KB reply: p50 ${floor.p50} ms, p95 ${floor.p95} ms over ${FLOOR_QUESTIONS} questions.`,
+    `The floor: ${floor.natsRequests} NATS requests and ${floor.grpcCalls} gRPC calls per question on average (what a question made in the distributed mode with 1 worker at concurrency 1; each question makes whole calls, which add up to these means), made with raw nats.js and grpc-js against a process that answers each at once with a 20 KB reply, in turn but for the first request, which goes beside the first call as the hop-reasoner's early search goes beside the analysis: p50 ${floor.p50} ms, p95 ${floor.p95} ms over ${FLOOR_QUESTIONS} questions.`,
     '',
     ...runsSection(modes),
     '## Calls per question and memory',
@@ -470,15 +489,12 @@ async function startSystems(dataDir: string): Promise<Array<{ mode: ModeName; sy
   }
 }
 
-/** The calls a question made in the 1-worker distributed mode at concurrency 1, rounded: the floor's pattern. */
-function floorPattern(
-  calibration: Round,
-  grpcCalls: Record<string, number>,
-): { grpcCalls: number; natsRequests: number } {
+/** The calls a question made in the 1-worker distributed mode at concurrency 1: the floor's pattern. */
+function floorPattern(calibration: Round, grpcCalls: Record<string, number>): FloorPattern {
   const total = Object.values(grpcCalls).reduce((sum, calls) => sum + calls, 0);
   return {
-    grpcCalls: Math.round(total / calibration.questions),
-    natsRequests: Math.round((calibration.natsMessages['retrieval-worker'] ?? 0) / calibration.questions),
+    grpcCalls: round(total / calibration.questions, 2),
+    natsRequests: round((calibration.natsMessages['retrieval-worker'] ?? 0) / calibration.questions, 2),
   };
 }
 
@@ -493,7 +509,7 @@ async function measure(
   // At concurrency 1 no hedge fires: what a question calls there is the floor's pattern.
   const distributed = all[1];
   let floorCaller: FloorCaller | undefined;
-  let pattern: { grpcCalls: number; natsRequests: number } | undefined;
+  let pattern: FloorPattern | undefined;
   if (distributed) {
     const before = await clientCalls(distributed.reasonerMetricsUrl, 'hopline_grpc_requests_total', 'method');
     const calibration = await askRound(distributed, 1, 'json', CALIBRATION_QUESTIONS);
@@ -502,7 +518,7 @@ async function measure(
       calibration,
       Object.fromEntries(Object.entries(after).map(([key, total]) => [key, total - (before[key] ?? 0)])),
     );
-    floorCaller = await startFloor(pattern.grpcCalls, pattern.natsRequests);
+    floorCaller = await startFloor(pattern);
   }
   try {
     const rssStart = all.map((system) => system.processes.map(({ child }) => rssMb(child.pid as number)));
