@@ -2,6 +2,7 @@ import type { Analysis__Output } from '@hopline/contracts';
 import { Route, StopReason } from '@hopline/contracts';
 import { describe, expect, it } from 'vitest';
 import type { AnalyzerPort, RetrieveInput, RetrieverPort } from '../src/index.js';
+import type { EarlyRetrievalOutcome } from '../src/loop/early-retrieval.js';
 import { createHopReasoner } from '../src/index.js';
 import { analysis, ask, BRIDGE_QUESTION, fixedAnalyzer, keepOrder, overlapRetriever } from './support/fixtures.js';
 
@@ -34,8 +35,19 @@ function failingFirst(inner: RetrieverPort): RetrieverPort & { calls: RetrieveIn
   };
 }
 
-const reasoner = (analyzer: AnalyzerPort, retriever: RetrieverPort, early: boolean) =>
-  createHopReasoner({ analyzer, retriever, reranker: keepOrder, config: { topK: 4, earlyFirstRetrieval: early } });
+const reasoner = (
+  analyzer: AnalyzerPort,
+  retriever: RetrieverPort,
+  early: boolean,
+  outcomes: EarlyRetrievalOutcome[] = [],
+) =>
+  createHopReasoner({
+    analyzer,
+    retriever,
+    reranker: keepOrder,
+    config: { topK: 4, earlyFirstRetrieval: early },
+    onEarlyRetrieval: (outcome) => outcomes.push(outcome),
+  });
 
 const choice = 'Which is older, How To Lose Nothing or Sela Vanu?';
 const parallel = analysis({
@@ -50,7 +62,8 @@ describe('hop loop - the first hop searched beside the analysis (earlyFirstRetri
   it("early retrieval - the question is searched before the analysis answers, and the chain's first hop takes that search instead of making its own", async () => {
     const retriever = overlapRetriever();
     const held = heldAnalyzer(analysis());
-    const answering = reasoner(held.analyzer, retriever, true).answer(ask(), { emit: () => undefined });
+    const outcomes: EarlyRetrievalOutcome[] = [];
+    const answering = reasoner(held.analyzer, retriever, true, outcomes).answer(ask(), { emit: () => undefined });
     await held.asked;
     expect(retriever.calls).toEqual([
       { query: BRIDGE_QUESTION, hydeText: '', topK: 6, hop: 1, seeds: [BRIDGE_QUESTION] },
@@ -63,11 +76,13 @@ describe('hop loop - the first hop searched beside the analysis (earlyFirstRetri
     expect(done).toEqual({ ...reference.done, timings: done.timings });
     expect(done).toMatchObject({ stopReason: StopReason.SUFFICIENT, hops: 2, degraded: false });
     expect(retriever.calls).toEqual(plain.calls);
+    expect(outcomes).toEqual(['taken']);
   });
 
   it('early retrieval - a plan that splits the question leaves the early search: one search spent, the answer the same', async () => {
     const retriever = overlapRetriever();
-    const { done } = await reasoner(fixedAnalyzer(parallel), retriever, true).answer(ask(choice), {
+    const outcomes: EarlyRetrievalOutcome[] = [];
+    const { done } = await reasoner(fixedAnalyzer(parallel), retriever, true, outcomes).answer(ask(choice), {
       emit: () => undefined,
     });
     const plain = overlapRetriever();
@@ -76,6 +91,7 @@ describe('hop loop - the first hop searched beside the analysis (earlyFirstRetri
     });
     expect(done).toEqual({ ...reference.done, timings: done.timings });
     expect(retriever.calls.map((call) => call.query)).toEqual([choice, ...plain.calls.map((call) => call.query)]);
+    expect(outcomes).toEqual(['spent']);
   });
 
   it("early retrieval - a failed early search is the first hop's failure when it takes it, and unheard when a plan leaves it", async () => {
@@ -93,12 +109,17 @@ describe('hop loop - the first hop searched beside the analysis (earlyFirstRetri
   it('early retrieval - off (the default, and in the embedded mode, whose analysis is no round trip), nothing is searched before the analysis answers', async () => {
     const retriever = overlapRetriever();
     const held = heldAnalyzer(analysis());
-    const answering = createHopReasoner({ analyzer: held.analyzer, retriever, reranker: keepOrder }).answer(ask(), {
-      emit: () => undefined,
-    });
+    const outcomes: EarlyRetrievalOutcome[] = [];
+    const answering = createHopReasoner({
+      analyzer: held.analyzer,
+      retriever,
+      reranker: keepOrder,
+      onEarlyRetrieval: (outcome) => outcomes.push(outcome),
+    }).answer(ask(), { emit: () => undefined });
     await held.asked;
     expect(retriever.calls).toEqual([]);
     held.release();
     await answering;
+    expect(outcomes).toEqual([]);
   });
 });

@@ -45,6 +45,8 @@ export interface HoplineMetrics {
   readonly entityGraphWalkDuration: Histogram;
   /** Retrievals that carried seeds; `graph` is walked, or none where the worker keeps no graph. */
   readonly seededRetrievals: Counter<'graph'>;
+  /** The first hop's searches started beside the analysis; `outcome` is taken (the first hop used it) or spent (none did). */
+  readonly earlyRetrievals: Counter<'outcome'>;
   /** The operators' multi-hop switch as this hop-reasoner applies it: 1 on, 0 off (every question single-shot). */
   readonly controlMultiHop: Gauge;
   /** The operators' hop cap as this hop-reasoner applies it. */
@@ -180,6 +182,12 @@ export function createMetrics(service: string, options: MetricsOptions = {}): Ho
       name: 'hopline_seeded_retrievals_total',
       help: 'Retrievals that carried seeds, by whether the entity graph was walked (walked) or none is kept (none)',
       labelNames: ['graph'],
+      registers,
+    }),
+    earlyRetrievals: new Counter({
+      name: 'hopline_early_retrievals_total',
+      help: "The first hop's searches started beside the analysis, by whether the first hop took it (taken) or none did (spent)",
+      labelNames: ['outcome'],
       registers,
     }),
     controlMultiHop: new Gauge({

@@ -138,6 +138,10 @@ export async function startHopReasonerService(deps: HopReasonerServiceDeps): Pro
       metrics.controlHopCap.set(current.hopCap);
     },
   });
+  const earlyFirstRetrieval = config.EARLY_FIRST_RETRIEVAL && !inProcess;
+  // Both outcomes from zero, so that the first spent search shows in increase().
+  if (earlyFirstRetrieval)
+    for (const outcome of ['taken', 'spent'] as const) metrics.earlyRetrievals.inc({ outcome }, 0);
   const reasoner = createHopReasoner({
     analyzer,
     retriever: inProcess
@@ -147,10 +151,11 @@ export async function startHopReasonerService(deps: HopReasonerServiceDeps): Pro
     ...(chat ? { chat } : {}),
     logger,
     controls: controls.current,
+    onEarlyRetrieval: (outcome) => metrics.earlyRetrievals.inc({ outcome }),
     config: {
       maxHops: config.MAX_HOPS,
       topK: config.TOP_K,
-      earlyFirstRetrieval: config.EARLY_FIRST_RETRIEVAL && !inProcess,
+      earlyFirstRetrieval,
       maxLlmCalls: config.LLM_CALL_BUDGET,
       maxTokens: config.LLM_TOKEN_BUDGET,
     },

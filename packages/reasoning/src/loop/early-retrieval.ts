@@ -1,5 +1,7 @@
 import type { RetrieveInput, RetrieveOutput } from './ports.js';
 
+export type EarlyRetrievalOutcome = 'taken' | 'spent';
+
 const sameSeeds = (a: readonly string[], b: readonly string[]) =>
   a.length === b.length && a.every((seed, index) => seed === b[index]);
 
@@ -12,6 +14,7 @@ const sameSeeds = (a: readonly string[], b: readonly string[]) =>
  */
 export class EarlyRetrieval {
   private pending: Promise<RetrieveOutput> | undefined;
+  private wasTaken = false;
 
   constructor(
     private readonly input: RetrieveInput,
@@ -33,6 +36,12 @@ export class EarlyRetrieval {
       input.topK === asked.topK &&
       input.hop === asked.hop &&
       sameSeeds(input.seeds, asked.seeds);
+    this.wasTaken ||= same && pending !== undefined;
     return same ? pending : undefined;
+  }
+
+  /** taken where a hop used the search, spent where none did (the question is over). */
+  get outcome(): EarlyRetrievalOutcome {
+    return this.wasTaken ? 'taken' : 'spent';
   }
 }

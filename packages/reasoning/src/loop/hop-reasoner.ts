@@ -32,6 +32,7 @@ import type { WrittenAnswer } from './answer-writer.js';
 import { writeAnswer } from './answer-writer.js';
 import type { ChainResult } from './chain.js';
 import { runChain } from './chain.js';
+import type { EarlyRetrievalOutcome } from './early-retrieval.js';
 import { EarlyRetrieval } from './early-retrieval.js';
 import { EventStream } from './events.js';
 import {
@@ -64,6 +65,8 @@ export interface HopReasonerDependencies {
   clock?: Clock;
   /** The operators' controls in force now, read once per question; without them, the defaults. */
   controls?: () => OperatorControls__Output;
+  /** Told at a question's end what became of its early search (`earlyFirstRetrieval`), to count it. */
+  onEarlyRetrieval?: (outcome: EarlyRetrievalOutcome) => void;
 }
 
 export interface AnswerOptions {
@@ -247,6 +250,7 @@ export function createHopReasoner(deps: HopReasonerDependencies): HopReasoner {
       );
     } finally {
       questionScope.release();
+      if (run.earlyRetrieval) deps.onEarlyRetrieval?.(run.earlyRetrieval.outcome);
     }
   }
 
