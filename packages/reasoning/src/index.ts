@@ -1,6 +1,8 @@
 // The hop loop: analyze → hops (a chain, or a plan of sub-questions) → evidence → synthesis.
 export { createHopReasoner } from './loop/hop-reasoner.js';
 export type { AnswerOptions, AnswerOutcome, HopReasoner, HopReasonerDependencies } from './loop/hop-reasoner.js';
+export { EARLY_RETRIEVAL_OUTCOMES } from './loop/early-retrieval.js';
+export type { EarlyRetrievalOutcome } from './loop/early-retrieval.js';
 export type {
   AnalyzerPort,
   CallContext,

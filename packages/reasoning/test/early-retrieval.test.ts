@@ -1,8 +1,7 @@
 import type { Analysis__Output } from '@hopline/contracts';
 import { Route, StopReason } from '@hopline/contracts';
 import { describe, expect, it } from 'vitest';
-import type { AnalyzerPort, RetrieveInput, RetrieverPort } from '../src/index.js';
-import type { EarlyRetrievalOutcome } from '../src/loop/early-retrieval.js';
+import type { AnalyzerPort, EarlyRetrievalOutcome, RetrieveInput, RetrieverPort } from '../src/index.js';
 import { createHopReasoner } from '../src/index.js';
 import { analysis, ask, BRIDGE_QUESTION, fixedAnalyzer, keepOrder, overlapRetriever } from './support/fixtures.js';
 

@@ -2,7 +2,7 @@ import { busHealth, type Bus, type KeyValueStore } from '@hopline/bus';
 import { loadHoplineGrpc, type QueryUnderstandingClient, type RerankerClient } from '@hopline/contracts';
 import { createClient, mutualTlsFrom } from '@hopline/grpc';
 import { createOpenAiChatModel, type ChatModel } from '@hopline/models';
-import { createHopReasoner } from '@hopline/reasoning';
+import { createHopReasoner, EARLY_RETRIEVAL_OUTCOMES } from '@hopline/reasoning';
 import { createGuard, DEFAULT_BREAKER, type Guard } from '@hopline/resilience';
 import { warmUp } from '@hopline/runtime';
 import type { HealthReport, HoplineMetrics, Logger } from '@hopline/telemetry';
@@ -140,8 +140,7 @@ export async function startHopReasonerService(deps: HopReasonerServiceDeps): Pro
   });
   const earlyFirstRetrieval = config.EARLY_FIRST_RETRIEVAL && !inProcess;
   // Both outcomes from zero, so that the first spent search shows in increase().
-  if (earlyFirstRetrieval)
-    for (const outcome of ['taken', 'spent'] as const) metrics.earlyRetrievals.inc({ outcome }, 0);
+  if (earlyFirstRetrieval) for (const outcome of EARLY_RETRIEVAL_OUTCOMES) metrics.earlyRetrievals.inc({ outcome }, 0);
   const reasoner = createHopReasoner({
     analyzer,
     retriever: inProcess

@@ -1,6 +1,8 @@
 import type { RetrieveInput, RetrieveOutput } from './ports.js';
 
-export type EarlyRetrievalOutcome = 'taken' | 'spent';
+/** What became of an early search: the first hop took it, or none did. */
+export const EARLY_RETRIEVAL_OUTCOMES = ['taken', 'spent'] as const;
+export type EarlyRetrievalOutcome = (typeof EARLY_RETRIEVAL_OUTCOMES)[number];
 
 const sameSeeds = (a: readonly string[], b: readonly string[]) =>
   a.length === b.length && a.every((seed, index) => seed === b[index]);
@@ -14,7 +16,8 @@ const sameSeeds = (a: readonly string[], b: readonly string[]) =>
  */
 export class EarlyRetrieval {
   private pending: Promise<RetrieveOutput> | undefined;
-  private wasTaken = false;
+  /** spent until a hop takes the search; read when the question is over. */
+  outcome: EarlyRetrievalOutcome = 'spent';
 
   constructor(
     private readonly input: RetrieveInput,
@@ -36,12 +39,8 @@ export class EarlyRetrieval {
       input.topK === asked.topK &&
       input.hop === asked.hop &&
       sameSeeds(input.seeds, asked.seeds);
-    this.wasTaken ||= same && pending !== undefined;
-    return same ? pending : undefined;
-  }
-
-  /** taken where a hop used the search, spent where none did (the question is over). */
-  get outcome(): EarlyRetrievalOutcome {
-    return this.wasTaken ? 'taken' : 'spent';
+    if (!same || pending === undefined) return undefined;
+    this.outcome = 'taken';
+    return pending;
   }
 }
