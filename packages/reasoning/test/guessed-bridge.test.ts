@@ -55,3 +55,12 @@ describe('guessed bridge - a hop taken for a hidden bridge that explains nothing
     expect(done.answer.startsWith(`${answer} [`)).toBe(false);
   });
 });
+
+describe('guessed bridge - the noun of the kind asked is no sign of a hidden bridge', () => {
+  it('guessed bridge - "Which team won the 2040 Lantern Cup?" is answered from the cup\'s document in one hop, though it never says "team"', async () => {
+    const { done, trace } = await answerOf('Which team won the 2040 Lantern Cup?');
+    expect(trace.hops).toHaveLength(1);
+    expect(done.abstained).toBe(false);
+    expect(done.answer.startsWith('Harbour Kites [')).toBe(true);
+  });
+});

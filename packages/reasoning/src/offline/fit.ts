@@ -144,6 +144,12 @@ function usedAsPlace(answer: string, chunks: readonly Pick<Chunk__Output, 'text'
 // department", "what Velmar county"), where the question names one.
 const KIND_NOUN = /\b(?:[Ww]hich|[Ww]hat)(?:\s+\p{Lu}[\p{L}\p{N}'’-]*)*\s+(\p{Ll}[\p{L}'’-]*)/u;
 
+/** The noun of the kind a question asks for ("department" of "which department"), if it names one. */
+export function kindNounAsked(question: string): string | undefined {
+  const noun = KIND_NOUN.exec(question)?.[1];
+  return noun === undefined || ENGLISH_STOP_WORDS.has(noun.toLowerCase()) ? undefined : noun.toLowerCase();
+}
+
 /**
  * The names the chunks call the kind of thing the question asks for, each with the first chunk
  * that does: by putting the kind's noun after the name ("the Reliability department" for "Which
@@ -155,8 +161,8 @@ function namesCalledKindAsked(
   chunks: readonly Pick<Chunk__Output, 'chunkId' | 'text'>[],
 ): Map<string, string> {
   const found = new Map<string, string>();
-  const noun = KIND_NOUN.exec(question)?.[1];
-  if (noun === undefined || ENGLISH_STOP_WORDS.has(noun.toLowerCase())) return found;
+  const noun = kindNounAsked(question);
+  if (noun === undefined) return found;
   const kind = escapeRegExp(noun);
   const attributive = new RegExp(`\\b[Tt]he\\s+((?:\\p{Lu}[\\p{L}\\p{N}'’-]*\\s+){1,4})${kind}\\b`, 'gu');
   const predicative = new RegExp(

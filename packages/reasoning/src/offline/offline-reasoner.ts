@@ -1,6 +1,6 @@
 import type { Chunk__Output } from '@hopline/contracts';
 import { Grade } from '@hopline/contracts';
-import { containsStem, contentTerms, entityKey, hasHan, writtenInChinese } from '@hopline/text';
+import { containsStem, contentTerms, entityKey, hasHan, sameStem, writtenInChinese } from '@hopline/text';
 import type { HopExtractionInput, HopFinding, PreviousHop, Reasoner } from '../reasoner/reasoner.js';
 import { readTypedAnswer } from './answers.js';
 import type { BridgeCandidate } from './bridge.js';
@@ -21,7 +21,7 @@ import {
 } from './question.js';
 import { expandRelations, isRoleNoun } from './relations.js';
 import { namesRoleBeside, roleAskedFor } from './role-holder.js';
-import { asksPlace, fitsQuestion, namedAsKindAsked } from './fit.js';
+import { asksPlace, fitsQuestion, kindNounAsked, namedAsKindAsked } from './fit.js';
 import { synthesizeOffline } from './synthesis.js';
 import type { TitleConventions } from './text.js';
 import { bareTitle, chunkInChinese, chunkTerms, escapeRegExp, sentences, states, titleConventions } from './text.js';
@@ -240,12 +240,15 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
     // hop, when the chain has one. Not a comparison of the times of things it names, though one
     // the analysis could not split: its words of comparison ("同一个月", "更早") are asked of the
     // dates, never stated beside them, and a name read near them is a stray whose hop would put
-    // its ranking in place of this one, which holds the compared things' own documents.
+    // its ranking in place of this one, which holds the compared things' own documents. The noun
+    // of the kind asked ("which team") is no such word: it is what the answer is, which the
+    // answer's own document states, not the one that names it ("won by the Lakeside Otters").
+    const kindAsked = kindNounAsked(input.focus);
     const hiddenBridge =
       input.expectedHops === 1 &&
       hop === 1 &&
       input.hopsLeft > 0 &&
-      unresolved.length > 0 &&
+      unresolved.some((term) => kindAsked === undefined || !sameStem(term, kindAsked)) &&
       candidates.length > 0 &&
       !comparesTimesOfSeveral(input.question) &&
       !(timeFrames && framedInTime(input.question));
