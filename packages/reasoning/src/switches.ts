@@ -58,7 +58,7 @@ export const REASONING_SWITCHES = {
   kindNames:
     'a later hop, sent to one entity\'s document, that asks "which <kind>" answers with the one name that document calls that kind ("in the Reliability department"), before any other name it reads',
   guessedBridgeFallback:
-    'the hop a one-lookup question takes for a bridge its wording hid is a guess when the first hop\'s document left one word unexplained ("played" of "where was the final played?" against "the final in Porto"): a name the first hop\'s chunks that name everything the question names call the kind asked ("the Reliability department") is the answer; otherwise, where the guessed hop reads no answer of the kind asked, or none from chunks that state the unexplained word, the first hop\'s own reading is, if the question asks for a date, a number or a place and the reading fits',
+    'the hop a one-lookup question takes for a bridge its wording hid is a guess when the first hop\'s document left one word unexplained ("played" of "where was the final played?" against "the final in Porto"): a name the first hop\'s chunks that name everything the question names call the kind asked ("the Reliability department") is the answer; otherwise, where the guessed hop reads no answer of the kind asked, or none from chunks that state the unexplained word, the first hop\'s own reading is, if the question asks for a date, a number, a score or a place and the reading fits',
   neighbourReadings:
     "a first hop's date or number read from another entity's titled document (not the one the question names) stands only where that document states the relation asked: \"joined the company in 2027\", in a member's document, dates no founding",
   timeFrames:

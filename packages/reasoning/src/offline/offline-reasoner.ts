@@ -408,8 +408,8 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
 }
 
 /**
- * Whether a question asks for a kind of answer whose fit the evidence can check: a date or a
- * number, or a place (a name the documents use as one). Any name fits "what player" or "what is
+ * Whether a question asks for a kind of answer whose fit the evidence can check: a date, a
+ * number or a score, or a place (a name the documents use as one). Any name fits "what player" or "what is
  * the name of": a first hop's stray name would pass for one.
  */
 function readsCheckably(question: string): boolean {
