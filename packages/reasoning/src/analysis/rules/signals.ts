@@ -1,4 +1,4 @@
-import { contentTerms } from '@hopline/text';
+import { CHINESE_ROLE_NOUNS, contentTerms } from '@hopline/text';
 import {
   choiceOptions,
   chineseComparisonOptions,
@@ -64,7 +64,8 @@ const WHOSE_ROLE = /^\s*whose\s+([\w-]+)/gi;
 // "a sitcom created by", "the album released by"
 const PARTICIPLE_BY =
   /\b(?:created|directed|written|founded|owned|produced|performed|composed|published|released|designed|developed|built|coached|managed|hosted|sung|played|voiced|invented|discovered|named)\s+(?:by|after)\b/i;
-const CHINESE_ROLES = '(?:负责人|创始人|作者|导演|主管|经理|母公司|所属|上级|法人|老板|领导)';
+// The role nouns the name finder reads a holder after ("负责人是李明"), longest first: "总经理" before "经理".
+const CHINESE_ROLES = `(?:${[...CHINESE_ROLE_NOUNS].sort((a, b) => b.length - a.length).join('|')})`;
 // "X 的负责人属于哪个部门"
 const CHINESE_ROLE_BRIDGE = new RegExp(`的[^的？?]{0,6}${CHINESE_ROLES}`);
 // "X的负责人是谁？", "谁是X的负责人？": the role is what "谁" asks for, the answer's own relation.
