@@ -58,6 +58,8 @@ describe('query-understanding rules - routes', () => {
     ["What county is Mira Solen's birthplace a part of?", 'bridge:possessive'],
     ['Whose sister played the lead in Harbor Lights?', 'bridge:whose-role'],
     ['项目A 的负责人属于哪个部门？', 'bridge:zh-de'],
+    // A role the name finder knows, beyond the twelve the rules once listed apart.
+    ['青川队的主教练毕业于哪所大学？', 'bridge:zh-de'],
   ])('rules - a bridge is ITERATIVE with at least two hops: %s', (question, signal) => {
     const analysis = analyzeByRules(question);
     expect(analysis.route).toBe(Route.ITERATIVE);
