@@ -24,7 +24,7 @@ import {
 } from '@hopline/questions';
 import type { HoplineMetrics, Logger } from '@hopline/telemetry';
 import { trace } from '@opentelemetry/api';
-import type { HopReasoner } from '@hopline/reasoning';
+import type { AnswerOutcome, HopReasoner } from '@hopline/reasoning';
 import { hopTimer } from './hop-timer.js';
 import { PartialTrace } from './partial-trace.js';
 
@@ -203,6 +203,11 @@ class QuestionAttempt {
   private queuedTrace: (() => Uint8Array) | undefined;
   /** A round's trace waiting to be stored unless a newer one comes first. */
   private roundTrace: NodeJS.Timeout | undefined;
+  /**
+   * Events the reasoning emitted before the attempt held the question (its first event stored,
+   * no end requested before it), in order; undefined once they are written and the rest follow.
+   */
+  private heldEvents: EventBody[] | undefined = [];
 
   constructor(
     private readonly deps: QuestionJobsDeps,
@@ -250,25 +255,30 @@ class QuestionAttempt {
       });
       return { kind: 'ack' };
     }
-    const [writer, requested] = await Promise.all([this.begin(), requestedEnd]);
+    // A first delivery's reasoning starts while its first event is stored, not after: the
+    // question's first hop has a JetStream write less before it. Its events wait in order behind
+    // that write, and it stops unheard where the question turns out not to be this attempt's to
+    // run (ended before it was taken, or the write failed). A job delivered again reads the log
+    // first, and reasons once it holds the question.
+    const ahead = new AbortController();
+    const reasoningAhead =
+      this.delivery === 1 ? this.reason(AbortSignal.any([this.abort.signal, ahead.signal])) : undefined;
+    // Its failure is read below, once the question is held; never unhandled before that.
+    reasoningAhead?.catch(() => undefined);
+    const [writer, requested] = await Promise.all([this.begin(), requestedEnd]).catch((error: unknown) => {
+      ahead.abort(JOB_OVER);
+      throw error;
+    });
+    if (writer === undefined || requested !== undefined) ahead.abort(JOB_OVER);
     if (writer === undefined) return { kind: 'ack' };
     if (requested !== undefined) return this.end(endError(requested));
     if (writer.attempt > 1) {
       deps.logger.warn('question restarted', { questionId, attempt: writer.attempt, delivery: this.delivery });
     }
-    const observeHop = hopTimer(deps.metrics);
-    let answered: EventBody | undefined;
-    const { done, trace: reasoning } = await deps.reasoner.answer(this.ask, {
-      signal: this.abort.signal,
-      emit: (event) => {
-        observeHop(event);
-        if (this.partialTrace.note(event)) this.storeRoundTrace();
-        const { questionId: _questionId, atUnixMs: _atUnixMs, ...body } = event;
-        // Held back until the reasoner's own trace is there to be stored with it.
-        if (body.event === 'done') answered = body;
-        else this.write(body);
-      },
-    });
+    const held = this.heldEvents ?? [];
+    this.heldEvents = undefined;
+    for (const body of held) this.write(body);
+    const { done, trace: reasoning, answered } = await (reasoningAhead ?? this.reason(this.abort.signal));
     // The answer goes out while its complete trace is stored, not after: a client that has the
     // answer and opens the trace at once gets it from the gateway, which waits for the complete
     // trace of a question whose log holds `done`. The job is done once both are stored.
@@ -279,6 +289,27 @@ class QuestionAttempt {
     deps.metrics.stopReasons.inc({ reason: done.stopReason.toLowerCase() });
     deps.metrics.hopsPerQuestion.observe({ route: done.route.toLowerCase() }, done.hops);
     return { kind: 'ack' };
+  }
+
+  /**
+   * The question's reasoning, its events written as they come (held while the attempt's first
+   * event is being stored) but for `done`, which is returned: it goes out with the complete trace.
+   */
+  private async reason(signal: AbortSignal): Promise<AnswerOutcome & { answered?: EventBody }> {
+    const observeHop = hopTimer(this.deps.metrics);
+    let answered: EventBody | undefined;
+    const outcome = await this.deps.reasoner.answer(this.ask, {
+      signal,
+      emit: (event) => {
+        observeHop(event);
+        if (this.partialTrace.note(event)) this.storeRoundTrace();
+        const { questionId: _questionId, atUnixMs: _atUnixMs, ...body } = event;
+        if (body.event === 'done') answered = body;
+        else if (this.heldEvents !== undefined) this.heldEvents.push(body);
+        else this.write(body);
+      },
+    });
+    return { ...outcome, answered };
   }
 
   /**
@@ -344,10 +375,12 @@ class QuestionAttempt {
     if (isConflict(thrown) || this.abort.signal.aborted) return this.leave();
     const error = toHoplineError(thrown);
     deps.logger.error('question failed', { questionId, error });
+    // Nothing written, nothing to replay: what reasoning ran ahead of the first write is no
+    // attempt the log knows of.
+    if (this.events === undefined) return { kind: 'retry', delayMs: RETRY_UNWRITTEN_MS };
     // What the question got as far as stays replayable.
     this.storeTrace(() => this.partialTrace.encode());
     await this.traceWrites;
-    if (this.events === undefined) return { kind: 'retry', delayMs: RETRY_UNWRITTEN_MS };
     return this.end({ code: error.code, message: error.message, retryable: error.retryable });
   }
 

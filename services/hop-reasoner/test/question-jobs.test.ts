@@ -3,6 +3,7 @@ import { createMemoryBroker, type Bus, type KeyValueStore } from '@hopline/bus';
 import {
   codecs,
   ConflictError,
+  UnavailableError,
   subjects,
   type AskCommand,
   type Done__Output,
@@ -54,6 +55,8 @@ const memoryTraces = (): KeyValueStore & { store: Map<string, Uint8Array> } => {
  */
 function scriptedReasoner() {
   const started: string[] = [];
+  /** Questions whose reasoning was stopped by its signal. */
+  const stopped: string[] = [];
   const releases = new Map<string, () => void>();
   const reasoner: HopReasoner = {
     async answer(command, options) {
@@ -64,12 +67,15 @@ function scriptedReasoner() {
       await options.emit({ questionId, atUnixMs: Date.now(), event: 'route', route: { route: 'SINGLE' } });
       await options.emit({ questionId, atUnixMs: Date.now(), event: 'token', token: { text: 'A' } });
       await Promise.race([released, new Promise((resolve) => signal.addEventListener('abort', resolve))]);
-      if (signal.aborted) throw signal.reason;
+      if (signal.aborted) {
+        stopped.push(questionId);
+        throw signal.reason;
+      }
       await options.emit({ questionId, atUnixMs: Date.now(), event: 'done', done });
       return { done, trace: { questionId, stopReason: 'SUFFICIENT', hops: [] } as unknown as ReasoningTrace__Output };
     },
   };
-  return { reasoner, started, release: (questionId: string) => releases.get(questionId)?.() };
+  return { reasoner, started, stopped, release: (questionId: string) => releases.get(questionId)?.() };
 }
 
 const askFor = (questionId: string, deadlineUnixMs = Date.now() + 30_000): AskCommand => ({
@@ -103,12 +109,27 @@ describe('hop-reasoner question jobs', () => {
       roundTraceDelayMs?: number;
       /** Replaces the reasoner's reading of end requests. */
       ends?: (real: QuestionEnds) => QuestionEnds;
+      /** Called before each write of `accepted`, which waits for it (and fails where it rejects). */
+      beforeAccepted?: () => Promise<void>;
     } = {},
   ) {
     const broker = options.broker ?? createMemoryBroker();
     const bus: Bus = broker.connect();
     const gateway: Bus = broker.connect();
     const streams = await openQuestionStreams(bus);
+    const { beforeAccepted } = options;
+    if (beforeAccepted) {
+      const writer = streams.log.writer.bind(streams.log);
+      streams.log.writer = (...args) => {
+        const opened = writer(...args);
+        const append = opened.append.bind(opened);
+        opened.append = async (body, ...rest) => {
+          if (body.event === 'accepted') await beforeAccepted();
+          return append(body, ...rest);
+        };
+        return opened;
+      };
+    }
     const gatewayStreams = await openQuestionStreams(gateway);
     const script = scriptedReasoner();
     const traces = options.traces ?? memoryTraces();
@@ -212,7 +233,49 @@ describe('hop-reasoner question jobs', () => {
     expect(events.at(-1)?.error).toEqual(endError('client_request'));
   });
 
-  it('question jobs - a question whose end was requested before any hop-reasoner took it is never run: that end follows its accepted', async () => {
+  it("question jobs - a first delivery's reasoning starts while its accepted is stored: what it emits meanwhile follows accepted, in order", async () => {
+    let storeAccepted = () => {};
+    const acceptedStoredAfter = new Promise<void>((resolve) => (storeAccepted = resolve));
+    const { gatewayStreams, script } = await setUp({ beforeAccepted: () => acceptedStoredAfter });
+    const questionId = randomUUID();
+    await gatewayStreams.queue.enqueue(askFor(questionId));
+    // The reasoner has its question, and has emitted its route and a token, before accepted is stored.
+    await waitFor(() => script.started.includes(questionId));
+    storeAccepted();
+    script.release(questionId);
+    const events = await eventsOf(gatewayStreams, questionId);
+    expect(summary(events)).toEqual(['1:1:accepted', '2:1:route', '3:1:token', '4:1:done']);
+  });
+
+  it('question jobs - a first write that fails stops the reasoning run ahead of it, stores no trace of it, and the job comes back', async () => {
+    const traces = memoryTraces();
+    const stored: string[] = [];
+    const put = traces.put.bind(traces);
+    traces.put = async (key, value) => {
+      stored.push(key);
+      return put(key, value);
+    };
+    let writes = 0;
+    const { gatewayStreams, script } = await setUp({
+      traces,
+      beforeAccepted: async () => {
+        writes += 1;
+        if (writes === 1) throw new UnavailableError('the event stream is away');
+      },
+    });
+    const questionId = randomUUID();
+    await gatewayStreams.queue.enqueue(askFor(questionId));
+    await waitFor(() => script.stopped.includes(questionId));
+    expect(stored).toEqual([]);
+    // The job comes back, and its next delivery runs the question from the start.
+    await waitFor(() => script.started.filter((id) => id === questionId).length === 2, { timeoutMs: 5_000 });
+    script.release(questionId);
+    const events = await eventsOf(gatewayStreams, questionId);
+    expect(summary(events)).toEqual(['1:1:accepted', '2:1:route', '3:1:token', '4:1:done']);
+    expect(stored).toEqual([questionId]);
+  });
+
+  it('question jobs - a question whose end was requested before any hop-reasoner took it is never answered: the reasoning started beside its accepted stops unheard, and that end follows its accepted', async () => {
     const broker = createMemoryBroker();
     const gateway = broker.connect();
     const streams = await openQuestionStreams(gateway);
@@ -228,7 +291,7 @@ describe('hop-reasoner question jobs', () => {
     await waitFor(() => script.started.includes(later));
     script.release(later);
     await waitFor(() => jobs.inFlight === 0);
-    expect(script.started).toEqual([later]);
+    expect(script.stopped).toEqual(script.started.filter((id) => id !== later));
     const events = await eventsOf(streams, questionId);
     expect(summary(events)).toEqual(['1:1:accepted', '2:1:error']);
     expect(events[1]?.error).toEqual(endError('client_request'));
@@ -253,7 +316,8 @@ describe('hop-reasoner question jobs', () => {
     expect(summary(events)).toEqual(['1:1:accepted', '2:1:route', '3:2:restarted', '4:2:error']);
     expect(events.at(-1)?.error).toEqual(endError('client_gone'));
     await waitFor(() => jobs.inFlight === 0);
-    expect(script.started).toEqual([]);
+    // Whatever reasoning ran beside the first write stopped, and wrote nothing.
+    expect(script.stopped).toEqual(script.started);
     await gateway.drain();
   });
 
