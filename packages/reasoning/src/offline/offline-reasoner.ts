@@ -133,9 +133,8 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
     finding: HopFinding,
   ): Promise<HopFinding> {
     // A hidden clause leaves several words unexplained (its own verb and nouns), a paraphrase one.
-    const unexplained = unstatedBy(
-      relationTerms(input.focus, questionAnchors(input.focus)),
-      first.cited.slice(0, 1),
+    const unexplained = withoutKindAsked(
+      unstatedBy(relationTerms(input.focus, questionAnchors(input.focus)), first.cited.slice(0, 1), input.focus),
       input.focus,
     );
     if (unexplained.length > PARAPHRASED_WORDS) return finding;
@@ -240,15 +239,13 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
     // hop, when the chain has one. Not a comparison of the times of things it names, though one
     // the analysis could not split: its words of comparison ("同一个月", "更早") are asked of the
     // dates, never stated beside them, and a name read near them is a stray whose hop would put
-    // its ranking in place of this one, which holds the compared things' own documents. The noun
-    // of the kind asked ("which team") is no such word: it is what the answer is, which the
-    // answer's own document states, not the one that names it ("won by the Lakeside Otters").
-    const kindAsked = kindNounAsked(input.focus);
+    // its ranking in place of this one, which holds the compared things' own documents. Nor is
+    // the noun of the kind asked ("which team") such a word (withoutKindAsked).
     const hiddenBridge =
       input.expectedHops === 1 &&
       hop === 1 &&
       input.hopsLeft > 0 &&
-      unresolved.some((term) => kindAsked === undefined || !sameStem(term, kindAsked)) &&
+      withoutKindAsked(unresolved, input.focus).length > 0 &&
       candidates.length > 0 &&
       !comparesTimesOfSeveral(input.question) &&
       !(timeFrames && framedInTime(input.question));
@@ -475,6 +472,16 @@ function unstatedBy(terms: readonly string[], chunks: readonly Chunk__Output[], 
   const stated = chunks.flatMap((chunk) => chunkTerms(chunk));
   const sayable = couldSay(chunks, question);
   return terms.filter((term) => !containsStem(stated, term) && (chunks.length === 0 || sayable(term)));
+}
+
+/**
+ * A question's words a document left unstated, but for the noun of the kind it asks for ("which
+ * team", "what score"): that names what the answer is, which the answer's own document states,
+ * not the one that names it, so it is no sign of a clause the wording hid.
+ */
+function withoutKindAsked(unstated: readonly string[], question: string): string[] {
+  const kind = kindNounAsked(question);
+  return unstated.filter((term) => kind === undefined || !sameStem(term, kind));
 }
 
 /** Which of a question's terms some chunk could state: its names, and its words where a chunk is in its language. */
