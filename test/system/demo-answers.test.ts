@@ -279,6 +279,7 @@ describe('system - demo answers', () => {
     ['What was the score of the 2031 Harbor Cup final?', '3–1', 'harbor-cup-2031'],
     ['Who won the 2031 Harbor Cup?', 'Lakeside Otters', 'harbor-cup-2031'],
     ['Which team won the 2031 Harbor Cup?', 'Lakeside Otters', 'harbor-cup-2031'],
+    ['By what score did the Lakeside Otters win the 2031 Harbor Cup final?', '3–1', 'harbor-cup-2031'],
   ])(
     'demo - a one-lookup question whose document words it differently ("%s") is answered %s from %s',
     async (question, answer, docId) => {

@@ -64,3 +64,11 @@ describe('guessed bridge - the noun of the kind asked is no sign of a hidden bri
     expect(done.answer.startsWith('Harbour Kites [')).toBe(true);
   });
 });
+
+describe('guessed bridge - the words left unexplained are those of the chunk that names all the question names', () => {
+  it('guessed bridge - "By what score did the Harbour Kites win the 2040 Lantern Cup final?" is answered 2–0 from the cup\'s document, not left open for the club\'s', async () => {
+    const { done } = await answerOf('By what score did the Harbour Kites win the 2040 Lantern Cup final?');
+    expect(done.abstained).toBe(false);
+    expect(done.answer.startsWith('2–0 [')).toBe(true);
+  });
+});

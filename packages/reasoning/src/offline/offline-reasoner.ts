@@ -132,16 +132,21 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
     first: PreviousHop,
     finding: HopFinding,
   ): Promise<HopFinding> {
-    // A hidden clause leaves several words unexplained (its own verb and nouns), a paraphrase one.
-    const unexplained = withoutKindAsked(
-      unstatedBy(relationTerms(input.focus, questionAnchors(input.focus)), first.cited.slice(0, 1), input.focus),
-      input.focus,
-    );
-    if (unexplained.length > PARAPHRASED_WORDS) return finding;
     // The first hop answers the whole question only from a chunk that names everything the
     // question names ("how many more titles did A win than B?" is not answered by A's document).
     const anchors = questionAnchors(input.focus);
     const whole = first.cited.filter((chunk) => anchors.every((anchor) => mentions(chunk, anchor)));
+    // A hidden clause leaves several words unexplained (its own verb and nouns), a paraphrase one:
+    // unexplained by such a chunk, where there is one, else by the first hop's first.
+    const unexplained = withoutKindAsked(
+      unstatedBy(
+        relationTerms(input.focus, anchors),
+        whole.length > 0 ? whole.slice(0, 1) : first.cited.slice(0, 1),
+        input.focus,
+      ),
+      input.focus,
+    );
+    if (unexplained.length > PARAPHRASED_WORDS) return finding;
     const read = input.chunks.filter((chunk) => finding.citedChunkIds.includes(chunk.chunkId));
     const calledSo = namedAsKindAsked(input.focus, read);
     const named = namedAsKindAsked(input.focus, whole) ?? (calledSo?.name !== finding.answer ? calledSo : undefined);
