@@ -1,9 +1,10 @@
-// `pnpm ingest <folder|file> [--kb id] [--url url] [--restart] [--wait s]`: parses text,
+// `pnpm ingest <folder|file> [--kb id] [--url url] [--restart] [--wait s] [--retry-for s]`: parses text,
 // markdown, HTML, PDF, DOCX and JSONL files and streams them to the gateway's ingestion API as
 // NDJSON, in batches, with a progress bar (files parsed, documents accepted and searchable, rate,
 // ETA); a file that cannot be read is reported at the end and the rest still go in, and an
 // interrupted folder resumes where it stopped.
 import { statSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { resolve } from 'node:path';
 import { SingleBar } from 'cli-progress';
 import { resolveApiKey } from './api-key.js';
@@ -21,7 +22,7 @@ import { listDocumentFiles, readDocumentFile, type DocumentInput } from './docum
 import { IngestJournal } from './ingest-journal.js';
 import { SearchableWatch } from './searchable.js';
 
-const USAGE = `usage: pnpm ingest <folder|file> [--kb id] [--url url] [--restart] [--wait s]
+const USAGE = `usage: pnpm ingest <folder|file> [--kb id] [--url url] [--restart] [--wait s] [--retry-for s]
 
   Sends every .txt, .md, .markdown, .html, .htm, .pdf, .docx and .jsonl file (a folder is read
   recursively). A file's name is its document id; a JSONL file holds one document per line
@@ -38,6 +39,10 @@ const USAGE = `usage: pnpm ingest <folder|file> [--kb id] [--url url] [--restart
   --restart   send every file again, forgetting what an earlier run had sent
   --wait s    stop waiting for the documents to be searchable once the workers' lag has not
               shrunk for s seconds (default 30; 0: do not wait)
+  --retry-for s
+              a batch the gateway refuses for now (429, or 503 while its message bus is away or
+              it shuts down) goes again after the Retry-After it names, for at most s seconds
+              of waiting over the run (default 60; 0: stop at the first such refusal)
   --help      print this help
 
 ${ENVIRONMENT_HELP}`;
@@ -61,6 +66,18 @@ interface Batch {
 
 const emptyBatch = (): Batch => ({ files: [], documents: 0, bytes: 0 });
 
+/**
+ * The seconds a refusal for now asks to wait before the same request goes again: a 429 (rate
+ * limit) or a 503 (the gateway's message bus away, the gateway shutting down) with Retry-After in
+ * seconds, as the gateway sends it. Undefined for any other answer.
+ */
+function retryAfterSeconds(response: Response): number | undefined {
+  if (response.status !== 429 && response.status !== 503) return undefined;
+  const header = response.headers.get('retry-after');
+  const seconds = header === null || header.trim() === '' ? Number.NaN : Number(header);
+  return Number.isFinite(seconds) && seconds >= 0 ? seconds : undefined;
+}
+
 /** A refusal that names a document (too large, invalid), not the request or the gateway. */
 const refusesADocument = (status: number) => status === 400 || status === 413 || status === 422;
 
@@ -82,6 +99,7 @@ runCommand(USAGE, async () => {
       url: { type: 'string' },
       restart: { type: 'boolean', default: false },
       wait: { type: 'string', default: '30' },
+      'retry-for': { type: 'string', default: '60' },
       help: { type: 'boolean', default: false },
     },
   });
@@ -94,6 +112,9 @@ runCommand(USAGE, async () => {
   const waitSeconds = Number(values.wait);
   if (!Number.isFinite(waitSeconds) || waitSeconds < 0)
     throw new UsageError(`--wait takes seconds (0 or more), not "${values.wait}"`);
+  const retryForSeconds = Number(values['retry-for']);
+  if (!Number.isFinite(retryForSeconds) || retryForSeconds < 0)
+    throw new UsageError(`--retry-for takes seconds (0 or more), not "${values['retry-for']}"`);
   const url = gatewayUrl(values.url);
   const apiKey = resolveApiKey();
   const endpoint = new URL(`/v1/kbs/${encodeURIComponent(values.kb)}/documents`, url);
@@ -118,6 +139,9 @@ runCommand(USAGE, async () => {
   let accepted = 0;
   let duplicates = 0;
   let skipped = 0;
+  /** Refusals for now that were waited out, and the seconds waited. */
+  let retries = 0;
+  let waitedSeconds = 0;
   const failures: string[] = [];
   const seen = new Map<string, string>();
   const watch = new SearchableWatch(url, apiKey);
@@ -153,11 +177,21 @@ runCommand(USAGE, async () => {
    * the documents before it in the refused request stay accepted and come back as duplicates.
    * A gateway that hangs up mid-body is taken the same way: a file it hangs up on alone fails,
    * and a gateway that is really gone fails the next file's connection, which stops the run.
+   * A refusal for now (429, 503 with Retry-After) is waited out and the batch goes again, while
+   * the run has waited less than --retry-for: the documents are idempotent by id and version.
    * Any other refusal stops the run: the next run resumes after the batches accepted.
    */
   const send = async (files: readonly FileLines[]): Promise<void> => {
     if (files.length === 0) return;
     const response = await post(files);
+    const wait = response === HUNG_UP ? undefined : retryAfterSeconds(response);
+    if (response !== HUNG_UP && wait !== undefined && waitedSeconds + wait <= retryForSeconds) {
+      await response.body?.cancel();
+      retries += 1;
+      waitedSeconds += wait;
+      await sleep(wait * 1_000);
+      return send(files);
+    }
     if (response === HUNG_UP) {
       if (files.length > 1) for (const file of files) await send([file]);
       else
@@ -226,7 +260,8 @@ runCommand(USAGE, async () => {
   console.log(
     `queued ${accepted} documents for kb "${values.kb}" in ${seconds.toFixed(1)} s ` +
       `(${duplicates} already queued at the same version` +
-      `${skipped > 0 ? `; ${skipped} file(s) skipped, accepted by an earlier run` : ''})`,
+      `${skipped > 0 ? `; ${skipped} file(s) skipped, accepted by an earlier run` : ''}` +
+      `${retries > 0 ? `; ${retries} refusal(s) for now waited out, ${waitedSeconds} s in all` : ''})`,
   );
   const searchable = watch.searchable;
   if (searchable !== undefined && accepted > 0)

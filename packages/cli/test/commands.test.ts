@@ -270,6 +270,35 @@ describe('cli commands', () => {
     }
   }, 60_000);
 
+  it.each([429, 503] as const)(
+    'ingest - a batch refused for now (%i with Retry-After) goes again after the wait it names; past --retry-for the run stops',
+    async (status) => {
+      const folder = mkdtempSync(join(tmpdir(), 'hopline-ingest-'));
+      for (let i = 0; i < 1_200; i++)
+        writeFileSync(join(folder, `doc-${String(i).padStart(4, '0')}.txt`), `Document ${i}.`);
+      try {
+        // The second batch is refused twice, one second each time, then taken.
+        const patient = await standInGateway({ busy: { requests: [1, 2], status, retryAfter: '1' } });
+        const waited = await run('ingest', ['.', '--url', patient.url, '--wait', '0'], { INIT_CWD: folder });
+        expect(waited.status).toBe(0);
+        expect(waited.stdout).toContain('2 refusal(s) for now waited out, 2 s in all');
+        expect(patient.posted.flatMap((post) => post.documents)).toHaveLength(1_200);
+
+        // Allowed one second of waiting, the run waits once and stops at the second refusal.
+        const hasty = await standInGateway({ busy: { requests: [1, 2], status, retryAfter: '1' } });
+        const stopped = await run('ingest', ['.', '--url', hasty.url, '--wait', '0', '--retry-for', '1', '--restart'], {
+          INIT_CWD: folder,
+        });
+        expect(stopped.status).toBe(1);
+        expect(stopped.stderr).toContain(`error: ${status} Too many requests: wait`);
+        expect(hasty.posted.flatMap((post) => post.documents)).toHaveLength(500);
+      } finally {
+        rmSync(folder, { recursive: true, force: true });
+      }
+    },
+    60_000,
+  );
+
   it('ingest - a refused batch stops the run, and the next run resumes after the batches that were accepted', async () => {
     const folder = mkdtempSync(join(tmpdir(), 'hopline-ingest-'));
     for (let i = 0; i < 1_200; i++)
@@ -313,7 +342,14 @@ interface PostedDocument {
  * or no worker without them.
  */
 async function standInGateway(
-  options: { refuseFrom?: number; lags?: number[]; maxLineBytes?: number; hangUpPastBytes?: number } = {},
+  options: {
+    refuseFrom?: number;
+    lags?: number[];
+    maxLineBytes?: number;
+    hangUpPastBytes?: number;
+    /** Requests (counted from 0) refused for now, with this status and Retry-After. */
+    busy?: { requests: number[]; status: 429 | 503; retryAfter: string };
+  } = {},
 ) {
   const lags = [...(options.lags ?? [])];
   const state = {
@@ -344,6 +380,15 @@ async function standInGateway(
           response.end(
             JSON.stringify({ kbs: [], indexLag: lag === undefined ? [] : [{ workerId: 'w1', ingestLag: lag }] }),
           );
+          return;
+        }
+        if (options.busy?.requests.includes(requests)) {
+          requests++;
+          response.writeHead(options.busy.status, {
+            'Content-Type': 'application/problem+json',
+            'Retry-After': options.busy.retryAfter,
+          });
+          response.end(JSON.stringify({ title: 'Too many requests', detail: 'wait' }));
           return;
         }
         if (requests++ >= state.refuseFrom) {
