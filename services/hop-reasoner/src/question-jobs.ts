@@ -208,6 +208,11 @@ class QuestionAttempt {
    * no end requested before it), in order; undefined once they are written and the rest follow.
    */
   private heldEvents: EventBody[] | undefined = [];
+  /**
+   * The job is settled. Reasoning that ran ahead of a first write that failed may still be
+   * winding down after it: what it emits then is dropped, and schedules no round's trace.
+   */
+  private settled = false;
 
   constructor(
     private readonly deps: QuestionJobsDeps,
@@ -301,6 +306,7 @@ class QuestionAttempt {
     const outcome = await this.deps.reasoner.answer(this.ask, {
       signal,
       emit: (event) => {
+        if (this.settled) return;
         observeHop(event);
         if (this.partialTrace.note(event)) this.storeRoundTrace();
         const { questionId: _questionId, atUnixMs: _atUnixMs, ...body } = event;
@@ -317,6 +323,7 @@ class QuestionAttempt {
    * the partial trace is written unless the question went on without it.
    */
   over(): void {
+    this.settled = true;
     this.forgetRoundTrace();
   }
 

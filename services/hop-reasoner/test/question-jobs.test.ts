@@ -275,6 +275,49 @@ describe('hop-reasoner question jobs', () => {
     expect(stored).toEqual([questionId]);
   });
 
+  it('question jobs - what reasoning run ahead of a failed first write emits while it winds down is dropped: it stores no trace', async () => {
+    const traces = memoryTraces();
+    const stored: string[] = [];
+    const put = traces.put.bind(traces);
+    traces.put = async (key, value) => {
+      stored.push(key);
+      return put(key, value);
+    };
+    let windingDown = false;
+    // Answers a round only once stopped, as a step under way when the abort came would.
+    const lateRound: HopReasoner = {
+      async answer(command, options) {
+        const questionId = command.ctx?.questionId ?? '';
+        const signal = options.signal as AbortSignal;
+        await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        await options.emit({
+          questionId,
+          atUnixMs: Date.now(),
+          event: 'hopAnswer',
+          hopAnswer: { hop: 1, query: 'Who?', answer: 'Mira Chen', citedChunkIds: [] },
+        });
+        windingDown = true;
+        throw signal.reason;
+      },
+    };
+    let writes = 0;
+    const { gatewayStreams } = await setUp({
+      traces,
+      reasoner: lateRound,
+      roundTraceDelayMs: 10,
+      beforeAccepted: async () => {
+        writes += 1;
+        if (writes === 1) throw new UnavailableError('the event stream is away');
+      },
+    });
+    await gatewayStreams.queue.enqueue(askFor(randomUUID()));
+    await waitFor(() => windingDown);
+    // Past the round's trace delay, and before the job comes back (after a second).
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(stored).toEqual([]);
+  });
+
   it('question jobs - a question whose end was requested before any hop-reasoner took it is never answered: the reasoning started beside its accepted stops unheard, and that end follows its accepted', async () => {
     const broker = createMemoryBroker();
     const gateway = broker.connect();
