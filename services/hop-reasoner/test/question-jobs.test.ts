@@ -49,6 +49,18 @@ const memoryTraces = (): KeyValueStore & { store: Map<string, Uint8Array> } => {
   return { store, put: async (key, value) => void store.set(key, value), get: async (key) => store.get(key) };
 };
 
+/** Traces kept in memory, with the key of every store in order. */
+const recordedTraces = () => {
+  const traces = memoryTraces();
+  const stored: string[] = [];
+  const put = traces.put.bind(traces);
+  traces.put = async (key, value) => {
+    stored.push(key);
+    return put(key, value);
+  };
+  return { traces, stored };
+};
+
 /**
  * A reasoner that sends a route and a token, then waits until the test releases its question
  * (or its signal aborts), then sends done. It records every question it was asked to answer.
@@ -248,13 +260,7 @@ describe('hop-reasoner question jobs', () => {
   });
 
   it('question jobs - a first write that fails stops the reasoning run ahead of it, stores no trace of it, and the job comes back', async () => {
-    const traces = memoryTraces();
-    const stored: string[] = [];
-    const put = traces.put.bind(traces);
-    traces.put = async (key, value) => {
-      stored.push(key);
-      return put(key, value);
-    };
+    const { traces, stored } = recordedTraces();
     let writes = 0;
     const { gatewayStreams, script } = await setUp({
       traces,
@@ -276,13 +282,7 @@ describe('hop-reasoner question jobs', () => {
   });
 
   it('question jobs - what reasoning run ahead of a failed first write emits while it winds down is dropped: it stores no trace', async () => {
-    const traces = memoryTraces();
-    const stored: string[] = [];
-    const put = traces.put.bind(traces);
-    traces.put = async (key, value) => {
-      stored.push(key);
-      return put(key, value);
-    };
+    const { traces, stored } = recordedTraces();
     let windingDown = false;
     // Answers a round only once stopped, as a step under way when the abort came would.
     const lateRound: HopReasoner = {
