@@ -184,14 +184,6 @@ runCommand(USAGE, async () => {
   const send = async (files: readonly FileLines[]): Promise<void> => {
     if (files.length === 0) return;
     const response = await post(files);
-    const wait = response === HUNG_UP ? undefined : retryAfterSeconds(response);
-    if (response !== HUNG_UP && wait !== undefined && waitedSeconds + wait <= retryForSeconds) {
-      await response.body?.cancel();
-      retries += 1;
-      waitedSeconds += wait;
-      await sleep(wait * 1_000);
-      return send(files);
-    }
     if (response === HUNG_UP) {
       if (files.length > 1) for (const file of files) await send([file]);
       else
@@ -199,6 +191,14 @@ runCommand(USAGE, async () => {
           `${(files[0] as FileLines).name}: the gateway closed the connection while it was being sent (larger than its INGEST_MAX_DOCUMENT_BYTES?)`,
         );
       return;
+    }
+    const wait = retryAfterSeconds(response);
+    if (wait !== undefined && waitedSeconds + wait <= retryForSeconds) {
+      await response.body?.cancel();
+      retries += 1;
+      waitedSeconds += wait;
+      await sleep(wait * 1_000);
+      return send(files);
     }
     if (response.ok) return accept(response, files);
     if (!refusesADocument(response.status) || files.length === 1) {
