@@ -106,7 +106,7 @@ describe.skipIf(!nats.url)('system - hop-reasoners over NATS: a question outlive
     }
   }, 90_000);
 
-  it('a question whose end was requested before any hop-reasoner took it (a cancel while queued) is not answered: the reasoning started beside its accepted stops unheard, and that end follows its accepted', async () => {
+  it('a question whose end was requested before any hop-reasoner took it (a cancel while queued) is not answered: reasoning started ahead of its accepted, if any, stops unheard, and that end follows its accepted', async () => {
     const bus = await connect('gateway-side');
     const { queue, log, ends } = await openQuestionStreams(bus);
     const cancelled = randomUUID();
@@ -118,8 +118,9 @@ describe.skipIf(!nats.url)('system - hop-reasoners over NATS: a question outlive
     await queue.enqueue({ ctx: { questionId: later, scope, deadlineUnixMs }, question: 'Who?', maxHops: 1 });
 
     const other = await survivor();
-    // The job behind it is run, so the cancelled one was taken, and its reasoning (started
-    // beside the first write of a first delivery) stopped.
+    // The job behind it is run, so the cancelled one was taken, and its reasoning (started in
+    // the turn after the first write of a first delivery, where the end was not known by then)
+    // stopped.
     await waitFor(() => other.started.includes(later), { timeoutMs: 10_000 });
     await waitFor(() => other.stopped.length === other.started.length - 1, { timeoutMs: 10_000 });
     expect(other.stopped).not.toContain(later);

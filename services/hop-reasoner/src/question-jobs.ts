@@ -67,6 +67,8 @@ const RETRY_UNWRITTEN_MS = 1_000;
 const RESTART_REASON =
   'the hop-reasoner running this question stopped before it finished; another one runs it again from the start';
 
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 /** The abort of an attempt whose question a gateway asked to end: the attempt writes that end. */
 class EndRequested extends CancelledError {
   constructor(readonly reason: string) {
@@ -263,14 +265,23 @@ class QuestionAttempt {
     // A first delivery's reasoning starts while its first event is stored, not after: the
     // question's first hop has a JetStream write less before it. Its events wait in order behind
     // that write, and it stops unheard where the question turns out not to be this attempt's to
-    // run (ended before it was taken, or the write failed). A job delivered again reads the log
-    // first, and reasons once it holds the question.
+    // run (ended before it was taken, or the write failed). It starts in the event loop's next
+    // turn: the first event leaves at the end of this one, not behind the reasoning's first
+    // turn (the calls it makes), and a streaming client has it that much sooner. A job
+    // delivered again reads the log first, and reasons once it holds the question.
     const ahead = new AbortController();
+    const beginning = Promise.all([this.begin(), requestedEnd]);
     const reasoningAhead =
-      this.delivery === 1 ? this.reason(AbortSignal.any([this.abort.signal, ahead.signal])) : undefined;
+      this.delivery === 1
+        ? nextTurn().then(() => {
+            const signal = AbortSignal.any([this.abort.signal, ahead.signal]);
+            signal.throwIfAborted();
+            return this.reason(signal);
+          })
+        : undefined;
     // Its failure is read below, once the question is held; never unhandled before that.
     reasoningAhead?.catch(() => undefined);
-    const [writer, requested] = await Promise.all([this.begin(), requestedEnd]).catch((error: unknown) => {
+    const [writer, requested] = await beginning.catch((error: unknown) => {
       ahead.abort(JOB_OVER);
       throw error;
     });

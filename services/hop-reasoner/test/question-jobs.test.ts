@@ -103,6 +103,12 @@ async function eventsOf(streams: QuestionStreams, questionId: string): Promise<Q
   return events;
 }
 
+/** A write refused the way a stream that is away refuses it, `ms` after it was made. */
+async function refusedAfter(ms: number): Promise<never> {
+  await new Promise((resolve) => setTimeout(resolve, ms));
+  throw new UnavailableError('the event stream is away');
+}
+
 const summary = (events: QaEvent__Output[]) => events.map((event) => `${event.seq}:${event.attempt}:${event.event}`);
 
 describe('hop-reasoner question jobs', () => {
@@ -259,7 +265,33 @@ describe('hop-reasoner question jobs', () => {
     expect(summary(events)).toEqual(['1:1:accepted', '2:1:route', '3:1:token', '4:1:done']);
   });
 
-  it('question jobs - a first write that fails stops the reasoning run ahead of it, stores no trace of it, and the job comes back', async () => {
+  it("question jobs - a first delivery's accepted is on its way before the reasoning's first turn: a streaming client has it sooner", async () => {
+    const order: string[] = [];
+    const script = scriptedReasoner();
+    const recording: HopReasoner = {
+      answer: (command, options) => {
+        order.push('reasoning');
+        return script.reasoner.answer(command, options);
+      },
+    };
+    const { gatewayStreams } = await setUp({
+      reasoner: recording,
+      beforeAccepted: async () => void order.push('accepted'),
+    });
+    const questionId = randomUUID();
+    await gatewayStreams.queue.enqueue(askFor(questionId));
+    await waitFor(() => script.started.includes(questionId));
+    script.release(questionId);
+    expect(summary(await eventsOf(gatewayStreams, questionId))).toEqual([
+      '1:1:accepted',
+      '2:1:route',
+      '3:1:token',
+      '4:1:done',
+    ]);
+    expect(order).toEqual(['accepted', 'reasoning']);
+  });
+
+  it('question jobs - a first write that fails before the next turn leaves the reasoning unstarted, and the job comes back', async () => {
     const { traces, stored } = recordedTraces();
     let writes = 0;
     const { gatewayStreams, script } = await setUp({
@@ -267,6 +299,34 @@ describe('hop-reasoner question jobs', () => {
       beforeAccepted: async () => {
         writes += 1;
         if (writes === 1) throw new UnavailableError('the event stream is away');
+      },
+    });
+    const questionId = randomUUID();
+    await gatewayStreams.queue.enqueue(askFor(questionId));
+    await waitFor(() => writes === 2, { timeoutMs: 5_000 });
+    await waitFor(() => script.started.includes(questionId));
+    // Only the second delivery reasoned: the first never started.
+    expect(script.started.filter((id) => id === questionId)).toHaveLength(1);
+    expect(script.stopped).not.toContain(questionId);
+    script.release(questionId);
+    expect(summary(await eventsOf(gatewayStreams, questionId))).toEqual([
+      '1:1:accepted',
+      '2:1:route',
+      '3:1:token',
+      '4:1:done',
+    ]);
+    expect(stored).toEqual([questionId]);
+  });
+
+  it('question jobs - a first write that fails stops the reasoning run ahead of it, stores no trace of it, and the job comes back', async () => {
+    const { traces, stored } = recordedTraces();
+    let writes = 0;
+    const { gatewayStreams, script } = await setUp({
+      traces,
+      // Over NATS a write's failure is heard a round trip later, after the reasoning started.
+      beforeAccepted: async () => {
+        writes += 1;
+        if (writes === 1) await refusedAfter(20);
       },
     });
     const questionId = randomUUID();
@@ -308,7 +368,7 @@ describe('hop-reasoner question jobs', () => {
       roundTraceDelayMs: 10,
       beforeAccepted: async () => {
         writes += 1;
-        if (writes === 1) throw new UnavailableError('the event stream is away');
+        if (writes === 1) await refusedAfter(20);
       },
     });
     await gatewayStreams.queue.enqueue(askFor(randomUUID()));
@@ -318,7 +378,7 @@ describe('hop-reasoner question jobs', () => {
     expect(stored).toEqual([]);
   });
 
-  it('question jobs - a question whose end was requested before any hop-reasoner took it is never answered: the reasoning started beside its accepted stops unheard, and that end follows its accepted', async () => {
+  it('question jobs - a question whose end was requested before any hop-reasoner took it is never answered: reasoning started ahead of its accepted, if any, stops unheard, and that end follows its accepted', async () => {
     const broker = createMemoryBroker();
     const gateway = broker.connect();
     const streams = await openQuestionStreams(gateway);
