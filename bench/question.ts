@@ -6,7 +6,8 @@
 // Each over the demo corpus (14 documents, 2-hop questions), with the answer cache off
 // (CACHE_MAX_ENTRIES=0) so that every question runs, and rate limits out of the way. Closed-loop
 // clients on loopback ask at concurrency 1, 8 and 32, for a JSON answer and for an SSE stream
-// read to its end. Per run: questions per second, p50/p95/p99 of the time to the whole answer,
+// read to its end. Per run: questions per second, p50/p95/p99 of the time to the whole answer
+// (for a stream, also the p50 of the time to its first event, what a streaming client waits for),
 // the HTTP statuses, and the CPU each process spent per question (from /proc/<pid>/stat, so
 // the services need no help to be measured) and, in the distributed mode, the NATS messages
 // each service sent per question (the server's /connz, by connection name). Per mode: the gRPC
@@ -81,6 +82,8 @@ interface RunResult {
   p50: number;
   p95: number;
   p99: number;
+  /** A stream's: the median time to its first event. */
+  firstEventP50?: number;
   statuses: Record<string, number>;
   cpuMsPerQuestion: Record<string, number>;
   /** By the connection's name (the service); the total under "all". */
@@ -132,6 +135,8 @@ interface Round {
   questions: number;
   seconds: number;
   latencies: number[];
+  /** A stream's time to its first event, per question. */
+  firstEvents: number[];
   statuses: Record<string, number>;
   cpuMs: Record<string, number>;
   natsMessages: Record<string, number>;
@@ -141,6 +146,7 @@ async function askRound(system: System, concurrency: number, format: Format, que
   const cpuBefore = system.processes.map(({ child }) => cpuMs(child.pid as number));
   const natsBefore = await natsMessages(system.natsMonitorUrl);
   const latencies: number[] = [];
+  const firstEvents: number[] = [];
   const statuses: Record<string, number> = {};
   let next = 0;
   const started = performance.now();
@@ -150,7 +156,9 @@ async function askRound(system: System, concurrency: number, format: Format, que
         const question = QUESTIONS[next % QUESTIONS.length] as string;
         next += 1;
         const at = performance.now();
-        const status = await ask(system.httpUrl, question, format).catch((error: unknown) => `error ${String(error)}`);
+        const status = await ask(system.httpUrl, question, format, () =>
+          firstEvents.push(performance.now() - at),
+        ).catch((error: unknown) => `error ${String(error)}`);
         latencies.push(performance.now() - at);
         statuses[status] = (statuses[status] ?? 0) + 1;
       }
@@ -162,6 +170,7 @@ async function askRound(system: System, concurrency: number, format: Format, que
     questions,
     seconds,
     latencies,
+    firstEvents,
     statuses,
     cpuMs: Object.fromEntries(
       system.processes.map(({ name, child }, index) => [
@@ -184,6 +193,7 @@ function summed(system: System, concurrency: number, format: Format, rounds: Rou
   const questions = rounds.reduce((sum, r) => sum + r.questions, 0);
   const seconds = rounds.reduce((sum, r) => sum + r.seconds, 0);
   const latencies = rounds.flatMap((r) => r.latencies);
+  const firstEvents = rounds.flatMap((r) => r.firstEvents);
   const statuses: Record<string, number> = {};
   const cpu: Record<string, number> = {};
   const nats: Record<string, number> = {};
@@ -204,6 +214,7 @@ function summed(system: System, concurrency: number, format: Format, rounds: Rou
     p50: round(percentile(latencies, 50)),
     p95: round(percentile(latencies, 95)),
     p99: round(percentile(latencies, 99)),
+    ...(firstEvents.length > 0 ? { firstEventP50: round(percentile(firstEvents, 50)) } : {}),
     statuses,
     cpuMsPerQuestion: perQuestion(cpu, 2),
     ...(system.natsMonitorUrl ? { natsMessagesPerQuestion: perQuestion(nats, 1) } : {}),
@@ -381,12 +392,12 @@ function runsSection(modes: ModeResult[]): string[] {
   return [
     '## Runs',
     '',
-    '| mode | concurrency | format | q/s | p50 ms | p95 ms | p99 ms | statuses | CPU ms per question | NATS messages per question |',
-    '| --- | ---: | --- | ---: | ---: | ---: | ---: | --- | --- | ---: |',
+    '| mode | concurrency | format | q/s | p50 ms | p95 ms | p99 ms | first event p50 ms | statuses | CPU ms per question | NATS messages per question |',
+    '| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | --- | --- | ---: |',
     ...modes.flatMap((mode) =>
       mode.runs.map(
         (r) =>
-          `| ${mode.mode} | ${r.concurrency} | ${r.format} | ${r.qps} | ${r.p50} | ${r.p95} | ${r.p99} | ${statusText(r.statuses)} | ${cpuText(r.cpuMsPerQuestion)} | ${r.natsMessagesPerQuestion ? cpuText(r.natsMessagesPerQuestion) : '—'} |`,
+          `| ${mode.mode} | ${r.concurrency} | ${r.format} | ${r.qps} | ${r.p50} | ${r.p95} | ${r.p99} | ${r.firstEventP50 ?? '—'} | ${statusText(r.statuses)} | ${cpuText(r.cpuMsPerQuestion)} | ${r.natsMessagesPerQuestion ? cpuText(r.natsMessagesPerQuestion) : '—'} |`,
       ),
     ),
     '',

@@ -4,6 +4,7 @@ import { execFileSync } from 'node:child_process';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import type { Format } from './systems.js';
 
 export interface AbOptions {
   /** The baseline's name in the results ("baseline" unless --label says otherwise). */
@@ -15,6 +16,8 @@ export interface AbOptions {
   rounds: number;
   questionsPerRound: number;
   warmup: number;
+  /** How the measured questions are answered: JSON, or an SSE stream read to its end. */
+  format: Format;
 }
 
 const commitOf = (root: string) => {
@@ -28,8 +31,11 @@ const commitOf = (root: string) => {
   }
 };
 
-/** `--baseline <checkout> [--label <name>] [--rounds 6] [--questions 100] [--warmup <defaultWarmup>]`. */
-export function abOptions(defaultWarmup: number): AbOptions {
+/**
+ * `--baseline <checkout> [--label <name>] [--rounds 6] [--questions 100] [--warmup <defaultWarmup>]`,
+ * and `[--format json|sse]` where the bench `offersFormat` (else its questions are JSON).
+ */
+export function abOptions(defaultWarmup: number, offersFormat = false): AbOptions {
   const { values } = parseArgs({
     options: {
       baseline: { type: 'string' },
@@ -37,9 +43,12 @@ export function abOptions(defaultWarmup: number): AbOptions {
       rounds: { type: 'string', default: '6' },
       questions: { type: 'string', default: '100' },
       warmup: { type: 'string', default: String(defaultWarmup) },
+      ...(offersFormat ? { format: { type: 'string', default: 'json' } as const } : {}),
     },
   });
   if (!values.baseline) throw new Error('--baseline <checkout> is required');
+  const format = values.format ?? 'json';
+  if (format !== 'json' && format !== 'sse') throw new Error('--format is json or sse');
   const here = fileURLToPath(new URL('../..', import.meta.url));
   const roots = { [values.label]: resolve(values.baseline), current: here };
   return {
@@ -49,5 +58,6 @@ export function abOptions(defaultWarmup: number): AbOptions {
     rounds: Number(values.rounds),
     questionsPerRound: Number(values.questions),
     warmup: Number(values.warmup),
+    format,
   };
 }

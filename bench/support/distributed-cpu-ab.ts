@@ -9,11 +9,13 @@
 // distributed path and keep its results.
 //
 //   node --conditions=@hopline/source --import tsx bench/support/distributed-cpu-ab.ts \
-//     --baseline <checkout of the code before> [--label <what the baseline is>] [--rounds 6] [--questions 100] [--warmup 400]
+//     --baseline <checkout of the code before> [--label <what the baseline is>] [--rounds 6] [--questions 100] [--warmup 400] [--format json|sse]
 //
 // The baseline checkout needs its dependencies installed (or this checkout's node_modules linked).
 // BENCH_CPU_PROF / BENCH_CPU_PROF_DIR profile the named processes of both clusters (bench/support/processes.ts).
-// Writes bench/results/distributed-cpu-ab.{md,json}.
+// With --format sse the questions are SSE streams read to their end, and the results add the
+// median time to a stream's first event (what a streaming client waits for).
+// Writes bench/results/distributed-cpu-ab.{md,json} (with --format sse, distributed-cpu-ab-sse.*).
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -29,28 +31,36 @@ const {
   rounds: ROUNDS,
   questionsPerRound: QUESTIONS_PER_ROUND,
   warmup: WARMUP,
-} = abOptions(400);
+  format: FORMAT,
+} = abOptions(400, true);
 const names = Object.keys(roots);
 
 interface Round {
   /** CPU ms per question, by process name. */
   cpuMs: Record<string, number>;
   p50Ms: number;
+  /** SSE: the median time to a stream's first event. */
+  firstEventP50Ms?: number;
   failed: number;
 }
+
+const mean = (xs: number[]) => xs.reduce((sum, x) => sum + x, 0) / xs.length;
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 
 /** Serial questions; each process's CPU per question, the median latency, and the questions not answered 200. */
 async function round(system: System, questions: number): Promise<Round> {
   const before = system.processes.map((proc) => cpuMs(proc.child.pid as number));
   const latencies: number[] = [];
+  const firstEvents: number[] = [];
   let failed = 0;
   for (let index = 0; index < questions; index++) {
     const started = performance.now();
-    const status = await ask(system.httpUrl, QUESTIONS[index % QUESTIONS.length] as string, 'json');
+    const status = await ask(system.httpUrl, QUESTIONS[index % QUESTIONS.length] as string, FORMAT, () =>
+      firstEvents.push(performance.now() - started),
+    );
     latencies.push(performance.now() - started);
     if (status !== '200') failed += 1;
   }
-  latencies.sort((a, b) => a - b);
   return {
     cpuMs: Object.fromEntries(
       system.processes.map((proc, index) => [
@@ -58,13 +68,11 @@ async function round(system: System, questions: number): Promise<Round> {
         (cpuMs(proc.child.pid as number) - (before[index] as number)) / questions,
       ]),
     ),
-    p50Ms: latencies[Math.floor(latencies.length / 2)] as number,
+    p50Ms: median(latencies),
+    ...(firstEvents.length > 0 ? { firstEventP50Ms: median(firstEvents) } : {}),
     failed,
   };
 }
-
-const mean = (xs: number[]) => xs.reduce((sum, x) => sum + x, 0) / xs.length;
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 
 const dataDir = mkdtempSync(join(tmpdir(), 'hopline-bench-distributed-cpu-ab-'));
 const systems: Record<string, System> = {};
@@ -101,6 +109,9 @@ try {
     });
   const spread = (ratios: number[]) =>
     `${median(ratios).toFixed(2)} (${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)})`;
+  const medianOf = (name: string, of: (round: Round) => number) => median((rounds[name] ?? []).map(of));
+  const latencyRow = (title: string, of: (round: Round) => number) =>
+    `| ${title} | ${names.map((name) => medianOf(name, of).toFixed(1)).join(' | ')} | ${(medianOf(label, of) / medianOf('current', of)).toFixed(2)} | |`;
   const failed = names.reduce((sum, name) => sum + (rounds[name] ?? []).reduce((s, r) => s + r.failed, 0), 0);
   const load = loadavg()
     .map((value) => value.toFixed(1))
@@ -110,7 +121,7 @@ try {
     '',
     'Command: `node --conditions=@hopline/source --import tsx bench/support/distributed-cpu-ab.ts --baseline <checkout>`',
     '',
-    `Machine: ${machineDescription()}; load average at the end ${load} (1/5/15 min) on a machine shared with other work. Data: the demo corpus (14 documents), the four questions of its README in turn, JSON answers at concurrency 1, answer cache off, one retrieval worker; each cluster warmed with ${WARMUP} questions, then ${ROUNDS} rounds of ${QUESTIONS_PER_ROUND} serial questions each, the two clusters alternating. CPU from /proc/<pid>/stat (10 ms ticks), mean of the rounds.`,
+    `Machine: ${machineDescription()}; load average at the end ${load} (1/5/15 min) on a machine shared with other work. Data: the demo corpus (14 documents), the four questions of its README in turn, ${FORMAT === 'sse' ? 'SSE streams read to their end' : 'JSON answers'} at concurrency 1, answer cache off, one retrieval worker; each cluster warmed with ${WARMUP} questions, then ${ROUNDS} rounds of ${QUESTIONS_PER_ROUND} serial questions each, the two clusters alternating. CPU from /proc/<pid>/stat (10 ms ticks), mean of the rounds.`,
     '',
     `| process | ${names.map((name) => `${name} (${commits[name]})`).join(' | ')} | ${label} / current | the same, per round: median (min–max) |`,
     `| --- | ${names.map(() => '---:').join(' | ')} | ---: | ---: |`,
@@ -119,17 +130,19 @@ try {
         `| ${process} | ${names.map((name) => meanCpu(name, process).toFixed(2)).join(' | ')} | ${(meanCpu(label, process) / meanCpu('current', process)).toFixed(2)} | ${spread(pairedRatios(process))} |`,
     ),
     `| all | ${names.map((name) => totalCpu(name).toFixed(2)).join(' | ')} | ${(totalCpu(label) / totalCpu('current')).toFixed(2)} | ${spread(pairedRatios())} |`,
-    `| p50 ms (median of rounds) | ${names.map((name) => median((rounds[name] ?? []).map((r) => r.p50Ms)).toFixed(1)).join(' | ')} | ${(median((rounds[label] ?? []).map((r) => r.p50Ms)) / median((rounds.current ?? []).map((r) => r.p50Ms))).toFixed(2)} | |`,
+    latencyRow('p50 ms (median of rounds)', (r) => r.p50Ms),
+    ...(FORMAT === 'sse' ? [latencyRow('first event p50 ms (median of rounds)', (r) => r.firstEventP50Ms ?? NaN)] : []),
     '',
     `Questions not answered 200: ${failed}.`,
     '',
   ].join('\n');
   console.log(markdown);
   const resultsDir = fileURLToPath(new URL('../results/', import.meta.url));
-  writeFileSync(`${resultsDir}distributed-cpu-ab.md`, markdown);
+  const results = `${resultsDir}distributed-cpu-ab${FORMAT === 'sse' ? '-sse' : ''}`;
+  writeFileSync(`${results}.md`, markdown);
   writeFileSync(
-    `${resultsDir}distributed-cpu-ab.json`,
-    `${JSON.stringify({ baseline: label, commits, warmup: WARMUP, rounds: ROUNDS, questionsPerRound: QUESTIONS_PER_ROUND, load: loadavg(), perRound: rounds }, null, 2)}\n`,
+    `${results}.json`,
+    `${JSON.stringify({ baseline: label, commits, format: FORMAT, warmup: WARMUP, rounds: ROUNDS, questionsPerRound: QUESTIONS_PER_ROUND, load: loadavg(), perRound: rounds }, null, 2)}\n`,
   );
 } finally {
   await Promise.all(Object.values(systems).map((system) => system.stop()));

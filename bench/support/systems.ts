@@ -182,8 +182,16 @@ export async function startDistributed(dataDir: string, workers: 1 | 2, root = r
   }
 }
 
-/** Asks one question; resolves with the HTTP status, or 'sse-error' for a stream that ended in an error event. */
-export async function ask(httpUrl: string, question: string, format: Format): Promise<string> {
+/**
+ * Asks one question; resolves with the HTTP status, or 'sse-error' for a stream that ended in an
+ * error event. `onFirstEvent` is called as a stream's first event arrives (never for JSON).
+ */
+export async function ask(
+  httpUrl: string,
+  question: string,
+  format: Format,
+  onFirstEvent?: () => void,
+): Promise<string> {
   const response = await fetch(`${httpUrl}/v1/ask`, {
     method: 'POST',
     headers: {
@@ -198,6 +206,9 @@ export async function ask(httpUrl: string, question: string, format: Format): Pr
     return String(response.status);
   }
   let last = '';
-  for await (const event of readSse(response.body as ReadableStream<Uint8Array>)) last = event.event;
+  for await (const event of readSse(response.body as ReadableStream<Uint8Array>)) {
+    if (last === '') onFirstEvent?.();
+    last = event.event;
+  }
   return last === 'done' ? '200' : `sse-${last || 'cut'}`;
 }
