@@ -119,7 +119,7 @@ try {
   const markdown = [
     '# Distributed CPU per question: this checkout against a baseline, alternating',
     '',
-    'Command: `node --conditions=@hopline/source --import tsx bench/support/distributed-cpu-ab.ts --baseline <checkout>`',
+    `Command: \`node --conditions=@hopline/source --import tsx bench/support/distributed-cpu-ab.ts --baseline <checkout>${FORMAT === 'sse' ? ' --format sse' : ''}\``,
     '',
     `Machine: ${machineDescription()}; load average at the end ${load} (1/5/15 min) on a machine shared with other work. Data: the demo corpus (14 documents), the four questions of its README in turn, ${FORMAT === 'sse' ? 'SSE streams read to their end' : 'JSON answers'} at concurrency 1, answer cache off, one retrieval worker; each cluster warmed with ${WARMUP} questions, then ${ROUNDS} rounds of ${QUESTIONS_PER_ROUND} serial questions each, the two clusters alternating. CPU from /proc/<pid>/stat (10 ms ticks), mean of the rounds.`,
     '',

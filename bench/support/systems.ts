@@ -206,8 +206,10 @@ export async function ask(
     return String(response.status);
   }
   let last = '';
+  let first = true;
   for await (const event of readSse(response.body as ReadableStream<Uint8Array>)) {
-    if (last === '') onFirstEvent?.();
+    if (first) onFirstEvent?.();
+    first = false;
     last = event.event;
   }
   return last === 'done' ? '200' : `sse-${last || 'cut'}`;
