@@ -103,11 +103,24 @@ async function eventsOf(streams: QuestionStreams, questionId: string): Promise<Q
   return events;
 }
 
-/** A write refused the way a stream that is away refuses it, `ms` after it was made. */
-async function refusedAfter(ms: number): Promise<never> {
-  await new Promise((resolve) => setTimeout(resolve, ms));
-  throw new UnavailableError('the event stream is away');
+/**
+ * A `beforeAccepted` that refuses the first write of `accepted` as a stream that is away does,
+ * at once or `afterMs` later (over NATS a refusal is heard a round trip after the write), and
+ * lets the later ones through; `writes` counts them.
+ */
+function refusingFirstWrite(afterMs = 0) {
+  const writes = { count: 0 };
+  const beforeAccepted = async () => {
+    writes.count += 1;
+    if (writes.count > 1) return;
+    if (afterMs > 0) await new Promise((resolve) => setTimeout(resolve, afterMs));
+    throw new UnavailableError('the event stream is away');
+  };
+  return { writes, beforeAccepted };
 }
+
+/** The log of a question the scripted reasoner answered in one attempt: seq, attempt and event. */
+const ANSWERED_IN_ONE_ATTEMPT = ['1:1:accepted', '2:1:route', '3:1:token', '4:1:done'];
 
 const summary = (events: QaEvent__Output[]) => events.map((event) => `${event.seq}:${event.attempt}:${event.event}`);
 
@@ -186,12 +199,7 @@ describe('hop-reasoner question jobs', () => {
     await waitFor(() => script.started.includes(questionId));
     expect(jobs.inFlight).toBe(1);
     script.release(questionId);
-    expect(summary(await eventsOf(gatewayStreams, questionId))).toEqual([
-      '1:1:accepted',
-      '2:1:route',
-      '3:1:token',
-      '4:1:done',
-    ]);
+    expect(summary(await eventsOf(gatewayStreams, questionId))).toEqual(ANSWERED_IN_ONE_ATTEMPT);
     await waitFor(() => traces.store.has(questionId) && jobs.inFlight === 0);
     // The work queue forgets a job once it is done.
     expect(await gatewayStreams.queue.withdraw(questionId)).toBeUndefined();
@@ -262,7 +270,7 @@ describe('hop-reasoner question jobs', () => {
     storeAccepted();
     script.release(questionId);
     const events = await eventsOf(gatewayStreams, questionId);
-    expect(summary(events)).toEqual(['1:1:accepted', '2:1:route', '3:1:token', '4:1:done']);
+    expect(summary(events)).toEqual(ANSWERED_IN_ONE_ATTEMPT);
   });
 
   it("question jobs - a first delivery's accepted is on its way before the reasoning's first turn: a streaming client has it sooner", async () => {
@@ -282,53 +290,30 @@ describe('hop-reasoner question jobs', () => {
     await gatewayStreams.queue.enqueue(askFor(questionId));
     await waitFor(() => script.started.includes(questionId));
     script.release(questionId);
-    expect(summary(await eventsOf(gatewayStreams, questionId))).toEqual([
-      '1:1:accepted',
-      '2:1:route',
-      '3:1:token',
-      '4:1:done',
-    ]);
+    expect(summary(await eventsOf(gatewayStreams, questionId))).toEqual(ANSWERED_IN_ONE_ATTEMPT);
     expect(order).toEqual(['accepted', 'reasoning']);
   });
 
   it('question jobs - a first write that fails before the next turn leaves the reasoning unstarted, and the job comes back', async () => {
     const { traces, stored } = recordedTraces();
-    let writes = 0;
-    const { gatewayStreams, script } = await setUp({
-      traces,
-      beforeAccepted: async () => {
-        writes += 1;
-        if (writes === 1) throw new UnavailableError('the event stream is away');
-      },
-    });
+    const { writes, beforeAccepted } = refusingFirstWrite();
+    const { gatewayStreams, script } = await setUp({ traces, beforeAccepted });
     const questionId = randomUUID();
     await gatewayStreams.queue.enqueue(askFor(questionId));
-    await waitFor(() => writes === 2, { timeoutMs: 5_000 });
+    await waitFor(() => writes.count === 2, { timeoutMs: 5_000 });
     await waitFor(() => script.started.includes(questionId));
     // Only the second delivery reasoned: the first never started.
     expect(script.started.filter((id) => id === questionId)).toHaveLength(1);
     expect(script.stopped).not.toContain(questionId);
     script.release(questionId);
-    expect(summary(await eventsOf(gatewayStreams, questionId))).toEqual([
-      '1:1:accepted',
-      '2:1:route',
-      '3:1:token',
-      '4:1:done',
-    ]);
+    expect(summary(await eventsOf(gatewayStreams, questionId))).toEqual(ANSWERED_IN_ONE_ATTEMPT);
     expect(stored).toEqual([questionId]);
   });
 
   it('question jobs - a first write that fails stops the reasoning run ahead of it, stores no trace of it, and the job comes back', async () => {
     const { traces, stored } = recordedTraces();
-    let writes = 0;
-    const { gatewayStreams, script } = await setUp({
-      traces,
-      // Over NATS a write's failure is heard a round trip later, after the reasoning started.
-      beforeAccepted: async () => {
-        writes += 1;
-        if (writes === 1) await refusedAfter(20);
-      },
-    });
+    // Refused a round trip after the write, as over NATS: the reasoning has started by then.
+    const { gatewayStreams, script } = await setUp({ traces, beforeAccepted: refusingFirstWrite(20).beforeAccepted });
     const questionId = randomUUID();
     await gatewayStreams.queue.enqueue(askFor(questionId));
     await waitFor(() => script.stopped.includes(questionId));
@@ -337,7 +322,7 @@ describe('hop-reasoner question jobs', () => {
     await waitFor(() => script.started.filter((id) => id === questionId).length === 2, { timeoutMs: 5_000 });
     script.release(questionId);
     const events = await eventsOf(gatewayStreams, questionId);
-    expect(summary(events)).toEqual(['1:1:accepted', '2:1:route', '3:1:token', '4:1:done']);
+    expect(summary(events)).toEqual(ANSWERED_IN_ONE_ATTEMPT);
     expect(stored).toEqual([questionId]);
   });
 
@@ -361,15 +346,11 @@ describe('hop-reasoner question jobs', () => {
         throw signal.reason;
       },
     };
-    let writes = 0;
     const { gatewayStreams } = await setUp({
       traces,
       reasoner: lateRound,
       roundTraceDelayMs: 10,
-      beforeAccepted: async () => {
-        writes += 1;
-        if (writes === 1) await refusedAfter(20);
-      },
+      beforeAccepted: refusingFirstWrite(20).beforeAccepted,
     });
     await gatewayStreams.queue.enqueue(askFor(randomUUID()));
     await waitFor(() => windingDown);
