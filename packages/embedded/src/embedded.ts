@@ -18,10 +18,11 @@ import * as queryUnderstanding from '@hopline/query-understanding';
 import * as reranker from '@hopline/reranker';
 import * as retrievalWorker from '@hopline/retrieval-worker';
 import { stopAll, type RunningService } from '@hopline/runtime';
-import { createLogger, createMetrics, instrument, runInService, startOpsServer } from '@hopline/telemetry';
+import { createLogger, createMetrics, runInService, startOpsServer } from '@hopline/telemetry';
 import type { EmbeddedConfig } from './config.js';
 import { loadDemoCorpus } from './demo-corpus.js';
 import { DEV_PRINCIPAL, loadOrCreateDevKey } from './dev-key.js';
+import { inProcessCall } from './in-process-call.js';
 
 export interface Embedded {
   httpUrl: string;
@@ -142,8 +143,11 @@ export async function startEmbedded(config: EmbeddedConfig, env: NodeJS.ProcessE
         // their own services' work, as their gRPC handlers would be.
         inProcess: {
           analyzer: {
-            analyze: inProcessCall('query-understanding', 'hopline.v1.QueryUnderstanding/Analyze', (...args) =>
-              quService.analyzer.analyze(...args),
+            analyze: inProcessCall(
+              'query-understanding',
+              'hopline.v1.QueryUnderstanding/Analyze',
+              (...args) => quService.analyzer.analyze(...args),
+              { turnFirst: true },
             ),
           },
           reranker: {
@@ -237,17 +241,4 @@ export async function startEmbedded(config: EmbeddedConfig, env: NodeJS.ProcessE
     await stop().catch(() => undefined);
     throw error;
   }
-}
-
-/**
- * A service called directly in this process, traced as its gRPC handler would be: a span named
- * after the method, in the callee's own service, so that a trace shows the same five services
- * whichever way they are deployed.
- */
-function inProcessCall<A extends unknown[], R>(
-  service: string,
-  method: string,
-  call: (...args: A) => Promise<R>,
-): (...args: A) => Promise<R> {
-  return (...args) => runInService(service, () => instrument(method, {}, () => call(...args)));
 }
