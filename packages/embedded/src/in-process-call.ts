@@ -1,6 +1,5 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { instrument, runInService } from '@hopline/telemetry';
-
-const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**
  * A service called directly in this process, traced as its gRPC handler would be: a span named

@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { DurableConsumer, KeyValueStore, Settlement, StreamMessage } from '@hopline/bus';
 import {
   CancelledError,
@@ -66,8 +67,6 @@ const WRITE_SLACK_MS = 5_000;
 const RETRY_UNWRITTEN_MS = 1_000;
 const RESTART_REASON =
   'the hop-reasoner running this question stopped before it finished; another one runs it again from the start';
-
-const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** The abort of an attempt whose question a gateway asked to end: the attempt writes that end. */
 class EndRequested extends CancelledError {
