@@ -13,9 +13,11 @@ import {
   documentSchema,
   jsonBodySchema,
   NDJSON_TYPES,
+  ingestRefusal,
   type IngestTarget,
 } from '../ingestion/accept-documents.js';
 import { acceptUploadedFiles } from '../ingestion/accept-files.js';
+import { versionNow } from '../ingestion/version-clock.js';
 import type { KbService } from '../kb-service.js';
 import { problems } from '../problem.js';
 import { principalOf, tracedWith } from './request-context.js';
@@ -199,12 +201,16 @@ export const kbRoutes: FastifyPluginAsyncZod<KbRoutesOptions> = async (app, opti
         const current = await options.lookupDocument(principal.tenantId, kb, doc);
         if (!current.exists) throw problems.notFound(`no document "${doc}" in kb "${kb}"`);
         // Never below the version indexed: a gateway whose clock runs behind still deletes it.
-        const version = Math.max(Date.now(), current.version);
-        await options.ingest.publish(
-          subjects.ingest(principal.tenantId, kb),
-          codecs.ingestCommand.encode({ delete: { tenantId: principal.tenantId, kbId: kb, docId: doc, version } }),
-          { msgId: ingestMessageId('delete', principal.tenantId, kb, doc, version) },
-        );
+        const version = Math.max(versionNow(), current.version);
+        await options.ingest
+          .publish(
+            subjects.ingest(principal.tenantId, kb),
+            codecs.ingestCommand.encode({ delete: { tenantId: principal.tenantId, kbId: kb, docId: doc, version } }),
+            { msgId: ingestMessageId('delete', principal.tenantId, kb, doc, version) },
+          )
+          .catch((error: unknown) => {
+            throw ingestRefusal(error);
+          });
         await options.kbWritten(principal.tenantId, kb);
         return reply.code(202).send({ kbId: kb, docId: doc, deleted: true as const, version });
       }),

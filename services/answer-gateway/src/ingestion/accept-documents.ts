@@ -1,8 +1,10 @@
 import { z } from 'zod';
 import { docIdSchema } from '../document-id.js';
-import { Problem, problems } from '../problem.js';
+import { isBusUnavailable, toHoplineError } from '@hopline/contracts';
+import { Problem, problems, toProblem } from '../problem.js';
 import { readNdjsonLines } from './ndjson.js';
 import { publishDocument, type DocumentStreams } from './publish-document.js';
+import { versionNow } from './version-clock.js';
 
 /** One document as ingestion takes it: a JSON body, an item of `documents`, or one NDJSON line. */
 export const documentSchema = z
@@ -63,13 +65,30 @@ export interface IngestTarget {
 /** Publishes one validated document, stamped with the current time when it names no version. */
 export async function publish(target: IngestTarget, document: DocumentInput): Promise<AcceptedDocument> {
   const { sections, ...fields } = document;
-  const version = document.version ?? Date.now();
-  const { duplicate } = await publishDocument(target.streams, target.tenantId, target.kbId, {
-    ...fields,
-    version,
-    ...(sections ? { layout: { sections } } : {}),
-  });
-  return { docId: document.docId, version, duplicate };
+  const version = document.version ?? versionNow();
+  try {
+    const { duplicate } = await publishDocument(target.streams, target.tenantId, target.kbId, {
+      ...fields,
+      version,
+      ...(sections ? { layout: { sections } } : {}),
+    });
+    return { docId: document.docId, version, duplicate };
+  } catch (error) {
+    throw ingestRefusal(error);
+  }
+}
+
+/**
+ * A write the ingest stream did not take, as the 503 with Retry-After that `pnpm ingest` and
+ * other clients retry: the bus unreachable, the stream without a leader (a cluster electing one
+ * takes seconds) or not answering in time. Anything else passes as it is.
+ */
+export function ingestRefusal(error: unknown): unknown {
+  if (isBusUnavailable(error)) return toProblem(error);
+  const failure = toHoplineError(error);
+  if (failure.code === 'unavailable' || failure.code === 'deadline_exceeded')
+    return problems.unavailable(`the ingest stream did not take the write: ${failure.message}`, 1_000);
+  return error;
 }
 
 /** One document or `{ documents: [...] }`, a JSON body read whole within one document's limit. */
@@ -95,16 +114,28 @@ export async function acceptNdjsonDocuments(
 ): Promise<AcceptedDocument[]> {
   const accepted: AcceptedDocument[] = [];
   const inFlight = new Set<Promise<void>>();
+  // A publish may fail while the loop waits for the body's next bytes, when nothing awaits it:
+  // its failure is kept here at once (an unhandled rejection would end the process) and
+  // thrown at the loop's next step.
+  let failed: { error: unknown } | undefined;
+  const throwIfFailed = () => {
+    if (failed) throw failed.error;
+  };
   try {
     for await (const line of readNdjsonLines(body, maxDocumentBytes, 'INGEST_MAX_DOCUMENT_BYTES')) {
+      throwIfFailed();
       const document = parseLine(line.text, line.number);
-      const publishing = publish(target, document)
-        .then((entry) => void accepted.push(entry))
+      const publishing: Promise<void> = publish(target, document)
+        .then(
+          (entry) => void accepted.push(entry),
+          (error: unknown) => void (failed ??= { error }),
+        )
         .finally(() => inFlight.delete(publishing));
       inFlight.add(publishing);
       if (inFlight.size >= PUBLISH_WINDOW) await Promise.race(inFlight);
     }
     await Promise.all(inFlight);
+    throwIfFailed();
   } catch (error) {
     await Promise.allSettled(inFlight);
     throw withAcceptedCount(error, accepted.length);
