@@ -89,4 +89,30 @@ describe('answer-gateway ingestion - raw files uploaded as multipart/form-data',
     expect(response.status).toBe(403);
     expect(response.headers.get('content-type')).toBe('application/problem+json');
   });
+
+  it('upload - a form field beside the files is skipped, and a form of more parts than the gateway takes is a 413, not a 500', async () => {
+    await using t = await startTestGateway();
+    const form = new FormData();
+    form.append('note', 'uploaded from the web page');
+    form.append('file', new Blob(['Bluefin was founded in 2019.']), 'plain.txt');
+    const response = await fetch(`${t.baseUrl}/v1/kbs/projects/documents`, {
+      method: 'POST',
+      headers: bearer(t.keys.alice),
+      body: form,
+    });
+    expect(response.status).toBe(202);
+    expect(((await response.json()) as { accepted: Array<{ docId: string }> }).accepted).toMatchObject([
+      { docId: 'plain' },
+    ]);
+
+    const crowded = new FormData();
+    for (let index = 0; index < 1_001; index++) crowded.append(`field${index}`, 'x');
+    const refused = await fetch(`${t.baseUrl}/v1/kbs/projects/documents`, {
+      method: 'POST',
+      headers: bearer(t.keys.alice),
+      body: crowded,
+    });
+    expect(refused.status).toBe(413);
+    expect(((await refused.json()) as { type: string }).type).toBe('urn:hopline:problem:payload-too-large');
+  });
 });

@@ -126,7 +126,8 @@ export const kbRoutes: FastifyPluginAsyncZod<KbRoutesOptions> = async (app, opti
     ingestion.addContentTypeParser(NDJSON_TYPES, (_request, payload, done) => done(null, payload));
     // Files are streamed part by part; each is held alone, within the document limit.
     await ingestion.register(fastifyMultipart, {
-      limits: { fileSize: options.maxDocumentBytes, fields: 0 },
+      // Form fields are allowed and skipped (a browser's form may send some); the parts stay capped.
+      limits: { fileSize: options.maxDocumentBytes },
       // A file over the limit is reported among the refused ones, not as the request's failure.
       throwFileSizeLimit: false,
     });

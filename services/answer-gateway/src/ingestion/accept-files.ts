@@ -1,7 +1,7 @@
 import { extname } from 'node:path';
 import type { Multipart } from '@fastify/multipart';
 import { documentIdFrom, parseDocument } from '@hopline/documents';
-import { problemDocument, problems, type Problem, type ProblemDocument } from '../problem.js';
+import { Problem, problemDocument, problems, type ProblemDocument } from '../problem.js';
 import { publish, type AcceptedDocument, type IngestTarget } from './accept-documents.js';
 
 export interface RefusedFile {
@@ -23,31 +23,70 @@ export async function acceptUploadedFiles(
 ): Promise<{ accepted: AcceptedDocument[]; refused: RefusedFile[] }> {
   const accepted: AcceptedDocument[] = [];
   const refused: RefusedFile[] = [];
-  for await (const part of parts) {
-    if (part.type !== 'file') continue;
-    const file = part.filename;
-    const refuse = (problem: Problem) => refused.push({ file, problem: problemDocument(problem) });
-    // Past the limit the rest of the file is skipped, not held: the file is refused alone.
-    const data = await part.toBuffer();
-    if (part.file.truncated) {
-      refuse(problems.payloadTooLarge(maxDocumentBytes, 'INGEST_MAX_DOCUMENT_BYTES', `the file "${file}"`));
-      continue;
-    }
-    let document;
-    try {
-      const parsed = await parseDocument(file, data);
-      document = {
-        docId: documentIdFrom(file),
-        title: parsed.title ?? file.slice(0, file.length - extname(file).length),
-        text: parsed.text,
-        sourceUri: file,
-        ...(parsed.sections.length > 0 ? { sections: parsed.sections } : {}),
-      };
-    } catch (error) {
-      refuse(problems.unreadableDocument(`${file}: ${(error as Error).message}`));
-      continue;
-    }
-    accepted.push(await publish(target, document));
+  try {
+    for await (const part of parts) await acceptPart(target, part, maxDocumentBytes, accepted, refused);
+  } catch (error) {
+    throw withFilesAccepted(multipartProblem(error), accepted.length);
   }
   return { accepted, refused };
+}
+
+async function acceptPart(
+  target: IngestTarget,
+  part: Multipart,
+  maxDocumentBytes: number,
+  accepted: AcceptedDocument[],
+  refused: RefusedFile[],
+): Promise<void> {
+  if (part.type !== 'file') return;
+  const file = part.filename;
+  const refuse = (problem: Problem) => refused.push({ file, problem: problemDocument(problem) });
+  // Past the limit the rest of the file is skipped, not held: the file is refused alone.
+  const data = await part.toBuffer();
+  if (part.file.truncated) {
+    refuse(problems.payloadTooLarge(maxDocumentBytes, 'INGEST_MAX_DOCUMENT_BYTES', `the file "${file}"`));
+    return;
+  }
+  let document;
+  try {
+    const parsed = await parseDocument(file, data);
+    document = {
+      docId: documentIdFrom(file),
+      title: parsed.title ?? file.slice(0, file.length - extname(file).length),
+      text: parsed.text,
+      sourceUri: file,
+      ...(parsed.sections.length > 0 ? { sections: parsed.sections } : {}),
+    };
+  } catch (error) {
+    refuse(problems.unreadableDocument(`${file}: ${(error as Error).message}`));
+    return;
+  }
+  accepted.push(await publish(target, document));
+}
+
+/**
+ * What @fastify/multipart refuses as the body is read, as the client's problem, not a 500: a
+ * body that closed before its end, more parts than it takes, a field named like a prototype
+ * property. Anything else passes as it is.
+ */
+function multipartProblem(error: unknown): unknown {
+  const code = (error as { code?: unknown } | null)?.code;
+  const message = error instanceof Error ? error.message : String(error);
+  if (code === 'FST_MP_PREMATURE_CLOSE') return problems.clientClosedRequest();
+  if (code === 'FST_PARTS_LIMIT' || code === 'FST_FILES_LIMIT' || code === 'FST_FIELDS_LIMIT')
+    return new Problem(
+      413,
+      'payload-too-large',
+      'Request body too large',
+      `the upload has too many parts (${message})`,
+    );
+  if (code === 'FST_PROTO_VIOLATION') return problems.badRequest(message);
+  return error;
+}
+
+/** An upload that failed part-way: the client must learn how many files before it went in. */
+function withFilesAccepted(error: unknown, accepted: number): unknown {
+  if (!(error instanceof Problem) || accepted === 0) return error;
+  const detail = `${error.detail ?? error.title}; the ${accepted} file(s) before it were accepted`;
+  return new Problem(error.status, error.slug, error.title, detail, error.headers);
 }
