@@ -62,6 +62,8 @@ export class RemoteQuestion {
   /** The events after `afterSeq`, in order, ending with the terminal one; ends early when `signal` aborts. */
   async *read(afterSeq: number, signal: AbortSignal): AsyncGenerator<QaEvent__Output> {
     const { options, questionId } = this;
+    // A client that left while the question was opened: an aborted signal fires no more.
+    if (signal.aborted) return;
     const reading = new AbortController();
     const stopReading = () => reading.abort();
     signal.addEventListener('abort', stopReading, { once: true });
