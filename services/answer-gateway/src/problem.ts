@@ -117,13 +117,21 @@ export function problemFromPartialDone(stopReason: string, done: unknown): Probl
   return undefined;
 }
 
-/** A question that ended with an error event, as the problem a JSON client receives. */
-export function problemFromErrorEvent(error: { code: string; message: string } | null | undefined): Problem {
+/** How soon to ask again after a question ended in a retryable refusal (a gateway shutting down, the bus away). */
+const RETRYABLE_END_RETRY_AFTER_MS = 1_000;
+
+/**
+ * A question that ended with an error event, as the problem a JSON client receives; one the
+ * event calls retryable tells the client when to ask again, as a refusal before the ask would.
+ */
+export function problemFromErrorEvent(
+  error: { code: string; message: string; retryable?: boolean } | null | undefined,
+): Problem {
   const code = error?.code ?? 'internal';
   const detail = error?.message || 'the question failed';
   if (code === 'deadline_exceeded') return problems.timeout(detail);
   if (code === 'unavailable' || code === 'no_responders' || code === 'breaker_open')
-    return problems.unavailable(detail);
+    return problems.unavailable(detail, error?.retryable ? RETRYABLE_END_RETRY_AFTER_MS : undefined);
   if (code === 'cancelled') return new Problem(409, 'cancelled', 'The question was cancelled', detail);
   return new Problem(502, 'question-failed', 'The question failed', `${code}: ${detail}`);
 }
