@@ -38,6 +38,32 @@ describe('HnswVectorIndex', () => {
     expect(hnsw.search(['p'], vectorOf(100), 1)[0]?.score).toBeCloseTo(1, 4);
   });
 
+  it('hnsw - under churn, several slots free at once, every live key keeps its vector and no removed key comes back', () => {
+    const hnsw = new HnswVectorIndex(64);
+    const live = new Map<string, number>();
+    let next = 0;
+    const add = (key: string, item: number) => {
+      hnsw.add('p', key, vectorOf(item));
+      live.set(key, item);
+    };
+    for (; next < 50; next++) add(`k${next}`, next);
+    for (let round = 0; round < 30; round++) {
+      // Five removed, then one rewritten and five new: the new ones take the five freed slots.
+      const keys = [...live.keys()];
+      for (let i = 0; i < 5; i++) {
+        const key = keys[(round * 13 + i * 7) % keys.length] as string;
+        if (live.delete(key)) expect(hnsw.remove('p', key)).toBe(true);
+      }
+      add([...live.keys()][round % live.size] as string, 10_000 + round);
+      for (let i = 0; i < 5; i++, next++) add(`k${next}`, next);
+    }
+    expect(hnsw.size('p')).toBe(live.size);
+    for (const [key, item] of live) expect(hnsw.savedVector('p', key), key).toEqual(vectorOf(item));
+    for (let q = 0; q < 20; q++) {
+      for (const hit of hnsw.search(['p'], vectorOf(q * 31), 10)) expect(live.has(hit.key), hit.key).toBe(true);
+    }
+  });
+
   it('hnsw - partitions are separate graphs: another tenant never fills the top k', () => {
     const hnsw = new HnswVectorIndex(64);
     for (let i = 0; i < 200; i++) hnsw.add('other', `o${i}`, vectorOf(1));

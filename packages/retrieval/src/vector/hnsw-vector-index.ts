@@ -50,7 +50,7 @@ class HnswPartition {
 
   static create(dimensions: number, parameters: HnswParameters): HnswPartition {
     const graph = new HierarchicalNSW('ip', dimensions);
-    // allowReplaceDeleted: a deleted label's slot is reused, so churn does not grow the graph.
+    // A deleted label's slot is reused (`add`), so churn does not grow the graph.
     graph.initIndex(INITIAL_CAPACITY, parameters.m, parameters.efConstruction, 100, true);
     return new HnswPartition(graph, INITIAL_CAPACITY, []);
   }
@@ -82,8 +82,14 @@ class HnswPartition {
         this.capacity *= 2;
         this.graph.resizeIndex(this.capacity);
       }
+    } else {
+      // The freed label's own slot takes the vector: a label stays bound to one slot. hnswlib's
+      // replaceDeleted would put it in whichever deleted slot it picks and unbind that slot's
+      // label, which this partition may hand out next: labels and slots drift apart, and a
+      // key's vector is lost or another's is removed in its place.
+      this.graph.unmarkDelete(label);
     }
-    this.graph.addPoint(point, label, reused !== undefined);
+    this.graph.addPoint(point, label);
     this.keys[label] = key;
     this.labels.set(key, label);
   }
