@@ -247,7 +247,10 @@ class QuestionAttempt {
   async run(requestedEnd: Promise<string | undefined>): Promise<Settlement> {
     const { deps, questionId } = this;
     if (Date.now() >= this.request.deadlineUnixMs) {
-      const requested = await requestedEnd;
+      // Past the deadline the question ends either way: an end request that cannot be read in
+      // time (a job taken past the write slack leaves no time for a read at all) only changes
+      // which end is written, and must not keep it from being written.
+      const requested = await requestedEnd.catch(() => undefined);
       await this.begin({
         event: 'error',
         error:

@@ -440,6 +440,26 @@ describe('hop-reasoner question jobs', () => {
     expect(script.started).toEqual([]);
   });
 
+  it('question jobs - a question taken past its deadline and its write slack is still ended, though its end request takes a moment to read', async () => {
+    // Over NATS a stored end request is read a round trip after the job is taken.
+    const slow = (real: QuestionEnds): QuestionEnds =>
+      Object.assign(Object.create(real) as QuestionEnds, {
+        follow: (questionId: string, signal: AbortSignal, onCaughtUp?: () => void): AsyncGenerator<string> =>
+          (async function* () {
+            await new Promise((resolve) => setTimeout(resolve, 5));
+            yield* real.follow(questionId, signal, onCaughtUp);
+          })(),
+      });
+    const { gatewayStreams, script } = await setUp({ ends: slow });
+    const questionId = randomUUID();
+    await gatewayStreams.ends.request(questionId, 'deadline', Date.now() + 5_000);
+    // Its hop-reasoner died holding it, and no other had room until after the slack.
+    await gatewayStreams.queue.enqueue(askFor(questionId, Date.now() - 6_000));
+    const events = await eventsOf(gatewayStreams, questionId);
+    expect(events.map((event) => event.error?.code)).toEqual(['deadline_exceeded']);
+    expect(script.started).toEqual([]);
+  });
+
   it('question jobs - a reading of end requests that never catches up does not hold the job past the last moment it may write', async () => {
     // The stream of end requests cannot be read (NATS up, the stream unreadable): the follow
     // neither yields nor says it caught up.
