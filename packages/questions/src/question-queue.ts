@@ -2,8 +2,8 @@ import type { BusErrorReporter, DurableConsumer, DurableStream, Settlement, Stre
 import { codecs, jetstream, subjects, type AskCommand } from '@hopline/contracts';
 import { retryingTransient } from './transient.js';
 
-// A question whose hop-reasoners died this often is not handed out again; the gateway's
-// deadline ends it.
+// A question whose hop-reasoners died this often is not handed out again: the attempt that
+// would ask for another ends it instead, and where none could, the gateway's deadline does.
 const MAX_ATTEMPTS = 5;
 
 export interface TakeOptions {
@@ -20,6 +20,9 @@ export interface TakeOptions {
  * while it runs, so that the jobs of one that died go to another after the lease.
  */
 export class QuestionQueue {
+  /** Deliveries of one job at most: after the last, the stream hands it out no more. */
+  readonly maxAttempts = MAX_ATTEMPTS;
+
   constructor(private readonly jobs: DurableStream) {}
 
   /**

@@ -112,10 +112,17 @@ export async function startQuestionJobs(deps: QuestionJobsDeps): Promise<Questio
     const holding = new AbortController();
     const requestedBefore = followEndRequests(deps, questionId, question, holding.signal, question.writeUntil);
     try {
-      return await question.run(requestedBefore);
-    } catch (thrown) {
-      if (question.abort.signal.reason === handOver) return { kind: 'retry', delayMs: 0 };
-      return await question.settleFailure(thrown);
+      const settlement = await question
+        .run(requestedBefore)
+        .catch((thrown: unknown) =>
+          question.abort.signal.reason === handOver
+            ? ({ kind: 'retry', delayMs: 0 } as const)
+            : question.settleFailure(thrown),
+        );
+      // The stream hands a job out no more after its last delivery: one that would come back
+      // is ended here, or its log would stay open and its job stored until the stream's limits.
+      if (settlement.kind !== 'retry' || job.deliveryCount < deps.queue.maxAttempts) return settlement;
+      return await question.giveUp(job.deliveryCount);
     } finally {
       question.over();
       holding.abort(JOB_OVER);
@@ -402,6 +409,19 @@ class QuestionAttempt {
     this.storeTrace(() => this.partialTrace.encode());
     await this.traceWrites;
     return this.end({ code: error.code, message: error.message, retryable: error.retryable });
+  }
+
+  /**
+   * Ends a question whose job was delivered for the last time and would come back: the end is
+   * written if it can be (retryable: asking again may find a fleet that can run it), and the
+   * job leaves either way.
+   */
+  async giveUp(deliveries: number): Promise<Settlement> {
+    const { deps, questionId } = this;
+    deps.logger.error('question given up after its last delivery', { questionId, deliveries });
+    const message = `the question could not be run in ${deliveries} attempts; ask again`;
+    await this.end({ code: 'unavailable', message, retryable: true });
+    return { kind: 'terminate', reason: `not run in ${deliveries} deliveries` };
   }
 
   /** Writes `error` as the question's terminal event, after the events already sent. */

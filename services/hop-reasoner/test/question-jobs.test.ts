@@ -460,6 +460,21 @@ describe('hop-reasoner question jobs', () => {
     expect(script.started).toEqual([]);
   });
 
+  it('question jobs - a job delivered for the last time that would come back again is ended instead: its client hears it, and the job leaves', async () => {
+    // Every attempt's first write is refused: each delivery would ask for another.
+    const beforeAccepted = () => Promise.reject(new UnavailableError('the event stream is away'));
+    const { bus, gatewayStreams } = await setUp({ beforeAccepted });
+    const questionId = randomUUID();
+    await gatewayStreams.queue.enqueue(askFor(questionId));
+    const events = await eventsOf(gatewayStreams, questionId);
+    expect(events.map((event) => [event.event, event.error?.code, event.error?.retryable])).toEqual([
+      ['error', 'unavailable', true],
+    ]);
+    expect(events[0]?.error?.message).toMatch(/could not be run in 5 attempts/);
+    const raw = await bus.durableStream(questionJobsStream);
+    await waitFor(async () => (await raw.last(subjects.ask(questionId))) === undefined);
+  });
+
   it('question jobs - a reading of end requests that never catches up does not hold the job past the last moment it may write', async () => {
     // The stream of end requests cannot be read (NATS up, the stream unreadable): the follow
     // neither yields nor says it caught up.
