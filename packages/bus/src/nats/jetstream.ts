@@ -373,6 +373,7 @@ export async function openJetStreamKeyValue(
   nc: NatsConnection,
   options: KeyValueOptions,
   policy: JetStreamPolicy,
+  report: BusErrorReporter,
 ): Promise<BusKeyValueStore> {
   const bucket = options.bucket ?? jetstream.traceBucket;
   assertValidName(bucket, 'bucket name');
@@ -430,9 +431,11 @@ export async function openJetStreamKeyValue(
       } catch (error) {
         throw fromJetStreamError(error, where('kv watch', key));
       }
+      // nats.js ends a watch with an error on some failures: reported, never left unhandled (it
+      // would end the process); the key then keeps the value it last had.
       void (async () => {
         for await (const entry of entries) onValue(entry.operation === 'PUT' ? entry.value : undefined);
-      })();
+      })().catch((error: unknown) => report(fromJetStreamError(error, where('kv watch', key)), where('kv watch', key)));
       return { stop: () => entries.stop() };
     },
   };

@@ -260,6 +260,6 @@ class NatsBus implements Bus {
   }
 
   keyValue(options: KeyValueOptions = {}): Promise<BusKeyValueStore> {
-    return openJetStreamKeyValue(this.nc, options, this.policy);
+    return openJetStreamKeyValue(this.nc, options, this.policy, this.onError);
   }
 }
