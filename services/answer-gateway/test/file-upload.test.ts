@@ -90,6 +90,18 @@ describe('answer-gateway ingestion - raw files uploaded as multipart/form-data',
     expect(response.headers.get('content-type')).toBe('application/problem+json');
   });
 
+  it('ingestion - a key without the ingest right is refused before a JSON or NDJSON body is read: even a malformed one gets 403', async () => {
+    await using t = await startTestGateway();
+    for (const contentType of ['application/json', 'application/x-ndjson']) {
+      const response = await fetch(`${t.baseUrl}/v1/kbs/projects/documents`, {
+        method: 'POST',
+        headers: { ...bearer(t.keys.bob), 'Content-Type': contentType },
+        body: '{not json',
+      });
+      expect(response.status, contentType).toBe(403);
+    }
+  });
+
   it('upload - a form field beside the files is skipped, and a form of more parts than the gateway takes is a 413, not a 500', async () => {
     await using t = await startTestGateway();
     const form = new FormData();

@@ -137,6 +137,9 @@ export const kbRoutes: FastifyPluginAsyncZod<KbRoutesOptions> = async (app, opti
       {
         bodyLimit: options.maxDocumentBytes,
         config: { bodyLimitSetting: 'INGEST_MAX_DOCUMENT_BYTES', accepts: INGEST_ACCEPTS },
+        // Before the body is read: a key that may not ingest here does not get up to
+        // INGEST_MAX_DOCUMENT_BYTES read and parsed first.
+        preParsing: async (request) => requireIngestScope(principalOf(request), request.params.kb),
         schema: {
           summary: 'Ingest documents',
           description:
@@ -157,7 +160,6 @@ export const kbRoutes: FastifyPluginAsyncZod<KbRoutesOptions> = async (app, opti
         traced(request, reply, async () => {
           const principal = principalOf(request);
           const { kb } = request.params;
-          requireIngestScope(principal, kb);
           const target: IngestTarget = {
             streams: { ingest: options.ingest, bodies: options.documentBodies },
             tenantId: principal.tenantId,
