@@ -102,7 +102,10 @@ export class AskService {
       return replayOf({ questionId, seq: 1, attempt: 1, atUnixMs: Date.now(), event: 'done', done: cachedDone });
     }
 
-    // No await between the capacity check and the registration: concurrent asks cannot both slip in.
+    // No await between the capacity check and the registration: concurrent asks cannot both slip
+    // in, and one that was waiting on the key's rate or the cache when the gateway began to drain
+    // is refused here, not registered after the drain found no question to cancel.
+    this.refuseWhileDraining();
     admission.checkCapacity();
     let run: QuestionRun;
     try {
