@@ -74,9 +74,33 @@ export const env = {
 export const telemetryEnv = {
   OTEL_SERVICE_NAME: z.string().min(1).optional(),
   OTEL_SDK_DISABLED: z.enum(['true', 'false']).optional(),
+  /**
+   * Comma-separated exporter names. Only whether it names `otlp` matters (the default): any
+   * other list exports nothing, so any name is taken.
+   */
+  OTEL_TRACES_EXPORTER: z.string().min(1).optional(),
   OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z.string().url().optional(),
   OTEL_EXPORTER_OTLP_PROTOCOL: z.enum(['grpc', 'http/protobuf', 'http/json']).optional(),
+  /** Overrides OTEL_EXPORTER_OTLP_PROTOCOL for traces; the same three protocols. */
+  OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: z.enum(['grpc', 'http/protobuf', 'http/json']).optional(),
+  /**
+   * The samplers the SDK builds; it would log any other name and fall back to
+   * `parentbased_always_on`, so a misspelt one is refused here instead. Set without an OTLP
+   * endpoint, it also keeps spans recorded.
+   */
+  OTEL_TRACES_SAMPLER: z
+    .enum([
+      'always_on',
+      'always_off',
+      'traceidratio',
+      'parentbased_always_on',
+      'parentbased_always_off',
+      'parentbased_traceidratio',
+    ])
+    .optional(),
+  /** The ratio of the `traceidratio` samplers; the SDK falls back to 1 outside [0, 1]. */
+  OTEL_TRACES_SAMPLER_ARG: z.coerce.number().min(0).max(1).optional(),
   OTEL_BSP_SCHEDULE_DELAY: z.coerce.number().int().nonnegative().optional(),
   OTEL_RESOURCE_ATTRIBUTES: z.string().optional(),
 } as const;

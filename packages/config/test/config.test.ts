@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { ConfigError, env, envVariables, loadConfig } from '../src/index.js';
+import { ConfigError, env, envVariables, loadConfig, telemetryEnv } from '../src/index.js';
 
 const schema = z.object({
   HTTP_PORT: env.port(8080),
@@ -48,5 +48,29 @@ describe('config', () => {
 
   it('config - the schema lists the variables it reads', () => {
     expect(envVariables(schema)).toEqual(['DEBUG', 'HTTP_PORT', 'KB_IDS', 'NATS_URL']);
+  });
+
+  it('config - the OpenTelemetry variables the telemetry SDK reads are declared, with the values it takes', () => {
+    const telemetry = z.object(telemetryEnv);
+    expect(
+      loadConfig('svc', telemetry, {
+        OTEL_TRACES_EXPORTER: 'otlp,console',
+        OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'grpc',
+        OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+        OTEL_TRACES_SAMPLER_ARG: '0.25',
+      }),
+    ).toEqual({
+      OTEL_TRACES_EXPORTER: 'otlp,console',
+      OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'grpc',
+      OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+      OTEL_TRACES_SAMPLER_ARG: 0.25,
+    });
+    for (const invalid of [
+      { OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'thrift' },
+      { OTEL_TRACES_SAMPLER: 'always-on' },
+      { OTEL_TRACES_SAMPLER_ARG: '2' },
+    ]) {
+      expect(() => loadConfig('svc', telemetry, invalid), JSON.stringify(invalid)).toThrow(ConfigError);
+    }
   });
 });
