@@ -210,6 +210,39 @@ describe.skipIf(nats.url === undefined)('NATS adapter - durable consumers that a
   });
 });
 
+describe.skipIf(nats.url === undefined)('NATS adapter - a consumer that goes missing', () => {
+  it('durable - a consumer deleted while a process pulls from it is made again, and what is stored after reaches the handler', async () => {
+    const id = randomUUID().slice(0, 8);
+    const bus = await connectNatsBus({ url: nats.url ?? '', name: 'lost-consumer', onError: () => undefined });
+    const stream = await bus.durableStream({ name: `LOST_${id}`, subjects: [`test.${id}.>`], workQueue: true });
+    const handled: string[] = [];
+    const consumer = await stream.consume(
+      { durable: `worker-${id}`, filterSubject: `test.${id}.>`, maxDeliver: 3, ackWaitMs: 5_000 },
+      async (message) => {
+        handled.push(message.subject);
+        return { kind: 'ack' };
+      },
+    );
+    const nc = await connect({ servers: nats.url ?? '' });
+    try {
+      await stream.publish(`test.${id}.before`, new Uint8Array([1]), { msgId: `${id}-before` });
+      await waitFor(() => handled.length === 1);
+      // An operator deletes it, or a server whose JetStream kept it in memory restarts without it.
+      await (await nc.jetstreamManager()).consumers.delete(`LOST_${id}`, `worker-${id}`);
+      await stream.publish(`test.${id}.after`, new Uint8Array([2]), { msgId: `${id}-after` });
+      await waitFor(() => handled.includes(`test.${id}.after`), {
+        timeoutMs: 10_000,
+        description: 'the message stored after the deletion',
+      });
+      expect(handled).toEqual([`test.${id}.before`, `test.${id}.after`]);
+    } finally {
+      await nc.close();
+      await consumer.stop();
+      await bus.drain();
+    }
+  });
+});
+
 describe.skipIf(nats.url === undefined)('NATS adapter - follows share one reading of their stream', () => {
   it('follow - a process following many subjects holds one consumer; each follow gets its earlier messages, then its new ones, and no other subject', async () => {
     const id = randomUUID().slice(0, 8);

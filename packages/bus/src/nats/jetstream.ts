@@ -175,19 +175,15 @@ export async function openJetStreamDurableStream(
   const streamSubjects = options.subjects ?? [subjects.ingestAll];
   assertValidName(name, 'stream name');
   streamSubjects.forEach((subject) => assertValidSubject(subject, 'subscribe'));
+  const streamConfig = {
+    subjects: streamSubjects,
+    duplicate_window: nanos(options.duplicateWindowMs ?? DEFAULT_DUPLICATE_WINDOW_MS),
+    retention: options.workQueue ? RetentionPolicy.Workqueue : RetentionPolicy.Limits,
+  };
+  const retention = options.retention ?? 'keep';
   const jsm = await untilSettled(nc, { operation: 'create stream', subject: name }, async () => {
     const manager = await nc.jetstreamManager({ timeout: JETSTREAM_TIMEOUT_MS });
-    await ensureStream(
-      manager,
-      name,
-      {
-        subjects: streamSubjects,
-        duplicate_window: nanos(options.duplicateWindowMs ?? DEFAULT_DUPLICATE_WINDOW_MS),
-        retention: options.workQueue ? RetentionPolicy.Workqueue : RetentionPolicy.Limits,
-      },
-      options.retention ?? 'keep',
-      policy,
-    );
+    await ensureStream(manager, name, streamConfig, retention, policy);
     return manager;
   });
   const js = nc.jetstream({ timeout: JETSTREAM_TIMEOUT_MS });
@@ -238,14 +234,19 @@ export async function openJetStreamDurableStream(
     },
 
     async consume(consumerOptions, handler, onError) {
-      await ensureConsumer(jsm, name, consumerOptions);
-      let consumer: Consumer;
-      try {
-        consumer = await js.consumers.get(name, consumerOptions.durable);
-      } catch (error) {
-        throw fromJetStreamError(error, { operation: 'consume', subject: name, timeoutMs: JETSTREAM_TIMEOUT_MS });
-      }
-      const pulling = new PullLoop(consumer, consumerOptions, handler, {
+      const open = async (): Promise<Consumer> => {
+        await ensureConsumer(jsm, name, consumerOptions);
+        try {
+          return await js.consumers.get(name, consumerOptions.durable);
+        } catch (error) {
+          throw fromJetStreamError(error, { operation: 'consume', subject: name, timeoutMs: JETSTREAM_TIMEOUT_MS });
+        }
+      };
+      const reopen = async (): Promise<Consumer> => {
+        await ensureStream(jsm, name, streamConfig, retention, policy);
+        return open();
+      };
+      const pulling = new PullLoop(await open(), reopen, consumerOptions, handler, {
         stream: name,
         report: onError ?? busReporter,
         termWithReason: serverAtLeast(nc.info?.version, TERM_REASON_SINCE),

@@ -1,4 +1,4 @@
-import type { Consumer, ConsumerMessages, JsMsg } from 'nats';
+import { NatsError, type Consumer, type ConsumerMessages, type JsMsg } from 'nats';
 import type { BusErrorReporter, DurableConsumerOptions, Settlement, StreamMessage } from '../bus.js';
 import { abortableDelay } from '../delay.js';
 import { InFlight } from '../in-flight.js';
@@ -34,7 +34,13 @@ export class PullLoop {
   private readonly loop: Promise<void>;
 
   constructor(
-    private readonly consumer: Consumer,
+    private consumer: Consumer,
+    /**
+     * Makes the stream and the consumer again where they are missing, and gets the consumer: a
+     * consumer deleted (by an operator, or lost with a server whose JetStream kept it in memory)
+     * would otherwise leave every pull failing, and nothing pulled, for good.
+     */
+    private readonly reopen: () => Promise<Consumer>,
     private readonly options: DurableConsumerOptions,
     private readonly handler: (message: StreamMessage) => Promise<Settlement>,
     private readonly loopOptions: PullLoopOptions,
@@ -72,21 +78,29 @@ export class PullLoop {
           this.running++;
           void this.inFlight.track(this.handle(delivery));
         }
+        // A pull that ran its course, with or without messages: whatever failed before is over.
+        failures = 0;
       } catch (error) {
         if (signal.aborted) return;
         // One report per outage, not one per retry.
-        if (++failures === 1) {
-          const subject = this.loopOptions.stream;
-          this.loopOptions.report(fromNatsError(error, { operation: 'consume', subject }), {
-            operation: 'consume',
-            subject,
-          });
-        }
+        if (++failures === 1) this.report(error);
         await abortableDelay(PULL_RETRY_MS, signal);
+        if (isLostConsumer(error) && !signal.aborted) {
+          try {
+            this.consumer = await this.reopen();
+          } catch (reopenError) {
+            if (failures === 1) this.report(reopenError);
+          }
+        }
       } finally {
         this.pull = undefined;
       }
     }
+  }
+
+  private report(error: unknown): void {
+    const subject = this.loopOptions.stream;
+    this.loopOptions.report(fromNatsError(error, { operation: 'consume', subject }), { operation: 'consume', subject });
   }
 
   private room(): Promise<void> {
@@ -144,4 +158,12 @@ function markInProgress(delivery: JsMsg): void {
     // The connection is closed: nothing can mark it any more, and the stream will hand the
     // delivery to another consumer after the ack wait, which is what a lost consumer calls for.
   }
+}
+
+/** A pull refused because its consumer (or its stream) is gone, not because the server is away. */
+function isLostConsumer(error: unknown): boolean {
+  return (
+    error instanceof NatsError &&
+    (error.code === '404' || (error.code === '409' && /consumer deleted/i.test(error.message)))
+  );
 }
