@@ -66,6 +66,21 @@ describe('Bm25Index', () => {
     expect(index.search(['p'], ['term'], 5).hits).toEqual([]);
   });
 
+  it('bm25 - dead postings a segment still holds never make a term weigh less than nothing', () => {
+    const index = new Bm25Index();
+    for (let i = 0; i < 6; i++) index.add('p', `c${i}`, words('common filler'));
+    index.add('p', 'both', words('common rare'));
+    index.add('p', 'only', words('rare filler'));
+    index.search(['p'], ['common'], 1);
+    // Two of eight dead: within the quarter a segment keeps before it is rewritten, and enough
+    // for `common` to be in more postings (7) than there are live documents (6).
+    index.remove('p', 'c0');
+    index.remove('p', 'c1');
+    const { hits } = index.search(['p'], words('common rare'), 10);
+    expect(hits.slice(0, 2).map((hit) => hit.key)).toEqual(['both', 'only']);
+    expect(hits.every((hit) => hit.score > 0)).toBe(true);
+  });
+
   it('bm25 - many small batches interleaved with searches stay correct after merges and deletes', () => {
     const index = new Bm25Index();
     for (let i = 0; i < 300; i++) {

@@ -17,7 +17,8 @@ import { TopK } from '../util/top-k.js';
  *
  * Deletes mark the document dead in its segment; the postings stay until that segment is
  * merged (any segment more than a quarter dead is rewritten on the next freeze). As in Lucene,
- * document frequencies count dead postings until then; N and the average length do not.
+ * document frequencies and the N of the IDF count the dead documents until then, so that df
+ * never exceeds N and no term weighs less than nothing; the average length counts live ones.
  */
 
 export interface Bm25Parameters {
@@ -469,6 +470,8 @@ export class Bm25Index {
     const targets: Array<[string, Partition]> = [];
     let documents = 0;
     let totalLength = 0;
+    // The N of the IDF: every document the segments hold, dead ones included, as df counts them.
+    let indexedDocuments = 0;
     for (const name of new Set(partitions)) {
       const target = this.partitions.get(name);
       if (!target || target.liveCount === 0) continue;
@@ -476,6 +479,7 @@ export class Bm25Index {
       targets.push([name, target]);
       documents += target.liveCount;
       totalLength += target.liveLength;
+      for (const segment of target.segments) indexedDocuments += segment.size;
     }
     if (documents === 0 || limit <= 0 || queryTokens.length === 0) return { hits: [], postingsTouched: 0 };
 
@@ -490,7 +494,7 @@ export class Bm25Index {
       let df = 0;
       for (const [, target] of targets) for (const segment of target.segments) df += segment.documentFrequency(token);
       if (df === 0) continue;
-      const idf = Math.log(1 + (documents - df + 0.5) / (df + 0.5));
+      const idf = Math.log(1 + (indexedDocuments - df + 0.5) / (df + 0.5));
       weights.set(token, idf * (k1 + 1) * count);
     }
 
