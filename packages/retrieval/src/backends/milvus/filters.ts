@@ -52,12 +52,6 @@ export function olderVersionsFilter(key: DocumentKey, version: number, inclusive
   };
 }
 
-/** Like `olderVersionsFilter`, sparing the row `keep` (a document's current state record). */
-export function olderRecordsFilter(key: DocumentKey, version: number, inclusive: boolean, keep: string): MilvusFilter {
-  const older = olderVersionsFilter(key, version, inclusive);
-  return { filter: `${older.filter} && pk != {keep}`, exprValues: { ...older.exprValues, keep } };
-}
-
 /** The live document records, for listing the knowledge bases. */
 export const LIVE_RECORDS: MilvusFilter = { filter: 'deleted == false', exprValues: {} };
 
