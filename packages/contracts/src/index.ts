@@ -10,3 +10,4 @@ export * from './subjects.js';
 export * from './types.js';
 export * from './versions.js';
 export * from './permissions.js';
+export { chunkMergeKey } from './chunk-key.js';

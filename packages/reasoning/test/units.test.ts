@@ -187,6 +187,12 @@ describe('final evidence', () => {
     ).toEqual(['b', 'a', 'd', 'c']);
   });
 
+  it('evidence - chunks of two knowledge bases that share a chunk id stay two when lists fuse', () => {
+    const hr = { ...chunk('handbook#0', 'Handbook', 'Leave is booked in the HR portal.'), kbId: 'hr' };
+    const itDesk = { ...chunk('handbook#0', 'Handbook', 'Laptops are ordered through the IT desk.'), kbId: 'it' };
+    expect(fuseRankedLists([[hr], [itDesk]]).map((x) => x.kbId)).toEqual(['hr', 'it']);
+  });
+
   it("evidence - shared rankings give each list its turn at every rank: what all lists rank middling does not push one list's own first out", () => {
     // RRF puts b (second in both) first and a third; shares keep each list's own first on top.
     const lists = [

@@ -16,7 +16,9 @@ import {
   loadEntityGraph,
   withEntityGraph,
   withoutEntityGraph,
+  chunkFields,
   type EntityGraph,
+  type HybridRetriever,
   type LexicalBackend,
   type SearchScope,
 } from '../src/index.js';
@@ -255,6 +257,34 @@ describe('retrieval with the entity graph', () => {
 
     const unseeded = await withEntityGraph(hybrid, graph).retrieve(request([]));
     expect(unseeded.chunks).toEqual(plain.chunks);
+  });
+
+  it('graph - chunks of two knowledge bases that share a chunk id are fused as two', async () => {
+    // hr/handbook.md and it/handbook.md, ingested into their own knowledge bases: both `handbook#0`.
+    const hrHandbook = chunkOf({ docId: 'handbook', kbId: 'hr', text: 'Ada Lovelace runs the payroll team.' });
+    const itHandbook = chunkOf({ docId: 'handbook', kbId: 'it', text: 'Reset a forgotten password at the desk.' });
+    const graph = createEntityGraph(capitalisedNames);
+    for (const chunk of [hrHandbook, itHandbook])
+      graph.putDocument({ tenantId: 't1', kbId: chunk.kbId, docId: 'handbook', version: 1 }, [chunk]);
+    // The hybrid hits name only the IT handbook; the graph links only the HR one.
+    const hybrid: HybridRetriever = {
+      retrieve: (input) =>
+        Promise.resolve({
+          chunks: [{ ...chunkFields(itHandbook), scores: { bm25: 2 }, foundBy: 'BM25', hop: input.hop }],
+          degraded: false,
+          degradedReasons: [],
+          timings: { bm25Ms: 0, vectorMs: 0, fusionMs: 0 },
+          paths: [],
+        }),
+    };
+    const { chunks } = await withEntityGraph(hybrid, graph).retrieve({
+      ...request(['Ada Lovelace']),
+      scope: scope('t1', ['hr', 'it']),
+    });
+    expect(chunks.map(({ kbId, foundBy, scores }) => ({ kbId, foundBy, scores }))).toEqual([
+      { kbId: 'it', foundBy: 'BM25', scores: { bm25: 2 } },
+      { kbId: 'hr', foundBy: 'ENTITY_GRAPH', scores: { graph: expect.any(Number) } },
+    ]);
   });
 
   it('graph - without a graph, seeds are answered by the hybrid hits alone with the reason', async () => {

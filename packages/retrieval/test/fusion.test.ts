@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { fuse, fuseByRelativeScore, fuseByRrf } from '../src/index.js';
+import { fuse, fuseByRelativeScore, fuseByRrf, FUSION_METHODS } from '../src/index.js';
 import { chunkOf } from './fixtures.js';
 
 const hit = (id: string, score: number) => ({ chunk: chunkOf({ docId: id, text: id }), score });
@@ -107,5 +107,28 @@ describe('fuse', () => {
     ];
     expect(fuse(lists, { method: 'rrf', k: 60, keep: 2 })).toEqual(fuseByRrf(lists, { k: 60, keep: 2 }));
     expect(fuse(lists, { method: 'relative-score', k: 60, keep: 2 })).toEqual(fuseByRelativeScore(lists, { keep: 2 }));
+  });
+
+  it('fusion - chunks of two knowledge bases that share a chunk id stay two candidates, each with its own scores', () => {
+    // hr/handbook.md and it/handbook.md are both document `handbook`, so both chunks are `handbook#0`.
+    const handbook = (kbId: string, score: number) => ({
+      chunk: chunkOf({ docId: 'handbook', kbId, text: `${kbId} handbook` }),
+      score,
+    });
+    const lists = [
+      { path: 'bm25' as const, weight: 1, hits: [handbook('hr', 5), handbook('it', 4)] },
+      { path: 'vector' as const, weight: 1, hits: [handbook('it', 0.9)] },
+    ];
+    for (const method of FUSION_METHODS) {
+      const fused = fuse(lists, { method, k: 60, keep: 10 });
+      const byKb = Object.fromEntries(
+        fused.map(({ chunk, foundBy, bm25, vector }) => [chunk.kbId, { foundBy, bm25, vector }]),
+      );
+      expect(fused).toHaveLength(2);
+      expect(byKb).toEqual({
+        hr: { foundBy: 'BM25', bm25: 5, vector: undefined },
+        it: { foundBy: 'HYBRID', bm25: 4, vector: 0.9 },
+      });
+    }
   });
 });

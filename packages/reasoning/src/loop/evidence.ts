@@ -1,9 +1,9 @@
-import type { Chunk__Output } from '@hopline/contracts';
+import { chunkMergeKey, type Chunk__Output } from '@hopline/contracts';
 import { approximateTokens, contentTerms } from '@hopline/text';
 
 const RRF_K = 60;
 
-const keyOf = (chunk: Chunk__Output) => chunk.dedupeKey || chunk.chunkId;
+const keyOf = (chunk: Chunk__Output) => chunkMergeKey(chunk.kbId, chunk.dedupeKey || chunk.chunkId);
 
 /**
  * The key evidence of several hops, most important first: every hop's first citation, then

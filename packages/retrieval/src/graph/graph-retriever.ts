@@ -1,5 +1,5 @@
 import type { Chunk__Output } from '@hopline/contracts';
-import { FoundBy } from '@hopline/contracts';
+import { chunkMergeKey, FoundBy } from '@hopline/contracts';
 import { instrument } from '@hopline/telemetry';
 import type { HybridRetriever, RetrieveInput, RetrieveResult } from '../hybrid/hybrid-retriever.js';
 import { chunkFields } from '../hybrid/hybrid-retriever.js';
@@ -24,12 +24,13 @@ export interface SeededRetriever {
 // Reciprocal-rank fusion's damping constant, as the hybrid retriever's default.
 const RRF_K = 60;
 
-const keyOf = (chunk: Chunk__Output) => chunk.dedupeKey || chunk.chunkId;
+const keyOf = (chunk: Chunk__Output) => chunkMergeKey(chunk.kbId, chunk.dedupeKey || chunk.chunkId);
 
 /**
- * Reciprocal-rank fusion (k = 60) of the hybrid hits and the graph's, merged by dedupe key: a
- * chunk both found keeps its hybrid scores and gains the graph's; one only the graph linked is
- * found by ENTITY_GRAPH. Nothing is cut: the caller's reranker chooses among all of them.
+ * Reciprocal-rank fusion (k = 60) of the hybrid hits and the graph's, merged by kb id and
+ * dedupe key: a chunk both found keeps its hybrid scores and gains the graph's; one only the
+ * graph linked is found by ENTITY_GRAPH. Nothing is cut: the caller's reranker chooses among
+ * all of them.
  */
 function fuseWithGraph(hybrid: readonly Chunk__Output[], linked: readonly Chunk__Output[]): Chunk__Output[] {
   const fused = new Map<string, { chunk: Chunk__Output; score: number }>();

@@ -1,3 +1,4 @@
+import { chunkMergeKey } from '@hopline/contracts';
 import type { ScoredChunk } from '../backends/types.js';
 
 export type SearchPath = 'bm25' | 'vector';
@@ -42,7 +43,7 @@ export interface FusionOptions {
   keep: number;
 }
 
-/** Fuses by `options.method`; see `FusionMethod`. Candidates are merged by `dedupeKey`. */
+/** Fuses by `options.method`; see `FusionMethod`. Candidates are merged by kb id and `dedupeKey`. */
 export function fuse(lists: readonly RankedList[], options: FusionOptions): FusedCandidate[] {
   return options.method === 'rrf' ? fuseByRrf(lists, options) : fuseByRelativeScore(lists, options);
 }
@@ -86,7 +87,7 @@ function accumulate(
     const seen = new Set<string>();
     let rank = 0;
     for (const hit of list.hits) {
-      const key = hit.chunk.dedupeKey;
+      const key = chunkMergeKey(hit.chunk.kbId, hit.chunk.dedupeKey);
       if (seen.has(key)) continue;
       seen.add(key);
       rank++;
