@@ -146,6 +146,48 @@ describe('createHybridRetriever', () => {
     expect(result.chunks.every((chunk) => chunk.tenantId === 't1')).toBe(true);
   });
 
+  it('hybrid - a scope of two knowledge bases keeps apart their chunks that share a chunk id', async () => {
+    const embedder = new HashingEmbedder({ dimensions: 128 });
+    const lexical = await EmbeddedLexicalBackend.open();
+    const vector = await EmbeddedVectorBackend.open({ dimensions: 128 });
+    const indexer = createIndexer({ lexical, vector, embedder });
+    // hr/handbook.md and it/handbook.md, ingested into their own knowledge bases: both `handbook#0`.
+    const handbooks = [
+      ['hr', 'Holiday leave is booked with your manager a month ahead.'],
+      ['it', 'Reset a forgotten password at the service desk.'],
+    ] as const;
+    for (const [kbId, text] of handbooks) {
+      await indexer.apply({
+        op: 'upsert',
+        upsert: {
+          tenantId: 't1',
+          kbId,
+          docId: 'handbook',
+          version: 1,
+          title: 'Handbook',
+          text,
+          effectiveDate: '',
+          sourceUri: '',
+          metadata: {},
+        },
+      });
+    }
+    const retriever = createHybridRetriever({ lexical, vector, embedder, lexicalGuard: guard, vectorGuard: guard });
+    const { chunks } = await retriever.retrieve({
+      query: 'handbook password',
+      scope: { tenantId: 't1', kbIds: ['hr', 'it'] },
+      hop: 1,
+      deadlineUnixMs: soon(),
+    });
+    expect(chunks.map((chunk) => [chunk.kbId, chunk.chunkId]).sort()).toEqual([
+      ['hr', 'handbook#0'],
+      ['it', 'handbook#0'],
+    ]);
+    // Both matched `handbook` in the title; only the IT one matched `password` as well.
+    const [hrScores, itScores] = ['hr', 'it'].map((kbId) => chunks.find((chunk) => chunk.kbId === kbId)?.scores);
+    expect(itScores?.bm25).toBeGreaterThan(hrScores?.bm25 ?? Infinity);
+  });
+
   it('hybrid - topK bounds the fused list, the default keeps 30', async () => {
     const { lexical, vector, embedder } = await corpus();
     const retriever = createHybridRetriever({
@@ -171,6 +213,18 @@ describe('createHybridRetriever', () => {
         })
       ).chunks,
     ).toHaveLength(1);
+  });
+
+  it('hybrid - a query that embeds as the zero vector (stop words only) gets no vector hits', async () => {
+    const { lexical, vector, embedder } = await corpus();
+    const query = 'what is the';
+    const [embedded] = await embedder.embed([query], new AbortController().signal);
+    expect(embedded?.every((value) => value === 0)).toBe(true);
+    const retriever = createHybridRetriever({ lexical, vector, embedder, lexicalGuard: guard, vectorGuard: guard });
+    const result = await retriever.retrieve({ query, scope, hop: 1, deadlineUnixMs: soon() });
+    expect(result.degraded).toBe(false);
+    expect(result.paths.find((path) => path.path === 'vector')).toMatchObject({ hits: 0, outcome: 'ok' });
+    expect(result.chunks.filter((chunk) => chunk.scores?.vector !== undefined)).toEqual([]);
   });
 
   it('hybrid - a failing BM25 path leaves the vector path to answer, flagged degraded', async () => {

@@ -184,6 +184,10 @@ export function createHybridRetriever(dependencies: HybridRetrieverDependencies)
         timed('vector', searchAttributes('vector', vector.name, vectorGuard, input), () =>
           vectorGuard.call(async (signal) => {
             const query = await queryVector(input, signal);
+            // A query with nothing the embedder knows (stop words only, to the hashing embedder)
+            // embeds as the zero vector: it scores every chunk 0, so its nearest chunks would be
+            // any k of them, and relative-score fusion would weigh them as fully as real matches.
+            if (query.every((value) => value === 0)) return [];
             return vector.search(
               { scope: input.scope, vector: query, limit: Math.max(options.vectorCandidates, keep) },
               signal,
