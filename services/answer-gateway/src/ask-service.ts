@@ -89,7 +89,7 @@ export class AskService {
     });
 
     const cacheKey = await cache.keyFor(scope, body.question, { maxHops, ...this.deps.controls() });
-    const cachedDone =
+    const cached =
       cacheKey === undefined
         ? undefined
         : await instrument('answer cache lookup', { parent: inQuestion }, async (lookup) => {
@@ -97,9 +97,17 @@ export class AskService {
             lookup.setAttribute('hopline.cache.hit', found !== undefined);
             return found;
           });
-    span?.setAttribute('hopline.cache_hit', cachedDone !== undefined);
-    if (cachedDone) {
-      return replayOf({ questionId, seq: 1, attempt: 1, atUnixMs: Date.now(), event: 'done', done: cachedDone });
+    span?.setAttribute('hopline.cache_hit', cached !== undefined);
+    // A cached answer names the question that computed it: its trace is that question's.
+    if (cached) {
+      return replayOf({
+        questionId: cached.questionId,
+        seq: 1,
+        attempt: 1,
+        atUnixMs: Date.now(),
+        event: 'done',
+        done: cached.done,
+      });
     }
 
     // No await between the capacity check and the registration: concurrent asks cannot both slip
@@ -123,7 +131,7 @@ export class AskService {
     }
     if (cacheKey !== undefined) {
       void run.finished.then(async (terminal) => {
-        if (terminal.event === 'done' && terminal.done) await cache.put(cacheKey, terminal.done);
+        if (terminal.event === 'done' && terminal.done) await cache.put(cacheKey, { questionId, done: terminal.done });
       });
     }
     return { questionId, cached: false, read: (afterSeq, signal) => run.read(afterSeq, signal) };

@@ -39,6 +39,13 @@ const done = (answer: string, overrides: Partial<Done__Output> = {}): Done__Outp
   ...overrides,
 });
 
+const QUESTION_ID = 'a1b2c3d4-0000-4000-8000-000000000001';
+/** An answer as a question computed it: the cache keeps which question that was. */
+const answer = (text: string, overrides: Partial<Done__Output> = {}) => ({
+  questionId: QUESTION_ID,
+  done: done(text, overrides),
+});
+
 const scope = { tenantId: 'acme', userId: 'ana', kbIds: ['handbook'] };
 const reasoning = { maxHops: 3, ...DEFAULT_OPERATOR_CONTROLS };
 
@@ -88,9 +95,12 @@ describe('answer cache keys', () => {
   it('round-trips an answer, marking the copy it serves as cached', async () => {
     const cache = new AnswerCache(new MemoryCacheStore(10), { ttlMs: 60_000 });
     const key = (await cache.keyFor(scope, 'Who owns Atlas?', reasoning)) ?? '';
-    expect(await cache.put(key, done('Dana Reyes [1]'))).toBe(true);
-    expect(await cache.get(key)).toEqual({ ...done('Dana Reyes [1]'), cached: true });
-    expect(await cache.put(key, done('again', { cached: true }))).toBe(false);
+    expect(await cache.put(key, answer('Dana Reyes [1]'))).toBe(true);
+    expect(await cache.get(key)).toEqual({
+      questionId: QUESTION_ID,
+      done: { ...done('Dana Reyes [1]'), cached: true },
+    });
+    expect(await cache.put(key, answer('again', { cached: true }))).toBe(false);
   });
 });
 
@@ -147,7 +157,7 @@ describe.skipIf(redis.url === undefined)('RedisCacheStore', () => {
     const cache = new AnswerCache(store, { ttlMs: 60_000 });
     const scoped = { ...scope, tenantId };
     const before = (await cache.keyFor(scoped, 'Who owns Atlas?', reasoning)) ?? '';
-    await cache.put(before, done('Dana Reyes [1]'));
+    await cache.put(before, answer('Dana Reyes [1]'));
     await admin.del(`hopline:kbversion:${tenantId}:handbook`);
     const after = (await cache.keyFor(scoped, 'Who owns Atlas?', reasoning)) ?? '';
     expect(after).not.toBe(before);
@@ -160,8 +170,8 @@ describe.skipIf(redis.url === undefined)('RedisCacheStore', () => {
     const [one, two] = [await RedisCacheStore.connect(redis.url ?? ''), await RedisCacheStore.connect(redis.url ?? '')];
     const scoped = { ...scope, tenantId: tenant() };
     const [cacheOne, cacheTwo] = [new AnswerCache(one, { ttlMs: 60_000 }), new AnswerCache(two, { ttlMs: 60_000 })];
-    await cacheOne.put((await cacheOne.keyFor(scoped, 'q', reasoning)) ?? '', done('shared'));
-    expect((await cacheTwo.get((await cacheTwo.keyFor(scoped, 'q', reasoning)) ?? ''))?.answer).toBe('shared');
+    await cacheOne.put((await cacheOne.keyFor(scoped, 'q', reasoning)) ?? '', answer('shared'));
+    expect((await cacheTwo.get((await cacheTwo.keyFor(scoped, 'q', reasoning)) ?? ''))?.done.answer).toBe('shared');
     await cacheOne.kbChanged(scoped.tenantId, 'handbook');
     expect(await cacheTwo.get((await cacheTwo.keyFor(scoped, 'q', reasoning)) ?? '')).toBeUndefined();
     await one.close();
@@ -183,15 +193,15 @@ describe.skipIf(redis.url === undefined)('RedisCacheStore', () => {
       const failures: string[] = [];
       const cache = new AnswerCache(store, { ttlMs: 60_000, onError: (message) => failures.push(message) });
       const key = (await cache.keyFor(scope, 'q', reasoning)) ?? '';
-      await cache.put(key, done('before the outage'));
-      expect((await cache.get(key))?.answer).toBe('before the outage');
+      await cache.put(key, answer('before the outage'));
+      expect((await cache.get(key))?.done.answer).toBe('before the outage');
 
       server.kill('SIGKILL');
       await waitFor(async () => (await cache.keyFor(scope, 'q', reasoning)) === undefined, {
         description: 'lookups to fail',
       });
       expect(await cache.get(key)).toBeUndefined();
-      expect(await cache.put(key, done('during the outage'))).toBe(false);
+      expect(await cache.put(key, answer('during the outage'))).toBe(false);
       expect(failures).toEqual(
         expect.arrayContaining([
           'answer cache: could not read kb versions',
@@ -220,7 +230,7 @@ describe('answer cache and a kb change the store missed', () => {
     const store = new FlakyBumpStore(10);
     const failures: string[] = [];
     const cache = new AnswerCache(store, { ttlMs: 60_000, onError: (message) => failures.push(message) });
-    await cache.put((await cache.keyFor(scope, 'q', reasoning)) ?? '', done('before the change'));
+    await cache.put((await cache.keyFor(scope, 'q', reasoning)) ?? '', answer('before the change'));
 
     store.failing = true;
     await expect(cache.kbChanged(scope.tenantId, 'handbook')).rejects.toThrow('store unavailable');

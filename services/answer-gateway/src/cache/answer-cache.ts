@@ -1,11 +1,5 @@
 import { createHash } from 'node:crypto';
-import {
-  loadProtobufRoot,
-  PROTO_LOADER_OPTIONS,
-  ValidationError,
-  type Done,
-  type Done__Output,
-} from '@hopline/contracts';
+import { codecs, ValidationError, type Done__Output, type QaEvent } from '@hopline/contracts';
 
 /**
  * Where cached answers and kb versions live: Redis (shared by every gateway instance) or an
@@ -63,23 +57,21 @@ export function normaliseQuestion(question: string): string {
     .trim();
 }
 
-const doneType = () => loadProtobufRoot().lookupType('hopline.v1.Done');
-
-function encodeDone(done: Done): Uint8Array {
-  const type = doneType();
-  return type.encode(type.fromObject(done as Record<string, unknown>)).finish();
+/** A cached answer: its done, and the question that computed it, whose trace is the answer's. */
+export interface CachedAnswer {
+  questionId: string;
+  done: Done__Output;
 }
 
-function decodeDone(bytes: Uint8Array): Done__Output {
-  const type = doneType();
-  try {
-    return type.toObject(
-      type.decode(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)),
-      PROTO_LOADER_OPTIONS,
-    ) as Done__Output;
-  } catch (error) {
-    throw new ValidationError(`malformed cached answer: ${(error as Error).message}`, { cause: error });
-  }
+/** A cached answer is stored as the question's own `done` event: its id and its answer. */
+function encodeAnswer({ questionId, done }: CachedAnswer): Uint8Array {
+  return codecs.qaEvent.encode({ questionId, done: { ...done, cached: false } } as QaEvent);
+}
+
+function decodeAnswer(bytes: Uint8Array): CachedAnswer {
+  const event = codecs.qaEvent.decode(bytes);
+  if (!event.done || !event.questionId) throw new ValidationError('malformed cached answer: no done event');
+  return { questionId: event.questionId, done: event.done };
 }
 
 /**
@@ -117,7 +109,7 @@ export class AnswerCache {
       return undefined;
     }
     const identity = JSON.stringify([
-      'v3',
+      'v4',
       scope.tenantId,
       scope.userId,
       kbIds,
@@ -131,7 +123,7 @@ export class AnswerCache {
     return `hopline:answer:${createHash('sha256').update(identity).digest('hex')}`;
   }
 
-  async get(key: string): Promise<Done__Output | undefined> {
+  async get(key: string): Promise<CachedAnswer | undefined> {
     let bytes: Uint8Array | undefined;
     try {
       bytes = await this.store.get(key);
@@ -143,7 +135,8 @@ export class AnswerCache {
     this.options.lookups?.inc({ cache: 'answer', result: bytes ? 'hit' : 'miss' });
     if (!bytes) return undefined;
     try {
-      return { ...decodeDone(bytes), cached: true };
+      const answer = decodeAnswer(bytes);
+      return { questionId: answer.questionId, done: { ...answer.done, cached: true } };
     } catch (error) {
       this.options.onError?.('answer cache: dropped an entry that does not decode', error);
       return undefined;
@@ -151,10 +144,10 @@ export class AnswerCache {
   }
 
   /** Stores a finished answer unless it is not worth reusing (degraded, cut short). */
-  async put(key: string, done: Done__Output): Promise<boolean> {
-    if (!isReusable(done)) return false;
+  async put(key: string, answer: CachedAnswer): Promise<boolean> {
+    if (!isReusable(answer.done)) return false;
     try {
-      await this.store.set(key, encodeDone({ ...done, cached: false }), this.options.ttlMs);
+      await this.store.set(key, encodeAnswer(answer), this.options.ttlMs);
       return true;
     } catch (error) {
       this.options.onError?.('answer cache: store failed', error);
