@@ -113,6 +113,29 @@ describe('memory adapter', () => {
     expect(await keptWithin(3 * size - 1)).toHaveLength(2);
   });
 
+  it('memory - a message larger than the stream may hold is dropped at once and leaves nothing behind: the subject is still read and written in order', async () => {
+    const bus = createMemoryBus({
+      jetstream: {
+        ...DEFAULT_JETSTREAM_POLICY,
+        limits: { ...DEFAULT_JETSTREAM_POLICY.limits, events: { maxAgeMs: 0, maxBytes: 500 } },
+      },
+    });
+    const stream = await bus.durableStream({ name: 'TOO_BIG', subjects: ['test.big.>'], retention: 'events' });
+    const subject = 'test.big.q';
+    await stream.publish(subject, new Uint8Array(10), { msgId: 'small' });
+    await stream.publish(subject, new Uint8Array(1_000), { msgId: 'big' });
+    // The big one took the small one with it; neither is read, and nothing breaks a read.
+    expect(await stream.last(subject)).toBeUndefined();
+    const { seq } = await stream.publish(subject, new Uint8Array(10), { msgId: 'next', expectedLastSubjectSeq: 0 });
+    expect((await stream.last(subject))?.seq).toBe(seq);
+    const read: number[] = [];
+    const stop = new AbortController();
+    for await (const message of stream.follow(subject, { signal: stop.signal, onCaughtUp: () => stop.abort() }))
+      read.push(message.seq);
+    expect(read).toEqual([seq]);
+    await bus.drain();
+  });
+
   it('memory - a value payload is handed to readers as its value, never encoded, and counts the bytes it would take', async () => {
     const subject = 'test.valued.q';
     const size = subject.length + 100 + encodeHeaders({ 'Nats-Msg-Id': 'm0' }).length;

@@ -141,10 +141,12 @@ export class MemoryStream {
     this.msgIds.set(options.msgId, { seq: entry.seq, at: now });
     this.messages.set(entry.seq, entry);
     this.bytes += sizeOf(entry);
-    this.dropBeyondLimits(now);
+    // Indexed before the limits apply: a message they drop at once (larger than the stream may
+    // hold) leaves no index entry behind.
     const ofSubject = this.bySubject.get(subject);
     if (ofSubject === undefined) this.bySubject.set(subject, [entry.seq]);
     else ofSubject.push(entry.seq);
+    this.dropBeyondLimits(now);
     for (const durable of this.durables.values()) durable.pump();
     for (const wake of this.followers.get(subject) ?? []) wake();
     return { duplicate: false, seq: entry.seq };
