@@ -210,6 +210,25 @@ describe.skipIf(nats.url === undefined)('NATS adapter - durable consumers that a
   });
 });
 
+describe.skipIf(nats.url === undefined)('NATS adapter - a follow after the bus drained', () => {
+  it('follow - a follow that joins a shared reading the drain stopped fails at once instead of waiting for good', async () => {
+    const id = randomUUID().slice(0, 8);
+    const bus = await connectNatsBus({ url: nats.url ?? '', name: 'drained-follow', onError: () => undefined });
+    const stream = await bus.durableStream({ name: `DRAINED_${id}`, subjects: [`test.${id}.*`], sharedFollow: true });
+    const first = new AbortController();
+    for await (const _message of stream.follow(`test.${id}.a`, {
+      signal: first.signal,
+      onCaughtUp: () => first.abort(),
+    }))
+      break;
+    await bus.drain();
+    const reading = (async () => {
+      for await (const _message of stream.follow(`test.${id}.b`, { signal: AbortSignal.timeout(3_000) })) break;
+    })();
+    await expect(reading).rejects.toThrow(/draining/);
+  });
+});
+
 describe.skipIf(nats.url === undefined)('NATS adapter - a consumer that goes missing', () => {
   it('durable - a consumer deleted while a process pulls from it is made again, and what is stored after reaches the handler', async () => {
     const id = randomUUID().slice(0, 8);

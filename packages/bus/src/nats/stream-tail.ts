@@ -98,6 +98,8 @@ export class StreamTail {
     const joinedAtOnce = onlyNew && this.live;
     if (!joinedAtOnce) await this.start(signal);
     if (signal.aborted) return;
+    // A tail stopped (the bus draining) reads no more: a follow joining it would wait for good.
+    if (this.stopping.signal.aborted) throw new UnavailableError(`follow ${this.target.stream}: the bus is draining`);
     const reader = new SubjectReader();
     const readers = this.readers.get(subject) ?? new Set<SubjectReader>();
     this.readers.set(subject, readers.add(reader));
