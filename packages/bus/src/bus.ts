@@ -272,6 +272,15 @@ export interface DurableConsumerOptions {
    * for another, not how long a handler may work.
    */
   keepAlive?: boolean;
+  /**
+   * Deletes the durable consumer first, when there is one, its position and unsettled
+   * deliveries with it, so that this consume reads the stream from its first message: for a
+   * reader whose own record of what it read was lost (an index whose files were removed), which
+   * the position kept for it would skip. Done once, as the consume starts, not when it reopens
+   * the consumer later; only for a consumer no other reader shares, whose deliveries it would
+   * take away.
+   */
+  fromStart?: boolean;
 }
 
 /** How far a durable consumer has got through its stream. */

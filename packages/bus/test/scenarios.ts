@@ -652,6 +652,36 @@ export function busScenarios(adapter: string, connect: ConnectBus): void {
         expect(secondRun).toEqual(['two']);
       });
 
+      it('durable - a consumer started from the start reads the stream from its first message, whatever its durable had settled', async () => {
+        const t = unique();
+        const [producer, worker] = [await bus(), await bus()];
+        const stream = await producer.durableStream(streamFor(t));
+        const subject = `test.${t.id}.kb.t.k.ingest`;
+        for (const id of ['one', 'two']) await stream.publish(subject, text(id), { msgId: id });
+        const firstRun: string[] = [];
+        const workerStream = await worker.durableStream(streamFor(t));
+        const consumer = await workerStream.consume(consumerFor(t, { ackWaitMs: 300 }), async (message) => {
+          firstRun.push(read(message.data));
+          return { kind: 'ack' };
+        });
+        await waitFor(async () => (await consumer.progress()).settledThrough === 2);
+        await consumer.stop();
+        await stream.publish(subject, text('three'), { msgId: 'three' });
+        const secondRun: StreamMessage[] = [];
+        const again = await workerStream.consume(
+          { ...consumerFor(t, { ackWaitMs: 300 }), fromStart: true },
+          async (message) => {
+            secondRun.push(message);
+            return { kind: 'ack' };
+          },
+        );
+        await waitFor(async () => (await again.progress()).settledThrough === 3);
+        expect(firstRun).toEqual(['one', 'two']);
+        expect(secondRun.map((message) => read(message.data))).toEqual(['one', 'two', 'three']);
+        expect(secondRun.map((message) => message.deliveryCount)).toEqual([1, 1, 1]);
+        expect((await again.progress()).lag).toBe(0);
+      });
+
       it('durable - a consumer without its own reporter reports a throwing handler to the bus reporter', async () => {
         const t = unique();
         const reported: Array<{ operation: string; subject: string }> = [];

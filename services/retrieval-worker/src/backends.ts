@@ -19,10 +19,18 @@ export interface Backends {
   embedder: Embedder;
   /** Both indexes are shared by every worker (remote); see RetrievalWorkerDeps.indexesShared. */
   indexesShared: boolean;
+  /** Which indexes are embedded; see RetrievalWorkerDeps.embeddedIndexes. */
+  embeddedIndexes: EmbeddedIndexes;
   /** Which search paths run in this process; see RetrievalWorkerDeps.searchesInProcess. */
   searchesInProcess: SearchesInProcess;
   /** Kept beside the lexical index, embedded or Elasticsearch (see entity-graph.ts). */
   entityGraph: EntityGraphSupport;
+}
+
+/** Which indexes are embedded: kept under this worker's DATA_DIR, by this worker alone. */
+export interface EmbeddedIndexes {
+  lexical: boolean;
+  vector: boolean;
 }
 
 /**
@@ -121,6 +129,7 @@ export async function openBackends(
     embedder,
     // An embedded side is per worker, so every worker must see every ingest command.
     indexesShared: Boolean(config.ELASTICSEARCH_URL && config.MILVUS_ADDRESS),
+    embeddedIndexes: { lexical: !elasticsearchUrl, vector: !milvusAddress },
     searchesInProcess: { lexical: !elasticsearchUrl, vector: !milvusAddress && embedder instanceof HashingEmbedder },
     entityGraph,
   };

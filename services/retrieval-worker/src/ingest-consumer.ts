@@ -21,6 +21,8 @@ export interface IngestConsumerDeps {
   ackWaitMs?: number;
   /** The server deletes the consumer after no worker used it for this long. */
   inactiveThresholdMs?: number;
+  /** Reads the stream from its first message, whatever position the durable kept (see DurableConsumerOptions). */
+  fromStart?: boolean;
   /** Commands fetched and applied together (default 256): one index write and log flush each. */
   batchSize?: number;
 }
@@ -89,6 +91,7 @@ export async function startIngestConsumer(deps: IngestConsumerDeps): Promise<Dur
       keepAlive: true,
       maxInFlight: batchSize,
       ...(deps.inactiveThresholdMs === undefined ? {} : { inactiveThresholdMs: deps.inactiveThresholdMs }),
+      ...(deps.fromStart ? { fromStart: true } : {}),
     },
     async (message) => {
       let command: IngestCommand__Output;

@@ -16,7 +16,7 @@ import {
   type VectorBackend,
 } from '@hopline/retrieval';
 import type { HealthReport, HoplineMetrics, Logger } from '@hopline/telemetry';
-import type { SearchesInProcess } from './backends.js';
+import type { EmbeddedIndexes, SearchesInProcess } from './backends.js';
 import type { Config } from './config.js';
 import type { EntityGraphSupport } from './entity-graph.js';
 import { workerIdentity } from './identity.js';
@@ -56,6 +56,12 @@ export interface RetrievalWorkerDeps {
    * worker reads the whole stream through a durable consumer of its own.
    */
   indexesShared: boolean;
+  /**
+   * Which indexes are embedded (see backends.ts). One that holds nothing at start, as on a first
+   * start or once its files were removed, makes a worker with a consumer of its own read the
+   * ingest stream from its start, whatever position the server kept for that consumer.
+   */
+  embeddedIndexes: EmbeddedIndexes;
   /**
    * The search paths that run wholly in this process (see backends.ts): no breaker or timer
    * guards them, only the deadline and the caller's cancellation before they start. Absent:
@@ -107,6 +113,21 @@ async function repairIndex(indexer: Indexer, logger: Logger): Promise<void> {
     kbsLeft: report.gaps.length,
   });
   for (const message of report.messages) logger.error(message, { check: 'index-consistency' });
+}
+
+/**
+ * Whether an embedded index holds nothing. It lists every kb it has held a chunk of, even once
+ * their documents are deleted (see KbChunkCount): one that lists none holds nothing the ingest
+ * stream gave it.
+ */
+async function anEmbeddedIndexIsEmpty(
+  embedded: EmbeddedIndexes,
+  lexical: LexicalBackend,
+  vector: VectorBackend,
+): Promise<boolean> {
+  const sides = [...(embedded.lexical ? [lexical] : []), ...(embedded.vector ? [vector] : [])];
+  const counts = await Promise.all(sides.map((side) => side.countChunks()));
+  return counts.some((kbs) => kbs.length === 0);
 }
 
 /** How often a ready worker announces itself; hop-reasoners forget it after a few missed beats. */
@@ -202,6 +223,19 @@ export async function startRetrievalWorker(deps: RetrievalWorkerDeps): Promise<R
     }),
   ]);
   const durable = deps.indexesShared ? jetstream.ingestConsumer : `${jetstream.ingestConsumer}-${workerId}`;
+  // The server keeps this worker's own consumer where the worker's index had got to (for
+  // INGEST_CONSUMER_INACTIVE_HOURS after it stops), and the worker id outlives the index files.
+  // Resumed by an embedded index that holds nothing (a first start, or its files removed, as a
+  // change of embedder asks), it would skip every document before that position, and the worker
+  // would serve an empty index as caught up: it reads the stream from its start instead. Asked
+  // after the start-up repair, which fills a side from the other where that one still holds its
+  // documents. A shared consumer is every worker's position, and the indexes it feeds live
+  // outside DATA_DIR: it is never reset.
+  const fromStart = !deps.indexesShared && (await anEmbeddedIndexIsEmpty(deps.embeddedIndexes, lexical, vector));
+  if (fromStart)
+    logger.info('an embedded index holds nothing: reading the ingest stream from its start', {
+      ingestConsumer: durable,
+    });
   const consumer = await startIngestConsumer({
     bus,
     stream,
@@ -212,6 +246,7 @@ export async function startRetrievalWorker(deps: RetrievalWorkerDeps): Promise<R
     metrics,
     durable,
     batchSize: config.INGEST_BATCH_SIZE,
+    fromStart,
     // A worker's own consumer outlives restarts, not the worker: a shared one is never abandoned.
     ...(deps.indexesShared ? {} : { inactiveThresholdMs: config.INGEST_CONSUMER_INACTIVE_HOURS * 3_600_000 }),
   });

@@ -93,6 +93,7 @@ describe('openBackends', () => {
     expect(backends.vector).toBeInstanceOf(EmbeddedVectorBackend);
     expect(backends.embedder).toBeInstanceOf(HashingEmbedder);
     expect(backends.indexesShared).toBe(false);
+    expect(backends.embeddedIndexes).toEqual({ lexical: true, vector: true });
     expect(backends.searchesInProcess).toEqual({ lexical: true, vector: true });
   });
 
@@ -121,6 +122,8 @@ describe('openBackends', () => {
     });
     expect([backends.lexical.name, backends.vector.name]).toEqual(['elasticsearch', 'milvus']);
     expect(backends.indexesShared).toBe(true);
+    // Outside DATA_DIR: a worker never reads the stream again because it finds no index files.
+    expect(backends.embeddedIndexes).toEqual({ lexical: false, vector: false });
     expect(backends.searchesInProcess).toEqual({ lexical: false, vector: false });
     // The entity graph is kept over Elasticsearch too, loaded from what the indexes hold.
     expect(backends.entityGraph).toHaveProperty('graph');

@@ -50,6 +50,7 @@ async function start(
     vector,
     embedder,
     indexesShared: false,
+    embeddedIndexes: { lexical: true, vector: true },
     entityGraph,
     logger,
     metrics,

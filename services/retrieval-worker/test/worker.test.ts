@@ -10,6 +10,7 @@ import {
   EmbeddedVectorBackend,
   HashingEmbedder,
   type LexicalBackend,
+  type VectorBackend,
 } from '@hopline/retrieval';
 import { createLogger, createMetrics } from '@hopline/telemetry';
 import { startNats, waitFor } from '@hopline/test-support';
@@ -67,6 +68,7 @@ async function startWorker(
     vector,
     embedder,
     indexesShared: false,
+    embeddedIndexes: { lexical: true, vector: true },
     logger,
     metrics: createMetrics('test', { defaultMetrics: false }),
   });
@@ -91,6 +93,7 @@ async function worker(
     vector,
     embedder,
     indexesShared: false,
+    embeddedIndexes: { lexical: true, vector: true },
     ...(searchesInProcess ? { searchesInProcess } : {}),
     logger,
     metrics: createMetrics('test', { defaultMetrics: false }),
@@ -124,6 +127,82 @@ async function ingest(bus: Bus, tenantId: string, kbId: string, docId: string, t
 }
 
 const chunkCount = (w: RetrievalWorker, tenantId: string, kbId: string) => w.indexedChunks(tenantId, kbId);
+
+interface Indexes {
+  lexical: LexicalBackend;
+  vector: VectorBackend;
+  /** Documents written to the lexical index since these indexes were opened. */
+  readonly written: number;
+}
+
+/** New, empty indexes: a first start, or one after the index files were removed. */
+async function emptyIndexes(): Promise<Indexes> {
+  const embedder = new HashingEmbedder();
+  const [lexical, vector] = await Promise.all([
+    EmbeddedLexicalBackend.open(),
+    EmbeddedVectorBackend.open({ dimensions: embedder.dimensions }),
+  ]);
+  const indexes = {
+    written: 0,
+    lexical: {
+      ...new IndexingGate().around(lexical),
+      writeDocuments: (writes: Parameters<LexicalBackend['writeDocuments']>[0]) => {
+        indexes.written += writes.length;
+        return lexical.writeDocuments(writes);
+      },
+    },
+    vector,
+  };
+  return indexes;
+}
+
+/**
+ * A worker started on these indexes, once it serves. `shared`: they stand for Elasticsearch and
+ * Milvus, which every worker shares and which keep their documents outside DATA_DIR.
+ */
+async function startOn(bus: Bus, workerId: string, indexes: Indexes, shared = false): Promise<RetrievalWorker> {
+  const started = await startRetrievalWorker({
+    config: configSchema.parse({ WORKER_ID: workerId }),
+    bus,
+    lexical: indexes.lexical,
+    vector: indexes.vector,
+    embedder: new HashingEmbedder(),
+    indexesShared: shared,
+    embeddedIndexes: { lexical: !shared, vector: !shared },
+    logger,
+    metrics: createMetrics('test', { defaultMetrics: false }),
+  });
+  await started.ready;
+  return started;
+}
+
+/**
+ * A worker's embedded indexes are emptied between two starts (their files removed, as a change
+ * of embedder asks) while its own durable consumer, which the server keeps, had read the whole
+ * stream: restarted, the worker must read the stream from its start again before it serves, and
+ * a later start on the indexes it filled resumes where its consumer stands.
+ */
+async function restartOnEmptiedIndexes(bus: Bus, workerId: string, tenantId: string): Promise<void> {
+  // Document ids of their own: the stream would drop a message id another test published.
+  await ingest(bus, tenantId, 'kb', 'atlas-owner', 'Project Atlas is owned by Mira Chen.');
+  await ingest(bus, tenantId, 'kb', 'mira-team', 'Mira Chen belongs to the Platform Engineering department.');
+  const first = await startOn(bus, workerId, await emptyIndexes());
+  const indexed = await chunkCount(first, tenantId, 'kb');
+  expect(indexed).toBeGreaterThanOrEqual(2);
+  await first.stop();
+
+  const emptied = await emptyIndexes();
+  const restarted = await startOn(bus, workerId, emptied);
+  expect(await chunkCount(restarted, tenantId, 'kb')).toBe(indexed);
+  expect((await retrieve(bus, tenantId, ['kb'], 'Who owns Project Atlas?')).chunks[0]?.docId).toBe('atlas-owner');
+  await restarted.stop();
+
+  const written = emptied.written;
+  const again = await startOn(bus, workerId, emptied);
+  expect(await chunkCount(again, tenantId, 'kb')).toBe(indexed);
+  expect(emptied.written).toBe(written);
+  await again.stop();
+}
 
 describe.skipIf(!nats.url)('retrieval-worker over NATS', () => {
   const buses: Bus[] = [];
@@ -284,6 +363,15 @@ describe.skipIf(!nats.url)('retrieval-worker over NATS', () => {
       for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it('restart - a worker whose embedded indexes hold nothing reads the stream from its start, though its consumer had read it all', async () => {
+    const bus = await connectNatsBus({ url: nats.url as string, name: 'restart-test' });
+    try {
+      await restartOnEmptiedIndexes(bus, 'emptied', 'emptied');
+    } finally {
+      await bus.drain();
+    }
+  });
 });
 
 describe('retrieval-worker on the in-memory bus', () => {
@@ -310,6 +398,7 @@ describe('retrieval-worker on the in-memory bus', () => {
       vector,
       embedder,
       indexesShared: false,
+      embeddedIndexes: { lexical: true, vector: true },
       logger,
       metrics: createMetrics('test', { defaultMetrics: false }),
     });
@@ -367,6 +456,34 @@ describe('retrieval-worker on the in-memory bus', () => {
   });
 });
 
+describe('retrieval-worker restarted', () => {
+  it('restart - a worker whose embedded indexes hold nothing reads the stream from its start, though its consumer had read it all', async () => {
+    const bus = createMemoryBroker().connect();
+    try {
+      await restartOnEmptiedIndexes(bus, 'emptied', 'acme');
+    } finally {
+      await bus.drain();
+    }
+  });
+
+  it('restart - the consumer of workers whose indexes are shared is never reset: a start on indexes that hold nothing resumes where it stands', async () => {
+    const bus = createMemoryBroker().connect();
+    try {
+      await ingest(bus, 'acme', 'kb', 'atlas', 'Project Atlas is owned by Mira Chen.');
+      const first = await startOn(bus, 'remote', await emptyIndexes(), true);
+      expect(await chunkCount(first, 'acme', 'kb')).toBeGreaterThan(0);
+      await first.stop();
+      // Every worker reads through this consumer, and shared indexes live on outside DATA_DIR.
+      const emptied = await emptyIndexes();
+      const restarted = await startOn(bus, 'remote', emptied, true);
+      expect(emptied.written).toBe(0);
+      await restarted.stop();
+    } finally {
+      await bus.drain();
+    }
+  });
+});
+
 describe('retrieval-worker readiness', () => {
   it.each([
     { searchesInProcess: { lexical: true, vector: true }, warmed: true },
@@ -394,6 +511,7 @@ describe('retrieval-worker readiness', () => {
         vector,
         embedder,
         indexesShared: false,
+        embeddedIndexes: { lexical: true, vector: true },
         searchesInProcess,
         logger,
         metrics: createMetrics('test', { defaultMetrics: false }),
@@ -588,6 +706,7 @@ describe('retrieval-worker start-up consistency check', () => {
         vector: reopenedVector,
         embedder,
         indexesShared: false,
+        embeddedIndexes: { lexical: true, vector: true },
         logger,
         metrics: createMetrics('test', { defaultMetrics: false }),
       });

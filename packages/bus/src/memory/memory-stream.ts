@@ -201,6 +201,11 @@ export class MemoryStream {
     if (this.config.workQueue) this.remove(seq);
   }
 
+  /** Forgets the durable consumer, its position and unsettled deliveries with it. */
+  deleteDurable(name: string): void {
+    this.durables.delete(name);
+  }
+
   /** Creates the durable consumer, or updates its delivery limits as JetStream allows. */
   durable(options: DurableConsumerOptions): DurableState {
     const existing = this.durables.get(options.durable);
@@ -414,6 +419,7 @@ export function openMemoryDurableStream(
     async consume(consumerOptions, handler, onError) {
       assertValidName(consumerOptions.durable, 'durable consumer name');
       assertValidSubject(consumerOptions.filterSubject, 'subscribe');
+      if (consumerOptions.fromStart) opened.deleteDurable(consumerOptions.durable);
       const durable = opened.durable(consumerOptions);
       const report: BusErrorReporter = onError ?? busReporter;
       const maxInFlight = consumerOptions.maxInFlight ?? 1;

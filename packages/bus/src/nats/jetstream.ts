@@ -234,6 +234,7 @@ export async function openJetStreamDurableStream(
     },
 
     async consume(consumerOptions, handler, onError) {
+      if (consumerOptions.fromStart) await deleteConsumer(jsm, name, consumerOptions.durable);
       const open = async (): Promise<Consumer> => {
         await ensureConsumer(jsm, name, consumerOptions);
         try {
@@ -318,6 +319,20 @@ export async function openJetStreamDurableStream(
       }
     },
   };
+}
+
+/** Deletes the durable consumer when there is one: the next `ensureConsumer` makes it anew, delivering all. */
+async function deleteConsumer(jsm: JetStreamManager, stream: string, durable: string): Promise<void> {
+  assertValidName(durable, 'durable consumer name');
+  try {
+    await orUndefinedWhenMissing(jsm.consumers.delete(stream, durable));
+  } catch (error) {
+    throw fromJetStreamError(error, {
+      operation: 'delete consumer',
+      subject: `${stream}/${durable}`,
+      timeoutMs: JETSTREAM_TIMEOUT_MS,
+    });
+  }
 }
 
 async function ensureConsumer(jsm: JetStreamManager, stream: string, options: DurableConsumerOptions): Promise<void> {
