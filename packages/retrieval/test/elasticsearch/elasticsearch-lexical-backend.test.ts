@@ -12,7 +12,9 @@ import {
 import { afterEach, describe, expect, it } from 'vitest';
 import { EmbeddedVectorBackend, HashingEmbedder, createDeadlineGuard, createHybridRetriever } from '../../src/index.js';
 import { ElasticsearchLexicalBackend, createElasticsearchLexicalBackend } from '../../src/remote.js';
+import type { DocumentWrite, IndexedChunk } from '../../src/index.js';
 import { chunkOf, never } from '../fixtures.js';
+import type { RecordedRequest } from './es-mock.js';
 import { esMock, responseError, silentLog } from './es-mock.js';
 
 const INDEX = 'hopline-chunks';
@@ -397,7 +399,7 @@ describe('elasticsearch lexical backend - versioned writes', () => {
     ]);
   });
 
-  it('elasticsearch - a newer version removes the older chunks of the document after recording itself', async () => {
+  it('elasticsearch - a newer version removes the older chunks of the document before recording itself, and once more after', async () => {
     const es = esMock();
     const backend = await started(es);
     es.on('GET', `/${RECORDS}/_doc/*`, recordReply({ doc_version: 6, deleted: false, chunks: 5 }));
@@ -406,14 +408,19 @@ describe('elasticsearch lexical backend - versioned writes', () => {
     es.on('GET', `/${INDEX}/_refresh`, () => ({ _shards: { total: 1, successful: 1, failed: 0 } }));
     es.on('POST', `/${INDEX}/_delete_by_query`, () => ({ deleted: 3, failures: [] }));
     expect(await backend.upsertDocument(doc, chunks, never)).toBe('applied');
+    // Before the record, so a redelivery after a failed cleanup is not 'unchanged'; after it, for
+    // the chunks of a write of version 6 that raced this one and recorded itself in between.
     expect(es.requests.map((r) => `${r.method} ${r.path}`)).toEqual([
       `GET ${recordPath}`,
       'POST /_bulk',
+      `GET /${INDEX}/_refresh`,
+      `POST /${INDEX}/_delete_by_query`,
       `PUT ${recordPath}`,
       `GET /${INDEX}/_refresh`,
       `POST /${INDEX}/_delete_by_query`,
     ]);
-    const cleanup = es.sent('POST', `/${INDEX}/_delete_by_query`)[0];
+    const [cleanup, again] = es.sent('POST', `/${INDEX}/_delete_by_query`);
+    expect(again?.body).toEqual(cleanup?.body);
     expect(cleanup?.querystring).toEqual({ conflicts: 'proceed', refresh: 'true' });
     expect(cleanup?.body).toEqual({
       query: {
@@ -501,7 +508,7 @@ describe('elasticsearch lexical backend - versioned writes', () => {
     expect(cleanup.query.bool.filter).toContainEqual({ range: { doc_version: { lt: 9 } } });
   });
 
-  it('elasticsearch - a delete records a tombstone that outranks its version, then deletes chunks up to that version', async () => {
+  it('elasticsearch - a delete deletes chunks up to its version, then records a tombstone that outranks that version', async () => {
     const es = esMock();
     const backend = await started(es);
     es.on('GET', `/${RECORDS}/_doc/*`, recordReply({ doc_version: 7, deleted: false, chunks: 2 }));
@@ -509,6 +516,11 @@ describe('elasticsearch lexical backend - versioned writes', () => {
     es.on('GET', `/${INDEX}/_refresh`, () => ({}));
     es.on('POST', `/${INDEX}/_delete_by_query`, () => ({ deleted: 2, failures: [] }));
     expect(await backend.deleteDocument(doc, never)).toBe('applied');
+    expect(es.requests.map((r) => `${r.method} ${r.path}`).slice(1, 4)).toEqual([
+      `GET /${INDEX}/_refresh`,
+      `POST /${INDEX}/_delete_by_query`,
+      `PUT ${recordPath}`,
+    ]);
     const record = es.sent('PUT', recordPath)[0];
     expect(record?.querystring).toEqual({ version: '15', version_type: 'external' });
     expect(record?.body).toEqual({
@@ -542,7 +554,7 @@ describe('elasticsearch lexical backend - versioned writes', () => {
     expect(es.requests.map((r) => r.method)).toEqual(['GET']);
   });
 
-  it('elasticsearch - a partial delete_by_query failure fails the write so it is retried', async () => {
+  it('elasticsearch - a partial delete_by_query failure fails the write before it is recorded, so it is retried', async () => {
     const es = esMock();
     const backend = await started(es);
     es.on('GET', `/${RECORDS}/_doc/*`, recordReply({ doc_version: 6, deleted: false, chunks: 2 }));
@@ -560,6 +572,7 @@ describe('elasticsearch lexical backend - versioned writes', () => {
       ],
     }));
     await expect(backend.deleteDocument(doc, never)).rejects.toBeInstanceOf(UnavailableError);
+    expect(es.sent('PUT', recordPath)).toEqual([]);
   });
 
   it('elasticsearch - refuses chunks of another document and versions it cannot order', async () => {
@@ -822,7 +835,7 @@ describe('elasticsearch lexical backend - batch writes', () => {
     expect(recordBulk.filter((line) => line.index)).toHaveLength(19);
   });
 
-  it('elasticsearch - records that lose to newer ones are stale and take back their chunks; replaced versions are cleaned in one query', async () => {
+  it('elasticsearch - records that lose to newer ones are stale and take back their chunks; replaced versions are cleaned in one query before the records and one after', async () => {
     const winners: Record<string, { doc_version: number; deleted: boolean; chunks: number }> = {
       't1/kb1/d1': { doc_version: 2, deleted: false, chunks: 1 },
       't1/kb1/d2': { doc_version: 9, deleted: false, chunks: 1 },
@@ -859,19 +872,23 @@ describe('elasticsearch lexical backend - batch writes', () => {
     expect(es2.requests.map((r) => `${r.method} ${r.path}`)).toEqual([
       `POST /${RECORDS}/_mget`,
       'POST /_bulk',
+      `GET /${INDEX}/_refresh`,
+      `POST /${INDEX}/_delete_by_query`,
       'POST /_bulk',
       `POST /${RECORDS}/_mget`,
       `GET /${INDEX}/_refresh`,
       `POST /${INDEX}/_delete_by_query`,
     ]);
-    const cleanup = es2.sent('POST', `/${INDEX}/_delete_by_query`)[0]?.body as {
-      query: { bool: { should: Array<{ bool: { filter: unknown[] } }> } };
-    };
-    expect(cleanup.query.bool.should.map(({ bool }) => bool.filter[2])).toEqual([
+    const [beforeRecords, cleanup] = es2
+      .sent('POST', `/${INDEX}/_delete_by_query`)
+      .map((r) => r.body as { query: { bool: { should: Array<{ bool: { filter: unknown[] } }> } } });
+    // Only d1 had a record to replace before this batch.
+    expect(beforeRecords?.query.bool.should.map(({ bool }) => bool.filter[2])).toEqual([{ term: { doc_id: 'd1' } }]);
+    expect(cleanup?.query.bool.should.map(({ bool }) => bool.filter[2])).toEqual([
       { term: { doc_id: 'd1' } },
       { term: { doc_id: 'd2' } },
     ]);
-    expect(cleanup.query.bool.should.map(({ bool }) => bool.filter[3])).toEqual([
+    expect(cleanup?.query.bool.should.map(({ bool }) => bool.filter[3])).toEqual([
       { range: { doc_version: { lt: 3 } } },
       { range: { doc_version: { lt: 9 } } },
     ]);
@@ -893,6 +910,170 @@ describe('elasticsearch lexical backend - batch writes', () => {
     // Round 1: 40 chunks in 15 + 15 + 10, 20 records in 15 + 5; round 2: the delete's record.
     expect(bulks).toEqual([15, 15, 10, 15, 5, 1]);
     expect(es.sent('POST', `/${RECORDS}/_mget`)).toHaveLength(2);
+  });
+});
+
+describe('elasticsearch lexical backend - a cleanup that fails', () => {
+  type ChunkFilter = { term?: Record<string, string>; range?: { doc_version: { lt?: number; lte?: number } } };
+  interface Kept {
+    version: number;
+    source: Record<string, unknown>;
+  }
+
+  /**
+   * A cluster that keeps what it is sent, so a redelivery meets what the first attempt left:
+   * external versions decide every write, a delete_by_query runs its filters over the chunks, the
+   * first `failingCleanups` delete_by_queries fail on a shard, and `afterFirstCleanup` runs once
+   * the first one that succeeds is done (another writer's turn).
+   */
+  function keepingCluster(
+    es: ReturnType<typeof esMock>,
+    { failingCleanups = 0, afterFirstCleanup = () => {} } = {},
+  ): { chunks(): string[]; write(index: string, id: string, version: number, source: object): void } {
+    const chunkStore = new Map<string, Kept>();
+    const recordStore = new Map<string, Kept>();
+    const keep = (
+      store: Map<string, Kept>,
+      id: string,
+      version: number,
+      source: unknown,
+    ): 'created' | 'updated' | undefined => {
+      const current = store.get(id);
+      if (current && current.version >= version) return undefined;
+      store.set(id, { version, source: source as Record<string, unknown> });
+      return current ? 'updated' : 'created';
+    };
+    const recordOf = (id: string) => {
+      const record = recordStore.get(id);
+      return record
+        ? { _index: RECORDS, _id: id, found: true, _version: record.version, _source: record.source }
+        : { _index: RECORDS, _id: id, found: false };
+    };
+    const recordId = (request: RecordedRequest): string => request.path.slice(`/${RECORDS}/_doc/`.length);
+    const conflict = { type: 'version_conflict_engine_exception', reason: 'current version is higher' };
+    es.on('GET', `/${RECORDS}/_doc/*`, (request) => recordOf(recordId(request)));
+    es.on('POST', `/${RECORDS}/_mget`, (request) => ({ docs: (request.body as { ids: string[] }).ids.map(recordOf) }));
+    es.on('PUT', `/${RECORDS}/_doc/*`, (request) => {
+      const result = keep(recordStore, recordId(request), Number(request.querystring.version), request.body);
+      return result ? { result } : responseError(409, conflict.type, conflict.reason);
+    });
+    es.on('POST', '/_bulk', (request) => {
+      const lines = request.body as unknown[];
+      const items = [];
+      for (let at = 0; at < lines.length; at += 2) {
+        const { _index, _id, version } = (lines[at] as { index: { _index: string; _id: string; version: number } })
+          .index;
+        const result = keep(_index === RECORDS ? recordStore : chunkStore, _id, version, lines[at + 1]);
+        items.push({
+          index: { _index, _id, ...(result ? { status: 200, result } : { status: 409, error: conflict }) },
+        });
+      }
+      return { errors: items.some(({ index }) => 'error' in index), items };
+    });
+    es.on('GET', `/${INDEX}/_refresh`, () => ({}));
+    let cleanups = 0;
+    es.on('POST', `/${INDEX}/_delete_by_query`, (request) => {
+      cleanups += 1;
+      if (cleanups <= failingCleanups)
+        return {
+          deleted: 0,
+          failures: [
+            {
+              index: INDEX,
+              id: 'x',
+              status: 503,
+              cause: { type: 'unavailable_shards_exception', reason: 'primary shard is not active' },
+            },
+          ],
+        };
+      const { bool } = (
+        request.body as {
+          query: { bool: { filter?: ChunkFilter[]; should?: Array<{ bool: { filter: ChunkFilter[] } }> } };
+        }
+      ).query;
+      const alternatives = bool.filter ? [bool.filter] : (bool.should ?? []).map((clause) => clause.bool.filter);
+      const matches = (filter: ChunkFilter, source: Record<string, unknown>): boolean => {
+        if (filter.term) return Object.entries(filter.term).every(([field, value]) => source[field] === value);
+        const version = source.doc_version as number;
+        const { lt = Infinity, lte = Infinity } = filter.range?.doc_version ?? {};
+        return version < lt && version <= lte;
+      };
+      let deleted = 0;
+      for (const [id, { source }] of chunkStore)
+        if (alternatives.some((filters) => filters.every((filter) => matches(filter, source)))) {
+          chunkStore.delete(id);
+          deleted += 1;
+        }
+      if (cleanups === failingCleanups + 1) afterFirstCleanup();
+      return { deleted, failures: [] };
+    });
+    return {
+      write: (index, id, version, source) =>
+        void keep(index === RECORDS ? recordStore : chunkStore, id, version, source),
+      chunks: () =>
+        [...chunkStore.values()].map(({ source }) => `${String(source.chunk_id)}@${String(source.doc_version)}`),
+    };
+  }
+
+  const chunksAt = (version: number, count: number) =>
+    Array.from({ length: count }, (_, n) =>
+      chunkOf({ docId: 'rfc', chunkId: `rfc#${n}`, docVersion: version, text: 'x' }),
+    );
+  const firstVersion: DocumentWrite<IndexedChunk> = {
+    op: 'upsert',
+    doc: { ...doc, version: 6 },
+    items: chunksAt(6, 3),
+  };
+  const writePaths = {
+    'one document at a time': (backend: ElasticsearchLexicalBackend, write: DocumentWrite<IndexedChunk>) =>
+      write.op === 'upsert'
+        ? backend.upsertDocument(write.doc, write.items, never)
+        : backend.deleteDocument(write.doc, never),
+    'in a batch': async (backend: ElasticsearchLexicalBackend, write: DocumentWrite<IndexedChunk>) => {
+      const [result] = await backend.writeDocuments([write], never);
+      if (result instanceof Error) throw result;
+      return result;
+    },
+  };
+
+  describe.each(Object.keys(writePaths) as Array<keyof typeof writePaths>)('%s', (path) => {
+    const write = writePaths[path];
+    it.each([
+      ['a newer version with fewer chunks', { op: 'upsert', doc, items: chunksAt(7, 2) }, ['rfc#0@7', 'rfc#1@7']],
+      ['a delete', { op: 'delete', doc }, []],
+    ] as const)(
+      'elasticsearch - %s whose delete_by_query fails is cleaned up by its redelivery',
+      async (_case, replacing, left) => {
+        const es = esMock();
+        const backend = await started(es);
+        const cluster = keepingCluster(es, { failingCleanups: 1 });
+        expect(await write(backend, firstVersion)).toBe('applied');
+        await expect(write(backend, replacing)).rejects.toBeInstanceOf(UnavailableError);
+        // Decided from the record, as the indexer decides a redelivery before writing anything.
+        expect(await write(backend, replacing)).toBe('applied');
+        expect(cluster.chunks().sort()).toEqual(left);
+      },
+    );
+
+    it('elasticsearch - chunks of an older version that raced in after the cleanup go once the record is written', async () => {
+      const es = esMock();
+      const backend = await started(es);
+      const scoped = { tenant_id: 't1', kb_id: 'kb1', doc_id: 'rfc' };
+      // Another worker's version 6 lands between this write's cleanup and its record: its chunks 1
+      // and 2 (its chunk 0 lost to version 7's), and its record, over version 5's.
+      const cluster = keepingCluster(es, {
+        afterFirstCleanup: () => {
+          for (const n of [1, 2])
+            cluster.write(INDEX, `t1/kb1/rfc%23${n}`, 6, { ...scoped, chunk_id: `rfc#${n}`, doc_version: 6 });
+          cluster.write(RECORDS, 't1/kb1/rfc', 12, { ...scoped, doc_version: 6, deleted: false, chunks: 3 });
+        },
+      });
+      expect(await write(backend, { op: 'upsert', doc: { ...doc, version: 5 }, items: chunksAt(5, 1) })).toBe(
+        'applied',
+      );
+      expect(await write(backend, { op: 'upsert', doc, items: chunksAt(7, 1) })).toBe('applied');
+      expect(cluster.chunks()).toEqual(['rfc#0@7']);
+    });
   });
 });
 

@@ -119,8 +119,11 @@ const SEARCHED_SOURCE_FIELDS = Object.keys(chunkSourceSchema.shape);
  * Each document also has a record in `documentsIndex` whose external version ranks its state:
  * 2v for version v, 2v + 1 for a delete at v. That encodes the shared version rules
  * (`storage/versioning.ts`) — a delete at v beats version v, version v + 1 beats both — so the
- * record never moves backwards, even when two workers write at once. After a record write,
- * chunks older than the record are removed; a writer whose record lost removes its own.
+ * record never moves backwards, even when two workers write at once. The chunks a write
+ * replaces are removed before its record is written: once the record is there, a redelivery is
+ * 'unchanged' and would never clean up. A record that replaced another removes them once more,
+ * for a writer of an older state that landed its chunks in between; a writer whose record lost
+ * removes its own.
  */
 export class ElasticsearchLexicalBackend implements LexicalBackend, SharedGraphSource {
   readonly name = 'elasticsearch';
@@ -175,37 +178,31 @@ export class ElasticsearchLexicalBackend implements LexicalBackend, SharedGraphS
   ): Promise<WriteOutcome> {
     checkVersion(doc.version);
     for (const chunk of items) checkBelongs(chunk, doc);
-    const outcome = decideUpsert(await this.documentState(doc, signal), doc.version);
+    const current = await this.documentState(doc, signal);
+    const outcome = decideUpsert(current, doc.version);
     if (outcome !== 'applied') return outcome;
     if (items.length > 0) await this.writeChunks(doc, items, signal);
-    const record = await this.writeRecord(doc, { deleted: false, chunks: items.length }, signal);
-    if (record === 'created') return 'applied';
-    if (record === 'updated') {
-      await this.removeChunksBefore(doc, { version: doc.version, deleted: false }, signal);
-      return 'applied';
-    }
-    // A newer version or a delete got there first: take back what this write added.
-    await this.removeChunksBefore(doc, record, signal);
-    return decideUpsert(record, doc.version);
+    // A first version replaces nothing.
+    if (current) await this.removeChunksBefore(doc, { version: doc.version, deleted: false }, signal);
+    const winner = await this.recordAndSettle(doc, { deleted: false, chunks: items.length }, signal);
+    return winner ? decideUpsert(winner, doc.version) : 'applied';
   }
 
   async deleteDocument(ref: VersionedDocumentKey, signal?: AbortSignal): Promise<WriteOutcome> {
     checkVersion(ref.version);
     const outcome = decideDelete(await this.documentState(ref, signal), ref.version);
     if (outcome !== 'applied') return outcome;
-    const record = await this.writeRecord(ref, { deleted: true, chunks: 0 }, signal);
-    if (record === 'created' || record === 'updated') {
-      await this.removeChunksBefore(ref, { version: ref.version, deleted: true }, signal);
-      return 'applied';
-    }
-    await this.removeChunksBefore(ref, record, signal);
-    return decideDelete(record, ref.version);
+    // A delete clears up to its version whatever was recorded.
+    await this.removeChunksBefore(ref, { version: ref.version, deleted: true }, signal);
+    const winner = await this.recordAndSettle(ref, { deleted: true, chunks: 0 }, signal);
+    return winner ? decideDelete(winner, ref.version) : 'applied';
   }
 
   /**
    * The bulk path: per round, one `_mget` of the records, one `_bulk` of every applied upsert's
-   * chunks, one `_bulk` of the records (after the chunks, so a record never stands for chunks
-   * that failed), and one refresh + delete_by_query for what the new records replaced. A
+   * chunks, one refresh + delete_by_query for the chunks the writes replace, one `_bulk` of the
+   * records (after both, so a record never stands for chunks that failed or for a cleanup still
+   * to do), and one refresh + delete_by_query more where a record replaced another or lost. A
    * document written twice in a batch waits for the next round, so its second write is decided
    * against its first, as one call each would be.
    */
@@ -393,10 +390,13 @@ export class ElasticsearchLexicalBackend implements LexicalBackend, SharedGraphS
       valid.map(({ write }) => write.doc),
       signal,
     );
-    let applying = valid.filter(({ write, at }, i) => {
+    const hadRecord = new Set<BatchWrite>();
+    let applying = valid.filter((entry, i) => {
+      const { write, at } = entry;
       const decide = write.op === 'upsert' ? decideUpsert : decideDelete;
       const outcome = decide(states[i], write.doc.version);
       if (outcome !== 'applied') results[at] = outcome;
+      if (states[i]) hadRecord.add(entry);
       return outcome === 'applied';
     });
 
@@ -426,6 +426,16 @@ export class ElasticsearchLexicalBackend implements LexicalBackend, SharedGraphS
         `indexing chunk ${item._id ?? '?'} of ${entry.write.doc.docId}: ${item.error.type} (${item.error.reason ?? ''})`,
       );
     });
+    applying = applying.filter(({ at }) => results[at] === undefined);
+    // Before the records: once a record is there, a redelivery is a no-op and would never clean up.
+    // A first version replaces nothing; a delete clears up to its version whatever was recorded.
+    await this.removeReplacedChunks(
+      applying
+        .filter((entry) => hadRecord.has(entry) || entry.write.op === 'delete')
+        .map((entry) => ({ entry, state: { version: entry.write.doc.version, deleted: entry.write.op === 'delete' } })),
+      results,
+      signal,
+    );
     applying = applying.filter(({ at }) => results[at] === undefined);
 
     const recordOps = applying.map((entry) => {
@@ -462,8 +472,8 @@ export class ElasticsearchLexicalBackend implements LexicalBackend, SharedGraphS
       const deleted = entry.write.op === 'delete';
       if (!item.error) {
         results[entry.at] = 'applied';
-        // A first version replaced nothing; a delete always clears up to its version.
-        if (item.result === 'updated' || deleted) cleanups.push({ entry, state: { version: doc.version, deleted } });
+        // Replacing a record: a writer of an older state may have landed chunks since the cleanup.
+        if (item.result === 'updated') cleanups.push({ entry, state: { version: doc.version, deleted } });
       } else if (item.status === 409) lost.push(entry);
       else
         results[entry.at] = statusError(
@@ -567,7 +577,9 @@ export class ElasticsearchLexicalBackend implements LexicalBackend, SharedGraphS
         ),
       );
       const failure = response.failures?.[0];
-      // Which document a failure belongs to is not said: every write of this query is retried.
+      // Which document a failure belongs to is not said: every write of this query fails. One
+      // still unrecorded is redone whole by its redelivery; after its record (a race settled),
+      // the redelivery is a no-op, and the failure only reports what may be left.
       if (failure)
         for (const { entry } of part)
           results[entry.at] = statusError(
@@ -600,6 +612,28 @@ export class ElasticsearchLexicalBackend implements LexicalBackend, SharedGraphS
         `indexing chunk ${result._id ?? '?'} of ${doc.docId}: ${result.error.type} (${result.error.reason ?? ''})`,
       );
     }
+  }
+
+  /**
+   * Writes the record of a write whose replaced chunks are gone, then removes what is older than
+   * the document's state now: when this record replaced another, chunks a writer of an older
+   * state landed after that cleanup; when a newer record beat it, this write's own. Returns the
+   * record that beat it, if one did.
+   */
+  private async recordAndSettle(
+    doc: VersionedDocumentKey,
+    state: { deleted: boolean; chunks: number },
+    signal?: AbortSignal,
+  ): Promise<DocumentState | undefined> {
+    const record = await this.writeRecord(doc, state, signal);
+    // No record before this one: no other writer's record landed in between either.
+    if (record === 'created') return undefined;
+    if (record === 'updated') {
+      await this.removeChunksBefore(doc, { version: doc.version, deleted: state.deleted }, signal);
+      return undefined;
+    }
+    await this.removeChunksBefore(doc, record, signal);
+    return record;
   }
 
   /**
