@@ -1,5 +1,5 @@
-import { mkdir, open, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { z } from 'zod';
 import type { BlobWriter } from './snapshot-blobs.js';
@@ -169,7 +169,6 @@ export async function writeSnapshot(
       }
     }
     if (lines.length > 0) await flush(lines);
-    if (durable) await Promise.all([documents.datasync(), blobs.datasync()]);
   } finally {
     await Promise.all([documents.close(), blobs.close()]);
   }
@@ -178,9 +177,32 @@ export async function writeSnapshot(
     join(next, MANIFEST_FILE),
     JSON.stringify({ format: FORMAT, documents: count, itemBytes, checksums }),
   );
+  // The log is cleared once this returns, so durable means on disk before then: every file of
+  // the snapshot (the index's too), the names in its folder, and the renames that put it in
+  // place. Otherwise a power cut could leave a folder without its manifest, or the old snapshot
+  // without the writes of the cleared log.
+  if (durable) await syncFolder(next);
   if (await exists(dir)) await rename(dir, `${dir}.old`);
   await rename(next, dir);
+  if (durable) await syncPath(dirname(dir));
   await rm(`${dir}.old`, { recursive: true, force: true });
+}
+
+/** Flushes every file in the folder (a snapshot's holds files only), then the folder's own entries. */
+async function syncFolder(dir: string): Promise<void> {
+  const files = await readdir(dir);
+  await Promise.all(files.map((file) => syncPath(join(dir, file))));
+  await syncPath(dir);
+}
+
+/** Flushes a file's bytes, or a folder's entries: a folder opens read-only, and its handle's fsync flushes them. */
+async function syncPath(path: string): Promise<void> {
+  const handle = await open(path, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
 }
 
 async function exists(path: string): Promise<boolean> {
