@@ -1,12 +1,27 @@
 import { mkdtemp, rm } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import type * as HnswLib from 'hnswlib-node';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AdaptiveVectorIndex, FlatVectorIndex, HashingEmbedder, HnswVectorIndex } from '../src/index.js';
+
+const { HierarchicalNSW } = createRequire(import.meta.url)('hnswlib-node') as typeof HnswLib;
 
 const embedder = new HashingEmbedder({ dimensions: 64 });
 const vectorOf = (i: number): Float32Array =>
   embedder.embedOne(`item ${i} colour${i % 17} shape${i % 23} size${i % 5}`);
+
+/**
+ * Changes a saved graph through hnswlib itself, as `add` did before each label kept its own slot:
+ * addPoint with replaceDeleted puts the label on whichever deleted slot hnswlib picks.
+ */
+async function changeSavedGraph(file: string, change: (graph: HnswLib.HierarchicalNSW) => void): Promise<void> {
+  const graph = new HierarchicalNSW('ip', 64);
+  await graph.readIndex(file, true);
+  change(graph);
+  await graph.writeIndex(file);
+}
 
 describe('HnswVectorIndex', () => {
   it('hnsw - finds what the exact scan finds, nearly always', () => {
@@ -69,6 +84,64 @@ describe('HnswVectorIndex', () => {
     for (let i = 0; i < 200; i++) hnsw.add('other', `o${i}`, vectorOf(1));
     hnsw.add('mine', 'm', vectorOf(50));
     expect(hnsw.search(['mine'], vectorOf(1), 10).map((hit) => hit.key)).toEqual(['m']);
+  });
+
+  describe('saved and loaded', () => {
+    let dir: string;
+    beforeEach(async () => {
+      dir = await mkdtemp(join(tmpdir(), 'hopline-hnsw-'));
+    });
+    afterEach(async () => {
+      await rm(dir, { recursive: true, force: true });
+    });
+
+    it('hnsw - a graph saved with freed labels loads with every live vector, and a freed label is taken again', async () => {
+      const hnsw = new HnswVectorIndex(64);
+      for (let i = 0; i < 30; i++) hnsw.add('p', `k${i}`, vectorOf(i));
+      for (const i of [3, 11, 17, 25]) hnsw.remove('p', `k${i}`);
+      hnsw.add('p', 'k40', vectorOf(40));
+      await hnsw.save(dir);
+      const loaded = new HnswVectorIndex(64);
+      await loaded.load(dir);
+      expect(loaded.size('p')).toBe(27);
+      for (let i = 0; i < 30; i++)
+        expect(loaded.savedVector('p', `k${i}`), `k${i}`).toEqual(
+          [3, 11, 17, 25].includes(i) ? undefined : vectorOf(i),
+        );
+      loaded.add('p', 'k41', vectorOf(41));
+      expect(loaded.search(['p'], vectorOf(41), 1)[0]).toMatchObject({ key: 'k41' });
+      expect(loaded.savedVector('p', 'k40')).toEqual(vectorOf(40));
+    });
+
+    it.each([
+      // k1's slot deleted and taken by a label the snapshot never handed out: k1's label is on no slot.
+      [
+        'a live key on no slot',
+        [] as number[],
+        (graph: HnswLib.HierarchicalNSW) => {
+          graph.markDelete(1);
+          graph.addPoint(Array.from(vectorOf(9)), 3, true);
+        },
+      ],
+      // k0's deleted slot taken by k2's label: every live key's label is known, but label 2 is on two slots.
+      [
+        'a label on two slots',
+        [0],
+        (graph: HnswLib.HierarchicalNSW) => graph.addPoint(Array.from(vectorOf(9)), 2, true),
+      ],
+    ] as const)(
+      'hnsw - a graph whose labels left their slots (%s) is refused with the re-index that replaces it',
+      async (_case, removed, change) => {
+        const hnsw = new HnswVectorIndex(64);
+        for (let i = 0; i < 3; i++) hnsw.add('p', `k${i}`, vectorOf(i));
+        for (const i of removed) hnsw.remove('p', `k${i}`);
+        await hnsw.save(dir);
+        await changeSavedGraph(join(dir, 'graph-0.hnsw'), change);
+        await expect(new HnswVectorIndex(64).load(dir)).rejects.toThrow(
+          /graph-0\.hnsw: the HNSW graph's labels do not match .*"Changing the embedder"/,
+        );
+      },
+    );
   });
 
   it('hnsw - grows past its initial capacity', () => {

@@ -1,14 +1,17 @@
 import { mkdir, mkdtemp, readFile, rm, truncate, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import type { IngestCommand__Output } from '@hopline/contracts';
+import type * as HnswLib from 'hnswlib-node';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   AdaptiveVectorIndex,
   EmbeddedLexicalBackend,
   EmbeddedVectorBackend,
   HashingEmbedder,
+  HnswVectorIndex,
   createEntityGraph,
   createIndexer,
   loadEntityGraph,
@@ -245,6 +248,36 @@ describe('index snapshots', () => {
     // Item bytes cut short are refused, not loaded with chunks or vectors missing.
     await truncate(join(snapshot, 'items.bin'), 500);
     await expect(open()).rejects.toThrow(/bytes of items but holds 500/);
+  });
+
+  it('persistence - a vector snapshot whose HNSW graph lost the label of a live chunk fails the start, saying how to re-index', async () => {
+    const dataDir = await tempDir();
+    const open = () =>
+      EmbeddedVectorBackend.open({
+        dimensions: embedder.dimensions,
+        dataDir,
+        durable: false,
+        createIndex: (dims) => new HnswVectorIndex(dims),
+      });
+    const vector = await open();
+    const items = [0, 1, 2].map((i) => {
+      const chunk = chunkOf({ kbId: 'kb', docId: 'doc', chunkId: `doc#${i}`, text: `harbour text ${i}` });
+      return { chunk, vector: embedder.embedOne(chunk.text) };
+    });
+    await vector.upsertDocument({ tenantId: 't1', kbId: 'kb', docId: 'doc', version: 1 }, items);
+    await vector.close();
+    // As hnswlib's replaceDeleted left graphs before each label kept its own slot: doc#1's slot,
+    // deleted, taken by another label. Its vector is in no other file: nothing to rebuild it from.
+    const file = join(dataDir, 'vector.snapshot', 'graph-0.hnsw');
+    const { HierarchicalNSW } = createRequire(import.meta.url)('hnswlib-node') as typeof HnswLib;
+    const graph = new HierarchicalNSW('ip', embedder.dimensions);
+    await graph.readIndex(file, true);
+    graph.markDelete(1);
+    graph.addPoint(Array.from(items[0]!.vector), 3, true);
+    await graph.writeIndex(file);
+    await expect(open()).rejects.toThrow(
+      /graph-0\.hnsw: the HNSW graph's labels do not match .*"Changing the embedder"/,
+    );
   });
 
   it('persistence - a snapshot changed after it was written is refused by its checksums, not loaded unchecked', async () => {

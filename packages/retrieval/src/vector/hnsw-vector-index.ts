@@ -55,10 +55,32 @@ class HnswPartition {
     return new HnswPartition(graph, INITIAL_CAPACITY, []);
   }
 
-  /** The partition `save` wrote: the graph through hnswlib's own format, the keys by label. */
+  /**
+   * The partition `save` wrote: the graph through hnswlib's own format, the keys by label. A
+   * graph saved before each label kept its own slot (`add`) may hold a label on two slots, or a
+   * live key's label on none: hnswlib's replaceDeleted moved labels between slots. Its vectors
+   * are kept in no other file, so it cannot be rebuilt from the snapshot: refused, with the
+   * re-index that replaces it.
+   */
   static async load(dimensions: number, file: string, keys: Array<string | undefined>): Promise<HnswPartition> {
     const graph = new HierarchicalNSW('ip', dimensions);
     await graph.readIndex(file, true);
+    // hnswlib rebuilds its label lookup from the slots' labels as it reads them: the labels 0 to
+    // keys.length - 1 each on a slot of its own, every live key's among them, is what `add` keeps.
+    const known = graph.getIdsList();
+    if (
+      graph.getCurrentCount() !== keys.length ||
+      known.length !== keys.length ||
+      known.some((label) => label >= keys.length)
+    )
+      throw new Error(
+        `${file}: the HNSW graph's labels do not match the ${keys.length} its snapshot lists (the graph has ` +
+          `${known.length} on ${graph.getCurrentCount()} slots): it was saved before each label kept its own slot, ` +
+          `and its vectors are kept nowhere else. Re-index as for a change of embedder (docs/operations.md, ` +
+          `"Changing the embedder"): stop the worker, remove both embedded index folders (DATA_DIR/vectors, which ` +
+          `holds this snapshot, and DATA_DIR/bm25) and start it again; it reads the ingest stream from the start and ` +
+          `indexes every document the stream still holds (ingest older ones again with pnpm ingest).`,
+      );
     return new HnswPartition(graph, graph.getMaxElements(), keys);
   }
 
