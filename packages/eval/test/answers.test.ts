@@ -46,6 +46,13 @@ describe('answer scores', () => {
     // A prediction that names something instead of judging gets no credit for shared characters.
     expect(scoreAnswer('是在2023年', '不是')).toEqual({ em: false, f1: 0 });
     expect(scoreAnswer('2023年5月', '是的')).toEqual({ em: false, f1: 0 });
+    // Openings that share a judgement's first character but judge nothing.
+    for (const hedge of ['不确定两者是否在同一个月', '没有找到相关信息', '无法判断']) {
+      expect(openingJudgement(hedge), hedge).toBeUndefined();
+      expect(scoreAnswer(hedge, '不是').em, hedge).toBe(false);
+    }
+    for (const other of ['对于这两个事件，前者更早', '是否同月无法判断'])
+      expect(scoreAnswer(other, '是的').em, other).toBe(false);
   });
 
   it('answers - an order question asks which of the things it names came first or last', () => {

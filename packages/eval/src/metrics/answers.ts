@@ -7,7 +7,8 @@ import { hasHan } from '@hopline/text';
  * is Chinese, the bag holds characters (each Han character one token, a run of Latin letters
  * or digits one token), as Chinese reading-comprehension benchmarks score. A Chinese gold
  * answer that is a yes/no judgement (是, 是的, 对, 不是, 否, 不…) is matched by the judgement the
- * prediction opens with, whatever words follow it; English yes/no stays HotpotQA's exact match.
+ * prediction opens with, whatever words follow it, unless the opening only shares its first
+ * character (不确定, 没有找到, 是否, 对于…); English yes/no stays HotpotQA's exact match.
  */
 
 const PUNCTUATION = /[!"#$%&'()*+,\-./:;<=>?@[\\\]^_`{|}~‘’“”–—]/g;
@@ -22,6 +23,10 @@ const NO_ANSWER = /^(?:否|不|不是|不对|错|没有)$/;
 // The judgement a written answer opens with; negations first, so that 不是 is not read as 是.
 const OPENS_NO = /^(?:否|不|没|错)/;
 const OPENS_YES = /^(?:是|对|正确)/;
+// Openings that share a judgement's first character but judge nothing: a hedge ("不确定…",
+// "无法…", "没有找到…"), a question put back ("是否…"), or another word ("对于…", "否则…").
+const OPENS_NO_JUDGEMENT =
+  /^(?:不确定|不清楚|不知道|不能确定|不好说|没有找到|没找到|没有足够|没有相关|是否|对于|对比|否则)/;
 
 const bare = (text: string) => text.replace(/[\s\p{P}\p{S}]+/gu, '');
 
@@ -36,6 +41,7 @@ export function goldJudgement(answer: string): Judgement | undefined {
 /** The judgement a predicted answer opens with, if it opens with one. */
 export function openingJudgement(prediction: string): Judgement | undefined {
   const text = prediction.replace(/^[\s\p{P}\p{S}]+/u, '');
+  if (OPENS_NO_JUDGEMENT.test(text)) return undefined;
   if (OPENS_NO.test(text)) return 'no';
   if (OPENS_YES.test(text)) return 'yes';
   return undefined;
