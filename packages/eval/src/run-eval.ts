@@ -2,11 +2,12 @@ import { ValidationError } from '@hopline/contracts';
 import type { ReasoningSwitch } from '@hopline/reasoning';
 import { REASONING_SWITCH_NAMES } from '@hopline/reasoning';
 import type { EmbeddedLexicalBackendOptions, Embedder, FusionMethod, HybridRetrieverOptions } from '@hopline/retrieval';
-import { hashText } from '@hopline/text';
+import { hashText, hasHan } from '@hopline/text';
 import type { SwitchDelta } from './ablation.js';
 import { switchDelta } from './ablation.js';
 import type { EvalDocument, EvalQuestion, EvalSet } from './data/eval-set.js';
 import { ingestCorpus } from './knowledge-base.js';
+import { isJudgement, normalizeAnswer } from './metrics/answers.js';
 import type { GroupSummary } from './metrics/summary.js';
 import { summarizeOutcomes } from './metrics/summary.js';
 import type { EvalMode } from './modes/mode.js';
@@ -55,20 +56,53 @@ export interface RunEvalOptions {
 
 /**
  * The questions made unanswerable: the first n answerable ones, not set apart, in the order of
- * the SHA-256 of "unanswerable:" + id (independent of the tune/check split), each losing its
- * last gold document (for MuSiQue the last hop's, which states the answer).
+ * the SHA-256 of "unanswerable:" + id (independent of the tune/check split), each losing the
+ * gold document that holds its answer. In hop order (MuSiQue) that is the last hop's; otherwise
+ * the gold documents come in no order that says which states the answer (HotpotQA lists them as
+ * first mentioned), so it is the last one whose text states the gold answer or an alias, and the
+ * last one where none does (a yes/no judgement, which no text states as such). Removing a
+ * bridge's document instead would leave the answer's own document in the copy, still answering.
  */
 export function chooseUnanswerable(
   questions: readonly EvalQuestion[],
   n: number,
+  documents: ReadonlyMap<string, EvalDocument>,
 ): Array<{ question: EvalQuestion; removedDocId: string }> {
   return questions
     .filter((question) => question.answerable && question.apart === '' && question.goldDocIds.length > 0)
     .map((question) => ({ question, key: hashText(`unanswerable:${question.id}`) }))
     .sort((a, b) => a.key.localeCompare(b.key))
     .slice(0, n)
-    .map(({ question }) => ({ question, removedDocId: question.goldDocIds.at(-1) as string }));
+    .map(({ question }) => ({ question, removedDocId: answersDocument(question, documents) }));
 }
+
+function answersDocument(question: EvalQuestion, documents: ReadonlyMap<string, EvalDocument>): string {
+  const last = question.goldDocIds.at(-1) as string;
+  if (question.hopOrdered) return last;
+  const stating = question.goldDocIds.filter((docId) => {
+    const document = documents.get(docId);
+    return document !== undefined && question.answers.some((answer) => statesAnswer(document, answer));
+  });
+  return stating.at(-1) ?? last;
+}
+
+/**
+ * Whether a document's title or text holds the answer: normalised as answers are scored, as
+ * whole words, or for a Chinese answer as a run of characters (punctuation and spaces aside). A
+ * yes/no judgement is stated by no text.
+ */
+function statesAnswer(document: EvalDocument, answer: string): boolean {
+  if (isJudgement(answer)) return false;
+  const texts = [document.title, document.text];
+  if (hasHan(answer)) {
+    const wanted = withoutPunctuation(answer);
+    return wanted !== '' && texts.some((text) => withoutPunctuation(text).includes(wanted));
+  }
+  const wanted = normalizeAnswer(answer);
+  return wanted !== '' && texts.some((text) => ` ${normalizeAnswer(text)} `.includes(` ${wanted} `));
+}
+
+const withoutPunctuation = (text: string) => text.replace(/[\s\p{P}\p{S}]+/gu, '');
 
 type StackOptions = Pick<RunEvalOptions, 'embedder' | 'hybrid' | 'lexical'>;
 
@@ -102,7 +136,11 @@ export async function runEval(
   questions: readonly EvalQuestion[],
   options: RunEvalOptions,
 ): Promise<EvalReport> {
-  const removals = chooseUnanswerable(questions, options.unanswerable ?? 0);
+  const removals = chooseUnanswerable(
+    questions,
+    options.unanswerable ?? 0,
+    new Map(set.documents.map((document) => [document.docId, document])),
+  );
   if (removals.length > 0 && !options.mode.answers)
     throw new ValidationError(`--unanswerable needs a mode that answers; ${options.mode.name} only retrieves`);
   if (options.ablate && !options.mode.answers)
