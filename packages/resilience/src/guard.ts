@@ -101,8 +101,9 @@ export interface Guard {
   readonly state: BreakerState;
   /**
    * Runs `work` under the breaker with its own AbortSignal, which aborts on this call's
-   * timeout (DeadlineExceededError), on the caller's signal (CancelledError) or on breaker
-   * rejection (BreakerOpenError); the call rejects with the same error.
+   * timeout (DeadlineExceededError, also when the caller's signal aborts at or after the
+   * call's deadline), on the caller's signal (CancelledError) or on breaker rejection
+   * (BreakerOpenError); the call rejects with the same error.
    */
   call<T>(work: (signal: AbortSignal, attempt: Attempt) => Promise<T>, options: GuardCallOptions): Promise<T>;
   stats(): GuardStats;
@@ -126,6 +127,8 @@ interface GuardedCall {
   readonly attempt: Attempt;
   /** Settles the call with the abort's reason, whatever the work does after; set once the work runs. */
   giveUp?: (reason: HoplineError) => void;
+  /** Rejects the caller's promise with a cancellation the breaker is never told of; set as the call is fired. */
+  cancel?: (reason: HoplineError) => void;
 }
 
 const OPOSSUM_OPEN = 'EOPENBREAKER';
@@ -136,6 +139,16 @@ const OPOSSUM_SHUTDOWN = 'ESHUTDOWN';
  * guard aborts it, so that work which ignores its signal cannot hold the caller past its
  * deadline. Only the guard aborts the call's signal, and it gives up on the work as it does: no
  * listener on that signal, whose adding and removing cost more than the rest of a guard's call.
+ *
+ * A call its caller cancelled says nothing about the downstream, and the breaker is not told of
+ * it: opossum knows only successes and failures, and takes an error its filter lets pass for a
+ * success, which closes a half-open breaker, so a call started before the breaker opened and
+ * cancelled while it is half-open would close it without a trial. The caller's promise is
+ * rejected directly, and the breaker's never settles: it is collected with the call, and the
+ * slot it holds in opossum's semaphore is one of an unbounded number. The half-open trial is
+ * the exception: the breaker lets no other call through until it hears of it, so a cancelled
+ * trial counts as a failure, and the breaker waits another reset period for a trial that proves
+ * something.
  */
 async function runAttempt(call: GuardedCall): Promise<unknown> {
   const { signal } = call.controller;
@@ -147,7 +160,10 @@ async function runAttempt(call: GuardedCall): Promise<unknown> {
     });
   } catch (error) {
     // Work that gave up because its signal aborted reports its own AbortError; the reason is the truth.
-    throw signal.aborted ? abortReason(signal) : toHoplineError(error);
+    const failure = signal.aborted ? abortReason(signal) : toHoplineError(error);
+    if (!signal.aborted || !isCancelled(failure) || call.attempt.trial) throw failure;
+    call.cancel?.(failure);
+    return new Promise<never>(() => undefined);
   }
 }
 
@@ -170,10 +186,10 @@ export function createGuard(options: GuardOptions): Guard {
     resetTimeout: options.breaker.resetTimeoutMs,
     rollingCountTimeout: options.breaker.rollingCountTimeoutMs,
     rollingCountBuckets: options.breaker.rollingCountBuckets ?? 10,
-    // Only failures that say something about the downstream's health count towards opening.
-    // Opossum takes a filtered error for a success, which would close a half-open breaker on a
-    // trial its caller cancelled: a cancelled trial proved nothing, so it counts as a failure
-    // and the breaker stays open for another reset period.
+    // Only failures that say something about the downstream's health count towards opening; the
+    // rest are answers from a live downstream, which opossum counts as successes. A half-open
+    // trial its caller cancelled, the one cancellation the breaker hears of (see runAttempt),
+    // proved nothing: it counts as a failure.
     errorFilter: ((error: unknown, call: GuardedCall) =>
       call.attempt.trial && isCancelled(error) ? false : !isInfrastructureError(error)) as (error: unknown) => boolean,
   });
@@ -230,10 +246,11 @@ export function createGuard(options: GuardOptions): Guard {
   ): Promise<T> => {
     counts.calls += 1;
     const callerSignal = callOptions.signal;
+    const startedAt = Date.now();
     let timeoutMs: number;
     try {
       if (callerSignal?.aborted) throw abortReason(callerSignal);
-      timeoutMs = hopTimeoutMs(callOptions.deadlineUnixMs, callOptions.capMs ?? Number.POSITIVE_INFINITY);
+      timeoutMs = hopTimeoutMs(callOptions.deadlineUnixMs, callOptions.capMs ?? Number.POSITIVE_INFINITY, startedAt);
     } catch (error) {
       counts.skipped += 1;
       throw error;
@@ -249,19 +266,26 @@ export function createGuard(options: GuardOptions): Guard {
       controller.abort(reason);
       guarded.giveUp?.(reason);
     };
-    const timer =
-      timeoutMs <= MAX_TIMER_MS
-        ? setTimeout(
-            () => abort(new DeadlineExceededError(`${downstream} did not answer within ${Math.round(timeoutMs)} ms`)),
-            timeoutMs,
-          )
-        : undefined;
+    const timedOut = () => new DeadlineExceededError(`${downstream} did not answer within ${Math.round(timeoutMs)} ms`);
+    const timer = timeoutMs <= MAX_TIMER_MS ? setTimeout(() => abort(timedOut()), timeoutMs) : undefined;
+    // A caller whose signal aborts at this call's deadline (a gRPC handler's at the inbound
+    // deadline, which is the one it passed) may run before this guard's timer does: the call
+    // still timed out, and the breaker must count it, or a dependency that hangs never opens it.
     const onCallerAbort = () =>
-      abort(new CancelledError(`the call to ${downstream} was cancelled`, { cause: callerSignal?.reason }));
+      abort(
+        Date.now() >= startedAt + timeoutMs
+          ? timedOut()
+          : new CancelledError(`the call to ${downstream} was cancelled`, { cause: callerSignal?.reason }),
+      );
     callerSignal?.addEventListener('abort', onCallerAbort, { once: true });
     inFlight += 1;
     try {
-      const result = (await breaker.fire(guarded)) as T;
+      // The breaker's promise settles once it has counted the outcome, before the guard counts
+      // its own failures in a row; a cancellation it never hears of settles the call directly.
+      const result = (await new Promise<unknown>((resolve, reject) => {
+        guarded.cancel = reject;
+        breaker.fire(guarded).then(resolve, reject);
+      })) as T;
       counts.successes += 1;
       failuresInARow = 0;
       return result;

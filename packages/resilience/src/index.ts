@@ -9,7 +9,9 @@
  * - breaker:  one opossum breaker per downstream; open → BreakerOpenError at once. Only
  *   infrastructure failures (`isInfrastructureError`) count towards opening.
  * - timeout:  each call gets min(cap, what is left of the question's absolute deadline) and
- *   its own AbortSignal (DeadlineExceededError on timeout, CancelledError on the caller's abort).
+ *   its own AbortSignal (DeadlineExceededError on timeout, CancelledError on the caller's abort
+ *   before then). The breaker is told nothing of a cancelled call, but for a cancelled half-open
+ *   trial, which counts as failed.
  *   These four are `guard.call`.
  * - retry:    `retryWithinDeadline` wraps `guard.call`, so every attempt passes the bulkhead and
  *   breaker again, and no attempt starts that the deadline cannot fit. Where replicas are

@@ -115,6 +115,27 @@ describe('guard - deadlines and signals', () => {
     expect(guard.stats()).toMatchObject({ cancelled: 1, failures: 0 });
   });
 
+  it("guard - a caller's signal that aborts at the call's deadline, before the guard's timer, is a timeout that counts towards opening", async () => {
+    // Fake timers: the caller's timer, set first for the same moment, deterministically runs first.
+    vi.useFakeTimers();
+    try {
+      const guard = guardFor();
+      for (let i = 0; i < 3; i += 1) {
+        // A gRPC handler's signal aborts at the inbound deadline, the one it passes to the guard.
+        const deadlineUnixMs = Date.now() + 100;
+        const inbound = new AbortController();
+        setTimeout(() => inbound.abort(new CancelledError('the client cancelled the call')), 100);
+        const call = guard.call(hangUntilAborted, { deadlineUnixMs, signal: inbound.signal }).catch((e: unknown) => e);
+        await vi.advanceTimersByTimeAsync(100);
+        expect(await call).toBeInstanceOf(DeadlineExceededError);
+      }
+      expect(guard.state).toBe('open');
+      expect(guard.stats()).toMatchObject({ failures: 3, timeouts: 3, cancelled: 0 });
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it('guard - a caller signal aborted beforehand never starts the work', async () => {
     const guard = guardFor();
     const caller = new AbortController();
@@ -291,6 +312,27 @@ describe('guard - breaker', () => {
     await vi.waitFor(() => expect(guard.state).toBe('halfOpen'), { timeout: 2_000, interval: 10 });
     await expect(guard.call(async () => 'recovered', soon())).resolves.toBe('recovered');
     expect(guard.state).toBe('closed');
+  });
+
+  it('guard - half-open: a call from before the breaker opened, cancelled now, neither closes it nor takes the trial', async () => {
+    const guard = guardFor({
+      breaker: { errorThresholdPercentage: 50, volumeThreshold: 2, resetTimeoutMs: 50, rollingCountTimeoutMs: 10_000 },
+    });
+    const states: BreakerState[] = [];
+    guard.onStateChange((state) => states.push(state));
+    const straggler = new AbortController();
+    const stuck = guard.call(hangUntilAborted, { ...soon(), signal: straggler.signal });
+    await failTimes(guard, 2, () => new UnavailableError('down'));
+    await vi.waitFor(() => expect(guard.state).toBe('halfOpen'), { timeout: 2_000, interval: 10 });
+    straggler.abort();
+    await expect(stuck).rejects.toBeInstanceOf(CancelledError);
+    expect(guard.state).toBe('halfOpen');
+    // The trial is still to come, and it alone decides.
+    const trials: boolean[] = [];
+    await guard.call(async (_signal, attempt) => (trials.push(attempt.trial), 'recovered'), soon());
+    expect(trials).toEqual([true]);
+    expect(states).toEqual(['open', 'halfOpen', 'closed']);
+    expect(guard.stats()).toMatchObject({ successes: 1, cancelled: 1 });
   });
 
   it('guard - counts the failures the breaker counted, by the state it was in', async () => {
