@@ -30,6 +30,26 @@ export function hopTimeoutMs(deadlineUnixMs: number, capMs: number, now: number 
   return Math.min(left, capMs);
 }
 
+/**
+ * What a handler keeps of its caller's deadline for the part of its work that follows its
+ * downstream call: the fallback when that call fails (rules, a lexical scorer: milliseconds in
+ * process), the reply's way back, and timers that fire a little late. A fifth of what is left
+ * keeps a short deadline's downstream most of its time; past 250 ms, a fifth would take whole
+ * seconds from a long deadline's downstream for work that does not need them.
+ */
+const REPLY_HEADROOM_SHARE = 0.2;
+const REPLY_HEADROOM_MAX_MS = 250;
+
+/**
+ * The deadline for a handler's downstream call, short of the handler's own: when the downstream
+ * hangs, its call fails with time left for the fallback to reach the caller, rather than at the
+ * moment the caller gives up on the handler too.
+ */
+export function downstreamDeadline(handlerDeadlineUnixMs: number, now: number = Date.now()): number {
+  const left = remainingMs(handlerDeadlineUnixMs, now);
+  return handlerDeadlineUnixMs - Math.min(left * REPLY_HEADROOM_SHARE, REPLY_HEADROOM_MAX_MS);
+}
+
 /** A signal for one piece of work, bounded by a deadline and by its parent's abort. */
 export interface DeadlineScope {
   readonly signal: AbortSignal;

@@ -1,7 +1,7 @@
 import { CancelledError, DeadlineExceededError, ValidationError } from '@hopline/contracts';
 import { describe, expect, it, vi } from 'vitest';
 import { getEventListeners } from 'node:events';
-import { deadlineScope, hopTimeoutMs, remainingMs, withDeadline } from '../src/index.js';
+import { deadlineScope, downstreamDeadline, hopTimeoutMs, remainingMs, withDeadline } from '../src/index.js';
 
 describe('deadline helpers', () => {
   it('deadline - remainingMs counts down to zero and never below', () => {
@@ -19,6 +19,12 @@ describe('deadline helpers', () => {
   it('deadline - hopTimeoutMs throws DeadlineExceededError when nothing is left, unset (0) included', () => {
     expect(() => hopTimeoutMs(1_000, 500, 1_000)).toThrow(DeadlineExceededError);
     expect(() => hopTimeoutMs(0, 500)).toThrow(DeadlineExceededError);
+  });
+
+  it("deadline - downstreamDeadline keeps a fifth of what is left for the handler's fallback and reply, at most 250 ms", () => {
+    expect(downstreamDeadline(10_500, 10_000)).toBe(10_400);
+    expect(downstreamDeadline(40_000, 10_000)).toBe(39_750);
+    expect(downstreamDeadline(10_000, 12_000)).toBe(10_000);
   });
 
   it('deadline - a deadline that is not a number is a validation error', () => {

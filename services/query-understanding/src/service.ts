@@ -2,7 +2,7 @@ import { loadHoplineGrpc, requireRequestContext } from '@hopline/contracts';
 import { createGrpcServer, mutualTlsFrom } from '@hopline/grpc';
 import { createOpenAiChatModel } from '@hopline/models';
 import { createAnalyzer, type Analyzer } from '@hopline/reasoning';
-import { createGuard, DEFAULT_BREAKER } from '@hopline/resilience';
+import { createGuard, DEFAULT_BREAKER, downstreamDeadline } from '@hopline/resilience';
 import { warmUp } from '@hopline/runtime';
 import type { HealthReport, HoplineMetrics, Logger } from '@hopline/telemetry';
 import { trace } from '@opentelemetry/api';
@@ -76,8 +76,10 @@ export async function startQueryUnderstandingService({
   server.addService(loadHoplineGrpc().hopline.v1.QueryUnderstanding, {
     async Analyze(request, call) {
       const ctx = requireRequestContext(request.ctx);
+      // The planner model's calls end short of this call's deadline: when they hang, the rules'
+      // answer still reaches the caller.
       const analysis = await analyzer.analyze(request.question, {
-        deadlineUnixMs: Math.min(ctx.deadlineUnixMs, call.deadlineUnixMs),
+        deadlineUnixMs: downstreamDeadline(Math.min(ctx.deadlineUnixMs, call.deadlineUnixMs)),
         signal: call.signal,
       });
       trace.getActiveSpan()?.setAttributes({

@@ -1,6 +1,6 @@
 import { loadHoplineGrpc, requireRequestContext, type Chunk__Output, type RankedChunk } from '@hopline/contracts';
 import { createGrpcServer, mutualTlsFrom } from '@hopline/grpc';
-import { createGuard, DEFAULT_BREAKER } from '@hopline/resilience';
+import { createGuard, DEFAULT_BREAKER, downstreamDeadline } from '@hopline/resilience';
 import { warmUp } from '@hopline/runtime';
 import {
   createCrossEncoderClient,
@@ -123,7 +123,9 @@ export async function startRerankerService({ config, logger, metrics }: Reranker
         chunks: request.chunks,
         topN: request.topN,
         tokenBudget: request.tokenBudget,
-        deadlineUnixMs: Math.min(ctx.deadlineUnixMs, call.deadlineUnixMs),
+        // The cross-encoder's call ends short of this call's deadline: when it hangs, the
+        // lexical scores still reach the caller.
+        deadlineUnixMs: downstreamDeadline(Math.min(ctx.deadlineUnixMs, call.deadlineUnixMs)),
         signal: call.signal,
       });
       trace.getActiveSpan()?.setAttributes({

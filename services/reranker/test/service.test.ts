@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { loadHoplineGrpc, type Chunk__Output, type RerankResponse__Output } from '@hopline/contracts';
 import { createClient, unaryCall } from '@hopline/grpc';
@@ -41,6 +43,36 @@ describe('reranker service', () => {
       expect(ranked.fallback).toBe(false);
     } finally {
       await Promise.all([lexical.service.stop(), crossEncoder.service.stop()]);
+    }
+  });
+
+  it('deadline - with a cross-encoder that never answers, the lexical scores reach the caller within its deadline', async () => {
+    const crossEncoder = createServer((request) => request.resume());
+    await new Promise<void>((resolve) => crossEncoder.listen(0, '127.0.0.1', resolve));
+    const { service } = await started({
+      RERANK_URL: `http://127.0.0.1:${(crossEncoder.address() as AddressInfo).port}/rerank`,
+    });
+    const client = createClient(loadHoplineGrpc().hopline.v1.Reranker, `127.0.0.1:${service.port}`);
+    try {
+      const deadlineUnixMs = Date.now() + 500;
+      const reply = await unaryCall(
+        client,
+        'Rerank',
+        {
+          ctx: { questionId: 'q1', scope: { tenantId: 't', kbIds: ['kb'] }, deadlineUnixMs },
+          query: 'who painted the tower',
+          chunks: [{ chunkId: 'a', docId: 'd', title: '', text: 'The keeper painted the tower red.' }],
+        },
+        { deadlineUnixMs },
+      );
+      expect(reply).toMatchObject({ scorer: 'lexical', fallback: true });
+      expect(reply.fallbackReason).toContain('deadline_exceeded');
+      expect(Date.now()).toBeLessThan(deadlineUnixMs);
+    } finally {
+      client.close();
+      await service.stop();
+      crossEncoder.closeAllConnections();
+      crossEncoder.close();
     }
   });
 
