@@ -69,14 +69,23 @@ export function toGrpcStatus(
   return { code: grpcStatusFor(failure.code), details: failure.message, metadata };
 }
 
+/** The `retry-after` trailer in ms; undefined when absent or not a number of seconds. */
+function retryAfterMsOf(metadata: Metadata | undefined): number | undefined {
+  const value = metadata?.get(RETRY_AFTER_METADATA_KEY)[0];
+  if (typeof value !== 'string' || value.trim() === '') return undefined;
+  const seconds = Number(value);
+  return Number.isFinite(seconds) && seconds >= 0 ? seconds * 1000 : undefined;
+}
+
 /**
  * A failed call as a HoplineError. A status the remote handler raised carries its Hopline
- * code in the trailers and becomes a RemoteError with that code, so a failure relayed from
- * further down does not count against the callee's breaker. A status without one was made by
- * the transport (the deadline passed, the server is unreachable, the call was cancelled) and
- * becomes the matching local error. CANCELLED is a cancellation only when this side asked for
- * it (`cancelledHere`); otherwise the server dropped the call (a forced shutdown) and the
- * dependency is, for this call, unavailable.
+ * code in the trailers (and `retry-after`, when it said when to retry) and becomes a
+ * RemoteError with that code and wait, so a failure relayed from further down does not count
+ * against the callee's breaker. A status without one was made by the transport (the deadline
+ * passed, the server is unreachable, the call was cancelled) and becomes the matching local
+ * error. CANCELLED is a cancellation only when this side asked for it (`cancelledHere`);
+ * otherwise the server dropped the call (a forced shutdown) and the dependency is, for this
+ * call, unavailable.
  */
 export function fromGrpcError(
   error: Partial<ServiceError> & { code?: number },
@@ -84,7 +93,8 @@ export function fromGrpcError(
 ): HoplineError {
   const details = error.details ?? error.message ?? 'gRPC call failed';
   const relayed = error.metadata?.get(ERROR_CODE_METADATA_KEY)[0];
-  if (typeof relayed === 'string' && isErrorCode(relayed)) return new RemoteError(relayed, details, { cause: error });
+  if (typeof relayed === 'string' && isErrorCode(relayed))
+    return new RemoteError(relayed, details, { cause: error, retryAfterMs: retryAfterMsOf(error.metadata) });
   switch (error.code) {
     case GrpcStatus.DEADLINE_EXCEEDED:
       return new DeadlineExceededError(details, { cause: error });

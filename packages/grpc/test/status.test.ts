@@ -87,4 +87,19 @@ describe('gRPC status mapping', () => {
     expect(after(10)).toEqual(['1']);
     expect(after()).toEqual([]);
   });
+
+  it('status - the retry-after a handler sent comes back as the RemoteError retryAfterMs; none, or an unreadable one, as undefined', () => {
+    const relayed = (error: HoplineError) => fromGrpcError({ ...toGrpcStatus(error) });
+    expect(relayed(new HoplineError('resource_exhausted', 'slow down', { retryAfterMs: 2_500 }))).toMatchObject({
+      code: 'resource_exhausted',
+      remote: true,
+      retryAfterMs: 3_000,
+    });
+    expect(relayed(new HoplineError('resource_exhausted', 'slow down')).retryAfterMs).toBeUndefined();
+    const unreadable = withTrailer('unavailable');
+    unreadable.set(RETRY_AFTER_METADATA_KEY, 'soon');
+    expect(
+      fromGrpcError({ code: grpc.status.UNAVAILABLE, details: 'x', metadata: unreadable }).retryAfterMs,
+    ).toBeUndefined();
+  });
 });

@@ -1,4 +1,6 @@
 import { getEventListeners } from 'node:events';
+import { createServer, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import {
   BreakerOpenError,
   DeadlineExceededError,
@@ -40,6 +42,35 @@ const citySchema = z.object({ city: z.string() });
 function model(options: Partial<Parameters<typeof createOpenAiChatModel>[0]> = {}): ChatModel {
   return createOpenAiChatModel({ baseURL: server.baseURL, apiKey: 'test-key', model: 'scripted-model', ...options });
 }
+
+/**
+ * A server that answers every request its own way, for replies the scripted server never sends
+ * (bodies that are not what the chat API describes); stopped after the test.
+ */
+const rawServers: Array<{ close(): void }> = [];
+afterEach(() => {
+  for (const raw of rawServers.splice(0)) raw.close();
+});
+async function rawServerModel(answer: (response: ServerResponse) => void): Promise<ChatModel> {
+  const raw = createServer((request, response) => {
+    request.resume();
+    request.on('end', () => answer(response));
+  });
+  await new Promise<void>((resolve) => raw.listen(0, '127.0.0.1', resolve));
+  rawServers.push({
+    close: () => {
+      raw.closeAllConnections();
+      raw.close();
+    },
+  });
+  const { port } = raw.address() as AddressInfo;
+  return createOpenAiChatModel({ baseURL: `http://127.0.0.1:${port}/v1`, model: 'raw-model', attempts: 1 });
+}
+
+const completionBody = (extra: Record<string, unknown>) =>
+  JSON.stringify({ id: 'raw', object: 'chat.completion', created: 0, model: 'raw-model', ...extra });
+const streamChunk = (extra: Record<string, unknown>) =>
+  `data: ${JSON.stringify({ id: 'raw', object: 'chat.completion.chunk', created: 0, model: 'raw-model', ...extra })}\n\n`;
 
 describe('openai chat model - completions', () => {
   it('openai chat - sends the model, the messages and temperature 0 by default, and reports usage', async () => {
@@ -87,6 +118,17 @@ describe('openai chat model - completions', () => {
     expect(server.requests).toHaveLength(2);
   });
 
+  it('openai chat - a 408 is the server timing out: DeadlineExceededError, and no reason to drop response_format', async () => {
+    server.enqueue({ status: 408, message: 'request timeout' }, { content: '{"city": "Paris"}' });
+    const chat = model({ attempts: 1 });
+    await expect(chat.complete({ messages: ask, json: citySchema, deadlineUnixMs: soon() })).rejects.toBeInstanceOf(
+      DeadlineExceededError,
+    );
+    expect(server.requests).toHaveLength(1);
+    await chat.complete({ messages: ask, json: citySchema, deadlineUnixMs: soon() });
+    expect(server.requests[1]?.response_format).toBeDefined();
+  });
+
   it('openai chat - a 400 is not retried: it is the request, not the server', async () => {
     server.enqueue({ status: 400, message: 'bad messages' }, { content: 'never sent' });
     await expect(model().complete({ messages: ask, deadlineUnixMs: soon() })).rejects.toBeInstanceOf(ValidationError);
@@ -118,6 +160,78 @@ describe('openai chat model - completions', () => {
       BudgetExhaustedError,
     );
     expect(server.requests).toHaveLength(0);
+  });
+});
+
+describe('openai chat model - replies that are not what the chat API describes', () => {
+  it('openai chat - a 200 with no choices is UnavailableError, not a TypeError', async () => {
+    const chat = await rawServerModel((response) =>
+      response.writeHead(200, { 'content-type': 'application/json' }).end(completionBody({})),
+    );
+    const error = await chat.complete({ messages: ask, deadlineUnixMs: soon() }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(UnavailableError);
+    expect((error as Error).message).toMatch(/choices/);
+  });
+
+  it('openai chat - usage without total_tokens totals prompt and completion, so the token budget still holds', async () => {
+    const chat = await rawServerModel((response) =>
+      response.writeHead(200, { 'content-type': 'application/json' }).end(
+        completionBody({
+          choices: [{ index: 0, message: { role: 'assistant', content: 'Paris' }, finish_reason: 'stop' }],
+          usage: { prompt_tokens: 10, completion_tokens: 5 },
+        }),
+      ),
+    );
+    const meter = new UsageMeter({ maxLlmCalls: 100, maxTokens: 20 });
+    const first = await chat.complete({ messages: ask, deadlineUnixMs: soon(), meter });
+    expect(first.usage).toEqual({ promptTokens: 10, completionTokens: 5, totalTokens: 15 });
+    await chat.complete({ messages: ask, deadlineUnixMs: soon(), meter });
+    expect(meter).toMatchObject({ llmCalls: 2, tokens: 30, exhausted: true });
+    await expect(chat.complete({ messages: ask, deadlineUnixMs: soon(), meter })).rejects.toBeInstanceOf(
+      BudgetExhaustedError,
+    );
+  });
+
+  it('openai chat - a token count that is not a number counts as none', async () => {
+    const chat = await rawServerModel((response) =>
+      response.writeHead(200, { 'content-type': 'application/json' }).end(
+        completionBody({
+          choices: [{ index: 0, message: { role: 'assistant', content: 'Paris' }, finish_reason: 'stop' }],
+          usage: { prompt_tokens: '10', completion_tokens: 5, total_tokens: null },
+        }),
+      ),
+    );
+    const meter = new UsageMeter();
+    const result = await chat.complete({ messages: ask, deadlineUnixMs: soon(), meter });
+    expect(result.usage).toEqual({ promptTokens: 0, completionTokens: 5, totalTokens: 5 });
+    expect(meter.tokens).toBe(5);
+  });
+
+  it('openai chat - an error event in the middle of a stream is UnavailableError, which may be retried', async () => {
+    const chat = await rawServerModel((response) => {
+      response.writeHead(200, { 'content-type': 'text/event-stream' });
+      response.write(streamChunk({ choices: [{ index: 0, delta: { content: 'Par' }, finish_reason: null }] }));
+      response.end(`data: ${JSON.stringify({ error: { message: 'engine died', type: 'server_error' } })}\n\n`);
+    });
+    const deltas: string[] = [];
+    const error = await (async () => {
+      for await (const delta of chat.stream({ messages: ask, deadlineUnixMs: soon() })) deltas.push(delta);
+    })().catch((e: unknown) => e);
+    expect(deltas).toEqual(['Par']);
+    expect(error).toBeInstanceOf(UnavailableError);
+    expect(error).toMatchObject({ retryable: true, message: expect.stringMatching(/engine died/) });
+  });
+
+  it('openai chat - a stream chunk that is not a chunk is UnavailableError', async () => {
+    const chat = await rawServerModel((response) => {
+      response.writeHead(200, { 'content-type': 'text/event-stream' });
+      response.end(streamChunk({ choices: [{ index: 0, delta: { content: 42 }, finish_reason: null }] }));
+    });
+    await expect(
+      (async () => {
+        for await (const delta of chat.stream({ messages: ask, deadlineUnixMs: soon() })) expect(delta).toBeDefined();
+      })(),
+    ).rejects.toBeInstanceOf(UnavailableError);
   });
 });
 
@@ -313,6 +427,40 @@ describe('openai chat model - rate limits and spend', () => {
     ).rejects.toBeInstanceOf(UnavailableError);
     expect(server.requests).toHaveLength(3);
     expect(meter).toMatchObject({ llmCalls: 3, tokens: 0 });
+  });
+
+  it('openai chat - attempts never sent (breaker open, deadline passed) spend no budget and are not counted as requests', async () => {
+    const guard = createGuard({
+      downstream: 'chat-model',
+      breaker: {
+        errorThresholdPercentage: 50,
+        volumeThreshold: 1,
+        resetTimeoutMs: 60_000,
+        rollingCountTimeoutMs: 10_000,
+      },
+    });
+    guards.push(guard);
+    const metrics = createMetrics('test', { defaultMetrics: false });
+    server.enqueue({ status: 503 });
+    const chat = model({ guard, metrics, attempts: 1 });
+    await expect(chat.complete({ messages: ask, deadlineUnixMs: soon() })).rejects.toBeInstanceOf(UnavailableError);
+    expect(guard.state).toBe('open');
+
+    const meter = new UsageMeter({ maxLlmCalls: 2, maxTokens: 1_000 });
+    for (let i = 0; i < 3; i += 1) {
+      await expect(chat.complete({ messages: ask, deadlineUnixMs: soon(), meter })).rejects.toBeInstanceOf(
+        BreakerOpenError,
+      );
+    }
+    await expect(
+      model({ metrics }).complete({ messages: ask, deadlineUnixMs: Date.now() - 1, meter }),
+    ).rejects.toBeInstanceOf(DeadlineExceededError);
+    expect(meter).toMatchObject({ llmCalls: 0, tokens: 0 });
+    expect(server.requests).toHaveLength(1);
+    const calls = await metrics.registry.getSingleMetric('hopline_llm_calls_total')?.get();
+    expect(calls?.values.reduce((sum, value) => sum + value.value, 0)).toBe(1);
+    const errors = await metrics.registry.getSingleMetric('hopline_llm_errors_total')?.get();
+    expect(errors?.values.map((value) => value.labels.type)).toEqual(['unavailable']);
   });
 
   it('openai chat - a budget spent between attempts stops the retries', async () => {

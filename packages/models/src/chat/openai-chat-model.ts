@@ -9,7 +9,7 @@ import {
 import { abortReason, deadlineScope, retryWithinDeadline, withDeadline } from '@hopline/resilience';
 import { instrument, type HoplineMetrics } from '@hopline/telemetry';
 import OpenAI from 'openai';
-import type { z } from 'zod';
+import { z } from 'zod';
 import { createPromptBook } from '../prompts.js';
 import { BudgetExhaustedError } from '../usage.js';
 import type { ChatMessage, ChatModel, ChatRequest, ChatResult, ChatUsage, JsonChatRequest } from './chat-model.js';
@@ -53,13 +53,46 @@ type Operation = 'chat' | 'stream';
 const DEFAULT_REQUEST_TIMEOUT_MS = 20_000;
 const prompts = createPromptBook<'repair-json'>(new URL('../../prompts/', import.meta.url));
 
-function toUsage(usage: OpenAI.CompletionUsage | null | undefined): ChatUsage {
+/** A token count as the server reported it; anything but a count is no count, not a NaN in the meter. */
+const tokenCount = z.number().nonnegative().optional().catch(undefined);
+/** `usage` as servers send it: some leave a count out (`total_tokens`), some send none at all. */
+const reportedUsage = z
+  .object({ prompt_tokens: tokenCount, completion_tokens: tokenCount, total_tokens: tokenCount })
+  .nullish()
+  .catch(undefined);
+/** What this adapter reads of a chat completion. */
+const chatCompletion = z.object({
+  choices: z.array(z.object({ message: z.object({ content: z.string().nullish() }) })),
+  usage: reportedUsage,
+});
+/** What this adapter reads of a stream chunk; a chunk that carries only the usage may leave the choices out. */
+const chatCompletionChunk = z.object({
+  choices: z
+    .array(
+      z.object({
+        delta: z.object({ content: z.string().nullish() }).nullish(),
+        finish_reason: z.string().nullish(),
+      }),
+    )
+    .default([]),
+  usage: reportedUsage,
+});
+
+/** A reply checked against what this adapter reads of it: a server that sends anything else is broken. */
+function readReply<T>(schema: z.ZodType<T>, reply: unknown, what: string, baseURL: string): T {
+  const parsed = schema.safeParse(reply);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  const problem = issue ? `${issue.path.join('.') || '(root)'}: ${issue.message}` : 'invalid';
+  throw new UnavailableError(`the model server at ${baseURL} sent an unexpected ${what}: ${problem}`);
+}
+
+/** The usage a server reported, its total, where it left that out, as prompt plus completion. */
+function toUsage(usage: z.infer<typeof reportedUsage>): ChatUsage {
   if (!usage) return NO_USAGE;
-  return {
-    promptTokens: usage.prompt_tokens,
-    completionTokens: usage.completion_tokens,
-    totalTokens: usage.total_tokens,
-  };
+  const promptTokens = usage.prompt_tokens ?? 0;
+  const completionTokens = usage.completion_tokens ?? 0;
+  return { promptTokens, completionTokens, totalTokens: usage.total_tokens ?? promptTokens + completionTokens };
 }
 
 /** `Retry-After` as seconds or an HTTP date, in ms from now; undefined when absent or unreadable. */
@@ -91,7 +124,18 @@ function toModelError(error: unknown, signal: AbortSignal | undefined, baseURL: 
   if (error instanceof OpenAI.APIConnectionError)
     return new UnavailableError(`the model server at ${baseURL} cannot be reached`, { cause: error });
   if (error instanceof OpenAI.APIError) {
-    const status = error.status ?? 0;
+    const status = error.status;
+    // No status: the server failed a reply already under way (an error event in a stream). It
+    // took the request, so the fault is the server's, and another attempt may fare better.
+    if (status === undefined)
+      return new UnavailableError(`the model server at ${baseURL} failed mid-reply: ${error.message}`, {
+        cause: error,
+      });
+    // The server gave up waiting: a timeout, as when this client gives up, not a bad request.
+    if (status === 408)
+      return new DeadlineExceededError(`the model server at ${baseURL} timed out (408): ${error.message}`, {
+        cause: error,
+      });
     if (status === 429)
       return new RateLimitedError(
         `the model server is rate limiting (429): ${error.message}`,
@@ -116,8 +160,9 @@ function toModelError(error: unknown, signal: AbortSignal | undefined, baseURL: 
 /**
  * The chat port over any OpenAI-compatible server. Each request passes the guard (breaker and
  * per-call timeout) and is retried only while the question's deadline still fits an attempt
- * (after a 429, no sooner than its `Retry-After`); every attempt, failed ones included, is
- * checked against and recorded in the question's usage meter. JSON replies are asked for with
+ * (after a 429, no sooner than its `Retry-After`); every attempt is checked against the
+ * question's usage meter, and every one sent, failed ones included, is recorded in it. A reply
+ * that is not what the chat API describes is UnavailableError. JSON replies are asked for with
  * `response_format` where the server takes it, and validated; a malformed one gets one repair
  * request, then ModelOutputError for the caller's fallback. A stream is whole only when the
  * server says it finished (`finish_reason: stop`); anything else is IncompleteAnswerError.
@@ -139,27 +184,13 @@ export function createOpenAiChatModel(options: OpenAiChatModelOptions): ChatMode
     metrics?.llmTokens.inc({ model, kind: 'prompt' }, usage.promptTokens);
     metrics?.llmTokens.inc({ model, kind: 'completion' }, usage.completionTokens);
   };
-  /** One request as the server saw it: counted, timed and, when it failed, typed by its error code. */
-  const measured = async <T>(operation: Operation, send: () => Promise<T>): Promise<T> => {
-    const startedAt = performance.now();
-    let outcome: 'ok' | 'error' = 'error';
-    try {
-      const result = await send();
-      outcome = 'ok';
-      return result;
-    } catch (error) {
-      const type = isHoplineError(error) ? error.code : 'internal';
-      metrics?.llmErrors.inc({ model, operation, type });
-      throw error;
-    } finally {
-      metrics?.llmCalls.inc({ model, operation, outcome });
-      metrics?.llmRequestDuration.observe({ model, operation, outcome }, (performance.now() - startedAt) / 1000);
-    }
-  };
 
   /**
-   * One request, attempt by attempt. Each attempt is counted in the meter before it is sent
-   * and recorded whatever its outcome (tokens as the server reported them, none when it failed).
+   * One request, attempt by attempt. Each attempt is checked against the meter before it is
+   * tried; one the guard lets through is sent, and only then counted, whatever its outcome: in
+   * the meter (tokens as the server reported them, none when it failed) and in the metrics,
+   * timed and, when it failed, typed by its error code. An attempt the breaker rejects, or one
+   * the deadline leaves no time for, never reaches the server and spends nothing.
    */
   const guarded = <T>(
     request: ChatRequest,
@@ -170,7 +201,11 @@ export function createOpenAiChatModel(options: OpenAiChatModelOptions): ChatMode
     retryWithinDeadline(
       async () => {
         request.meter?.beforeCall();
-        const run = async (signal: AbortSignal) => {
+        let sentAt: number | undefined;
+        const send = async (signal: AbortSignal) => {
+          // Without a guard, a deadline already passed still runs this, with its signal aborted.
+          if (signal.aborted) throw abortReason(signal);
+          sentAt = performance.now();
           try {
             return await work(signal);
           } catch (error) {
@@ -178,16 +213,24 @@ export function createOpenAiChatModel(options: OpenAiChatModelOptions): ChatMode
           }
         };
         let tokens = 0;
+        let outcome: 'ok' | 'error' = 'error';
         try {
-          const result = await measured(operation, () =>
-            options.guard
-              ? options.guard.call(run, { deadlineUnixMs: request.deadlineUnixMs, capMs, signal: request.signal })
-              : withDeadline(Math.min(request.deadlineUnixMs, Date.now() + capMs), request.signal, run),
-          );
+          const result = await (options.guard
+            ? options.guard.call(send, { deadlineUnixMs: request.deadlineUnixMs, capMs, signal: request.signal })
+            : withDeadline(Math.min(request.deadlineUnixMs, Date.now() + capMs), request.signal, send));
           tokens = tokensOf(result);
+          outcome = 'ok';
           return result;
+        } catch (error) {
+          if (sentAt !== undefined)
+            metrics?.llmErrors.inc({ model, operation, type: isHoplineError(error) ? error.code : 'internal' });
+          throw error;
         } finally {
-          request.meter?.record(tokens);
+          if (sentAt !== undefined) {
+            request.meter?.record(tokens);
+            metrics?.llmCalls.inc({ model, operation, outcome });
+            metrics?.llmRequestDuration.observe({ model, operation, outcome }, (performance.now() - sentAt) / 1000);
+          }
         }
       },
       { deadlineUnixMs: request.deadlineUnixMs, attempts, signal: request.signal, retryable, delayOf },
@@ -206,23 +249,28 @@ export function createOpenAiChatModel(options: OpenAiChatModelOptions): ChatMode
           guarded(
             request,
             'chat',
-            (signal) =>
-              client.chat.completions.create(
-                {
-                  model: options.model,
-                  messages: toOpenAi(messages),
-                  temperature: request.temperature ?? 0,
-                  ...(request.maxTokens === undefined ? {} : { max_tokens: request.maxTokens }),
-                  ...(withFormat && schema
-                    ? {
-                        response_format: {
-                          type: 'json_schema' as const,
-                          json_schema: { name: 'reply', schema: jsonSchemaOf(schema), strict: false },
-                        },
-                      }
-                    : {}),
-                },
-                { signal },
+            async (signal) =>
+              readReply(
+                chatCompletion,
+                await client.chat.completions.create(
+                  {
+                    model: options.model,
+                    messages: toOpenAi(messages),
+                    temperature: request.temperature ?? 0,
+                    ...(request.maxTokens === undefined ? {} : { max_tokens: request.maxTokens }),
+                    ...(withFormat && schema
+                      ? {
+                          response_format: {
+                            type: 'json_schema' as const,
+                            json_schema: { name: 'reply', schema: jsonSchemaOf(schema), strict: false },
+                          },
+                        }
+                      : {}),
+                  },
+                  { signal },
+                ),
+                'chat completion',
+                options.baseURL,
               ),
             (completion) => {
               const usage = toUsage(completion.usage);
@@ -231,7 +279,7 @@ export function createOpenAiChatModel(options: OpenAiChatModelOptions): ChatMode
             },
           );
         const withFormat = sendResponseFormat && schema !== undefined;
-        let completion: OpenAI.ChatCompletion;
+        let completion: z.infer<typeof chatCompletion>;
         try {
           completion = await send(withFormat);
         } catch (error) {
@@ -337,11 +385,12 @@ export function createOpenAiChatModel(options: OpenAiChatModelOptions): ChatMode
       countTokens(usage);
     };
     try {
-      for await (const chunk of chunks) {
+      for await (const received of chunks) {
+        const chunk = readReply(chatCompletionChunk, received, 'stream chunk', options.baseURL);
         if (chunk.usage) usage = toUsage(chunk.usage);
         const choice = chunk.choices[0];
         if (choice?.finish_reason) finishReason = choice.finish_reason;
-        const delta = choice?.delta.content;
+        const delta = choice?.delta?.content;
         if (delta) yield delta;
       }
       // An aborted body can end the iteration quietly; a cut-off answer must not pass as whole.
