@@ -1,6 +1,8 @@
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { makeDocx, makePdf } from '@hopline/test-support';
 import { describe, expect, it } from 'vitest';
-import { parseDocument, UnreadableFileError } from '../src/index.js';
+import { parseDocument, UnreadableFileError, type ParsedFile } from '../src/index.js';
 
 /** A file as an upload or a folder gives it: its name (which says its type) and its bytes. */
 const file = (name: string, content: string | Buffer) => ({
@@ -8,6 +10,31 @@ const file = (name: string, content: string | Buffer) => ({
   data: typeof content === 'string' ? Buffer.from(content) : content,
 });
 const parseFile = ({ name, data }: { name: string; data: Buffer }) => parseDocument(name, data);
+
+/**
+ * The title and sections `parseMarkdown` gives each source, parsed in a child process killed after
+ * `timeoutMs`: a regex that backtracks blocks the event loop, where no test timeout could fire.
+ */
+function parseMarkdownInChild(sources: string[], timeoutMs: number): Promise<Array<Omit<ParsedFile, 'text'>>> {
+  const markdown = new URL('../src/markdown.ts', import.meta.url).href;
+  const script = `const { parseMarkdown } = await import(${JSON.stringify(markdown)});
+    let input = '';
+    for await (const chunk of process.stdin) input += chunk;
+    const parsed = JSON.parse(input).map((source) => parseMarkdown(source));
+    console.log(JSON.stringify(parsed.map(({ title, sections }) => ({ title, sections }))));`;
+  return new Promise((resolve, reject) => {
+    const child = execFile(
+      process.execPath,
+      ['--import', 'tsx', '--input-type=module', '--eval', script],
+      { cwd: fileURLToPath(new URL('.', import.meta.url)), timeout: timeoutMs },
+      (error, stdout) => {
+        if (error) reject(error.killed ? new Error(`still parsing after ${timeoutMs} ms`) : error);
+        else resolve(JSON.parse(stdout) as Array<Omit<ParsedFile, 'text'>>);
+      },
+    );
+    child.stdin?.end(JSON.stringify(sources));
+  });
+}
 
 describe('document parsers', () => {
   it('parse - a PDF gives its text page by page, each page a section named for the PDF open parameter', async () => {
@@ -83,4 +110,19 @@ describe('document parsers', () => {
       sections: [{ start: 8, fragment: 'installing-it' }],
     });
   });
+
+  it('parse - markdown: lines of millions of spaces after a "#" are read in one pass, not backtracked over for hours', async () => {
+    const spaces = ' '.repeat(4_000_000);
+    // Patterns with overlapping quantifiers took cubic time on the first (days at this size)
+    // and quadratic time on the second, a title line without its line break (hours); the
+    // gateway parses uploads on its event loop, where that stops every other request.
+    const parsed = await parseMarkdownInChild(
+      [`Intro.\n## Setup${spaces}steps ##${spaces}\n`, `#${spaces}Guide`],
+      30_000,
+    );
+    expect(parsed).toEqual([
+      { sections: [{ start: 7, fragment: 'setup-steps' }] },
+      { sections: [{ start: 0, fragment: 'guide' }] },
+    ]);
+  }, 60_000);
 });
