@@ -7,6 +7,7 @@ import {
   documentIdFrom,
   parseDocument,
   parseTextDocument,
+  safeDocumentId,
   TEXT_EXTENSIONS,
   type ParsedFile,
 } from '@hopline/documents';
@@ -136,7 +137,12 @@ function documentsOf({ path, name }: DocumentFile, parse: () => ParsedFile): Doc
   ];
 }
 
+/**
+ * The documents of a JSONL file, one per line. Two lines with the same id are refused, naming
+ * both: the gateway would keep the first and drop the second as a duplicate.
+ */
 function jsonlDocuments(text: string, name: string, version: number): DocumentInput[] {
+  const lineOf = new Map<string, number>();
   return text
     .split('\n')
     .map((line, index) => ({ line: line.trim(), index }))
@@ -152,8 +158,15 @@ function jsonlDocuments(text: string, name: string, version: number): DocumentIn
       if (!result.success)
         throw new Error(`${name}:${index + 1}: ${result.error.issues.map((i) => i.message).join('; ')}`);
       const doc = result.data;
+      const docId = safeDocumentId(doc.docId ?? doc.id ?? '');
+      const earlier = lineOf.get(docId);
+      if (earlier !== undefined)
+        throw new Error(
+          `document id "${docId}" comes from both ${name}:${earlier} and ${name}:${index + 1}: rename one`,
+        );
+      lineOf.set(docId, index + 1);
       return {
-        docId: documentIdFrom(doc.docId ?? doc.id ?? ''),
+        docId,
         title: doc.title,
         text: doc.text,
         version: doc.version ?? version,

@@ -31,10 +31,6 @@ export class IngestJournal {
     return new IngestJournal(path);
   }
 
-  get size(): number {
-    return this.accepted.size;
-  }
-
   has(name: string, version: number): boolean {
     return this.accepted.get(name) === version;
   }

@@ -20,13 +20,15 @@ import {
 } from './command.js';
 import { listDocumentFiles, readDocumentFile, type DocumentInput } from './documents.js';
 import { IngestJournal } from './ingest-journal.js';
+import { retryAfterSeconds } from './retry-after.js';
 import { SearchableWatch } from './searchable.js';
 
 const USAGE = `usage: pnpm ingest <folder|file> [--kb id] [--url url] [--restart] [--wait s] [--retry-for s]
 
   Sends every .txt, .md, .markdown, .html, .htm, .pdf, .docx and .jsonl file (a folder is read
   recursively). A file's name is its document id; a JSONL file holds one document per line
-  ({"docId", "title", "text"}). A PDF's chunks cite their page, other files' their heading.
+  ({"docId", "title", "text"}, each docId once). A PDF's chunks cite their page, other files'
+  their heading.
   A file that cannot be read (a scanned PDF without text, a corrupt file) or that the gateway
   refuses (larger than its INGEST_MAX_DOCUMENT_BYTES) is reported at the end; the others still
   go in. Run it again after an interruption: files the gateway already
@@ -38,11 +40,13 @@ const USAGE = `usage: pnpm ingest <folder|file> [--kb id] [--url url] [--restart
   --url url   the gateway's HTTP address (default: $HOPLINE_URL, else ${DEFAULT_GATEWAY_URL})
   --restart   send every file again, forgetting what an earlier run had sent
   --wait s    stop waiting for the documents to be searchable once the workers' lag has not
-              shrunk for s seconds (default 30; 0: do not wait)
+              shrunk, or the gateway has not reported it, for s seconds (default 30; 0: do
+              not wait)
   --retry-for s
               a batch the gateway refuses for now (429, or 503 while its message bus is away or
-              it shuts down) goes again after the Retry-After it names, for at most s seconds
-              of waiting over the run (default 60; 0: stop at the first such refusal)
+              it shuts down) goes again after the Retry-After it names (a second at least),
+              for at most s seconds of waiting over the run (default 60; 0: stop at the first
+              such refusal)
   --help      print this help
 
 ${ENVIRONMENT_HELP}`;
@@ -65,18 +69,6 @@ interface Batch {
 }
 
 const emptyBatch = (): Batch => ({ files: [], documents: 0, bytes: 0 });
-
-/**
- * The seconds a refusal for now asks to wait before the same request goes again: a 429 (rate
- * limit) or a 503 (the gateway's message bus away, the gateway shutting down) with Retry-After in
- * seconds, as the gateway sends it. Undefined for any other answer.
- */
-function retryAfterSeconds(response: Response): number | undefined {
-  if (response.status !== 429 && response.status !== 503) return undefined;
-  const header = response.headers.get('retry-after');
-  const seconds = header === null || header.trim() === '' ? Number.NaN : Number(header);
-  return Number.isFinite(seconds) && seconds >= 0 ? seconds : undefined;
-}
 
 /** A refusal that names a document (too large, invalid), not the request or the gateway. */
 const refusesADocument = (status: number) => status === 400 || status === 413 || status === 422;
@@ -172,6 +164,23 @@ runCommand(USAGE, async () => {
     watch.acceptedNow(accepted);
   };
   /**
+   * Posts a batch again after each refusal for now, in a loop (a retry per stack frame would
+   * pile up frames for as long as the refusals last), until it gets another answer or the next
+   * wait would take the run past --retry-for: that refusal is the answer then.
+   */
+  const postWaitingOutRefusals = async (files: readonly FileLines[]): Promise<Response | typeof HUNG_UP> => {
+    for (;;) {
+      const response = await post(files);
+      if (response === HUNG_UP) return response;
+      const wait = retryAfterSeconds(response);
+      if (wait === undefined || waitedSeconds + wait > retryForSeconds) return response;
+      await response.body?.cancel();
+      retries += 1;
+      waitedSeconds += wait;
+      await sleep(wait * 1_000);
+    }
+  };
+  /**
    * Sends a batch. When the gateway refuses a document in it (one over its size limit, say),
    * the batch goes again a file at a time, so that only that file fails, reported at the end;
    * the documents before it in the refused request stay accepted and come back as duplicates.
@@ -183,7 +192,7 @@ runCommand(USAGE, async () => {
    */
   const send = async (files: readonly FileLines[]): Promise<void> => {
     if (files.length === 0) return;
-    const response = await post(files);
+    const response = await postWaitingOutRefusals(files);
     if (response === HUNG_UP) {
       if (files.length > 1) for (const file of files) await send([file]);
       else
@@ -191,14 +200,6 @@ runCommand(USAGE, async () => {
           `${(files[0] as FileLines).name}: the gateway closed the connection while it was being sent (larger than its INGEST_MAX_DOCUMENT_BYTES?)`,
         );
       return;
-    }
-    const wait = retryAfterSeconds(response);
-    if (wait !== undefined && waitedSeconds + wait <= retryForSeconds) {
-      await response.body?.cancel();
-      retries += 1;
-      waitedSeconds += wait;
-      await sleep(wait * 1_000);
-      return send(files);
     }
     if (response.ok) return accept(response, files);
     if (!refusesADocument(response.status) || files.length === 1) {

@@ -44,7 +44,10 @@ export class SearchableWatch {
     return settled ? total : Math.max(0, before - value);
   }
 
-  /** Starts a poll unless one is running; a failed poll keeps the last value. */
+  /**
+   * Starts a poll unless one is running; a failed poll keeps the last value (with the time it
+   * was read), a gateway that reports no worker makes it unknown.
+   */
   poll(): Promise<void> {
     this.polling ??= this.read().finally(() => (this.polling = undefined));
     return this.polling;
@@ -52,18 +55,26 @@ export class SearchableWatch {
 
   /**
    * Polls once a second until every accepted document is searchable, or the workers' lag has
-   * not shrunk for `patienceMs`, or no worker reports one. Calls `onPoll` after each poll.
+   * not shrunk for `patienceMs`, or no poll has read it for `patienceMs`, or no worker reports
+   * one. Calls `onPoll` after each poll.
    */
   async untilSearchable(patienceMs: number, onPoll: () => void): Promise<void> {
     const total = this.accepted.at(-1)?.count ?? 0;
     let best = { lag: Number.POSITIVE_INFINITY, at: this.now() };
+    let lastRead = { polledAt: this.lag?.polledAt, at: this.now() };
     for (;;) {
       await this.poll();
       onPoll();
       if (!this.lag || this.searchable === total) return;
-      if (this.lag.value < best.lag) best = { lag: this.lag.value, at: this.now() };
-      // A lag of 0 settles within a beat; only a lag that stays above it runs out of patience.
-      else if (this.lag.value > 0 && this.now() - best.at >= patienceMs) return;
+      const now = this.now();
+      if (this.lag.value < best.lag) best = { lag: this.lag.value, at: now };
+      if (this.lag.polledAt !== lastRead.polledAt) lastRead = { polledAt: this.lag.polledAt, at: now };
+      // A lag of 0 settles within a beat once read again; only a lag that stays above it runs
+      // out of patience, and so does any lag while polls fail: one of 0 read within a beat of
+      // the last batch would never settle.
+      const stalled = this.lag.value > 0 && now - best.at >= patienceMs;
+      const unread = now - lastRead.at >= patienceMs;
+      if (stalled || unread) return;
       await new Promise((resolve) => setTimeout(resolve, 1_000));
     }
   }
@@ -77,7 +88,11 @@ export class SearchableWatch {
       });
       if (!response.ok) return;
       const parsed = kbListSchema.safeParse(await response.json());
-      if (!parsed.success || parsed.data.indexLag.length === 0) return;
+      if (!parsed.success) return;
+      if (parsed.data.indexLag.length === 0) {
+        this.lag = undefined;
+        return;
+      }
       this.lag = { value: Math.max(...parsed.data.indexLag.map((worker) => worker.ingestLag)), polledAt };
     } catch {
       // The progress bar says "?" until a poll answers; ingestion itself does not depend on it.

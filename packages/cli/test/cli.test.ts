@@ -2,9 +2,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { documentIdFrom } from '@hopline/documents';
+import { documentIdFrom, safeDocumentId } from '@hopline/documents';
 import { loadDocuments } from '../src/documents.js';
 import { formatEvent } from '../src/format.js';
+import { retryAfterSeconds } from '../src/retry-after.js';
 import { readSse } from '../src/sse-client.js';
 
 const streamOf = (...parts: string[]) =>
@@ -92,6 +93,31 @@ describe('cli', () => {
     expect(() => loadDocuments(dir)).toThrow('document id "q3-plan" comes from both q3 plan.md and q3-plan.txt');
   });
 
+  it('ingest - a JSONL docId keeps its dots: "faq.1" and "faq.2" are two documents, "www.example.com" is whole', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'hopline-cli-'));
+    dirs.push(dir);
+    writeFileSync(
+      join(dir, 'faq.jsonl'),
+      '{"docId":"faq.1","text":"first"}\n{"docId":"faq.2","text":"second"}\n{"id":"www.example.com","text":"site"}\n',
+    );
+    expect(loadDocuments(dir).map((doc) => doc.docId)).toEqual(['faq.1', 'faq.2', 'www.example.com']);
+    expect(safeDocumentId('v1.2.3')).toBe('v1.2.3');
+    // A file's name still loses its extension.
+    expect(documentIdFrom('faq.1.md')).toBe('faq.1');
+  });
+
+  it('ingest - two lines of one JSONL file with the same document id are refused, naming both lines', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'hopline-cli-'));
+    dirs.push(dir);
+    writeFileSync(
+      join(dir, 'faq.jsonl'),
+      '{"docId":"faq","text":"first"}\n{"docId":"other","text":"x"}\n{"id":"faq","text":"again"}\n',
+    );
+    expect(() => loadDocuments(dir)).toThrow(
+      'document id "faq" comes from both faq.jsonl:1 and faq.jsonl:3: rename one',
+    );
+  });
+
   it('ingest - Chinese-named files in one folder become separate documents', () => {
     const dir = mkdtempSync(join(tmpdir(), 'hopline-cli-'));
     dirs.push(dir);
@@ -105,6 +131,20 @@ describe('cli', () => {
     expect(() => loadDocuments(join(tmpdir(), 'hopline-no-such-folder'))).toThrow(
       /hopline-no-such-folder: no such file or folder/,
     );
+  });
+
+  it('ingest - Retry-After is waited a second at least, whether given in seconds or as an HTTP date', () => {
+    const refusal = (status: number, retryAfter?: string) =>
+      new Response(null, { status, headers: retryAfter === undefined ? {} : { 'Retry-After': retryAfter } });
+    const now = Date.parse('Wed, 21 Oct 2026 07:28:00 GMT');
+    expect(retryAfterSeconds(refusal(429, '5'), now)).toBe(5);
+    // "0" would send the batch again at once, as often as it is refused, for free.
+    expect(retryAfterSeconds(refusal(503, '0'), now)).toBe(1);
+    expect(retryAfterSeconds(refusal(503, 'Wed, 21 Oct 2026 07:28:30 GMT'), now)).toBe(30);
+    expect(retryAfterSeconds(refusal(429, 'Wed, 21 Oct 2026 07:27:00 GMT'), now)).toBe(1);
+    for (const unusable of ['soon', '-1', undefined])
+      expect(retryAfterSeconds(refusal(429, unusable), now)).toBeUndefined();
+    expect(retryAfterSeconds(refusal(500, '5'), now)).toBeUndefined();
   });
 
   it('format - a cached answer, which arrives only in its done event, is printed and marked cached', () => {

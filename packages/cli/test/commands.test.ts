@@ -299,6 +299,45 @@ describe('cli commands', () => {
     60_000,
   );
 
+  it('ingest - a Retry-After of 0 is waited as a second: the batch goes again after it, and --retry-for 0 stops at the refusal', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'hopline-ingest-'));
+    writeFileSync(join(folder, 'a.txt'), 'Document a.');
+    try {
+      const patient = await standInGateway({ busy: { requests: [0], status: 429, retryAfter: '0' } });
+      const waited = await run('ingest', ['.', '--url', patient.url, '--wait', '0'], { INIT_CWD: folder });
+      expect(waited.status).toBe(0);
+      expect(waited.stdout).toContain('1 refusal(s) for now waited out, 1 s in all');
+      expect(patient.posted.map((post) => post.docIds)).toEqual([['a']]);
+
+      const hasty = await standInGateway({ busy: { requests: [0], status: 429, retryAfter: '0' } });
+      const stopped = await run('ingest', ['.', '--url', hasty.url, '--wait', '0', '--retry-for', '0', '--restart'], {
+        INIT_CWD: folder,
+      });
+      expect(stopped.status).toBe(1);
+      expect(stopped.stderr).toContain('error: 429 Too many requests: wait');
+      expect(hasty.posted).toEqual([]);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  it('ingest - a JSONL file that gives one document id on two lines is reported and not sent; the other files go in', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'hopline-ingest-'));
+    writeFileSync(join(folder, 'a.txt'), 'Document a.');
+    writeFileSync(join(folder, 'faq.jsonl'), '{"docId":"faq","text":"first"}\n{"docId":"faq","text":"second"}\n');
+    const gateway = await standInGateway();
+    try {
+      const result = await run('ingest', ['.', '--url', gateway.url, '--wait', '0'], { INIT_CWD: folder });
+      expect(result.status).toBe(1);
+      expect(result.stderr).toContain(
+        '1 file(s) not ingested:\n  document id "faq" comes from both faq.jsonl:1 and faq.jsonl:2: rename one',
+      );
+      expect(gateway.posted.map((post) => post.docIds)).toEqual([['a']]);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  }, 60_000);
+
   it('ingest - a refused batch stops the run, and the next run resumes after the batches that were accepted', async () => {
     const folder = mkdtempSync(join(tmpdir(), 'hopline-ingest-'));
     for (let i = 0; i < 1_200; i++)

@@ -54,7 +54,7 @@ describe('searchable documents', () => {
     expect(stub.keys.every((key) => key === 'Bearer hl_key')).toBe(true);
   });
 
-  it('searchable - a failed poll keeps the last count; a gateway reporting no worker leaves it unknown', async () => {
+  it('searchable - a failed poll keeps the last count; a gateway reporting no worker leaves it unknown, or makes it so again', async () => {
     const stub = await gateway();
     let now = 0;
     const watch = new SearchableWatch(stub.url, 'hl_key', () => now);
@@ -70,5 +70,29 @@ describe('searchable documents', () => {
     now = 6_000;
     await watch.poll();
     expect(watch.searchable).toBe(6);
+    stub.status = 200;
+    stub.lags = [];
+    await watch.poll();
+    expect(watch.searchable).toBeUndefined();
   });
+
+  it('searchable - polls that fail after a lag of 0 read within a beat of the last batch end the wait after its patience', async () => {
+    const stub = await gateway();
+    let now = 1_000;
+    const watch = new SearchableWatch(stub.url, 'hl_key', () => now);
+    watch.acceptedNow(500);
+    stub.lags = [0];
+    now = 1_500;
+    await watch.poll();
+    // That beat may predate the batch: nothing counts as searchable until a later poll says so.
+    expect(watch.searchable).toBe(0);
+    stub.status = 503;
+    let polls = 0;
+    await watch.untilSearchable(2_000, () => {
+      polls++;
+      now += 1_000;
+    });
+    expect(polls).toBe(2);
+    expect(watch.searchable).toBe(0);
+  }, 10_000);
 });

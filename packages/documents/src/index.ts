@@ -1,3 +1,3 @@
-export { documentIdFrom } from './document-id.js';
+export { documentIdFrom, safeDocumentId } from './document-id.js';
 export { DOCUMENT_EXTENSIONS, parseDocument, parseTextDocument, TEXT_EXTENSIONS } from './parse-document.js';
 export { UnreadableFileError, type ParsedFile } from './parsed-file.js';

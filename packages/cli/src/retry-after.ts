@@ -1,0 +1,17 @@
+/**
+ * The whole seconds a refusal for now asks to wait before the same request goes again: a 429
+ * (rate limit) or a 503 (the gateway's message bus away, the gateway shutting down) with
+ * Retry-After, in seconds as the gateway sends it or as an HTTP date (as a proxy in front of it
+ * may send it). Never under a second: "0", or a date already past, would send the request
+ * again at once, as often as it is refused, without using up any of --retry-for. Undefined for
+ * any other answer.
+ */
+export function retryAfterSeconds(response: Response, now = Date.now()): number | undefined {
+  if (response.status !== 429 && response.status !== 503) return undefined;
+  const header = response.headers.get('retry-after')?.trim() ?? '';
+  if (header === '') return undefined;
+  const delay = Number(header);
+  if (Number.isFinite(delay)) return delay >= 0 ? Math.max(1, Math.ceil(delay)) : undefined;
+  const date = Date.parse(header);
+  return Number.isNaN(date) ? undefined : Math.max(1, Math.ceil((date - now) / 1_000));
+}
