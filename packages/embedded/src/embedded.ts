@@ -203,7 +203,14 @@ export async function startEmbedded(config: EmbeddedConfig, env: NodeJS.ProcessE
     const demoCorpus = config.LOAD_DEMO_CORPUS
       ? await loadDemoCorpus({
           ingest,
-          indexedChunks: (tenantId, kbId) => worker.indexedChunks(tenantId, kbId),
+          // Indexed once both sides of the index hold it: the older of their versions.
+          indexedVersion: async (document) => {
+            const [lexical, vector] = await Promise.all([
+              backends.lexical.documentState(document),
+              backends.vector.documentState(document),
+            ]);
+            return lexical && vector ? Math.min(lexical.version, vector.version) : undefined;
+          },
           tenantId: DEV_PRINCIPAL.tenantId,
           kbId: 'demo',
         })
