@@ -92,7 +92,7 @@ export interface RetrievalWorker {
    * worker serves: its index has not caught up with the ingest stream.
    */
   retrieve(request: VerifiedRetrieveRequest): Promise<Retrieved>;
-  /** Chunks of one kb in the lexical index, for in-process callers (the embedded demo loader, tests). */
+  /** Chunks of one kb in the lexical index, for callers in the same process (tests waiting on indexing). */
   indexedChunks(tenantId: string, kbId: string): Promise<number>;
   stop(): Promise<void>;
 }
