@@ -51,6 +51,12 @@ const pullDurable = (stream: string, consumer: string): string[] => [
 ];
 
 /**
+ * Deleting a durable consumer of the stream: a retrieval worker whose embedded index holds nothing
+ * starts its own consumer again from the stream's first message (`fromStart` in @hopline/bus).
+ */
+const resetDurable = (stream: string, consumer: string): string[] => [`${API}.CONSUMER.DELETE.${stream}.${consumer}`];
+
+/**
  * A subject's messages by JetStream's message get: its last (a question's last event), or the
  * next from a sequence on (what a shared follow reads of a subject's earlier messages).
  */
@@ -163,6 +169,7 @@ const servicePermissions: Record<NatsClientName, SubjectPermissions> = {
       // The shared consumer, or with the embedded indexes one per worker (`retrieval-worker-<id>`):
       // a subject wildcard matches whole tokens only, so any consumer of the ingest stream.
       ...pullDurable(jetstream.ingestStream, '*'),
+      ...resetDurable(jetstream.ingestStream, '*'),
       ...manageStream(jetstream.deadLetterStream),
       // The parts of a large document, read back before its command is applied.
       ...manageStream(jetstream.documentBodyStream),
