@@ -1,3 +1,5 @@
+import { retryAfterMs } from '@hopline/contracts';
+
 /**
  * The whole seconds a refusal for now asks to wait before the same request goes again: a 429
  * (rate limit) or a 503 (the gateway's message bus away, the gateway shutting down) with
@@ -8,10 +10,6 @@
  */
 export function retryAfterSeconds(response: Response, now = Date.now()): number | undefined {
   if (response.status !== 429 && response.status !== 503) return undefined;
-  const header = response.headers.get('retry-after')?.trim() ?? '';
-  if (header === '') return undefined;
-  const delay = Number(header);
-  if (Number.isFinite(delay)) return delay >= 0 ? Math.max(1, Math.ceil(delay)) : undefined;
-  const date = Date.parse(header);
-  return Number.isNaN(date) ? undefined : Math.max(1, Math.ceil((date - now) / 1_000));
+  const waitMs = retryAfterMs(response.headers.get('retry-after'), now);
+  return waitMs === undefined ? undefined : Math.max(1, Math.ceil(waitMs / 1_000));
 }

@@ -11,3 +11,4 @@ export * from './types.js';
 export * from './versions.js';
 export * from './permissions.js';
 export { chunkMergeKey } from './chunk-key.js';
+export { retryAfterMs } from './retry-after.js';

@@ -4,6 +4,7 @@ import {
   DeadlineExceededError,
   isErrorCode,
   RemoteError,
+  retryAfterMs,
   toHoplineError,
   UnavailableError,
   type ErrorCode,
@@ -69,12 +70,10 @@ export function toGrpcStatus(
   return { code: grpcStatusFor(failure.code), details: failure.message, metadata };
 }
 
-/** The `retry-after` trailer in ms; undefined when absent or not a number of seconds. */
+/** The `retry-after` trailer in ms; undefined when absent or unreadable. */
 function retryAfterMsOf(metadata: Metadata | undefined): number | undefined {
   const value = metadata?.get(RETRY_AFTER_METADATA_KEY)[0];
-  if (typeof value !== 'string' || value.trim() === '') return undefined;
-  const seconds = Number(value);
-  return Number.isFinite(seconds) && seconds >= 0 ? seconds * 1000 : undefined;
+  return typeof value === 'string' ? retryAfterMs(value) : undefined;
 }
 
 /**

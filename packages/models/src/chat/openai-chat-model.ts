@@ -5,6 +5,7 @@ import {
   UnavailableError,
   ValidationError,
   isHoplineError,
+  retryAfterMs,
 } from '@hopline/contracts';
 import { abortReason, deadlineScope, retryWithinDeadline, withDeadline } from '@hopline/resilience';
 import { instrument, type HoplineMetrics } from '@hopline/telemetry';
@@ -95,15 +96,6 @@ function toUsage(usage: z.infer<typeof reportedUsage>): ChatUsage {
   return { promptTokens, completionTokens, totalTokens: usage.total_tokens ?? promptTokens + completionTokens };
 }
 
-/** `Retry-After` as seconds or an HTTP date, in ms from now; undefined when absent or unreadable. */
-function retryAfterMs(header: string | null): number | undefined {
-  if (header === null || header.trim() === '') return undefined;
-  const seconds = Number(header);
-  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
-  const date = Date.parse(header);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
-}
-
 /** The request asked for too much: a spent budget is not worth another attempt. */
 const retryable = (error: HoplineError) =>
   error.retryable && error.code !== 'breaker_open' && !(error instanceof BudgetExhaustedError);
@@ -139,7 +131,7 @@ function toModelError(error: unknown, signal: AbortSignal | undefined, baseURL: 
     if (status === 429)
       return new RateLimitedError(
         `the model server is rate limiting (429): ${error.message}`,
-        retryAfterMs(error.headers?.get('retry-after') ?? null),
+        retryAfterMs(error.headers?.get('retry-after')),
         { cause: error },
       );
     if (status >= 500)
