@@ -21,6 +21,11 @@ export class Problem extends Error {
   get type(): string {
     return `urn:hopline:problem:${this.slug}`;
   }
+
+  /** The same problem with another detail: what it came to say, and more. */
+  withDetail(detail: string): Problem {
+    return new Problem(this.status, this.slug, this.title, detail, this.headers, this.extensions);
+  }
 }
 
 export const problems = {

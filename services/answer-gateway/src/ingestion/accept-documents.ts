@@ -171,5 +171,5 @@ function refuseFutureVersion(document: DocumentInput): DocumentInput {
 function withAcceptedCount(error: unknown, accepted: number): unknown {
   if (!(error instanceof Problem)) return error;
   const detail = `${error.detail ?? error.title}; the ${accepted} document(s) before it were accepted, the rest was not read`;
-  return new Problem(error.status, error.slug, error.title, detail, error.headers);
+  return error.withDetail(detail);
 }

@@ -88,5 +88,5 @@ function multipartProblem(error: unknown): unknown {
 function withFilesAccepted(error: unknown, accepted: number): unknown {
   if (!(error instanceof Problem) || accepted === 0) return error;
   const detail = `${error.detail ?? error.title}; the ${accepted} file(s) before it were accepted`;
-  return new Problem(error.status, error.slug, error.title, detail, error.headers);
+  return error.withDetail(detail);
 }
