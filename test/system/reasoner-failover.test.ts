@@ -1,7 +1,8 @@
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import { connectNatsBus, type Bus } from '@hopline/bus';
+import { connectNatsBus, type Bus, type KeyValueStore } from '@hopline/bus';
+import { codecs, type ReasoningTrace__Output } from '@hopline/contracts';
 import { startQuestionJobs } from '@hopline/hop-reasoner';
 import { openQuestionStreams } from '@hopline/questions';
 import { createLogger, createMetrics } from '@hopline/telemetry';
@@ -15,6 +16,12 @@ const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 const workerScript = fileURLToPath(new URL('./support/question-worker.ts', import.meta.url));
 
 const nats = await startNats();
+/** Where a hop-reasoner whose traces no test reads stores them. */
+const discardedTraces: KeyValueStore = {
+  put: async () => undefined,
+  get: async () => undefined,
+  putUnless: async () => true,
+};
 afterAll(() => nats[Symbol.asyncDispose]());
 
 describe.skipIf(!nats.url)('system - hop-reasoners over NATS: a question outlives the one running it', () => {
@@ -29,7 +36,7 @@ describe.skipIf(!nats.url)('system - hop-reasoners over NATS: a question outlive
     return bus;
   };
   /** The question jobs of a hop-reasoner in this process, answering with the slow reasoner. */
-  const survivor = async () => {
+  const survivor = async (traces: KeyValueStore = discardedTraces) => {
     const bus = await connect('survivor');
     const started: string[] = [];
     /** Questions whose reasoning its signal stopped. */
@@ -49,7 +56,7 @@ describe.skipIf(!nats.url)('system - hop-reasoners over NATS: a question outlive
           }
         },
       },
-      traces: { put: async () => undefined, get: async () => undefined },
+      traces,
       logger: createLogger('survivor', { level: 'silent' }),
       metrics: createMetrics('survivor', { defaultMetrics: false }),
       capacity: QUESTION_WORKER.capacity,
@@ -59,13 +66,14 @@ describe.skipIf(!nats.url)('system - hop-reasoners over NATS: a question outlive
     return { started, stopped };
   };
 
-  it('kill -9 of the hop-reasoner running 20 questions: another restarts each one visibly, and all 20 are answered without a gap', async () => {
+  /** A gateway in this process, and a hop-reasoner's question jobs in a process of their own. */
+  const gatewayAndWorkerProcess = async () => {
     const keys = testKeys();
     const { gateway, baseUrl } = await startGatewayOn(await connect('answer-gateway'), keys, {
       config: { RATE_BURST_PER_KEY: 100 },
     });
     cleanup.push(() => gateway.stop({ graceMs: 0 }));
-    let output = '';
+    const logs = { output: '' };
     const worker = spawn(
       process.execPath,
       ['--conditions=@hopline/source', '--import', 'tsx', workerScript, nats.url ?? ''],
@@ -73,12 +81,21 @@ describe.skipIf(!nats.url)('system - hop-reasoners over NATS: a question outlive
     );
     const exited = new Promise((resolve) => worker.once('exit', resolve));
     cleanup.push(async () => {
+      worker.kill('SIGCONT');
       worker.kill('SIGKILL');
       await exited;
     });
-    worker.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    worker.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    await waitFor(() => output.includes('ready'), { timeoutMs: 30_000, description: `the worker process: ${output}` });
+    worker.stdout.on('data', (chunk: Buffer) => (logs.output += chunk.toString()));
+    worker.stderr.on('data', (chunk: Buffer) => (logs.output += chunk.toString()));
+    await waitFor(() => logs.output.includes('ready'), {
+      timeoutMs: 30_000,
+      description: `the worker process: ${logs.output}`,
+    });
+    return { keys, baseUrl, worker, exited, logs };
+  };
+
+  it('kill -9 of the hop-reasoner running 20 questions: another restarts each one visibly, and all 20 are answered without a gap', async () => {
+    const { keys, baseUrl, worker, exited } = await gatewayAndWorkerProcess();
 
     const streams = await Promise.all(
       Array.from({ length: 20 }, (_, i) => askSse(baseUrl, keys.alice, { question: `Question ${i}?` })),
@@ -105,6 +122,33 @@ describe.skipIf(!nats.url)('system - hop-reasoners over NATS: a question outlive
       expect(events.slice(restart + 1).map((event) => event.name)[0]).toBe('route');
     }
   }, 90_000);
+
+  it('SIGSTOP of the hop-reasoner past its lease, SIGCONT once another finished the question: the woken one does not put its older trace back', async () => {
+    const { keys, baseUrl, worker, logs } = await gatewayAndWorkerProcess();
+    const stream = await askSse(baseUrl, keys.alice, { question: 'Which trace stays?' });
+    // Paused with its first round's trace still to be stored (a third of the lease after the round).
+    await waitFor(() => stream.events.some((event) => event.name === 'hop_answer'), { timeoutMs: 10_000 });
+    worker.kill('SIGSTOP');
+    const questionId = String(stream.events[0]?.data.questionId);
+    const traces = await (await connect('trace-reader')).keyValue();
+    await survivor(traces);
+    await stream.ended;
+    expect(stream.events.filter((event) => event.name === 'done')).toHaveLength(1);
+    const complete = await traces.get(questionId);
+    expect(complete && codecs.reasoningTrace.decode(complete)).toMatchObject({ attempt: 2, stopReason: 'SUFFICIENT' });
+
+    // Woken, the first attempt's round trace comes due before it learns the question moved on.
+    worker.kill('SIGCONT');
+    const after: ReasoningTrace__Output[] = [];
+    const watch = await traces.watch(questionId, (value) => value && after.push(codecs.reasoningTrace.decode(value)));
+    cleanup.push(async () => watch.stop());
+    await waitFor(() => logs.output.includes('a later attempt stored its own') || after.length > 1, {
+      timeoutMs: 10_000,
+      description: 'the woken hop-reasoner trying to store its trace',
+    });
+    expect(after.map((trace) => [trace.attempt, trace.stopReason])).toEqual([[2, 'SUFFICIENT']]);
+    expect(codecs.reasoningTrace.decode((await traces.get(questionId)) as Uint8Array)).toMatchObject({ attempt: 2 });
+  }, 60_000);
 
   it('a question whose end was requested before any hop-reasoner took it (a cancel while queued) is not answered: reasoning started ahead of its accepted, if any, stops unheard, and that end follows its accepted', async () => {
     const bus = await connect('gateway-side');

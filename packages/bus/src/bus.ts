@@ -358,6 +358,14 @@ export interface DurableStream {
 export interface KeyValueStore {
   put(key: string, value: Uint8Array): Promise<void>;
   get(key: string): Promise<Uint8Array | undefined>;
+  /**
+   * Puts the value unless the one stored must stay (`keeps` says so of it), as a compare-and-set:
+   * where another writer puts the key between the read and the write, the write is refused and
+   * the new value read and judged again. Resolves true when the value was written. For writers in
+   * different processes that must not overwrite each other's newer values (a hop-reasoner paused
+   * past its lease and another that took its question over).
+   */
+  putUnless(key: string, value: Uint8Array, keeps: (stored: Uint8Array) => boolean): Promise<boolean>;
 }
 
 /** A key's watch, until stopped. */

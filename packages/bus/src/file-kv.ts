@@ -72,14 +72,34 @@ export function createFileKeyValueStore(
       store = undefined;
       throw error;
     }));
+  const read = async (key: string) =>
+    (await (await opened()).get(key)) ?? readKeyFile(join(dir, encodeURIComponent(key)));
+  // A key's writes, one after the other: a conditional put's read and write have no other put of
+  // the key between them (puts of different keys still share a write).
+  const writes = new Map<string, Promise<unknown>>();
+  const inTurn = <T>(key: string, write: () => Promise<T>): Promise<T> => {
+    const turn = (writes.get(key) ?? Promise.resolve()).catch(() => undefined).then(write);
+    writes.set(key, turn);
+    void turn.finally(() => writes.get(key) === turn && writes.delete(key)).catch(() => undefined);
+    return turn;
+  };
   return {
     async put(key, value) {
       assertValidKey(key);
-      await (await opened()).put(key, value);
+      await inTurn(key, async () => (await opened()).put(key, value));
     },
     async get(key) {
       assertValidKey(key);
-      return (await (await opened()).get(key)) ?? readKeyFile(join(dir, encodeURIComponent(key)));
+      return read(key);
+    },
+    async putUnless(key, value, keeps) {
+      assertValidKey(key);
+      return inTurn(key, async () => {
+        const stored = await read(key);
+        if (stored !== undefined && keeps(stored)) return false;
+        await (await opened()).put(key, value);
+        return true;
+      });
     },
     /** Waits for the puts made so far, then lets go of the log's files. */
     async close() {

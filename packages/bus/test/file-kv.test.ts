@@ -42,6 +42,22 @@ describe('file key-value store (a log file)', () => {
     await reopened.close();
   });
 
+  it('file kv - conditional puts racing on one key, with plain puts between: the value that must stay is never overwritten', async () => {
+    const store = createFileKeyValueStore(join(root, 'traces'));
+    const keepsNewer = (mine: number) => (stored: Uint8Array) => Number(read(stored)) > mine;
+    const keys = Array.from({ length: 20 }, (_, i) => `q-${i}`);
+    const written = await Promise.all(
+      keys.flatMap((key) => [
+        store.put(key, text('0')).then(() => 'put'),
+        store.putUnless(key, text('2'), keepsNewer(2)),
+        store.putUnless(key, text('1'), keepsNewer(1)),
+      ]),
+    );
+    expect(written).toEqual(keys.flatMap(() => ['put', true, false]));
+    expect(await Promise.all(keys.map(async (key) => read(await store.get(key))))).toEqual(keys.map(() => '2'));
+    await store.close();
+  });
+
   it('file kv - a put is written on the event loop, not queued behind a busy thread pool', async () => {
     const store = createFileKeyValueStore(join(root, 'traces'));
     await store.put('opened', text('before'));

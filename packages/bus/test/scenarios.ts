@@ -1024,6 +1024,34 @@ export function busScenarios(adapter: string, connect: ConnectBus): void {
         expect(seen).toEqual(['(none)', 'off', 'on']);
       });
 
+      it('kv - a conditional put writes where nothing is stored or what is stored may go, and keeps what must stay', async () => {
+        const t = unique();
+        const store = await (await bus()).keyValue({ bucket: `test_${t.id}` });
+        const keepsNewer = (mine: number) => (stored: Uint8Array) => Number(read(stored)) > mine;
+        expect(await store.putUnless('trace', text('2'), keepsNewer(2))).toBe(true);
+        expect(await store.putUnless('trace', text('1'), keepsNewer(1))).toBe(false);
+        expect(await store.putUnless('trace', text('3'), keepsNewer(3))).toBe(true);
+        expect(read((await store.get('trace')) ?? new Uint8Array(0))).toBe('3');
+      });
+
+      it('kv - conditional puts from two connections racing on one key: the value that must stay is never overwritten', async () => {
+        const t = unique();
+        const bucket = `test_${t.id}`;
+        const [older, newer] = [await (await bus()).keyValue({ bucket }), await (await bus()).keyValue({ bucket })];
+        const keepsNewer = (mine: number) => (stored: Uint8Array) => Number(read(stored)) > mine;
+        const keys = Array.from({ length: 40 }, (_, i) => `q-${i}`);
+        // Each key's read and write by one side can fall between the other's: only a
+        // compare-and-set keeps the older write from landing last.
+        await Promise.all(
+          keys.flatMap((key) => [
+            older.putUnless(key, text('1'), keepsNewer(1)),
+            newer.putUnless(key, text('2'), keepsNewer(2)),
+          ]),
+        );
+        const stored = await Promise.all(keys.map(async (key) => read((await newer.get(key)) ?? new Uint8Array(0))));
+        expect(stored).toEqual(keys.map(() => '2'));
+      });
+
       it('kv - keys JetStream would refuse are refused with a ValidationError', async () => {
         const t = unique();
         const store = await (await bus()).keyValue({ bucket: `test_${t.id}` });

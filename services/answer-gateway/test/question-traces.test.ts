@@ -10,7 +10,11 @@ const mallory = { tenantId: 'acme', userId: 'mallory' };
 
 const memoryTraces = (): KeyValueStore => {
   const store = new Map<string, Uint8Array>();
-  return { put: async (key, value) => void store.set(key, value), get: async (key) => store.get(key) };
+  return {
+    put: async (key, value) => void store.set(key, value),
+    get: async (key) => store.get(key),
+    putUnless: async () => Promise.reject(new Error('the gateway only reads traces')),
+  };
 };
 
 const traceOf = (questionId: string, stopReason: ReasoningTrace['stopReason']) =>

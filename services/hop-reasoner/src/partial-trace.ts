@@ -1,5 +1,4 @@
 import type { AskCommand__Output, HopRecord, ReasoningTrace, ValidRequestContext } from '@hopline/contracts';
-import { codecs } from '@hopline/contracts';
 import type { QaEventDraft } from '@hopline/reasoning';
 
 /**
@@ -58,8 +57,8 @@ export class PartialTrace {
     this.trace.stopReason = reason === 'deadline' ? 'DEADLINE' : 'CANCELLED';
   }
 
-  encode(): Uint8Array {
-    return codecs.reasoningTrace.encode({ ...this.trace, hops: [...this.hops.values()] });
+  current(): ReasoningTrace {
+    return { ...this.trace, hops: [...this.hops.values()] };
   }
 
   private hop(number: number): HopRecord {

@@ -11,6 +11,7 @@ import {
   UnavailableError,
   type AskCommand__Output,
   type ErrorEvent,
+  type ReasoningTrace,
   type ValidRequestContext,
 } from '@hopline/contracts';
 import {
@@ -208,7 +209,9 @@ class QuestionAttempt {
   private readonly partialTrace: PartialTrace;
   private traceWrites: Promise<void> = Promise.resolve();
   /** The newest trace not yet being written: a write queued behind another stores only the newest. */
-  private queuedTrace: (() => Uint8Array) | undefined;
+  private queuedTrace: (() => ReasoningTrace) | undefined;
+  /** The attempt this is, once its first event is stored: its traces carry it. */
+  private attempt: number | undefined;
   /** A round's trace waiting to be stored unless a newer one comes first. */
   private roundTrace: NodeJS.Timeout | undefined;
   /**
@@ -308,7 +311,7 @@ class QuestionAttempt {
     // answer and opens the trace at once gets it from the gateway, which waits for the complete
     // trace of a question whose log holds `done`. The job is done once both are stored.
     if (answered !== undefined) this.write(answered);
-    this.storeTrace(() => codecs.reasoningTrace.encode(reasoning));
+    this.storeTrace(() => reasoning);
     await Promise.all([(this.events as EventPipeline).flush(), this.traceWrites]);
     // Label values are lower-case, as dashboards and alerts spell them.
     deps.metrics.stopReasons.inc({ reason: done.stopReason.toLowerCase() });
@@ -356,7 +359,7 @@ class QuestionAttempt {
   /** Stores the trace as far as the rounds got, after roundTraceDelayMs, unless a newer trace is stored before. */
   private storeRoundTrace(): void {
     this.roundTrace ??= setTimeout(
-      () => this.storeTrace(() => this.partialTrace.encode()),
+      () => this.storeTrace(() => this.partialTrace.current()),
       this.deps.roundTraceDelayMs ?? this.deps.leaseMs / 3,
     );
   }
@@ -368,17 +371,27 @@ class QuestionAttempt {
    * hop just before its complete one. A trace that cannot be stored costs the replay, never the
    * answer: the failure is logged, and the reasoning never waits for it.
    */
-  private storeTrace(encode: () => Uint8Array): void {
-    const { deps, questionId } = this;
+  private storeTrace(current: () => ReasoningTrace): void {
+    const { deps, questionId, attempt } = this;
     this.forgetRoundTrace();
+    // An attempt whose first event was never stored is none the log knows of: nothing to replay.
+    if (attempt === undefined) return;
     const writeQueued = this.queuedTrace !== undefined;
-    this.queuedTrace = encode;
+    this.queuedTrace = current;
     if (writeQueued) return;
     this.traceWrites = this.traceWrites
-      .then(() => {
-        const newest = this.queuedTrace as () => Uint8Array;
+      .then(async () => {
+        const newest = (this.queuedTrace as () => ReasoningTrace)();
         this.queuedTrace = undefined;
-        return deps.traces.put(questionId, newest());
+        // A later attempt's trace stays: this one may be an attempt that was paused past its
+        // lease while another took the question over and finished it.
+        const stored = await deps.traces.putUnless(
+          questionId,
+          codecs.reasoningTrace.encode({ ...newest, attempt }),
+          (value) => codecs.reasoningTrace.decode(value).attempt > attempt,
+        );
+        if (!stored)
+          deps.logger.warn('reasoning trace not stored: a later attempt stored its own', { questionId, attempt });
       })
       .catch((error: unknown) => deps.logger.warn('reasoning trace not stored', { questionId, error }));
   }
@@ -395,7 +408,7 @@ class QuestionAttempt {
       // What the question got as far as stays replayable, marked with the end asked for, and is
       // stored before that end is written: a client that sees the end can open the trace.
       this.partialTrace.endedBy(stoppedBy.reason);
-      this.storeTrace(() => this.partialTrace.encode());
+      this.storeTrace(() => this.partialTrace.current());
       await this.traceWrites;
       return this.end(endError(stoppedBy.reason));
     }
@@ -406,7 +419,7 @@ class QuestionAttempt {
     // attempt the log knows of.
     if (this.events === undefined) return { kind: 'retry', delayMs: RETRY_UNWRITTEN_MS };
     // What the question got as far as stays replayable.
-    this.storeTrace(() => this.partialTrace.encode());
+    this.storeTrace(() => this.partialTrace.current());
     await this.traceWrites;
     return this.end({ code: error.code, message: error.message, retryable: error.retryable });
   }
@@ -468,6 +481,7 @@ class QuestionAttempt {
           : { event: 'restarted', restarted: { reason: RESTART_REASON } });
       try {
         await writer.append(opening, this.writeUntil);
+        this.attempt = attempt;
         // A writer that lost the question stops the reasoning at once, not at its next event.
         this.events = new EventPipeline(writer, this.writeUntil, (error) => {
           if (isConflict(error)) this.abort.abort(error);

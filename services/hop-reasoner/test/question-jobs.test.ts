@@ -44,20 +44,41 @@ const done: Done__Output = {
   cached: false,
 };
 
+/** A store whose puts and reads are the test's; a conditional put reads, then puts unless the stored value stays. */
+const scriptedTraces = (
+  put: (key: string, value: Uint8Array) => Promise<void>,
+  get: (key: string) => Promise<Uint8Array | undefined> = async () => undefined,
+): KeyValueStore => ({
+  put,
+  get,
+  async putUnless(key, value, keeps) {
+    const stored = await get(key);
+    if (stored !== undefined && keeps(stored)) return false;
+    await put(key, value);
+    return true;
+  },
+});
+
 const memoryTraces = (): KeyValueStore & { store: Map<string, Uint8Array> } => {
   const store = new Map<string, Uint8Array>();
-  return { store, put: async (key, value) => void store.set(key, value), get: async (key) => store.get(key) };
+  const traces = scriptedTraces(
+    async (key, value) => void store.set(key, value),
+    async (key) => store.get(key),
+  );
+  return Object.assign(traces, { store });
 };
 
 /** Traces kept in memory, with the key of every store in order. */
 const recordedTraces = () => {
-  const traces = memoryTraces();
+  const store = new Map<string, Uint8Array>();
   const stored: string[] = [];
-  const put = traces.put.bind(traces);
-  traces.put = async (key, value) => {
-    stored.push(key);
-    return put(key, value);
-  };
+  const traces = scriptedTraces(
+    async (key, value) => {
+      stored.push(key);
+      store.set(key, value);
+    },
+    async (key) => store.get(key),
+  );
   return { traces, stored };
 };
 
@@ -205,18 +226,47 @@ describe('hop-reasoner question jobs', () => {
     expect(await gatewayStreams.queue.withdraw(questionId)).toBeUndefined();
   });
 
+  it("question jobs - a trace stored by a later attempt stays: an earlier attempt's, woken after it, is not put over it", async () => {
+    const traces = memoryTraces();
+    const questionId = randomUUID();
+    const later = codecs.reasoningTrace.encode({
+      questionId,
+      question: 'taken over',
+      attempt: 2,
+      stopReason: 'SUFFICIENT',
+    });
+    traces.store.set(questionId, later);
+    const { gatewayStreams, jobs, script } = await setUp({ traces });
+    await gatewayStreams.queue.enqueue(askFor(questionId));
+    await waitFor(() => script.started.includes(questionId));
+    script.release(questionId);
+    await waitFor(() => jobs.inFlight === 0);
+    expect(codecs.reasoningTrace.decode(traces.store.get(questionId) as Uint8Array)).toMatchObject({
+      question: 'taken over',
+      attempt: 2,
+    });
+  });
+
+  it('question jobs - a trace is stored with the attempt that stored it', async () => {
+    const traces = memoryTraces();
+    const { gatewayStreams, jobs, script } = await setUp({ traces });
+    const questionId = randomUUID();
+    await gatewayStreams.queue.enqueue(askFor(questionId));
+    await waitFor(() => script.started.includes(questionId));
+    script.release(questionId);
+    await waitFor(() => jobs.inFlight === 0 && traces.store.has(questionId));
+    expect(codecs.reasoningTrace.decode(traces.store.get(questionId) as Uint8Array).attempt).toBe(1);
+  });
+
   it('question jobs - the answer is written while its complete trace is stored, and the job is done once both are', async () => {
     let storeTrace!: () => void;
     const held = new Promise<void>((resolve) => (storeTrace = resolve));
     const traces = memoryTraces();
-    const holding: KeyValueStore = {
-      get: traces.get,
-      // The complete trace (the scripted reasoner's only one) waits until the test lets it be stored.
-      put: async (key, value) => {
-        await held;
-        await traces.put(key, value);
-      },
-    };
+    // The complete trace (the scripted reasoner's only one) waits until the test lets it be stored.
+    const holding = scriptedTraces(async (key, value) => {
+      await held;
+      await traces.put(key, value);
+    }, traces.get);
     const { gatewayStreams, jobs, script } = await setUp({ traces: holding });
     const questionId = randomUUID();
     await gatewayStreams.queue.enqueue(askFor(questionId));
@@ -232,10 +282,7 @@ describe('hop-reasoner question jobs', () => {
   });
 
   it('question jobs - a trace that cannot be stored is logged, and the question still ends with exactly one done', async () => {
-    const failing: KeyValueStore = {
-      put: async () => Promise.reject(new Error('bucket unavailable')),
-      get: async () => undefined,
-    };
+    const failing = scriptedTraces(async () => Promise.reject(new Error('bucket unavailable')));
     const { gatewayStreams, script, jobs } = await setUp({ traces: failing });
     const questionId = randomUUID();
     await gatewayStreams.queue.enqueue(askFor(questionId));
@@ -655,16 +702,13 @@ describe('hop-reasoner question jobs', () => {
     const firstHeld = new Promise<void>((resolve) => (releaseFirst = resolve));
     let firstWriteStarted: () => void = () => undefined;
     const writingFirst = new Promise<void>((resolve) => (firstWriteStarted = resolve));
-    const traces: KeyValueStore = {
-      put: async (_key, value) => {
-        if (written.length === 0) {
-          firstWriteStarted();
-          await firstHeld;
-        }
-        written.push(codecs.reasoningTrace.decode(value));
-      },
-      get: async () => undefined,
-    };
+    const traces = scriptedTraces(async (_key, value) => {
+      if (written.length === 0) {
+        firstWriteStarted();
+        await firstHeld;
+      }
+      written.push(codecs.reasoningTrace.decode(value));
+    });
     const round = (hop: number, answer: string) => ({
       event: 'hopAnswer' as const,
       hopAnswer: { hop, query: `hop ${hop}`, answer, citedChunkIds: [] },
@@ -700,10 +744,7 @@ describe('hop-reasoner question jobs', () => {
 
   it("question jobs - a question that ends before its rounds' traces are due stores only its complete trace", async () => {
     const written: ReasoningTrace__Output[] = [];
-    const traces: KeyValueStore = {
-      put: async (_key, value) => void written.push(codecs.reasoningTrace.decode(value)),
-      get: async () => undefined,
-    };
+    const traces = scriptedTraces(async (_key, value) => void written.push(codecs.reasoningTrace.decode(value)));
     const reasoner: HopReasoner = {
       async answer(command, options) {
         const questionId = command.ctx?.questionId ?? '';

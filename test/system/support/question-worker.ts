@@ -1,6 +1,7 @@
-// A hop-reasoner's question jobs as a process of its own, answering with the slow reasoner: the
-// process reasoner-failover.test.ts kills with SIGKILL mid-question. Prints "ready" once it
-// takes questions. Arguments: the NATS url.
+// A hop-reasoner's question jobs as a process of its own, answering with the slow reasoner and
+// storing traces in the bus's bucket: the process reasoner-failover.test.ts kills with SIGKILL or
+// pauses with SIGSTOP mid-question. Prints "ready" once it takes questions, and its warnings.
+// Arguments: the NATS url.
 import { connectNatsBus } from '@hopline/bus';
 import { startQuestionJobs } from '@hopline/hop-reasoner';
 import { openQuestionStreams } from '@hopline/questions';
@@ -12,8 +13,8 @@ const bus = await connectNatsBus({ url: process.argv[2] ?? '', name: 'question-w
 await startQuestionJobs({
   ...(await openQuestionStreams(bus)),
   reasoner: slowReasoner(QUESTION_WORKER.reasoner),
-  traces: { put: async () => undefined, get: async () => undefined },
-  logger: createLogger('question-worker', { level: 'silent' }),
+  traces: await bus.keyValue(),
+  logger: createLogger('question-worker', { level: 'warn' }),
   metrics: createMetrics('question-worker', { defaultMetrics: false }),
   capacity: QUESTION_WORKER.capacity,
   leaseMs: QUESTION_WORKER.leaseMs,

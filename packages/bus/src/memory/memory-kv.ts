@@ -29,6 +29,15 @@ export class MemoryKeyValueStore implements BusKeyValueStore {
     }
   }
 
+  /** One turn of the event loop from read to write: nothing of this broker's can come between. */
+  async putUnless(key: string, value: Uint8Array, keeps: (stored: Uint8Array) => boolean): Promise<boolean> {
+    assertValidKey(key);
+    const stored = this.values.get(key);
+    if (stored !== undefined && keeps(new Uint8Array(stored))) return false;
+    await this.put(key, value);
+    return true;
+  }
+
   async get(key: string): Promise<Uint8Array | undefined> {
     assertValidKey(key);
     const value = this.values.get(key);

@@ -1,4 +1,4 @@
-import { jetstream, NoRespondersError, subjects, ValidationError } from '@hopline/contracts';
+import { ConflictError, jetstream, NoRespondersError, subjects, ValidationError } from '@hopline/contracts';
 import {
   AckPolicy,
   DeliverPolicy,
@@ -382,6 +382,12 @@ async function ensureConsumer(jsm: JetStreamManager, stream: string, options: Du
 }
 
 /**
+ * How often a conditional put reads and tries again after another writer's put came between: the
+ * writers of one key are few (a question's attempts), so more means something keeps writing it.
+ */
+const CONDITIONAL_PUT_TRIES = 5;
+
+/**
  * The JetStream KV bucket as a KeyValueStore: created with history 1 when missing (nats.js
  * lays out the stream behind it), then brought to the policy like any stream.
  */
@@ -437,6 +443,27 @@ export async function openJetStreamKeyValue(
       }
     },
     get,
+    async putUnless(key, value, keeps) {
+      assertValidKey(key);
+      for (let tries = 1; ; tries++) {
+        let stored: Awaited<ReturnType<KV['get']>>;
+        try {
+          stored = await kv.get(key);
+        } catch (error) {
+          throw fromJetStreamError(error, where('kv get', key));
+        }
+        if (stored !== null && stored.operation === 'PUT' && keeps(stored.value)) return false;
+        try {
+          // The server refuses the put where the key's last revision is no longer the one read
+          // (0: none, as for a key never put or aged out).
+          await kv.put(key, value, { previousSeq: stored?.revision ?? 0 });
+          return true;
+        } catch (error) {
+          const failure = fromJetStreamError(error, where('kv put', key));
+          if (!(failure instanceof ConflictError) || tries >= CONDITIONAL_PUT_TRIES) throw failure;
+        }
+      }
+    },
     async watch(key, onValue) {
       // A key with no value yet says so now; one with a value gets it from the watch, which
       // starts with each key's last value, so a put in between is not missed.

@@ -77,8 +77,11 @@ export interface AnswerOptions {
 
 export interface AnswerOutcome {
   done: Done__Output;
-  /** What to store for replaying the question: route, hops, evidence, stop reason, spend. */
-  trace: ReasoningTrace__Output;
+  /**
+   * What to store for replaying the question: route, hops, evidence, stop reason, spend. Which
+   * attempt at the question it was is the hop-reasoner's to say, where questions are retried.
+   */
+  trace: Omit<ReasoningTrace__Output, 'attempt'>;
 }
 
 export interface HopReasoner {
@@ -508,7 +511,7 @@ function traceOf(
   done: Done__Output,
   evidence: readonly EvidenceItem[],
   citations: Citation__Output[],
-): ReasoningTrace__Output {
+): AnswerOutcome['trace'] {
   return {
     questionId: run.request.questionId,
     scope: run.request.scope,

@@ -24,6 +24,7 @@ export interface ReasoningTrace {
   'answer'?: (string);
   'abstained'?: (boolean);
   'degradedReasons'?: (string)[];
+  'attempt'?: (number);
 }
 
 export interface ReasoningTrace__Output {
@@ -42,4 +43,5 @@ export interface ReasoningTrace__Output {
   'answer': (string);
   'abstained': (boolean);
   'degradedReasons': (string)[];
+  'attempt': (number);
 }
