@@ -53,6 +53,8 @@ export const REASONING_SWITCHES = {
     'a chain\'s answer must be of the kind its question asks for (a date, a number, one of the things a which-first question offers, a name the evidence uses as a place where a place is asked ("in Tenbury", not "the hosts Ada and Bo"), something the question does not already say, and not a word the evidence only uses to describe something else, "a Valdorian drama film"); otherwise the answer abstains',
   unfitLookup:
     'a planned last hop whose answer is not of the kind asked (`answerFit`: a company where "where" asks for a place, the competition where its city is asked) hands it on as a bridge: one more hop looks that answer up with the words still asked, where the chain has a hop left',
+  pastPlanWords:
+    'a hop past the hops the plan counted that looks up a name the chain read where another kind was asked (`unfitLookup`\'s competition where its city is asked, a hidden bridge\'s lead of the wrong kind) weighs the names in its documents by the question\'s words no earlier hop\'s document stated: those that led the chain to the thing ("the contest") sit beside its other names too ("the Tarnby Harp Contest (Velmari: …)")',
   compoundQuestions:
     'two questions joined by "and", the second about the first one\'s answer ("Who owns Project Beacon and which department is that person in?"), are asked in turn (the second with the first\'s answer in place of its pronoun) and the answer gives both',
   kindNames:

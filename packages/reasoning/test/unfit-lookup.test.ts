@@ -41,3 +41,35 @@ describe('unfit lookup - an answer of another kind than asked is looked up, not 
     expect(done.answer).toContain('("Halvorsen Mills", where the chain ended, is not of that kind)');
   });
 });
+
+// Invented documents: a harpist who won a contest, and the contest's own document, which names
+// it in another language right after the word that led the chain to it, and then says where it
+// is held. The question asks for the city.
+const contestCorpus = [
+  chunk('c-harpist', 'Ada Moss', 'Ada Moss is a harpist from Velmar. She won the first Tarnby Harp Contest in 1931.'),
+  chunk(
+    'c-contest',
+    'Tarnby Harp Contest',
+    'The Tarnby Harp Contest (Velmari: Tarnbyer Harpekonkurranse) is a music competition held in Dunmore, Velmar. It has run every four years since 1955.',
+  ),
+];
+
+const CONTEST_QUESTION = 'The contest Ada Moss won in 1931 is held in what city?';
+
+const contestAnswerOf = (switchedOff: ReasoningSwitch[] = []) =>
+  askAsOneLookup(contestCorpus, CONTEST_QUESTION, { topK: 2, switchedOff });
+
+describe('past-plan words - a looked-up answer is read by the words still asked', () => {
+  it('past-plan words - the contest\'s document is read for where it is held, not for the name beside "contest"', async () => {
+    const { done, trace } = await contestAnswerOf();
+    expect(trace.hops.map((hop) => hop.answer?.answer)).toEqual(['Tarnby Harp Contest', 'Dunmore']);
+    expect(done.abstained).toBe(false);
+    expect(done.answer).toMatch(/^Dunmore/);
+  });
+
+  it('past-plan words - switched off, the lookup reads the name beside the word that led to the contest, and abstains', async () => {
+    const { done, trace } = await contestAnswerOf(['pastPlanWords']);
+    expect(trace.hops.map((hop) => hop.answer?.answer)).toEqual(['Tarnby Harp Contest', 'Velmari']);
+    expect(done.abstained).toBe(true);
+  });
+});

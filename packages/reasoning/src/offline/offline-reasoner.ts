@@ -105,6 +105,7 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
   const askedRole = isOn(options.switchedOff, 'askedRole');
   const unfitLookup = isOn(options.switchedOff, 'unfitLookup') && isOn(options.switchedOff, 'answerFit');
   const kindNames = isOn(options.switchedOff, 'kindNames');
+  const pastPlanWords = isOn(options.switchedOff, 'pastPlanWords');
   const neighbourReadings = isOn(options.switchedOff, 'neighbourReadings');
   const timeFrames = isOn(options.switchedOff, 'timeFrames');
   const guessedBridgeFallback =
@@ -207,8 +208,22 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
       ? laterHopCited().slice(0, settings.laterHopCitations)
       : unique([...about, ...eventChunks]).slice(0, settings.firstHopCitations);
 
+    // What the chain has read so far: the documents about what each hop looked for (or, with
+    // none, the hop's best one) — not every document cited around them.
+    const readBefore = previous.flatMap((step) => step.cited.slice(0, 1));
+    const stillAsked = unstatedBy(relation, readBefore, input.focus);
+    // A hop past the plan that looks up a thing the chain read where another kind was asked (the
+    // competition where its city is asked) is there for what the question asks of that thing:
+    // the words that led to it are behind the chain, and a name beside them in its document
+    // ("the Tarnby Harp Contest (Velmari: …)") says no more of what is still asked than any other.
+    const pastPlan =
+      pastPlanWords &&
+      last !== undefined &&
+      hop > input.expectedHops &&
+      stillAsked.length > 0 &&
+      !fitsQuestion(input.focus, last.finding.answer, last.cited);
     const candidateOptions = {
-      relationTerms: relation,
+      relationTerms: pastPlan ? stillAsked : relation,
       // A chunk that names the lead is about something else: its own subject is no link from the lead.
       known: [
         ...anchors,
@@ -225,10 +240,6 @@ export function createOfflineReasoner(options: OfflineReasonerOptions = {}): Rea
     };
     const candidates = bridgeCandidates(cited, candidateOptions);
     const citedIds = cited.map((chunk) => chunk.chunkId);
-    // What the chain has read so far: the documents about what each hop looked for (or, with
-    // none, the hop's best one) — not every document cited around them.
-    const readBefore = previous.flatMap((step) => step.cited.slice(0, 1));
-    const stillAsked = unstatedBy(relation, readBefore, input.focus);
     const unresolved = unstatedBy(
       relation,
       [...readBefore, ...(about.length > 0 ? about : cited.slice(0, 1))],
