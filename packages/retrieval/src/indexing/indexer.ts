@@ -160,25 +160,32 @@ export function createIndexer(dependencies: IndexerDependencies): Indexer {
     return planned;
   }
 
-  /** Writes both sides; the writes a backend refused one by one come back with their errors. */
+  /**
+   * Writes both sides; the writes a backend refused one by one come back with their errors. An
+   * upsert a side holds a newer state of still goes to it, without chunks: it may be the
+   * redelivery of a write whose chunks landed and whose record did not, overtaken since by a
+   * version that had no record to replace, and the side removes what is older than its record.
+   */
   async function write(planned: readonly Planned[], signal: AbortSignal): Promise<Map<Planned, Error>> {
-    const lexicalSteps = planned.filter((step) => step.lexical === 'applied');
-    const vectorSteps = planned.filter((step) => step.vector === 'applied');
+    const lexicalSteps = planned.filter((step) => goesTo(step, 'lexical'));
+    const vectorSteps = planned.filter((step) => goesTo(step, 'vector'));
     const embedded = await embedChunks(
-      vectorSteps.flatMap((step) => step.chunks),
+      vectorSteps.flatMap((step) => (step.vector === 'applied' ? step.chunks : [])),
       signal,
     );
     signal.throwIfAborted();
     let next = 0;
     const vectorWrites = vectorSteps.map((step): DocumentWrite<EmbeddedChunk> => {
       if (step.op === 'delete') return { op: 'delete', doc: step.doc };
+      if (step.vector !== 'applied') return { op: 'upsert', doc: step.doc, items: [] };
       const items = embedded.slice(next, next + step.chunks.length);
       next += step.chunks.length;
       return { op: 'upsert', doc: step.doc, items };
     });
-    const lexicalWrites = lexicalSteps.map((step): DocumentWrite<IndexedChunk> =>
-      step.op === 'delete' ? { op: 'delete', doc: step.doc } : { op: 'upsert', doc: step.doc, items: step.chunks },
-    );
+    const lexicalWrites = lexicalSteps.map((step): DocumentWrite<IndexedChunk> => {
+      if (step.op === 'delete') return { op: 'delete', doc: step.doc };
+      return { op: 'upsert', doc: step.doc, items: step.lexical === 'applied' ? step.chunks : [] };
+    });
     const [lexicalOutcomes, vectorOutcomes] = await Promise.all([
       lexicalWrites.length > 0 ? lexical.writeDocuments(lexicalWrites, signal) : [],
       vectorWrites.length > 0 ? vector.writeDocuments(vectorWrites, signal) : [],
@@ -201,7 +208,7 @@ export function createIndexer(dependencies: IndexerDependencies): Indexer {
   ): Promise<IndexAttempt[]> {
     const attempts: IndexAttempt[] = new Array<IndexAttempt>(commands.length);
     const planned = await plan(commands, attempts, signal);
-    const writing = planned.filter((step) => step.lexical === 'applied' || step.vector === 'applied');
+    const writing = planned.filter((step) => goesTo(step, 'lexical') || goesTo(step, 'vector'));
     let failure: { error: unknown } | undefined;
     let failedWrites = new Map<Planned, Error>();
     try {
@@ -286,6 +293,11 @@ function behind<A, B>(ahead: ReadonlyArray<StoredDocument<A>>, other: ReadonlyAr
     if (stored.doc.version !== theirs.doc.version) return stored.doc.version > theirs.doc.version;
     return stored.deleted && !theirs.deleted;
   });
+}
+
+/** Whether a planned step writes to a side: where it applies, and an upsert the side holds newer (see `write`). */
+function goesTo(step: Planned, side: 'lexical' | 'vector'): boolean {
+  return step[side] === 'applied' || (step.op === 'upsert' && step[side] === 'stale');
 }
 
 function resultOf(step: Planned): IndexResult {

@@ -10,7 +10,14 @@ import {
   isInfrastructureError,
 } from '@hopline/contracts';
 import { afterEach, describe, expect, it } from 'vitest';
-import { EmbeddedVectorBackend, HashingEmbedder, createDeadlineGuard, createHybridRetriever } from '../../src/index.js';
+import {
+  EmbeddedVectorBackend,
+  HashingEmbedder,
+  createDeadlineGuard,
+  createHybridRetriever,
+  createIndexer,
+  type Indexer,
+} from '../../src/index.js';
 import { ElasticsearchLexicalBackend, createElasticsearchLexicalBackend } from '../../src/remote.js';
 import type { DocumentWrite, IndexedChunk } from '../../src/index.js';
 import { chunkOf, never } from '../fixtures.js';
@@ -436,17 +443,44 @@ describe('elasticsearch lexical backend - versioned writes', () => {
     });
   });
 
-  it.each([
-    ['the same version again', { doc_version: 7, deleted: false, chunks: 2 }, 'unchanged'],
-    ['an older version', { doc_version: 8, deleted: false, chunks: 2 }, 'stale'],
-    ['a version deleted at or after it', { doc_version: 7, deleted: true, chunks: 0 }, 'stale'],
-  ] as const)('elasticsearch - an upsert after %s writes nothing', async (_case, state, outcome) => {
+  it('elasticsearch - an upsert of the version recorded writes nothing', async () => {
     const es = esMock();
     const backend = await started(es);
-    es.on('GET', `/${RECORDS}/_doc/*`, recordReply(state));
-    expect(await backend.upsertDocument(doc, chunks, never)).toBe(outcome);
+    es.on('GET', `/${RECORDS}/_doc/*`, recordReply({ doc_version: 7, deleted: false, chunks: 2 }));
+    expect(await backend.upsertDocument(doc, chunks, never)).toBe('unchanged');
+    // Its record was written after all its chunks landed: nothing of it is left to clean up.
     expect(es.requests.map((r) => r.method)).toEqual(['GET']);
   });
+
+  it.each([
+    ['a newer version', { doc_version: 8, deleted: false, chunks: 2 }, { lt: 8 }],
+    ['a delete at or after its version', { doc_version: 7, deleted: true, chunks: 0 }, { lte: 7 }],
+  ] as const)(
+    'elasticsearch - an upsert older than %s writes nothing and removes the chunks older than the record',
+    async (_case, state, range) => {
+      const es = esMock();
+      const backend = await started(es);
+      es.on('GET', `/${RECORDS}/_doc/*`, recordReply(state));
+      es.on('GET', `/${INDEX}/_refresh`, () => ({}));
+      es.on('POST', `/${INDEX}/_delete_by_query`, () => ({ deleted: 0, failures: [] }));
+      expect(await backend.upsertDocument(doc, chunks, never)).toBe('stale');
+      // It may be the redelivery of a write whose chunks landed without their record.
+      expect(es.requests.map((r) => `${r.method} ${r.path}`)).toEqual([
+        `GET ${recordPath}`,
+        `GET /${INDEX}/_refresh`,
+        `POST /${INDEX}/_delete_by_query`,
+      ]);
+      const cleanup = es.sent('POST', `/${INDEX}/_delete_by_query`)[0]?.body as {
+        query: { bool: { filter: unknown[] } };
+      };
+      expect(cleanup.query.bool.filter).toEqual([
+        { term: { tenant_id: 't1' } },
+        { term: { kb_id: 'kb1' } },
+        { term: { doc_id: 'rfc' } },
+        { range: { doc_version: range } },
+      ]);
+    },
+  );
 
   it('elasticsearch - a chunk that is already newer (409) is a no-op, not an error', async () => {
     const es = esMock();
@@ -894,6 +928,36 @@ describe('elasticsearch lexical backend - batch writes', () => {
     ]);
   });
 
+  it('elasticsearch - a stale upsert shares the delete_by_query of the replaced versions, with the state it lost to', async () => {
+    const es = esMock();
+    const backend = await started(es);
+    cluster(es, {
+      't1/kb1/d0': { doc_version: 2, deleted: false, chunks: 2 },
+      't1/kb1/d1': { doc_version: 5, deleted: false, chunks: 2 },
+      't1/kb1/d2': { doc_version: 3, deleted: false, chunks: 2 },
+    });
+    expect(await backend.writeDocuments(upserts.slice(0, 3), never)).toEqual(['applied', 'stale', 'unchanged']);
+    expect(es.requests.map((r) => `${r.method} ${r.path}`)).toEqual([
+      `POST /${RECORDS}/_mget`,
+      'POST /_bulk',
+      `GET /${INDEX}/_refresh`,
+      `POST /${INDEX}/_delete_by_query`,
+      'POST /_bulk',
+    ]);
+    const cleanup = es.sent('POST', `/${INDEX}/_delete_by_query`)[0]?.body as {
+      query: { bool: { should: Array<{ bool: { filter: unknown[] } }> } };
+    };
+    // d1's version 3 may have landed chunks without its record before version 5 was recorded.
+    expect(cleanup.query.bool.should.map(({ bool }) => bool.filter.slice(2))).toEqual([
+      [{ term: { doc_id: 'd0' } }, { range: { doc_version: { lt: 3 } } }],
+      [{ term: { doc_id: 'd1' } }, { range: { doc_version: { lt: 5 } } }],
+    ]);
+    // Only d0's chunks and record are written.
+    const [chunkBulk, recordBulk] = es.sent('POST', '/_bulk').map((r) => r.body as unknown[]);
+    expect(chunkBulk).toHaveLength(2 * 2);
+    expect(recordBulk).toHaveLength(2);
+  });
+
   it('elasticsearch - a batch larger than the bulk limits is split, and a document written twice is decided against its first write', async () => {
     const es = esMock();
     const backend = await createElasticsearchLexicalBackend({
@@ -923,12 +987,13 @@ describe('elasticsearch lexical backend - a cleanup that fails', () => {
   /**
    * A cluster that keeps what it is sent, so a redelivery meets what the first attempt left:
    * external versions decide every write, a delete_by_query runs its filters over the chunks, the
-   * first `failingCleanups` delete_by_queries fail on a shard, and `afterFirstCleanup` runs once
-   * the first one that succeeds is done (another writer's turn).
+   * first `failingCleanups` delete_by_queries fail on a shard, the first `failingRecords` record
+   * writes fail likewise (after their chunks landed), and `afterFirstCleanup` runs once the first
+   * delete_by_query that succeeds is done (another writer's turn).
    */
   function keepingCluster(
     es: ReturnType<typeof esMock>,
-    { failingCleanups = 0, afterFirstCleanup = () => {} } = {},
+    { failingCleanups = 0, failingRecords = 0, afterFirstCleanup = () => {} } = {},
   ): { chunks(): string[]; write(index: string, id: string, version: number, source: object): void } {
     const chunkStore = new Map<string, Kept>();
     const recordStore = new Map<string, Kept>();
@@ -951,9 +1016,13 @@ describe('elasticsearch lexical backend - a cleanup that fails', () => {
     };
     const recordId = (request: RecordedRequest): string => request.path.slice(`/${RECORDS}/_doc/`.length);
     const conflict = { type: 'version_conflict_engine_exception', reason: 'current version is higher' };
+    const unavailable = { type: 'unavailable_shards_exception', reason: 'primary shard is not active' };
+    let recordWrites = 0;
+    const recordFails = (): boolean => ++recordWrites <= failingRecords;
     es.on('GET', `/${RECORDS}/_doc/*`, (request) => recordOf(recordId(request)));
     es.on('POST', `/${RECORDS}/_mget`, (request) => ({ docs: (request.body as { ids: string[] }).ids.map(recordOf) }));
     es.on('PUT', `/${RECORDS}/_doc/*`, (request) => {
+      if (recordFails()) return responseError(503, unavailable.type, unavailable.reason);
       const result = keep(recordStore, recordId(request), Number(request.querystring.version), request.body);
       return result ? { result } : responseError(409, conflict.type, conflict.reason);
     });
@@ -963,6 +1032,10 @@ describe('elasticsearch lexical backend - a cleanup that fails', () => {
       for (let at = 0; at < lines.length; at += 2) {
         const { _index, _id, version } = (lines[at] as { index: { _index: string; _id: string; version: number } })
           .index;
+        if (_index === RECORDS && recordFails()) {
+          items.push({ index: { _index, _id, status: 503, error: unavailable } });
+          continue;
+        }
         const result = keep(_index === RECORDS ? recordStore : chunkStore, _id, version, lines[at + 1]);
         items.push({
           index: { _index, _id, ...(result ? { status: 200, result } : { status: 409, error: conflict }) },
@@ -982,7 +1055,7 @@ describe('elasticsearch lexical backend - a cleanup that fails', () => {
               index: INDEX,
               id: 'x',
               status: 503,
-              cause: { type: 'unavailable_shards_exception', reason: 'primary shard is not active' },
+              cause: unavailable,
             },
           ],
         };
@@ -1034,7 +1107,44 @@ describe('elasticsearch lexical backend - a cleanup that fails', () => {
       if (result instanceof Error) throw result;
       return result;
     },
+    // As a retrieval worker writes: the indexer decides each side from its record before it
+    // writes anything, and an upsert a side holds newer still reaches that side.
+    'behind the indexer': async (backend: ElasticsearchLexicalBackend, write: DocumentWrite<IndexedChunk>) => {
+      let indexer = indexers.get(backend);
+      if (indexer === undefined) {
+        indexer = createIndexer({
+          lexical: backend,
+          vector: await EmbeddedVectorBackend.open({ dimensions: 8 }),
+          embedder: new HashingEmbedder({ dimensions: 8 }),
+          // The document's text says how many chunks its version has.
+          chunk: (document) => chunksAt(document.version, Number(document.text)),
+        });
+        indexers.set(backend, indexer);
+      }
+      const { tenantId, kbId, docId, version } = write.doc;
+      const result = await indexer.apply(
+        write.op === 'upsert'
+          ? {
+              op: 'upsert',
+              upsert: {
+                tenantId,
+                kbId,
+                docId,
+                version,
+                title: '',
+                text: String(write.items.length),
+                effectiveDate: '',
+                sourceUri: '',
+                metadata: {},
+              },
+            }
+          : { op: 'delete', delete: { tenantId, kbId, docId, version } },
+        never,
+      );
+      return result.lexical;
+    },
   };
+  const indexers = new WeakMap<ElasticsearchLexicalBackend, Indexer>();
 
   describe.each(Object.keys(writePaths) as Array<keyof typeof writePaths>)('%s', (path) => {
     const write = writePaths[path];
@@ -1073,6 +1183,48 @@ describe('elasticsearch lexical backend - a cleanup that fails', () => {
       );
       expect(await write(backend, { op: 'upsert', doc, items: chunksAt(7, 1) })).toBe('applied');
       expect(cluster.chunks()).toEqual(['rfc#0@7']);
+    });
+
+    it("elasticsearch - chunks whose record was never written go with their redelivery, stale after a newer version recorded as a first one; the newer version's stay", async () => {
+      const es = esMock();
+      const backend = await started(es);
+      const cluster = keepingCluster(es, { failingRecords: 1 });
+      // Version 6 lands its three chunks but not its record: its message will be redelivered.
+      await expect(write(backend, firstVersion)).rejects.toBeInstanceOf(UnavailableError);
+      expect(cluster.chunks().sort()).toEqual(['rfc#0@6', 'rfc#1@6', 'rfc#2@6']);
+      // Version 7 finds no record, so it is a first version and replaces nothing: chunk 2 of 6 stays.
+      expect(await write(backend, { op: 'upsert', doc, items: chunksAt(7, 2) })).toBe('applied');
+      expect(cluster.chunks().sort()).toEqual(['rfc#0@7', 'rfc#1@7', 'rfc#2@6']);
+      // The redelivery of version 6 is stale, and takes that chunk with it.
+      expect(await write(backend, firstVersion)).toBe('stale');
+      expect(cluster.chunks().sort()).toEqual(['rfc#0@7', 'rfc#1@7']);
+      expect(await write(backend, { op: 'upsert', doc, items: chunksAt(7, 2) })).toBe('unchanged');
+    });
+
+    it('elasticsearch - a stale upsert whose cleanup fails is an error, so its redelivery cleans up', async () => {
+      const es = esMock();
+      const backend = await started(es);
+      const cluster = keepingCluster(es, { failingRecords: 1, failingCleanups: 1 });
+      await expect(write(backend, firstVersion)).rejects.toBeInstanceOf(UnavailableError);
+      expect(await write(backend, { op: 'upsert', doc, items: chunksAt(7, 2) })).toBe('applied');
+      await expect(write(backend, firstVersion)).rejects.toBeInstanceOf(UnavailableError);
+      expect(cluster.chunks().sort()).toEqual(['rfc#0@7', 'rfc#1@7', 'rfc#2@6']);
+      expect(await write(backend, firstVersion)).toBe('stale');
+      expect(cluster.chunks().sort()).toEqual(['rfc#0@7', 'rfc#1@7']);
+    });
+
+    it("elasticsearch - a stale upsert after a delete removes chunks up to the delete's version, never a newer writer's", async () => {
+      const es = esMock();
+      const backend = await started(es);
+      const cluster = keepingCluster(es);
+      const scoped = { tenant_id: 't1', kb_id: 'kb1', doc_id: 'rfc' };
+      expect(await write(backend, { op: 'delete', doc })).toBe('applied');
+      // After the delete's cleanup: chunk 2 of a version 6 whose writer died before its record,
+      // and chunk 0 of a version 8 whose writer has yet to record it.
+      cluster.write(INDEX, 't1/kb1/rfc%232', 6, { ...scoped, chunk_id: 'rfc#2', doc_version: 6 });
+      cluster.write(INDEX, 't1/kb1/rfc%230', 8, { ...scoped, chunk_id: 'rfc#0', doc_version: 8 });
+      expect(await write(backend, firstVersion)).toBe('stale');
+      expect(cluster.chunks()).toEqual(['rfc#0@8']);
     });
   });
 });

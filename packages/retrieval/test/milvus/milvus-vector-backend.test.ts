@@ -88,6 +88,34 @@ const chunkKeys = (fake: FakeMilvus): string[] =>
     .map((row) => String(row.pk))
     .sort();
 
+const rpcsOf = (fake: FakeMilvus): string[] =>
+  fake.calls.map(({ method, request }) => `${method} ${String(request.collection_name)}`);
+
+/**
+ * Lets the next upsert through (a write's chunk rows) and fails the one after it (its record)
+ * as unreachable, until healed: a write whose vectors landed without their record.
+ */
+function failRecordUpsert(fake: FakeMilvus): void {
+  fake.beforeNext('Upsert', () =>
+    fake.beforeNext('Upsert', () => fake.fail('Upsert', { grpc: grpcStatus.UNAVAILABLE })),
+  );
+}
+
+/** A chunk row as another writer would have left it. */
+function plantChunk(fake: FakeMilvus, docId: string, index: number, version: number): void {
+  const pk = `t1/kb1/${docId}%23${index}@${version}`;
+  fake.collections.get(CHUNKS)?.rows.set(pk, {
+    pk,
+    chunk_id: `${docId}#${index}`,
+    tenant_id: 't1',
+    kb_id: 'kb1',
+    doc_id: docId,
+    doc_version: version,
+    chunk: {},
+    vector: [1, 0, 0, 0],
+  });
+}
+
 function logRecorder(): {
   warnings: Array<{ message: string; fields?: Record<string, unknown> }>;
   log: MilvusSetupLog;
@@ -418,6 +446,47 @@ describe('milvus vector backend - versioned writes', () => {
     expect(rowsOf(fake, RECORDS).map((row) => row.pk)).toEqual(['t1/kb1/a@2']);
   });
 
+  it('milvus - vectors whose record was never written go with their redelivery, stale after a newer version recorded as a first one', async () => {
+    const { fake, backend } = await started();
+    const first = () =>
+      backend.upsertDocument(key('a', 1), [embedded('a', 0, 1, vectorOf(1)), embedded('a', 1, 1, vectorOf(0, 1))]);
+    // Version 1 lands its rows but not its record: its message will be redelivered.
+    failRecordUpsert(fake);
+    await expect(first()).rejects.toBeInstanceOf(UnavailableError);
+    fake.heal('Upsert');
+    expect(chunkKeys(fake)).toEqual(['t1/kb1/a%230@1', 't1/kb1/a%231@1']);
+    expect(rowsOf(fake, RECORDS)).toEqual([]);
+    // Version 2 finds no record, so it is a first version and looks for nothing older.
+    expect(await backend.upsertDocument(key('a', 2), [embedded('a', 0, 2, vectorOf(0, 0, 1))])).toBe('applied');
+    expect(chunkKeys(fake)).toEqual(['t1/kb1/a%230@1', 't1/kb1/a%230@2', 't1/kb1/a%231@1']);
+    // The redelivery of version 1 is stale, and takes its rows with it: one query of the keys, one delete.
+    fake.calls.length = 0;
+    expect(await first()).toBe('stale');
+    expect(chunkKeys(fake)).toEqual(['t1/kb1/a%230@2']);
+    expect(rpcsOf(fake)).toEqual([`Query ${RECORDS}`, `Query ${CHUNKS}`, `Delete ${CHUNKS}`]);
+    // Once more: nothing older is found, so nothing is deleted.
+    fake.calls.length = 0;
+    expect(await first()).toBe('stale');
+    expect(rpcsOf(fake)).toEqual([`Query ${RECORDS}`, `Query ${CHUNKS}`]);
+    // The version recorded, again: its rows all landed before its record, nothing to look for.
+    fake.calls.length = 0;
+    expect(await backend.upsertDocument(key('a', 2), [embedded('a', 0, 2, vectorOf(0, 0, 1))])).toBe('unchanged');
+    expect(rpcsOf(fake)).toEqual([`Query ${RECORDS}`]);
+  });
+
+  it("milvus - a stale upsert after a delete removes vectors up to the delete's version, never a newer writer's", async () => {
+    const { fake, backend } = await started();
+    expect(await backend.deleteDocument(key('a', 3))).toBe('applied');
+    // After the delete's cleanup: rows of versions 2 and 3 whose writers died before their
+    // records, and a row of version 4 whose writer has yet to record it.
+    plantChunk(fake, 'a', 1, 2);
+    plantChunk(fake, 'a', 2, 3);
+    plantChunk(fake, 'a', 0, 4);
+    expect(await backend.upsertDocument(key('a', 2), [embedded('a', 1, 2, vectorOf(1))])).toBe('stale');
+    expect(chunkKeys(fake)).toEqual(['t1/kb1/a%230@4']);
+    expect(await backend.documentState(key('a', 2))).toEqual({ version: 3, deleted: true, chunks: 0 });
+  });
+
   it('milvus - chunks of another document or with vectors of the wrong length are refused before anything is written', async () => {
     const { fake, backend } = await started();
     await expect(backend.upsertDocument(key('a', 1), [embedded('b', 0, 1, vectorOf(1))])).rejects.toBeInstanceOf(
@@ -442,8 +511,7 @@ describe('milvus vector backend - batch writes', () => {
       doc: key(docId, version),
       items: Array.from({ length: chunks }, (_, n) => embedded(docId, n, version, vectorOf(1, n))),
     }));
-  const rpcs = (fake: FakeMilvus): string[] =>
-    fake.calls.map(({ method, request }) => `${method} ${String(request.collection_name)}`);
+  const rpcs = rpcsOf;
 
   it('milvus - twenty two-chunk documents in one batch are one record query, one chunk upsert, one record upsert and one read-back', async () => {
     const { fake, backend } = await started();
@@ -612,6 +680,36 @@ describe('milvus vector backend - batch writes', () => {
     // An unreachable server is no document's fault: the whole batch fails, to be retried.
     fake.fail('Upsert', { grpc: grpcStatus.UNAVAILABLE });
     await expect(backend.writeDocuments(upserts(4).slice(0, 5))).rejects.toBeInstanceOf(UnavailableError);
+  });
+
+  it('milvus - in a batch, a stale upsert whose vectors landed without their record takes them back, in the query and delete of the replaced versions', async () => {
+    const { fake, backend } = await started();
+    const writes = upserts(3);
+    await backend.writeDocuments(writes.slice(0, 1));
+    // d1's version 3 lands its rows but not its record; then its version 5 is applied as a first version.
+    failRecordUpsert(fake);
+    await expect(backend.writeDocuments(writes.slice(1, 2))).rejects.toBeInstanceOf(UnavailableError);
+    fake.heal('Upsert');
+    expect(await backend.writeDocuments([upserts(5, 1)[1] as (typeof writes)[number]])).toEqual(['applied']);
+    expect(chunkKeys(fake)).toContain('t1/kb1/d1%231@3');
+    fake.calls.length = 0;
+    // d0 replaced, d1's version 3 redelivered, d2 new.
+    const results = await backend.writeDocuments([upserts(4, 1)[0], writes[1], writes[2]] as typeof writes);
+    expect(results).toEqual(['applied', 'stale', 'applied']);
+    expect(rpcsOf(fake)).toEqual([
+      `Query ${RECORDS}`,
+      `Query ${CHUNKS}`,
+      `Upsert ${CHUNKS}`,
+      `Delete ${CHUNKS}`,
+      `Upsert ${RECORDS}`,
+      `Query ${RECORDS}`,
+      `Delete ${RECORDS}`,
+    ]);
+    const keysRead = fake.callsOf('Query').find((r) => r.collection_name === CHUNKS);
+    expect(keysRead?.expr_template_values).toMatchObject({
+      doc_ids: { array_val: { string_data: { data: ['d0', 'd1'] } } },
+    });
+    expect(chunkKeys(fake)).toEqual(['t1/kb1/d0%230@4', 't1/kb1/d1%230@5', 't1/kb1/d2%230@3', 't1/kb1/d2%231@3']);
   });
 
   it('milvus - in a batch, a write that loses to a newer version recorded meanwhile is stale and takes its own vectors back', async () => {

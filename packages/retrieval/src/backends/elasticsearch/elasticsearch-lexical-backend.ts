@@ -124,6 +124,12 @@ const SEARCHED_SOURCE_FIELDS = Object.keys(chunkSourceSchema.shape);
  * 'unchanged' and would never clean up. A record that replaced another removes them once more,
  * for a writer of an older state that landed its chunks in between; a writer whose record lost
  * removes its own.
+ *
+ * A first version replaces nothing, so it runs no cleanup; that leaves the chunks of a write
+ * that landed them but never its record (the record write failed, the worker died) when a
+ * newer version is applied before that write's redelivery. The redelivery is then 'stale', and
+ * a stale upsert removes the document's chunks older than the record's state: the leftovers
+ * are there, and the recorded version's own chunks (or newer ones) are not touched.
  */
 export class ElasticsearchLexicalBackend implements LexicalBackend, SharedGraphSource {
   readonly name = 'elasticsearch';
@@ -180,6 +186,14 @@ export class ElasticsearchLexicalBackend implements LexicalBackend, SharedGraphS
     for (const chunk of items) checkBelongs(chunk, doc);
     const current = await this.documentState(doc, signal);
     const outcome = decideUpsert(current, doc.version);
+    // A stale upsert may be the redelivery of a write whose chunks landed without their record,
+    // which the newer version recorded since took for none and did not clean up (a first
+    // version replaces nothing). Only what is older than the record goes: never the chunks of
+    // the recorded version, nor those of a newer writer still on its way (a record never moves
+    // back, and delete_by_query skips a chunk overwritten since its refresh). 'unchanged' needs
+    // nothing: its record was written after all its chunks landed and what they replaced went.
+    if (outcome === 'stale' && current)
+      await this.removeChunksBefore(doc, { version: current.version, deleted: current.deleted }, signal);
     if (outcome !== 'applied') return outcome;
     if (items.length > 0) await this.writeChunks(doc, items, signal);
     // A first version replaces nothing.
@@ -200,11 +214,12 @@ export class ElasticsearchLexicalBackend implements LexicalBackend, SharedGraphS
 
   /**
    * The bulk path: per round, one `_mget` of the records, one `_bulk` of every applied upsert's
-   * chunks, one refresh + delete_by_query for the chunks the writes replace, one `_bulk` of the
-   * records (after both, so a record never stands for chunks that failed or for a cleanup still
-   * to do), and one refresh + delete_by_query more where a record replaced another or lost. A
-   * document written twice in a batch waits for the next round, so its second write is decided
-   * against its first, as one call each would be.
+   * chunks, one refresh + delete_by_query for the chunks the writes replace (and those older
+   * than the record a stale upsert lost to), one `_bulk` of the records (after both, so a record
+   * never stands for chunks that failed or for a cleanup still to do), and one refresh +
+   * delete_by_query more where a record replaced another or lost. A document written twice in a
+   * batch waits for the next round, so its second write is decided against its first, as one
+   * call each would be.
    */
   async writeDocuments(writes: readonly DocumentWrite<IndexedChunk>[], signal?: AbortSignal): Promise<WriteResult[]> {
     const results: WriteResult[] = new Array<WriteResult>(writes.length);
@@ -391,12 +406,19 @@ export class ElasticsearchLexicalBackend implements LexicalBackend, SharedGraphS
       signal,
     );
     const hadRecord = new Set<BatchWrite>();
+    // Stale upserts, with the record they lost to: each may be the redelivery of a write whose
+    // chunks landed without their record (see upsertDocument), so what is older than that
+    // record goes, in the same delete_by_query as the replaced chunks.
+    const staleCleanups: Array<{ entry: BatchWrite; state: { version: number; deleted: boolean } }> = [];
     let applying = valid.filter((entry, i) => {
       const { write, at } = entry;
+      const state = states[i];
       const decide = write.op === 'upsert' ? decideUpsert : decideDelete;
-      const outcome = decide(states[i], write.doc.version);
+      const outcome = decide(state, write.doc.version);
       if (outcome !== 'applied') results[at] = outcome;
-      if (states[i]) hadRecord.add(entry);
+      if (state) hadRecord.add(entry);
+      if (outcome === 'stale' && write.op === 'upsert' && state)
+        staleCleanups.push({ entry, state: { version: state.version, deleted: state.deleted } });
       return outcome === 'applied';
     });
 
@@ -429,10 +451,17 @@ export class ElasticsearchLexicalBackend implements LexicalBackend, SharedGraphS
     applying = applying.filter(({ at }) => results[at] === undefined);
     // Before the records: once a record is there, a redelivery is a no-op and would never clean up.
     // A first version replaces nothing; a delete clears up to its version whatever was recorded.
+    // A failure here turns a stale upsert's result into the error, so its redelivery tries again.
     await this.removeReplacedChunks(
-      applying
-        .filter((entry) => hadRecord.has(entry) || entry.write.op === 'delete')
-        .map((entry) => ({ entry, state: { version: entry.write.doc.version, deleted: entry.write.op === 'delete' } })),
+      [
+        ...applying
+          .filter((entry) => hadRecord.has(entry) || entry.write.op === 'delete')
+          .map((entry) => ({
+            entry,
+            state: { version: entry.write.doc.version, deleted: entry.write.op === 'delete' },
+          })),
+        ...staleCleanups,
+      ],
       results,
       signal,
     );

@@ -123,6 +123,12 @@ const SEARCH_OUTPUT = ['chunk_id', 'tenant_id', 'kb_id', 'doc_id', 'doc_version'
  * reads the records back after adding its own: if a newer one is there it removes its rows, and
  * if anything else appeared meanwhile it removes what is now older — so two workers applying
  * different versions at once still end with only the newest version's chunks.
+ *
+ * A first version replaces nothing, so it looks for no older rows; that leaves the rows of a
+ * write that landed them but never its record (the record upsert failed, the worker died) when
+ * a newer version is applied before that write's redelivery. The redelivery is then 'stale',
+ * and a stale upsert removes the document's rows older than the newest record: the leftovers
+ * are there, and the recorded version's own rows (or newer ones) are not touched.
  */
 export class MilvusVectorBackend implements VectorBackend {
   readonly name = 'milvus';
@@ -174,8 +180,10 @@ export class MilvusVectorBackend implements VectorBackend {
    * query of the chunk keys per kb when versions are replaced or deleted, the chunks of every
    * applied upsert in upserts of `upsertBatchSize` rows, one delete by primary key of the
    * replaced chunks, one upsert of the records, and one query per kb reading the records back to
-   * settle races. A document written twice in a batch waits for the next round, so its second
-   * write is decided against its first, as one call each would be.
+   * settle races. A stale upsert joins the chunk-key query (one per kb, shared with the replaced
+   * versions) and, only when rows older than the record it lost to are found, the delete. A
+   * document written twice in a batch waits for the next round, so its second write is decided
+   * against its first, as one call each would be.
    */
   async writeDocuments(writes: readonly DocumentWrite<EmbeddedChunk>[], signal?: AbortSignal): Promise<WriteResult[]> {
     const results = new Array<WriteResult>(writes.length);
@@ -267,16 +275,34 @@ export class MilvusVectorBackend implements VectorBackend {
       valid.map(({ write }) => write.doc),
       signal,
     );
+    // Stale upserts, with the record they lost to: each may be the redelivery of a write whose
+    // rows landed without their record, which the newer version recorded since took for none and
+    // did not clean up (a first version replaces nothing). Only rows older than that record go:
+    // never the recorded version's, nor a newer writer's still on its way (row keys carry their
+    // version, and a record never moves back). 'unchanged' needs nothing: its record was added
+    // after all its rows landed and what they replaced went.
+    const stale: Array<{ entry: BatchEntry; state: VersionState }> = [];
     let applying = valid.filter((entry) => {
       entry.before = before.get(documentId(entry.write.doc)) ?? [];
+      const state = stateOf(newest(entry.before));
       const decide = entry.write.op === 'upsert' ? decideUpsert : decideDelete;
-      const outcome = decide(stateOf(newest(entry.before)), entry.write.doc.version);
+      const outcome = decide(state, entry.write.doc.version);
       if (outcome !== 'applied') results[entry.at] = outcome;
+      if (outcome === 'stale' && entry.write.op === 'upsert' && state)
+        stale.push({ entry, state: { version: state.version, deleted: state.deleted } });
       return outcome === 'applied';
     });
     // A first version replaces nothing; a delete clears up to its version whatever was recorded.
     const replaced = await this.replacedChunks(
-      applying.filter((entry) => entry.before.length > 0 || entry.write.op === 'delete'),
+      [
+        ...applying
+          .filter((entry) => entry.before.length > 0 || entry.write.op === 'delete')
+          .map((entry) => ({
+            entry,
+            state: { version: entry.write.doc.version, deleted: entry.write.op === 'delete' },
+          })),
+        ...stale,
+      ],
       signal,
     );
     await this.upsertOwned(
@@ -288,9 +314,10 @@ export class MilvusVectorBackend implements VectorBackend {
     );
     applying = applying.filter(({ at }) => results[at] === undefined);
     // Before the records: once a record is there, a redelivery is a no-op and would never clean up.
+    // A failure throws: the whole batch, stale upserts included, is redelivered and tried again.
     await this.deleteKeys(
       this.collection,
-      applying.flatMap((entry) => replaced.get(entry) ?? []),
+      [...applying, ...stale.map(({ entry }) => entry)].flatMap((entry) => replaced.get(entry) ?? []),
       'removing replaced vectors',
       signal,
     );
@@ -365,17 +392,20 @@ export class MilvusVectorBackend implements VectorBackend {
     return records;
   }
 
-  /** The keys of the chunk rows each write replaces: older versions, or up to a delete's own. */
+  /**
+   * The keys of the chunk rows older than each write's state: older versions, or up to a
+   * delete's own (for a stale upsert, the state of the record it lost to).
+   */
   private async replacedChunks(
-    entries: readonly BatchEntry[],
+    entries: ReadonlyArray<{ entry: BatchEntry; state: VersionState }>,
     signal?: AbortSignal,
   ): Promise<Map<BatchEntry, string[]>> {
     const replaced = new Map<BatchEntry, string[]>();
-    for (const [{ tenantId, kbId }, docIds] of byKb(entries.map(({ write }) => write.doc))) {
+    for (const [{ tenantId, kbId }, docIds] of byKb(entries.map(({ entry }) => entry.write.doc))) {
       const writes = new Map(
         entries
-          .filter(({ write }) => write.doc.tenantId === tenantId && write.doc.kbId === kbId)
-          .map((entry) => [entry.write.doc.docId, entry]),
+          .filter(({ entry }) => entry.write.doc.tenantId === tenantId && entry.write.doc.kbId === kbId)
+          .map((owned) => [owned.entry.write.doc.docId, owned]),
       );
       const rows = await this.queryAll(
         this.collection,
@@ -386,10 +416,10 @@ export class MilvusVectorBackend implements VectorBackend {
         signal,
       );
       for (const row of rows) {
-        const entry = writes.get(row.doc_id);
-        if (!entry) continue;
-        const { op, doc } = entry.write;
-        if (row.doc_version < doc.version || (op === 'delete' && row.doc_version === doc.version))
+        const owned = writes.get(row.doc_id);
+        if (!owned) continue;
+        const { entry, state } = owned;
+        if (row.doc_version < state.version || (state.deleted && row.doc_version === state.version))
           replaced.set(entry, [...(replaced.get(entry) ?? []), row.pk]);
       }
     }
@@ -661,6 +691,12 @@ export function recordKey(doc: VersionedDocumentKey, deleted: boolean): string {
   const key = `${[doc.tenantId, doc.kbId, doc.docId].map(encodeURIComponent).join('/')}@${doc.version}${deleted ? ':deleted' : ''}`;
   checkLength(key, VARCHAR_LIMITS.pk, 'document record key');
   return key;
+}
+
+/** A document state that rows are older than: a version, or a delete at it. */
+interface VersionState {
+  version: number;
+  deleted: boolean;
 }
 
 /** One write of a batch round: its place in the results, its chunk rows, the records it found. */
