@@ -1,6 +1,7 @@
 import { extname } from 'node:path';
 import { parseHtml } from './html.js';
 import { parseMarkdown } from './markdown.js';
+import { DEFAULT_PARSE_LIMITS, parseInWorker, type ParseLimits } from './parse-in-worker.js';
 import { UnreadableFileError, type ParsedFile } from './parsed-file.js';
 
 /** Files of text, parsed from their text. */
@@ -12,18 +13,17 @@ const TEXT_PARSERS: Record<string, (text: string) => ParsedFile> = {
   '.htm': parseHtml,
 };
 
-const PARSERS: Record<string, (data: Uint8Array) => Promise<ParsedFile>> = {
+const PARSERS: Record<string, (data: Uint8Array, limits: ParseLimits) => Promise<ParsedFile>> = {
   ...Object.fromEntries(
     Object.entries(TEXT_PARSERS).map(([extension, parse]) => [
       extension,
       (data: Uint8Array) => Promise.resolve(parse(decodeUtf8(data))),
     ]),
   ),
-  // pdf.js and mammoth are large: loaded only when such a file comes.
-  // pdf.js takes a plain Uint8Array (not a Buffer) and detaches it: it gets a copy.
-  '.pdf': async (data) => (await import('./pdf.js')).parsePdf(new Uint8Array(data)),
-  '.docx': async (data) =>
-    (await import('./docx.js')).parseDocx(Buffer.from(data.buffer, data.byteOffset, data.byteLength)),
+  // A small PDF or DOCX can take minutes or gigabytes to parse (a zip bomb, a pathological
+  // PDF): they are parsed in a worker thread, bounded in time and memory.
+  '.pdf': (data, limits) => parseInWorker('pdf', data, limits),
+  '.docx': (data, limits) => parseInWorker('docx', data, limits),
 };
 
 /** The extensions `parseDocument` reads: PDF, DOCX, HTML, markdown and plain text. */
@@ -34,12 +34,17 @@ export const TEXT_EXTENSIONS = new Set(Object.keys(TEXT_PARSERS));
 
 /**
  * A file's text and the sections its citations name, by the extension of its name. A file that
- * cannot be read as its type, or holds no text, is an UnreadableFileError saying why.
+ * cannot be read as its type, or holds no text, is an UnreadableFileError saying why; so is a
+ * PDF or DOCX past `limits` (by default DEFAULT_PARSE_LIMITS).
  */
-export async function parseDocument(fileName: string, data: Uint8Array): Promise<ParsedFile> {
+export async function parseDocument(
+  fileName: string,
+  data: Uint8Array,
+  limits: Partial<ParseLimits> = {},
+): Promise<ParsedFile> {
   const parser = PARSERS[extname(fileName).toLowerCase()];
   if (!parser) throw new UnreadableFileError(`no parser for "${extname(fileName)}" files`);
-  const parsed = await parser(data);
+  const parsed = await parser(data, { ...DEFAULT_PARSE_LIMITS, ...limits });
   if (parsed.text.trim() === '') throw new UnreadableFileError('no text to ingest');
   return parsed;
 }

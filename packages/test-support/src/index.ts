@@ -4,3 +4,4 @@ export * from './port.js';
 export * from './wait.js';
 export * from './scripted-openai-server.js';
 export * from './document-files.js';
+export * from './zip-bomb.js';

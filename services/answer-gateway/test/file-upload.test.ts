@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { Bus } from '@hopline/bus';
 import { codecs, subjects, type IngestCommand__Output } from '@hopline/contracts';
-import { makeDocx, makePdf } from '@hopline/test-support';
+import { makeDocx, makePdf, zipBombDocx } from '@hopline/test-support';
+
 import { bearer, startTestGateway, type TestKey } from './support/harness.js';
 
 /** The first `count` ingest commands stored for the kb, oldest first. */
@@ -82,6 +83,31 @@ describe('answer-gateway ingestion - raw files uploaded as multipart/form-data',
     expect(upserts.get('notes')).toMatchObject({ title: 'Notes', text: 'Atlas is owned by Dana.' });
     expect(upserts.get('plain')).toMatchObject({ title: 'plain', text: 'Bluefin was founded in 2019.' });
   });
+
+  it('upload - a zip-bomb DOCX is refused alone as unreadable (422), parsed off the event loop, and the file after it goes in', async () => {
+    await using t = await startTestGateway();
+    const bomb = await zipBombDocx(300 * 1024 * 1024);
+    const response = await upload(t.baseUrl, t.keys.alice, [
+      ['bomb.docx', bomb],
+      ['plain.txt', 'Bluefin was founded in 2019.'],
+    ]);
+    expect(response.status).toBe(202);
+    const body = (await response.json()) as {
+      accepted: Array<{ docId: string }>;
+      refused: Array<{ file: string; problem: { type: string; status: number; detail: string } }>;
+    };
+    expect(body.accepted.map((entry) => entry.docId)).toEqual(['plain']);
+    expect(body.refused).toEqual([
+      {
+        file: 'bomb.docx',
+        problem: expect.objectContaining({
+          type: 'urn:hopline:problem:unreadable-document',
+          status: 422,
+          detail: 'bomb.docx: a DOCX that unpacks to more than 128 MiB (a zip bomb?): split it into smaller documents',
+        }) as unknown,
+      },
+    ]);
+  }, 60_000);
 
   it('upload - a key without the ingest right is refused before the upload is read', async () => {
     await using t = await startTestGateway();
