@@ -1,12 +1,22 @@
 import { Worker } from 'node:worker_threads';
+import { UnavailableError } from '@hopline/contracts';
 import { UnreadableFileError, type ParsedFile } from './parsed-file.js';
 
 /** The bounds on parsing one PDF or DOCX, past which it is refused as too large or too complex. */
 export interface ParseLimits {
-  /** Wall-clock time for the parse, a worker's start included when one starts for it. */
+  /**
+   * Wall-clock time for the parse, from the call: its wait for the parser and a worker's start
+   * included.
+   */
   timeoutMs: number;
   /** The parse worker's JavaScript heap (V8's old generation), in MiB. */
   maxHeapMb: number;
+  /**
+   * What the process's resident memory may grow by during the parse, in MiB: the heap cap does
+   * not cover the buffers pdf.js decodes a PDF's streams into, which live outside the heap (a
+   * PDF of 600 KiB whose content stream inflates to 600 MiB took the process to 1.4 GiB).
+   */
+  maxMemoryMb: number;
   /** What a DOCX's zip entries may unpack to, in bytes, all of them together. */
   maxUnpackedBytes: number;
 }
@@ -23,8 +33,21 @@ export interface ParseLimits {
 export const DEFAULT_PARSE_LIMITS: ParseLimits = {
   timeoutMs: 20_000,
   maxHeapMb: 512,
+  maxMemoryMb: 640,
   maxUnpackedBytes: 128 * 1024 * 1024,
 };
+
+/** How often a parse's memory is read: a stream inflates a few tens of MiB in that time. */
+const MEMORY_POLL_MS = 50;
+
+/**
+ * Parses that may wait for the parser: past them a file is refused for now (the caller's 503
+ * with Retry-After), not queued behind minutes of parsing with its bytes held.
+ */
+const MAX_WAITING_PARSES = 4;
+
+/** What a caller whose file could not wait for the parser is told to wait before it sends it again. */
+const BUSY_RETRY_AFTER_MS = 5_000;
 
 /**
  * One parse at a time, the others waiting their turn: a worker's heap is capped, so the number of
@@ -72,8 +95,12 @@ import(workerData.tsxApi).then(({ register }) => { register(); return import(wor
 interface ParseWorker {
   worker: Worker;
   heapMb: number;
-  /** The parse it runs now: told of the worker's answer, or of its end. */
+  /** The parse it runs now: told of the worker's answer, or of its end once it has exited. */
   onOutcome?: (outcome: WorkerAnswer | Error) => void;
+  /** Why the worker failed, told to its parse when it has exited (its memory freed). */
+  failure?: Error;
+  /** Resolves once the worker has exited. */
+  exited: Promise<void>;
   idleTimer?: NodeJS.Timeout;
 }
 
@@ -83,15 +110,17 @@ const waiting: Array<() => void> = [];
 
 /**
  * A PDF or DOCX parsed in a worker thread, within `limits`: the event loop of the caller (the
- * gateway, serving questions) never runs pdf.js or mammoth. A parse past its time is stopped
- * (its worker terminated) and one past its heap dies with its worker; either is an
- * UnreadableFileError that says which limit the file passed.
+ * gateway, serving questions) never runs pdf.js or mammoth. A parse past its time or past its
+ * memory is stopped (its worker terminated), one past its heap dies with its worker; either is
+ * an UnreadableFileError that says which limit the file passed. A file that finds the parser
+ * busy with MAX_WAITING_PARSES others waiting, or that waits past its time, is an
+ * UnavailableError with the wait to retry after: the file is not at fault.
  */
 export async function parseInWorker(kind: DocumentKind, data: Uint8Array, limits: ParseLimits): Promise<ParsedFile> {
-  if (running < PARALLEL_PARSES) running++;
-  else await new Promise<void>((resolve) => waiting.push(resolve));
+  const deadline = Date.now() + limits.timeoutMs;
+  await takeSlot(deadline);
   try {
-    return await parseOnce(kind, data, limits);
+    return await parseOnce(kind, data, limits, deadline);
   } finally {
     // The slot passes straight to the next parse waiting, if any.
     const next = waiting.shift();
@@ -100,32 +129,66 @@ export async function parseInWorker(kind: DocumentKind, data: Uint8Array, limits
   }
 }
 
-function parseOnce(kind: DocumentKind, data: Uint8Array, limits: ParseLimits): Promise<ParsedFile> {
+async function takeSlot(deadline: number): Promise<void> {
+  if (running < PARALLEL_PARSES) {
+    running++;
+    return;
+  }
+  const busy = (why: string) =>
+    new UnavailableError(`the document parser is busy: ${why}`, { retryAfterMs: BUSY_RETRY_AFTER_MS });
+  if (waiting.length >= MAX_WAITING_PARSES) throw busy(`${waiting.length} files are waiting for it`);
+  await new Promise<void>((resolve, reject) => {
+    const turn = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+    const timer = setTimeout(() => {
+      waiting.splice(waiting.indexOf(turn), 1);
+      reject(busy('the file waited for it past its time'));
+    }, deadline - Date.now());
+    waiting.push(turn);
+  });
+}
+
+function parseOnce(kind: DocumentKind, data: Uint8Array, limits: ParseLimits, deadline: number): Promise<ParsedFile> {
   const name = kind.toUpperCase();
   const parser = takeIdleWorker(limits.maxHeapMb) ?? startWorker(limits.maxHeapMb);
   // The worker gets its own copy, moved rather than copied again: pdf.js detaches the buffer it
   // reads, and the caller's may be a view into a larger one.
   const copy = new Uint8Array(data);
   const task: WorkerTask = { kind, data: copy, maxUnpackedBytes: limits.maxUnpackedBytes };
+  const startRss = process.memoryUsage.rss();
   return new Promise<ParsedFile>((resolve, reject) => {
-    const deadline = setTimeout(() => {
+    const stop = () => {
+      clearTimeout(timer);
+      clearInterval(memoryWatch);
       parser.onOutcome = undefined;
+    };
+    // A stopped worker's memory is freed before the parse settles, and so before the next takes
+    // the slot: two workers at their limits at once would not fit where one does.
+    const stopWorker = (why: string) => {
+      stop();
+      forgetIdle(parser);
       void parser.worker.terminate();
-      reject(
-        new UnreadableFileError(
-          `a ${name} too complex to parse within ${limits.timeoutMs / 1000} s: split it into smaller documents`,
-        ),
-      );
-    }, limits.timeoutMs);
+      void parser.exited.then(() => reject(new UnreadableFileError(`${why}: split it into smaller documents`)));
+    };
+    const timer = setTimeout(
+      () => stopWorker(`a ${name} too complex to parse within ${limits.timeoutMs / 1000} s`),
+      deadline - Date.now(),
+    );
+    const memoryWatch = setInterval(() => {
+      if (process.memoryUsage.rss() - startRss > limits.maxMemoryMb * MIB) {
+        stopWorker(`a ${name} too large to parse within ${limits.maxMemoryMb} MiB of memory`);
+      }
+    }, MEMORY_POLL_MS);
     parser.onOutcome = (outcome) => {
-      clearTimeout(deadline);
-      parser.onOutcome = undefined;
+      stop();
       if (outcome instanceof Error) {
         const outOfMemory = (outcome as { code?: unknown }).code === 'ERR_WORKER_OUT_OF_MEMORY';
         reject(
           outOfMemory
             ? new UnreadableFileError(
-                `a ${name} too large to parse within ${limits.maxHeapMb} MiB of memory: split it into smaller documents`,
+                `a ${name} too large to parse within ${limits.maxHeapMb} MiB of heap: split it into smaller documents`,
               )
             : outcome,
         );
@@ -141,6 +204,8 @@ function parseOnce(kind: DocumentKind, data: Uint8Array, limits: ParseLimits): P
   });
 }
 
+const MIB = 1024 * 1024;
+
 function startWorker(heapMb: number): ParseWorker {
   const worker = new Worker(FROM_SOURCE ? SOURCE_BOOTSTRAP : WORKER_URL, {
     eval: FROM_SOURCE,
@@ -149,15 +214,24 @@ function startWorker(heapMb: number): ParseWorker {
     execArgv: [],
     resourceLimits: { maxOldGenerationSizeMb: heapMb },
   });
-  const parser: ParseWorker = { worker, heapMb };
-  worker.on('message', (answer: WorkerAnswer) => parser.onOutcome?.(answer));
-  // A worker that fails (out of memory, a module it cannot load) or ends is never used again.
-  const retire = (error: Error) => {
-    forgetIdle(parser);
-    parser.onOutcome?.(error);
+  const parser: ParseWorker = {
+    worker,
+    heapMb,
+    exited: new Promise((resolve) => worker.once('exit', () => resolve())),
   };
-  worker.on('error', retire);
-  worker.on('exit', (code) => retire(new Error(`the document parser stopped without an answer (exit code ${code})`)));
+  worker.on('message', (answer: WorkerAnswer) => parser.onOutcome?.(answer));
+  // A worker that fails (out of memory, a module it cannot load) or ends is never used again;
+  // its parse hears of it once it has exited.
+  worker.on('error', (error) => {
+    parser.failure ??= error;
+    forgetIdle(parser);
+  });
+  worker.on('exit', (code) => {
+    forgetIdle(parser);
+    parser.onOutcome?.(
+      parser.failure ?? new Error(`the document parser stopped without an answer (exit code ${code})`),
+    );
+  });
   return parser;
 }
 

@@ -1,5 +1,6 @@
-import { makeDocx, makePdf, zipBombDocx } from '@hopline/test-support';
+import { flateBombPdf, makeDocx, makePdf, manyEntriesZip, zipBombDocx } from '@hopline/test-support';
 import { describe, expect, it } from 'vitest';
+import { UnavailableError } from '@hopline/contracts';
 import { parseDocument, UnreadableFileError } from '../src/index.js';
 
 const MiB = 1024 * 1024;
@@ -80,6 +81,12 @@ describe('document parsers - limits on a PDF or DOCX', () => {
     60_000,
   );
 
+  it('limits - a DOCX of more entries than any document has is refused before they are counted one by one', async () => {
+    await expect(parseDocument('entries.docx', await manyEntriesZip(10_001))).rejects.toThrow(
+      new UnreadableFileError('not a readable DOCX (more than 10000 entries)'),
+    );
+  }, 60_000);
+
   it.each([
     ['DOCX', 'slow.docx', slowDocx],
     ['PDF', 'slow.pdf', async () => slowPdf()],
@@ -106,10 +113,55 @@ describe('document parsers - limits on a PDF or DOCX', () => {
     60_000,
   );
 
+  it('limits - a PDF whose stream inflates past the memory a parse may take (outside the heap) is stopped there, and the next file parses', async () => {
+    const pdf = await flateBombPdf(600 * MiB);
+    expect(pdf.length).toBeLessThan(MiB);
+    const before = process.memoryUsage.rss();
+    let peak = before;
+    const watch = setInterval(() => (peak = Math.max(peak, process.memoryUsage.rss())), 10);
+    try {
+      await expect(parseDocument('bomb.pdf', pdf, { maxMemoryMb: 100, timeoutMs: 30_000 })).rejects.toThrow(
+        new UnreadableFileError('a PDF too large to parse within 100 MiB of memory: split it into smaller documents'),
+      );
+    } finally {
+      clearInterval(watch);
+    }
+    // pdf.js would have held all 600 MiB (and more while it grew its buffer): the heap cap does
+    // not count it.
+    expect(peak - before).toBeLessThan(400 * MiB);
+    await expect(parseDocument('after.pdf', makePdf(['Still parsing.']))).resolves.toMatchObject({
+      text: 'Still parsing.',
+    });
+  }, 60_000);
+
+  it('limits - files that find the parser busy wait their turn within their time; past four waiting, or past its time, a file is refused for now (unavailable, with a wait to retry after), not as unreadable', async () => {
+    const slow = await slowDocx();
+    const running = parseDocument('slow.docx', slow, { timeoutMs: 3_000 });
+    const waiting = Array.from({ length: 3 }, (_, i) => parseDocument(`wait-${i}.pdf`, makePdf([`File ${i}.`])));
+    const late = parseDocument('late.pdf', makePdf(['Too late.']), { timeoutMs: 100 });
+    const refusedNow = (file: string) =>
+      parseDocument(file, makePdf(['No room.'])).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+    const refused = await refusedNow('fifth.pdf');
+    expect(refused).toBeInstanceOf(UnavailableError);
+    expect((refused as UnavailableError).message).toBe('the document parser is busy: 4 files are waiting for it');
+    expect((refused as UnavailableError).retryAfterMs).toBeGreaterThan(0);
+    // A file whose time runs out while it waits is refused the same way, and leaves the queue.
+    await expect(late).rejects.toMatchObject({
+      name: 'UnavailableError',
+      message: 'the document parser is busy: the file waited for it past its time',
+    });
+    expect(await refusedNow('sixth.pdf')).toBeUndefined();
+    await running.catch(() => undefined);
+    expect((await Promise.all(waiting)).map((parsed) => parsed.text)).toEqual([0, 1, 2].map((i) => `File ${i}.`));
+  }, 60_000);
+
   it('limits - a DOCX past the heap its worker may take is refused as too large, and the next file parses', async () => {
     const docx = await slowDocx();
     await expect(parseDocument('big.docx', docx, { maxHeapMb: 32, timeoutMs: 30_000 })).rejects.toThrow(
-      new UnreadableFileError('a DOCX too large to parse within 32 MiB of memory: split it into smaller documents'),
+      new UnreadableFileError('a DOCX too large to parse within 32 MiB of heap: split it into smaller documents'),
     );
     await expect(parseDocument('after.pdf', makePdf(['Still parsing.']))).resolves.toMatchObject({
       text: 'Still parsing.',

@@ -1,3 +1,4 @@
+import { createDeflate } from 'node:zlib';
 import JSZip from 'jszip';
 
 /**
@@ -72,3 +73,62 @@ export async function makeDocx(paragraphs: Array<[style: string, text: string]>)
   );
   return zip.generateAsync({ type: 'nodebuffer' });
 }
+
+/**
+ * A one-page PDF of a few hundred KiB whose content stream, FlateDecode, inflates to
+ * `unpackedBytes`: a line of text, then spaces. A PDF reader holds the decoded stream in memory,
+ * outside the JavaScript heap.
+ */
+export async function flateBombPdf(unpackedBytes: number): Promise<Buffer> {
+  const text = Buffer.from('BT /F1 12 Tf 72 720 Td (Inflated.) Tj ET\n');
+  const spaces = Buffer.alloc(MIB, 0x20);
+  const deflate = createDeflate({ level: 9 });
+  const compressed: Buffer[] = [];
+  deflate.on('data', (chunk: Buffer) => compressed.push(chunk));
+  const ended = new Promise((resolve, reject) => deflate.on('end', resolve).on('error', reject));
+  deflate.write(text);
+  for (let written = text.length; written < unpackedBytes; written += spaces.length) {
+    if (!deflate.write(spaces)) await new Promise((resolve) => deflate.once('drain', resolve));
+  }
+  deflate.end();
+  await ended;
+  const stream = Buffer.concat(compressed);
+  const objects = [
+    '<< /Type /Catalog /Pages 2 0 R >>',
+    '<< /Type /Pages /Kids [3 0 R] /Count 1 >>',
+    '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 << /Type /Font /Subtype /Type1 /BaseFont /Helvetica >> >> >> >>',
+  ];
+  const parts: Buffer[] = [Buffer.from('%PDF-1.4\n', 'latin1')];
+  let length = parts[0]?.length ?? 0;
+  const offsets: number[] = [];
+  const add = (part: Buffer) => {
+    parts.push(part);
+    length += part.length;
+  };
+  objects.forEach((body, i) => {
+    offsets.push(length);
+    add(Buffer.from(`${i + 1} 0 obj\n${body}\nendobj\n`, 'latin1'));
+  });
+  offsets.push(length);
+  add(Buffer.from(`4 0 obj\n<< /Length ${stream.length} /Filter /FlateDecode >>\nstream\n`, 'latin1'));
+  add(stream);
+  add(Buffer.from('\nendstream\nendobj\n', 'latin1'));
+  const xref = length;
+  const entries = offsets.map((offset) => `${String(offset).padStart(10, '0')} 00000 n \n`).join('');
+  add(
+    Buffer.from(
+      `xref\n0 ${offsets.length + 1}\n0000000000 65535 f \n${entries}trailer\n<< /Size ${offsets.length + 1} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`,
+      'latin1',
+    ),
+  );
+  return Buffer.concat(parts);
+}
+
+/** A DOCX-named zip of `count` empty entries, a few bytes each: cheap to send, costly to read entry by entry. */
+export async function manyEntriesZip(count: number): Promise<Buffer> {
+  const zip = new JSZip();
+  for (let i = 0; i < count; i++) zip.file(`e/${i}`, '');
+  return zip.generateAsync({ type: 'nodebuffer', compression: 'DEFLATE' });
+}
+
+const MIB = 1024 * 1024;

@@ -1,5 +1,6 @@
 import { extname } from 'node:path';
 import type { Multipart } from '@fastify/multipart';
+import { UnavailableError } from '@hopline/contracts';
 import { documentIdFrom, parseDocument } from '@hopline/documents';
 import { Problem, problemDocument, problems, type ProblemDocument } from '../problem.js';
 import { publish, type AcceptedDocument, type IngestTarget } from './accept-documents.js';
@@ -58,6 +59,11 @@ async function acceptPart(
       ...(parsed.sections.length > 0 ? { sections: parsed.sections } : {}),
     };
   } catch (error) {
+    // The parser busy is no fault of the file: the upload stops there with a 503 and Retry-After
+    // (the files before it stay accepted), as when the ingest stream cannot take a write.
+    if (error instanceof UnavailableError) {
+      throw problems.unavailable(`${file}: ${error.message}`, error.retryAfterMs);
+    }
     refuse(problems.unreadableDocument(`${file}: ${(error as Error).message}`));
     return;
   }
