@@ -126,7 +126,7 @@ describe.skipIf(!nats.url)('system - hop-reasoners over NATS: a question outlive
   it('SIGSTOP of the hop-reasoner past its lease, SIGCONT once another finished the question: the woken one does not put its older trace back', async () => {
     const { keys, baseUrl, worker, logs } = await gatewayAndWorkerProcess();
     const stream = await askSse(baseUrl, keys.alice, { question: 'Which trace stays?' });
-    // Paused with its first round's trace still to be stored (a third of the lease after the round).
+    // Paused with its first round's trace still to be stored (most of a lease after the round).
     await waitFor(() => stream.events.some((event) => event.name === 'hop_answer'), { timeoutMs: 10_000 });
     worker.kill('SIGSTOP');
     const questionId = String(stream.events[0]?.data.questionId);

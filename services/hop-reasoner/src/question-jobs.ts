@@ -197,6 +197,15 @@ function followEndRequests(
   });
 }
 
+/** The attempt that stored a trace; 0 for a value that is no trace, which any attempt replaces. */
+function storedAttempt(value: Uint8Array): number {
+  try {
+    return codecs.reasoningTrace.decode(value).attempt;
+  } catch {
+    return 0;
+  }
+}
+
 /** One attempt at one question, from taking its job to settling it. */
 class QuestionAttempt {
   readonly abort = new AbortController();
@@ -388,7 +397,7 @@ class QuestionAttempt {
         const stored = await deps.traces.putUnless(
           questionId,
           codecs.reasoningTrace.encode({ ...newest, attempt }),
-          (value) => codecs.reasoningTrace.decode(value).attempt > attempt,
+          (value) => storedAttempt(value) > attempt,
         );
         if (!stored)
           deps.logger.warn('reasoning trace not stored: a later attempt stored its own', { questionId, attempt });

@@ -18,5 +18,8 @@ await startQuestionJobs({
   metrics: createMetrics('question-worker', { defaultMetrics: false }),
   capacity: QUESTION_WORKER.capacity,
   leaseMs: QUESTION_WORKER.leaseMs,
+  // A round's trace waits most of the lease (a third by default): the test that pauses this
+  // process right after a round must land before it is stored, on a slow machine too.
+  roundTraceDelayMs: QUESTION_WORKER.leaseMs - 500,
 });
 process.stdout.write('ready\n');

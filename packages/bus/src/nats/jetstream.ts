@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { ConflictError, jetstream, NoRespondersError, subjects, ValidationError } from '@hopline/contracts';
 import {
   AckPolicy,
@@ -386,6 +387,7 @@ async function ensureConsumer(jsm: JetStreamManager, stream: string, options: Du
  * writers of one key are few (a question's attempts), so more means something keeps writing it.
  */
 const CONDITIONAL_PUT_TRIES = 5;
+const CONDITIONAL_PUT_BACKOFF_MS = 20;
 
 /**
  * The JetStream KV bucket as a KeyValueStore: created with history 1 when missing (nats.js
@@ -461,6 +463,8 @@ export async function openJetStreamKeyValue(
         } catch (error) {
           const failure = fromJetStreamError(error, where('kv put', key));
           if (!(failure instanceof ConflictError) || tries >= CONDITIONAL_PUT_TRIES) throw failure;
+          // Apart, so that a read answered by a replica behind the leader can catch up.
+          await delay(CONDITIONAL_PUT_BACKOFF_MS * tries * (0.5 + Math.random()));
         }
       }
     },
