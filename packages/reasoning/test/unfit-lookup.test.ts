@@ -54,7 +54,7 @@ const contestCorpus = [
   ),
 ];
 
-const CONTEST_QUESTION = 'The contest Ada Moss won in 1931 is held in what city?';
+const CONTEST_QUESTION = 'In what city is the contest Ada Moss won in 1931 held?';
 
 const contestAnswerOf = (switchedOff: ReasoningSwitch[] = []) =>
   askAsOneLookup(contestCorpus, CONTEST_QUESTION, { topK: 2, switchedOff });
