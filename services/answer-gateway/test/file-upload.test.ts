@@ -109,6 +109,27 @@ describe('answer-gateway ingestion - raw files uploaded as multipart/form-data',
     ]);
   }, 60_000);
 
+  it('upload - a file that finds the parser busy with four others waiting stops its upload with a 503 and Retry-After, not a 422 blaming the file', async () => {
+    await using t = await startTestGateway({ config: { RATE_BURST_PER_KEY: 100 } });
+    // mammoth takes half a second or so over each of these, one at a time.
+    const slow = await makeDocx(
+      Array.from({ length: 8_000 }, (_, i): [string, string] => ['Normal', `Paragraph ${i} about pumps and valves.`]),
+    );
+    const responses = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => upload(t.baseUrl, t.keys.alice, [[`slow-${i}.docx`, slow]])),
+    );
+    const statuses = responses.map((response) => response.status).sort();
+    expect(statuses).toEqual([202, 202, 202, 202, 202, 503]);
+    const busy = responses.find((response) => response.status === 503) as Response;
+    expect(Number(busy.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(await busy.json()).toMatchObject({
+      type: 'urn:hopline:problem:unavailable',
+      detail: expect.stringMatching(
+        /^slow-\d\.docx: the document parser is busy: 4 files are waiting for it$/,
+      ) as unknown,
+    });
+  }, 60_000);
+
   it('upload - a key without the ingest right is refused before the upload is read', async () => {
     await using t = await startTestGateway();
     const response = await upload(t.baseUrl, t.keys.bob, [['plain.txt', 'text']]);
