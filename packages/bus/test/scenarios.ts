@@ -1034,6 +1034,23 @@ export function busScenarios(adapter: string, connect: ConnectBus): void {
         expect(read((await store.get('trace')) ?? new Uint8Array(0))).toBe('3');
       });
 
+      it("kv - a conditional put judges what another connection put since this one's last put, not what it put itself", async () => {
+        const t = unique();
+        const bucket = `test_${t.id}`;
+        const [mine, other] = [await (await bus()).keyValue({ bucket }), await (await bus()).keyValue({ bucket })];
+        const keepsNewer = (own: number) => (stored: Uint8Array) => Number(read(stored)) > own;
+        const stored = async () => read((await other.get('trace')) ?? new Uint8Array(0));
+        expect(await mine.putUnless('trace', text('1'), keepsNewer(1))).toBe(true);
+        await other.put('trace', text('3'));
+        expect(await mine.putUnless('trace', text('2'), keepsNewer(2))).toBe(false);
+        expect(await stored()).toBe('3');
+        // Its own last value would stay, but another's has replaced it since: that one is judged.
+        expect(await mine.putUnless('trace', text('5'), keepsNewer(5))).toBe(true);
+        await other.put('trace', text('1'));
+        expect(await mine.putUnless('trace', text('2'), keepsNewer(2))).toBe(true);
+        expect(await stored()).toBe('2');
+      });
+
       it('kv - conditional puts from two connections racing on one key: the value that must stay is never overwritten', async () => {
         const t = unique();
         const bucket = `test_${t.id}`;

@@ -388,6 +388,8 @@ async function ensureConsumer(jsm: JetStreamManager, stream: string, options: Du
  */
 const CONDITIONAL_PUT_TRIES = 5;
 const CONDITIONAL_PUT_BACKOFF_MS = 20;
+/** Keys whose last conditional put a store remembers: more than a hop-reasoner runs questions at once. */
+const REMEMBERED_PUTS = 256;
 
 /**
  * The JetStream KV bucket as a KeyValueStore: created with history 1 when missing (nats.js
@@ -426,6 +428,14 @@ export async function openJetStreamKeyValue(
     subject: `${bucket}/${key}`,
     timeoutMs: JETSTREAM_TIMEOUT_MS,
   });
+  // The revision and value this store's conditional puts last left each key at, for the few
+  // keys written lately: a question's traces are put round by round, by one writer.
+  const lastPut = new Map<string, { revision: number; value: Uint8Array }>();
+  const remember = (key: string, revision: number, value: Uint8Array) => {
+    lastPut.delete(key);
+    lastPut.set(key, { revision, value });
+    if (lastPut.size > REMEMBERED_PUTS) lastPut.delete(lastPut.keys().next().value as string);
+  };
   const get = async (key: string): Promise<Uint8Array | undefined> => {
     assertValidKey(key);
     try {
@@ -447,7 +457,27 @@ export async function openJetStreamKeyValue(
     get,
     async putUnless(key, value, keeps) {
       assertValidKey(key);
-      for (let tries = 1; ; tries++) {
+      // The common case is one put: a key this store put last is expected at the revision it
+      // left, and a key it never put is expected absent. The key is read where the server
+      // refuses that (another writer's put came between, or a value was there before), and
+      // where this store's own last value must stay (another writer may have replaced it since).
+      const own = lastPut.get(key);
+      let expected: number | undefined = own === undefined ? 0 : keeps(own.value) ? undefined : own.revision;
+      for (let refusals = 0; ;) {
+        if (expected !== undefined) {
+          try {
+            remember(key, await kv.put(key, value, { previousSeq: expected }), value);
+            return true;
+          } catch (error) {
+            const failure = fromJetStreamError(error, where('kv put', key));
+            lastPut.delete(key);
+            refusals += 1;
+            if (!(failure instanceof ConflictError) || refusals >= CONDITIONAL_PUT_TRIES) throw failure;
+          }
+          // Apart from the second refusal on, so that a read answered by a replica behind the
+          // leader can catch up.
+          if (refusals > 1) await delay(CONDITIONAL_PUT_BACKOFF_MS * refusals * (0.5 + Math.random()));
+        }
         let stored: Awaited<ReturnType<KV['get']>>;
         try {
           stored = await kv.get(key);
@@ -455,17 +485,8 @@ export async function openJetStreamKeyValue(
           throw fromJetStreamError(error, where('kv get', key));
         }
         if (stored !== null && stored.operation === 'PUT' && keeps(stored.value)) return false;
-        try {
-          // The server refuses the put where the key's last revision is no longer the one read
-          // (0: none, as for a key never put or aged out).
-          await kv.put(key, value, { previousSeq: stored?.revision ?? 0 });
-          return true;
-        } catch (error) {
-          const failure = fromJetStreamError(error, where('kv put', key));
-          if (!(failure instanceof ConflictError) || tries >= CONDITIONAL_PUT_TRIES) throw failure;
-          // Apart, so that a read answered by a replica behind the leader can catch up.
-          await delay(CONDITIONAL_PUT_BACKOFF_MS * tries * (0.5 + Math.random()));
-        }
+        // 0 where the key has no message: never put, or aged out.
+        expected = stored?.revision ?? 0;
       }
     },
     async watch(key, onValue) {
