@@ -26,17 +26,32 @@ export function makePdf(pages: string[], options: { textLayer?: boolean } = {}):
     `<< /Type /Pages /Kids [${pageIds.map((id) => `${id} 0 R`).join(' ')}] /Count ${pageIds.length} >>`,
     ...objects,
   ];
-  let pdf = '%PDF-1.4\n';
-  const offsets = all.map((body, i) => {
-    const offset = Buffer.byteLength(pdf);
-    pdf += `${i + 1} 0 obj\n${body}\nendobj\n`;
+  return pdfOf(all);
+}
+
+/** A PDF file of these objects, numbered from 1 (the catalog), with its cross-reference table. */
+function pdfOf(bodies: ReadonlyArray<string | Buffer>): Buffer {
+  const parts: Buffer[] = [Buffer.from('%PDF-1.4\n', 'latin1')];
+  let length = parts[0]?.length ?? 0;
+  const add = (part: Buffer) => {
+    parts.push(part);
+    length += part.length;
+  };
+  const offsets = bodies.map((body, i) => {
+    const offset = length;
+    add(Buffer.from(`${i + 1} 0 obj\n`, 'latin1'));
+    add(typeof body === 'string' ? Buffer.from(body, 'latin1') : body);
+    add(Buffer.from('\nendobj\n', 'latin1'));
     return offset;
   });
-  const xref = Buffer.byteLength(pdf);
-  pdf += `xref\n0 ${all.length + 1}\n0000000000 65535 f \n`;
-  pdf += offsets.map((offset) => `${String(offset).padStart(10, '0')} 00000 n \n`).join('');
-  pdf += `trailer\n<< /Size ${all.length + 1} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`;
-  return Buffer.from(pdf, 'latin1');
+  const entries = offsets.map((offset) => `${String(offset).padStart(10, '0')} 00000 n \n`).join('');
+  add(
+    Buffer.from(
+      `xref\n0 ${bodies.length + 1}\n0000000000 65535 f \n${entries}trailer\n<< /Size ${bodies.length + 1} /Root 1 0 R >>\nstartxref\n${length}\n%%EOF\n`,
+      'latin1',
+    ),
+  );
+  return Buffer.concat(parts);
 }
 
 /** A DOCX whose paragraphs are [style, text] pairs ("Heading1", "Normal", ...). */
@@ -93,35 +108,16 @@ export async function flateBombPdf(unpackedBytes: number): Promise<Buffer> {
   deflate.end();
   await ended;
   const stream = Buffer.concat(compressed);
-  const objects = [
+  return pdfOf([
     '<< /Type /Catalog /Pages 2 0 R >>',
     '<< /Type /Pages /Kids [3 0 R] /Count 1 >>',
     '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 << /Type /Font /Subtype /Type1 /BaseFont /Helvetica >> >> >> >>',
-  ];
-  const parts: Buffer[] = [Buffer.from('%PDF-1.4\n', 'latin1')];
-  let length = parts[0]?.length ?? 0;
-  const offsets: number[] = [];
-  const add = (part: Buffer) => {
-    parts.push(part);
-    length += part.length;
-  };
-  objects.forEach((body, i) => {
-    offsets.push(length);
-    add(Buffer.from(`${i + 1} 0 obj\n${body}\nendobj\n`, 'latin1'));
-  });
-  offsets.push(length);
-  add(Buffer.from(`4 0 obj\n<< /Length ${stream.length} /Filter /FlateDecode >>\nstream\n`, 'latin1'));
-  add(stream);
-  add(Buffer.from('\nendstream\nendobj\n', 'latin1'));
-  const xref = length;
-  const entries = offsets.map((offset) => `${String(offset).padStart(10, '0')} 00000 n \n`).join('');
-  add(
-    Buffer.from(
-      `xref\n0 ${offsets.length + 1}\n0000000000 65535 f \n${entries}trailer\n<< /Size ${offsets.length + 1} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`,
-      'latin1',
-    ),
-  );
-  return Buffer.concat(parts);
+    Buffer.concat([
+      Buffer.from(`<< /Length ${stream.length} /Filter /FlateDecode >>\nstream\n`, 'latin1'),
+      stream,
+      Buffer.from('\nendstream', 'latin1'),
+    ]),
+  ]);
 }
 
 /** A DOCX-named zip of `count` empty entries, a few bytes each: cheap to send, costly to read entry by entry. */
