@@ -1,5 +1,5 @@
 import { getDocument } from 'pdfjs-dist/legacy/build/pdf.mjs';
-import type { TextItem } from 'pdfjs-dist/types/src/display/api.js';
+import type { PDFDocumentProxy, TextItem } from 'pdfjs-dist/types/src/display/api.js';
 import { UnreadableFileError, type ParsedFile } from './parsed-file.js';
 
 /**
@@ -19,18 +19,11 @@ export async function parsePdf(data: Uint8Array): Promise<ParsedFile> {
     const sections: ParsedFile['sections'] = [];
     let text = '';
     for (let number = 1; number <= pdf.numPages; number++) {
-      const page = await pdf.getPage(number);
-      const content = await page.getTextContent();
-      const pageText = content.items
-        .filter((item): item is TextItem => 'str' in item)
-        .map((item) => item.str + (item.hasEOL ? '\n' : ''))
-        .join('')
-        .trim();
-      page.cleanup();
-      if (pageText === '') continue;
+      const content = await pageText(pdf, number);
+      if (content === '') continue;
       if (text !== '') text += '\n\n';
       sections.push({ start: text.length, fragment: `page=${number}` });
-      text += pageText;
+      text += content;
     }
     if (text === '') {
       throw new UnreadableFileError(
@@ -42,5 +35,24 @@ export async function parsePdf(data: Uint8Array): Promise<ParsedFile> {
     return { ...(title ? { title } : {}), text, sections };
   } finally {
     await pdf.destroy();
+  }
+}
+
+/**
+ * One page's text. What pdf.js throws reading a page (a broken content stream, a missing
+ * object) is the file's fault as much as a header it cannot open: the file is unreadable.
+ */
+async function pageText(pdf: PDFDocumentProxy, number: number): Promise<string> {
+  try {
+    const page = await pdf.getPage(number);
+    const content = await page.getTextContent();
+    page.cleanup();
+    return content.items
+      .filter((item): item is TextItem => 'str' in item)
+      .map((item) => item.str + (item.hasEOL ? '\n' : ''))
+      .join('')
+      .trim();
+  } catch (error) {
+    throw new UnreadableFileError(`not a readable PDF: page ${number} (${(error as Error).message})`);
   }
 }

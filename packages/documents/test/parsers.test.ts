@@ -62,6 +62,16 @@ describe('document parsers', () => {
     await expect(parseFile(corrupt)).rejects.toThrow(/^not a readable PDF/);
   });
 
+  it('parse - a PDF whose later page pdf.js cannot read is refused as unreadable, naming the page: the file is at fault, not the parser', async () => {
+    // Page 2's entry in the page tree points at an object the file does not hold.
+    const pdf = makePdf(['Installing the pump.', 'Servicing the pump.'])
+      .toString('latin1')
+      .replace(/\/Kids \[(\d+) 0 R \d+ 0 R\]/, '/Kids [$1 0 R 99 0 R]');
+    const broken = file('broken.pdf', Buffer.from(pdf, 'latin1'));
+    await expect(parseFile(broken)).rejects.toThrow(UnreadableFileError);
+    await expect(parseFile(broken)).rejects.toThrow(/^not a readable PDF: page 2 \(/);
+  });
+
   it('parse - an HTML page gives its title and main text, without navigation, scripts or footer, headings as sections', async () => {
     const parsed = await parseFile(
       file(

@@ -24,7 +24,16 @@ export class Problem extends Error {
 
   /** The same problem with another detail: what it came to say, and more. */
   withDetail(detail: string): Problem {
-    return new Problem(this.status, this.slug, this.title, detail, this.headers, this.extensions);
+    const problem = new Problem(this.status, this.slug, this.title, detail, this.headers, this.extensions);
+    // What caused a server's fault is logged with it, whatever the client is told.
+    if (this.cause !== undefined) problem.cause = this.cause;
+    return problem;
+  }
+
+  /** The same problem, logged with the error that caused it. */
+  causedBy(cause: unknown): Problem {
+    this.cause = cause;
+    return this;
   }
 }
 
@@ -82,6 +91,14 @@ export const problems = {
   clientClosedRequest: () =>
     new Problem(499, 'client-closed-request', 'Client closed the request', 'the connection closed mid-request'),
   internal: () => new Problem(500, 'internal', 'Internal error', "the error was logged with the request's trace id"),
+  /** The document parser failed on a file for a reason of its own, not the file's; `cause` is logged. */
+  parserFailed: (file: string, cause: unknown) =>
+    new Problem(
+      500,
+      'internal',
+      'Internal error',
+      `${file}: the document parser failed, not the file; the error was logged with the request's trace id`,
+    ).causedBy(cause),
 } as const;
 
 /** NATS clients retry every 2 s; a client retrying sooner would meet the same outage. */

@@ -1,7 +1,7 @@
 import { extname } from 'node:path';
 import type { Multipart } from '@fastify/multipart';
 import { UnavailableError } from '@hopline/contracts';
-import { documentIdFrom, parseDocument } from '@hopline/documents';
+import { documentIdFrom, parseDocument, UnreadableFileError } from '@hopline/documents';
 import { Problem, problemDocument, problems, type ProblemDocument } from '../problem.js';
 import { publish, type AcceptedDocument, type IngestTarget } from './accept-documents.js';
 
@@ -59,13 +59,18 @@ async function acceptPart(
       ...(parsed.sections.length > 0 ? { sections: parsed.sections } : {}),
     };
   } catch (error) {
-    // The parser busy is no fault of the file: the upload stops there with a 503 and Retry-After
-    // (the files before it stay accepted), as when the ingest stream cannot take a write.
+    if (error instanceof UnreadableFileError) {
+      refuse(problems.unreadableDocument(`${file}: ${error.message}`));
+      return;
+    }
+    // Neither is the file's fault, so neither is a 422 blaming it: the upload stops there (the
+    // files before it stay accepted). The parser busy is a 503 with Retry-After, as when the
+    // ingest stream cannot take a write; a parser that failed on its own (its worker could not
+    // start, or stopped without an answer) is a 500, logged for whoever runs the gateway.
     if (error instanceof UnavailableError) {
       throw problems.unavailable(`${file}: ${error.message}`, error.retryAfterMs);
     }
-    refuse(problems.unreadableDocument(`${file}: ${(error as Error).message}`));
-    return;
+    throw problems.parserFailed(file, error);
   }
   accepted.push(await publish(target, document));
 }
