@@ -24,6 +24,7 @@ export const clusterNodeLoss = {
     const perRequest = 50;
     let accepted = 0;
     let refused = 0;
+    let sentAgain = 0;
     for (let first = 0; first < total; first += perRequest) {
       if (first === perRequest) await entry.stop('SIGKILL');
       const documents = Array.from({ length: perRequest }, (_, i) => ({
@@ -31,13 +32,14 @@ export const clusterNodeLoss = {
         title: `Cluster ${first + i}`,
         text: `Cluster document ${first + i} records serial number C${first + i}.`,
       }));
-      const response = await fetch(`${fleet.gatewayUrls[first % 2 === 0 ? 0 : 1]}/v1/kbs/${BULK_KB}/documents`, {
-        method: 'POST',
-        headers: { Authorization: `Bearer ${fleet.apiKey}`, 'Content-Type': 'application/json' },
-        body: JSON.stringify({ documents }),
-      }).catch(() => undefined);
-      await response?.body?.cancel();
-      if (response?.status === 202) accepted += perRequest;
+      const ingest = await ingestHonouringRetryAfter(
+        `${fleet.gatewayUrls[first % 2 === 0 ? 0 : 1]}/v1/kbs/${BULK_KB}/documents`,
+        fleet.apiKey,
+        documents,
+        30_000,
+      );
+      sentAgain += ingest.refusals;
+      if (ingest.status === 202) accepted += perRequest;
       else refused += perRequest;
     }
     const asked = await Promise.all(asks);
@@ -60,7 +62,7 @@ export const clusterNodeLoss = {
     ).catch(added);
     const chunks = indexes.map((index) => index.chunks);
     return {
-      measured: `${accepted}/${total} documents acked (${refused} refused while the node was away), the indexes hold ${chunks.join(' and ')}; questions: ${describeTally(t)} (${askedAgain} asked again after a refusal with Retry-After while the node was away); the node ${rejoined ? 'rejoined, current' : 'did not report current'}`,
+      measured: `${accepted}/${total} documents acked (${sentAgain} requests of ${perRequest} sent again after a 503 with Retry-After while the node was away, ${refused} documents given up), the indexes hold ${chunks.join(' and ')}; questions: ${describeTally(t)} (${askedAgain} asked again after a refusal with Retry-After while the node was away); the node ${rejoined ? 'rejoined, current' : 'did not report current'}`,
       holds:
         chunks.every((n) => n >= accepted) &&
         t.answered >= Math.ceil(0.9 * t.asked) &&
@@ -90,6 +92,35 @@ async function askHonouringRetryAfter(
     const waitMs = Number(outcome.retryAfter) * 1000;
     const refused = outcome.status === 429 || outcome.status === 503;
     if (!refused || !(waitMs > 0) || Date.now() + waitMs >= until) return { outcome, refusals };
+    refusals += 1;
+    await sleep(waitMs);
+  }
+}
+
+/**
+ * Ingests as a client that honours Retry-After, as `askHonouringRetryAfter` asks: a request
+ * refused while the gateway's node is away is sent again, the same documents, after the delay the
+ * refusal names, until the client's own limit. A document a refused request had already queued is
+ * queued again at a later version, which replaces it: nothing doubles.
+ */
+async function ingestHonouringRetryAfter(
+  url: string,
+  apiKey: string,
+  documents: ReadonlyArray<{ docId: string; title: string; text: string }>,
+  giveUpMs: number,
+): Promise<{ status: number | undefined; refusals: number }> {
+  const until = Date.now() + giveUpMs;
+  let refusals = 0;
+  for (;;) {
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${apiKey}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ documents }),
+    }).catch(() => undefined);
+    await response?.body?.cancel();
+    const waitMs = Number(response?.headers.get('retry-after')) * 1000;
+    const refused = response?.status === 429 || response?.status === 503;
+    if (!refused || !(waitMs > 0) || Date.now() + waitMs >= until) return { status: response?.status, refusals };
     refusals += 1;
     await sleep(waitMs);
   }
