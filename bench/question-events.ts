@@ -81,7 +81,11 @@ async function stream(pair: Pair, path: Path, count: number, eachAlone: boolean)
     write = async (seq) => pair.writer.publish(subject, codecs.qaEvent.encode(token(questionId, seq)));
   } else if (path === 'pipelined') {
     const pipeline = new EventPipeline(
-      pair.writerStreams.log.writer(questionId, { tenantId: 'bench', userId: 'bench', deadlineUnixMs: 0 }, 1),
+      pair.writerStreams.log.writer(
+        questionId,
+        { tenantId: 'bench', userId: 'bench', kbIds: ['bench'], deadlineUnixMs: 0 },
+        1,
+      ),
       0,
     );
     reading = (async () => {
@@ -97,7 +101,7 @@ async function stream(pair: Pair, path: Path, count: number, eachAlone: boolean)
   } else {
     const writer = pair.writerStreams.log.writer(
       questionId,
-      { tenantId: 'bench', userId: 'bench', deadlineUnixMs: 0 },
+      { tenantId: 'bench', userId: 'bench', kbIds: ['bench'], deadlineUnixMs: 0 },
       1,
     );
     reading = (async () => {

@@ -31,7 +31,12 @@ export async function startScriptedGateway(options: {
     const ctx = codecs.askCommand.decode(job.data).ctx;
     const writer = reasonerStreams.log.writer(
       ctx?.questionId ?? '',
-      { tenantId: ctx?.scope?.tenantId ?? '', userId: ctx?.scope?.userId ?? '', deadlineUnixMs: 0 },
+      {
+        tenantId: ctx?.scope?.tenantId ?? '',
+        userId: ctx?.scope?.userId ?? '',
+        kbIds: ctx?.scope?.kbIds ?? [],
+        deadlineUnixMs: 0,
+      },
       1,
     );
     await options.script((body) => writer.append(body, 0));

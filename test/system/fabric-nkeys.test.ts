@@ -66,7 +66,7 @@ describe.skipIf(!nats)('fabric - nkey users: NATS_NKEY seeds from pnpm fabric:cr
       const scope = { tenantId: 'acme', userId: 'u', kbIds: ['kb'] };
       await gatewaySide.queue.enqueue({ ctx: { questionId, scope, deadlineUnixMs }, question: 'Who?', maxHops: 1 });
       await reasonerSide.log
-        .writer(questionId, { tenantId: 'acme', userId: 'u', deadlineUnixMs }, 1)
+        .writer(questionId, { ...scope, deadlineUnixMs }, 1)
         .append({ event: 'accepted', accepted: {} }, Date.now() + 5_000);
       expect((await gatewaySide.log.head(questionId))?.event.event).toBe('accepted');
     } finally {

@@ -136,6 +136,8 @@ export const headers = {
   /** On every stored question event: who asked, so that any gateway can check who may read it. */
   tenantId: 'Hopline-Tenant-Id',
   userId: 'Hopline-User-Id',
+  /** On every stored question event: the kbs it reads, comma-separated (kb ids hold no comma). */
+  kbIds: 'Hopline-Kb-Ids',
   /** On every stored question event: the question's deadline, for any gateway streaming it. */
   deadline: 'Hopline-Deadline-Unix-Ms',
   /** On a stored message of a question's log that holds several events: how many (a QaEventBatch). */

@@ -13,10 +13,12 @@ import {
 } from '@hopline/contracts';
 import { retryingTransient } from './transient.js';
 
-/** Who asked a question and until when it may run: stored with each of its events. */
+/** Who asked a question, over which kbs, and until when it may run: stored with each of its events. */
 export interface QuestionMeta {
   tenantId: string;
   userId: string;
+  /** The kbs the question reads: only a key that may read every one of them reads the question. */
+  kbIds: readonly string[];
   deadlineUnixMs: number;
 }
 
@@ -34,6 +36,7 @@ export type EventBody = Omit<QaEvent, 'questionId' | 'seq' | 'attempt' | 'atUnix
 const metaHeaders = (meta: QuestionMeta): BusHeaders => ({
   [headers.tenantId]: meta.tenantId,
   [headers.userId]: meta.userId,
+  [headers.kbIds]: meta.kbIds.join(','),
   [headers.deadline]: String(meta.deadlineUnixMs),
 });
 
@@ -67,6 +70,8 @@ function entryOf(stored: StoredMessage): LogEntry {
     meta: {
       tenantId: stored.headers[headers.tenantId] ?? '',
       userId: stored.headers[headers.userId] ?? '',
+      // Events stored before the kbs were: none, which no reader's key covers.
+      kbIds: (stored.headers[headers.kbIds] ?? '').split(',').filter((kbId) => kbId !== ''),
       deadlineUnixMs: Number(stored.headers[headers.deadline] ?? 0),
     },
   };

@@ -4,7 +4,7 @@ import { ConflictError, type QaEvent__Output } from '@hopline/contracts';
 import { describe, expect, it } from 'vitest';
 import { EventPipeline, QuestionLog, questionEventsStream } from '../src/index.js';
 
-const meta = { tenantId: 'acme', userId: 'u', deadlineUnixMs: Date.now() + 60_000 };
+const meta = { tenantId: 'acme', userId: 'u', kbIds: ['kb'], deadlineUnixMs: Date.now() + 60_000 };
 const token = (text: string) => ({ event: 'token' as const, token: { text } });
 const inAMoment = () => Date.now() + 2_000;
 

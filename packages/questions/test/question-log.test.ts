@@ -12,7 +12,7 @@ import {
 import { describe, expect, it } from 'vitest';
 import { QuestionLog, questionEventsStream } from '../src/index.js';
 
-const meta = { tenantId: 'acme', userId: 'u', deadlineUnixMs: Date.now() + 60_000 };
+const meta = { tenantId: 'acme', userId: 'u', kbIds: ['kb'], deadlineUnixMs: Date.now() + 60_000 };
 const token = (text: string) => ({ event: 'token' as const, token: { text } });
 const inAMoment = () => Date.now() + 2_000;
 

@@ -1,5 +1,6 @@
 import type { Subscription } from '@hopline/bus';
 import { questionOfReaders, subjects, type QaEvent__Output } from '@hopline/contracts';
+import { mayRead, type QuestionReader } from './question-access.js';
 import type { CancelReason } from './question-end.js';
 import { QuestionRun, type QuestionRunOptions, type QuestionSpec } from './question-run.js';
 import { RemoteQuestion, type RemoteQuestionOptions } from './remote-question.js';
@@ -77,12 +78,11 @@ export class QuestionRegistry {
     return run;
   }
 
-  /** The question with this id if `owner` asked it; another owner's question is not found. */
-  async find(questionId: string, owner: { tenantId: string; userId: string }): Promise<QuestionHandle | undefined> {
+  /** The question with this id if `reader` may read it (`mayRead`); another's is not found. */
+  async find(questionId: string, reader: QuestionReader): Promise<QuestionHandle | undefined> {
     const run = this.runs.get(questionId);
-    if (run === undefined) return RemoteQuestion.open(this.options, questionId, owner);
-    if (run.spec.scope.tenantId !== owner.tenantId || run.spec.scope.userId !== owner.userId) return undefined;
-    return run;
+    if (run === undefined) return RemoteQuestion.open(this.options, questionId, reader);
+    return mayRead(reader, run.spec.scope) ? run : undefined;
   }
 
   /**

@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { KeyValueStore } from '@hopline/bus';
 import { codecs, type ReasoningTrace__Output } from '@hopline/contracts';
 import type { QuestionLog } from '@hopline/questions';
+import { mayRead, type QuestionReader } from './question-access.js';
 
 /**
  * How long a trace read waits for the complete trace of a question whose log ends with `done`:
@@ -9,12 +10,6 @@ import type { QuestionLog } from '@hopline/questions';
  */
 export const COMPLETE_TRACE_WAIT_MS = 2_000;
 const COMPLETE_TRACE_POLL_MS = 20;
-
-/** What a trace is read for: the asker, since another's question is reported as absent. */
-export interface TraceReader {
-  tenantId: string;
-  userId: string;
-}
 
 /**
  * The questions' reasoning traces as their askers read them. The hop-reasoner stores a trace
@@ -31,14 +26,14 @@ export class QuestionTraces {
     private readonly waitMs = COMPLETE_TRACE_WAIT_MS,
   ) {}
 
-  /** The reader's own question's trace; undefined for an unknown question or another's. */
-  async read(reader: TraceReader, questionId: string): Promise<ReasoningTrace__Output | undefined> {
+  /** The trace of a question the reader may read (`mayRead`); undefined for an unknown question or another's. */
+  async read(reader: QuestionReader, questionId: string): Promise<ReasoningTrace__Output | undefined> {
     let trace = await this.stored(questionId);
     if (trace && !isOwn(trace, reader)) return undefined;
     if (trace && finished(trace)) return trace;
     const head = await this.log.head(questionId);
     // The log's headers name the asker: another's question costs no wait.
-    if (head?.event.event !== 'done' || head.meta.tenantId !== reader.tenantId || head.meta.userId !== reader.userId) {
+    if (head?.event.event !== 'done' || !mayRead(reader, head.meta)) {
       return trace;
     }
     for (const until = Date.now() + this.waitMs; Date.now() < until;) {
@@ -55,8 +50,8 @@ export class QuestionTraces {
   }
 }
 
-const isOwn = (trace: ReasoningTrace__Output, reader: TraceReader) =>
-  trace.scope?.tenantId === reader.tenantId && trace.scope.userId === reader.userId;
+const isOwn = (trace: ReasoningTrace__Output, reader: QuestionReader) =>
+  trace.scope !== null && trace.scope !== undefined && mayRead(reader, trace.scope);
 
 /** A trace stored round by round has no stop reason yet; the complete one (or an ended one) has. */
 const finished = (trace: ReasoningTrace__Output) => trace.stopReason !== 'STOP_REASON_UNSPECIFIED';

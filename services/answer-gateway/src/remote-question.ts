@@ -1,5 +1,6 @@
 import { isTerminal, subjects, type QaEvent__Output } from '@hopline/contracts';
 import { endError, type LogEntry } from '@hopline/questions';
+import { mayRead, type QuestionReader } from './question-access.js';
 import {
   BUS_UNREACHABLE,
   END_DELIVERY_MS,
@@ -22,7 +23,7 @@ export interface RemoteQuestionOptions extends QuestionChannels {
 /**
  * A question this gateway did not accept (a resume or a cancel that reached another replica
  * than the ask did, or one asked here and since forgotten), read straight from its log. Its
- * owner is the one stored with its events. While a reader reads it, this gateway pings the
+ * owner and kbs are those stored with its events. While a reader reads it, this gateway pings the
  * accepting gateway so that it does not cancel the question as abandoned, and asks for the
  * question's end should its deadline pass without one (the accepting gateway may be gone);
  * should the log not bring an end even then (no hop-reasoner left to write it), the reader
@@ -34,15 +35,14 @@ export class RemoteQuestion {
     private readonly head: LogEntry,
   ) {}
 
-  /** The question if `owner` asked it and it is still readable; undefined otherwise. */
+  /** The question if `reader` may read it (`mayRead`) and it is still readable; undefined otherwise. */
   static async open(
     options: RemoteQuestionOptions,
     questionId: string,
-    owner: { tenantId: string; userId: string },
+    reader: QuestionReader,
   ): Promise<RemoteQuestion | undefined> {
     const head = await options.log.head(questionId);
-    if (head === undefined || head.meta.tenantId !== owner.tenantId || head.meta.userId !== owner.userId)
-      return undefined;
+    if (head === undefined || !mayRead(reader, head.meta)) return undefined;
     if (isTerminal(head.event) && Date.now() - head.event.atUnixMs > options.graceMs) return undefined;
     return new RemoteQuestion(options, head);
   }

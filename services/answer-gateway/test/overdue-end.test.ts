@@ -52,7 +52,12 @@ describe('answer-gateway: a question whose hop-reasoner is gone', () => {
     const { queue, log, ends } = await openQuestionStreams(broker.connect());
     const taken = await queue.take({ capacity: 1, leaseMs: 60_000 }, async (job) => {
       const ctx = codecs.askCommand.decode(job.data).ctx;
-      const meta = { tenantId: ctx?.scope?.tenantId ?? '', userId: ctx?.scope?.userId ?? '', deadlineUnixMs: 0 };
+      const meta = {
+        tenantId: ctx?.scope?.tenantId ?? '',
+        userId: ctx?.scope?.userId ?? '',
+        kbIds: ctx?.scope?.kbIds ?? [],
+        deadlineUnixMs: 0,
+      };
       const writer = log.writer(ctx?.questionId ?? '', meta, 1);
       await writer.append({ event: 'accepted', accepted: {} }, 0);
       await writer.append({ event: 'route', route: { route: 'SINGLE' } }, 0);

@@ -5,8 +5,8 @@ import { openQuestionStreams, type EventBody, type QuestionStreams } from '@hopl
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { QuestionTraces } from '../src/question-traces.js';
 
-const alice = { tenantId: 'acme', userId: 'alice' };
-const mallory = { tenantId: 'acme', userId: 'mallory' };
+const alice = { tenantId: 'acme', userId: 'alice', kbIds: ['docs'] };
+const mallory = { tenantId: 'acme', userId: 'mallory', kbIds: ['docs'] };
 
 const memoryTraces = (): KeyValueStore => {
   const store = new Map<string, Uint8Array>();
@@ -20,7 +20,7 @@ const memoryTraces = (): KeyValueStore => {
 const traceOf = (questionId: string, stopReason: ReasoningTrace['stopReason']) =>
   codecs.reasoningTrace.encode({
     questionId,
-    scope: { ...alice, kbIds: ['docs'] },
+    scope: alice,
     question: 'Who?',
     hops: [],
     stopReason,

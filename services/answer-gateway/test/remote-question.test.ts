@@ -9,7 +9,7 @@ describe('answer-gateway - a question read through a gateway that did not accept
     const head: LogEntry = {
       event: { questionId: 'q1', seq: 1, attempt: 1, atUnixMs: Date.now(), accepted: {} } as unknown as QaEvent__Output,
       streamSeq: 1,
-      meta: { tenantId: 'acme', userId: 'ada', deadlineUnixMs: Date.now() + 30_000 },
+      meta: { tenantId: 'acme', userId: 'ada', kbIds: ['docs'], deadlineUnixMs: Date.now() + 30_000 },
     };
     const pings: string[] = [];
     let follows = 0;
@@ -33,7 +33,7 @@ describe('answer-gateway - a question read through a gateway that did not accept
         deadlineSlackMs: 1_000,
       },
       'q1',
-      { tenantId: 'acme', userId: 'ada' },
+      { tenantId: 'acme', userId: 'ada', kbIds: ['docs'] },
     );
     const left = new AbortController();
     left.abort();

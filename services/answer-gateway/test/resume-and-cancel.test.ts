@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
+import { codecs } from '@hopline/contracts';
 import { openQuestionStreams } from '@hopline/questions';
 import { waitFor } from '@hopline/test-support';
 import { describe, expect, it, vi } from 'vitest';
+import { generateApiKey } from '../src/api-keys.js';
 import { twoHopScript, type Script } from './support/fake-reasoner.js';
 import {
   askJson,
@@ -11,6 +13,7 @@ import {
   metricValue,
   openSse,
   startTestGateway,
+  testKeys,
   type SseEvent,
   type TestGateway,
   type TestKey,
@@ -225,6 +228,59 @@ describe('answer-gateway resumption and cancellation', () => {
     expect(unauthenticated.status).toBe(401);
   });
 
+  it('a key of the same user that may not read every kb the question read gets 404 for its events, its cancel and its trace, on the replica that accepted it and on another', async () => {
+    const keys = testKeys();
+    // The same user's narrower key: one handed to an app, or the one that replaced a key whose kbs were cut.
+    const narrow: TestKey = { ...keys.alice, key: generateApiKey(), kbIds: ['handbook'] };
+    await using t = await startTestGateway({ keys: { ...keys, bob: narrow }, script: twoHopScript({ gated: true }) });
+    const stream = await askSse(t.baseUrl, t.keys.alice, { question: 'Who owns Atlas?', kbIds: ['projects'] });
+    const accepted = stream.response.headers.get('hopline-question-id') ?? '';
+    await waitFor(() => stream.events.length >= 1);
+    // A question another replica accepted, over the same kb: this gateway reads it from its log.
+    const { log } = await openQuestionStreams(t.peerBus);
+    const elsewhere = randomUUID();
+    const scope = { tenantId: keys.alice.tenantId, userId: 'alice', kbIds: ['projects'] };
+    await log
+      .writer(elsewhere, { ...scope, deadlineUnixMs: Date.now() + 30_000 }, 1)
+      .append({ event: 'accepted', accepted: {} }, 0);
+    await t.traces.put(
+      elsewhere,
+      codecs.reasoningTrace.encode({
+        questionId: elsewhere,
+        scope,
+        question: 'Who owns Atlas?',
+        stopReason: 'SUFFICIENT',
+      }),
+    );
+
+    for (const questionId of [accepted, elsewhere]) {
+      const events = await fetch(`${t.baseUrl}/v1/questions/${questionId}/events`, {
+        headers: { ...bearer(narrow), 'Last-Event-ID': '0' },
+      });
+      expect(events.status).toBe(404);
+      await events.body?.cancel();
+      const cancel = await fetch(`${t.baseUrl}/v1/questions/${questionId}`, {
+        method: 'DELETE',
+        headers: bearer(narrow),
+      });
+      expect(cancel.status).toBe(404);
+    }
+    const trace = await fetch(`${t.baseUrl}/v1/questions/${elsewhere}/trace`, { headers: bearer(narrow) });
+    expect(trace.status).toBe(404);
+    // The key that may read the kb reads both as before.
+    const resumed = await resumeSse(t, t.keys.alice, elsewhere, 0);
+    expect(resumed.response.status).toBe(200);
+    resumed.abort();
+    expect(
+      (await fetch(`${t.baseUrl}/v1/questions/${elsewhere}/trace`, { headers: bearer(t.keys.alice) })).status,
+    ).toBe(200);
+    const cancelled = await fetch(`${t.baseUrl}/v1/questions/${accepted}`, {
+      method: 'DELETE',
+      headers: bearer(t.keys.alice),
+    });
+    expect(await cancelled.json()).toMatchObject({ cancelled: true });
+  });
+
   it('refuses a Last-Event-ID that is malformed or ahead of the question, and one past its end', async () => {
     await using t = await startTestGateway();
     const stream = await askSse(t.baseUrl, t.keys.alice, { question: 'Who owns Atlas?' });
@@ -255,7 +311,12 @@ describe('answer-gateway resumption and cancellation', () => {
     // A question accepted elsewhere, whose gateway and hop-reasoner are gone: only its log is left.
     const { log, ends } = await openQuestionStreams(t.peerBus);
     const questionId = randomUUID();
-    const meta = { tenantId: t.keys.alice.tenantId, userId: 'alice', deadlineUnixMs: Date.now() + 300 };
+    const meta = {
+      tenantId: t.keys.alice.tenantId,
+      userId: 'alice',
+      kbIds: ['handbook'],
+      deadlineUnixMs: Date.now() + 300,
+    };
     const writer = log.writer(questionId, meta, 1);
     await writer.append({ event: 'accepted', accepted: {} }, 0);
     await writer.append({ event: 'route', route: { route: 'SINGLE' } }, 0);

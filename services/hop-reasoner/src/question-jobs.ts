@@ -243,6 +243,7 @@ class QuestionAttempt {
     this.meta = {
       tenantId: request.scope.tenantId,
       userId: request.scope.userId,
+      kbIds: request.scope.kbIds,
       deadlineUnixMs: request.deadlineUnixMs,
     };
     this.writeUntil = request.deadlineUnixMs + WRITE_SLACK_MS;

@@ -27,7 +27,12 @@ import { startQuestionJobs, type QuestionJobs } from '../src/question-jobs.js';
 const logger = createLogger('question-jobs-test', { level: 'silent' });
 const metrics = createMetrics('question-jobs-test', { defaultMetrics: false });
 const scope = { tenantId: 'acme', userId: 'u', kbIds: ['docs'] };
-const meta = (deadlineUnixMs: number): QuestionMeta => ({ tenantId: 'acme', userId: 'u', deadlineUnixMs });
+const meta = (deadlineUnixMs: number): QuestionMeta => ({
+  tenantId: 'acme',
+  userId: 'u',
+  kbIds: ['kb'],
+  deadlineUnixMs,
+});
 
 const done: Done__Output = {
   answer: 'A [1]',

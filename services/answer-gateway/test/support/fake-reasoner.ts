@@ -117,6 +117,7 @@ export class FakeReasoner {
     const meta: QuestionMeta = {
       tenantId: ask.ctx?.scope?.tenantId ?? '',
       userId: ask.ctx?.scope?.userId ?? '',
+      kbIds: ask.ctx?.scope?.kbIds ?? [],
       deadlineUnixMs: ask.ctx?.deadlineUnixMs ?? 0,
     };
     // As the real reasoner does, a question whose end was asked for before it was taken is not run.
