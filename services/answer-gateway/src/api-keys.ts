@@ -24,12 +24,26 @@ const token = (what: string) =>
     }
   }, `${what} must be 1-128 letters, digits, "_" or "-"`);
 
+/**
+ * A user id as it travels: in a NATS header beside each of the user's question events, where
+ * nats.js trims a value's ends and refuses a line break. So none at either end, and no control
+ * characters anywhere: "bob " would read back as "bob", another user. An email or a name with
+ * spaces inside is fine.
+ */
+const userId = z
+  .string()
+  .max(128)
+  .regex(
+    /^[^\s\p{C}](?:[^\p{C}]*[^\s\p{C}])?$/u,
+    'userId must be 1-128 characters, no control characters, no space at either end',
+  );
+
 // Keys are stored as SHA-256 hashes: a leaked key file does not leak usable keys.
 const keyEntrySchema = z
   .object({
     keyHash: z.string().regex(/^sha256:[0-9a-f]{64}$/, 'keyHash must be "sha256:" followed by 64 hex digits'),
     tenantId: token('tenantId'),
-    userId: z.string().min(1),
+    userId,
     kbIds: z.array(token('kb id')).min(1),
     canIngest: z.boolean().default(false),
   })

@@ -41,6 +41,19 @@ describe('api keys', () => {
     expect(() =>
       ApiKeyStore.parse(JSON.stringify({ keys: [{ ...entry('k'), tenantId: 'a.b' }] }), 'keys.json'),
     ).toThrow(/keys.0.tenantId/);
+    // A user id travels in a NATS header, which trims its ends: "ana " would read back as "ana".
+    for (const userId of ['', 'ana ', ' ana', 'an\na', 'an\u0000a', 'a'.repeat(129)]) {
+      expect(() => ApiKeyStore.parse(JSON.stringify({ keys: [{ ...entry('k'), userId }] }), 'keys.json')).toThrow(
+        /keys.0.userId/,
+      );
+    }
+    for (const userId of ['ana@example.com', 'Ana Lima', 'a']) {
+      expect(
+        ApiKeyStore.parse(JSON.stringify({ keys: [{ ...entry('k'), userId }] }), 'keys.json').verify('k'),
+      ).toMatchObject({
+        userId,
+      });
+    }
     expect(() => ApiKeyStore.parse(JSON.stringify({ keys: [{ ...entry('k'), kbIds: [] }] }), 'keys.json')).toThrow(
       /keys.0.kbIds/,
     );
