@@ -29,9 +29,14 @@ export interface KbServiceDeps {
 export class KbService {
   constructor(private readonly deps: KbServiceDeps) {}
 
+  /**
+   * The key's kbs, and for a key that may ingest each worker's lag behind the ingest stream, to
+   * watch its writes land. The lag counts every tenant's changes, so a key that only reads gets
+   * none: it would learn how much the fleet's other tenants write.
+   */
   async list(principal: Principal): Promise<{ kbs: KbView[]; indexLag: WorkerLag[] }> {
     const kbs = await this.views(principal, principal.kbIds);
-    return { kbs: kbs.filter((kb) => kb !== undefined), indexLag: this.deps.workerLag() };
+    return { kbs: kbs.filter((kb) => kb !== undefined), indexLag: principal.canIngest ? this.deps.workerLag() : [] };
   }
 
   async get(principal: Principal, kbId: string): Promise<KbView> {

@@ -61,6 +61,10 @@ describe('answer-gateway knowledge bases over HTTP', () => {
       { workerId: 'w1', ingestLag: 4 },
       { workerId: 'w2', ingestLag: 0 },
     ]);
+    // A key that only reads learns nothing of the ingest stream, which holds every tenant's writes.
+    expect(
+      ((await (await kbRequest(t, t.keys.bob, 'GET', '/v1/kbs')).json()) as { indexLag: unknown[] }).indexLag,
+    ).toEqual([]);
     // Another tenant's kb of the same name is not theirs: carol has none.
     expect(((await (await kbRequest(t, carol, 'GET', '/v1/kbs')).json()) as { kbs: unknown[] }).kbs).toEqual([]);
 

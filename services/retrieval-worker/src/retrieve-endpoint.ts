@@ -79,7 +79,8 @@ export function retrieveHandler({
     const degradedReasons = [...result.degradedReasons];
     const lag = result.chunks.length === 0 ? await ingestLag() : 0;
     if (lag > 0) {
-      degradedReasons.push(`the search index is still catching up (${lag} document changes not applied yet)`);
+      // Not how many: the stream holds every tenant's changes, and the reason reaches the asker.
+      degradedReasons.push('the search index is still catching up with document changes not applied yet');
       metrics.degradedRetrievals.inc({ path: 'index', reason: 'catching_up' });
     }
     const span = trace.getActiveSpan();

@@ -613,7 +613,7 @@ describe('retrieval-worker readiness', () => {
       expect(response.chunks).toEqual([]);
       expect(response.degraded).toBe(true);
       expect(response.degradedReasons).toEqual([
-        'the search index is still catching up (1 document changes not applied yet)',
+        'the search index is still catching up with document changes not applied yet',
       ]);
       indexing.open();
       await waitFor(async () => (await retrieve(bus, 'acme', ['kb'], 'delta')).chunks.length > 0);
