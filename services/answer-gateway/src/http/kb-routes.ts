@@ -204,7 +204,7 @@ export const kbRoutes: FastifyPluginAsyncZod<KbRoutesOptions> = async (app, opti
         const current = await options.lookupDocument(principal.tenantId, kb, doc);
         if (!current.exists) throw problems.notFound(`no document "${doc}" in kb "${kb}"`);
         // Never below the version indexed: a gateway whose clock runs behind still deletes it.
-        const version = Math.max(versionNow(), current.version);
+        const version = Math.max(versionNow(principal.tenantId, kb, doc), current.version);
         await options.ingest
           .publish(
             subjects.ingest(principal.tenantId, kb),

@@ -65,7 +65,7 @@ export interface IngestTarget {
 /** Publishes one validated document, stamped with the current time when it names no version. */
 export async function publish(target: IngestTarget, document: DocumentInput): Promise<AcceptedDocument> {
   const { sections, ...fields } = document;
-  const version = document.version ?? versionNow();
+  const version = document.version ?? versionNow(target.tenantId, target.kbId, document.docId);
   try {
     const { duplicate } = await publishDocument(target.streams, target.tenantId, target.kbId, {
       ...fields,

@@ -1,13 +1,32 @@
-let lastVersion = 0;
+/**
+ * Documents whose last stamp is remembered. Only a document stamped twice within one
+ * millisecond needs its stamp raised, so the memory needs to reach back a millisecond, not
+ * further: far more documents than any process ingests in one.
+ */
+const REMEMBERED_DOCUMENTS = 65_536;
+
+const lastVersions = new Map<string, number>();
 
 /**
  * The version of a document write that names none: the current time in milliseconds, but above
- * every version this process handed out before. The write's message id names its version, so
- * two writes of one document stamped in the same millisecond (twice in one request, or an
- * upsert and a delete in quick turn) would otherwise be one message to JetStream, which drops
- * the second as a duplicate.
+ * the version this process last gave the same document. The write's message id names its
+ * version, so two writes of one document stamped in the same millisecond (twice in one request,
+ * or an upsert and a delete in quick turn) would otherwise be one message to JetStream, which
+ * drops the second as a duplicate. Per document, not per process: a process-wide stamp ran ahead
+ * of the clock by a millisecond a document under bulk ingestion (100,000 documents put it over a
+ * minute ahead), and a later write of one of them from another replica, or after a restart,
+ * then stamped lower and was dropped as stale after its 202.
  */
-export function versionNow(): number {
-  lastVersion = Math.max(Date.now(), lastVersion + 1);
-  return lastVersion;
+export function versionNow(tenantId: string, kbId: string, docId: string): number {
+  const key = `${tenantId}\u0000${kbId}\u0000${docId}`;
+  const last = lastVersions.get(key);
+  const version = last === undefined ? Date.now() : Math.max(Date.now(), last + 1);
+  // Delete and set again: the map's order is then the order of the latest stamps.
+  lastVersions.delete(key);
+  lastVersions.set(key, version);
+  if (lastVersions.size > REMEMBERED_DOCUMENTS) {
+    const oldest = lastVersions.keys().next().value;
+    if (oldest !== undefined) lastVersions.delete(oldest);
+  }
+  return version;
 }
