@@ -3,6 +3,7 @@ import type { IndexAttempt, Indexer } from '@hopline/retrieval';
 
 interface Waiting {
   command: IngestCommand__Output;
+  alone: boolean;
   settle: (attempt: IndexAttempt) => void;
 }
 
@@ -22,9 +23,10 @@ export class CommandBatcher {
     private readonly onBatch: (attempts: readonly IndexAttempt[]) => void,
   ) {}
 
-  apply(command: IngestCommand__Output): Promise<IndexAttempt> {
+  /** `alone`: the command is applied in a batch of its own (a retry, which may fail again). */
+  apply(command: IngestCommand__Output, { alone = false }: { alone?: boolean } = {}): Promise<IndexAttempt> {
     return new Promise((settle) => {
-      this.waiting.push({ command, settle });
+      this.waiting.push({ command, alone, settle });
       if (!this.draining) {
         this.draining = true;
         // The rest of the fetch's deliveries reach `apply` before the batch is taken.
@@ -35,7 +37,7 @@ export class CommandBatcher {
 
   private async drain(): Promise<void> {
     while (this.waiting.length > 0) {
-      const batch = this.waiting.splice(0, this.maxBatch);
+      const batch = this.takeBatch();
       const attempts = await this.indexer
         .applyAll(batch.map(({ command }) => command))
         .catch((error: unknown) => batch.map((): IndexAttempt => ({ ok: false, error })));
@@ -43,5 +45,12 @@ export class CommandBatcher {
       batch.forEach(({ settle }, i) => settle(attempts[i] as IndexAttempt));
     }
     this.draining = false;
+  }
+
+  /** The next batch: the commands waiting in order up to the first to go alone, or that one. */
+  private takeBatch(): Waiting[] {
+    const alone = this.waiting.findIndex((waiting) => waiting.alone);
+    const size = alone === 0 ? 1 : Math.min(this.maxBatch, alone < 0 ? this.waiting.length : alone);
+    return this.waiting.splice(0, size);
   }
 }

@@ -17,7 +17,14 @@ export interface IngestConsumerDeps {
   metrics: Pick<HoplineMetrics, 'ingestDeadLetters'>;
   /** The durable consumer's name: workers sharing it split the stream. */
   durable: string;
+  /** Deliveries after which a command that failed for a reason retrying cannot fix is dead-lettered (default 8). */
   maxDeliver?: number;
+  /**
+   * Deliveries after which a command that failed for a reason that passes (an index or the
+   * embedder unavailable, a timeout, a breaker open) is dead-lettered (default 128: about an
+   * hour of retries, 30 s apart once the backoff is at its longest).
+   */
+  maxRetryableDeliver?: number;
   ackWaitMs?: number;
   /** The server deletes the consumer after no worker used it for this long. */
   inactiveThresholdMs?: number;
@@ -33,14 +40,19 @@ const MAX_RETRY_MS = 30_000;
 
 /**
  * Applies the durable ingest stream to the indexes, in batches of the deliveries fetched
- * together. A command is acked only after both indexes took the batch that holds it; a transient failure is retried with exponential backoff; a permanent one
- * (a malformed or invalid command, or one that exhausted its deliveries) is terminated and
- * published on the dead-letter subject with the reason, so nothing is dropped silently.
+ * together. A command is acked only after both indexes took the batch that holds it; a failed
+ * one is retried with exponential backoff, alone (a command that fails every time fails no
+ * other with it). A permanent failure (a malformed or invalid command, or one that exhausted its
+ * deliveries) is terminated and published on the dead-letter subject with the reason, so nothing
+ * is dropped silently. An outage of an index or the embedder exhausts nothing for about an
+ * hour: dead-lettered then, a command may be applied on one side only, which only its being
+ * ingested again mends (see the runbook).
  */
 const DEAD_LETTER_CAUSES = ['malformed', 'invalid', 'exhausted'] as const;
 
 export async function startIngestConsumer(deps: IngestConsumerDeps): Promise<DurableConsumer> {
   const maxDeliver = deps.maxDeliver ?? 8;
+  const maxRetryableDeliver = deps.maxRetryableDeliver ?? 128;
   const batchSize = deps.batchSize ?? DEFAULT_BATCH_SIZE;
   const batcher = new CommandBatcher(deps.indexer, batchSize, (attempts) => {
     let applied = 0;
@@ -85,7 +97,7 @@ export async function startIngestConsumer(deps: IngestConsumerDeps): Promise<Dur
     {
       durable: deps.durable,
       filterSubject: subjects.ingestAll,
-      maxDeliver: maxDeliver + 2,
+      maxDeliver: Math.max(maxDeliver, maxRetryableDeliver) + 2,
       ackWaitMs: deps.ackWaitMs ?? 60_000,
       // A delivery waits for its whole batch: the ack wait bounds a dead worker, not a batch.
       keepAlive: true,
@@ -101,7 +113,8 @@ export async function startIngestConsumer(deps: IngestConsumerDeps): Promise<Dur
         return deadLetter(message, null, 'malformed', (error as Error).message);
       }
       const attempt = await withDocumentBody(deps.bodies, command).then(
-        (complete) => batcher.apply(complete),
+        // A redelivery goes alone: in a batch, a command that fails every time would fail the others.
+        (complete) => batcher.apply(complete, { alone: message.deliveryCount > 1 }),
         (error: unknown): IndexAttempt => ({ ok: false, error }),
       );
       try {
@@ -124,7 +137,7 @@ export async function startIngestConsumer(deps: IngestConsumerDeps): Promise<Dur
       } catch (thrown) {
         const error = toHoplineError(thrown);
         if (error.code === 'invalid_argument') return deadLetter(message, command, 'invalid', error.message);
-        if (message.deliveryCount >= maxDeliver)
+        if (message.deliveryCount >= (error.retryable ? maxRetryableDeliver : maxDeliver))
           return deadLetter(
             message,
             command,

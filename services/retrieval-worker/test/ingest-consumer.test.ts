@@ -50,6 +50,7 @@ async function setUp(
   indexer: Indexer,
   deadLetters?: (real: DurableStream) => DurableStream,
   before?: (stream: DurableStream) => Promise<void>,
+  maxRetryableDeliver = 2,
 ) {
   const bus = createMemoryBroker().connect();
   const stream = await bus.durableStream();
@@ -68,6 +69,7 @@ async function setUp(
     metrics,
     durable: 'test',
     maxDeliver: 2,
+    maxRetryableDeliver,
     ackWaitMs: 100,
   });
   await stream.publish(
@@ -76,6 +78,19 @@ async function setUp(
     { msgId: 'atlas:1' },
   );
   return { bus, consumer, realDeadLetters };
+}
+
+/** The reasons of the dead letters published on `deadLetters`, as they come. */
+async function deadLetterReasons(deadLetters: DurableStream) {
+  const reasons: string[] = [];
+  const reader = await deadLetters.consume(
+    { durable: 'reader', filterSubject: subjects.deadLetter, maxDeliver: 1, ackWaitMs: 1_000 },
+    async (message) => {
+      reasons.push(codecs.deadLetter.decode(message.data).reason);
+      return { kind: 'ack' };
+    },
+  );
+  return { reasons, reader };
 }
 
 describe('ingest consumer', () => {
@@ -124,6 +139,80 @@ describe('ingest consumer', () => {
     );
     await waitFor(() => changed.length === 1, { timeoutMs: 5_000, description: 'the kb change announcement' });
     expect(changed).toEqual(['kb']);
+    await consumer.stop();
+    await bus.drain();
+  });
+
+  it('ingestion - an index or embedder unavailable is retried past the deliveries another failure gets, not dead-lettered half-applied within a minute', async () => {
+    let calls = 0;
+    const retried = await setUp(
+      indexerOf(async () => {
+        calls += 1;
+        if (calls <= 3) throw new UnavailableError('vector index down');
+        return unchanged;
+      }),
+      undefined,
+      undefined,
+      6,
+    );
+    const retriedLetters = await deadLetterReasons(retried.realDeadLetters);
+    await waitFor(async () => (await retried.consumer.progress()).lag === 0, {
+      timeoutMs: 10_000,
+      description: 'the command applied on its fourth delivery and acked',
+    });
+    expect(calls).toBe(4);
+    expect(retriedLetters.reasons).toEqual([]);
+    await retried.consumer.stop();
+    await retriedLetters.reader.stop();
+    await retried.bus.drain();
+
+    // A failure that trying again does not mend gets the shorter budget.
+    const broken = await setUp(
+      indexerOf(async () => Promise.reject(new Error('a defect in the indexer'))),
+      undefined,
+      undefined,
+      6,
+    );
+    const brokenLetters = await deadLetterReasons(broken.realDeadLetters);
+    await waitFor(() => brokenLetters.reasons.length === 1, { timeoutMs: 10_000, description: 'the dead letter' });
+    expect(brokenLetters.reasons[0]).toBe('gave up after 2 deliveries: a defect in the indexer');
+    await broken.consumer.stop();
+    await brokenLetters.reader.stop();
+    await broken.bus.drain();
+  });
+
+  it('ingestion - a redelivered command is applied alone: one that fails every time no longer fails the commands fetched with it', async () => {
+    const applied = new Set<string>();
+    const batches: number[] = [];
+    // An index write fails as a whole: a batch holding the document that always fails fails every command in it.
+    const indexer: Indexer = {
+      ...indexerOf(async () => unchanged),
+      applyAll: async (commands) => {
+        batches.push(commands.length);
+        const poisoned = commands.some((command) => command.upsert?.docId === 'atlas');
+        if (!poisoned) for (const command of commands) applied.add(command.upsert?.docId ?? '');
+        return commands.map((): IndexAttempt =>
+          poisoned ? { ok: false, error: new UnavailableError('write timed out') } : { ok: true, result: unchanged },
+        );
+      },
+    };
+    const { bus, consumer } = await setUp(
+      indexer,
+      undefined,
+      async (stream) => {
+        for (let i = 0; i < 20; i++) {
+          await stream.publish(
+            subjects.ingest('acme', 'kb'),
+            codecs.ingestCommand.encode({ upsert: { ...doc, docId: `doc-${i}`, title: 'T', text: 'Text.' } }),
+            { msgId: `doc-${i}:1` },
+          );
+        }
+      },
+      100,
+    );
+    await waitFor(() => applied.size === 20, { timeoutMs: 10_000, description: 'every other command applied' });
+    expect(applied.has('atlas')).toBe(false);
+    expect(Math.max(...batches)).toBeGreaterThan(1);
     await consumer.stop();
     await bus.drain();
   });
