@@ -63,9 +63,50 @@ describe('answer-gateway ingestion - when the ingest stream does not take a writ
     );
     expect(refusal).toBeInstanceOf(Problem);
     expect(refusal).toMatchObject({ status: 503, headers: { 'Retry-After': '1' } });
-    expect((refusal as Problem).detail).toMatch(/stream has no leader; the 1 document\(s\) before it were accepted/);
+    expect((refusal as Problem).detail).toMatch(
+      /stream has no leader; the 1 document\(s\) before the first that failed were accepted/,
+    );
     await new Promise((resolve) => setTimeout(resolve, 20));
     expect(unhandled).toEqual([]);
+  });
+
+  it('ingestion - when one of the NDJSON publishes running side by side fails, the problem counts the documents before it, not every one that went in', async () => {
+    const failing = new Set(['b']);
+    const stored: string[] = [];
+    const stream = {
+      publish: async (_subject: string, data: Uint8Array) => {
+        const docId = codecs.ingestCommand.decode(data).upsert?.docId ?? '';
+        // b's write takes longer and fails; those after it land meanwhile.
+        await new Promise((resolve) => setTimeout(resolve, docId === 'b' ? 30 : 1));
+        if (failing.has(docId)) throw new UnavailableError('stream has no leader');
+        stored.push(docId);
+        return { duplicate: false, seq: stored.length };
+      },
+    } as unknown as DurableStream;
+    const target: IngestTarget = { streams: { ingest: stream, bodies: stream }, tenantId: 'acme', kbId: 'projects' };
+    const refusal = await acceptNdjsonDocuments(
+      target,
+      slowBody(['a', 'b', 'c', 'd', 'e'].map(line), 0),
+      1_000_000,
+    ).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(stored).toEqual(['a', 'c', 'd', 'e']);
+    expect((refusal as Problem).detail).toBe(
+      'the ingest stream did not take the write: stream has no leader; the 1 document(s) before the first that ' +
+        'failed were accepted, and some after it may have been: send it and those after it again',
+    );
+
+    // A JSON batch is published in turn: the problem says how many went in.
+    const json = ingestStream((count) => (count >= 2 ? new UnavailableError('stream has no leader') : undefined));
+    const documents = ['a', 'b', 'c', 'd'].map((docId) => ({ docId, text: `${docId} is a document.` }));
+    const jsonRefusal = await acceptJsonDocuments(json.target, { documents }).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(json.stored.map((entry) => entry.command.upsert?.docId)).toEqual(['a', 'b']);
+    expect((jsonRefusal as Problem).detail).toMatch(/; the first 2 document\(s\) were accepted, the rest not$/);
   });
 
   it('ingestion - a stream without a leader, a publish that timed out and an unreachable bus are each a 503 with Retry-After', async () => {

@@ -98,14 +98,19 @@ export async function acceptJsonDocuments(target: IngestTarget, body: unknown): 
   const documents = 'documents' in parsed.data ? parsed.data.documents : [parsed.data];
   documents.forEach((document) => refuseFutureVersion(document));
   const accepted: AcceptedDocument[] = [];
-  for (const document of documents) accepted.push(await publish(target, document));
+  try {
+    for (const document of documents) accepted.push(await publish(target, document));
+  } catch (error) {
+    throw withDetailAdded(error, `the first ${accepted.length} document(s) were accepted, the rest not`);
+  }
   return accepted;
 }
 
 /**
- * Any number of documents as NDJSON, one per line, read and published as they arrive. A bad
- * line stops the request with a problem that says which line and how many documents before it
- * were accepted (they stay accepted).
+ * Any number of documents as NDJSON, one per line, read and published as they arrive, several at
+ * once. A bad line stops the request with a problem that says which line and how many documents
+ * before it were accepted (they stay accepted); so does a publish that failed, counting the
+ * documents before the first that failed, though some after it may have gone in beside it.
  */
 export async function acceptNdjsonDocuments(
   target: IngestTarget,
@@ -117,18 +122,23 @@ export async function acceptNdjsonDocuments(
   // A publish may fail while the loop waits for the body's next bytes, when nothing awaits it:
   // its failure is kept here at once (an unhandled rejection would end the process) and
   // thrown at the loop's next step.
-  let failed: { error: unknown } | undefined;
+  // The first document whose publish failed, by its place among the documents read.
+  let failed: { error: unknown; place: number } | undefined;
   const throwIfFailed = () => {
     if (failed) throw failed.error;
   };
+  let read = 0;
   try {
     for await (const line of readNdjsonLines(body, maxDocumentBytes, 'INGEST_MAX_DOCUMENT_BYTES')) {
       throwIfFailed();
       const document = parseLine(line.text, line.number);
+      const place = read++;
       const publishing: Promise<void> = publish(target, document)
         .then(
           (entry) => void accepted.push(entry),
-          (error: unknown) => void (failed ??= { error }),
+          (error: unknown) => {
+            if (failed === undefined || place < failed.place) failed = { error, place };
+          },
         )
         .finally(() => inFlight.delete(publishing));
       inFlight.add(publishing);
@@ -138,7 +148,17 @@ export async function acceptNdjsonDocuments(
     throwIfFailed();
   } catch (error) {
     await Promise.allSettled(inFlight);
-    throw withAcceptedCount(error, accepted.length);
+    // Publishes run side by side: the documents before the first that failed all went in, some
+    // after it may have too. Sending one again is harmless (a later version of the same, or a
+    // duplicate its message id names).
+    if (failed === undefined) {
+      throw withDetailAdded(error, `the ${read} document(s) before it were accepted, the rest was not read`);
+    }
+    throw withDetailAdded(
+      failed.error,
+      `the ${failed.place} document(s) before the first that failed were accepted, and some after it may have ` +
+        'been: send it and those after it again',
+    );
   }
   return accepted;
 }
@@ -167,9 +187,8 @@ function refuseFutureVersion(document: DocumentInput): DocumentInput {
   return document;
 }
 
-/** A stream that failed part-way: the client must learn how many documents before it went in. */
-function withAcceptedCount(error: unknown, accepted: number): unknown {
+/** A request that failed part-way: the client must learn which of its documents went in. */
+function withDetailAdded(error: unknown, accepted: string): unknown {
   if (!(error instanceof Problem)) return error;
-  const detail = `${error.detail ?? error.title}; the ${accepted} document(s) before it were accepted, the rest was not read`;
-  return error.withDetail(detail);
+  return error.withDetail(`${error.detail ?? error.title}; ${accepted}`);
 }
