@@ -130,6 +130,46 @@ describe('answer-gateway ingestion - raw files uploaded as multipart/form-data',
     });
   }, 60_000);
 
+  it('upload - a file whose name gives a document id an earlier file of the upload took is refused (409), not written over it; a name that gives no id is refused alone', async () => {
+    await using t = await startTestGateway();
+    const response = await upload(t.baseUrl, t.keys.alice, [
+      ['report.md', '# Report\n\nThe pump moves water.\n'],
+      ['report.txt', 'A second report.'],
+      ['a b.md', 'Spaced.'],
+      ['a-b.md', 'Dashed.'],
+      ['!!!.txt', 'No letter or digit in the name.'],
+    ]);
+    expect(response.status).toBe(202);
+    const body = (await response.json()) as {
+      accepted: Array<{ docId: string }>;
+      refused: Array<{ file: string; problem: { status: number; detail: string } }>;
+    };
+    expect(body.accepted.map((entry) => entry.docId)).toEqual(['report', 'a-b']);
+    expect(body.refused).toEqual([
+      {
+        file: 'report.txt',
+        problem: expect.objectContaining({
+          status: 409,
+          detail:
+            'the file "report.txt" gives the document id "report", which a file before it in this upload has: rename one of them',
+        }) as unknown,
+      },
+      {
+        file: 'a-b.md',
+        problem: expect.objectContaining({ status: 409 }) as unknown,
+      },
+      {
+        file: '!!!.txt',
+        problem: expect.objectContaining({
+          status: 422,
+          detail: '!!!.txt: "!!!.txt" gives no usable document id (""): name it with a letter or digit',
+        }) as unknown,
+      },
+    ]);
+    const stored = await storedCommands(t.bus, t.keys.alice, 2);
+    expect(stored.map((command) => command.upsert?.text)).toEqual(['The pump moves water.', 'Spaced.']);
+  });
+
   it('upload - a key without the ingest right is refused before the upload is read', async () => {
     await using t = await startTestGateway();
     const response = await upload(t.baseUrl, t.keys.bob, [['plain.txt', 'text']]);

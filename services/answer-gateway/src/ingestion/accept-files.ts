@@ -15,7 +15,8 @@ export interface RefusedFile {
  * markdown, text) one at a time as they arrive: only the file being read is held, within
  * INGEST_MAX_DOCUMENT_BYTES. A file that cannot be ingested (too large, corrupt, a scan without
  * text, an unknown type) is refused on its own with a problem; the others go in. The document
- * id comes from the file name, as `pnpm ingest` makes it.
+ * id comes from the file name, as `pnpm ingest` makes it; a later file whose name gives an id an
+ * earlier file of the upload took ("report.pdf" and "report.docx") is refused, not written over it.
  */
 export async function acceptUploadedFiles(
   target: IngestTarget,
@@ -48,11 +49,26 @@ async function acceptPart(
     refuse(problems.payloadTooLarge(maxDocumentBytes, 'INGEST_MAX_DOCUMENT_BYTES', `the file "${file}"`));
     return;
   }
+  let docId: string;
+  try {
+    docId = documentIdFrom(file);
+  } catch (error) {
+    refuse(problems.unreadableDocument(`${file}: ${(error as Error).message}`));
+    return;
+  }
+  if (accepted.some((entry) => entry.docId === docId)) {
+    refuse(
+      problems.conflict(
+        `the file "${file}" gives the document id "${docId}", which a file before it in this upload has: rename one of them`,
+      ),
+    );
+    return;
+  }
   let document;
   try {
     const parsed = await parseDocument(file, data);
     document = {
-      docId: documentIdFrom(file),
+      docId,
       title: parsed.title ?? file.slice(0, file.length - extname(file).length),
       text: parsed.text,
       sourceUri: file,
