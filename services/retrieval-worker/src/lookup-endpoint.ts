@@ -1,6 +1,6 @@
 import type { Endpoint } from '@hopline/bus';
 import { codecs, subjects, UnavailableError, ValidationError } from '@hopline/contracts';
-import type { LexicalBackend } from '@hopline/retrieval';
+import type { LexicalBackend, VectorBackend } from '@hopline/retrieval';
 import type { IngestProgress } from './ingest-progress.js';
 
 /** How long a lookup waits for the index to apply what the gateway accepted before it asked. */
@@ -9,9 +9,15 @@ const CATCH_UP_WAIT_MS = 3_000;
 /**
  * Answers whether a document is in the index, and at which version, once the index has
  * applied the ingest stream up to the sequence the asker names: a document accepted a moment
- * before is found, not reported missing.
+ * before is found, not reported missing. Live on either side is live: a delete that one side took
+ * and the other did not (dead-lettered after an outage) leaves the document searchable there, and
+ * the gateway must still let it be deleted again; the version is the higher of the two.
  */
-export function documentLookupEndpoint(deps: { lexical: LexicalBackend; progress: IngestProgress }): Endpoint {
+export function documentLookupEndpoint(deps: {
+  lexical: Pick<LexicalBackend, 'documentState'>;
+  vector: Pick<VectorBackend, 'documentState'>;
+  progress: Pick<IngestProgress, 'settledUpTo' | 'settledThrough'>;
+}): Endpoint {
   return {
     name: 'document-lookup',
     subject: subjects.documentLookup,
@@ -24,15 +30,12 @@ export function documentLookupEndpoint(deps: { lexical: LexicalBackend; progress
           `the index has applied the ingest stream up to ${deps.progress.settledThrough}, not yet ${lookup.afterSeq}`,
         );
       }
-      const state = await deps.lexical.documentState({
-        tenantId: lookup.tenantId,
-        kbId: lookup.kbId,
-        docId: lookup.docId,
-      });
+      const key = { tenantId: lookup.tenantId, kbId: lookup.kbId, docId: lookup.docId };
+      const states = await Promise.all([deps.lexical.documentState(key), deps.vector.documentState(key)]);
       return {
         data: codecs.documentState.encode({
-          exists: state !== undefined && !state.deleted,
-          version: state?.version ?? 0,
+          exists: states.some((state) => state !== undefined && !state.deleted),
+          version: Math.max(0, ...states.map((state) => state?.version ?? 0)),
         }),
       };
     },

@@ -269,7 +269,7 @@ export async function startRetrievalWorker(deps: RetrievalWorkerDeps): Promise<R
       endpoints: [
         endpoint('retrieve', subjects.retrieve),
         endpoint('retrieve-direct', subjects.retrieveAt(workerId)),
-        documentLookupEndpoint({ lexical, progress }),
+        documentLookupEndpoint({ lexical, vector, progress }),
         kbStatsEndpoint({ lexical, progress, workerId }),
       ],
     });
