@@ -13,9 +13,9 @@ const lastVersions = new Map<string, number>();
  * version, so two writes of one document stamped in the same millisecond (twice in one request,
  * or an upsert and a delete in quick turn) would otherwise be one message to JetStream, which
  * drops the second as a duplicate. Per document, not per process: a process-wide stamp ran ahead
- * of the clock by a millisecond a document under bulk ingestion (100,000 documents put it over a
- * minute ahead), and a later write of one of them from another replica, or after a restart,
- * then stamped lower and was dropped as stale after its 202.
+ * of the clock whenever documents came faster than one a millisecond (one upload of 100,000 put
+ * it over a minute ahead), and a later write of one of them from another replica, or after a
+ * restart, then stamped lower and was dropped as stale after its 202.
  */
 export function versionNow(tenantId: string, kbId: string, docId: string): number {
   const key = `${tenantId}\u0000${kbId}\u0000${docId}`;
