@@ -166,10 +166,10 @@ describe('system - demo answers', () => {
     dataDir = mkdtempSync(join(tmpdir(), 'hopline-demo-'));
     // Dozens of questions through the one dev key, as fast as they answer: admission is not what
     // this suite tests, and the default burst of 20 would refuse the later ones with 429.
-    embedded = await startEmbedded(
-      embeddedTestConfig(dataDir, { RATE_PER_KEY_PER_SECOND: '1000', RATE_BURST_PER_KEY: '1000' }),
-      {},
-    );
+    embedded = await startEmbedded(embeddedTestConfig(dataDir), {
+      RATE_PER_KEY_PER_SECOND: '1000',
+      RATE_BURST_PER_KEY: '1000',
+    });
   });
 
   afterAll(async () => {
