@@ -106,14 +106,7 @@ describe('ingest consumer', () => {
         },
       }),
     );
-    const reasons: string[] = [];
-    const reader = await realDeadLetters.consume(
-      { durable: 'reader', filterSubject: subjects.deadLetter, maxDeliver: 1, ackWaitMs: 1_000 },
-      async (message) => {
-        reasons.push(codecs.deadLetter.decode(message.data).reason);
-        return { kind: 'ack' };
-      },
-    );
+    const { reasons, reader } = await deadLetterReasons(realDeadLetters);
     await waitFor(() => reasons.length === 1, { timeoutMs: 10_000, description: 'the dead letter' });
     expect(reasons[0]).toMatch(/gave up after \d deliveries: index down/);
     await consumer.stop();
