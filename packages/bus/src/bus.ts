@@ -148,6 +148,12 @@ export interface Bus {
    */
   connection(): BusConnection;
   /**
+   * Calls `listener` each time the connection is restored after a loss, until the returned
+   * function is called: what core NATS delivered meanwhile (at most once) was lost, and a
+   * subscriber that must not miss a message can make up for it. Never called in memory.
+   */
+  onReconnected(listener: () => void): () => void;
+  /**
    * Sends a request and waits for one reply. Rejects with DeadlineExceededError after
    * timeoutMs, NoRespondersError when nobody listens, CancelledError when the signal aborts,
    * and RemoteError when the responder replied with an error envelope.

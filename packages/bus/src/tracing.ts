@@ -78,6 +78,7 @@ export function withTracing(bus: Bus, { metrics, service }: TracingOptions = {})
   return {
     kind: bus.kind,
     connection: () => bus.connection(),
+    onReconnected: (listener: () => void) => bus.onReconnected(listener),
     request: (subject: string, data: Uint8Array, options: RequestOptions) =>
       instrument(
         `${subjectTemplate(subject)} request`,

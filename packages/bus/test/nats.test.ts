@@ -108,11 +108,13 @@ const restartable = await startNatsServer();
 afterAll(() => restartable?.[Symbol.asyncDispose]());
 
 describe.skipIf(!restartable)('NATS adapter - losing the server', () => {
-  it('connection - a lost server shows as disconnected with the reason, is logged, and a request meanwhile fails as the bus being unavailable', async () => {
+  it('connection - a lost server shows as disconnected with the reason, is logged, a request meanwhile fails as the bus being unavailable, and its return is told to who asked', async () => {
     const server = restartable as NonNullable<typeof restartable>;
     const logged: string[] = [];
     const logger = { info: (message: string) => logged.push(message), warn: (message: string) => logged.push(message) };
     const bus = await connectNatsBus({ url: server.url, name: 'outage-test', logger });
+    let reconnects = 0;
+    const stopWatching = bus.onReconnected(() => (reconnects += 1));
     try {
       expect(bus.connection().connected).toBe(true);
       await server.stop('SIGKILL');
@@ -123,9 +125,12 @@ describe.skipIf(!restartable)('NATS adapter - losing the server', () => {
       expect(failure).toBeInstanceOf(BusUnavailableError);
       expect((failure as Error).message).toMatch(/no answer within 200 ms; the connection to NATS is down/);
 
+      expect(reconnects).toBe(0);
       await server.start();
       await waitFor(() => bus.connection().connected, { timeoutMs: 15_000 });
       expect(logged).toEqual(['connected to NATS', 'NATS connection lost; reconnecting', 'NATS connection restored']);
+      expect(reconnects).toBe(1);
+      stopWatching();
     } finally {
       await bus.drain();
     }

@@ -212,6 +212,8 @@ export async function startAnswerGateway(options: AnswerGatewayOptions): Promise
     const change = codecs.kbChanged.decode(message.data);
     await bumpKb(change.tenantId, change.kbId);
   });
+  // A change announced while the connection was down never arrives.
+  const stopWatchingReconnects = bus.onReconnected(() => cache.changesMayHaveBeenMissed());
 
   const workerLag = new WorkerLagBoard(bus);
   const kbs = new KbService({
@@ -277,6 +279,7 @@ export async function startAnswerGateway(options: AnswerGatewayOptions): Promise
     grpcPort = await grpcServer.listen(config.GRPC_HOST, config.GRPC_PORT);
   } catch (error) {
     kbChanges.unsubscribe();
+    stopWatchingReconnects();
     workerLag.stop();
     controls.stop();
     askGuard.shutdown();
@@ -317,6 +320,7 @@ export async function startAnswerGateway(options: AnswerGatewayOptions): Promise
           await registry.cancelAll('shutdown');
         }
         kbChanges.unsubscribe();
+        stopWatchingReconnects();
         workerLag.stop();
         controls.stop();
         closeConnectionsWhenQuiet();

@@ -92,6 +92,24 @@ describe('answer cache keys', () => {
     expect(versionReads).toBe(0);
   });
 
+  it('after changes may have been missed (the bus reconnected), no answer keyed before over a kb asked about here is served: each such kb is bumped first', async () => {
+    const store = new MemoryCacheStore(10);
+    const cache = new AnswerCache(store, { ttlMs: 60_000 });
+    const before = (await cache.keyFor(scope, 'Who owns Atlas?', reasoning)) ?? '';
+    await cache.put(before, answer('Dana Reyes [1]'));
+    const otherTenant = { ...scope, tenantId: 'globex' };
+    const untouched = await cache.keyFor(otherTenant, 'Who owns Atlas?', reasoning);
+
+    cache.changesMayHaveBeenMissed();
+    const after = await cache.keyFor(scope, 'Who owns Atlas?', reasoning);
+    expect(after).not.toBe(before);
+    expect(await cache.get(after ?? '')).toBeUndefined();
+    // Bumped once, not on every lookup after.
+    expect(await cache.keyFor(scope, 'Who owns Atlas?', reasoning)).toBe(after);
+    // Every kb asked about through this cache is bumped, another tenant's as well.
+    expect(await cache.keyFor(otherTenant, 'Who owns Atlas?', reasoning)).not.toBe(untouched);
+  });
+
   it('round-trips an answer, marking the copy it serves as cached', async () => {
     const cache = new AnswerCache(new MemoryCacheStore(10), { ttlMs: 60_000 });
     const key = (await cache.keyFor(scope, 'Who owns Atlas?', reasoning)) ?? '';

@@ -113,6 +113,11 @@ class MemoryBus implements Bus {
       : { connected: true, sinceUnixMs: this.openedAt };
   }
 
+  // An in-process bus never loses its connection: nothing to make up for.
+  onReconnected(): () => void {
+    return () => undefined;
+  }
+
   private get broker(): Broker {
     return this.server.broker;
   }

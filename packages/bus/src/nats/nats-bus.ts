@@ -106,6 +106,10 @@ class NatsBus implements Bus {
     return this.watch.connection;
   }
 
+  onReconnected(listener: () => void): () => void {
+    return this.watch.onRestored(listener);
+  }
+
   async request(subject: string, data: Uint8Array, options: RequestOptions): Promise<BusMessage> {
     assertValidSubject(subject, 'publish');
     assertRequestCanStart(subject, options);

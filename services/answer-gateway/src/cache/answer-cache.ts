@@ -83,6 +83,8 @@ function decodeAnswer(bytes: Uint8Array): CachedAnswer {
 export class AnswerCache {
   /** Kbs whose version could not be bumped: no answer over them is cached or served until it is. */
   private readonly unbumped = new Set<string>();
+  /** The kbs answers were keyed over here, latest last: those a missed change may have left stale. */
+  private readonly keyedKbs = new Set<string>();
 
   constructor(
     private readonly store: AnswerCacheStore,
@@ -97,6 +99,7 @@ export class AnswerCache {
   async keyFor(scope: CacheScope, question: string, reasoning: CacheReasoning): Promise<string | undefined> {
     if (this.store.keepsNothing || !scope.tenantId || !scope.userId || scope.kbIds.length === 0) return undefined;
     const kbIds = [...new Set(scope.kbIds)].sort();
+    for (const kbId of kbIds) this.noteKeyed(scope.tenantId, kbId);
     let versions: string[];
     try {
       for (const kbId of kbIds) {
@@ -170,10 +173,30 @@ export class AnswerCache {
     this.unbumped.delete(key);
   }
 
+  /**
+   * Kb changes may have been missed (the announcements are core NATS messages, and the gateway's
+   * connection was down): every kb an answer was keyed over here is bumped before its answers
+   * are served or cached again, as a kb whose bump failed is.
+   */
+  changesMayHaveBeenMissed(): void {
+    for (const key of this.keyedKbs) this.unbumped.add(key);
+  }
+
   close(): Promise<void> {
     return this.store.close();
   }
+
+  private noteKeyed(tenantId: string, kbId: string): void {
+    const key = unbumpedKey(tenantId, kbId);
+    this.keyedKbs.delete(key);
+    this.keyedKbs.add(key);
+    // The oldest go first: a kb not asked about since many others were has few answers left to go stale.
+    if (this.keyedKbs.size > KEYED_KBS_REMEMBERED) this.keyedKbs.delete(this.keyedKbs.values().next().value as string);
+  }
 }
+
+/** Kbs remembered for `changesMayHaveBeenMissed`: far more than a gateway answers over within a TTL. */
+const KEYED_KBS_REMEMBERED = 10_000;
 
 const unbumpedKey = (tenantId: string, kbId: string) => `${tenantId}/${kbId}`;
 
