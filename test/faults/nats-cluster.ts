@@ -74,10 +74,29 @@ export const clusterNodeLoss = {
 };
 
 /**
+ * What a client that honours Retry-After ends with: `attempt` made again after the delay a
+ * refusal (429 or 503) names, until the client's own limit (`until`, ms since the epoch). The
+ * result is the last attempt's; `refusals` counts those before it.
+ */
+async function honouringRetryAfter<T extends { status: number | undefined; retryAfter: string | null | undefined }>(
+  until: number,
+  attempt: () => Promise<T>,
+): Promise<{ last: T; refusals: number }> {
+  let refusals = 0;
+  for (;;) {
+    const last = await attempt();
+    const waitMs = Number(last.retryAfter) * 1000;
+    const refused = last.status === 429 || last.status === 503;
+    if (!refused || !(waitMs > 0) || Date.now() + waitMs >= until) return { last, refusals };
+    refusals += 1;
+    await sleep(waitMs);
+  }
+}
+
+/**
  * Asks as a client that honours Retry-After: a question refused while the gateway's node is away
  * (503 "message bus unavailable", by design at once rather than after the accept timeout) is
- * asked again after the delay the refusal names, until the client's own limit. The outcome is
- * the last attempt's; `refusals` counts those before it.
+ * asked again.
  */
 async function askHonouringRetryAfter(
   gatewayUrl: string,
@@ -86,21 +105,15 @@ async function askHonouringRetryAfter(
   giveUpMs: number,
 ): Promise<{ outcome: AskOutcome; refusals: number }> {
   const until = Date.now() + giveUpMs;
-  let refusals = 0;
-  for (;;) {
-    const outcome = await askStreaming(gatewayUrl, apiKey, question, { giveUpMs: Math.max(1, until - Date.now()) });
-    const waitMs = Number(outcome.retryAfter) * 1000;
-    const refused = outcome.status === 429 || outcome.status === 503;
-    if (!refused || !(waitMs > 0) || Date.now() + waitMs >= until) return { outcome, refusals };
-    refusals += 1;
-    await sleep(waitMs);
-  }
+  const { last, refusals } = await honouringRetryAfter(until, () =>
+    askStreaming(gatewayUrl, apiKey, question, { giveUpMs: Math.max(1, until - Date.now()) }),
+  );
+  return { outcome: last, refusals };
 }
 
 /**
- * Ingests as a client that honours Retry-After, as `askHonouringRetryAfter` asks: a request
- * refused while the gateway's node is away is sent again, the same documents, after the delay the
- * refusal names, until the client's own limit. A document a refused request had already queued is
+ * Ingests as a client that honours Retry-After: a request refused while the gateway's node is
+ * away is sent again, the same documents. A document a refused request had already queued is
  * queued again at a later version, which replaces it: nothing doubles.
  */
 async function ingestHonouringRetryAfter(
@@ -109,19 +122,14 @@ async function ingestHonouringRetryAfter(
   documents: ReadonlyArray<{ docId: string; title: string; text: string }>,
   giveUpMs: number,
 ): Promise<{ status: number | undefined; refusals: number }> {
-  const until = Date.now() + giveUpMs;
-  let refusals = 0;
-  for (;;) {
+  const { last, refusals } = await honouringRetryAfter(Date.now() + giveUpMs, async () => {
     const response = await fetch(url, {
       method: 'POST',
       headers: { Authorization: `Bearer ${apiKey}`, 'Content-Type': 'application/json' },
       body: JSON.stringify({ documents }),
     }).catch(() => undefined);
     await response?.body?.cancel();
-    const waitMs = Number(response?.headers.get('retry-after')) * 1000;
-    const refused = response?.status === 429 || response?.status === 503;
-    if (!refused || !(waitMs > 0) || Date.now() + waitMs >= until) return { status: response?.status, refusals };
-    refusals += 1;
-    await sleep(waitMs);
-  }
+    return { status: response?.status, retryAfter: response?.headers.get('retry-after') };
+  });
+  return { status: last.status, refusals };
 }

@@ -1,12 +1,8 @@
-/** Who reads a question: an API key's tenant, user and the kbs it may read. */
+/**
+ * A tenant's user and kbs: for a reader, an API key's and the kbs it may read; for a question's
+ * owner, the asker's and the kbs it read, as its run, its log's headers or its trace name them.
+ */
 export interface QuestionReader {
-  tenantId: string;
-  userId: string;
-  kbIds: readonly string[];
-}
-
-/** Whose a question is, and what it reads: as its run, its log's headers or its trace name them. */
-interface QuestionOwner {
   tenantId: string;
   userId: string;
   kbIds: readonly string[];
@@ -19,7 +15,7 @@ interface QuestionOwner {
  * one asked, nor their citations. A question that names no kb (stored before its events carried
  * them) is no one's to read.
  */
-export function mayRead(reader: QuestionReader, owner: QuestionOwner): boolean {
+export function mayRead(reader: QuestionReader, owner: QuestionReader): boolean {
   return (
     owner.tenantId === reader.tenantId &&
     owner.userId === reader.userId &&

@@ -80,6 +80,17 @@ async function setUp(
   return { bus, consumer, realDeadLetters };
 }
 
+/** Upserts of `count` documents doc-0, doc-1, …, stored on the ingest stream before the consumer starts. */
+async function publishDocuments(stream: DurableStream, count: number): Promise<void> {
+  for (let i = 0; i < count; i++) {
+    await stream.publish(
+      subjects.ingest('acme', 'kb'),
+      codecs.ingestCommand.encode({ upsert: { ...doc, docId: `doc-${i}`, title: 'T', text: 'Text.' } }),
+      { msgId: `doc-${i}:1` },
+    );
+  }
+}
+
 /** The reasons of the dead letters published on `deadLetters`, as they come. */
 async function deadLetterReasons(deadLetters: DurableStream) {
   const reasons: string[] = [];
@@ -189,20 +200,7 @@ describe('ingest consumer', () => {
         );
       },
     };
-    const { bus, consumer } = await setUp(
-      indexer,
-      undefined,
-      async (stream) => {
-        for (let i = 0; i < 20; i++) {
-          await stream.publish(
-            subjects.ingest('acme', 'kb'),
-            codecs.ingestCommand.encode({ upsert: { ...doc, docId: `doc-${i}`, title: 'T', text: 'Text.' } }),
-            { msgId: `doc-${i}:1` },
-          );
-        }
-      },
-      100,
-    );
+    const { bus, consumer } = await setUp(indexer, undefined, (stream) => publishDocuments(stream, 20), 100);
     await waitFor(() => applied.size === 20, { timeoutMs: 10_000, description: 'every other command applied' });
     expect(applied.has('atlas')).toBe(false);
     expect(Math.max(...batches)).toBeGreaterThan(1);
@@ -219,15 +217,7 @@ describe('ingest consumer', () => {
         return unchanged;
       }, batches),
       undefined,
-      async (stream) => {
-        for (let i = 0; i < 40; i++) {
-          await stream.publish(
-            subjects.ingest('acme', 'kb'),
-            codecs.ingestCommand.encode({ upsert: { ...doc, docId: `doc-${i}`, title: 'T', text: 'Text.' } }),
-            { msgId: `doc-${i}:1` },
-          );
-        }
-      },
+      (stream) => publishDocuments(stream, 40),
     );
     await waitFor(() => applied.length === 41, { timeoutMs: 5_000, description: 'every command applied' });
     expect(batches.reduce((sum, size) => sum + size, 0)).toBe(41);

@@ -24,9 +24,6 @@ export function versionNow(tenantId: string, kbId: string, docId: string): numbe
   // Delete and set again: the map's order is then the order of the latest stamps.
   lastVersions.delete(key);
   lastVersions.set(key, version);
-  if (lastVersions.size > REMEMBERED_DOCUMENTS) {
-    const oldest = lastVersions.keys().next().value;
-    if (oldest !== undefined) lastVersions.delete(oldest);
-  }
+  if (lastVersions.size > REMEMBERED_DOCUMENTS) lastVersions.delete(lastVersions.keys().next().value as string);
   return version;
 }
