@@ -359,15 +359,27 @@ async function connectRateRedis(url: string, logger: Logger): Promise<Redis> {
 const LOOKUP_TIMEOUT_MS = 5_000;
 
 /**
+ * The stream sequence a worker's index must have applied before it answers for these kbs: that
+ * of the newest ingest command stored for any of them, so that a write accepted a moment ago is
+ * counted. Only these kbs' commands count: another tenant's bulk ingest, stored after them,
+ * does not hold the answer back.
+ */
+async function lastWriteTo(ingest: DurableStream, tenantId: string, kbIds: readonly string[]): Promise<number> {
+  const newest = await Promise.all(kbIds.map((kbId) => ingest.last(subjects.ingest(tenantId, kbId))));
+  return Math.max(0, ...newest.map((stored) => stored?.seq ?? 0));
+}
+
+/**
  * Asks a retrieval worker whether a document is indexed, once its index has applied every
- * ingest command stored before the question: a document accepted a moment ago is found.
+ * ingest command stored for the document's kb before the question: a document accepted a
+ * moment ago is found.
  */
 async function lookupDocument(
   bus: Bus,
   ingest: DurableStream,
   document: { tenantId: string; kbId: string; docId: string },
 ): Promise<{ exists: boolean; version: number }> {
-  const afterSeq = await ingest.lastSequence();
+  const afterSeq = await lastWriteTo(ingest, document.tenantId, [document.kbId]);
   try {
     const reply = await bus.request(subjects.documentLookup, codecs.documentLookup.encode({ ...document, afterSeq }), {
       timeoutMs: LOOKUP_TIMEOUT_MS,
@@ -378,7 +390,7 @@ async function lookupDocument(
   }
 }
 
-/** What a retrieval worker's index holds of the tenant's kbs, counting every ingest command stored before the call. */
+/** What a retrieval worker's index holds of the tenant's kbs, counting every ingest command stored for them before the call. */
 async function kbStats(
   bus: Bus,
   ingest: DurableStream,
@@ -386,7 +398,7 @@ async function kbStats(
   kbIds: readonly string[],
 ): Promise<Array<{ documents: number; chunks: number }>> {
   if (kbIds.length === 0) return [];
-  const afterSeq = await ingest.lastSequence();
+  const afterSeq = await lastWriteTo(ingest, tenantId, kbIds);
   try {
     const reply = await bus.request(
       subjects.kbStats,

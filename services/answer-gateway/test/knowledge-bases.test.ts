@@ -100,6 +100,56 @@ describe('answer-gateway knowledge bases over HTTP', () => {
     expect((await fetch(`${t.baseUrl}/v1/kbs`)).status).toBe(401);
   });
 
+  it('waits for the index to apply the kbs’ own writes only, not another tenant’s stored after them', async () => {
+    await using t = await startTestGateway();
+    const { alice, carol } = t.keys;
+    const askedAfter: Array<{ subject: string; tenantId: string; afterSeq: number }> = [];
+    await t.peerBus.serve({
+      name: 'retrieval-worker',
+      version: '0.1.0',
+      endpoints: [
+        {
+          name: 'kb-stats',
+          subject: subjects.kbStats,
+          handle: async (message) => {
+            const { tenantId, kbIds, afterSeq } = codecs.kbStatsRequest.decode(message.data);
+            askedAfter.push({ subject: subjects.kbStats, tenantId, afterSeq });
+            const kbs = kbIds.map((kbId) => ({ kbId, documents: 1, chunks: 1 }));
+            return { data: codecs.kbStatsResponse.encode({ kbs, workerId: 'w1' }) };
+          },
+        },
+        {
+          name: 'lookup',
+          subject: subjects.documentLookup,
+          handle: async (message) => {
+            const { tenantId, afterSeq } = codecs.documentLookup.decode(message.data);
+            askedAfter.push({ subject: subjects.documentLookup, tenantId, afterSeq });
+            return { data: codecs.documentState.encode({ exists: false, version: 0 }) };
+          },
+        },
+      ],
+    });
+    const ingest = await t.peerBus.durableStream();
+    const write = (tenantId: string, docId: string) =>
+      ingest.publish(
+        subjects.ingest(tenantId, 'handbook'),
+        codecs.ingestCommand.encode({ delete: { tenantId, kbId: 'handbook', docId, version: 1 } }),
+        { msgId: `${tenantId}:${docId}` },
+      );
+    const alicesWrite = await write(alice.tenantId, 'a');
+    // Carol's bulk ingest, stored after alice's write: the index applies it in stream order.
+    for (const docId of ['b', 'c', 'd']) await write(carol.tenantId, docId);
+
+    expect((await kbRequest(t, alice, 'GET', '/v1/kbs/handbook')).status).toBe(200);
+    expect((await kbRequest(t, alice, 'DELETE', '/v1/kbs/handbook/documents/a')).status).toBe(404);
+    expect((await kbRequest(t, carol, 'GET', '/v1/kbs/handbook')).status).toBe(200);
+    expect(askedAfter).toEqual([
+      { subject: subjects.kbStats, tenantId: alice.tenantId, afterSeq: alicesWrite.seq },
+      { subject: subjects.documentLookup, tenantId: alice.tenantId, afterSeq: alicesWrite.seq },
+      { subject: subjects.kbStats, tenantId: carol.tenantId, afterSeq: alicesWrite.seq + 3 },
+    ]);
+  });
+
   it('answers 503 with Retry-After when no retrieval worker can count the documents, and logs that refusal as a warning, not an error', async () => {
     const lines: Array<Record<string, unknown>> = [];
     const logger = createLogger('answer-gateway', {
