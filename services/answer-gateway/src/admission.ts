@@ -135,15 +135,29 @@ export interface AdmissionOptions extends RateLimitOptions {
   maxInFlight: number;
   /** Questions this instance runs now. */
   inFlight: () => number;
-  onRejected?: (reason: 'rate' | 'in_flight') => void;
+  /** What one tenant may hold of `maxInFlight` while another tenant has questions running too. */
+  maxInFlightPerTenant: number;
+  /** The tenant's questions among `inFlight()`. */
+  inFlightOf: (tenantId: string) => number;
+  onRejected?: (reason: AdmissionRejection) => void;
 }
+
+export type AdmissionRejection = 'rate' | 'in_flight' | 'tenant_share';
+
+/** A tenant refused a slot counts as waiting for this long: twice the Retry-After it was given. */
+const WAITER_MEMORY_MS = 2_000;
+const MAX_WAITERS_REMEMBERED = 1_000;
 
 /** Decides, without waiting, whether a question may start; throws a 429 problem when it may not. */
 export class Admission {
   private readonly rate: RateLimiter;
+  private readonly now: () => number;
+  /** Tenants refused a slot because every slot was taken, by when: oldest first. */
+  private readonly waiters = new Map<string, number>();
 
   constructor(private readonly options: AdmissionOptions) {
     this.rate = options.rate ?? new KeyRateLimiter(options);
+    this.now = options.now ?? Date.now;
   }
 
   /** Charges the key's rate: every ask counts, cached answers included. */
@@ -158,14 +172,48 @@ export class Admission {
     }
   }
 
-  /** Refuses a question that would exceed the instance's bound on questions in flight. */
-  checkCapacity(): void {
-    if (this.options.inFlight() >= this.options.maxInFlight) {
+  /**
+   * Refuses a question that would exceed the instance's bound on questions in flight, or the
+   * tenant's share of it. The share binds only while another tenant has questions running or
+   * was refused a slot within the last few seconds: a tenant alone may use every slot, but one
+   * that filled them gets no new slot as its questions end until it is back under its share,
+   * so the slots it frees go to the tenants it kept waiting.
+   */
+  checkCapacity(tenantId: string): void {
+    const { maxInFlight, maxInFlightPerTenant } = this.options;
+    const now = this.now();
+    this.forgetWaitersBefore(now - WAITER_MEMORY_MS);
+    const running = this.options.inFlight();
+    if (running >= maxInFlight) {
+      this.rememberWaiter(tenantId, now);
       this.options.onRejected?.('in_flight');
+      throw problems.tooManyRequests(`this instance is answering ${maxInFlight} questions; retry shortly`, 1_000);
+    }
+    const tenantRunning = this.options.inFlightOf(tenantId);
+    if (tenantRunning >= maxInFlightPerTenant && (running > tenantRunning || this.othersWaiting(tenantId))) {
+      this.options.onRejected?.('tenant_share');
       throw problems.tooManyRequests(
-        `this instance is answering ${this.options.maxInFlight} questions; retry shortly`,
+        `this instance is answering ${tenantRunning} of this tenant's questions, its share while other tenants wait; retry shortly`,
         1_000,
       );
     }
+  }
+
+  private rememberWaiter(tenantId: string, now: number): void {
+    // Re-inserted, so the map stays ordered by the time each tenant was last refused.
+    this.waiters.delete(tenantId);
+    this.waiters.set(tenantId, now);
+    if (this.waiters.size > MAX_WAITERS_REMEMBERED) this.waiters.delete(this.waiters.keys().next().value as string);
+  }
+
+  private forgetWaitersBefore(cutoff: number): void {
+    for (const [tenantId, refusedAt] of this.waiters) {
+      if (refusedAt >= cutoff) return;
+      this.waiters.delete(tenantId);
+    }
+  }
+
+  private othersWaiting(tenantId: string): boolean {
+    return this.waiters.size > (this.waiters.has(tenantId) ? 1 : 0);
   }
 }

@@ -114,7 +114,7 @@ export class AskService {
     // in, and one that was waiting on the key's rate or the cache when the gateway began to drain
     // is refused here, not registered after the drain found no question to cancel.
     this.refuseWhileDraining();
-    admission.checkCapacity();
+    admission.checkCapacity(scope.tenantId);
     let run: QuestionRun;
     try {
       run = await context.with(inQuestion, () =>

@@ -51,6 +51,11 @@ export const configSchema = z.object({
   REPLAY_BUFFER_EVENTS: env.positiveInt(20_000),
   /** Questions this instance runs at once; beyond it, 429. */
   MAX_IN_FLIGHT: env.positiveInt(64),
+  /**
+   * What one tenant may hold of MAX_IN_FLIGHT while another tenant's questions run too; half
+   * of it (rounded up) when unset. A tenant alone may use every slot.
+   */
+  MAX_IN_FLIGHT_PER_TENANT: z.coerce.number().int().positive().optional(),
   /** Questions per second each API key may ask on this instance (token bucket refill). */
   RATE_PER_KEY_PER_SECOND: z.coerce.number().positive().default(5),
   /** Questions a key may ask in a burst (token bucket size). */

@@ -56,6 +56,7 @@ export type GatewayConfig = Pick<
   | 'RESUME_GRACE_MS'
   | 'REPLAY_BUFFER_EVENTS'
   | 'MAX_IN_FLIGHT'
+  | 'MAX_IN_FLIGHT_PER_TENANT'
   | 'RATE_PER_KEY_PER_SECOND'
   | 'RATE_BURST_PER_KEY'
   | 'SHUTDOWN_GRACE_MS'
@@ -180,6 +181,8 @@ export async function startAnswerGateway(options: AnswerGatewayOptions): Promise
       : ownRate,
     maxInFlight: config.MAX_IN_FLIGHT,
     inFlight: () => registry.inFlight,
+    maxInFlightPerTenant: config.MAX_IN_FLIGHT_PER_TENANT ?? Math.ceil(config.MAX_IN_FLIGHT / 2),
+    inFlightOf: (tenantId) => registry.inFlightOf(tenantId),
     onRejected: (reason) => counters.admissionRejections.inc({ reason }),
   });
   // The controls the hop-reasoners reason under change their answers: cached answers are keyed by them.

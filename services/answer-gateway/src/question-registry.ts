@@ -29,6 +29,7 @@ export class QuestionRegistry {
   private readonly runs = new Map<string, QuestionRun>();
   private readonly evictions = new Set<NodeJS.Timeout>();
   private running = 0;
+  private readonly runningByTenant = new Map<string, number>();
   private readonly idleWaiters = new Set<() => void>();
   /**
    * The pings of readers on other replicas, for every question at once: a subscription per
@@ -50,6 +51,11 @@ export class QuestionRegistry {
     return this.running;
   }
 
+  /** The tenant's questions among `inFlight`. */
+  inFlightOf(tenantId: string): number {
+    return this.runningByTenant.get(tenantId) ?? 0;
+  }
+
   /**
    * Registers the question (it counts as in flight at once, so concurrent admissions see it)
    * and waits until a hop-reasoner took it. Rejects with the accept runner's error when none did.
@@ -57,16 +63,18 @@ export class QuestionRegistry {
   async start(spec: QuestionSpec): Promise<QuestionRun> {
     const run = new QuestionRun(spec, this.options);
     this.runs.set(spec.questionId, run);
+    const { tenantId } = spec.scope;
     this.running += 1;
+    this.runningByTenant.set(tenantId, this.inFlightOf(tenantId) + 1);
     try {
       await run.start();
     } catch (error) {
       this.runs.delete(spec.questionId);
-      this.release();
+      this.release(tenantId);
       throw error;
     }
     void run.finished.then((terminal) => {
-      this.release();
+      this.release(tenantId);
       this.options.onFinished?.(run, terminal);
       const eviction = setTimeout(() => {
         this.evictions.delete(eviction);
@@ -119,8 +127,11 @@ export class QuestionRegistry {
     this.runs.clear();
   }
 
-  private release(): void {
+  private release(tenantId: string): void {
     this.running -= 1;
+    const tenantRunning = this.inFlightOf(tenantId) - 1;
+    if (tenantRunning === 0) this.runningByTenant.delete(tenantId);
+    else this.runningByTenant.set(tenantId, tenantRunning);
     if (this.running === 0) {
       for (const wake of this.idleWaiters) wake();
       this.idleWaiters.clear();

@@ -1,6 +1,6 @@
 import { waitFor } from '@hopline/test-support';
 import { describe, expect, it } from 'vitest';
-import { KeyRateLimiter } from '../src/admission.js';
+import { Admission, KeyRateLimiter } from '../src/admission.js';
 import { AnswerCache } from '../src/cache/answer-cache.js';
 import { MemoryCacheStore } from '../src/cache/memory-store.js';
 import { twoHopScript } from './support/fake-reasoner.js';
@@ -53,6 +53,77 @@ describe('answer-gateway admission control', () => {
     // Their slots are free again.
     t.reasoner.script = twoHopScript();
     await waitFor(async () => (await askJson(t.baseUrl, t.keys.bob, { question: 'And now?' })).status === 200);
+  });
+
+  it('a tenant that filled every slot gets none of those its questions free while another tenant waits for one', async () => {
+    await using t = await startTestGateway({
+      config: { MAX_IN_FLIGHT: 4, RATE_BURST_PER_KEY: 1_000 },
+      script: twoHopScript({ gated: true }),
+    });
+    const { alice, carol } = t.keys;
+    // Alone, alice's tenant may take every slot, beyond its share of 2.
+    const alices = await Promise.all(
+      Array.from({ length: 4 }, (_, i) => askSse(t.baseUrl, alice, { question: `Alice's question ${i}?` })),
+    );
+    await waitFor(() => alices.every((stream) => stream.events.length >= 1), { description: 'alice holds every slot' });
+    const full = await askJson(t.baseUrl, carol, { question: 'Who owns Atlas?' });
+    expect(full.status).toBe(429);
+
+    const [first] = t.reasoner.asks;
+    await waitFor(
+      () => {
+        t.reasoner.release(first!.ctx!.questionId);
+        return alices.some((stream) => stream.events.at(-1)?.name === 'done');
+      },
+      { description: 'one of alice’s questions to end' },
+    );
+    const overShare = await askJson(t.baseUrl, alice, { question: 'Another of Alice’s?' });
+    expect(overShare.status).toBe(429);
+    expect(overShare.headers.get('retry-after')).toBe('1');
+    expect(await overShare.json()).toMatchObject({
+      detail: expect.stringContaining("this tenant's questions") as unknown,
+    });
+    const carols = await askSse(t.baseUrl, carol, { question: 'Who owns Atlas?' });
+    await waitFor(() => carols.events.length >= 1, { description: 'carol’s question to start in the freed slot' });
+    expect(await metricValue(t.metrics, 'hopline_gateway_admission_rejections_total', { reason: 'tenant_share' })).toBe(
+      1,
+    );
+    await waitFor(() => {
+      t.reasoner.releaseAll();
+      return [...alices, carols].every((stream) => stream.events.at(-1)?.name === 'done');
+    });
+  });
+
+  it('the tenant share: counted against the tenant’s own questions, binding only while another tenant runs or waited', () => {
+    let clock = 0;
+    const running = new Map<string, number>();
+    const admission = new Admission({
+      ratePerSecond: 1,
+      burst: 1,
+      maxInFlight: 4,
+      maxInFlightPerTenant: 2,
+      inFlight: () => [...running.values()].reduce((sum, n) => sum + n, 0),
+      inFlightOf: (tenantId) => running.get(tenantId) ?? 0,
+      now: () => clock,
+    });
+    running.set('a', 3);
+    expect(() => admission.checkCapacity('a')).not.toThrow();
+    running.set('b', 1);
+    expect(() => admission.checkCapacity('b')).toThrow(/answering 4 questions/);
+    running.set('b', 0);
+    running.set('a', 2);
+    expect(() => admission.checkCapacity('a')).toThrow(/share/);
+    // b was refused a slot a moment ago: it counts as waiting for two seconds.
+    running.delete('b');
+    clock = 1_999;
+    expect(() => admission.checkCapacity('a')).toThrow(/share/);
+    expect(() => admission.checkCapacity('c')).not.toThrow();
+    clock = 2_001;
+    expect(() => admission.checkCapacity('a')).not.toThrow();
+    // Another tenant running binds the share without any refusal.
+    running.set('c', 1);
+    expect(() => admission.checkCapacity('a')).toThrow(/share/);
+    expect(() => admission.checkCapacity('c')).not.toThrow();
   });
 
   it('a key over its rate gets 429 with Retry-After while other keys are served, and is served again once tokens come back', async () => {
