@@ -54,10 +54,17 @@ export class IngestProgress {
     return this.settled;
   }
 
-  /** Asks the consumer now rather than trusting the last poll: for a retrieval that found nothing. */
-  async currentLag(): Promise<number> {
+  /**
+   * Whether a command stored on one of these subjects (a scope's kbs) is not applied yet, the
+   * stream and the consumer read now: for a retrieval that found nothing. Other kbs' changes,
+   * however many, do not count.
+   */
+  async changesWaitingOn(subjectsOfScope: readonly string[]): Promise<boolean> {
+    const newest = await Promise.all(subjectsOfScope.map((subject) => this.options.stream.last(subject)));
+    const newestSeq = Math.max(0, ...newest.map((stored) => stored?.seq ?? 0));
+    if (this.settled >= newestSeq) return false;
     await this.read();
-    return this.lagNow ?? 0;
+    return this.settled < newestSeq;
   }
 
   /** Resolves true once the stream is settled up to `seq`, false when `timeoutMs` passed first. */

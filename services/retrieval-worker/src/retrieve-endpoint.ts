@@ -26,8 +26,8 @@ export interface RetrieveEndpointDeps {
   /** Endpoint name and subject: the queue group's, or this worker's own. */
   name: string;
   subject: string;
-  /** Ingest commands not applied to the index yet, as of now. */
-  ingestLag: () => Promise<number>;
+  /** Whether ingest commands stored for these kbs are not applied to the index yet, as of now. */
+  changesWaiting: (tenantId: string, kbIds: readonly string[]) => Promise<boolean>;
 }
 
 /** A retrieve request whose context is already verified: what the endpoint makes of a decoded one. */
@@ -44,8 +44,8 @@ export type Retrieved = Omit<RetrieveResponse, 'chunks'> & {
 /**
  * One retrieval, as the retrieve endpoint answers it. The scope comes from the verified request
  * context and nothing else in the request can widen it: the retriever applies it as a hard
- * filter. Nothing found while the index still has ingest commands to apply is flagged degraded,
- * never a plain "nothing found": the answer may be in a document not indexed yet, and a
+ * filter. Nothing found while the index still has ingest commands of the scope's kbs to apply is
+ * flagged degraded, never a plain "nothing found": the answer may be in a document not indexed yet, and a
  * degraded answer is neither trusted nor cached. The endpoint decodes into it and encodes what
  * it answers; a caller in the same process (the embedded mode) calls it directly.
  */
@@ -53,7 +53,7 @@ export function retrieveHandler({
   retriever,
   workerId,
   metrics,
-  ingestLag,
+  changesWaiting,
 }: Omit<RetrieveEndpointDeps, 'name' | 'subject'>): (request: VerifiedRetrieveRequest) => Promise<Retrieved> {
   return async (request) => {
     const { ctx } = request;
@@ -77,9 +77,7 @@ export function retrieveHandler({
       if (!result.noGraphReason) metrics.entityGraphWalkDuration.observe(result.timings.graphMs / 1000);
     }
     const degradedReasons = [...result.degradedReasons];
-    const lag = result.chunks.length === 0 ? await ingestLag() : 0;
-    if (lag > 0) {
-      // Not how many: the stream holds every tenant's changes, and the reason reaches the asker.
+    if (result.chunks.length === 0 && (await changesWaiting(ctx.scope.tenantId, ctx.scope.kbIds))) {
       degradedReasons.push('the search index is still catching up with document changes not applied yet');
       metrics.degradedRetrievals.inc({ path: 'index', reason: 'catching_up' });
     }

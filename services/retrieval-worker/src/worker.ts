@@ -257,7 +257,13 @@ export async function startRetrievalWorker(deps: RetrievalWorkerDeps): Promise<R
   let stopping = false;
   const announce = () =>
     bus.publish(subjects.retrievalPresence, codecs.workerPresence.encode({ workerId, ingestLag: progress.lag ?? 0 }));
-  const retrieveDeps = { retriever, workerId, metrics, ingestLag: () => progress.currentLag() };
+  const retrieveDeps = {
+    retriever,
+    workerId,
+    metrics,
+    changesWaiting: (tenantId: string, kbIds: readonly string[]) =>
+      progress.changesWaitingOn(kbIds.map((kbId) => subjects.ingest(tenantId, kbId))),
+  };
   const retrieveHere = retrieveHandler(retrieveDeps);
   const ready = progress.ready.then(async () => {
     if (stopping) return;

@@ -608,6 +608,9 @@ describe('retrieval-worker readiness', () => {
       await w.ready;
       const indexing = gate();
       indexingGate.held = indexing.opened;
+      // Another tenant's change waiting says nothing of acme's kb: nothing found is plain.
+      await ingest(bus, 'globex', 'kb', 'globex-delta', 'Delta epsilon.', 1);
+      expect(await retrieve(bus, 'acme', ['kb'], 'delta')).toMatchObject({ chunks: [], degraded: false });
       await ingest(bus, 'acme', 'kb', 'delta', 'Delta epsilon.', 1);
       const response = await retrieve(bus, 'acme', ['kb'], 'delta');
       expect(response.chunks).toEqual([]);
