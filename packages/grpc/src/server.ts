@@ -39,6 +39,8 @@ export interface GrpcServer {
   addService<S extends ServiceConstructor>(service: S, implementation: HandlersOf<S>): void;
   /** A service's health status (its full name, e.g. `hopline.v1.Reranker`; '' is the whole server). */
   setServing(serviceName: string, serving: boolean): void;
+  /** The whole server's and every service's health status at once, as a readiness check decides; none after shutdown began. */
+  setAllServing(serving: boolean): void;
   /** Binds and starts; returns the bound port (useful with port 0). */
   listen(host: string, port: number): Promise<number>;
   /** NOT_SERVING first, then a graceful close, then a forced one after `graceMs`. Safe to call more than once. */
@@ -280,6 +282,11 @@ export function createGrpcServer(options: GrpcServerOptions = {}): GrpcServer {
 
     setServing(serviceName, serving) {
       health.setStatus(serviceName, serving ? 'SERVING' : 'NOT_SERVING');
+    },
+
+    setAllServing(serving) {
+      if (stopping) return;
+      for (const name of health.services()) health.setStatus(name, serving ? 'SERVING' : 'NOT_SERVING');
     },
 
     listen(host, port) {

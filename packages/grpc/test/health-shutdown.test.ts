@@ -49,6 +49,20 @@ describe('gRPC health', () => {
     await vi.waitFor(() => expect(statuses).toEqual(['SERVING', 'NOT_SERVING', 'SERVING']));
   });
 
+  it('health - setAllServing turns the whole server and every service NOT_SERVING and back, but not once shutdown began', async () => {
+    const { server, health } = await rerankServer();
+    server.setAllServing(false);
+    await expect(checkHealth(health, '')).resolves.toBe('NOT_SERVING');
+    await expect(checkHealth(health, 'hopline.v1.Reranker')).resolves.toBe('NOT_SERVING');
+    server.setAllServing(true);
+    await expect(checkHealth(health, '')).resolves.toBe('SERVING');
+    await expect(checkHealth(health, 'hopline.v1.Reranker')).resolves.toBe('SERVING');
+    const stopped = server.shutdown({ drainMs: 500 });
+    server.setAllServing(true);
+    await expect(checkHealth(health, '')).resolves.toBe('NOT_SERVING');
+    await stopped;
+  });
+
   it('health - once shutdown begins every status is NOT_SERVING while the drain lasts, then Watch streams end cleanly', async () => {
     const { server, health } = await rerankServer();
     const statuses: string[] = [];

@@ -102,6 +102,8 @@ export interface AnswerGateway {
 const DEADLINE_SLACK_MS = 1_000;
 /** Opens when half of at least 5 asks in 10 s were taken by no hop-reasoner in time. */
 const ASK_BREAKER = { errorThresholdPercentage: 50, volumeThreshold: 5, rollingCountTimeoutMs: 10_000 };
+/** How often the gRPC health status is brought in line with the gateway's health. */
+const GRPC_HEALTH_SYNC_MS = 1_000;
 /** How long finished streams may take to flush their last bytes once every question ended. */
 const CLOSE_FLUSH_MS = 1_000;
 
@@ -265,14 +267,28 @@ export async function startAnswerGateway(options: AnswerGatewayOptions): Promise
     });
   });
   const grpcServer = createGrpcServer({ logger, metrics });
+  const { AnswerGateway, KnowledgeBases } = loadHoplineGrpc().hopline.v1;
   grpcServer.addService(
-    loadHoplineGrpc().hopline.v1.AnswerGateway,
+    AnswerGateway,
     answerGatewayHandlers({ asks, keys: options.keys, askLimits: { maxQuestionChars: config.MAX_QUESTION_CHARS } }),
   );
-  grpcServer.addService(
-    loadHoplineGrpc().hopline.v1.KnowledgeBases,
-    knowledgeBaseHandlers({ kbs, keys: options.keys }),
-  );
+  grpcServer.addService(KnowledgeBases, knowledgeBaseHandlers({ kbs, keys: options.keys }));
+
+  const health = (): HealthReport => {
+    const busState = busHealth(bus);
+    return {
+      ok: stopping === undefined && busState.ok,
+      details: {
+        inFlight: registry.inFlight,
+        cache: cache.kind,
+        bus: busState.details,
+        ...(stopping ? { stopping: true } : {}),
+      },
+    };
+  };
+  // The kubelet probes the gateway through gRPC health: it says what /readyz says.
+  const grpcHealthSync = setInterval(() => grpcServer.setAllServing(health().ok), GRPC_HEALTH_SYNC_MS);
+  grpcHealthSync.unref();
 
   let httpPort: number;
   let grpcPort: number;
@@ -281,6 +297,7 @@ export async function startAnswerGateway(options: AnswerGatewayOptions): Promise
     httpPort = (httpServer.address() as AddressInfo).port;
     grpcPort = await grpcServer.listen(config.GRPC_HOST, config.GRPC_PORT);
   } catch (error) {
+    clearInterval(grpcHealthSync);
     kbChanges.unsubscribe();
     stopWatchingReconnects();
     workerLag.stop();
@@ -296,18 +313,7 @@ export async function startAnswerGateway(options: AnswerGatewayOptions): Promise
   return {
     httpPort,
     grpcPort,
-    health: () => {
-      const busState = busHealth(bus);
-      return {
-        ok: stopping === undefined && busState.ok,
-        details: {
-          inFlight: registry.inFlight,
-          cache: cache.kind,
-          bus: busState.details,
-          ...(stopping ? { stopping: true } : {}),
-        },
-      };
-    },
+    health,
     stop({ graceMs = config.SHUTDOWN_GRACE_MS } = {}) {
       stopping ??= (async () => {
         asks.stopAccepting();
@@ -322,6 +328,7 @@ export async function startAnswerGateway(options: AnswerGatewayOptions): Promise
           });
           await registry.cancelAll('shutdown');
         }
+        clearInterval(grpcHealthSync);
         kbChanges.unsubscribe();
         stopWatchingReconnects();
         workerLag.stop();
