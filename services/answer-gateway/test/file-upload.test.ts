@@ -214,4 +214,24 @@ describe('answer-gateway ingestion - raw files uploaded as multipart/form-data',
     expect(refused.status).toBe(413);
     expect(((await refused.json()) as { type: string }).type).toBe('urn:hopline:problem:payload-too-large');
   });
+
+  it.each([
+    ['a multipart type without a boundary', 'multipart/form-data', 'anything'],
+    [
+      'a body that ends before its closing boundary',
+      'multipart/form-data; boundary=X',
+      '--X\r\nContent-Disposition: form-data; name="file"; filename="a.txt"\r\n\r\nhello',
+    ],
+    ['a body with no boundary line at all', 'multipart/form-data; boundary=X', 'garbage garbage'],
+  ])('upload - %s is the client’s problem (400), not a 500', async (_what, contentType, body) => {
+    await using t = await startTestGateway();
+    const response = await fetch(`${t.baseUrl}/v1/kbs/projects/documents`, {
+      method: 'POST',
+      headers: { ...bearer(t.keys.alice), 'Content-Type': contentType },
+      body,
+    });
+    expect(response.status).toBe(400);
+    expect(response.headers.get('content-type')).toBe('application/problem+json');
+    expect(await response.json()).toMatchObject({ detail: expect.stringContaining('multipart') as unknown });
+  });
 });

@@ -26,11 +26,23 @@ export async function acceptUploadedFiles(
   const accepted: AcceptedDocument[] = [];
   const refused: RefusedFile[] = [];
   try {
-    for await (const part of parts) await acceptPart(target, part, maxDocumentBytes, accepted, refused);
+    for await (const part of readingBody(parts)) await acceptPart(target, part, maxDocumentBytes, accepted, refused);
   } catch (error) {
-    throw withFilesAccepted(multipartProblem(error), accepted.length);
+    throw withFilesAccepted(error, accepted.length);
   }
   return { accepted, refused };
+}
+
+/** The parts, with what reading the body throws as the client's problem (`multipartProblem`). */
+async function* readingBody(parts: AsyncIterable<Multipart>): AsyncGenerator<Multipart> {
+  const iterator = parts[Symbol.asyncIterator]();
+  for (;;) {
+    const next = await iterator.next().catch((error: unknown) => {
+      throw multipartProblem(error);
+    });
+    if (next.done) return;
+    yield next.value;
+  }
 }
 
 async function acceptPart(
@@ -44,7 +56,9 @@ async function acceptPart(
   const file = part.filename;
   const refuse = (problem: Problem) => refused.push({ file, problem: problemDocument(problem) });
   // Past the limit the rest of the file is skipped, not held: the file is refused alone.
-  const data = await part.toBuffer();
+  const data = await part.toBuffer().catch((error: unknown) => {
+    throw multipartProblem(error);
+  });
   if (part.file.truncated) {
     refuse(problems.payloadTooLarge(maxDocumentBytes, 'INGEST_MAX_DOCUMENT_BYTES', `the file "${file}"`));
     return;
@@ -92,11 +106,12 @@ async function acceptPart(
 }
 
 /**
- * What @fastify/multipart refuses as the body is read, as the client's problem, not a 500: a
- * body that closed before its end, more parts than it takes, a field named like a prototype
- * property. Anything else passes as it is.
+ * What reading a multipart body failed on, as the client's problem, not a 500: a body that
+ * closed before its end, more parts than it takes, a field named like a prototype property, or
+ * one busboy cannot parse (no boundary, a part or the body cut short, a malformed part header:
+ * errors without a code).
  */
-function multipartProblem(error: unknown): unknown {
+function multipartProblem(error: unknown): Problem {
   const code = (error as { code?: unknown } | null)?.code;
   const message = error instanceof Error ? error.message : String(error);
   if (code === 'FST_MP_PREMATURE_CLOSE') return problems.clientClosedRequest();
@@ -108,7 +123,7 @@ function multipartProblem(error: unknown): unknown {
       `the upload has too many parts (${message})`,
     );
   if (code === 'FST_PROTO_VIOLATION') return problems.badRequest(message);
-  return error;
+  return problems.badRequest(`the multipart body is malformed: ${message}`);
 }
 
 /** An upload that failed part-way: the client must learn how many files before it went in. */
