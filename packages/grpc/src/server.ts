@@ -2,7 +2,7 @@ import * as grpc from '@grpc/grpc-js';
 import { CancelledError, DeadlineExceededError, toHoplineError, type HoplineError } from '@hopline/contracts';
 import { abortReason } from '@hopline/resilience';
 import { instrument, type HoplineMetrics, type Logger } from '@hopline/telemetry';
-import { SpanKind, type Attributes, type Span } from '@opentelemetry/api';
+import { propagation, SpanKind, type Attributes, type Span } from '@opentelemetry/api';
 import { HealthService } from './health.js';
 import { extractMetadata } from './metadata.js';
 import { grpcStatusName, toGrpcStatus } from './status.js';
@@ -22,6 +22,12 @@ export interface GrpcServerOptions {
   channelOptions?: grpc.ChannelOptions;
   /** TLS (`mutualTlsFrom(...).server()`); default plaintext, as in development. */
   credentials?: grpc.ServerCredentials;
+  /**
+   * Serves clients outside the fabric (the gateway's API): their `traceparent` is followed, but
+   * their W3C baggage is dropped, since it would travel on with every call and message made
+   * for them and could name the question (`hopline.question_id`) their spans are searched by.
+   */
+  edge?: boolean;
 }
 
 export interface ShutdownOptions {
@@ -173,6 +179,9 @@ export function createGrpcServer(options: GrpcServerOptions = {}): GrpcServer {
   const server = new grpc.Server({ ...DEFAULT_SERVER_OPTIONS, ...options.channelOptions });
   const health = new HealthService();
   health.setStatus(WHOLE_SERVER, 'SERVING');
+  const callerContext = options.edge
+    ? (metadata: grpc.Metadata) => propagation.deleteBaggage(extractMetadata(metadata))
+    : (metadata: grpc.Metadata) => extractMetadata(metadata);
   health.addToServer(server);
   let stopping: Promise<void> | undefined;
 
@@ -194,7 +203,7 @@ export function createGrpcServer(options: GrpcServerOptions = {}): GrpcServer {
   const serve = <T>(method: string, attributes: Attributes, call: AnyCall, run: () => Promise<T>): Promise<T> =>
     instrument(
       method,
-      { kind: SpanKind.SERVER, parent: extractMetadata(call.metadata), attributes, acceptableErrors: isRequestFault },
+      { kind: SpanKind.SERVER, parent: callerContext(call.metadata), attributes, acceptableErrors: isRequestFault },
       async (span: Span) => {
         try {
           const result = await run();

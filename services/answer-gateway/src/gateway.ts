@@ -266,7 +266,7 @@ export async function startAnswerGateway(options: AnswerGatewayOptions): Promise
       if (stopping) setImmediate(closeConnectionsWhenQuiet);
     });
   });
-  const grpcServer = createGrpcServer({ logger, metrics });
+  const grpcServer = createGrpcServer({ logger, metrics, edge: true });
   const { AnswerGateway, KnowledgeBases } = loadHoplineGrpc().hopline.v1;
   grpcServer.addService(
     AnswerGateway,

@@ -1,5 +1,5 @@
 import * as grpc from '@grpc/grpc-js';
-import { loadHoplineGrpc } from '@hopline/contracts';
+import { loadHoplineGrpc, subjects } from '@hopline/contracts';
 import { startTestTelemetry } from '@hopline/telemetry/testing';
 import { waitFor } from '@hopline/test-support';
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
@@ -159,5 +159,42 @@ describe('answer-gateway traces', () => {
       .spansNamed('hopline.qa.{question}.ask publish')
       .find((span) => span.spanContext().traceId === server.spanContext().traceId);
     expect(enqueued && parentOf(enqueued)).toBe(server.spanContext().spanId);
+  });
+
+  it('a client’s W3C baggage stops at the edge: its traceparent is followed, but its baggage names no span and travels in no message', async () => {
+    await using t = await startTestGateway();
+    const baggage = 'hopline.question_id=victim-question-id,padding=xxxxxxxx';
+    const traceId = '5bf92f3577b34da6a3ce929d0e0e4736';
+    const response = await fetch(`${t.baseUrl}/v1/kbs/projects/documents`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${t.keys.alice.key}`,
+        'Content-Type': 'application/json',
+        traceparent: `00-${traceId}-00f067aa0ba902b7-01`,
+        baggage,
+      },
+      body: JSON.stringify({ docId: 'atlas', text: 'Atlas is owned by Dana.' }),
+    });
+    expect(response.status).toBe(202);
+    const httpServer = await waitFor(() =>
+      telemetry.spansNamed('POST /v1/kbs/{kb}/documents').find((span) => span.spanContext().traceId === traceId),
+    );
+    expect(httpServer.attributes['hopline.question_id']).toBeUndefined();
+    const stored = await (await t.peerBus.durableStream()).last(subjects.ingest(t.keys.alice.tenantId, 'projects'));
+    expect(stored?.headers?.traceparent).toContain(traceId);
+    expect(JSON.stringify(stored?.headers)).not.toContain('victim-question-id');
+
+    const client = new (loadHoplineGrpc().hopline.v1.AnswerGateway)(t.grpcAddress, grpc.credentials.createInsecure());
+    const metadata = new grpc.Metadata();
+    metadata.set('authorization', `Bearer ${t.keys.carol.key}`);
+    metadata.set('baggage', baggage);
+    const call = client.ask({ question: 'Who owns Atlas?' }, metadata);
+    call.on('data', () => {});
+    await new Promise((resolve) => call.on('end', resolve));
+    client.close();
+    const grpcServer = await waitFor(() => telemetry.spansNamed('hopline.v1.AnswerGateway/Ask')[0]);
+    expect(grpcServer.attributes['hopline.question_id']).not.toBe('victim-question-id');
+    const job = t.reasoner.asks.at(-1);
+    expect(JSON.stringify(job)).not.toContain('victim');
   });
 });

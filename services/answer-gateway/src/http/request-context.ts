@@ -96,10 +96,15 @@ export const traceUntracedRequest: onResponseHookHandler = (request, reply, done
   done();
 };
 
+/**
+ * The request's headers as the propagator reads them, less W3C `baggage`: a client may join
+ * its trace to ours, but its baggage would travel on in every message and call of the
+ * question, and name the question (`hopline.question_id`) its spans are searched by.
+ */
 function headerCarrier(request: FastifyRequest): Record<string, string> {
   const carrier: Record<string, string> = {};
   for (const [name, value] of Object.entries(request.headers)) {
-    if (typeof value === 'string') carrier[name] = value;
+    if (typeof value === 'string' && name !== 'baggage') carrier[name] = value;
   }
   return carrier;
 }
