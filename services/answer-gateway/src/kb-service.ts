@@ -46,7 +46,10 @@ export class KbService {
     return kb;
   }
 
-  /** Idempotent: creating a kb that exists returns it, with `created: false`. */
+  /**
+   * Idempotent: creating a kb that exists returns it, with `created: false`. One that exists
+   * through its documents alone gets its record now, so that it outlives them as a created one does.
+   */
   async create(principal: Principal, kbId: string): Promise<{ kb: KbView; created: boolean }> {
     requireManage(principal, kbId);
     const [existing] = await this.views(principal, [kbId]);
@@ -60,7 +63,7 @@ export class KbService {
         chunks: existing?.chunks ?? 0,
         createdUnixMs: record.createdUnixMs,
       },
-      created: true,
+      created: existing === undefined,
     };
   }
 

@@ -89,6 +89,34 @@ describe('answer-gateway HTTP hardening', () => {
     }
   });
 
+  it('accepts NDJSON documents only in UTF-8, as JSON ones', async () => {
+    await using t = await startTestGateway();
+    const line = Buffer.from('{"docId":"cafe","text":"Caf\u00e9 Atlas"}\n', 'latin1');
+    const post = (contentType: string) =>
+      fetch(`${t.baseUrl}/v1/kbs/projects/documents`, {
+        method: 'POST',
+        headers: { ...bearer(t.keys.alice), 'Content-Type': contentType },
+        body: line,
+      });
+    for (const contentType of ['application/x-ndjson; charset=iso-8859-1', 'application/json; charset=iso-8859-1']) {
+      const response = await post(contentType);
+      expect({ contentType, status: response.status }).toEqual({ contentType, status: 415 });
+      expect(response.headers.get('content-type')).toBe('application/problem+json');
+    }
+    expect((await post('application/x-ndjson; charset=utf-8')).status).toBe(202);
+  });
+
+  it('an empty body declared as JSON is no body on a route that takes none (PUT of a kb), and malformed JSON on one that does', async () => {
+    await using t = await startTestGateway();
+    const headers = { ...bearer(t.keys.bob), 'Content-Type': 'application/json' };
+    // Bob may read the kb but not manage it: refused by the route, after the body.
+    expect((await fetch(`${t.baseUrl}/v1/kbs/handbook`, { method: 'PUT', headers })).status).toBe(403);
+    expect((await fetch(`${t.baseUrl}/v1/kbs/handbook`, { method: 'DELETE', headers })).status).toBe(403);
+    const ask = await fetch(`${t.baseUrl}/v1/ask`, { method: 'POST', headers });
+    expect(ask.status).toBe(400);
+    expect(await ask.json()).toMatchObject({ type: 'urn:hopline:problem:malformed-json' });
+  });
+
   it('reads Last-Event-ID as decimal digits only', async () => {
     await using t = await startTestGateway();
     const response = await askJson(t.baseUrl, t.keys.alice, { question: 'Who owns Atlas?' });

@@ -100,6 +100,18 @@ describe('answer-gateway knowledge bases over HTTP', () => {
     expect((await fetch(`${t.baseUrl}/v1/kbs`)).status).toBe(401);
   });
 
+  it('a PUT of a kb that exists through its documents answers 200, and records it, so it outlives them', async () => {
+    await using t = await startTestGateway();
+    const held = { [`${t.keys.alice.tenantId}/handbook`]: { documents: 3, chunks: 12 } };
+    await serveKbStats(t, held);
+    expect((await kbRequest(t, t.keys.alice, 'GET', '/v1/kbs/handbook')).status).toBe(200);
+    const put = await kbRequest(t, t.keys.alice, 'PUT', '/v1/kbs/handbook');
+    expect(put.status).toBe(200);
+    expect(await put.json()).toMatchObject({ kbId: 'handbook', documents: 3, createdUnixMs: expect.any(Number) });
+    held[`${t.keys.alice.tenantId}/handbook`] = { documents: 0, chunks: 0 };
+    expect((await kbRequest(t, t.keys.alice, 'GET', '/v1/kbs/handbook')).status).toBe(200);
+  });
+
   it('waits for the index to apply the kbs’ own writes only, not another tenant’s stored after them', async () => {
     await using t = await startTestGateway();
     const { alice, carol } = t.keys;

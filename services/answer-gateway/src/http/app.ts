@@ -8,6 +8,7 @@ import { problems } from '../problem.js';
 import type { QuestionTraces } from '../question-traces.js';
 import type { StaticSite } from '../static-site.js';
 import { kbRoutes, type KbRoutesOptions } from './kb-routes.js';
+import { hasOnlyUtf8Charset } from './media-type.js';
 import { openApiOptions } from './openapi.js';
 import { answerParserError, logProblem, problemFromRequestError, replyProblem, routeName } from './problem-reply.js';
 import { questionRoutes } from './question-routes.js';
@@ -78,8 +79,9 @@ export async function createHttpApp(deps: HttpAppDeps): Promise<FastifyInstance>
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     if (!hasOnlyUtf8Charset(request.headers['content-type'])) return done(problems.unsupportedMediaType(), undefined);
     if ((body as string).trim() === '') {
-      // Clients send their usual JSON content type on a DELETE too: with no body there is nothing to misread.
-      if (request.method === 'DELETE' || request.method === 'GET') return done(null, undefined);
+      // Clients send their usual JSON content type on a route that takes no body too (a DELETE,
+      // a PUT of a kb): with no body there is nothing to misread.
+      if (request.routeOptions.schema?.body === undefined) return done(null, undefined);
       return done(problems.malformedJson('the body is empty'), undefined);
     }
     try {
@@ -134,10 +136,4 @@ export async function createHttpApp(deps: HttpAppDeps): Promise<FastifyInstance>
     });
   }
   return app;
-}
-
-/** `application/json` with no parameter but `charset=utf-8`. */
-function hasOnlyUtf8Charset(header: string | undefined): boolean {
-  const [, ...parameters] = (header ?? '').split(';');
-  return parameters.every((parameter) => /^\s*charset\s*=\s*(?:utf-8|"utf-8")\s*$/i.test(parameter));
 }

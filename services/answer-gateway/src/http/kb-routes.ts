@@ -20,6 +20,7 @@ import { acceptUploadedFiles } from '../ingestion/accept-files.js';
 import { versionNow } from '../ingestion/version-clock.js';
 import type { KbService } from '../kb-service.js';
 import { problems } from '../problem.js';
+import { hasOnlyUtf8Charset } from './media-type.js';
 import { principalOf, tracedWith } from './request-context.js';
 import {
   acceptedSchema,
@@ -123,7 +124,11 @@ export const kbRoutes: FastifyPluginAsyncZod<KbRoutesOptions> = async (app, opti
   // Ingestion's own scope: its body limit, and the streamed media types no other route takes.
   await app.register(async (ingestion) => {
     // NDJSON is handed to the route as the request stream, read a line at a time.
-    ingestion.addContentTypeParser(NDJSON_TYPES, (_request, payload, done) => done(null, payload));
+    ingestion.addContentTypeParser(NDJSON_TYPES, (request, payload, done) =>
+      hasOnlyUtf8Charset(request.headers['content-type'])
+        ? done(null, payload)
+        : done(problems.unsupportedMediaType(), undefined),
+    );
     // Files are streamed part by part; each is held alone, within the document limit.
     await ingestion.register(fastifyMultipart, {
       // Form fields are allowed and skipped (a browser's form may send some); the parts stay capped.
