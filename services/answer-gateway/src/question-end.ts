@@ -61,7 +61,8 @@ export function unloggedEnd(
 /**
  * The end for readers whose log did not bring one in time after `after`: the end the log holds
  * when it has one (its read stalled), else `error` as an end of this gateway's own (no
- * hop-reasoner is left to write one).
+ * hop-reasoner is left to write one), numbered after the log's newest event, so that its id is
+ * none the log holds.
  */
 export async function overdueEnd(
   channels: QuestionChannels,
@@ -73,6 +74,6 @@ export async function overdueEnd(
     channels.onError('could not read the end of a question', failure);
     return undefined;
   });
-  if (head !== undefined && isTerminal(head.event) && head.event.seq > (after?.seq ?? 0)) return head.event;
-  return unloggedEnd(questionId, after, error);
+  if (head === undefined || head.event.seq <= (after?.seq ?? 0)) return unloggedEnd(questionId, after, error);
+  return isTerminal(head.event) ? head.event : unloggedEnd(questionId, head.event, error);
 }

@@ -234,11 +234,15 @@ export class QuestionRun {
       if (this.terminalEvent) return;
       void overdueEnd(this.options, this.questionId, this.buffer.at(-1), endError(reason)).then((end) => {
         if (this.terminalEvent) return;
+        // Events that came while the log's head was read go before this end, not over it: an
+        // end dropped as already seen would leave the question without one for good.
+        const ending =
+          end.seq > this.lastSeq ? end : unloggedEnd(this.questionId, this.buffer.at(-1), endError(reason));
         this.options.onError(
           'the log of a question did not bring its end in time; its readers get an end from here',
-          new Error(`question ${this.questionId}: no end after seq ${this.lastSeq}; ending with seq ${end.seq}`),
+          new Error(`question ${this.questionId}: no end after seq ${this.lastSeq}; ending with seq ${ending.seq}`),
         );
-        this.receive(end);
+        this.receive(ending);
       });
     }, END_DELIVERY_MS);
     this.overdueTimer.unref();

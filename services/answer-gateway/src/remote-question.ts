@@ -1,4 +1,4 @@
-import { isTerminal, subjects, type QaEvent__Output } from '@hopline/contracts';
+import { isTerminal, subjects, type ErrorEvent__Output, type QaEvent__Output } from '@hopline/contracts';
 import { endError, type LogEntry } from '@hopline/questions';
 import { mayRead, type QuestionReader } from './question-access.js';
 import {
@@ -59,11 +59,17 @@ export class RemoteQuestion {
     return isTerminal(this.head.event) ? this.head.event : undefined;
   }
 
-  /** The events after `afterSeq`, in order, ending with the terminal one; ends early when `signal` aborts. */
+  /**
+   * The events after `afterSeq`, in order, ending with the terminal one; ends early when `signal`
+   * aborts. An end is due once the deadline passed or an end was requested (through any
+   * replica); from then on, should the log bring nothing for END_DELIVERY_MS while this reader
+   * waits on it, the end comes from here. A reader slow to take what the log brings is never
+   * cut short for it.
+   */
   async *read(afterSeq: number, signal: AbortSignal): AsyncGenerator<QaEvent__Output> {
     const { options, questionId } = this;
     // A client that left while the question was opened: an aborted signal fires no more.
-    if (signal.aborted) return;
+    if (signal.aborted || (this.terminal !== undefined && afterSeq >= this.terminal.seq)) return;
     const reading = new AbortController();
     const stopReading = () => reading.abort();
     signal.addEventListener('abort', stopReading, { once: true });
@@ -78,37 +84,65 @@ export class RemoteQuestion {
     const pings = setInterval(ping, options.graceMs / 3);
     // Why the reading stopped before the log's end: the bus failed, or the end is overdue.
     let endHere: 'unreachable' | 'overdue' | undefined;
+    let endDue: ErrorEvent__Output | undefined;
+    let waitingOnLog = false;
     let overdue: NodeJS.Timeout | undefined;
+    const armOverdue = () => {
+      clearTimeout(overdue);
+      if (endDue === undefined || !waitingOnLog) return;
+      overdue = setTimeout(() => {
+        endHere = 'overdue';
+        reading.abort();
+      }, END_DELIVERY_MS);
+    };
     const backstop = setTimeout(
       () => {
         requestEnd(options, questionId, 'deadline').catch((error: unknown) =>
           options.onError('could not ask for the end of a question', error),
         );
-        overdue = setTimeout(() => {
-          endHere = 'overdue';
-          reading.abort();
-        }, END_DELIVERY_MS);
+        endDue ??= endError('deadline');
+        armOverdue();
       },
       Math.max(0, this.head.meta.deadlineUnixMs + options.deadlineSlackMs - Date.now()),
     );
-    // The newest event known: an end from here comes after it.
-    let last = this.head.event;
+    // The first end request is the one that counts, whichever replica stored it.
+    void (async () => {
+      for await (const reason of options.ends.follow(questionId, reading.signal)) {
+        endDue = endError(reason);
+        armOverdue();
+        return;
+      }
+    })().catch(() => {
+      // The reading stopped; an end then comes from the deadline's backstop.
+    });
+    let lastRead: QaEvent__Output | undefined;
     try {
       try {
-        for await (const event of options.log.follow(questionId, afterSeq, reading.signal)) {
-          if (event.seq > last.seq) last = event;
-          yield event;
+        const events = options.log.follow(questionId, afterSeq, reading.signal)[Symbol.asyncIterator]();
+        for (;;) {
+          waitingOnLog = true;
+          armOverdue();
+          const next = await events.next();
+          waitingOnLog = false;
+          clearTimeout(overdue);
+          if (next.done) break;
+          lastRead = next.value;
+          yield next.value;
         }
       } catch (error) {
         if (signal.aborted) return;
-        options.onError('lost the events of a question', error);
-        endHere = 'unreachable';
+        if (endHere === undefined) {
+          options.onError('lost the events of a question', error);
+          endHere = 'unreachable';
+        }
       }
-      if (signal.aborted || isTerminal(last)) return;
-      if (endHere === 'unreachable') yield unloggedEnd(questionId, last, BUS_UNREACHABLE);
-      else if (endHere === 'overdue') yield await overdueEnd(options, questionId, last, endError('deadline'));
+      if (signal.aborted || (lastRead !== undefined && isTerminal(lastRead))) return;
+      if (endHere === 'unreachable') yield unloggedEnd(questionId, newer(lastRead, this.head.event), BUS_UNREACHABLE);
+      else if (endHere === 'overdue')
+        yield await overdueEnd(options, questionId, lastRead, endDue ?? endError('deadline'));
     } finally {
       signal.removeEventListener('abort', stopReading);
+      reading.abort();
       clearInterval(pings);
       clearTimeout(backstop);
       clearTimeout(overdue);
@@ -125,4 +159,9 @@ export class RemoteQuestion {
     this.options.onCancelled?.(reason);
     return true;
   }
+}
+
+/** The later of two events (by seq), either of which may be missing. */
+function newer(a: QaEvent__Output | undefined, b: QaEvent__Output): QaEvent__Output {
+  return a !== undefined && a.seq > b.seq ? a : b;
 }
