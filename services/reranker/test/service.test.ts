@@ -54,7 +54,9 @@ describe('reranker service', () => {
     });
     const client = createClient(loadHoplineGrpc().hopline.v1.Reranker, `127.0.0.1:${service.port}`);
     try {
-      const deadlineUnixMs = Date.now() + 500;
+      // Long enough that the reply's headroom (a fifth of it, 250 ms at most) covers the
+      // lexical fallback on a loaded machine, as a question's deadline of seconds does.
+      const deadlineUnixMs = Date.now() + 1_500;
       const reply = await unaryCall(
         client,
         'Rerank',
