@@ -160,13 +160,18 @@ export class Admission {
     this.now = options.now ?? Date.now;
   }
 
-  /** Charges the key's rate: every ask counts, cached answers included. */
-  async chargeKey(keyId: string): Promise<void> {
-    const verdict = await this.rate.take(keyId);
+  /**
+   * Charges the key's rate: every ask counts, cached answers included. Ingestion requests (a
+   * batch, an NDJSON stream, an upload, a delete) draw on a bucket of their own at the same
+   * rate, so that a key's bulk ingest does not take its questions' turn, nor they its.
+   */
+  async chargeKey(keyId: string, work: 'ask' | 'ingest' = 'ask'): Promise<void> {
+    const verdict = await this.rate.take(work === 'ask' ? keyId : `${keyId}:ingest`);
     if (!verdict.allowed) {
       this.options.onRejected?.('rate');
+      const what = work === 'ask' ? 'questions' : 'ingestion requests';
       throw problems.tooManyRequests(
-        `this API key may ask ${this.options.ratePerSecond} questions per second`,
+        `this API key may send ${this.options.ratePerSecond} ${what} per second`,
         verdict.retryAfterMs,
       );
     }

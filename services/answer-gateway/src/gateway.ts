@@ -248,6 +248,7 @@ export async function startAnswerGateway(options: AnswerGatewayOptions): Promise
       keepAliveTimeoutMs: config.HTTP_KEEP_ALIVE_TIMEOUT_MS,
     },
     kbWritten: bumpKb,
+    chargeIngest: (keyId) => admission.chargeKey(keyId, 'ingest'),
     lookupDocument: (tenantId, kbId, docId) => lookupDocument(bus, options.ingest, { tenantId, kbId, docId }),
   });
   const httpServer = http.server;

@@ -4,7 +4,7 @@ import { Admission, KeyRateLimiter } from '../src/admission.js';
 import { AnswerCache } from '../src/cache/answer-cache.js';
 import { MemoryCacheStore } from '../src/cache/memory-store.js';
 import { twoHopScript } from './support/fake-reasoner.js';
-import { askJson, askSse, metricValue, startTestGateway, testKeys } from './support/harness.js';
+import { askJson, askSse, bearer, metricValue, startTestGateway, testKeys } from './support/harness.js';
 import { findRedis } from './support/redis.js';
 
 const redis = await findRedis();
@@ -142,6 +142,28 @@ describe('answer-gateway admission control', () => {
     await waitFor(async () => (await askJson(t.baseUrl, t.keys.alice, { question: 'One more?' })).status === 200, {
       description: 'a token to come back',
     });
+  });
+
+  it('ingestion requests draw on a bucket of the key’s own at the same rate: beyond it 429 with Retry-After, and the key’s questions go on', async () => {
+    await using t = await startTestGateway({ config: { RATE_BURST_PER_KEY: 2, RATE_PER_KEY_PER_SECOND: 0.01 } });
+    const ingest = (docId: string) =>
+      fetch(`${t.baseUrl}/v1/kbs/projects/documents`, {
+        method: 'POST',
+        headers: { ...bearer(t.keys.alice), 'Content-Type': 'application/json' },
+        body: JSON.stringify({ docId, text: 'Atlas is owned by Dana.' }),
+      });
+    expect((await ingest('d1')).status).toBe(202);
+    expect((await ingest('d2')).status).toBe(202);
+    const limited = await ingest('d3');
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(await limited.json()).toMatchObject({ detail: expect.stringContaining('ingestion requests') as unknown });
+    const deleting = await fetch(`${t.baseUrl}/v1/kbs/projects/documents/d1`, {
+      method: 'DELETE',
+      headers: bearer(t.keys.alice),
+    });
+    expect(deleting.status).toBe(429);
+    expect((await askJson(t.baseUrl, t.keys.alice, { question: 'Who owns Atlas?' })).status).toBe(200);
   });
 
   it('cached answers count against the rate too', async () => {

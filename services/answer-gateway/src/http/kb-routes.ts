@@ -41,6 +41,8 @@ export interface KbRoutesOptions {
   maxDocumentBytes: number;
   /** Called after the gateway itself wrote to a kb, so answers cached before are not served. */
   kbWritten: (tenantId: string, kbId: string) => Promise<void>;
+  /** Charges the key's rate for an ingestion request; throws the 429 problem beyond it. */
+  chargeIngest: (keyId: string) => Promise<void>;
   /** Whether the document is indexed, and at which version, counting everything accepted before the call. */
   lookupDocument: (tenantId: string, kbId: string, docId: string) => Promise<{ exists: boolean; version: number }>;
 }
@@ -144,7 +146,11 @@ export const kbRoutes: FastifyPluginAsyncZod<KbRoutesOptions> = async (app, opti
         config: { bodyLimitSetting: 'INGEST_MAX_DOCUMENT_BYTES', accepts: INGEST_ACCEPTS },
         // Before the body is read: a key that may not ingest here does not get up to
         // INGEST_MAX_DOCUMENT_BYTES read and parsed first.
-        preParsing: async (request) => requireIngestScope(principalOf(request), request.params.kb),
+        preParsing: async (request) => {
+          const principal = principalOf(request);
+          requireIngestScope(principal, request.params.kb);
+          await options.chargeIngest(principal.keyId);
+        },
         schema: {
           summary: 'Ingest documents',
           description:
@@ -204,6 +210,7 @@ export const kbRoutes: FastifyPluginAsyncZod<KbRoutesOptions> = async (app, opti
         const principal = principalOf(request);
         const { kb, doc } = request.params;
         requireIngestScope(principal, kb);
+        await options.chargeIngest(principal.keyId);
         const valid = docIdSchema.safeParse(doc);
         if (!valid.success) throw problems.invalidRequest(valid.error.issues.map((issue) => issue.message).join('; '));
         const current = await options.lookupDocument(principal.tenantId, kb, doc);
