@@ -1,10 +1,12 @@
+import { once } from 'node:events';
+import { connect } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
 import { waitFor } from '@hopline/test-support';
 import { describe, expect, it } from 'vitest';
 import { createMemoryBroker, type DurableStream } from '@hopline/bus';
 import { UnavailableError, type AskCommand } from '@hopline/contracts';
 import { openQuestionStreams, questionJobsStream, QuestionQueue } from '@hopline/questions';
-import { FakeReasoner, twoHopScript } from './support/fake-reasoner.js';
+import { FakeReasoner, twoHopScript, type Script } from './support/fake-reasoner.js';
 import { askJson, askSse, metricValue, startGatewayOn, startTestGateway, testKeys } from './support/harness.js';
 
 const EXPECTED_SEQUENCE = [
@@ -161,6 +163,35 @@ describe('answer-gateway SSE stream', () => {
     );
     await stream.ended;
     expect(stream.events.at(-1)?.name).toBe('done');
+  });
+
+  it('closes the stream of a client that stopped reading once a write waited SSE_STALL_MS, rather than holding it for good', async () => {
+    const bigTokens: Script = async (q) => {
+      q.emit({ event: 'route', route: { route: 'SINGLE' } });
+      for (let i = 0; i < 200; i++) q.emit({ event: 'token', token: { text: 'x'.repeat(65_536) } });
+      q.emit({ event: 'done', done: { answer: 'long', stopReason: 'SUFFICIENT' } });
+    };
+    await using t = await startTestGateway({ config: { SSE_STALL_MS: 300 }, script: bigTokens });
+    const { hostname, port } = new URL(t.baseUrl);
+    const socket = connect(Number(port), hostname);
+    await once(socket, 'connect');
+    const body = JSON.stringify({ question: 'Who owns Atlas?' });
+    socket.write(
+      `POST /v1/ask HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${t.keys.alice.key}\r\n` +
+        `Accept: text/event-stream\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
+    socket.pause();
+    // Long past the stall bound, the client starts reading again: it gets what was sent before
+    // the gateway closed the stream, and no end.
+    await delay(2_000);
+    const chunks: Buffer[] = [];
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    socket.on('error', () => {});
+    socket.resume();
+    await once(socket, 'close');
+    const received = Buffer.concat(chunks).toString();
+    expect(received).toContain('event: token');
+    expect(received).not.toContain('event: done');
   });
 
   it('ends the stream with a deadline error when the reasoner never finishes, and cancels the question', async () => {

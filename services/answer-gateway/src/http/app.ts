@@ -24,6 +24,7 @@ export interface HttpSettings {
   maxDocumentBytes: number;
   maxQuestionChars: number;
   sseHeartbeatMs: number;
+  sseStallMs: number;
   /** Suggested to EventSource clients as their reconnect delay. */
   sseRetryMs: number;
   /** A client must have sent its headers within this (HTTP_HEADERS_TIMEOUT_MS)... */
@@ -119,6 +120,7 @@ export async function createHttpApp(deps: HttpAppDeps): Promise<FastifyInstance>
       logger,
       maxQuestionChars: settings.maxQuestionChars,
       sseHeartbeatMs: settings.sseHeartbeatMs,
+      sseStallMs: settings.sseStallMs,
       sseRetryMs: settings.sseRetryMs,
     });
     await api.register(kbRoutes, { ...deps, maxDocumentBytes: settings.maxDocumentBytes });

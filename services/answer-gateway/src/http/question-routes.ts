@@ -22,6 +22,8 @@ export interface QuestionRoutesOptions {
   logger: Logger;
   maxQuestionChars: number;
   sseHeartbeatMs: number;
+  /** How long an SSE write may wait for a client that stopped reading before its connection closes. */
+  sseStallMs: number;
   /** Suggested to EventSource clients as their reconnect delay. */
   sseRetryMs: number;
 }
@@ -153,7 +155,7 @@ function disconnectSignal(response: ServerResponse): AbortSignal {
 
 /** The stream written by hand (the reply is hijacked): SSE frames go out as events arrive. */
 async function streamAsSse(
-  options: Pick<QuestionRoutesOptions, 'sseHeartbeatMs' | 'sseRetryMs'>,
+  options: Pick<QuestionRoutesOptions, 'sseHeartbeatMs' | 'sseRetryMs' | 'sseStallMs'>,
   stream: QuestionStream,
   afterSeq: number,
   reply: FastifyReply,
@@ -163,6 +165,7 @@ async function streamAsSse(
   const signal = disconnectSignal(response);
   const sse = new SseWriter(response, {
     heartbeatMs: options.sseHeartbeatMs,
+    stallMs: options.sseStallMs,
     retryMs: options.sseRetryMs,
     headers: { 'Hopline-Question-Id': stream.questionId, 'Hopline-Event-Schema': EVENT_SCHEMA },
   });

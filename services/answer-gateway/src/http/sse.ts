@@ -6,6 +6,12 @@ export interface SseOptions {
   heartbeatMs: number;
   /** Sent once as `retry:`: how long a browser's EventSource waits before reconnecting. */
   retryMs: number;
+  /**
+   * How long a write may wait for the client to take what was sent before the connection is
+   * closed: a client that stopped reading would otherwise hold it, and the question's events
+   * with it, for good. It may resume with Last-Event-ID.
+   */
+  stallMs: number;
   headers?: Record<string, string>;
 }
 
@@ -15,7 +21,7 @@ export class SseWriter {
 
   constructor(
     private readonly response: ServerResponse,
-    options: SseOptions,
+    private readonly options: SseOptions,
   ) {
     response.writeHead(200, {
       ...options.headers,
@@ -26,7 +32,8 @@ export class SseWriter {
     });
     response.write(`retry: ${options.retryMs}\n\n`);
     this.heartbeat = setInterval(() => {
-      if (!response.destroyed) response.write(': heartbeat\n\n');
+      // A stream the client is behind on is not idle: nothing is added to what it has not taken.
+      if (!response.destroyed && !response.writableNeedDrain) response.write(': heartbeat\n\n');
     }, options.heartbeatMs);
     this.heartbeat.unref();
   }
@@ -39,7 +46,9 @@ export class SseWriter {
     const frame = `id: ${event.id}\nevent: ${event.name}\ndata: ${JSON.stringify(event.data)}\n\n`;
     if (!this.response.write(frame)) {
       await new Promise<void>((resolve) => {
+        const stalled = setTimeout(() => this.response.destroy(), this.options.stallMs);
         const done = () => {
+          clearTimeout(stalled);
           this.response.off('drain', done);
           this.response.off('close', done);
           resolve();
