@@ -31,7 +31,11 @@ export const configSchema = z.object({
   MAX_BODY_BYTES: env.positiveInt(65_536),
   /** A client must have sent its request headers within this; else 408 and the connection closes. */
   HTTP_HEADERS_TIMEOUT_MS: env.positiveInt(10_000),
-  /** ... and its whole request, body included: a half-sent body does not hold a connection longer. */
+  /**
+   * ... and its body may bring nothing new for no longer than this while the gateway waits for it
+   * (the time between two reads, as nginx's client_body_timeout): a half-sent body does not hold a
+   * connection longer, while a long streamed upload that keeps coming is not cut.
+   */
   HTTP_REQUEST_TIMEOUT_MS: env.positiveInt(30_000),
   /** An idle keep-alive connection is closed after this. */
   HTTP_KEEP_ALIVE_TIMEOUT_MS: env.positiveInt(5_000),

@@ -1,6 +1,24 @@
 import { connect } from 'node:net';
+import { setTimeout as delay } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { askJson, bearer, startTestGateway, type TestGateway } from './support/harness.js';
+import { createMemoryBroker, type Bus, type DurableStream } from '@hopline/bus';
+import { askJson, bearer, startGatewayOn, startTestGateway, testKeys, type TestGateway } from './support/harness.js';
+
+/** The bus, with every publish to its default stream (ingestion) taking `publishMs` first. */
+function slowIngestBus(bus: Bus, publishMs: number): Bus {
+  return Object.assign(Object.create(bus) as Bus, {
+    async durableStream(...args: Parameters<Bus['durableStream']>) {
+      const stream = await bus.durableStream(...args);
+      if (args.length > 0) return stream;
+      return Object.assign(Object.create(stream) as DurableStream, {
+        async publish(...publish: Parameters<DurableStream['publish']>) {
+          await delay(publishMs);
+          return stream.publish(...publish);
+        },
+      });
+    },
+  });
+}
 
 /** Sends raw bytes to the gateway and reads what comes back until the server closes (or `endAfterMs`). */
 function raw(t: TestGateway, request: string | Buffer, options: { end?: boolean } = {}): Promise<string> {
@@ -64,6 +82,30 @@ describe('answer-gateway HTTP hardening', () => {
     expect(response.problem).toMatchObject({ type: 'urn:hopline:problem:request-timeout' });
     expect(t.reasoner.asks).toHaveLength(0);
   });
+
+  it('a streamed upload the gateway itself reads slowly is not cut at the request timeout: only a body that stops coming is', async () => {
+    const broker = createMemoryBroker();
+    const keys = testKeys();
+    const { gateway, baseUrl } = await startGatewayOn(slowIngestBus(broker.connect(), 400), keys, {
+      config: { HTTP_HEADERS_TIMEOUT_MS: 500, HTTP_REQUEST_TIMEOUT_MS: 1_000 },
+    });
+    try {
+      const text = 'x'.repeat(20_000);
+      const lines = Array.from({ length: 200 }, (_, i) => JSON.stringify({ docId: `d${i}`, text }));
+      const startedAt = Date.now();
+      const response = await fetch(`${baseUrl}/v1/kbs/projects/documents`, {
+        method: 'POST',
+        headers: { ...bearer(keys.alice), 'Content-Type': 'application/x-ndjson' },
+        body: `${lines.join('\n')}\n`,
+      });
+      expect(response.status).toBe(202);
+      expect(((await response.json()) as { accepted: unknown[] }).accepted).toHaveLength(200);
+      // It took longer than the request timeout, the gateway holding the body back meanwhile.
+      expect(Date.now() - startedAt).toBeGreaterThan(1_000);
+    } finally {
+      await gateway.stop({ graceMs: 0 });
+    }
+  }, 60_000);
 
   it('accepts only application/json, with no parameter but charset=utf-8', async () => {
     await using t = await startTestGateway();

@@ -8,6 +8,7 @@ import { problems } from '../problem.js';
 import type { QuestionTraces } from '../question-traces.js';
 import type { StaticSite } from '../static-site.js';
 import { kbRoutes, type KbRoutesOptions } from './kb-routes.js';
+import { BodyProgressGuard } from './body-progress.js';
 import { hasOnlyUtf8Charset } from './media-type.js';
 import { openApiOptions } from './openapi.js';
 import { answerParserError, logProblem, problemFromRequestError, replyProblem, routeName } from './problem-reply.js';
@@ -29,7 +30,7 @@ export interface HttpSettings {
   sseRetryMs: number;
   /** A client must have sent its headers within this (HTTP_HEADERS_TIMEOUT_MS)... */
   headersTimeoutMs: number;
-  /** ... and its whole request, body included (HTTP_REQUEST_TIMEOUT_MS). */
+  /** ... and its body may make no progress for longer than this while the gateway waits for it (HTTP_REQUEST_TIMEOUT_MS). */
   requestTimeoutMs: number;
   /** An idle keep-alive connection is closed after this (HTTP_KEEP_ALIVE_TIMEOUT_MS). */
   keepAliveTimeoutMs: number;
@@ -58,10 +59,12 @@ export async function createHttpApp(deps: HttpAppDeps): Promise<FastifyInstance>
   const app = Fastify({
     http: {
       headersTimeout: settings.headersTimeoutMs,
-      // How often Node checks the header and request timeouts; its default (30 s) would add up to that much to them.
-      connectionsCheckingInterval: Math.min(1_000, settings.headersTimeoutMs, settings.requestTimeoutMs),
+      // How often Node checks the headers timeout; its default (30 s) would add up to that much to it.
+      connectionsCheckingInterval: Math.min(1_000, settings.headersTimeoutMs),
     },
-    requestTimeout: settings.requestTimeoutMs,
+    // Node's request timeout bounds the whole request, which would cut a long streamed upload:
+    // the body's progress is bounded instead (BodyProgressGuard).
+    requestTimeout: 0,
     keepAliveTimeout: settings.keepAliveTimeoutMs,
     // Document ids come from file names and may be long; a longer path segment is refused as such.
     routerOptions: { maxParamLength: MAX_PATH_SEGMENT_CHARS },
@@ -99,6 +102,20 @@ export async function createHttpApp(deps: HttpAppDeps): Promise<FastifyInstance>
   });
   // Requests no handler traced (refused before it ran, a 404, a page) get their SERVER span here.
   app.addHook('onResponse', traceUntracedRequest);
+  const bodies = new BodyProgressGuard(settings.requestTimeoutMs, (request) =>
+    answerParserError(
+      Object.assign(new Error('request body timed out'), { code: 'ERR_HTTP_REQUEST_TIMEOUT' }),
+      request.socket,
+    ),
+  );
+  app.addHook('onRequest', (request, _reply, done) => {
+    bodies.watch(request.raw);
+    done();
+  });
+  app.addHook('onClose', (_instance, done) => {
+    bodies.stop();
+    done();
+  });
   app.setNotFoundHandler((request, reply) => replyProblem(reply, problems.notFound(`no route for ${request.url}`)));
 
   // 405 with Allow for a path that exists under other methods: collected as routes are added.
