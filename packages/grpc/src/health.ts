@@ -24,6 +24,8 @@ export class HealthService {
   >();
 
   setStatus(service: string, status: ServingStatus): void {
+    // Watch streams hear of changes only, as the health protocol has it.
+    if (this.statuses.get(service) === status) return;
     this.statuses.set(service, status);
     for (const watcher of this.watchers.get(service) ?? []) watcher.write({ status });
   }

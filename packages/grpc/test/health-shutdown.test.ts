@@ -63,6 +63,15 @@ describe('gRPC health', () => {
     await stopped;
   });
 
+  it('health - a Watch stream hears of changes only: setting the status it has sends nothing', async () => {
+    const { server, health } = await rerankServer();
+    const statuses = watch(health, '');
+    await vi.waitFor(() => expect(statuses).toEqual(['SERVING']));
+    for (let i = 0; i < 5; i++) server.setAllServing(true);
+    server.setAllServing(false);
+    await vi.waitFor(() => expect(statuses).toEqual(['SERVING', 'NOT_SERVING']));
+  });
+
   it('health - once shutdown begins every status is NOT_SERVING while the drain lasts, then Watch streams end cleanly', async () => {
     const { server, health } = await rerankServer();
     const statuses: string[] = [];

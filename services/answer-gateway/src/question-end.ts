@@ -62,18 +62,24 @@ export function unloggedEnd(
  * The end for readers whose log did not bring one in time after `after`: the end the log holds
  * when it has one (its read stalled), else `error` as an end of this gateway's own (no
  * hop-reasoner is left to write one), numbered after the log's newest event, so that its id is
- * none the log holds.
+ * none the log holds; after `known` too (an event the caller knows the log held) when the log
+ * cannot be read.
  */
 export async function overdueEnd(
   channels: QuestionChannels,
   questionId: string,
   after: QaEvent__Output | undefined,
   error: ErrorEvent__Output,
+  known?: QaEvent__Output,
 ): Promise<QaEvent__Output> {
   const head = await channels.log.head(questionId).catch((failure: unknown) => {
     channels.onError('could not read the end of a question', failure);
     return undefined;
   });
-  if (head === undefined || head.event.seq <= (after?.seq ?? 0)) return unloggedEnd(questionId, after, error);
+  if (head === undefined) {
+    const last = known !== undefined && known.seq > (after?.seq ?? 0) ? known : after;
+    return unloggedEnd(questionId, last, error);
+  }
+  if (head.event.seq <= (after?.seq ?? 0)) return unloggedEnd(questionId, after, error);
   return isTerminal(head.event) ? head.event : unloggedEnd(questionId, head.event, error);
 }

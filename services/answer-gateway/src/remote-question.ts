@@ -116,9 +116,9 @@ export class RemoteQuestion {
       // The reading stopped; an end then comes from the deadline's backstop.
     });
     let lastRead: QaEvent__Output | undefined;
+    const events = options.log.follow(questionId, afterSeq, reading.signal)[Symbol.asyncIterator]();
     try {
       try {
-        const events = options.log.follow(questionId, afterSeq, reading.signal)[Symbol.asyncIterator]();
         for (;;) {
           waitingOnLog = true;
           armOverdue();
@@ -139,10 +139,13 @@ export class RemoteQuestion {
       if (signal.aborted || (lastRead !== undefined && isTerminal(lastRead))) return;
       if (endHere === 'unreachable') yield unloggedEnd(questionId, newer(lastRead, this.head.event), BUS_UNREACHABLE);
       else if (endHere === 'overdue')
-        yield await overdueEnd(options, questionId, lastRead, endDue ?? endError('deadline'));
+        yield await overdueEnd(options, questionId, lastRead, endDue ?? endError('deadline'), this.head.event);
     } finally {
       signal.removeEventListener('abort', stopReading);
       reading.abort();
+      // A reader that stopped while an event was handed to it leaves the log's reading paused
+      // at that event: it is closed here, or the process's shared reading would keep feeding it.
+      await events.return?.(undefined);
       clearInterval(pings);
       clearTimeout(backstop);
       clearTimeout(overdue);

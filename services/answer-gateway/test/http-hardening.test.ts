@@ -157,6 +157,13 @@ describe('answer-gateway HTTP hardening', () => {
     const ask = await fetch(`${t.baseUrl}/v1/ask`, { method: 'POST', headers });
     expect(ask.status).toBe(400);
     expect(await ask.json()).toMatchObject({ type: 'urn:hopline:problem:malformed-json' });
+    // Ingestion takes a body too, though its schema documents it per media type.
+    const ingest = await fetch(`${t.baseUrl}/v1/kbs/projects/documents`, {
+      method: 'POST',
+      headers: { ...bearer(t.keys.alice), 'Content-Type': 'application/json' },
+    });
+    expect(ingest.status).toBe(400);
+    expect(await ingest.json()).toMatchObject({ type: 'urn:hopline:problem:malformed-json' });
   });
 
   it('reads Last-Event-ID as decimal digits only', async () => {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Bus } from '@hopline/bus';
 import type { QaEvent__Output } from '@hopline/contracts';
 import type { LogEntry, QuestionEnds, QuestionLog, QuestionQueue } from '@hopline/questions';
-import { RemoteQuestion } from '../src/remote-question.js';
+import { RemoteQuestion, type RemoteQuestionOptions } from '../src/remote-question.js';
 
 describe('answer-gateway - a question read through a gateway that did not accept it', () => {
   it('resume - a client that left while the question was being opened gets nothing, and no reading or ping starts for it', async () => {
@@ -45,4 +45,67 @@ describe('answer-gateway - a question read through a gateway that did not accept
     expect(follows).toBe(0);
     expect(pings).toEqual([]);
   });
+
+  const meta = (deadlineUnixMs: number) => ({ tenantId: 't', userId: 'u', kbIds: ['kb'], deadlineUnixMs });
+  const eventAt = (seq: number) =>
+    ({ questionId: 'q', seq, attempt: 1, atUnixMs: Date.now(), hopStarted: {} }) as unknown as QaEvent__Output;
+  // eslint-disable-next-line require-yield -- no end request ever comes: a follow waits until its signal aborts
+  async function* noEndRequests(_questionId: string, signal: AbortSignal) {
+    await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+  }
+  const optionsWith = (log: unknown, deadlineSlackMs: number) =>
+    ({
+      bus: { publish: () => {} },
+      queue: {},
+      log,
+      ends: { follow: noEndRequests, request: async () => {} },
+      onError: () => {},
+      graceMs: 30_000,
+      deadlineSlackMs,
+    }) as unknown as RemoteQuestionOptions;
+
+  it('resume - a reader that stops early closes the log reading it opened, so no shared reading keeps feeding it', async () => {
+    let followClosed = false;
+    const log = {
+      head: async () => ({ event: eventAt(1), streamSeq: 1, meta: meta(Date.now() + 60_000) }),
+      async *follow() {
+        try {
+          yield eventAt(2);
+          yield eventAt(3);
+          await new Promise(() => {});
+        } finally {
+          followClosed = true;
+        }
+      },
+    };
+    const question = await RemoteQuestion.open(optionsWith(log, 1_000), 'q', {
+      tenantId: 't',
+      userId: 'u',
+      kbIds: ['kb'],
+    });
+    for await (const read of question!.read(0, new AbortController().signal)) {
+      expect(read.seq).toBe(2);
+      break;
+    }
+    expect(followClosed).toBe(true);
+  });
+
+  it('resume - an end made here after a resume that read nothing comes after the event resumed from, though the log cannot be read again', async () => {
+    let heads = 0;
+    const log = {
+      head: async () => {
+        heads += 1;
+        if (heads > 1) throw new Error('the bus failed');
+        return { event: eventAt(5), streamSeq: 5, meta: meta(Date.now() - 1) };
+      },
+      // eslint-disable-next-line require-yield -- a stalled read
+      async *follow(_questionId: string, _afterSeq: number, signal: AbortSignal) {
+        await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+      },
+    };
+    const question = await RemoteQuestion.open(optionsWith(log, 0), 'q', { tenantId: 't', userId: 'u', kbIds: ['kb'] });
+    const seqs: number[] = [];
+    for await (const read of question!.read(5, new AbortController().signal)) seqs.push(read.seq);
+    expect(seqs).toEqual([6]);
+  }, 10_000);
 });

@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import fastifySwagger from '@fastify/swagger';
 import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
@@ -85,7 +86,8 @@ export async function createHttpApp(deps: HttpAppDeps): Promise<FastifyInstance>
     if ((body as string).trim() === '') {
       // Clients send their usual JSON content type on a route that takes no body too (a DELETE,
       // a PUT of a kb): with no body there is nothing to misread.
-      if (request.routeOptions.schema?.body === undefined) return done(null, undefined);
+      const schema = request.routeOptions.schema as { body?: unknown; documentedBody?: unknown } | undefined;
+      if (schema?.body === undefined && schema?.documentedBody === undefined) return done(null, undefined);
       return done(problems.malformedJson('the body is empty'), undefined);
     }
     try {
@@ -108,10 +110,8 @@ export async function createHttpApp(deps: HttpAppDeps): Promise<FastifyInstance>
       request.socket,
     ),
   );
-  app.addHook('onRequest', (request, _reply, done) => {
-    bodies.watch(request.raw);
-    done();
-  });
+  // Every request Node hands over, those fastify refuses before its hooks run included.
+  app.server.on('request', (request: IncomingMessage) => bodies.watch(request));
   app.addHook('onClose', (_instance, done) => {
     bodies.stop();
     done();
