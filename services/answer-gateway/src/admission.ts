@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { setNewest } from './newest-first.js';
 import { problems } from './problem.js';
 
 export type RateVerdict = { allowed: true } | { allowed: false; retryAfterMs: number };
@@ -190,7 +191,7 @@ export class Admission {
     this.forgetWaitersBefore(now - WAITER_MEMORY_MS);
     const running = this.options.inFlight();
     if (running >= maxInFlight) {
-      this.rememberWaiter(tenantId, now);
+      setNewest(this.waiters, tenantId, now, MAX_WAITERS_REMEMBERED);
       this.options.onRejected?.('in_flight');
       throw problems.tooManyRequests(`this instance is answering ${maxInFlight} questions; retry shortly`, 1_000);
     }
@@ -202,13 +203,6 @@ export class Admission {
         1_000,
       );
     }
-  }
-
-  private rememberWaiter(tenantId: string, now: number): void {
-    // Re-inserted, so the map stays ordered by the time each tenant was last refused.
-    this.waiters.delete(tenantId);
-    this.waiters.set(tenantId, now);
-    if (this.waiters.size > MAX_WAITERS_REMEMBERED) this.waiters.delete(this.waiters.keys().next().value as string);
   }
 
   private forgetWaitersBefore(cutoff: number): void {

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { codecs, ValidationError, type Done__Output, type QaEvent } from '@hopline/contracts';
+import { setNewest } from '../newest-first.js';
 
 /**
  * Where cached answers and kb versions live: Redis (shared by every gateway instance) or an
@@ -84,7 +85,7 @@ export class AnswerCache {
   /** Kbs whose version could not be bumped: no answer over them is cached or served until it is. */
   private readonly unbumped = new Set<string>();
   /** The kbs answers were keyed over here, latest last: those a missed change may have left stale. */
-  private readonly keyedKbs = new Set<string>();
+  private readonly keyedKbs = new Map<string, true>();
 
   constructor(
     private readonly store: AnswerCacheStore,
@@ -179,7 +180,7 @@ export class AnswerCache {
    * are served or cached again, as a kb whose bump failed is.
    */
   changesMayHaveBeenMissed(): void {
-    for (const key of this.keyedKbs) this.unbumped.add(key);
+    for (const key of this.keyedKbs.keys()) this.unbumped.add(key);
   }
 
   close(): Promise<void> {
@@ -187,11 +188,8 @@ export class AnswerCache {
   }
 
   private noteKeyed(tenantId: string, kbId: string): void {
-    const key = unbumpedKey(tenantId, kbId);
-    this.keyedKbs.delete(key);
-    this.keyedKbs.add(key);
     // The oldest go first: a kb not asked about since many others were has few answers left to go stale.
-    if (this.keyedKbs.size > KEYED_KBS_REMEMBERED) this.keyedKbs.delete(this.keyedKbs.values().next().value as string);
+    setNewest(this.keyedKbs, unbumpedKey(tenantId, kbId), true, KEYED_KBS_REMEMBERED);
   }
 }
 

@@ -1,3 +1,5 @@
+import { setNewest } from '../newest-first.js';
+
 /**
  * Documents whose last stamp is remembered. Only a document stamped twice within one
  * millisecond needs its stamp raised, so the memory needs to reach back a millisecond, not
@@ -21,9 +23,6 @@ export function versionNow(tenantId: string, kbId: string, docId: string): numbe
   const key = `${tenantId}\u0000${kbId}\u0000${docId}`;
   const last = lastVersions.get(key);
   const version = last === undefined ? Date.now() : Math.max(Date.now(), last + 1);
-  // Delete and set again: the map's order is then the order of the latest stamps.
-  lastVersions.delete(key);
-  lastVersions.set(key, version);
-  if (lastVersions.size > REMEMBERED_DOCUMENTS) lastVersions.delete(lastVersions.keys().next().value as string);
+  setNewest(lastVersions, key, version, REMEMBERED_DOCUMENTS);
   return version;
 }
