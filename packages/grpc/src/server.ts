@@ -1,5 +1,11 @@
 import * as grpc from '@grpc/grpc-js';
-import { CancelledError, DeadlineExceededError, toHoplineError, type HoplineError } from '@hopline/contracts';
+import {
+  CancelledError,
+  DeadlineExceededError,
+  toHoplineError,
+  UnavailableError,
+  type HoplineError,
+} from '@hopline/contracts';
 import { abortReason } from '@hopline/resilience';
 import { instrument, type HoplineMetrics, type Logger } from '@hopline/telemetry';
 import { propagation, SpanKind, type Attributes, type Span } from '@opentelemetry/api';
@@ -28,6 +34,13 @@ export interface GrpcServerOptions {
    * for them and could name the question (`hopline.question_id`) their spans are searched by.
    */
   edge?: boolean;
+  /**
+   * How long a streaming call's write may wait for the client to take what was sent; then the
+   * write rejects UNAVAILABLE and the handler ends, so a client that stopped reading does not
+   * hold what the handler holds for good. The status reaches the client after what was already
+   * sent, should it read again. Default: no bound (fabric callers read what they ask for).
+   */
+  streamStallMs?: number;
 }
 
 export interface ShutdownOptions {
@@ -130,12 +143,15 @@ class HandlerCallContext implements CallContext {
 }
 
 class StreamCallContext<Response> extends HandlerCallContext implements StreamWriter<Response> {
-  constructor(private readonly stream: grpc.ServerWritableStream<unknown, Response>) {
+  constructor(
+    private readonly stream: grpc.ServerWritableStream<unknown, Response>,
+    private readonly stallMs: number,
+  ) {
     super(stream);
   }
 
   write(message: Response): Promise<void> {
-    const { signal, stream } = this;
+    const { signal, stream, stallMs } = this;
     return new Promise<void>((resolve, reject) => {
       if (signal.aborted) {
         reject(abortReason(signal));
@@ -145,14 +161,30 @@ class StreamCallContext<Response> extends HandlerCallContext implements StreamWr
         resolve();
         return;
       }
-      const onDrain = () => {
+      const settle = () => {
+        clearTimeout(stalled);
+        stream.off('drain', onDrain);
         signal.removeEventListener('abort', onAbort);
+      };
+      const onDrain = () => {
+        settle();
         resolve();
       };
       const onAbort = () => {
-        stream.off('drain', onDrain);
+        settle();
         reject(abortReason(signal));
       };
+      const stalled =
+        stallMs === Infinity
+          ? undefined
+          : setTimeout(() => {
+              settle();
+              reject(
+                new UnavailableError(
+                  `the client took nothing of the stream for ${stallMs} ms; it may resume after the last event it read`,
+                ),
+              );
+            }, stallMs);
       stream.once('drain', onDrain);
       signal.addEventListener('abort', onAbort, { once: true });
     });
@@ -256,7 +288,7 @@ export function createGrpcServer(options: GrpcServerOptions = {}): GrpcServer {
     const attributes = spanAttributes(method);
     return (call) => {
       const startedAt = metrics ? performance.now() : 0;
-      const context = new StreamCallContext(call);
+      const context = new StreamCallContext(call, options.streamStallMs ?? Infinity);
       serve(method, attributes, call, () => handler(call.request, context)).then(
         () => {
           context.dispose();

@@ -2,6 +2,7 @@ import * as grpc from '@grpc/grpc-js';
 import { CancelledError, HoplineError, type AskRequest__Output, type QaEvent__Output } from '@hopline/contracts';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createClient, ERROR_CODE_METADATA_KEY, type StreamWriter } from '../src/index.js';
+import { startStallingProxy } from '@hopline/test-support';
 import { hopline, startServer } from './fixtures.js';
 import type { QaEvent } from '@hopline/contracts';
 
@@ -90,30 +91,88 @@ describe('gRPC server streaming', () => {
   });
 
   it('stream - write waits for the transport to drain when the client stops reading, and resumes when it reads again', async () => {
-    const total = 400;
-    let started = 0;
-    let resolved = 0;
+    const total = 2_000;
+    let written = 0;
     behaviour = async (_request, stream) => {
       for (let seq = 1; seq <= total; seq += 1) {
-        started += 1;
         await stream.write({ seq, token: { text: 'y'.repeat(20_000) } });
-        resolved += 1;
+        written += 1;
       }
     };
-    const call = ask();
-    call.pause();
-    const received: number[] = [];
-    // A write that stays unresolved across timer ticks is one blocked on 'drain'.
-    await vi.waitFor(() => expect(started - resolved).toBe(1), { timeout: 10_000, interval: 20 });
-    expect(resolved).toBeLessThan(total);
-    call.on('data', (event: QaEvent__Output) => received.push(event.seq));
-    const ended = new Promise<void>((resolve, reject) => {
-      call.on('end', resolve);
-      call.on('error', reject);
-    });
-    call.resume();
-    await ended;
-    expect(resolved).toBe(total);
-    expect(received).toEqual(Array.from({ length: total }, (_, index) => index + 1));
+    // grpc-js takes whatever arrives though the call is paused: a stall must be the socket's.
+    await using proxy = await startStallingProxy(Number(fixture.address.split(':')[1]));
+    const stalled = createClient(hopline.AnswerGateway, proxy.address);
+    try {
+      const call = stalled.Ask({ question: 'q', kbIds: ['demo'] }, { deadline: Date.now() + 20_000 });
+      const received = collect(call);
+      await vi.waitFor(() => expect(received.events.length).toBeGreaterThan(0), { timeout: 5_000 });
+      proxy.stall();
+      // Writes stop: one waits on 'drain' for as long as the client reads nothing.
+      let seen = -1;
+      await vi.waitFor(
+        () => {
+          const now = written;
+          const still = now === seen;
+          seen = now;
+          expect(still).toBe(true);
+        },
+        { timeout: 10_000, interval: 250 },
+      );
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(written).toBe(seen);
+      expect(written).toBeLessThan(total);
+      proxy.resume();
+      const { events, error } = await received.ended;
+      expect(error).toBeUndefined();
+      expect(written).toBe(total);
+      expect(events.map((event) => event.seq)).toEqual(Array.from({ length: total }, (_, index) => index + 1));
+    } finally {
+      stalled.close();
+    }
+  });
+});
+
+describe('gRPC server streaming with a stall bound', () => {
+  it('stream - a write the client takes nothing of for streamStallMs rejects UNAVAILABLE, so the handler ends; the client then reads what was sent, and that status', async () => {
+    let handlerError: unknown;
+    let written = 0;
+    const stalling = await startServer(
+      (server) =>
+        server.addService(hopline.AnswerGateway, {
+          Ask: async (_request, stream) => {
+            try {
+              for (let seq = 1; seq <= 2_000; seq += 1) {
+                await stream.write({ seq, token: { text: 'y'.repeat(20_000) } });
+                written += 1;
+              }
+            } catch (error) {
+              handlerError = error;
+              throw error;
+            }
+          },
+        }),
+      { streamStallMs: 300 },
+    );
+    const port = Number(stalling.address.split(':')[1]);
+    await using proxy = await startStallingProxy(port);
+    const stallingClient = createClient(hopline.AnswerGateway, proxy.address);
+    try {
+      const call = stallingClient.Ask({ question: 'q', kbIds: ['demo'] }, { deadline: Date.now() + 20_000 });
+      const received = collect(call);
+      await vi.waitFor(() => expect(received.events.length).toBeGreaterThan(0), { timeout: 5_000 });
+      proxy.stall();
+      await vi.waitFor(() => expect(handlerError).toBeInstanceOf(HoplineError), { timeout: 10_000, interval: 20 });
+      expect((handlerError as HoplineError).code).toBe('unavailable');
+      expect(written).toBeLessThan(2_000);
+      proxy.resume();
+      const { events, error } = await received.ended;
+      expect(events.map((event) => event.seq)).toEqual(Array.from({ length: events.length }, (_, index) => index + 1));
+      expect(events.length).toBeGreaterThanOrEqual(written);
+      expect(error?.code).toBe(grpc.status.UNAVAILABLE);
+      expect(error?.details).toMatch(/took nothing of the stream for 300 ms/);
+    } finally {
+      stallingClient.close();
+      await stalling.dispose();
+    }
   });
 });

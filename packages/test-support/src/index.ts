@@ -5,3 +5,4 @@ export * from './wait.js';
 export * from './scripted-openai-server.js';
 export * from './document-files.js';
 export * from './zip-bomb.js';
+export * from './stalling-proxy.js';

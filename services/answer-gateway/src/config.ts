@@ -47,10 +47,11 @@ export const configSchema = z.object({
   /** A comment line on an SSE stream idle this long keeps proxies from closing it. */
   SSE_HEARTBEAT_MS: env.positiveInt(15_000),
   /**
-   * An SSE stream whose client takes none of what was sent for this long is closed (the client
-   * may resume): a client that stopped reading does not hold its connection and events for good.
+   * An answer stream (SSE or gRPC) whose client takes none of what was sent for this long is
+   * ended (the client may resume): a client that stopped reading does not hold its connection
+   * and the question's events for good.
    */
-  SSE_STALL_MS: env.positiveInt(30_000),
+  STREAM_STALL_MS: env.positiveInt(30_000),
   /**
    * How long a question outlives its last client: a reconnect within it resumes the stream,
    * and a question without clients for longer is cancelled.

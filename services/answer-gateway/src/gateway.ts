@@ -53,7 +53,7 @@ export type GatewayConfig = Pick<
   | 'HTTP_KEEP_ALIVE_TIMEOUT_MS'
   | 'INGEST_MAX_DOCUMENT_BYTES'
   | 'SSE_HEARTBEAT_MS'
-  | 'SSE_STALL_MS'
+  | 'STREAM_STALL_MS'
   | 'RESUME_GRACE_MS'
   | 'REPLAY_BUFFER_EVENTS'
   | 'MAX_IN_FLIGHT'
@@ -243,7 +243,7 @@ export async function startAnswerGateway(options: AnswerGatewayOptions): Promise
       maxDocumentBytes: config.INGEST_MAX_DOCUMENT_BYTES,
       maxQuestionChars: config.MAX_QUESTION_CHARS,
       sseHeartbeatMs: config.SSE_HEARTBEAT_MS,
-      sseStallMs: config.SSE_STALL_MS,
+      sseStallMs: config.STREAM_STALL_MS,
       sseRetryMs: 1_000,
       headersTimeoutMs: config.HTTP_HEADERS_TIMEOUT_MS,
       requestTimeoutMs: config.HTTP_REQUEST_TIMEOUT_MS,
@@ -269,7 +269,7 @@ export async function startAnswerGateway(options: AnswerGatewayOptions): Promise
       if (stopping) setImmediate(closeConnectionsWhenQuiet);
     });
   });
-  const grpcServer = createGrpcServer({ logger, metrics, edge: true });
+  const grpcServer = createGrpcServer({ logger, metrics, edge: true, streamStallMs: config.STREAM_STALL_MS });
   const { AnswerGateway, KnowledgeBases } = loadHoplineGrpc().hopline.v1;
   grpcServer.addService(
     AnswerGateway,

@@ -1,6 +1,7 @@
 import * as grpc from '@grpc/grpc-js';
 import { loadHoplineGrpc, type AnswerGatewayClient, type AskRequest, type QaEvent__Output } from '@hopline/contracts';
-import { waitFor } from '@hopline/test-support';
+import { setTimeout as delay } from 'node:timers/promises';
+import { startStallingProxy, waitFor } from '@hopline/test-support';
 import { describe, expect, it } from 'vitest';
 import { renderEvent } from '../src/event-json.js';
 import { twoHopScript } from './support/fake-reasoner.js';
@@ -141,6 +142,45 @@ describe('answer-gateway gRPC AnswerGateway.Ask', () => {
     expect(slow.events).toHaveLength(total);
     expect(slow.events.map((event) => event.seq)).toEqual(Array.from({ length: total }, (_, i) => i + 1));
     expect(slow.events.slice(2, -1).every((event, i) => event.token?.text.startsWith(`${i}:`))).toBe(true);
+  });
+
+  it('ends the call UNAVAILABLE once a write waited STREAM_STALL_MS on a client that stopped reading; a resume gets the rest', async () => {
+    const tokens = 200;
+    await using t = await startTestGateway({
+      config: { STREAM_STALL_MS: 300, REPLAY_BUFFER_EVENTS: 10_000 },
+      script: async (q) => {
+        q.emit({ event: 'route', route: { route: 'SINGLE' } });
+        for (let i = 0; i < tokens; i++) q.emit({ event: 'token', token: { text: `${i}:${'x'.repeat(65_536)}` } });
+        q.emit({ event: 'done', done: { answer: 'all tokens sent', stopReason: 'SUFFICIENT' } });
+        return Promise.resolve();
+      },
+    });
+    await using proxy = await startStallingProxy(Number(t.grpcAddress.split(':').at(-1)));
+    const { AnswerGateway } = loadHoplineGrpc().hopline.v1;
+    const stalled = new AnswerGateway(proxy.address, grpc.credentials.createInsecure());
+    const first = grpcAsk(stalled, t.keys.alice, { question: 'Stream a lot' });
+    await waitFor(() => first.events.length > 0);
+    proxy.stall();
+    // Long past the bound, the client reads again: what was sent before the call ended, then its status.
+    await delay(2_000);
+    proxy.resume();
+    const status = await first.ended;
+    stalled.close();
+    expect(status.code).toBe(grpc.status.UNAVAILABLE);
+    expect(status.details).toMatch(/took nothing of the stream/);
+    const total = tokens + 3;
+    expect(first.events.length).toBeGreaterThan(0);
+    expect(first.events.length).toBeLessThan(total);
+    const client = clientFor(t);
+    const rest = grpcAsk(client, t.keys.alice, {
+      resumeQuestionId: first.events[0]?.questionId ?? '',
+      lastEventId: first.events.at(-1)?.seq ?? 0,
+    });
+    expect((await rest.ended).code).toBe(grpc.status.OK);
+    client.close();
+    const seqs = [...first.events, ...rest.events].map((event) => event.seq);
+    expect(seqs).toEqual(Array.from({ length: total }, (_, i) => i + 1));
+    expect(rest.events.at(-1)?.done?.answer).toBe('all tokens sent');
   });
 
   it('replays a cached answer as one done event with cached set', async () => {

@@ -165,13 +165,13 @@ describe('answer-gateway SSE stream', () => {
     expect(stream.events.at(-1)?.name).toBe('done');
   });
 
-  it('closes the stream of a client that stopped reading once a write waited SSE_STALL_MS, rather than holding it for good', async () => {
+  it('closes the stream of a client that stopped reading once a write waited STREAM_STALL_MS, rather than holding it for good', async () => {
     const bigTokens: Script = async (q) => {
       q.emit({ event: 'route', route: { route: 'SINGLE' } });
       for (let i = 0; i < 200; i++) q.emit({ event: 'token', token: { text: 'x'.repeat(65_536) } });
       q.emit({ event: 'done', done: { answer: 'long', stopReason: 'SUFFICIENT' } });
     };
-    await using t = await startTestGateway({ config: { SSE_STALL_MS: 300 }, script: bigTokens });
+    await using t = await startTestGateway({ config: { STREAM_STALL_MS: 300 }, script: bigTokens });
     const { hostname, port } = new URL(t.baseUrl);
     const socket = connect(Number(port), hostname);
     await once(socket, 'connect');
