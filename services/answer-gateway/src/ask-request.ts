@@ -23,6 +23,10 @@ export function askBodySchema(limits: AskLimits) {
     .object({
       question: z
         .string()
+        // The limits apply once trimmed, which an input schema cannot state: its documentation does.
+        .meta({
+          description: `1 to ${limits.maxQuestionChars} characters once leading and trailing whitespace is trimmed, not all of them invisible`,
+        })
         .transform((value) => value.trim())
         .pipe(
           z
