@@ -66,7 +66,10 @@ export class QuestionRun {
   private overdueTimer: NodeJS.Timeout | undefined;
   private readonly watching = new AbortController();
   private accepted = false;
+  /** The end this gateway asked for. */
   private endRequested: CancelReason | undefined;
+  /** Set once an end was asked for, here or through another replica: its readers await it. */
+  private endDue = false;
   private firstEventArrived: (() => void) | undefined;
   private resolveFinished!: (terminal: QaEvent__Output) => void;
   /** Resolves with the terminal event, however the question ended. */
@@ -141,6 +144,7 @@ export class QuestionRun {
     }
     this.accepted = true;
     if (this.terminalEvent) return;
+    void this.followEnds();
     this.deadlineTimer = setTimeout(
       () => void this.cancel('deadline'),
       Math.max(0, this.spec.deadlineUnixMs + this.options.deadlineSlackMs - Date.now()),
@@ -188,7 +192,8 @@ export class QuestionRun {
    */
   async cancel(reason: CancelReason): Promise<boolean> {
     if (this.terminalEvent) return false;
-    if (this.endRequested) return true;
+    if (this.endDue) return true;
+    this.endDue = true;
     this.endRequested = reason;
     clearTimeout(this.deadlineTimer);
     clearTimeout(this.graceTimer);
@@ -229,7 +234,7 @@ export class QuestionRun {
    * it in time, they get an end from here: a stream that may miss events read after a stall, or
    * whose end is in no log, beats one that never ends.
    */
-  private awaitEnd(reason: CancelReason): void {
+  private awaitEnd(reason: string): void {
     this.overdueTimer = setTimeout(() => {
       if (this.terminalEvent) return;
       void overdueEnd(this.options, this.questionId, this.buffer.at(-1), endError(reason)).then((end) => {
@@ -246,6 +251,26 @@ export class QuestionRun {
       });
     }, END_DELIVERY_MS);
     this.overdueTimer.unref();
+  }
+
+  /**
+   * Follows the question's end requests once it is accepted: a cancel made through another
+   * replica ends this gateway's readers, and frees its slot, as one made here does, though no
+   * hop-reasoner is left to write it into the log. That replica counts the cancel.
+   */
+  private async followEnds(): Promise<void> {
+    try {
+      for await (const reason of this.options.ends.follow(this.questionId, this.watching.signal)) {
+        if (this.endDue || this.terminalEvent) return;
+        this.endDue = true;
+        clearTimeout(this.deadlineTimer);
+        clearTimeout(this.graceTimer);
+        this.awaitEnd(reason);
+        return;
+      }
+    } catch {
+      // The reading stopped: the question ended, or the bus failed, which its log's reading reports.
+    }
   }
 
   /**

@@ -185,6 +185,36 @@ describe('answer-gateway: the end a gateway makes itself', () => {
     }
   }, 40_000);
 
+  it('a cancel through another replica, no hop-reasoner left, ends the question on the accepting replica too, whose slot it frees long before the deadline', async () => {
+    const broker = createMemoryBroker();
+    const keys = testKeys();
+    const { taken } = await silentReasoner(broker);
+    const config = { QUESTION_TIMEOUT_MS: 20_000, RESUME_GRACE_MS: 30_000 };
+    const a = await startGatewayOn(broker.connect(), keys, { config });
+    const b = await startGatewayOn(broker.connect(), keys, { config });
+    try {
+      const asked = await askSse(a.baseUrl, keys.alice, { question: 'Who owns Atlas?' });
+      const questionId = asked.response.headers.get('hopline-question-id') ?? '';
+      while (asked.events.length < 2) await sleep(20);
+      expect(a.gateway.health().details.inFlight).toBe(1);
+      const cancel = await fetch(`${b.baseUrl}/v1/questions/${questionId}`, {
+        method: 'DELETE',
+        headers: bearer(keys.alice),
+      });
+      expect(await cancel.json()).toEqual({ questionId, cancelled: true });
+      const cancelledAt = Date.now();
+      // The client still reading through the accepting replica gets the cancel as its end.
+      const ended = await Promise.race([asked.ended.then(() => true), sleep(8_000).then(() => false)]);
+      expect({ ended, within: Date.now() - cancelledAt < 8_000 }).toEqual({ ended: true, within: true });
+      expect(asked.events.at(-1)).toMatchObject({ name: 'error', data: { code: 'cancelled' } });
+      expect(a.gateway.health().details.inFlight).toBe(0);
+    } finally {
+      await a.gateway.stop({ graceMs: 0 });
+      await b.gateway.stop({ graceMs: 0 });
+      void taken.stop();
+    }
+  }, 40_000);
+
   it('an event that arrives while the gateway reads the log for its overdue end goes before that end, which still ends the stream', async () => {
     const broker = createMemoryBroker();
     const keys = testKeys();
