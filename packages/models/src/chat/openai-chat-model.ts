@@ -378,6 +378,8 @@ export function createOpenAiChatModel(options: OpenAiChatModelOptions): ChatMode
     };
     try {
       for await (const received of chunks) {
+        // What the client already received is still read after an abort: none of it is yielded.
+        if (connection.signal.aborted) throw abortReason(connection.signal);
         const chunk = readReply(chatCompletionChunk, received, 'stream chunk', options.baseURL);
         if (chunk.usage) usage = toUsage(chunk.usage);
         const choice = chunk.choices[0];

@@ -48,6 +48,11 @@ export interface WriterOptions {
    * "What was not found: …", which cite every fact they state).
    */
   uncited?: 'checked' | 'trusted';
+  /**
+   * Once it aborts (the asker gone, the deadline passed) no further sentence is sent, whether or
+   * not the deltas heed it: it is the interruption.
+   */
+  signal?: AbortSignal;
 }
 
 /**
@@ -58,7 +63,8 @@ export interface WriterOptions {
  * numbers exactly, most of its words; when they do not, the claim is cited to the evidence that
  * states it, and when none does, the sentence is not sent. Only framing that claims nothing
  * passes uncited. A sentence the answer already said is not sent twice. When the deltas fail,
- * the unfinished sentence is not sent and the failure is returned as `interruption`. Every
+ * or the signal aborts, the unfinished sentence is not sent and the failure is returned as
+ * `interruption`. Every
  * claim the reader sees resolves to a chunk that states it.
  */
 export async function writeAnswer(
@@ -190,6 +196,10 @@ export async function writeAnswer(
         return result;
       }
       if (step.done) break;
+      if (options.signal?.aborted) {
+        result.interruption = toHoplineError(options.signal.reason);
+        return result;
+      }
       pending += step.value;
       let cut = 0;
       SENTENCE_END.lastIndex = 0;
@@ -198,7 +208,13 @@ export async function writeAnswer(
       const complete = pending.slice(0, cut);
       pending = pending.slice(cut);
       // Several sentences may have arrived at once; each is checked on its own.
-      for (const sentence of complete.split(SENTENCE_SPLIT)) await release(sentence);
+      for (const sentence of complete.split(SENTENCE_SPLIT)) {
+        if (options.signal?.aborted) {
+          result.interruption = toHoplineError(options.signal.reason);
+          return result;
+        }
+        await release(sentence);
+      }
     }
     finished = true;
   } finally {

@@ -434,7 +434,9 @@ export function createHopReasoner(deps: HopReasonerDependencies): HopReasoner {
     if (reasoner !== fallback && run.usage.exhausted) {
       run.degrade('the question spent its LLM budget before synthesis; the offline reasoner answered');
     } else if (reasoner !== fallback && run.now < run.request.deadlineUnixMs) {
-      const written = await writeAnswer(reasoner.synthesize(input, run.modelCall()), evidence, send);
+      const written = await writeAnswer(reasoner.synthesize(input, run.modelCall()), evidence, send, {
+        signal: run.signal,
+      });
       if (written.rejected.length > 0) {
         run.degrade(
           `synthesis cited [${written.rejected.join('], [')}], which name no evidence; ${written.droppedSentences} sentence(s) dropped`,
@@ -446,7 +448,8 @@ export function createHopReasoner(deps: HopReasonerDependencies): HopReasoner {
         if (written.text.trim() !== '') return written;
         run.degrade('the model wrote no answer that survived the citation check; the offline reasoner answered');
       } else {
-        if (run.callerSignal.aborted) return { text: '', cited: [] };
+        // What was sent stays the answer the trace and `done` record, though the asker left.
+        if (run.callerSignal.aborted) return { text: written.text, cited: written.cited };
         if (written.text !== '') {
           run.degrade(`the answer was cut (${failure.code}: ${failure.message}); what was sent is only its start`);
           return { text: written.text, cited: written.cited, cut: cutReason(run, failure) };
@@ -459,6 +462,8 @@ export function createHopReasoner(deps: HopReasonerDependencies): HopReasoner {
     }
     const written = await writeAnswer(fallback.synthesize(input, run.modelCall()), evidence, send, {
       uncited: 'trusted',
+      // Past the deadline too, the offline answer is written (it takes no model call): only an asker gone stops it.
+      signal: run.callerSignal,
     });
     noteUnsupported(run, 'the offline reasoner', written);
     return { ...written, abstained: offlineAbstains(input) };
