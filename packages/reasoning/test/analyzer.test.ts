@@ -3,6 +3,7 @@ import { createOpenAiChatModel } from '@hopline/models';
 import { startScriptedOpenAiServer, systemPrompt, type ScriptedOpenAiServer } from '@hopline/test-support';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createAnalyzer } from '../src/index.js';
+import { modelPlanSchema } from '../src/analysis/model-plan.js';
 
 let server: ScriptedOpenAiServer;
 beforeEach(async () => {
@@ -91,5 +92,23 @@ describe('analyzer - who decides', () => {
     const analysis = await createAnalyzer({ chat: chat() }).analyze('how do plants turn light into food?', soon());
     expect(analysis.hydeText).toMatch(/photosynthesis/);
     expect(analysis.decidedBy).toBe(DecidedBy.RULES);
+  });
+});
+
+describe('analyzer - a model plan', () => {
+  it('analyzer - a sub-question that writes "#q1" without depending on q1 makes the plan malformed, so the model is asked to repair it', () => {
+    const plan = {
+      route: 'PARALLEL',
+      complexity: 2,
+      subQuestions: [
+        { id: 'q1', text: 'Which team won the 1998 cup?' },
+        { id: 'q2', text: 'Who coached #q1 that year?', dependsOn: [] },
+      ],
+    };
+    const parsed = modelPlanSchema.safeParse(plan);
+    expect(parsed.success).toBe(false);
+    expect(parsed.error?.issues[0]?.message).toBe('the text uses #q1 but does not depend on q1');
+    const repaired = { ...plan, subQuestions: [plan.subQuestions[0], { ...plan.subQuestions[1], dependsOn: ['q1'] }] };
+    expect(modelPlanSchema.safeParse(repaired).success).toBe(true);
   });
 });

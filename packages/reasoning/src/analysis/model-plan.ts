@@ -30,6 +30,17 @@ export const modelPlanSchema = z
     plan.subQuestions.forEach((sub, index) => {
       if (earlier.has(sub.id))
         ctx.addIssue({ code: 'custom', path: ['subQuestions', index, 'id'], message: `id ${sub.id} is used twice` });
+      // "#q1" is filled in with q1's answer, which only a sub-question depending on q1 waits for.
+      for (const [, id] of sub.text.matchAll(/#(q?\d+)/g)) {
+        const named = id?.startsWith('q') ? id : `q${id}`;
+        if (!sub.dependsOn.includes(named)) {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['subQuestions', index, 'dependsOn'],
+            message: `the text uses #${id} but does not depend on ${named}`,
+          });
+        }
+      }
       for (const dependency of sub.dependsOn) {
         if (!earlier.has(dependency)) {
           ctx.addIssue({

@@ -2,7 +2,7 @@ import type { Chunk__Output, Grade__Output, StopReason__Output } from '@hopline/
 import { isHoplineError, StopReason, toHoplineError } from '@hopline/contracts';
 import type { HopExtractionInput, HopFinding, PreviousHop } from '../reasoner/reasoner.js';
 import { BudgetExhaustedError } from '@hopline/models';
-import { claimOf, supports } from '../offline/claims.js';
+import { claimOf, isEmptyClaim, supports } from '../offline/claims.js';
 import { gradeEvidence } from '../offline/grade.js';
 import { abortable } from '@hopline/resilience';
 import { instrument } from '@hopline/telemetry';
@@ -245,8 +245,9 @@ const pickAnswer = (finding: HopFinding) => ({
 /**
  * The configured reasoner's finding, checked: its citations must name chunks of this hop's
  * evidence, and those chunks must state its answer (by the citation check's claim rules). A
- * failure, a citation from elsewhere or an answer its citations do not state hands the hop to
- * the offline reasoner, so nothing unstated drives the next hop.
+ * failure, a citation from elsewhere, an answer that claims nothing ("no answer" without
+ * `unknown`) or one its citations do not state hands the hop to the offline reasoner; bridge
+ * entities its citations do not state are dropped. So nothing unstated drives the next hop.
  */
 async function extract(run: QuestionRun, input: HopExtractionInput, hop: number, step: HopStep): Promise<HopFinding> {
   const { reasoner, fallback } = run.deps;
@@ -275,11 +276,22 @@ async function extract(run: QuestionRun, input: HopExtractionInput, hop: number,
     return offline();
   }
   const cited = input.chunks.filter((chunk) => finding.citedChunkIds.includes(chunk.chunkId));
+  // An empty claim is stated by any chunk: an answer with nothing to check is no answer.
+  if (!finding.unknown && isEmptyClaim(claimOf(finding.answer))) {
+    run.degrade(
+      `hop ${hop}: the model's answer "${finding.answer}" states nothing the evidence could confirm; its answer was rejected and the offline reasoner answered`,
+    );
+    return offline();
+  }
   if (!finding.unknown && !supports(cited, claimOf(finding.answer))) {
     run.degrade(
       `hop ${hop}: the model's answer "${finding.answer}" is not stated by ${finding.citedChunkIds.join(', ')}, which it cited; its answer was rejected and the offline reasoner answered`,
     );
     return offline();
   }
-  return finding;
+  if (finding.unknown) return { ...finding, bridgeEntities: [] };
+  const stated = finding.bridgeEntities.filter(
+    (entity) => entity !== finding.answer && supports(cited, claimOf(entity)),
+  );
+  return { ...finding, bridgeEntities: [finding.answer, ...stated] };
 }

@@ -99,7 +99,8 @@ export function createModelReasoner(options: ModelReasonerOptions): Reasoner {
       answer: value.unknown ? '' : value.answer,
       unknown: value.unknown,
       done: value.done,
-      nextQuery: value.done || value.unknown ? '' : value.nextQuery,
+      // Not done, with no search of its own: the next hop looks for what this one found.
+      nextQuery: value.done || value.unknown ? '' : value.nextQuery.trim() || value.answer,
       confidence: value.confidence,
       citedChunkIds,
       bridgeEntities: value.unknown ? [] : bridgeEntities,

@@ -1,0 +1,125 @@
+import { Route, StopReason } from '@hopline/contracts';
+import { createOpenAiChatModel } from '@hopline/models';
+import { startScriptedOpenAiServer, type ScriptedOpenAiServer } from '@hopline/test-support';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createHopReasoner } from '../src/index.js';
+import { analysis, ask, corpus, eventLog, fixedAnalyzer, keepOrder, overlapRetriever } from './support/fixtures.js';
+import { hopReply, isExtraction, isSynthesis, labelOf, numberOf } from './support/scripted-model.js';
+
+let server: ScriptedOpenAiServer;
+beforeEach(async () => {
+  server = await startScriptedOpenAiServer();
+});
+afterEach(async () => {
+  await server.close();
+});
+
+describe('model hop findings: what drives the next hop is stated by the evidence', () => {
+  it('model hop - bridge entities no cited chunk states do not fill a dependent sub-question', async () => {
+    let extractions = 0;
+    server.setRule((body) => {
+      if (isExtraction(body)) {
+        extractions += 1;
+        if (extractions === 1)
+          return hopReply({
+            answer: 'Mirela Dunstan',
+            done: true,
+            cited: [labelOf(body, 'No Harbour (1936 film)')],
+            // Stated nowhere in the evidence: the model's own guess.
+            bridgeEntities: ['Zebulon Quartermaine'],
+          });
+        return hopReply({ unknown: true });
+      }
+      if (isSynthesis(body)) return { content: 'The documents do not say.' };
+      return undefined;
+    });
+    const retriever = overlapRetriever(corpus);
+    const reasoner = createHopReasoner({
+      analyzer: fixedAnalyzer(
+        analysis({
+          route: Route.PARALLEL,
+          subQuestions: [
+            { id: 'q1', text: 'Who starred in No Harbour film?', dependsOn: [] },
+            { id: 'q2', text: 'Who was married to #q1?', dependsOn: ['q1'] },
+          ],
+        }),
+      ),
+      retriever,
+      reranker: keepOrder,
+      chat: createOpenAiChatModel({ baseURL: server.baseURL, model: 'scripted', attempts: 1 }),
+      config: { topK: 4 },
+    });
+    await reasoner.answer(ask(), { emit: () => undefined });
+    const queries = retriever.calls.map((call) => `${call.query} | ${call.seeds.join(' | ')}`);
+    expect(queries.join('\n')).not.toMatch(/Zebulon Quartermaine/);
+  });
+
+  it('model hop - an answer that states nothing ("No answer" without unknown) is handed to the offline reasoner', async () => {
+    server.setRule((body) => {
+      if (isExtraction(body))
+        return hopReply({
+          answer: 'No answer',
+          unknown: false,
+          done: true,
+          cited: [labelOf(body, 'No Harbour (1936 film)')],
+        });
+      if (isSynthesis(body)) return { content: 'The answer is not known.' };
+      return undefined;
+    });
+    const reasoner = createHopReasoner({
+      analyzer: fixedAnalyzer(analysis()),
+      retriever: overlapRetriever(corpus),
+      reranker: keepOrder,
+      chat: createOpenAiChatModel({ baseURL: server.baseURL, model: 'scripted', attempts: 1 }),
+      config: { topK: 4 },
+    });
+    const log = eventLog();
+    const { done } = await reasoner.answer(ask(), { emit: log.emit });
+    // Every chunk "states" an empty claim: such an answer cannot be checked, so it is not taken.
+    expect(log.of('hopAnswer').map((event) => event.hopAnswer.answer)).not.toContain('No answer');
+    expect(done.degradedReasons.join('\n')).toMatch(/states nothing the evidence could confirm/);
+  });
+
+  it('model hop - done:false without a nextQuery goes on to a next hop, not SUFFICIENT after the bridge', async () => {
+    let extractions = 0;
+    server.setRule((body) => {
+      if (isExtraction(body)) {
+        extractions += 1;
+        // The bridge, explicitly not done; the model left nextQuery out, which the schema accepts.
+        const reply =
+          extractions === 1
+            ? {
+                answer: 'Mirela Dunstan',
+                unknown: false,
+                done: false,
+                confidence: 0.6,
+                cited: [labelOf(body, 'No Harbour (1936 film)')],
+              }
+            : {
+                answer: 'Tobias Wrenfield',
+                unknown: false,
+                done: true,
+                confidence: 0.9,
+                cited: [labelOf(body, 'Mirela Dunstan')],
+              };
+        return { content: JSON.stringify(reply) };
+      }
+      if (isSynthesis(body))
+        return { content: `Mirela Dunstan starred in No Harbour [${numberOf(body, 'No Harbour (1936 film)')}].` };
+      return undefined;
+    });
+    const reasoner = createHopReasoner({
+      analyzer: fixedAnalyzer(analysis()), // ITERATIVE, complexity 2: "who was married to the star of …"
+      retriever: overlapRetriever(corpus),
+      reranker: keepOrder,
+      chat: createOpenAiChatModel({ baseURL: server.baseURL, model: 'scripted', attempts: 1 }),
+      config: { topK: 4, maxHops: 3 },
+    });
+    const { done } = await reasoner.answer(ask(), { emit: () => undefined });
+    expect({ hops: done.hops, stopReason: done.stopReason, abstained: done.abstained }).not.toEqual({
+      hops: 1,
+      stopReason: StopReason.SUFFICIENT,
+      abstained: false,
+    });
+  });
+});
