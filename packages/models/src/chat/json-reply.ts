@@ -14,33 +14,74 @@ export class ModelOutputError extends HoplineError {
 
 export type JsonReply<T> = { ok: true; value: T } | { ok: false; problem: string };
 
-// Models wrap JSON in prose or a ```json fence; the object itself is what counts.
-function jsonText(reply: string): string | undefined {
-  const fenced = /```(?:json)?\s*([\s\S]*?)```/i.exec(reply);
-  const body = (fenced?.[1] ?? reply).trim();
-  const open = body.search(/[[{]/);
-  if (open < 0) return undefined;
-  const close = body[open] === '{' ? body.lastIndexOf('}') : body.lastIndexOf(']');
-  return close > open ? body.slice(open, close + 1) : undefined;
+// How many bracketed spans of a reply are tried as its JSON before it counts as having none.
+const MAX_CANDIDATES = 16;
+
+/** Where the bracketed span opening at `open` closes (brackets inside strings skipped); -1 if it does not. */
+function closingOf(text: string, open: number): number {
+  const expected: string[] = [];
+  let inString = false;
+  for (let at = open; at < text.length; at += 1) {
+    const char = text[at];
+    if (inString) {
+      if (char === '\\') at += 1;
+      else if (char === '"') inString = false;
+    } else if (char === '"') inString = true;
+    else if (char === '{') expected.push('}');
+    else if (char === '[') expected.push(']');
+    else if (char === '}' || char === ']') {
+      if (expected.pop() !== char) return -1;
+      if (expected.length === 0) return at;
+    }
+  }
+  return -1;
 }
 
-export function parseJsonReply<T>(reply: string, schema: z.ZodType<T>): JsonReply<T> {
-  const text = jsonText(reply);
-  if (text === undefined) return { ok: false, problem: 'the reply contains no JSON object' };
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch (error) {
-    return { ok: false, problem: `the JSON does not parse: ${(error as Error).message}` };
+/**
+ * Models wrap JSON in prose or a ```json fence, and the prose may hold brackets of its own
+ * ("according to [E1]", "{E2}"): each balanced bracketed span is a candidate, in order.
+ */
+function* jsonCandidates(reply: string): Generator<string> {
+  const fenced = /```(?:json)?\s*([\s\S]*?)```/i.exec(reply);
+  const body = (fenced?.[1] ?? reply).trim();
+  let from = 0;
+  for (let tried = 0; tried < MAX_CANDIDATES; tried += 1) {
+    const offset = body.slice(from).search(/[[{]/);
+    if (offset < 0) return;
+    const open = from + offset;
+    const close = closingOf(body, open);
+    if (close > open) yield body.slice(open, close + 1);
+    from = open + 1;
   }
-  const result = schema.safeParse(parsed);
-  if (!result.success) {
+}
+
+/** The reply's first bracketed span that is JSON of the schema's shape; else why the first JSON-looking one is not. */
+export function parseJsonReply<T>(reply: string, schema: z.ZodType<T>): JsonReply<T> {
+  let notParsed: string | undefined;
+  let notMatching: string | undefined;
+  for (const text of jsonCandidates(reply)) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch (error) {
+      notParsed ??= `the JSON does not parse: ${(error as Error).message}`;
+      continue;
+    }
+    const result = schema.safeParse(parsed);
+    if (result.success) return { ok: true, value: result.data };
     const issues = result.error.issues
       .slice(0, 5)
       .map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`);
-    return { ok: false, problem: `the JSON does not match the schema: ${issues.join('; ')}` };
+    notMatching ??= `the JSON does not match the schema: ${issues.join('; ')}`;
   }
-  return { ok: true, value: result.data };
+  const opened = /[[{]/.test(reply);
+  return {
+    ok: false,
+    problem:
+      notMatching ??
+      notParsed ??
+      (opened ? 'the JSON does not close (a reply cut short?)' : 'the reply contains no JSON object'),
+  };
 }
 
 /** The schema as JSON Schema, for `response_format`. */
