@@ -4,6 +4,8 @@ import { prompts } from '../prompts.js';
 import { z } from 'zod';
 
 const MAX_SUB_QUESTIONS = 6;
+// Room for a plan of MAX_SUB_QUESTIONS as JSON; a reply that rambles past it is cut, not paid for.
+const PLAN_TOKEN_CAP = 600;
 
 /**
  * The plan a model must return: sub-questions with unique ids whose dependencies name earlier
@@ -80,6 +82,7 @@ export async function planWithModel(
     messages: prompts.messages('decompose', { question, route: rules.route, signals: rules.signals.join(', ') }),
     json: modelPlanSchema,
     temperature: 0,
+    maxTokens: PLAN_TOKEN_CAP,
     deadlineUnixMs: call.deadlineUnixMs,
     ...(call.signal ? { signal: call.signal } : {}),
     meter: call.meter,

@@ -16,31 +16,32 @@ const hopReplySchema = z.object({
 
 export interface ModelReasonerOptions {
   chat: ChatModel;
-  /** Longest answer synthesis may write; the question's token budget may leave less. */
-  maxAnswerTokens?: number;
 }
 
-// An answer shorter than this is no answer: synthesis does not start with less left.
-const MIN_ANSWER_TOKENS = 48;
+// The longest replies asked for (the question's token budget may leave less): an answer of at
+// most five sentences with its citations, and one hop's finding as JSON. A reply that rambles
+// past them is cut, not paid for to its end.
+const ANSWER_TOKEN_CAP = 1_024;
+const FINDING_TOKEN_CAP = 512;
+// A reply shorter than this is no reply: a request does not start with less left.
+const MIN_REPLY_TOKENS = 48;
 // approximateTokens is an estimate; the server's tokenizer may count more.
 const PROMPT_MARGIN = 1.2;
 
 const label = (position: number) => `E${position + 1}`;
 
 /**
- * The answer's max_tokens: what the question's token budget leaves after the prompt (prompt and
- * answer are both counted), capped by the configured longest answer. Too little left to write
- * an answer is a spent budget.
+ * A reply's max_tokens: what the question's token budget leaves after the prompt (prompt and
+ * reply are both counted), at most `cap`. Too little left to write a reply is a spent budget.
  */
-function answerTokens(messages: readonly ChatMessage[], tokensLeft: number, cap: number | undefined) {
+function replyTokens(task: string, messages: readonly ChatMessage[], tokensLeft: number, cap: number): number {
   const prompt = Math.ceil(approximateTokens(messages.map((message) => message.content).join('\n')) * PROMPT_MARGIN);
   const left = tokensLeft - prompt;
-  if (left < MIN_ANSWER_TOKENS)
+  if (left < MIN_REPLY_TOKENS)
     throw new BudgetExhaustedError(
-      `the question has ${tokensLeft} tokens left, and the synthesis prompt takes about ${prompt} of them`,
+      `the question has ${tokensLeft} tokens left, and the ${task} prompt takes about ${prompt} of them`,
     );
-  const tokens = Math.min(left, cap ?? Number.POSITIVE_INFINITY);
-  return Number.isFinite(tokens) ? Math.floor(tokens) : undefined;
+  return Math.floor(Math.min(left, cap));
 }
 
 /**
@@ -68,20 +69,22 @@ export function createModelReasoner(options: ModelReasonerOptions): Reasoner {
       'steps',
       `This chain answers: ${input.focus}\nFindings of earlier steps:\n${previous}\nThis step's search: ${input.query}`,
     );
+    const messages = prompts.messages('extract-hop', {
+      nonce: fence.nonce,
+      question: input.question,
+      steps,
+      expectedHops: String(input.expectedHops),
+      hop: String(input.hop),
+      evidence: fenceEvidence(
+        fence,
+        input.chunks.map((chunk, position) => ({ label: label(position), chunk })),
+      ),
+    });
     const reply = await chat.complete({
-      messages: prompts.messages('extract-hop', {
-        nonce: fence.nonce,
-        question: input.question,
-        steps,
-        expectedHops: String(input.expectedHops),
-        hop: String(input.hop),
-        evidence: fenceEvidence(
-          fence,
-          input.chunks.map((chunk, position) => ({ label: label(position), chunk })),
-        ),
-      }),
+      messages,
       json: hopReplySchema,
       temperature: 0,
+      maxTokens: replyTokens('extraction', messages, call.usage.tokensLeft, FINDING_TOKEN_CAP),
       deadlineUnixMs: call.deadlineUnixMs,
       signal: call.signal,
       meter: call.usage,
@@ -132,11 +135,10 @@ export function createModelReasoner(options: ModelReasonerOptions): Reasoner {
         input.evidence.map((item) => ({ label: `[${item.index}]`, chunk: item.chunk })),
       ),
     });
-    const maxTokens = answerTokens(messages, call.usage.tokensLeft, options.maxAnswerTokens);
     yield* chat.stream({
       messages,
       temperature: 0,
-      ...(maxTokens === undefined ? {} : { maxTokens }),
+      maxTokens: replyTokens('synthesis', messages, call.usage.tokensLeft, ANSWER_TOKEN_CAP),
       deadlineUnixMs: call.deadlineUnixMs,
       signal: call.signal,
       meter: call.usage,
