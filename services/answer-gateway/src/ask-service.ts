@@ -146,6 +146,10 @@ export class AskService {
   ): Promise<QuestionStream> {
     const run = await this.find(principal, questionId);
     if (lastEventId > run.latestSeq) {
+      if (lastEventId === run.latestSeq + 1 && (await run.endWasDue()))
+        throw problems.resumeUnavailable(
+          'the stream already ended: a gateway ended it, as no hop-reasoner wrote its end',
+        );
       throw problems.invalidRequest(
         `the last event id ${lastEventId} is ahead of the question's events (latest ${run.latestSeq})`,
       );

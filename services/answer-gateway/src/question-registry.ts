@@ -18,6 +18,11 @@ export interface QuestionHandle {
   read(afterSeq: number, signal: AbortSignal): AsyncGenerator<QaEvent__Output>;
   /** Asks for the question's end now; resolves with whether it was still running. */
   cancel(reason: CancelReason): Promise<boolean>;
+  /**
+   * Whether its end was due (asked for, or its deadline passed): an event id one past the newest
+   * logged one is then that of an end a gateway made, which is in no log.
+   */
+  endWasDue(): Promise<boolean>;
 }
 
 /**

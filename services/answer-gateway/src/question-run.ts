@@ -208,6 +208,10 @@ export class QuestionRun {
     return true;
   }
 
+  async endWasDue(): Promise<boolean> {
+    return this.endDue || Date.now() >= this.spec.deadlineUnixMs;
+  }
+
   /**
    * Withdraws a question nobody took: true when it is withdrawn, false when its log shows a
    * hop-reasoner took it after all (its first event has not reached this gateway yet). One that

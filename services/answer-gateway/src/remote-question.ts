@@ -152,6 +152,11 @@ export class RemoteQuestion {
     }
   }
 
+  async endWasDue(): Promise<boolean> {
+    if (Date.now() >= this.head.meta.deadlineUnixMs) return true;
+    return (await this.options.ends.requested(this.questionId)) !== undefined;
+  }
+
   /**
    * Asks for the question's end now; resolves with whether it was still running when this
    * gateway opened it.

@@ -178,6 +178,14 @@ describe('answer-gateway: the end a gateway makes itself', () => {
       const ended = await Promise.race([resumed.ended.then(() => true), sleep(6_000).then(() => false)]);
       expect({ ended, within: Date.now() - cancelledAt < 6_000 }).toEqual({ ended: true, within: true });
       expect(resumed.events.at(-1)).toMatchObject({ id: 3, name: 'error', data: { code: 'cancelled' } });
+      // That end is in no log: a client that had it and resumes after it hears the stream ended.
+      for (const replica of [b, a]) {
+        const after = await openSse(`${replica.baseUrl}/v1/questions/${questionId}/events`, {
+          headers: { ...bearer(keys.alice), 'Last-Event-ID': '3' },
+        });
+        expect(after.response.status).toBe(410);
+        await after.ended;
+      }
     } finally {
       await a.gateway.stop({ graceMs: 0 });
       await b.gateway.stop({ graceMs: 0 });
