@@ -35,8 +35,6 @@ export interface ChatResult<T> {
   /** The reply as the model wrote it (the repaired one, when a repair was needed). */
   text: string;
   usage: ChatUsage;
-  /** Requests this result took: 2 when the first reply had to be repaired. */
-  requests: number;
   model: string;
 }
 

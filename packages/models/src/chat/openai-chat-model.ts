@@ -296,12 +296,10 @@ export function createOpenAiChatModel(options: OpenAiChatModelOptions): ChatMode
   async function complete(request: ChatRequest | JsonChatRequest<unknown>): Promise<ChatResult<unknown>> {
     const schema = 'json' in request ? request.json : undefined;
     const first = await requestText(request, request.messages, schema);
-    if (schema === undefined)
-      return { value: first.text, text: first.text, usage: first.usage, requests: 1, model: options.model };
+    if (schema === undefined) return { value: first.text, text: first.text, usage: first.usage, model: options.model };
 
     const parsed = parseJsonReply(first.text, schema);
-    if (parsed.ok)
-      return { value: parsed.value, text: first.text, usage: first.usage, requests: 1, model: options.model };
+    if (parsed.ok) return { value: parsed.value, text: first.text, usage: first.usage, model: options.model };
 
     const repairMessages: ChatMessage[] = [
       ...request.messages,
@@ -315,7 +313,7 @@ export function createOpenAiChatModel(options: OpenAiChatModelOptions): ChatMode
     const usage = addUsage(first.usage, second.usage);
     const repaired = parseJsonReply(second.text, schema);
     if (!repaired.ok) throw new ModelOutputError(`the model's reply was malformed twice: ${repaired.problem}`);
-    return { value: repaired.value, text: second.text, usage, requests: 2, model: options.model };
+    return { value: repaired.value, text: second.text, usage, model: options.model };
   }
 
   async function* stream(request: ChatRequest): AsyncGenerator<string, ChatUsage> {
