@@ -1,4 +1,4 @@
-import type { IngestCommand__Output } from '@hopline/contracts';
+import { toHoplineError, type IngestCommand__Output } from '@hopline/contracts';
 import type { IndexAttempt, Indexer } from '@hopline/retrieval';
 
 interface Waiting {
@@ -38,13 +38,26 @@ export class CommandBatcher {
   private async drain(): Promise<void> {
     while (this.waiting.length > 0) {
       const batch = this.takeBatch();
-      const attempts = await this.indexer
-        .applyAll(batch.map(({ command }) => command))
-        .catch((error: unknown) => batch.map((): IndexAttempt => ({ ok: false, error })));
+      const attempts = await this.applyAll(batch);
+      // A batch is written as one (its chunks embedded together): a command refused for what
+      // one of them holds (an embedder that will not take one text) fails all. Those failed for
+      // good are applied again one at a time, so that only the command at fault is refused.
+      if (batch.length > 1) {
+        for (const [i, attempt] of attempts.entries()) {
+          if (!attempt.ok && toHoplineError(attempt.error).code === 'invalid_argument')
+            attempts[i] = (await this.applyAll([batch[i] as Waiting]))[0] as IndexAttempt;
+        }
+      }
       this.onBatch(attempts);
       batch.forEach(({ settle }, i) => settle(attempts[i] as IndexAttempt));
     }
     this.draining = false;
+  }
+
+  private applyAll(batch: readonly Waiting[]): Promise<IndexAttempt[]> {
+    return this.indexer
+      .applyAll(batch.map(({ command }) => command))
+      .catch((error: unknown) => batch.map((): IndexAttempt => ({ ok: false, error })));
   }
 
   /** The next batch: the commands waiting in order up to the first to go alone, or that one. */
