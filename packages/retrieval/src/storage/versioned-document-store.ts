@@ -223,13 +223,18 @@ export class VersionedDocumentStore<Item> {
    * none, or when the one loaded is older (a worker upgraded over it: its format, or index terms another tokenizer made).
    */
   async close(): Promise<void> {
-    await this.writes.catch(() => undefined);
-    if (!this.persisted) return;
-    try {
-      if (this.persisted.log.entries > 0 || this.olderSnapshot) await this.snapshot();
-    } finally {
-      await this.persisted.log.close();
-    }
+    const persisted = this.persisted;
+    if (!persisted) return this.writes.then(() => undefined);
+    // In the write queue, as every write: a write that comes meanwhile neither changes the index
+    // under the snapshot nor lands in a log the snapshot then clears; it finds the log closed
+    // and is refused, so its delivery comes back.
+    await this.serialise(async () => {
+      try {
+        if (persisted.log.entries > 0 || this.olderSnapshot) await this.snapshot();
+      } finally {
+        await persisted.log.close();
+      }
+    });
   }
 
   /** A snapshot's document (`items` null for a tombstone): state and counts only, as the index part of the snapshot has it indexed. */
