@@ -12,6 +12,17 @@ const HEADING = /^h([1-6])$/;
  * section named by its id, or by the anchor its text would get.
  */
 export function parseHtml(html: string): ParsedFile {
+  try {
+    return readPage(html);
+  } catch (error) {
+    // The parser and the walk recurse per level of nesting: a page nested some tens of
+    // thousands deep takes the stack.
+    if (error instanceof RangeError) throw new UnreadableFileError('an HTML page nested too deeply to read');
+    throw error;
+  }
+}
+
+function readPage(html: string): ParsedFile {
   const root = parse(html, { comment: false, blockTextElements: { script: false, style: false, noscript: false } });
   const main = root.querySelector('main') ?? root.querySelector('article') ?? root.querySelector('body') ?? root;
   const title = root.querySelector('title')?.text.trim() || main.querySelector('h1')?.text.trim() || undefined;

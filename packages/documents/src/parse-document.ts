@@ -2,7 +2,7 @@ import { extname } from 'node:path';
 import { parseHtml } from './html.js';
 import { parseMarkdown } from './markdown.js';
 import { DEFAULT_PARSE_LIMITS, parseInWorker, type ParseLimits } from './parse-in-worker.js';
-import { UnreadableFileError, type ParsedFile } from './parsed-file.js';
+import { decodeUtf8, UnreadableFileError, type ParsedFile } from './parsed-file.js';
 
 /** Files of text, parsed from their text. */
 const TEXT_PARSERS: Record<string, (text: string) => ParsedFile> = {
@@ -21,9 +21,12 @@ const PARSERS: Record<string, (data: Uint8Array, limits: ParseLimits) => Promise
     ]),
   ),
   // A small PDF or DOCX can take minutes or gigabytes to parse (a zip bomb, a pathological
-  // PDF): they are parsed in a worker thread, bounded in time and memory.
+  // PDF), and a large HTML page seconds (a 10 MB one about 2 s): they are parsed in a worker
+  // thread, bounded in time and memory, and the caller's event loop goes on serving.
   '.pdf': (data, limits) => parseInWorker('pdf', data, limits),
   '.docx': (data, limits) => parseInWorker('docx', data, limits),
+  '.html': (data, limits) => parseInWorker('html', data, limits),
+  '.htm': (data, limits) => parseInWorker('html', data, limits),
 };
 
 /** The extensions `parseDocument` reads: PDF, DOCX, HTML, markdown and plain text. */
@@ -35,7 +38,7 @@ export const TEXT_EXTENSIONS = new Set(Object.keys(TEXT_PARSERS));
 /**
  * A file's text and the sections its citations name, by the extension of its name. A file that
  * cannot be read as its type, or holds no text, is an UnreadableFileError saying why; so is a
- * PDF or DOCX past `limits` (by default DEFAULT_PARSE_LIMITS).
+ * PDF, DOCX or HTML page past `limits` (by default DEFAULT_PARSE_LIMITS).
  */
 export async function parseDocument(
   fileName: string,
@@ -54,12 +57,4 @@ export function parseTextDocument(fileName: string, text: string): ParsedFile {
   const parser = TEXT_PARSERS[extname(fileName).toLowerCase()];
   if (!parser) throw new Error(`${fileName}: not a file of text`);
   return parser(text);
-}
-
-function decodeUtf8(data: Uint8Array): string {
-  try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(data);
-  } catch {
-    throw new UnreadableFileError('not UTF-8 text');
-  }
 }

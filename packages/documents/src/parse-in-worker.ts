@@ -2,7 +2,7 @@ import { Worker } from 'node:worker_threads';
 import { UnavailableError } from '@hopline/contracts';
 import { UnreadableFileError, type ParsedFile } from './parsed-file.js';
 
-/** The bounds on parsing one PDF or DOCX, past which it is refused as too large or too complex. */
+/** The bounds on parsing one PDF, DOCX or HTML page, past which it is refused as too large or too complex. */
 export interface ParseLimits {
   /**
    * Wall-clock time for the parse, from the call: its wait for the parser and a worker's start
@@ -66,7 +66,7 @@ const PARALLEL_PARSES = 1;
  */
 const IDLE_WORKER_MS = 10_000;
 
-export type DocumentKind = 'pdf' | 'docx';
+export type DocumentKind = 'pdf' | 'docx' | 'html';
 
 /** What parse-worker.ts is asked to parse. */
 export interface WorkerTask {
@@ -109,7 +109,7 @@ let running = 0;
 const waiting: Array<() => void> = [];
 
 /**
- * A PDF or DOCX parsed in a worker thread, within `limits`: the event loop of the caller (the
+ * A PDF, DOCX or HTML page parsed in a worker thread, within `limits`: the event loop of the caller (the
  * gateway, serving questions) never runs pdf.js or mammoth. A parse past its time or past its
  * memory is stopped (its worker terminated), one past its heap dies with its worker; either is
  * an UnreadableFileError that says which limit the file passed. A file that finds the parser
@@ -151,7 +151,7 @@ async function takeSlot(deadline: number): Promise<void> {
 }
 
 function parseOnce(kind: DocumentKind, data: Uint8Array, limits: ParseLimits, deadline: number): Promise<ParsedFile> {
-  const name = kind.toUpperCase();
+  const file = kind === 'html' ? 'an HTML page' : `a ${kind.toUpperCase()}`;
   const parser = takeIdleWorker(limits.maxHeapMb) ?? startWorker(limits.maxHeapMb);
   // The worker gets its own copy, moved rather than copied again: pdf.js detaches the buffer it
   // reads, and the caller's may be a view into a larger one.
@@ -173,12 +173,12 @@ function parseOnce(kind: DocumentKind, data: Uint8Array, limits: ParseLimits, de
       void parser.exited.then(() => reject(new UnreadableFileError(`${why}: split it into smaller documents`)));
     };
     const timer = setTimeout(
-      () => stopWorker(`a ${name} too complex to parse within ${limits.timeoutMs / 1000} s`),
+      () => stopWorker(`${file} too complex to parse within ${limits.timeoutMs / 1000} s`),
       deadline - Date.now(),
     );
     const memoryWatch = setInterval(() => {
       if (process.memoryUsage.rss() - startRss > limits.maxMemoryMb * MIB) {
-        stopWorker(`a ${name} too large to parse within ${limits.maxMemoryMb} MiB of memory`);
+        stopWorker(`${file} too large to parse within ${limits.maxMemoryMb} MiB of memory`);
       }
     }, MEMORY_POLL_MS);
     parser.onOutcome = (outcome) => {
@@ -188,7 +188,7 @@ function parseOnce(kind: DocumentKind, data: Uint8Array, limits: ParseLimits, de
         reject(
           outOfMemory
             ? new UnreadableFileError(
-                `a ${name} too large to parse within ${limits.maxHeapMb} MiB of heap: split it into smaller documents`,
+                `${file} too large to parse within ${limits.maxHeapMb} MiB of heap: split it into smaller documents`,
               )
             : outcome,
         );

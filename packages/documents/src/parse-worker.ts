@@ -1,5 +1,5 @@
 import { parentPort } from 'node:worker_threads';
-import { UnreadableFileError, type ParsedFile } from './parsed-file.js';
+import { decodeUtf8, UnreadableFileError, type ParsedFile } from './parsed-file.js';
 import type { WorkerAnswer, WorkerTask } from './parse-in-worker.js';
 
 // A worker parses one file at a time, as parse-in-worker.ts hands them out, and answers each.
@@ -19,6 +19,7 @@ parentPort?.on('message', (task: WorkerTask) => {
 async function parse({ kind, data, maxUnpackedBytes }: WorkerTask): Promise<ParsedFile> {
   // pdf.js and mammoth are large: a worker loads only those its files need.
   if (kind === 'pdf') return (await import('./pdf.js')).parsePdf(data);
+  if (kind === 'html') return (await import('./html.js')).parseHtml(decodeUtf8(data));
   const docx = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
   return (await import('./docx.js')).parseDocx(docx, maxUnpackedBytes);
 }

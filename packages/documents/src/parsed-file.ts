@@ -15,6 +15,15 @@ export class UnreadableFileError extends Error {
   }
 }
 
+/** A file's bytes as UTF-8 text; an UnreadableFileError when they are not. */
+export function decodeUtf8(data: Uint8Array): string {
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(data);
+  } catch {
+    throw new UnreadableFileError('not UTF-8 text');
+  }
+}
+
 /**
  * The anchor a heading gets, as GitHub and most site generators make it: lower case, spaces to
  * "-", punctuation dropped (letters of every script kept).

@@ -168,3 +168,34 @@ describe('document parsers - limits on a PDF or DOCX', () => {
     });
   }, 60_000);
 });
+
+describe('document parsers - limits on an HTML page', () => {
+  /** A flat page of about 10 MB, which takes node-html-parser seconds. */
+  const bigPage = () =>
+    new TextEncoder().encode(
+      `<body>${'<p>Some paragraph text about pumps and valves <b>bold</b> more.</p>'.repeat(150_000)}</body>`,
+    );
+
+  it('limits - a large HTML page is parsed off the event loop, which keeps running meanwhile', async () => {
+    const { outcome, longestGap } = await whileTicking(() => parseDocument('big.html', bigPage()));
+    expect((outcome as { value?: { text: string } }).value?.text).toMatch(/^Some paragraph text about pumps/);
+    expect(longestGap).toBeLessThan(250);
+  }, 60_000);
+
+  it('limits - an HTML page past its time is stopped and refused as too complex', async () => {
+    await expect(parseDocument('big.html', bigPage(), { timeoutMs: 100 })).rejects.toThrow(
+      new UnreadableFileError('an HTML page too complex to parse within 0.1 s: split it into smaller documents'),
+    );
+  }, 60_000);
+
+  it('limits - an HTML page nested tens of thousands deep is refused as unreadable, not a stack overflow', async () => {
+    const depth = 100_000;
+    const html = `<html><body>${'<div>'.repeat(depth)}deep text${'</div>'.repeat(depth)}</body></html>`;
+    await expect(parseDocument('deep.html', new TextEncoder().encode(html))).rejects.toThrow(
+      new UnreadableFileError('an HTML page nested too deeply to read'),
+    );
+    // The worker that refused it parses the next page.
+    const next = await parseDocument('next.html', new TextEncoder().encode('<p>after</p>'));
+    expect(next.text).toBe('after');
+  }, 60_000);
+});
