@@ -23,6 +23,11 @@ export const configSchema = z.object({
    * (one log flush embedded, a few bulk requests remote) for the whole batch.
    */
   INGEST_BATCH_SIZE: env.positiveInt(256),
+  /**
+   * Bytes of large documents' bodies (read back from their parts) a worker holds at once while
+   * their batches are applied; a body that does not fit waits for those before it.
+   */
+  INGEST_BODY_BUDGET_BYTES: env.positiveInt(256 * 1024 * 1024),
   /** Switches BM25 to Elasticsearch. */
   ELASTICSEARCH_URL: env.url().optional(),
   /** The chunks index (its document records go to `<index>-documents`); created at start-up. */

@@ -1,7 +1,15 @@
 import type { Bus, DurableConsumer, DurableStream, Settlement, StreamMessage } from '@hopline/bus';
-import { codecs, headers, subjects, toHoplineError, type IngestCommand__Output } from '@hopline/contracts';
+import {
+  codecs,
+  DOCUMENT_BODY_PART_BYTES,
+  headers,
+  subjects,
+  toHoplineError,
+  type IngestCommand__Output,
+} from '@hopline/contracts';
 import type { IndexAttempt, Indexer } from '@hopline/retrieval';
 import type { HoplineMetrics, Logger } from '@hopline/telemetry';
+import { BodyBudget } from './body-budget.js';
 import { CommandBatcher } from './command-batcher.js';
 import { withDocumentBody } from './document-body.js';
 
@@ -32,9 +40,12 @@ export interface IngestConsumerDeps {
   fromStart?: boolean;
   /** Commands fetched and applied together (default 256): one index write and log flush each. */
   batchSize?: number;
+  /** Bytes of document bodies read back from their parts and held at once (default 256 MiB). */
+  bodyBudgetBytes?: number;
 }
 
 const DEFAULT_BATCH_SIZE = 256;
+const DEFAULT_BODY_BUDGET_BYTES = 256 * 1024 * 1024;
 const BASE_RETRY_MS = 500;
 const MAX_RETRY_MS = 30_000;
 
@@ -54,6 +65,7 @@ export async function startIngestConsumer(deps: IngestConsumerDeps): Promise<Dur
   const maxDeliver = deps.maxDeliver ?? 8;
   const maxRetryableDeliver = deps.maxRetryableDeliver ?? 128;
   const batchSize = deps.batchSize ?? DEFAULT_BATCH_SIZE;
+  const bodyBudget = new BodyBudget(deps.bodyBudgetBytes ?? DEFAULT_BODY_BUDGET_BYTES);
   const batcher = new CommandBatcher(deps.indexer, batchSize, (attempts) => {
     let applied = 0;
     let chunks = 0;
@@ -112,11 +124,16 @@ export async function startIngestConsumer(deps: IngestConsumerDeps): Promise<Dur
       } catch (error) {
         return deadLetter(message, null, 'malformed', (error as Error).message);
       }
-      const attempt = await withDocumentBody(deps.bodies, command).then(
-        // A redelivery goes alone: in a batch, a command that fails every time would fail the others.
-        (complete) => batcher.apply(complete, { alone: message.deliveryCount > 1 }),
-        (error: unknown): IndexAttempt => ({ ok: false, error }),
-      );
+      // A body in parts is held, joined, until its batch is applied: within the budget.
+      const bodyParts = command.upsert?.bodyParts ?? 0;
+      const release = bodyParts > 0 ? await bodyBudget.take(bodyParts * DOCUMENT_BODY_PART_BYTES) : undefined;
+      const attempt = await withDocumentBody(deps.bodies, command)
+        .then(
+          // A redelivery goes alone: in a batch, a command that fails every time would fail the others.
+          (complete) => batcher.apply(complete, { alone: message.deliveryCount > 1 }),
+          (error: unknown): IndexAttempt => ({ ok: false, error }),
+        )
+        .finally(release);
       try {
         if (!attempt.ok) throw attempt.error;
         const result = attempt.result;

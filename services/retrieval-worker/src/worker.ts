@@ -38,6 +38,7 @@ export interface RetrievalWorkerDeps {
     | 'DATA_DIR'
     | 'INGEST_CONSUMER_INACTIVE_HOURS'
     | 'INGEST_BATCH_SIZE'
+    | 'INGEST_BODY_BUDGET_BYTES'
     | 'FUSION_METHOD'
     | 'RRF_K'
     | 'RRF_WEIGHT_BM25'
@@ -246,6 +247,7 @@ export async function startRetrievalWorker(deps: RetrievalWorkerDeps): Promise<R
     metrics,
     durable,
     batchSize: config.INGEST_BATCH_SIZE,
+    bodyBudgetBytes: config.INGEST_BODY_BUDGET_BYTES,
     fromStart,
     // A worker's own consumer outlives restarts, not the worker: a shared one is never abandoned.
     ...(deps.indexesShared ? {} : { inactiveThresholdMs: config.INGEST_CONSUMER_INACTIVE_HOURS * 3_600_000 }),

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createMemoryBroker, type DurableStream } from '@hopline/bus';
 import {
   codecs,
+  DOCUMENT_BODY_PART_BYTES,
   documentBodyStream,
   jetstream,
   subjects,
@@ -228,5 +229,58 @@ describe('ingest consumer', () => {
     });
     await consumer.stop();
     await bus.drain();
+  });
+
+  it('ingestion - large bodies read back from their parts are held within the body budget: those past it wait for the batches before them', async () => {
+    const bus = createMemoryBroker().connect();
+    const stream = await bus.durableStream();
+    const bodies = await bus.durableStream(documentBodyStream);
+    // Six documents of three parts each; the budget holds two of them (three parts count as 1.5 MiB).
+    for (let i = 0; i < 6; i++) {
+      for (let part = 0; part < 3; part++) {
+        await bodies.publish(
+          subjects.documentBody('acme', 'kb', `body-${i}`),
+          new TextEncoder().encode(`d${i}p${part} `),
+          {
+            msgId: `body-${i}:${part}`,
+          },
+        );
+      }
+      await stream.publish(
+        subjects.ingest('acme', 'kb'),
+        codecs.ingestCommand.encode({
+          upsert: { ...doc, docId: `doc-${i}`, title: 'T', text: '', bodyParts: 3, bodyId: `body-${i}` },
+        }),
+        { msgId: `doc-${i}:1` },
+      );
+    }
+    const batches: string[][] = [];
+    const indexer = indexerOf(async () => unchanged);
+    const consumer = await startIngestConsumer({
+      bus,
+      stream,
+      bodies,
+      deadLetters: await bus.durableStream({ name: jetstream.deadLetterStream, subjects: [subjects.deadLetter] }),
+      indexer: {
+        ...indexer,
+        applyAll: (commands) => {
+          batches.push(commands.map((command) => command.upsert?.text ?? ''));
+          return indexer.applyAll(commands);
+        },
+      },
+      logger,
+      metrics,
+      durable: 'test',
+      ackWaitMs: 1_000,
+      bodyBudgetBytes: 2 * 3 * DOCUMENT_BODY_PART_BYTES,
+    });
+    try {
+      await waitFor(() => batches.flat().length === 6, { timeoutMs: 5_000, description: 'every document applied' });
+      expect(batches.flat().sort()).toEqual(Array.from({ length: 6 }, (_, i) => `d${i}p0 d${i}p1 d${i}p2 `));
+      expect(Math.max(...batches.map((batch) => batch.length))).toBe(2);
+    } finally {
+      await consumer.stop();
+      await bus.drain();
+    }
   });
 });
