@@ -98,7 +98,7 @@ const common = (service: string) => ({
 /**
  * Each NATS service's permissions: what its role needs and nothing more. The gateway enqueues
  * asks and ingest commands, asks for questions' ends (a request the hop-reasoners turn into the
- * end: see "Questions" in docs/architecture.md) and reads events; it cannot write question
+ * end: see "Questions" in docs/architecture.md) and reads them and the events; it cannot write question
  * events, take question jobs, read the ingest stream or answer retrievals. A hop-reasoner takes
  * jobs, reads their end requests and writes events, but cannot enqueue asks or ingest commands,
  * ask for ends, nor read other questions' logs through a consumer. A retrieval worker reads the
@@ -123,7 +123,10 @@ const servicePermissions: Record<NatsClientName, SubjectPermissions> = {
       ...manageStream(jetstream.questionEventsStream),
       ...readLast(jetstream.questionEventsStream),
       ...orderedRead(jetstream.questionEventsStream),
+      // Questions' end requests, wherever they were made: a question's readers follow them.
       ...manageStream(jetstream.questionEndsStream),
+      ...readLast(jetstream.questionEndsStream),
+      ...orderedRead(jetstream.questionEndsStream),
       ...manageStream(jetstream.ingestStream),
       ...manageStream(jetstream.deadLetterStream),
       ...traceBucket.read,
