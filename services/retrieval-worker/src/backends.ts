@@ -42,7 +42,10 @@ export interface SearchesInProcess {
   vector: boolean;
 }
 
-/** Where the remote adapters report start-up choices (analyzer, collections created). */
+/**
+ * Where the remote adapters report start-up choices (analyzer, collections created), and the
+ * embedded indexes a snapshot they could not take.
+ */
 export interface BackendLog {
   info(message: string, fields?: Record<string, unknown>): void;
   warn(message: string, fields?: Record<string, unknown>): void;
@@ -108,7 +111,11 @@ export async function openBackends(
               },
             ),
           )
-      : EmbeddedLexicalBackend.open({ dataDir: join(config.DATA_DIR, 'bm25'), bm25 }).then(keepEntityGraph),
+      : EmbeddedLexicalBackend.open({
+          dataDir: join(config.DATA_DIR, 'bm25'),
+          bm25,
+          onSnapshotFailed: snapshotFailed(log, 'lexical'),
+        }).then(keepEntityGraph),
     milvusAddress
       ? remoteAdapters().then(({ createMilvusVectorBackend }) =>
           createMilvusVectorBackend({
@@ -120,7 +127,7 @@ export async function openBackends(
             log,
           }),
         )
-      : openEmbeddedVectors(join(config.DATA_DIR, 'vectors'), config.DATA_DIR, embedder),
+      : openEmbeddedVectors(join(config.DATA_DIR, 'vectors'), config.DATA_DIR, embedder, snapshotFailed(log, 'vector')),
   );
   const { lexical, entityGraph } = lexicalSide;
   return {
@@ -135,14 +142,26 @@ export async function openBackends(
   };
 }
 
+/** An embedded index's snapshot that could not be taken: its writes stand, in a growing log. */
+const snapshotFailed = (log: BackendLog, index: string) => (error: unknown) =>
+  log.warn('a snapshot of an embedded index could not be taken; its writes go on in its log, which grows', {
+    index,
+    error,
+  });
+
 /** Loaded only when configured: their client libraries take seconds to import (see remote.ts). */
 const remoteAdapters = () => import('@hopline/retrieval/remote');
 
 /** The embedded vector index, refused when another embedder built it (see index-identity.ts). */
-async function openEmbeddedVectors(indexDir: string, dataDir: string, embedder: Embedder): Promise<VectorBackend> {
+async function openEmbeddedVectors(
+  indexDir: string,
+  dataDir: string,
+  embedder: Embedder,
+  onSnapshotFailed: (error: unknown) => void,
+): Promise<VectorBackend> {
   await checkIndexEmbedder(indexDir, dataDir, embedder);
   try {
-    return await EmbeddedVectorBackend.open({ dataDir: indexDir, dimensions: embedder.dimensions });
+    return await EmbeddedVectorBackend.open({ dataDir: indexDir, dimensions: embedder.dimensions, onSnapshotFailed });
   } catch (error) {
     // An index from before the identity file, built with vectors of another length.
     if (error instanceof RangeError)

@@ -40,6 +40,8 @@ export interface EmbeddedLexicalBackendOptions {
   titleWeight?: number;
   /** Log entries after which a snapshot is taken (default: see `StoreFiles.snapshotAfter`). */
   snapshotAfter?: number;
+  /** See `StoreFiles.onSnapshotFailed`. */
+  onSnapshotFailed?: (error: unknown) => void;
 }
 
 export const LEXICAL_LOG_FILE = 'lexical.log.jsonl';
@@ -175,6 +177,7 @@ export class EmbeddedLexicalBackend implements LexicalBackend, LinkedDocumentSou
               snapshot: join(options.dataDir, LEXICAL_SNAPSHOT_DIR),
               index: snapshot,
               ...(options.snapshotAfter === undefined ? {} : { snapshotAfter: options.snapshotAfter }),
+              ...(options.onSnapshotFailed === undefined ? {} : { onSnapshotFailed: options.onSnapshotFailed }),
             },
           }),
       durable: options.durable ?? true,

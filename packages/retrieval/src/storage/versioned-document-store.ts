@@ -50,6 +50,12 @@ export interface StoreFiles {
   index: IndexSnapshot;
   /** Log entries after which a snapshot is taken (default: 1,000 or a quarter of the documents, whichever is more). */
   snapshotAfter?: number;
+  /**
+   * Told of a snapshot a write called for that could not be taken (a full disk). The write
+   * stands: it is in the log, which keeps growing until a later write's snapshot succeeds.
+   * Default: a process warning.
+   */
+  onSnapshotFailed?: (error: unknown) => void;
 }
 
 interface Entry<Item> extends DocumentState {
@@ -189,7 +195,8 @@ export class VersionedDocumentStore<Item> {
         writes.filter((_, i) => outcomes[i] === 'applied').map((write) => this.logEntry(write)),
       );
       for (const change of changes) this.replace(change.doc, change.items, change.deleted);
-      await this.snapshotIfLarge();
+      // Logged and applied, the writes stand whether or not the snapshot they call for is taken.
+      await this.snapshotIfLarge().catch((error: unknown) => this.snapshotFailed(error));
       return outcomes;
     });
   }
@@ -302,6 +309,14 @@ export class VersionedDocumentStore<Item> {
     count.documents += documents;
     count.chunks += chunks;
     this.perKb.set(kb, count);
+  }
+
+  private snapshotFailed(error: unknown): void {
+    const report =
+      this.persisted?.files.onSnapshotFailed ??
+      ((failure: unknown) =>
+        process.emitWarning(`a snapshot could not be taken; writes go on in the log: ${String(failure)}`));
+    report(error);
   }
 
   private async snapshotIfLarge(): Promise<void> {

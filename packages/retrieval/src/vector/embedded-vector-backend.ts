@@ -39,6 +39,8 @@ export interface EmbeddedVectorBackendOptions {
   createIndex?: (dimensions: number) => VectorIndex;
   /** Log entries after which a snapshot is taken (default: see `StoreFiles.snapshotAfter`). */
   snapshotAfter?: number;
+  /** See `StoreFiles.onSnapshotFailed`. */
+  onSnapshotFailed?: (error: unknown) => void;
 }
 
 export const VECTOR_LOG_FILE = 'vector.log.jsonl';
@@ -178,6 +180,7 @@ export class EmbeddedVectorBackend implements VectorBackend {
               snapshot: join(options.dataDir, VECTOR_SNAPSHOT_DIR),
               index: snapshot,
               ...(options.snapshotAfter === undefined ? {} : { snapshotAfter: options.snapshotAfter }),
+              ...(options.onSnapshotFailed === undefined ? {} : { onSnapshotFailed: options.onSnapshotFailed }),
             },
           }),
       durable: options.durable ?? true,
