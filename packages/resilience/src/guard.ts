@@ -260,6 +260,14 @@ export function createGuard(options: GuardOptions): Guard {
       throw new HoplineError('resource_exhausted', `${downstream} already has ${inFlight} calls in flight`);
     }
 
+    // Turned away here, not by opossum, which counts the calls it rejects in the window whose
+    // failure share decides: once closed again, a downstream failing every call could not open
+    // the breaker until those rejections aged out. Only the half-open trial goes through.
+    if (!breaker.isShutdown && !breaker.closed && !breaker.pendingClose) {
+      counts.rejected += 1;
+      throw new BreakerOpenError(downstream);
+    }
+
     const controller = new AbortController();
     const guarded: GuardedCall = { work, controller, attempt: { trial: breaker.halfOpen && breaker.pendingClose } };
     const abort = (reason: HoplineError) => {
@@ -304,7 +312,11 @@ export function createGuard(options: GuardOptions): Guard {
         failuresInARow += 1;
         const limit = options.breaker.consecutiveFailures;
         if (limit !== undefined && failuresInARow >= limit && breaker.closed) breaker.open();
-      } else counts.ignoredErrors += 1;
+      } else {
+        // An answer about the request came from a live downstream: the run of failures is over.
+        counts.ignoredErrors += 1;
+        failuresInARow = 0;
+      }
       if (failure.code === 'deadline_exceeded' && controller.signal.aborted && controller.signal.reason === failure)
         counts.timeouts += 1;
       throw failure;

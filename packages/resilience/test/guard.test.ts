@@ -454,3 +454,37 @@ describe('guard - breaker', () => {
     expect(guard.state).toBe('open');
   });
 });
+
+describe('guard - a breaker that closed again', () => {
+  const breaker = { errorThresholdPercentage: 50, volumeThreshold: 4, rollingCountTimeoutMs: 10_000 };
+  const timeOut = (guard: Guard) =>
+    guard.call(hangUntilAborted, { deadlineUnixMs: Date.now() + 60_000, capMs: 10 }).catch(() => undefined);
+
+  it('guard - a breaker closed by a good trial opens again when the downstream then fails every call: the calls it turned away while open do not count as answered', async () => {
+    const guard = guardFor({ breaker: { ...breaker, resetTimeoutMs: 50 } });
+    for (let i = 0; i < 4; i += 1) await timeOut(guard);
+    expect(guard.state).toBe('open');
+    for (let i = 0; i < 20; i += 1) {
+      await expect(guard.call(async () => 'never', soon())).rejects.toBeInstanceOf(BreakerOpenError);
+    }
+    await vi.waitFor(() => expect(guard.state).toBe('halfOpen'), { timeout: 2_000, interval: 10 });
+    await guard.call(async () => 'fine', soon());
+    expect(guard.state).toBe('closed');
+    for (let i = 0; i < 10; i += 1) await timeOut(guard);
+    expect(guard.state).toBe('open');
+  });
+
+  it('guard - consecutiveFailures: an answer about the request from a live downstream in between ends the run of failures', async () => {
+    const guard = guardFor({
+      breaker: { ...breaker, resetTimeoutMs: 60_000, volumeThreshold: 1_000, consecutiveFailures: 2 },
+    });
+    await timeOut(guard);
+    await expect(
+      guard.call(async () => Promise.reject(new ValidationError('bad query')), soon()),
+    ).rejects.toBeInstanceOf(ValidationError);
+    await timeOut(guard);
+    expect(guard.state).toBe('closed');
+    await timeOut(guard);
+    expect(guard.state).toBe('open');
+  });
+});
