@@ -4,6 +4,7 @@ import {
   DeadlineExceededError,
   HoplineError,
   isBusUnavailable,
+  isInfrastructureError,
   subjects,
   toHoplineError,
 } from '@hopline/contracts';
@@ -22,7 +23,7 @@ export interface RetrieverClientDeps {
   minHedgeDelayMs?: number;
 }
 
-/** How long a worker that left a hedged attempt unanswered is passed over. */
+/** How long a worker that failed an attempt, or left a hedged one unanswered, is passed over. */
 const AVOID_AFTER_LOST_HEDGE_MS = 5_000;
 
 /** A failure of the whole retrieval in the words an answer's reader understands; the code is kept. */
@@ -79,6 +80,13 @@ export function createRetrieverClient(deps: RetrieverClientDeps): RetrieverPort 
           });
           latency.record(performance.now() - started);
           return reply;
+        } catch (error) {
+          // A worker that failed (crashed, still listed until its presence expires) is passed
+          // over for a while, whether or not the other attempt won: else the next call picks
+          // the same two, and their failures open the breaker in front of every worker.
+          if (worker && !signal.aborted && isInfrastructureError(toHoplineError(error)))
+            workers.avoid(worker.workerId, AVOID_AFTER_LOST_HEDGE_MS);
+          throw error;
         } finally {
           done();
         }
