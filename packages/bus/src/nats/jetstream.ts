@@ -192,7 +192,12 @@ export async function openJetStreamDurableStream(
   let tail: StreamTail | undefined;
   const sharedTail = (): StreamTail => {
     if (tail === undefined) {
-      const created = new StreamTail({ nc, watch, stream: name, report: busReporter }, jsm, options.subjectIndex);
+      const created = new StreamTail(
+        { nc, watch, stream: name, report: busReporter },
+        jsm,
+        JETSTREAM_TIMEOUT_MS,
+        options.subjectIndex,
+      );
       consumers.add(created);
       tail = created;
     }

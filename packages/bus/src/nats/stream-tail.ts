@@ -8,8 +8,6 @@ import { readStream, type FollowTarget } from './follow.js';
 
 // How long reading a subject's stored messages waits before it asks again after a failure.
 const STORED_RETRY_MS = 250;
-// How long one read of a stored message may take; as short as a follow's consumer setup.
-const STORED_API_TIMEOUT_MS = 2_000;
 
 /** One follow's share of the tail: the messages of its subject, queued until it reads them. */
 class SubjectReader {
@@ -81,6 +79,8 @@ export class StreamTail {
   constructor(
     private readonly target: FollowTarget,
     private readonly jsm: JetStreamManager,
+    /** The timeout `jsm` was made with, which its failures name. */
+    private readonly apiTimeoutMs: number,
     private readonly indexSubjects = false,
   ) {}
 
@@ -166,7 +166,7 @@ export class StreamTail {
         const failure = fromJetStreamError(error, {
           operation: 'follow',
           subject: stream,
-          timeoutMs: STORED_API_TIMEOUT_MS,
+          timeoutMs: this.apiTimeoutMs,
         });
         if (++failures === 1) report(failure, { operation: 'follow', subject: stream });
         await abortableDelay(STORED_RETRY_MS, this.stopping.signal);
@@ -226,7 +226,7 @@ export class StreamTail {
       } catch (error) {
         if (error instanceof NatsError && error.code === '404') return;
         if (signal.aborted) return;
-        const failure = fromJetStreamError(error, { operation: 'follow', subject, timeoutMs: STORED_API_TIMEOUT_MS });
+        const failure = fromJetStreamError(error, { operation: 'follow', subject, timeoutMs: this.apiTimeoutMs });
         if (nc.isClosed()) throw failure;
         if (++failures === 1) report(failure, { operation: 'follow', subject });
         await abortableDelay(STORED_RETRY_MS, signal);
