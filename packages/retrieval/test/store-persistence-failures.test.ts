@@ -13,8 +13,9 @@ const codec: ItemCodec<string> = {
   },
 };
 const listener = { added() {}, removed() {}, restored() {} };
+const doc = (docId: string) => ({ tenantId: 't1', kbId: 'kb1', docId, version: 1 });
 
-describe('versioned document store: a write racing close()', () => {
+describe('versioned document store: writes it cannot keep as it means to', () => {
   let dir: string;
   afterEach(async () => {
     await rm(dir, { recursive: true, force: true });
@@ -22,7 +23,6 @@ describe('versioned document store: a write racing close()', () => {
 
   it('store - a write that comes while the store closes is either kept across the restart or refused, never acknowledged and lost', async () => {
     dir = await mkdtemp(join(tmpdir(), 'hopline-close-race-'));
-    const doc = (docId: string) => ({ tenantId: 't1', kbId: 'kb1', docId, version: 1 });
     let late: Promise<unknown> | undefined;
     // The index's save writes into the store it is part of, opened below.
     const opened: { store?: VersionedDocumentStore<string> } = {};
@@ -54,17 +54,9 @@ describe('versioned document store: a write racing close()', () => {
       await reopened.close();
     }
   });
-});
-
-describe('versioned document store: a snapshot that cannot be taken', () => {
-  let dir: string;
-  afterEach(async () => {
-    await rm(dir, { recursive: true, force: true });
-  });
 
   it('store - a write that calls for a snapshot the disk refuses still stands: reported, kept in the log, there after a restart', async () => {
     dir = await mkdtemp(join(tmpdir(), 'hopline-snapshot-failure-'));
-    const doc = (docId: string) => ({ tenantId: 't1', kbId: 'kb1', docId, version: 1 });
     let diskFull = true;
     const index: IndexSnapshot = {
       async save() {

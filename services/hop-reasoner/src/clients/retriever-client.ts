@@ -84,7 +84,7 @@ export function createRetrieverClient(deps: RetrieverClientDeps): RetrieverPort 
           // A worker that failed (crashed, still listed until its presence expires) is passed
           // over for a while, whether or not the other attempt won: else the next call picks
           // the same two, and their failures open the breaker in front of every worker.
-          if (worker && !signal.aborted && isInfrastructureError(toHoplineError(error)))
+          if (worker && !signal.aborted && isInfrastructureError(error))
             workers.avoid(worker.workerId, AVOID_AFTER_LOST_HEDGE_MS);
           throw error;
         } finally {
