@@ -1,6 +1,6 @@
 import { Route, StopReason } from '@hopline/contracts';
 import { createOpenAiChatModel } from '@hopline/models';
-import { startScriptedOpenAiServer, type ScriptedOpenAiServer } from '@hopline/test-support';
+import { lastUserMessage, startScriptedOpenAiServer, type ScriptedOpenAiServer } from '@hopline/test-support';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createHopReasoner } from '../src/index.js';
 import { analysis, ask, corpus, eventLog, fixedAnalyzer, keepOrder, overlapRetriever } from './support/fixtures.js';
@@ -121,5 +121,44 @@ describe('model hop findings: what drives the next hop is stated by the evidence
       stopReason: StopReason.SUFFICIENT,
       abstained: false,
     });
+  });
+
+  const JUDGED = 'Was No Harbour directed by Osric Vell?';
+  const judgingReasoner = () =>
+    createHopReasoner({
+      analyzer: fixedAnalyzer(analysis({ route: Route.SINGLE, complexity: 1, signals: [] })),
+      retriever: overlapRetriever(corpus),
+      reranker: keepOrder,
+      chat: createOpenAiChatModel({ baseURL: server.baseURL, model: 'scripted', attempts: 1 }),
+      config: { topK: 4 },
+    });
+
+  it("model hop - a yes-or-no answer citing what the question asks about is the hop's answer", async () => {
+    server.setRule((body) => {
+      if (isExtraction(body))
+        return hopReply({ answer: 'Yes', done: true, cited: [labelOf(body, 'No Harbour (1936 film)')] });
+      if (isSynthesis(body)) return { content: `Yes [${numberOf(body, 'No Harbour (1936 film)')}].` };
+      return undefined;
+    });
+    const log = eventLog();
+    const { done } = await judgingReasoner().answer(ask(JUDGED), { emit: log.emit });
+    expect(log.of('hopAnswer').map((event) => event.hopAnswer.answer)).toEqual(['Yes']);
+    expect(done.degradedReasons).toEqual([]);
+  });
+
+  it('model hop - a yes-or-no answer citing chunks about something else goes to the offline reasoner', async () => {
+    server.setRule((body) => {
+      if (isExtraction(body))
+        // Sela Vanu's chunk is retrieved (it shares "directed by"), and says nothing of the film asked about.
+        return lastUserMessage(body).includes('Sela Vanu')
+          ? hopReply({ answer: 'no', done: true, cited: [labelOf(body, 'Sela Vanu')] })
+          : hopReply({ unknown: true });
+      if (isSynthesis(body)) return { content: 'No.' };
+      return undefined;
+    });
+    const log = eventLog();
+    const { done } = await judgingReasoner().answer(ask(JUDGED), { emit: log.emit });
+    expect(log.of('hopAnswer').map((event) => event.hopAnswer.answer)).not.toContain('no');
+    expect(done.degradedReasons.join('\n')).toMatch(/judged "no" citing .* which say nothing of/);
   });
 });

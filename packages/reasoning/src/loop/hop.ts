@@ -2,7 +2,7 @@ import type { Chunk__Output, Grade__Output, StopReason__Output } from '@hopline/
 import { isHoplineError, StopReason, toHoplineError } from '@hopline/contracts';
 import type { HopExtractionInput, HopFinding, PreviousHop } from '../reasoner/reasoner.js';
 import { BudgetExhaustedError } from '@hopline/models';
-import { claimOf, isEmptyClaim, supports } from '../offline/claims.js';
+import { claimOf, isEmptyClaim, isJudgement, supports } from '../offline/claims.js';
 import { gradeEvidence } from '../offline/grade.js';
 import { abortable } from '@hopline/resilience';
 import { instrument } from '@hopline/telemetry';
@@ -276,6 +276,17 @@ async function extract(run: QuestionRun, input: HopExtractionInput, hop: number,
     return offline();
   }
   const cited = input.chunks.filter((chunk) => finding.citedChunkIds.includes(chunk.chunkId));
+  if (!finding.unknown && isJudgement(finding.answer)) {
+    // "Yes" or "no" states nothing a chunk could: its citations must at least be about what the
+    // chain asks, and only names they state go on as bridges.
+    if (!concerns(cited, input.focus)) {
+      run.degrade(
+        `hop ${hop}: the model judged "${finding.answer}" citing ${finding.citedChunkIds.join(', ')}, which say nothing of "${input.focus}"; its answer was rejected and the offline reasoner answered`,
+      );
+      return offline();
+    }
+    return { ...finding, bridgeEntities: statedBridges(finding, cited) };
+  }
   // An empty claim is stated by any chunk: an answer with nothing to check is no answer.
   if (!finding.unknown && isEmptyClaim(claimOf(finding.answer))) {
     run.degrade(
@@ -290,8 +301,16 @@ async function extract(run: QuestionRun, input: HopExtractionInput, hop: number,
     return offline();
   }
   if (finding.unknown) return { ...finding, bridgeEntities: [] };
-  const stated = finding.bridgeEntities.filter(
-    (entity) => entity !== finding.answer && supports(cited, claimOf(entity)),
-  );
-  return { ...finding, bridgeEntities: [finding.answer, ...stated] };
+  return { ...finding, bridgeEntities: [finding.answer, ...statedBridges(finding, cited)] };
 }
+
+/** Whether cited chunks are about what a question asks: they state one of its names, or with none, most of its words. */
+function concerns(cited: readonly Chunk__Output[], asked: string): boolean {
+  const claim = claimOf(asked);
+  if (claim.phrases.length === 0) return claim.terms.length > 0 && supports(cited, claim);
+  return claim.phrases.some((phrase) => supports(cited, { phrases: [phrase], terms: [] }));
+}
+
+/** The finding's bridge entities that its cited chunks state, other than its answer. */
+const statedBridges = (finding: HopFinding, cited: readonly Chunk__Output[]) =>
+  finding.bridgeEntities.filter((entity) => entity !== finding.answer && supports(cited, claimOf(entity)));

@@ -43,12 +43,17 @@ const FRAMING_WORDS: ReadonlySet<string> = new Set([
 // A bare answer phrase is short; a longer span of Chinese is a sentence, checked by its names.
 const SHORT_PHRASE = 12;
 
-const isFraming = (text: string) => contentTerms(text).every((term) => QUESTION_WORDS.has(term));
+const isFraming = (text: string) =>
+  contentTerms(text).every((term) => QUESTION_WORDS.has(term) || FRAMING_WORDS.has(term));
+
+// A bare yes-or-no answer, in English or Chinese: a judgement, which no document states as such.
+const JUDGEMENT = /^\s*(?:yes|no|是|是的|对|否|不是|不对)\s*[.!。！]?\s*$/iu;
+export const isJudgement = (text: string) => JUDGEMENT.test(text);
 
 /** A Chinese segment that is one noun phrase (no verb), the way an answer is written. */
 function chineseNounPhrase(text: string): string | undefined {
   const phrase = text.replace(/^[\s\p{P}]+|[\s\p{P}]+$/gu, '');
-  if (!hasHan(phrase) || [...phrase].length > SHORT_PHRASE) return undefined;
+  if (!hasHan(phrase) || [...phrase].length > SHORT_PHRASE || isJudgement(phrase)) return undefined;
   return taggedWords(phrase).every((word) => !word.tag.startsWith('v')) ? phrase : undefined;
 }
 
@@ -86,6 +91,7 @@ export interface Claim {
 
 /** The claim a piece of written text makes; empty when it makes none (framing, "yes"). */
 export function claimOf(text: string): Claim {
+  if (isJudgement(text)) return { phrases: [], terms: [] };
   const phrases = claimPhrases(text);
   const inPhrases = new Set(phrases.flatMap((phrase) => contentTerms(phrase)));
   const terms = [
