@@ -36,3 +36,14 @@ export function subjectMatches(pattern: string, subject: string): boolean {
   }
   return wanted.length === actual.length;
 }
+
+/** Whether some subject matches both patterns, as JetStream decides that two streams' subjects overlap. */
+export function subjectsOverlap(one: string, other: string): boolean {
+  const a = one.split('.');
+  const b = other.split('.');
+  for (let i = 0; i < Math.min(a.length, b.length); i++) {
+    if (a[i] === '>' || b[i] === '>') return true;
+    if (a[i] !== '*' && b[i] !== '*' && a[i] !== b[i]) return false;
+  }
+  return a.length === b.length;
+}

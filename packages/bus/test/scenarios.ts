@@ -933,6 +933,28 @@ export function busScenarios(adapter: string, connect: ConnectBus): void {
         );
       });
 
+      it('streams - a stream whose subjects another stream takes is refused, as JetStream refuses it', async () => {
+        const t = unique();
+        const connection = await bus();
+        await connection.durableStream(eventsFor(t));
+        await expect(connection.durableStream({ name: `OTHER_${t.id}`, subjects: [`test.${t.id}.>`] })).rejects.toThrow(
+          /overlap/,
+        );
+        // Subjects apart from the first stream's are taken.
+        await connection.durableStream({ name: `APART_${t.id}`, subjects: [`test.${t.id}.*.jobs`] });
+      });
+
+      it('work queue - a second durable consumer for some of the same subjects is refused', async () => {
+        const t = unique();
+        const connection = await bus();
+        const jobs = await connection.durableStream(jobsFor(t));
+        const take = async (): Promise<Settlement> => ({ kind: 'ack' });
+        await jobs.consume(jobConsumer(t, { durable: t.name('first'), filterSubject: `test.${t.id}.*.ask` }), take);
+        await expect(
+          jobs.consume(jobConsumer(t, { durable: t.name('second'), filterSubject: `test.${t.id}.q1.ask` }), take),
+        ).rejects.toThrow();
+      });
+
       it('max in flight - a consumer holds at most its room; a second member of the durable takes the rest', async () => {
         const t = unique();
         const [first, second, producer] = [await bus(), await bus(), await bus()];

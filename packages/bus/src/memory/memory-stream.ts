@@ -18,7 +18,7 @@ import {
 import { InFlight } from '../in-flight.js';
 import { limitsOf, type JetStreamPolicy, type RetentionLimits } from '../jetstream-policy.js';
 import { assertValidName } from '../names.js';
-import { assertValidSubject, subjectMatches } from '../subjects.js';
+import { assertValidSubject, subjectMatches, subjectsOverlap } from '../subjects.js';
 import { fromMsgHdrs, toMsgHdrs } from '../wire-headers.js';
 
 /** A message published as a ValuePayload: the value its readers get, and what its bytes would take. */
@@ -210,6 +210,17 @@ export class MemoryStream {
   durable(options: DurableConsumerOptions): DurableState {
     const existing = this.durables.get(options.durable);
     if (existing === undefined) {
+      // A work queue hands each message to one consumer: JetStream refuses a second whose filter
+      // takes some of the same subjects.
+      const rival = this.config.workQueue
+        ? [...this.durables.values()].find((other) =>
+            subjectsOverlap(other.options.filterSubject, options.filterSubject),
+          )
+        : undefined;
+      if (rival !== undefined)
+        throw new ConflictError(
+          `work queue ${this.name} already has durable consumer ${rival.options.durable} for the subjects ${options.durable} asks`,
+        );
       const created = new DurableState(this, options);
       this.durables.set(options.durable, created);
       return created;
@@ -394,6 +405,16 @@ export function openMemoryDurableStream(
   };
   assertValidName(name, 'stream name');
   config.subjects.forEach((subject) => assertValidSubject(subject, 'subscribe'));
+  // JetStream refuses a stream whose subjects another stream already takes: a message would
+  // belong to both.
+  for (const [other, { config: taken }] of streams) {
+    const clash =
+      other === name
+        ? undefined
+        : config.subjects.find((wanted) => taken.subjects.some((subject) => subjectsOverlap(wanted, subject)));
+    if (clash !== undefined)
+      throw new ConflictError(`subjects overlap with an existing stream: ${clash} of ${name} and stream ${other}`);
+  }
   let stream = streams.get(name);
   if (stream === undefined) {
     stream = new MemoryStream(name, config);
