@@ -143,7 +143,7 @@ describe.skipIf(!enabled)('kubernetes', () => {
     },
   );
 
-  test('kubernetes - probes: gRPC health on GRPC_PORT for plaintext gRPC servers, otherwise HTTP on METRICS_PORT: /readyz for start-up and readiness, /livez for liveness', () => {
+  test('kubernetes - probes: start-up and readiness on gRPC health for plaintext gRPC servers, otherwise HTTP /readyz on METRICS_PORT; liveness on /livez for every service', () => {
     const problems: string[] = [];
     for (const service of services) {
       const container = containerOf(OVERLAY, service.name);
@@ -151,9 +151,12 @@ describe.skipIf(!enabled)('kubernetes', () => {
       // The kubelet's gRPC probe speaks plaintext only: a server with mutual TLS is probed over HTTP.
       const grpcProbed = 'GRPC_PORT' in service.schema.shape && config.GRPC_TLS_CERT === undefined;
       // Liveness must not follow readiness: a NATS outage makes every service unready, and a
-      // liveness probe on readiness would restart the whole fleet for it.
+      // liveness probe on readiness (gRPC health says NOT_SERVING then) would restart the whole
+      // fleet for it.
       const expected = (path: '/readyz' | '/livez') =>
-        grpcProbed ? `grpc:${String(config.GRPC_PORT)}` : `http:${String(config.METRICS_PORT)}${path}`;
+        grpcProbed && path === '/readyz'
+          ? `grpc:${String(config.GRPC_PORT)}`
+          : `http:${String(config.METRICS_PORT)}${path}`;
       for (const [kind, path] of [
         ['readinessProbe', '/readyz'],
         ['livenessProbe', '/livez'],
