@@ -22,7 +22,7 @@ policy the services use.`;
 const configSchema = z.object({
   ...jetstreamEnv,
   ...natsSecurityEnv,
-  NATS_URL: env.urls().default('nats://127.0.0.1:4222'),
+  NATS_URL: env.endpoints('NATS_USER and NATS_PASSWORD (or NATS_CREDS, NATS_TOKEN)').default('nats://127.0.0.1:4222'),
 });
 
 function changeFrom(values: { 'multi-hop'?: string | undefined; 'hop-cap'?: string | undefined }) {

@@ -41,6 +41,18 @@ export function envVariables(schema: EnvSchema): string[] {
   return Object.keys(schema.shape).sort();
 }
 
+function carriesCredentials(url: string): boolean {
+  try {
+    const parsed = new URL(url);
+    return parsed.username !== '' || parsed.password !== '';
+  } catch {
+    return false; // not a URL: the URL check says so
+  }
+}
+const credentialsRefused = (instead: string) => ({
+  message: `must not carry user:password (they would be shown wherever the URL is named): set ${instead} instead`,
+});
+
 // Small building blocks so that every service reads ports, URLs and durations the same way.
 export const env = {
   port: (fallback: number) => z.coerce.number().int().min(0).max(65_535).default(fallback),
@@ -48,13 +60,29 @@ export const env = {
   number: (fallback: number) => z.coerce.number().finite().default(fallback),
   url: () => z.string().url(),
   /**
-   * One URL or a comma-separated list of them, kept as written: a NATS cluster's nodes, so that
-   * a client whose first server is gone still connects to another.
+   * A URL whose client takes no credentials from it (fetch refuses such a URL, nats.js ignores
+   * them), and which errors and logs name: user:password there would only leak. `instead`
+   * names the variables that carry them.
    */
-  urls: () =>
-    z.string().refine((value) => value.split(',').every((item) => z.string().url().safeParse(item.trim()).success), {
-      message: 'expected a URL or a comma-separated list of URLs',
-    }),
+  endpoint: (instead: string) =>
+    z
+      .string()
+      .url()
+      .refine((value) => !carriesCredentials(value), credentialsRefused(instead)),
+  /**
+   * One URL or a comma-separated list of them, kept as written: a NATS cluster's nodes, so that
+   * a client whose first server is gone still connects to another. No credentials, as `endpoint`.
+   */
+  endpoints: (instead: string) =>
+    z
+      .string()
+      .refine((value) => value.split(',').every((item) => z.string().url().safeParse(item.trim()).success), {
+        message: 'expected a URL or a comma-separated list of URLs',
+      })
+      .refine(
+        (value) => value.split(',').every((item) => !carriesCredentials(item.trim())),
+        credentialsRefused(instead),
+      ),
   string: (fallback: string) => z.string().min(1).default(fallback),
   boolean: (fallback: boolean) =>
     z

@@ -30,10 +30,33 @@ describe('config', () => {
   });
 
   it('config - a URL list (a NATS cluster) is taken as written; one item that is no URL is refused', () => {
-    const urls = z.object({ NATS_URL: env.urls() });
+    const urls = z.object({ NATS_URL: env.endpoints('NATS_USER') });
     const cluster = 'nats://10.0.0.1:4222, nats://10.0.0.2:4222,nats://10.0.0.3:4222';
     expect(loadConfig('svc', urls, { NATS_URL: cluster })).toEqual({ NATS_URL: cluster });
     expect(() => loadConfig('svc', urls, { NATS_URL: 'nats://10.0.0.1:4222,not a url' })).toThrow(ConfigError);
+  });
+
+  it('config - an endpoint carrying user:password is refused, naming where they go, without showing them', () => {
+    const endpoints = z.object({
+      NATS_URL: env.endpoints('NATS_USER and NATS_PASSWORD'),
+      RERANK_URL: env.endpoint('RERANK_API_KEY'),
+    });
+    const problems = (() => {
+      try {
+        loadConfig('svc', endpoints, {
+          NATS_URL: 'nats://10.0.0.1:4222,nats://ops:s3cret@10.0.0.2:4222',
+          RERANK_URL: 'http://user:s3cret@10.0.0.3:8080',
+        });
+      } catch (error) {
+        return (error as ConfigError).problems.join('\n');
+      }
+      return '';
+    })();
+    expect(problems).toMatch(/NATS_URL: must not carry user:password.*NATS_USER and NATS_PASSWORD/);
+    expect(problems).toMatch(/RERANK_URL: must not carry user:password.*RERANK_API_KEY/);
+    expect(problems).not.toContain('s3cret');
+    const plain = { NATS_URL: 'nats://10.0.0.1:4222', RERANK_URL: 'http://10.0.0.3:8080' };
+    expect(loadConfig('svc', endpoints, plain)).toEqual(plain);
   });
 
   it('config - every invalid variable is named in one error', () => {

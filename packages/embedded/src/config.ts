@@ -10,7 +10,7 @@ export const embeddedConfigSchema = z.object({
   ...serviceEnv,
   ...jetstreamEnv,
   /** Switches the in-memory bus to a NATS server (JetStream for ingestion and traces). */
-  NATS_URL: env.urls().optional(),
+  NATS_URL: env.endpoints('NATS_USER and NATS_PASSWORD (or NATS_CREDS, NATS_TOKEN)').optional(),
   /**
    * With NATS_URL: how the process authenticates and checks the server's certificate. One
    * identity for the three connections it opens, so its user needs what the gateway, the

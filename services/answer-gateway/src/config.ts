@@ -4,7 +4,7 @@ import { z } from 'zod';
 export const configSchema = z.object({
   ...serviceEnv,
   ...jetstreamEnv,
-  NATS_URL: env.urls().default('nats://127.0.0.1:4222'),
+  NATS_URL: env.endpoints('NATS_USER and NATS_PASSWORD (or NATS_CREDS, NATS_TOKEN)').default('nats://127.0.0.1:4222'),
   ...natsSecurityEnv,
   HTTP_HOST: env.string('0.0.0.0'),
   HTTP_PORT: env.port(8080),

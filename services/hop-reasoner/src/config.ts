@@ -4,14 +4,14 @@ import { z } from 'zod';
 export const configSchema = z.object({
   ...serviceEnv,
   ...jetstreamEnv,
-  NATS_URL: env.urls().default('nats://127.0.0.1:4222'),
+  NATS_URL: env.endpoints('NATS_USER and NATS_PASSWORD (or NATS_CREDS, NATS_TOKEN)').default('nats://127.0.0.1:4222'),
   ...natsSecurityEnv,
   QUERY_UNDERSTANDING_ADDRESS: env.string('127.0.0.1:50061'),
   RERANKER_ADDRESS: env.string('127.0.0.1:50062'),
   /** This service's certificate for mutual TLS to query-understanding and the reranker. */
   ...grpcTlsEnv,
   /** OpenAI-compatible chat endpoint; without it the offline reasoner answers. */
-  OPENAI_BASE_URL: env.url().optional(),
+  OPENAI_BASE_URL: env.endpoint('OPENAI_API_KEY').optional(),
   OPENAI_API_KEY: z.string().optional(),
   CHAT_MODEL: env.string('gpt-4o-mini'),
   MAX_HOPS: z.coerce.number().int().min(1).max(5).default(3),

@@ -7,7 +7,7 @@ export const configSchema = z.object({
   ...grpcTlsEnv,
   GRPC_PORT: env.port(50061),
   /** OpenAI-compatible chat endpoint; without it the rules decide alone. */
-  OPENAI_BASE_URL: env.url().optional(),
+  OPENAI_BASE_URL: env.endpoint('OPENAI_API_KEY').optional(),
   OPENAI_API_KEY: z.string().optional(),
   PLANNER_MODEL: env.string('gpt-4o-mini'),
 });

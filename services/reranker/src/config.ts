@@ -7,7 +7,7 @@ export const configSchema = z.object({
   ...grpcTlsEnv,
   GRPC_PORT: env.port(50062),
   /** TEI/Cohere-style cross-encoder /rerank endpoint; without it the lexical scorer ranks. */
-  RERANK_URL: env.url().optional(),
+  RERANK_URL: env.endpoint('RERANK_API_KEY').optional(),
   /** Request/response shape of RERANK_URL: Hugging Face TEI or Cohere-style. */
   RERANK_API: z.enum(['tei', 'cohere']).default('tei'),
   RERANK_API_KEY: z.string().optional(),

@@ -5,7 +5,7 @@ import { z } from 'zod';
 export const configSchema = z.object({
   ...serviceEnv,
   ...jetstreamEnv,
-  NATS_URL: env.urls().default('nats://127.0.0.1:4222'),
+  NATS_URL: env.endpoints('NATS_USER and NATS_PASSWORD (or NATS_CREDS, NATS_TOKEN)').default('nats://127.0.0.1:4222'),
   ...natsSecurityEnv,
   /**
    * Names this worker in responses, logs and its own retrieve subject; with the embedded indexes
@@ -61,7 +61,7 @@ export const configSchema = z.object({
   /** Most rows in one Milvus upsert request of a batch; a larger batch is split. */
   MILVUS_UPSERT_BATCH: env.positiveInt(256),
   /** OpenAI-compatible /embeddings endpoint; without it a hashing embedder runs offline. */
-  OPENAI_BASE_URL: env.url().optional(),
+  OPENAI_BASE_URL: env.endpoint('OPENAI_API_KEY').optional(),
   OPENAI_API_KEY: z.string().optional(),
   EMBEDDING_MODEL: env.string('text-embedding-3-small'),
   /** Vector length EMBEDDING_MODEL returns (1536 for text-embedding-3-small); indexes are sized by it. */
