@@ -318,6 +318,18 @@ describe.skipIf(!nats)('fabric - NATS refuses each service what its role does no
       expect(done.answer).toMatch(/Platform Engineering/);
       // Analyze and Rerank went over mutual TLS, not to a fallback.
       expect(done.degraded ?? false).toBe(false);
+
+      // The kb routes read the newest ingest command of each kb; a delete looks its document up.
+      const authorized = { Authorization: `Bearer ${cluster.apiKey}` };
+      const kbs = await fetch(`${cluster.gatewayUrl}/v1/kbs`, { headers: authorized });
+      expect(kbs.status).toBe(200);
+      expect(JSON.stringify(await kbs.json())).toMatch(/"demo"/);
+      const first = documents[0]?.docId ?? '';
+      const removed = await fetch(`${cluster.gatewayUrl}/v1/kbs/demo/documents/${encodeURIComponent(first)}`, {
+        method: 'DELETE',
+        headers: authorized,
+      });
+      expect(removed.status).toBeLessThan(300);
       // Nothing any service did on the way was refused.
       expect(violations(logFrom)).toEqual([]);
     });

@@ -128,6 +128,8 @@ const servicePermissions: Record<NatsClientName, SubjectPermissions> = {
       ...readLast(jetstream.questionEndsStream),
       ...orderedRead(jetstream.questionEndsStream),
       ...manageStream(jetstream.ingestStream),
+      // The newest command of a kb: its listing, and a delete's lookup of a document.
+      ...readLast(jetstream.ingestStream),
       ...manageStream(jetstream.deadLetterStream),
       ...traceBucket.read,
       ...kbBucket.write,
