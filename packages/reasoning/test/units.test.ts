@@ -60,6 +60,20 @@ describe('answer writer - citation check while streaming', () => {
     expect(result).toMatchObject({ rejected: [4, 5], droppedSentences: 1, cited: [1] });
   });
 
+  it('answer writer - a claim whose only citation names no evidence is checked as an uncited one, beside a valid citation', async () => {
+    const unstated = await written(
+      { 1: capital },
+      'Berlin is the capital of Spain [9], and Paris is the capital of France [1].',
+    );
+    expect(unstated.text).toBe('');
+    expect(unstated.unsupportedSentences).toBe(1);
+    const stated = await written(
+      { 1: capital, 2: seine },
+      'The Seine flows through Paris [9], the capital of France [1].',
+    );
+    expect(stated.text).toBe('The Seine flows through Paris [2], the capital of France [1].');
+  });
+
   it('answer writer - framing without citations passes; a decimal split across deltas is not cut', async () => {
     const result = await written({ 1: rate }, 'I cannot say. The rate was 3.', '5 percent [1].');
     expect(result.text).toBe('I cannot say. The rate was 3.5 percent [1].');

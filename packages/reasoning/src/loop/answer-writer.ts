@@ -142,8 +142,8 @@ export async function writeAnswer(
     let checked = sentence.replace(CITATION_RUN, (run: string, offset: number) => {
       const claim = sentence.slice(claimStart, offset);
       claimStart = offset + run.length;
+      // A claim whose citations all name no evidence is checked as an uncited one.
       const valid = [...new Set(numbersIn(run))].filter((n) => evidence.has(n));
-      if (valid.length === 0) return '';
       const supporting = support(claimOf(claim), valid);
       if (!supporting) {
         unsupported = true;
