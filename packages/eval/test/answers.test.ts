@@ -51,8 +51,11 @@ describe('answer scores', () => {
       expect(openingJudgement(hedge), hedge).toBeUndefined();
       expect(scoreAnswer(hedge, '不是').em, hedge).toBe(false);
     }
-    for (const other of ['对于这两个事件，前者更早', '是否同月无法判断'])
+    for (const other of ['对于这两个事件，前者更早', '是否同月无法判断', '对不起，文档中没有相关信息'])
       expect(scoreAnswer(other, '是的').em, other).toBe(false);
+    // A negation that affirms ("that is right").
+    expect(openingJudgement('没错，两件事都发生在五月')).toBe('yes');
+    expect(scoreAnswer('不错，两件事都在五月', '不是').em).toBe(false);
   });
 
   it('answers - an order question asks which of the things it names came first or last', () => {

@@ -20,13 +20,15 @@ export type Judgement = 'yes' | 'no';
 // A whole answer that is only a judgement, once punctuation and spacing are gone.
 const YES_ANSWER = /^(?:是|是的|对|对的|正确)$/;
 const NO_ANSWER = /^(?:否|不|不是|不对|错|没有)$/;
-// The judgement a written answer opens with; negations first, so that 不是 is not read as 是.
+// The judgement a written answer opens with; negations first, so that 不是 is not read as 是,
+// but after the affirmations a negation opens ("没错", "不错": that is right).
+const OPENS_NEGATED_YES = /^(?:没错|不错)/;
 const OPENS_NO = /^(?:否|不|没|错)/;
 const OPENS_YES = /^(?:是|对|正确)/;
 // Openings that share a judgement's first character but judge nothing: a hedge ("不确定…",
-// "无法…", "没有找到…"), a question put back ("是否…"), or another word ("对于…", "否则…").
+// "无法…", "没有找到…"), a question put back ("是否…"), or another word ("对于…", "对不起", "否则…").
 const OPENS_NO_JUDGEMENT =
-  /^(?:不确定|不清楚|不知道|不能确定|不好说|没有找到|没找到|没有足够|没有相关|是否|对于|对比|否则)/;
+  /^(?:不确定|不清楚|不知道|不能确定|不好说|没有找到|没找到|没有足够|没有相关|是否|对于|对比|对不起|否则)/;
 
 const bare = (text: string) => text.replace(/[\s\p{P}\p{S}]+/gu, '');
 
@@ -42,6 +44,7 @@ export function goldJudgement(answer: string): Judgement | undefined {
 export function openingJudgement(prediction: string): Judgement | undefined {
   const text = prediction.replace(/^[\s\p{P}\p{S}]+/u, '');
   if (OPENS_NO_JUDGEMENT.test(text)) return undefined;
+  if (OPENS_NEGATED_YES.test(text)) return 'yes';
   if (OPENS_NO.test(text)) return 'no';
   if (OPENS_YES.test(text)) return 'yes';
   return undefined;
