@@ -75,7 +75,7 @@ describe('retrieval metrics', () => {
     expect(hopPath(['a', 'b', 'c'], true, [['a']])).toEqual({ held: [true, false, false], breakPoint: 2 });
   });
 
-  it('per-hop - without a hop order, hop n holds when hops 1..n together retrieved n gold documents', () => {
+  it('per-hop - without a hop order, hop n holds when hops 1..n together retrieved n gold documents, though fewer hops ran', () => {
     expect(hopPath(['a', 'b'], false, [['b', 'a']])).toEqual({ held: [true, true], breakPoint: 0 });
     expect(hopPath(['a', 'b', 'c'], false, [['x'], ['a', 'b'], ['y']])).toEqual({
       held: [false, true, false],

@@ -39,8 +39,10 @@ export interface HopPath {
  * the hop order (MuSiQue), hop n holds when it retrieved gold document n. Otherwise (HotpotQA,
  * 2Wiki, ChronoQA: gold documents in no hop order, or foci fanned out at once) hop n holds when
  * hops 1..n together retrieved at least n of the gold documents: the chain has as many links
- * as hops. A hop the loop never ran does not hold; hops past the number of gold documents are
- * not judged.
+ * as hops, and a hop the loop never ran holds only when the hops that ran had already retrieved
+ * n (the chain needed fewer hops: one search found both of a comparison's documents). Under the
+ * hop order, a hop never run does not hold. Hops past the number of gold documents are not
+ * judged.
  */
 export function hopPath(
   goldDocIds: readonly string[],
