@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { yearOf } from '../src/offline/answers.js';
 import { choiceOptions } from '../src/offline/question.js';
 import { writtenAs } from '../src/offline/text.js';
 import { chunk } from './support/chunks.js';
@@ -36,6 +37,12 @@ describe('comparison answers - the options of a choice', () => {
       { focus: 'Which documentary The Long Harbour was produced first?', answer: '1976', cited: [harbour] },
     ]);
     expect(produced.answer).toMatch(/^The Long Harbour \[2\]: 1976/);
+  });
+
+  it('comparison answers - a life span whose dash was lost still gives the birth year first, the death year last', () => {
+    const glued = chunk('c-vane', 'Ida Vane', 'Ida Vane (April 28, 1926February 19, 2016) was a Velmarian novelist.');
+    expect(yearOf(glued, false)).toBe(1926);
+    expect(yearOf(glued, true)).toBe(2016);
   });
 });
 

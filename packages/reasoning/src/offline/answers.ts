@@ -15,12 +15,15 @@ export interface ReadAnswer {
 }
 
 const MONTH = '(?:January|February|March|April|May|June|July|August|September|October|November|December)';
+// A year ends at a word boundary, or where a capital follows it: text extracted from a life span
+// may lose its dash ("(April 28, 1926February 19, 2016)").
+const YEAR_END = '(?:\\b|(?=\\p{Lu}))';
 const FULL_DATE = new RegExp(
-  `\\b(?:\\d{1,2}\\s+${MONTH}\\s+\\d{3,4}|${MONTH}\\s+\\d{1,2},?\\s+\\d{3,4}|${MONTH}\\s+\\d{3,4})\\b`,
-  'g',
+  `\\b(?:\\d{1,2}\\s+${MONTH}\\s+\\d{3,4}|${MONTH}\\s+\\d{1,2},?\\s+\\d{3,4}|${MONTH}\\s+\\d{3,4})${YEAR_END}`,
+  'gu',
 );
 // A four-digit number that a Han character other than 年 follows counts something ("1979例", "2024人").
-const YEAR = /\b(1[0-9]{3}|20[0-9]{2})s?\b(?!\s*(?!年)[\u3400-\u9fff])/g;
+const YEAR = new RegExp(`\\b(1[0-9]{3}|20[0-9]{2})s?${YEAR_END}(?!\\s*(?!年)[\\u3400-\\u9fff])`, 'gu');
 // "2023年10月26日", "2023年10月", "10月26日", "10月中旬": how Chinese text states a date; a part
 // of a month ("中旬", "底") dates it to the month as a day would. Every part is optional, so the
 // lookahead for a character that can begin one keeps it from matching the empty string at every
@@ -81,8 +84,9 @@ function execFromStart(pattern: RegExp, text: string): RegExpExecArray | null {
 
 const firstMatch = (pattern: RegExp, text: string): string | undefined => execFromStart(pattern, text)?.[0];
 
-// "(9 May 1921 – 14 October 1988)": a life's span, its second date the death.
-const DATE_SPAN = new RegExp(`(${FULL_DATE.source})\\s*[-–—]\\s*(${FULL_DATE.source})`);
+// "(9 May 1921 – 14 October 1988)": a life's span, its second date the death; glued when the
+// dash was lost.
+const DATE_SPAN = new RegExp(`(${FULL_DATE.source})(?:\\s*[-–—]\\s*)?(${FULL_DATE.source})`, 'u');
 const DEATH_TERMS = ['death', 'died', 'dead'];
 
 // "in 1981", "since 2003": a year after a preposition of time dates something, it counts nothing.
