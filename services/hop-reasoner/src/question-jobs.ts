@@ -214,6 +214,8 @@ class QuestionAttempt {
   readonly writeUntil: number;
   /** The attempt's events after its first: the reasoning does not wait for each to be stored. */
   private events: EventPipeline | undefined;
+  /** Whether this attempt's log writes found the log moved on by another: the question is not its own. */
+  private lostTheLog = false;
   /** The reasoning trace so far, and its writes, one after the other so the latest is the last stored. */
   private readonly partialTrace: PartialTrace;
   private traceWrites: Promise<void> = Promise.resolve();
@@ -408,13 +410,13 @@ class QuestionAttempt {
 
   /**
    * Settles an attempt that ended without its answer. One a gateway stopped ends the question
-   * as it asked; one that lost the question (another attempt moved the log on) leaves it as it
-   * is; one that failed ends it with the error.
+   * as it asked; one that lost the question (another attempt moved the log on under its
+   * writes) or was handed over leaves it as it is; one that failed ends it with the error.
    */
   async settleFailure(thrown: unknown): Promise<Settlement> {
     const { deps, questionId } = this;
     const stoppedBy = this.abort.signal.reason;
-    if (stoppedBy instanceof EndRequested && !isConflict(thrown)) {
+    if (stoppedBy instanceof EndRequested && !this.lostTheLog) {
       // What the question got as far as stays replayable, marked with the end asked for, and is
       // stored before that end is written: a client that sees the end can open the trace.
       this.partialTrace.endedBy(stoppedBy.reason);
@@ -422,7 +424,8 @@ class QuestionAttempt {
       await this.traceWrites;
       return this.end(endError(stoppedBy.reason));
     }
-    if (isConflict(thrown) || this.abort.signal.aborted) return this.leave();
+    // A conflict from elsewhere (a downstream's ABORTED) is a failure like any other.
+    if (this.abort.signal.aborted) return this.leave();
     const error = toHoplineError(thrown);
     deps.logger.error('question failed', { questionId, error });
     // Nothing written, nothing to replay: what reasoning ran ahead of the first write is no
@@ -494,7 +497,9 @@ class QuestionAttempt {
         this.attempt = attempt;
         // A writer that lost the question stops the reasoning at once, not at its next event.
         this.events = new EventPipeline(writer, this.writeUntil, (error) => {
-          if (isConflict(error)) this.abort.abort(error);
+          if (!isConflict(error)) return;
+          this.lostTheLog = true;
+          this.abort.abort(error);
         });
         return writer;
       } catch (error) {

@@ -602,7 +602,7 @@ describe('hop-reasoner question jobs', () => {
    * A reasoner that answers its first hop, starts a second, then `ends`: throws, or never
    * finishes, as the question of a hop-reasoner that crashed mid-question never does.
    */
-  const oneRoundThen = (ends: 'throws' | 'hangs'): HopReasoner => ({
+  const oneRoundThen = (ends: 'throws' | 'conflicts' | 'hangs'): HopReasoner => ({
     async answer(command, options) {
       const questionId = command.ctx?.questionId ?? '';
       const at = Date.now();
@@ -632,6 +632,8 @@ describe('hop-reasoner question jobs', () => {
         hopStarted: { hop: 2, subQuestion: 'Mira Chen department' },
       });
       if (ends === 'throws') throw new Error('the model server went away');
+      // What a downstream's gRPC ABORTED becomes: a conflict, though not the question log's.
+      if (ends === 'conflicts') throw new ConflictError('reranker: ABORTED');
       // Never returns on its own; the test's clean-up stops the hop-reasoner, as the crash would.
       const signal = options.signal as AbortSignal;
       return new Promise<never>((_resolve, reject) => signal.addEventListener('abort', () => reject(signal.reason)));
@@ -655,6 +657,16 @@ describe('hop-reasoner question jobs', () => {
       [1, 'Who owns Atlas?', ['atlas#0'], 'Mira Chen'],
       [2, 'Mira Chen department', [], ''],
     ]);
+  });
+
+  it("question jobs - a conflict that is not the log's (a downstream's ABORTED) ends the question with its error, as any failure does", async () => {
+    const { gatewayStreams, jobs } = await setUp({ reasoner: oneRoundThen('conflicts') });
+    const questionId = randomUUID();
+    await gatewayStreams.queue.enqueue(askFor(questionId));
+    const events = await eventsOf(gatewayStreams, questionId);
+    expect(events.at(-1)?.error?.code).toBe('conflict');
+    expect(events.map((event) => event.attempt)).toEqual(events.map(() => 1));
+    await waitFor(() => jobs.inFlight === 0);
   });
 
   it.each([
