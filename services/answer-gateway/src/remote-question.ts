@@ -80,8 +80,11 @@ export class RemoteQuestion {
         options.onError('could not tell the accepting gateway that a question is read', error);
       }
     };
-    ping();
-    const pings = setInterval(ping, options.graceMs / 3);
+    // A question whose log had ended when it was opened is only read back: nobody runs it to
+    // keep going, and no end is due (a backstop past its deadline would store a false one).
+    const running = this.terminal === undefined;
+    if (running) ping();
+    const pings = running ? setInterval(ping, options.graceMs / 3) : undefined;
     // Why the reading stopped before the log's end: the bus failed, or the end is overdue.
     let endHere: 'unreachable' | 'overdue' | undefined;
     let endDue: ErrorEvent__Output | undefined;
@@ -95,26 +98,29 @@ export class RemoteQuestion {
         reading.abort();
       }, END_DELIVERY_MS);
     };
-    const backstop = setTimeout(
-      () => {
-        requestEnd(options, questionId, 'deadline').catch((error: unknown) =>
-          options.onError('could not ask for the end of a question', error),
-        );
-        endDue ??= endError('deadline');
-        armOverdue();
-      },
-      Math.max(0, this.head.meta.deadlineUnixMs + options.deadlineSlackMs - Date.now()),
-    );
+    const backstop = running
+      ? setTimeout(
+          () => {
+            requestEnd(options, questionId, 'deadline').catch((error: unknown) =>
+              options.onError('could not ask for the end of a question', error),
+            );
+            endDue ??= endError('deadline');
+            armOverdue();
+          },
+          Math.max(0, this.head.meta.deadlineUnixMs + options.deadlineSlackMs - Date.now()),
+        )
+      : undefined;
     // The first end request is the one that counts, whichever replica stored it.
-    void (async () => {
-      for await (const reason of options.ends.follow(questionId, reading.signal)) {
-        endDue = endError(reason);
-        armOverdue();
-        return;
-      }
-    })().catch(() => {
-      // The reading stopped; an end then comes from the deadline's backstop.
-    });
+    if (running)
+      void (async () => {
+        for await (const reason of options.ends.follow(questionId, reading.signal)) {
+          endDue = endError(reason);
+          armOverdue();
+          return;
+        }
+      })().catch(() => {
+        // The reading stopped; an end then comes from the deadline's backstop.
+      });
     let lastRead: QaEvent__Output | undefined;
     const events = options.log.follow(questionId, afterSeq, reading.signal)[Symbol.asyncIterator]();
     try {

@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import type { Bus } from '@hopline/bus';
+import { createMemoryBroker, type Bus } from '@hopline/bus';
 import type { QaEvent__Output } from '@hopline/contracts';
-import type { LogEntry, QuestionEnds, QuestionLog, QuestionQueue } from '@hopline/questions';
+import {
+  openQuestionStreams,
+  type LogEntry,
+  type QuestionEnds,
+  type QuestionLog,
+  type QuestionQueue,
+} from '@hopline/questions';
 import { RemoteQuestion, type RemoteQuestionOptions } from '../src/remote-question.js';
 
 describe('answer-gateway - a question read through a gateway that did not accept it', () => {
@@ -108,4 +114,35 @@ describe('answer-gateway - a question read through a gateway that did not accept
     for await (const read of question!.read(5, new AbortController().signal)) seqs.push(read.seq);
     expect(seqs).toEqual([6]);
   }, 10_000);
+
+  it('resume - reading back a question that had ended, past its deadline, asks for no end and pings no accepting gateway', async () => {
+    const broker = createMemoryBroker();
+    const bus = broker.connect();
+    const streams = await openQuestionStreams(bus);
+    const pings: string[] = [];
+    const publish = bus.publish.bind(bus);
+    bus.publish = (subject, ...rest) => {
+      pings.push(subject);
+      return publish(subject, ...rest);
+    };
+    // Answered in time; its deadline has passed since, and the client resumes late.
+    const writer = streams.log.writer('q-late', meta(Date.now() - 1_000), 1);
+    await writer.append({ event: 'accepted', accepted: {} }, 0);
+    await writer.append({ event: 'done', done: { answer: 'A' } }, 0);
+    const question = await RemoteQuestion.open(
+      { bus, ...streams, onError: () => undefined, graceMs: 60_000, deadlineSlackMs: 1_000 },
+      'q-late',
+      { tenantId: 't', userId: 'u', kbIds: ['kb'] },
+    );
+    const read: string[] = [];
+    // A client on a slow link: each event takes a while to be sent on, past the deadline's backstop.
+    for await (const event of question!.read(0, new AbortController().signal)) {
+      read.push(event.event);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    expect(read).toEqual(['accepted', 'done']);
+    expect(await streams.ends.requested('q-late')).toBeUndefined();
+    expect(pings).toEqual([]);
+    await bus.drain();
+  });
 });
