@@ -137,7 +137,7 @@ describe('answer-gateway - a question read through a gateway that did not accept
     const read: string[] = [];
     // A client on a slow link: each event takes a while to be sent on, past the deadline's backstop.
     for await (const event of question!.read(0, new AbortController().signal)) {
-      read.push(event.event);
+      read.push(event.event ?? '');
       await new Promise((resolve) => setTimeout(resolve, 5));
     }
     expect(read).toEqual(['accepted', 'done']);
