@@ -54,6 +54,9 @@ describe('answer cache keys', () => {
     expect(normaliseQuestion('  Who  OWNS\tAtlas？ ')).toBe('who owns atlas');
     expect(normaliseQuestion('ＡＢＣ 部门是什么。')).toBe('abc 部门是什么');
     expect(normaliseQuestion('Who owns Atlas')).not.toBe(normaliseQuestion('Who owns Atlantis'));
+    // Width only: a superscript, a subscript or a circled digit is another question's character.
+    expect(normaliseQuestion('What is 10³ in binary?')).not.toBe(normaliseQuestion('What is 103 in binary?'));
+    expect(normaliseQuestion('Is H₂O listed in ②?')).not.toBe(normaliseQuestion('Is H2O listed in 2?'));
   });
 
   it('keys by the hop budget and the operators’ controls in force: multi-hop off or another hop cap is another entry', async () => {

@@ -48,10 +48,18 @@ export interface AnswerCacheOptions {
   onError?: (message: string, error: unknown) => void;
 }
 
-/** The question as the cache compares it: case, width, spacing and closing punctuation do not matter. */
+// Full-width forms of ASCII ("ＡＢＣ", "？"), as an input method types them.
+const FULL_WIDTH = /[\uFF01-\uFF5E]/g;
+const FULL_WIDTH_OFFSET = 0xfee0;
+
+/**
+ * The question as the cache compares it: case, width, spacing and closing punctuation do not
+ * matter. Width only: NFKC would also make "10³" read "103" and "H₂O" "H2O", other questions.
+ */
 export function normaliseQuestion(question: string): string {
   return question
-    .normalize('NFKC')
+    .normalize('NFC')
+    .replace(FULL_WIDTH, (char) => String.fromCharCode(char.charCodeAt(0) - FULL_WIDTH_OFFSET))
     .toLowerCase()
     .replace(/\s+/g, ' ')
     .replace(/[\s?!.。？！]+$/u, '')
@@ -112,8 +120,9 @@ export class AnswerCache {
       this.options.lookups?.inc({ cache: 'answer', result: 'error' });
       return undefined;
     }
+    // v5: questions normalised by width only (v4's NFKC keys folded some distinct questions).
     const identity = JSON.stringify([
-      'v4',
+      'v5',
       scope.tenantId,
       scope.userId,
       kbIds,
