@@ -12,7 +12,7 @@ import { bearerToken, type ApiKeyStore, type Principal } from './api-keys.js';
 import { parseAskBody, type AskLimits } from './ask-request.js';
 import type { AskService } from './ask-service.js';
 import type { KbService } from './kb-service.js';
-import { Problem, problems } from './problem.js';
+import { Problem, problems, toProblem } from './problem.js';
 
 export interface AnswerGatewayHandlerDeps {
   asks: AskService;
@@ -60,6 +60,17 @@ function authenticate(keys: ApiKeyStore, call: CallContext): Principal {
   return principal;
 }
 
+/**
+ * A refusal as a gRPC status: a Problem as its status maps, and a failure HTTP answers with
+ * Retry-After (the bus away, a read that timed out) as that problem, the trailer with it. Any
+ * other error goes on as it is, for the server to map and log.
+ */
+function asGrpcError(error: unknown): unknown {
+  if (error instanceof Problem) return problemToGrpcError(error);
+  const problem = toProblem(error);
+  return problem.headers['Retry-After'] ? problemToGrpcError(problem) : error;
+}
+
 /** A unary method of the key's caller, its refusals as gRPC statuses. */
 function unary<Request, Response>(
   keys: ApiKeyStore,
@@ -69,7 +80,7 @@ function unary<Request, Response>(
     try {
       return await handle(authenticate(keys, call), request);
     } catch (error) {
-      throw error instanceof Problem ? problemToGrpcError(error) : error;
+      throw asGrpcError(error);
     }
   };
 }
@@ -104,7 +115,7 @@ export function answerGatewayHandlers(deps: AnswerGatewayHandlerDeps) {
         const afterSeq = request.resumeQuestionId ? request.lastEventId : 0;
         for await (const event of question.read(afterSeq, stream.signal)) await stream.write(event);
       } catch (error) {
-        throw error instanceof Problem ? problemToGrpcError(error) : error;
+        throw asGrpcError(error);
       }
     },
   };

@@ -106,7 +106,9 @@ const BUS_RETRY_AFTER_MS = 2_000;
 
 const STATUS_BY_CODE: Partial<Record<ErrorCode, () => Problem>> = {
   invalid_argument: () => problems.invalidRequest('the request was rejected downstream'),
-  deadline_exceeded: () => problems.timeout('no answer before the deadline'),
+  // The gateway's own read (a question's log, a kb's state) that timed out: nothing happened to
+  // any question, and asking again may find the bus answering.
+  deadline_exceeded: () => problems.unavailable('the message bus did not answer in time', 1_000),
   unavailable: () => problems.unavailable('a dependency is unavailable'),
   no_responders: () => problems.unavailable('no hop-reasoner is running', 1_000),
   breaker_open: () => problems.unavailable('the hop-reasoners are failing; retry later', 1_000),
