@@ -34,7 +34,7 @@ describe('answer-gateway - a timed-out read of a question log is not "the questi
       }
     } finally {
       await gateway.stop({ graceMs: 0 });
-      await bus.close?.();
+      await bus.drain();
     }
   });
 });
