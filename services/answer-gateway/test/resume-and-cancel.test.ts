@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
-import { codecs } from '@hopline/contracts';
+import { codecs, subjects } from '@hopline/contracts';
 import { openQuestionStreams } from '@hopline/questions';
 import { waitFor } from '@hopline/test-support';
 import { describe, expect, it, vi } from 'vitest';
@@ -344,5 +344,30 @@ describe('answer-gateway resumption and cancellation', () => {
         description: 'the question to be evicted',
       },
     );
+  });
+
+  it('HEAD on the events of a running question is 405 at once: it opens no reader, which would keep the question alive', async () => {
+    await using t = await startTestGateway();
+    // Running, accepted by another replica: this gateway would read it from its log.
+    const { log } = await openQuestionStreams(t.peerBus);
+    const questionId = randomUUID();
+    const scope = { tenantId: t.keys.alice.tenantId, userId: 'alice', kbIds: ['handbook'] };
+    await log
+      .writer(questionId, { ...scope, deadlineUnixMs: Date.now() + 30_000 }, 1)
+      .append({ event: 'accepted', accepted: {} }, 0);
+    let pings = 0;
+    const readers = t.peerBus.subscribe(subjects.readers(questionId), {}, () => {
+      pings += 1;
+    });
+    const head = await fetch(`${t.baseUrl}/v1/questions/${questionId}/events`, {
+      method: 'HEAD',
+      headers: bearer(t.keys.alice),
+      // Without the fix the HEAD hangs as a reader until the question ends.
+      signal: AbortSignal.timeout(10_000),
+    });
+    readers.unsubscribe();
+    expect(head.status).toBe(405);
+    expect(head.headers.get('allow')).toBe('GET');
+    expect(pings).toBe(0);
   });
 });

@@ -71,6 +71,9 @@ export const questionRoutes: FastifyPluginAsyncZod<QuestionRoutesOptions> = asyn
   app.get(
     '/v1/questions/:id/events',
     {
+      // A HEAD would run the stream, whose headers a body-less reply sends only at its end: it
+      // hung as a live reader of the question. It is refused with 405 instead.
+      exposeHeadRoute: false,
       schema: {
         summary: "Resume a question's event stream",
         description: 'The events after `Last-Event-ID` (or `?lastEventId=`), then the live ones.',
