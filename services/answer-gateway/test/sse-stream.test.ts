@@ -7,6 +7,7 @@ import { createMemoryBroker, type DurableStream } from '@hopline/bus';
 import { UnavailableError, type AskCommand } from '@hopline/contracts';
 import { openQuestionStreams, questionJobsStream, QuestionQueue } from '@hopline/questions';
 import { FakeReasoner, twoHopScript, type Script } from './support/fake-reasoner.js';
+import { acceptsEventStream } from '../src/http/sse.js';
 import { askJson, askSse, metricValue, startGatewayOn, startTestGateway, testKeys } from './support/harness.js';
 
 const EXPECTED_SEQUENCE = [
@@ -335,5 +336,24 @@ describe('answer-gateway SSE stream', () => {
     );
     expect(await metricValue(t.metrics, 'hopline_breaker_state', { downstream: 'hop-reasoner' })).toBe(0);
     await revived.stop();
+  });
+
+  it('Accept: text/event-stream ranked q=0 or below application/json is answered in JSON', async () => {
+    expect(acceptsEventStream('text/event-stream')).toBe(true);
+    expect(acceptsEventStream('application/json, text/event-stream')).toBe(true);
+    expect(acceptsEventStream('text/event-stream;q=0.5, application/json;q=0.4')).toBe(true);
+    expect(acceptsEventStream('application/json, text/event-stream;q=0.5')).toBe(false);
+    expect(acceptsEventStream('*/*')).toBe(false);
+    expect(acceptsEventStream(undefined)).toBe(false);
+    await using t = await startTestGateway();
+    const response = await askJson(
+      t.baseUrl,
+      t.keys.alice,
+      { question: 'Who owns Atlas?' },
+      { Accept: 'application/json, text/event-stream;q=0' },
+    );
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+    await response.text();
   });
 });

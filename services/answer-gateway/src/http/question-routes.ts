@@ -10,7 +10,7 @@ import type { AskService, QuestionStream } from '../ask-service.js';
 import { EVENT_SCHEMA, renderEvent } from '../event-json.js';
 import type { QuestionTraces } from '../question-traces.js';
 import { problemFromErrorEvent, problemFromPartialDone, problems } from '../problem.js';
-import { SseWriter } from './sse.js';
+import { acceptsEventStream, SseWriter } from './sse.js';
 import { principalOf, tracedWith } from './request-context.js';
 import { replyProblem } from './problem-reply.js';
 import { doneSchema, eventStreamSchema, problemResponses, questionIdParams } from './schemas.js';
@@ -63,7 +63,7 @@ export const questionRoutes: FastifyPluginAsyncZod<QuestionRoutesOptions> = asyn
     (request, reply) =>
       traced(request, reply, async () => {
         const stream = await asks.ask(principalOf(request), request.body);
-        if (/\btext\/event-stream\b/.test(request.headers.accept ?? '')) return streamAsSse(options, stream, 0, reply);
+        if (acceptsEventStream(request.headers.accept)) return streamAsSse(options, stream, 0, reply);
         return respondWithDone(stream, reply);
       }),
   );

@@ -15,6 +15,28 @@ export interface SseOptions {
   headers?: Record<string, string>;
 }
 
+/** The quality an Accept header gives a media type, by its own range only: 0 when not listed. */
+function qualityOf(accept: string, type: string): number {
+  let quality = 0;
+  for (const range of accept.split(',')) {
+    const [name = '', ...params] = range.split(';').map((part) => part.trim().toLowerCase());
+    if (name !== type) continue;
+    const q = params.find((param) => param.startsWith('q='));
+    quality = Math.max(quality, q === undefined ? 1 : Number(q.slice(2)) || 0);
+  }
+  return quality;
+}
+
+/**
+ * Whether a client asks for the event stream: it lists text/event-stream as acceptable (q above
+ * 0) and ranks it no lower than application/json. "text/event-stream;q=0" refuses it.
+ */
+export function acceptsEventStream(accept: string | undefined): boolean {
+  if (accept === undefined) return false;
+  const stream = qualityOf(accept, 'text/event-stream');
+  return stream > 0 && stream >= qualityOf(accept, 'application/json');
+}
+
 /** Writes Server-Sent Events, with comment heartbeats on idle streams so proxies keep them open. */
 export class SseWriter {
   private readonly heartbeat: NodeJS.Timeout;
