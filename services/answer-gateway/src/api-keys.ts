@@ -24,6 +24,9 @@ const token = (what: string) =>
     }
   }, `${what} must be 1-128 letters, digits, "_" or "-"`);
 
+/** A kb id: it names NATS subjects, so it is one subject token. */
+export const kbIdSchema = token('kb id').describe('a kb id: 1-128 letters, digits, "_" or "-"');
+
 /**
  * A user id as it travels: in a NATS header beside each of the user's question events, where
  * nats.js trims a value's ends and refuses a line break. So none at either end, and no control
@@ -44,7 +47,7 @@ const keyEntrySchema = z
     keyHash: z.string().regex(/^sha256:[0-9a-f]{64}$/, 'keyHash must be "sha256:" followed by 64 hex digits'),
     tenantId: token('tenantId'),
     userId,
-    kbIds: z.array(token('kb id')).min(1),
+    kbIds: z.array(kbIdSchema).min(1),
     canIngest: z.boolean().default(false),
   })
   .strict();

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Principal } from './api-keys.js';
+import { kbIdSchema, type Principal } from './api-keys.js';
 import { docIdSchema } from './document-id.js';
 import { problems } from './problem.js';
 
@@ -12,6 +12,8 @@ export const HARD_MAX_HOPS = 5;
 const VISIBLE = /[^\p{White_Space}\p{Cf}\p{Cc}\p{Mn}\p{Me}\u115F\u1160\u3164\uFFA0\u2800]/u;
 /** A selection is a handful of documents: each is scored exactly, and each id travels in every retrieve message. */
 const MAX_SELECTED_DOCUMENTS = 100;
+/** Kbs one ask may name; more is no question a person asks, and each id is repeated in refusals. */
+const MAX_NAMED_KBS = 100;
 
 export interface AskLimits {
   maxQuestionChars: number;
@@ -35,7 +37,7 @@ export function askBodySchema(limits: AskLimits) {
             .max(limits.maxQuestionChars, `question is longer than ${limits.maxQuestionChars} characters`)
             .refine((question) => VISIBLE.test(question), 'question has only invisible characters'),
         ),
-      kbIds: z.array(z.string().min(1)).min(1).optional(),
+      kbIds: z.array(kbIdSchema).min(1).max(MAX_NAMED_KBS).optional(),
       // Narrows retrieval to these documents of the kbs read; ids outside them match nothing.
       docIds: z.array(docIdSchema).min(1).max(MAX_SELECTED_DOCUMENTS).optional(),
       maxHops: z.number().int().min(1).max(HARD_MAX_HOPS).optional(),

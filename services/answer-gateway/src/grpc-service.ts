@@ -40,11 +40,17 @@ const CODE_BY_STATUS: Record<number, ErrorCode> = {
   504: 'deadline_exceeded',
 };
 
+// The status message travels in the trailers, whose size the peer bounds (grpc-js: 8 KiB of
+// metadata by default): past it the call never gets a status at all.
+const MAX_STATUS_DETAIL_CHARS = 1_024;
+const shortened = (detail: string) =>
+  detail.length <= MAX_STATUS_DETAIL_CHARS ? detail : `${detail.slice(0, MAX_STATUS_DETAIL_CHARS)}… (shortened)`;
+
 /** A Problem as the taxonomy error the gRPC server helper maps to a status. */
 export function problemToGrpcError(problem: Problem): HoplineError {
   const retryAfter = problem.headers['Retry-After'];
   const code = problem.slug === 'conflict' ? 'conflict' : (CODE_BY_STATUS[problem.status] ?? 'internal');
-  const detail = `${problem.slug}: ${problem.detail ?? problem.title}${retryAfter ? ` (retry after ${retryAfter} s)` : ''}`;
+  const detail = `${problem.slug}: ${shortened(problem.detail ?? problem.title)}${retryAfter ? ` (retry after ${retryAfter} s)` : ''}`;
   return new HoplineError(code, detail, {
     cause: problem,
     ...(retryAfter ? { retryAfterMs: Number(retryAfter) * 1000 } : {}),

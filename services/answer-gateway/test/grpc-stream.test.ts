@@ -237,6 +237,33 @@ describe('answer-gateway gRPC AnswerGateway.Ask', () => {
     client.close();
   });
 
+  it('a refusal naming many kbs still ends the call with its status: kb ids are checked and counted, details shortened', async () => {
+    await using t = await startTestGateway();
+    const client = clientFor(t);
+    // Ids no kb can have (too long), thousands of them: each is a validation issue.
+    const invalid = Array.from({ length: 2_000 }, (_, i) => `kb-${i}-${'x'.repeat(200)}`);
+    // The most an ask may name, each as long as an id may be, none the key's: the refusal names them all.
+    const outside = Array.from({ length: 100 }, (_, i) => `kb-${i}-${'x'.repeat(120)}`);
+    for (const [kbIds, code] of [
+      [invalid, grpc.status.INVALID_ARGUMENT],
+      [outside, grpc.status.PERMISSION_DENIED],
+      [[...outside, 'one-more'], grpc.status.INVALID_ARGUMENT],
+    ] as const) {
+      // Without a status the call would run to this deadline instead.
+      const metadata = new grpc.Metadata();
+      metadata.set('authorization', `Bearer ${t.keys.alice.key}`);
+      const call = client.ask({ question: 'Who owns Atlas?', kbIds: [...kbIds] }, metadata, {
+        deadline: Date.now() + 10_000,
+      });
+      call.on('data', () => {});
+      call.on('error', () => {});
+      const status = await new Promise<grpc.StatusObject>((resolve) => call.on('status', resolve));
+      expect({ count: kbIds.length, code: status.code }).toEqual({ count: kbIds.length, code });
+      expect(status.details.length).toBeLessThan(1_200);
+    }
+    client.close();
+  });
+
   it('narrows a question to the selected documents, validated as over HTTP', async () => {
     await using t = await startTestGateway();
     const client = clientFor(t);
