@@ -1,4 +1,4 @@
-import { loadHoplineGrpc, requireRequestContext } from '@hopline/contracts';
+import { loadHoplineGrpc, requireRequestContext, ValidationError } from '@hopline/contracts';
 import { createGrpcServer, mutualTlsFrom } from '@hopline/grpc';
 import { createOpenAiChatModel } from '@hopline/models';
 import { createAnalyzer, type Analyzer } from '@hopline/reasoning';
@@ -76,6 +76,8 @@ export async function startQueryUnderstandingService({
   server.addService(loadHoplineGrpc().hopline.v1.QueryUnderstanding, {
     async Analyze(request, call) {
       const ctx = requireRequestContext(request.ctx);
+      // A blank question would cost planner calls to analyze nothing.
+      if (request.question.trim() === '') throw new ValidationError('question is empty');
       // The planner model's calls end short of this call's deadline: when they hang, the rules'
       // answer still reaches the caller.
       const analysis = await analyzer.analyze(request.question, {
