@@ -28,9 +28,13 @@ export interface ShutdownOptions {
   signals?: readonly NodeJS.Signals[];
 }
 
+// How long a watchdog's exit waits for the spans to be exported.
+const TELEMETRY_FLUSH_CAP_MS = 2_000;
+
 /**
  * Graceful shutdown for a service process: on SIGTERM or SIGINT, stop the service once,
- * flush telemetry last (in `finally`, so a failed stop still exports its spans), then exit.
+ * flush telemetry last (in `finally`, so a failed stop still exports its spans), then exit. A
+ * stop that takes longer than its timeout is abandoned, its spans still flushed.
  */
 export function stopOnSignals(service: RunningService, options: ShutdownOptions): void {
   const timeoutMs = options.timeoutMs ?? 15_000;
@@ -41,7 +45,14 @@ export function stopOnSignals(service: RunningService, options: ShutdownOptions)
     options.logger.info('shutting down', { signal });
     const watchdog = setTimeout(() => {
       options.logger.error('shutdown took too long; exiting', { timeoutMs });
-      process.exit(1);
+      // The spans of the stop that hung say why: exported first, within a bound of their own.
+      const cap = setTimeout(() => process.exit(1), TELEMETRY_FLUSH_CAP_MS);
+      void shutdownTelemetry()
+        .catch(() => undefined)
+        .finally(() => {
+          clearTimeout(cap);
+          process.exit(1);
+        });
     }, timeoutMs);
     watchdog.unref();
     let status = 0;
