@@ -1,8 +1,14 @@
 import { Route, StopReason } from '@hopline/contracts';
 import { createOpenAiChatModel } from '@hopline/models';
-import { lastUserMessage, startScriptedOpenAiServer, type ScriptedOpenAiServer } from '@hopline/test-support';
+import {
+  lastUserMessage,
+  startScriptedOpenAiServer,
+  systemPrompt,
+  type ScriptedOpenAiServer,
+} from '@hopline/test-support';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createHopReasoner } from '../src/index.js';
+import { declines } from '../src/reasoner/model-reasoner.js';
 import { analysis, ask, corpus, eventLog, fixedAnalyzer, keepOrder, overlapRetriever } from './support/fixtures.js';
 import { hopReply, isExtraction, isSynthesis, labelOf, numberOf } from './support/scripted-model.js';
 
@@ -160,5 +166,42 @@ describe('model hop findings: what drives the next hop is stated by the evidence
     const { done } = await judgingReasoner().answer(ask(JUDGED), { emit: log.emit });
     expect(log.of('hopAnswer').map((event) => event.hopAnswer.answer)).not.toContain('no');
     expect(done.degradedReasons.join('\n')).toMatch(/judged "no" citing .* which say nothing of/);
+  });
+
+  it('model synthesis - a complete chain whose answer opens as the prompt asks a declined one to is an abstention', async () => {
+    let extractions = 0;
+    server.setRule((body) => {
+      if (isExtraction(body)) {
+        extractions += 1;
+        return extractions === 1
+          ? hopReply({
+              answer: 'Mirela Dunstan',
+              nextQuery: 'Mirela Dunstan husband wife',
+              cited: [labelOf(body, 'No Harbour (1936 film)')],
+              bridgeEntities: ['Mirela Dunstan'],
+            })
+          : hopReply({ answer: 'Tobias Wrenfield', done: true, cited: [labelOf(body, 'Mirela Dunstan')] });
+      }
+      if (isSynthesis(body)) {
+        // The prompt tells a model how to open an answer it declines to give.
+        expect(systemPrompt(body)).toMatch(/begin with "I cannot answer"/);
+        return { deltas: ['I cannot answer this: the documents do not say whom Mirela Dunstan married.'] };
+      }
+      return undefined;
+    });
+    const reasoner = createHopReasoner({
+      analyzer: fixedAnalyzer(analysis()),
+      retriever: overlapRetriever(corpus),
+      reranker: keepOrder,
+      chat: createOpenAiChatModel({ baseURL: server.baseURL, model: 'scripted', attempts: 1 }),
+      config: { topK: 4 },
+    });
+    const { done } = await reasoner.answer(ask(), { emit: () => undefined });
+    // The model's own words, not the offline reasoner's abstention.
+    expect(done.degradedReasons).toEqual([]);
+    expect(done.answer).toMatch(/^I cannot answer this: the documents/);
+    expect(done.abstained).toBe(true);
+    expect(declines('无法回答：文档没有提到。')).toBe(true);
+    expect(declines('Tobias Wrenfield [1].')).toBe(false);
   });
 });

@@ -21,7 +21,7 @@ import {
 import type { ChatModel } from '@hopline/models';
 import type { EvidenceItem, Reasoner, SynthesisHop } from '../reasoner/reasoner.js';
 import { BudgetExhaustedError, IncompleteAnswerError, UsageMeter } from '@hopline/models';
-import { createModelReasoner } from '../reasoner/model-reasoner.js';
+import { createModelReasoner, declines } from '../reasoner/model-reasoner.js';
 import { createOfflineReasoner } from '../offline/offline-reasoner.js';
 import { offlineAbstains } from '../offline/synthesis.js';
 import { abortable, deadlineScope, withDeadline } from '@hopline/resilience';
@@ -445,7 +445,7 @@ export function createHopReasoner(deps: HopReasonerDependencies): HopReasoner {
       noteUnsupported(run, 'the model', written);
       const failure = written.interruption;
       if (failure === undefined) {
-        if (written.text.trim() !== '') return written;
+        if (written.text.trim() !== '') return { ...written, abstained: declines(written.text) };
         run.degrade('the model wrote no answer that survived the citation check; the offline reasoner answered');
       } else {
         // What was sent stays the answer the trace and `done` record, though the asker left.

@@ -14,6 +14,18 @@ const hopReplySchema = z.object({
   bridgeEntities: z.array(z.string()).default([]),
 });
 
+/**
+ * How the synthesis prompt asks a model to open an answer it declines to give: the answer is then
+ * an abstention, whatever the chain (`declines`).
+ */
+const DECLINING_OPENINGS = ['I cannot answer', '无法回答'] as const;
+
+/** Whether a model's answer opens as the synthesis prompt asks one it declines to give. */
+export const declines = (answer: string): boolean => {
+  const opening = answer.trimStart().toLowerCase();
+  return DECLINING_OPENINGS.some((words) => opening.startsWith(words.toLowerCase()));
+};
+
 export interface ModelReasonerOptions {
   chat: ChatModel;
 }
@@ -123,7 +135,7 @@ export function createModelReasoner(options: ModelReasonerOptions): Reasoner {
         .join('\n'),
     );
     const completeness = input.complete
-      ? 'The chain of evidence is complete: answer the question.'
+      ? `The chain of evidence is complete: answer the question. Should the evidence not answer it after all, begin with "${DECLINING_OPENINGS[0]}" (for a question in Chinese, "${DECLINING_OPENINGS[1]}") and say what was found and what was not.`
       : `The chain of evidence is INCOMPLETE (${input.missing || 'a step found nothing'}): do not answer; say that you cannot, what the evidence did show (cited), and what was not found.`;
     const messages = prompts.messages('synthesize', {
       nonce: fence.nonce,
