@@ -204,7 +204,11 @@ export type Settlement =
   { kind: 'ack' } | { kind: 'retry'; delayMs: number } | { kind: 'terminate'; reason: string } | { kind: 'abandon' };
 
 export interface StreamMessage extends BusMessage {
-  /** 1 on first delivery, then counting redeliveries. */
+  /**
+   * 1 on first delivery, then counting redeliveries, as the server counts them: on NATS a
+   * message a stopping member handed back (retry 0) can reach the next member as 1 again, so 1
+   * is a likely first delivery, not a proof of one.
+   */
   readonly deliveryCount: number;
 }
 

@@ -479,7 +479,8 @@ class QuestionAttempt {
   private async begin(first?: EventBody): Promise<QuestionWriter | undefined> {
     // A job delivered for the first time finds its log empty (nobody else took it): its first
     // write expects that, without a read of the log's head before it, and reads the head only
-    // when the write finds the log moved on. A job delivered again reads the head first.
+    // when the write finds the log moved on (as it does for a job a stopping hop-reasoner handed
+    // back, which NATS may deliver as a first one again). A job delivered again reads the head first.
     let readHead = this.delivery > 1;
     for (;;) {
       const head = readHead ? await this.deps.log.head(this.questionId) : undefined;
