@@ -21,7 +21,14 @@ export async function changeOperatorControls(
   bucket: KeyValueStore,
   change: Partial<OperatorControls__Output>,
 ): Promise<OperatorControls__Output> {
-  const next = { ...(await readOperatorControls(bucket)), ...change };
-  await bucket.put(jetstream.controlsKey, encodeOperatorControls(next));
-  return next;
+  // A compare-and-set: another operator changing another control between the read and the write
+  // would have that change put back by a plain put. The write is refused when the stored value is
+  // no longer the one read, and the change is made again on the new value. Each refusal means
+  // another operator's write went in, so the loop ends.
+  for (;;) {
+    const read = await bucket.get(jetstream.controlsKey);
+    const next = { ...(read === undefined ? DEFAULT_OPERATOR_CONTROLS : decodeOperatorControls(read)), ...change };
+    const changedSince = (stored: Uint8Array) => read === undefined || !Buffer.from(stored).equals(read);
+    if (await bucket.putUnless(jetstream.controlsKey, encodeOperatorControls(next), changedSince)) return next;
+  }
 }
