@@ -3,7 +3,7 @@
 // NATS service with its permissions, also as operator-mode `.creds` files) in the files
 // docker-compose.yml, the NATS chart and the Kubernetes overlay read. The folder holds secrets: it is never committed (.gitignore).
 import { resolve } from 'node:path';
-import { parseArgs } from 'node:util';
+import { parseCommandLine, UsageError } from './command.js';
 import { fabricLayout, writeFabric } from './fabric/write-fabric.js';
 
 const USAGE = `usage: pnpm fabric:credentials [--out dir] [--namespace ns]
@@ -11,13 +11,22 @@ const USAGE = `usage: pnpm fabric:credentials [--out dir] [--namespace ns]
   --out        where to write (default deploy/fabric, which docker-compose.yml mounts)
   --namespace  the Kubernetes namespace the certificates name services in (default hopline)`;
 
+/**
+ * What Kubernetes takes as a namespace: the certificates name services in it
+ * (`reranker.<ns>.svc`), and the printed `kubectl apply -n` uses it.
+ */
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+
 try {
-  const { values } = parseArgs({
+  const { values } = parseCommandLine({
     options: {
       out: { type: 'string', default: 'deploy/fabric' },
       namespace: { type: 'string', default: 'hopline' },
     },
   });
+  if (!DNS_LABEL.test(values.namespace)) {
+    throw new UsageError(`--namespace takes a Kubernetes namespace (a DNS label), not "${values.namespace}"`);
+  }
   // pnpm runs scripts in the repository root; a relative path means the folder pnpm was run in.
   const dir = resolve(process.env.INIT_CWD ?? '.', values.out);
   await writeFabric(dir, { namespace: values.namespace });
@@ -31,6 +40,8 @@ try {
     ].join('\n'),
   );
 } catch (error) {
-  console.error(`error: ${(error as Error).message}\n${USAGE}`);
-  process.exitCode = 2;
+  // Only a wrong command line gets the usage and status 2; a folder that cannot be written or a
+  // failing openssl is a failure of the run.
+  console.error(`error: ${(error as Error).message}${error instanceof UsageError ? `\n${USAGE}` : ''}`);
+  process.exitCode = error instanceof UsageError ? 2 : 1;
 }

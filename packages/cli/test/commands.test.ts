@@ -1,7 +1,7 @@
-// `pnpm ask` and `pnpm ingest` as a user runs them: real processes, against a stand-in gateway
-// that speaks the documented wire format.
+// `pnpm ask`, `pnpm ingest` and `pnpm fabric:credentials` as a user runs them: real processes,
+// against a stand-in gateway that speaks the documented wire format.
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -18,7 +18,11 @@ interface Run {
   stderr: string;
 }
 
-function run(command: 'ask' | 'ingest', args: string[], env: Record<string, string> = {}): Promise<Run> {
+function run(
+  command: 'ask' | 'ingest' | 'fabric-credentials',
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<Run> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
@@ -365,6 +369,41 @@ describe('cli commands', () => {
       rmSync(folder, { recursive: true, force: true });
     }
   }, 120_000);
+
+  it('fabric:credentials - a folder it cannot write is a failure (status 1) with its reason, without the usage', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'hopline-fabric-'));
+    writeFileSync(join(folder, 'a-file'), 'not a folder');
+    try {
+      const result = await run('fabric-credentials', ['--out', 'a-file/fabric'], { INIT_CWD: folder });
+      expect(result.status).toBe(1);
+      expect(result.stderr).toMatch(/^error: .*(ENOTDIR|EEXIST)/);
+      expect(result.stderr).not.toContain('usage: pnpm fabric:credentials');
+      const unknown = await run('fabric-credentials', ['--bogus'], { INIT_CWD: folder });
+      expect(unknown.status).toBe(2);
+      expect(unknown.stderr).toContain('usage: pnpm fabric:credentials');
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+
+  it('fabric:credentials - a --namespace that is not a DNS label is a usage error, and nothing is written', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'hopline-fabric-'));
+    try {
+      for (const namespace of ['Prod NS!', 'prod.eu', '-prod', 'x'.repeat(64)]) {
+        const result = await run('fabric-credentials', ['--out', 'fabric', `--namespace=${namespace}`], {
+          INIT_CWD: folder,
+        });
+        expect(result.status).toBe(2);
+        expect(result.stderr).toContain(
+          `error: --namespace takes a Kubernetes namespace (a DNS label), not "${namespace}"`,
+        );
+        expect(result.stderr).toContain('usage: pnpm fabric:credentials');
+      }
+      expect(existsSync(join(folder, 'fabric'))).toBe(false);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
 });
 
 interface PostedDocument {
