@@ -4,6 +4,7 @@ import { resolveApiKey } from './api-key.js';
 import {
   DEFAULT_GATEWAY_URL,
   ENVIRONMENT_HELP,
+  gatewayEndpoint,
   gatewayUrl,
   parseCommandLine,
   refusalLine,
@@ -53,7 +54,7 @@ runCommand(USAGE, async () => {
   const abort = new AbortController();
   process.once('SIGINT', () => abort.abort());
 
-  const response = await fetch(new URL('/v1/ask', url), {
+  const response = await fetch(gatewayEndpoint(url, '/v1/ask'), {
     method: 'POST',
     headers: {
       Authorization: `Bearer ${resolveApiKey()}`,

@@ -30,6 +30,17 @@ export function gatewayUrl(url: string | undefined, env: NodeJS.ProcessEnv = pro
   return new URL(value);
 }
 
+/**
+ * An API path under the gateway's base URL, keeping the base's own path: behind a proxy at
+ * http://host/hopline/, `/v1/ask` is http://host/hopline/v1/ask (`new URL('/v1/ask', base)`
+ * would drop /hopline).
+ */
+export function gatewayEndpoint(base: URL, path: string): URL {
+  const url = new URL(base);
+  url.pathname = `${url.pathname.replace(/\/+$/, '')}/${path.replace(/^\/+/, '')}`;
+  return url;
+}
+
 /** A request that did not reach the gateway, with the reason fetch keeps in its cause. */
 export function unreachable(url: URL, error: unknown): Error {
   const cause = (error as Error).cause;

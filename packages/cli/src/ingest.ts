@@ -11,6 +11,7 @@ import { resolveApiKey } from './api-key.js';
 import {
   DEFAULT_GATEWAY_URL,
   ENVIRONMENT_HELP,
+  gatewayEndpoint,
   gatewayUrl,
   parseCommandLine,
   refusalLine,
@@ -109,7 +110,7 @@ runCommand(USAGE, async () => {
     throw new UsageError(`--retry-for takes seconds (0 or more), not "${values['retry-for']}"`);
   const url = gatewayUrl(values.url);
   const apiKey = resolveApiKey();
-  const endpoint = new URL(`/v1/kbs/${encodeURIComponent(values.kb)}/documents`, url);
+  const endpoint = gatewayEndpoint(url, `/v1/kbs/${encodeURIComponent(values.kb)}/documents`);
 
   // pnpm runs scripts in the repository root; a relative path means the folder pnpm was run in.
   const workingFolder = process.env.INIT_CWD ?? '.';

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { gatewayEndpoint } from './command.js';
 
 const kbListSchema = z.object({
   indexLag: z.array(z.object({ workerId: z.string(), ingestLag: z.number().int().nonnegative() })),
@@ -82,7 +83,7 @@ export class SearchableWatch {
   private async read(): Promise<void> {
     const polledAt = this.now();
     try {
-      const response = await fetch(new URL('/v1/kbs', this.gateway), {
+      const response = await fetch(gatewayEndpoint(this.gateway, '/v1/kbs'), {
         headers: { Authorization: `Bearer ${this.apiKey}` },
         signal: AbortSignal.timeout(2_000),
       });

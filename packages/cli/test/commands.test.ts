@@ -131,6 +131,43 @@ describe('cli commands', () => {
     expect(asked).toEqual([expect.objectContaining({ authorization: 'Bearer hl_test' })]);
   });
 
+  it('ask and ingest - a gateway URL with a path (behind a proxy at /hopline) keeps its path', async () => {
+    const paths: string[] = [];
+    const url = await listen(
+      createServer((request, response) => {
+        paths.push(`${request.method} ${request.url}`);
+        request.resume();
+        request.on('end', () => {
+          if (request.url?.endsWith('/v1/ask')) {
+            response.writeHead(200, { 'Content-Type': 'text/event-stream' });
+            response.end(`id: 1\nevent: done\ndata: ${JSON.stringify({ questionId: 'q', answer: 'x' })}\n\n`);
+          } else {
+            response.writeHead(202, { 'Content-Type': 'application/json' });
+            response.end(JSON.stringify({ accepted: [{ docId: 'atlas', duplicate: false }] }));
+          }
+        });
+      }),
+    );
+    const asked = await run('ask', ['Who owns Atlas?'], { HOPLINE_URL: `${url}/hopline/` });
+    expect(asked.status).toBe(0);
+    const folder = mkdtempSync(join(tmpdir(), 'hopline-ingest-'));
+    writeFileSync(join(folder, 'atlas.md'), '# Project Atlas\n\nOwned by Mira Chen.');
+    try {
+      const ingested = await run('ingest', ['.', '--kb', 'handbook', '--url', `${url}/hopline`, '--wait', '0'], {
+        INIT_CWD: folder,
+      });
+      expect(ingested.status).toBe(0);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+    // Besides, ingest may poll GET /hopline/v1/kbs for the workers' lag.
+    expect(paths.filter((path) => path.startsWith('POST '))).toEqual([
+      'POST /hopline/v1/ask',
+      'POST /hopline/v1/kbs/handbook/documents',
+    ]);
+    expect(paths.every((path) => path.includes(' /hopline/v1/'))).toBe(true);
+  });
+
   it('ingest - a relative path means the folder pnpm was run in (INIT_CWD), not the repository root', async () => {
     const folder = mkdtempSync(join(tmpdir(), 'hopline-ingest-'));
     mkdirSync(join(folder, 'notes'));

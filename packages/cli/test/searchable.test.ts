@@ -9,10 +9,17 @@ afterEach(async () => {
 });
 
 /** A gateway whose GET /v1/kbs reports the workers' lags the test sets; `status` other than 200 fails the poll. */
-async function gateway(): Promise<{ url: URL; lags: number[]; status: number; keys: string[] }> {
-  const state = { url: new URL('http://127.0.0.1'), lags: [] as number[], status: 200, keys: [] as string[] };
+async function gateway(): Promise<{ url: URL; lags: number[]; status: number; keys: string[]; paths: string[] }> {
+  const state = {
+    url: new URL('http://127.0.0.1'),
+    lags: [] as number[],
+    status: 200,
+    keys: [] as string[],
+    paths: [] as string[],
+  };
   const server = createServer((request, response) => {
     state.keys.push(request.headers.authorization ?? '');
+    state.paths.push(request.url ?? '');
     response.writeHead(state.status, { 'Content-Type': 'application/json' });
     response.end(
       JSON.stringify({ kbs: [], indexLag: state.lags.map((ingestLag, i) => ({ workerId: `w${i}`, ingestLag })) }),
@@ -25,6 +32,14 @@ async function gateway(): Promise<{ url: URL; lags: number[]; status: number; ke
 }
 
 describe('searchable documents', () => {
+  it('searchable - a gateway behind a proxy path is polled under that path', async () => {
+    const stub = await gateway();
+    stub.lags = [0];
+    const watch = new SearchableWatch(new URL('/hopline/', stub.url), 'hl_key');
+    await watch.poll();
+    expect(stub.paths).toEqual(['/hopline/v1/kbs']);
+  });
+
   it("searchable - counts what was accepted before the slowest worker's beat could be sent, and all once its lag settles at 0", async () => {
     const stub = await gateway();
     let now = 0;
