@@ -49,7 +49,12 @@ runCommand(USAGE, async () => {
   const body: Record<string, unknown> = { question };
   if (values.kb) body.kbIds = values.kb;
   if (values.doc) body.docIds = values.doc;
-  if (values['max-hops']) body.maxHops = Number(values['max-hops']);
+  const maxHops = values['max-hops'];
+  if (maxHops !== undefined) {
+    // Number("three") is NaN, which JSON sends as null: a typo must not ask without the limit meant.
+    if (!/^[1-5]$/.test(maxHops)) throw new UsageError(`--max-hops takes a whole number from 1 to 5, not "${maxHops}"`);
+    body.maxHops = Number(maxHops);
+  }
 
   const abort = new AbortController();
   process.once('SIGINT', () => abort.abort());

@@ -67,6 +67,18 @@ describe('cli commands', () => {
     expect((await run('ask', [])).status).toBe(2);
   });
 
+  it('ask - a --max-hops that is not a whole number from 1 to 5 is a usage error, and nothing is asked', async () => {
+    let asked = 0;
+    const url = await listen(createServer(() => asked++));
+    for (const maxHops of ['three', '0', '6', '2.5', '']) {
+      const result = await run('ask', ['--url', url, `--max-hops=${maxHops}`, 'Who owns Atlas?']);
+      expect(result.status).toBe(2);
+      expect(result.stderr).toContain(`error: --max-hops takes a whole number from 1 to 5, not "${maxHops}"`);
+      expect(result.stderr).toContain('usage: pnpm ask');
+    }
+    expect(asked).toBe(0);
+  });
+
   it('ask - a gateway that cannot be reached at HOPLINE_URL is named in one line', async () => {
     const closed = createServer();
     const url = await listen(closed);
