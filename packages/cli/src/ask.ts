@@ -59,28 +59,36 @@ runCommand(USAGE, async () => {
   const abort = new AbortController();
   process.once('SIGINT', () => abort.abort());
 
-  const response = await fetch(gatewayEndpoint(url, '/v1/ask'), {
-    method: 'POST',
-    headers: {
-      Authorization: `Bearer ${resolveApiKey()}`,
-      'Content-Type': 'application/json',
-      Accept: 'text/event-stream',
-    },
-    body: JSON.stringify(body),
-    signal: abort.signal,
-  }).catch((error: unknown) => {
-    throw unreachable(url, error);
-  });
-  if (!response.ok || !response.body) throw new Error(await refusalLine(response));
+  try {
+    const response = await fetch(gatewayEndpoint(url, '/v1/ask'), {
+      method: 'POST',
+      headers: {
+        Authorization: `Bearer ${resolveApiKey()}`,
+        'Content-Type': 'application/json',
+        Accept: 'text/event-stream',
+      },
+      body: JSON.stringify(body),
+      signal: abort.signal,
+    }).catch((error: unknown) => {
+      throw unreachable(url, error);
+    });
+    if (!response.ok || !response.body) throw new Error(await refusalLine(response));
 
-  let failed = false;
-  let answerStreamed = false;
-  for await (const event of readSse(response.body)) {
-    const data = JSON.parse(event.data) as Record<string, unknown>;
-    if (values.json) console.log(JSON.stringify({ event: event.event, data }));
-    else process.stdout.write(formatEvent(event.event, data, answerStreamed));
-    if (event.event === 'token') answerStreamed = true;
-    if (event.event === 'error') failed = true;
+    let failed = false;
+    let answerStreamed = false;
+    for await (const event of readSse(response.body)) {
+      const data = JSON.parse(event.data) as Record<string, unknown>;
+      if (values.json) console.log(JSON.stringify({ event: event.event, data }));
+      else process.stdout.write(formatEvent(event.event, data, answerStreamed));
+      if (event.event === 'token') answerStreamed = true;
+      if (event.event === 'error') failed = true;
+    }
+    return failed ? 1 : 0;
+  } catch (error) {
+    // Ctrl-C aborts the request, which fails the fetch or the stream: the user stopped it, the
+    // gateway did not fail. 130 is what a shell reports for a command ended by SIGINT.
+    if (!abort.signal.aborted) throw error;
+    console.error('cancelled');
+    return 130;
   }
-  return failed ? 1 : 0;
 });

@@ -1,6 +1,6 @@
 // `pnpm ask`, `pnpm ingest` and `pnpm fabric:credentials` as a user runs them: real processes,
 // against a stand-in gateway that speaks the documented wire format.
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -31,6 +31,31 @@ function run(
       (error, stdout, stderr) => resolve({ status: error ? Number(error.code) : 0, stdout, stderr }),
     );
   });
+}
+
+/**
+ * `pnpm ask` run until `after` (the stand-in gateway got the question, or the command printed
+ * this text), then interrupted with Ctrl-C (SIGINT).
+ */
+async function interruptedAsk(url: string, after: Promise<void> | { printed: string }) {
+  const child = spawn(
+    process.execPath,
+    ['--conditions=@hopline/source', '--import', 'tsx', 'packages/cli/src/ask.ts', '--url', url, 'Who owns Atlas?'],
+    { cwd: repoRoot, env: { ...process.env, HOPLINE_URL: '', HOPLINE_API_KEY: 'hl_test' }, stdio: 'pipe' },
+  );
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  let stdout = '';
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  await new Promise<void>((resolve) => {
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+      if ('printed' in after && stdout.includes(after.printed)) resolve();
+    });
+    if (after instanceof Promise) void after.then(resolve);
+  });
+  child.kill('SIGINT');
+  return { status: await exited, stdout, stderr };
 }
 
 const servers: Server[] = [];
@@ -77,6 +102,30 @@ describe('cli commands', () => {
       expect(result.stderr).toContain('usage: pnpm ask');
     }
     expect(asked).toBe(0);
+  });
+
+  it('ask - Ctrl-C before the gateway answers, or while it streams, says cancelled and exits 130', async () => {
+    let asked!: () => void;
+    const reached = new Promise<void>((resolve) => (asked = resolve));
+    // Takes the question and never answers: it is still being worked on.
+    const silent = await listen(createServer((request) => request.resume().on('end', asked)));
+    const waiting = await interruptedAsk(silent, reached);
+    expect(waiting.stderr.trim()).toBe('cancelled');
+    expect(waiting.status).toBe(130);
+
+    const streaming = await listen(
+      createServer((request, response) => {
+        request.resume();
+        response.writeHead(200, { 'Content-Type': 'text/event-stream' });
+        response.write(
+          `id: 1\nevent: hop_started\ndata: ${JSON.stringify({ hop: 1, maxHops: 3, subQuestion: 'q' })}\n\n`,
+        );
+      }),
+    );
+    const midStream = await interruptedAsk(streaming, { printed: 'hop 1/3' });
+    expect(midStream.stderr.trim()).toBe('cancelled');
+    expect(midStream.status).toBe(130);
+    for (const server of servers) server.closeAllConnections();
   });
 
   it('ask - a gateway that cannot be reached at HOPLINE_URL is named in one line', async () => {
