@@ -26,6 +26,9 @@ const USAGE = `usage: pnpm ask "your question" [--kb id]... [--doc id]... [--max
 
 ${ENVIRONMENT_HELP}`;
 
+/** A stream cut short is resumed until this many resumes in a row brought no event. */
+const RESUMES_WITHOUT_EVENTS = 3;
+
 runCommand(USAGE, async () => {
   const { values, positionals } = parseCommandLine({
     allowPositionals: true,
@@ -56,34 +59,66 @@ runCommand(USAGE, async () => {
     body.maxHops = Number(maxHops);
   }
 
+  const authorization = `Bearer ${resolveApiKey()}`;
   const abort = new AbortController();
   process.once('SIGINT', () => abort.abort());
 
   try {
     const response = await fetch(gatewayEndpoint(url, '/v1/ask'), {
       method: 'POST',
-      headers: {
-        Authorization: `Bearer ${resolveApiKey()}`,
-        'Content-Type': 'application/json',
-        Accept: 'text/event-stream',
-      },
+      headers: { Authorization: authorization, 'Content-Type': 'application/json', Accept: 'text/event-stream' },
       body: JSON.stringify(body),
       signal: abort.signal,
     }).catch((error: unknown) => {
       throw unreachable(url, error);
     });
     if (!response.ok || !response.body) throw new Error(await refusalLine(response));
+    const questionId = response.headers.get('Hopline-Question-Id');
 
+    let stream = response.body;
+    let lastEventId: string | undefined;
+    let ended = false;
     let failed = false;
     let answerStreamed = false;
-    for await (const event of readSse(response.body)) {
-      const data = JSON.parse(event.data) as Record<string, unknown>;
-      if (values.json) console.log(JSON.stringify({ event: event.event, data }));
-      else process.stdout.write(formatEvent(event.event, data, answerStreamed));
-      if (event.event === 'token') answerStreamed = true;
-      if (event.event === 'error') failed = true;
+    let resumesWithoutEvents = 0;
+    for (;;) {
+      for await (const event of readSse(stream)) {
+        const data = JSON.parse(event.data) as Record<string, unknown>;
+        if (values.json) console.log(JSON.stringify({ event: event.event, data }));
+        else process.stdout.write(formatEvent(event.event, data, answerStreamed));
+        lastEventId = event.id ?? lastEventId;
+        resumesWithoutEvents = 0;
+        if (event.event === 'token') answerStreamed = true;
+        if (event.event === 'error') failed = true;
+        if (event.event === 'done' || event.event === 'error') ended = true;
+      }
+      if (ended) return failed ? 1 : 0;
+      // The stream ended before the question's done or error: it was cut short (the gateway shut
+      // down, a proxy's idle timeout) while the question runs on. Its events after the last one
+      // printed are read again, as long as resuming brings new ones.
+      if (questionId === null)
+        throw new Error('the stream ended before the answer, and the gateway named no question to resume');
+      if (resumesWithoutEvents === RESUMES_WITHOUT_EVENTS) {
+        throw new Error(
+          `the stream ended before the answer ${RESUMES_WITHOUT_EVENTS} times without a new event (question ${questionId})`,
+        );
+      }
+      resumesWithoutEvents += 1;
+      const resumed = await fetch(gatewayEndpoint(url, `/v1/questions/${encodeURIComponent(questionId)}/events`), {
+        headers: {
+          Authorization: authorization,
+          Accept: 'text/event-stream',
+          ...(lastEventId === undefined ? {} : { 'Last-Event-ID': lastEventId }),
+        },
+        signal: abort.signal,
+      }).catch((error: unknown) => {
+        throw unreachable(url, error);
+      });
+      if (!resumed.ok || !resumed.body) {
+        throw new Error(`the stream ended before the answer and could not be resumed: ${await refusalLine(resumed)}`);
+      }
+      stream = resumed.body;
     }
-    return failed ? 1 : 0;
   } catch (error) {
     // Ctrl-C aborts the request, which fails the fetch or the stream: the user stopped it, the
     // gateway did not fail. 130 is what a shell reports for a command ended by SIGINT.

@@ -58,6 +58,10 @@ async function interruptedAsk(url: string, after: Promise<void> | { printed: str
   return { status: await exited, stdout, stderr };
 }
 
+/** One Server-Sent Event as the gateway writes it. */
+const sse = (id: number, event: string, data: unknown) =>
+  `id: ${id}\nevent: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+
 const servers: Server[] = [];
 afterEach(async () => {
   await Promise.all(servers.splice(0).map((server) => new Promise((resolve) => server.close(resolve))));
@@ -126,6 +130,57 @@ describe('cli commands', () => {
     expect(midStream.stderr.trim()).toBe('cancelled');
     expect(midStream.status).toBe(130);
     for (const server of servers) server.closeAllConnections();
+  });
+
+  it('ask - a stream the gateway ends before the answer, naming no question to resume, exits 1 and says so', async () => {
+    const url = await listen(
+      createServer((request, response) => {
+        request.resume();
+        response.writeHead(200, { 'Content-Type': 'text/event-stream' });
+        response.write(sse(1, 'route', { route: 'ITERATIVE', decidedBy: 'RULES' }));
+        // A clean end, no done or error: the gateway shut down, or a proxy's idle timeout.
+        response.end(sse(2, 'hop_started', { hop: 1, maxHops: 3, subQuestion: 'q' }));
+      }),
+    );
+    const result = await run('ask', ['--url', url, 'Who owns Atlas?']);
+    expect(result.stdout).toContain('hop 1/3');
+    expect(result.status).toBe(1);
+    expect(result.stderr.trim()).toBe(
+      'error: the stream ended before the answer, and the gateway named no question to resume',
+    );
+  });
+
+  it('ask - a stream cut short is resumed after the last event (Last-Event-ID); resumes that bring nothing give up', async () => {
+    const resumes: Array<{ path: string | undefined; lastEventId: unknown; authorization: unknown }> = [];
+    let answered = true;
+    const url = await listen(
+      createServer((request, response) => {
+        request.resume();
+        response.writeHead(200, { 'Content-Type': 'text/event-stream', 'Hopline-Question-Id': 'q-1' });
+        if (request.method === 'POST') {
+          response.write(sse(1, 'route', { route: 'ITERATIVE', decidedBy: 'RULES' }));
+          response.end(sse(2, 'hop_started', { hop: 1, maxHops: 3, subQuestion: 'q' }));
+          return;
+        }
+        const { url: path, headers } = request;
+        resumes.push({ path, lastEventId: headers['last-event-id'], authorization: headers.authorization });
+        response.end(answered ? sse(3, 'done', { questionId: 'q-1', answer: 'Mira Chen owns it.' }) : '');
+      }),
+    );
+    const result = await run('ask', ['--url', url, 'Who owns Atlas?']);
+    expect(result.status).toBe(0);
+    expect(result.stdout).toContain('hop 1/3');
+    expect(result.stdout.split('Mira Chen owns it.')).toHaveLength(2);
+    expect(resumes).toEqual([{ path: '/v1/questions/q-1/events', lastEventId: '2', authorization: 'Bearer hl_test' }]);
+
+    answered = false;
+    resumes.length = 0;
+    const givenUp = await run('ask', ['--url', url, 'Who owns Atlas?']);
+    expect(givenUp.status).toBe(1);
+    expect(givenUp.stderr.trim()).toBe(
+      'error: the stream ended before the answer 3 times without a new event (question q-1)',
+    );
+    expect(resumes.map((resume) => resume.lastEventId)).toEqual(['2', '2', '2']);
   });
 
   it('ask - a gateway that cannot be reached at HOPLINE_URL is named in one line', async () => {
