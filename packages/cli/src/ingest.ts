@@ -136,6 +136,11 @@ runCommand(USAGE, async () => {
   let retries = 0;
   let waitedSeconds = 0;
   const failures: string[] = [];
+  const reportFailures = () => {
+    if (failures.length === 0) return;
+    console.error(`${failures.length} file(s) not ingested:`);
+    for (const failure of failures) console.error(`  ${failure}`);
+  };
   const seen = new Map<string, string>();
   const watch = new SearchableWatch(url, apiKey);
   let parsed = 0;
@@ -253,6 +258,12 @@ runCommand(USAGE, async () => {
     update(files.length);
     clearInterval(polls);
     if (waitSeconds > 0 && accepted > 0) await watch.untilSearchable(waitSeconds * 1_000, () => update(files.length));
+  } catch (error) {
+    // A refused batch stops the run: the files that had failed before it are named all the same
+    // (below the bar, stopped first), not only in a later run.
+    progress.stop();
+    reportFailures();
+    throw error;
   } finally {
     clearInterval(polls);
     progress.stop();
@@ -272,8 +283,6 @@ runCommand(USAGE, async () => {
         ? `all ${accepted} documents searchable`
         : `${searchable} of ${accepted} documents searchable so far; the rest are still being indexed`,
     );
-  if (failures.length === 0) return 0;
-  console.error(`${failures.length} file(s) not ingested:`);
-  for (const failure of failures) console.error(`  ${failure}`);
-  return 1;
+  reportFailures();
+  return failures.length === 0 ? 0 : 1;
 });

@@ -495,6 +495,26 @@ describe('cli commands', () => {
     }
   }, 60_000);
 
+  it('ingest - a refused batch that stops the run still reports the files that had failed before it', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'hopline-ingest-'));
+    writeFileSync(join(folder, 'a-broken.jsonl'), '{"docId": "a", "text": \n');
+    writeFileSync(join(folder, 'b-good.md'), '# B\n\nBeta.');
+    const gateway = await standInGateway({ refuseFrom: 0 });
+    try {
+      const result = await run('ingest', ['.', '--url', gateway.url, '--wait', '0'], { INIT_CWD: folder });
+      expect(result.status).toBe(1);
+      const lines = result.stderr.trim().split('\n');
+      expect(lines).toEqual([
+        '1 file(s) not ingested:',
+        expect.stringMatching(/^ {2}a-broken\.jsonl:1: /),
+        'error: 503 Service unavailable: try later',
+      ]);
+      expect(gateway.posted).toEqual([]);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+
   it('ingest - a refused batch stops the run, and the next run resumes after the batches that were accepted', async () => {
     const folder = mkdtempSync(join(tmpdir(), 'hopline-ingest-'));
     for (let i = 0; i < 1_200; i++)
