@@ -45,16 +45,19 @@ const jsonlLineSchema = z
 const SUPPORTED = new Set([...DOCUMENT_EXTENSIONS, '.jsonl']);
 
 /**
- * Every supported file under a folder (or the one file), sorted. Two files whose names give the
- * same document id are refused before anything is sent: ingesting both would keep only the last.
+ * Every supported file under each folder (or each file), sorted within a folder. Two files whose
+ * names give the same document id, from one folder or two, are refused before anything is sent:
+ * ingesting both would keep only the last.
  */
-export function listDocumentFiles(path: string): DocumentFile[] {
-  if (!existsSync(path)) throw new Error(`${path}: no such file or folder`);
-  const isFolder = statSync(path).isDirectory();
-  const files = (isFolder ? listFiles(path) : [path]).map((file) => ({
-    path: file,
-    name: isFolder ? relative(path, file) : basename(file),
-  }));
+export function listDocumentFiles(...paths: string[]): DocumentFile[] {
+  const files = paths.flatMap((path) => {
+    if (!existsSync(path)) throw new Error(`${path}: no such file or folder`);
+    const isFolder = statSync(path).isDirectory();
+    return (isFolder ? listFiles(path) : [path]).map((file) => ({
+      path: file,
+      name: isFolder ? relative(path, file) : basename(file),
+    }));
+  });
   const sources = new Map<string, string>();
   for (const { name } of files) {
     if (extname(name).toLowerCase() === '.jsonl') continue;

@@ -3,9 +3,9 @@ import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync } from 'nod
 import { dirname, join } from 'node:path';
 
 /**
- * What an interrupted `pnpm ingest` of a folder already had accepted: one line per file
- * ("<version>\t<name>"), appended as soon as the gateway accepted the file's documents. A run
- * of the same folder, into the same kb, through the same gateway, with the same key skips the
+ * What an interrupted `pnpm ingest` of some folders or files already had accepted: one line per
+ * file ("<version>\t<name>"), appended as soon as the gateway accepted the file's documents. A
+ * run of the same paths, into the same kb, through the same gateway, with the same key skips the
  * files it lists at the same version (modification time), and sends the rest.
  */
 export class IngestJournal {
@@ -19,11 +19,18 @@ export class IngestJournal {
     }
   }
 
-  /** The journal of this folder, kb, gateway and key, under `dataDir`; `restart` forgets it. */
-  static open(dataDir: string, run: { folder: string; kb: string; url: string; apiKey: string }, restart: boolean) {
+  /** The journal of these paths, kb, gateway and key, under `dataDir`; `restart` forgets it. */
+  static open(
+    dataDir: string,
+    run: { paths: readonly string[]; kb: string; url: string; apiKey: string },
+    restart: boolean,
+  ) {
+    // One path is hashed as the one folder was before several could be given: an interrupted
+    // run's journal is still found after an upgrade.
+    const paths = run.paths.length === 1 ? run.paths[0] : run.paths;
     // The key is hashed into the name, never written: the journal is no place for a secret.
     const id = createHash('sha256')
-      .update(JSON.stringify([run.folder, run.kb, run.url, run.apiKey]))
+      .update(JSON.stringify([paths, run.kb, run.url, run.apiKey]))
       .digest('hex')
       .slice(0, 16);
     const path = join(dataDir, 'ingest', `${id}.journal`);

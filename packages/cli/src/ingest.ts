@@ -1,8 +1,8 @@
-// `pnpm ingest <folder|file> [--kb id] [--url url] [--restart] [--wait s] [--retry-for s]`: parses text,
+// `pnpm ingest <folder|file>... [--kb id] [--url url] [--restart] [--wait s] [--retry-for s]`: parses text,
 // markdown, HTML, PDF, DOCX and JSONL files and streams them to the gateway's ingestion API as
 // NDJSON, in batches, with a progress bar (files parsed, documents accepted and searchable, rate,
 // ETA); a file that cannot be read is reported at the end and the rest still go in, and an
-// interrupted folder resumes where it stopped.
+// interrupted run resumes where it stopped.
 import { statSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { resolve } from 'node:path';
@@ -24,10 +24,11 @@ import { IngestJournal } from './ingest-journal.js';
 import { retryAfterSeconds } from './retry-after.js';
 import { SearchableWatch } from './searchable.js';
 
-const USAGE = `usage: pnpm ingest <folder|file> [--kb id] [--url url] [--restart] [--wait s] [--retry-for s]
+const USAGE = `usage: pnpm ingest <folder|file>... [--kb id] [--url url] [--restart] [--wait s] [--retry-for s]
 
-  Sends every .txt, .md, .markdown, .html, .htm, .pdf, .docx and .jsonl file (a folder is read
-  recursively). A file's name is its document id; a JSONL file holds one document per line
+  Sends every .txt, .md, .markdown, .html, .htm, .pdf, .docx and .jsonl file of the folders and
+  files given (a folder is read recursively; several, as a shell glob gives them, go in one
+  run). A file's name is its document id; a JSONL file holds one document per line
   ({"docId", "title", "text"}, each docId once). A PDF's chunks cite their page, other files'
   their heading.
   A file that cannot be read (a scanned PDF without text, a corrupt file) or that the gateway
@@ -100,8 +101,7 @@ runCommand(USAGE, async () => {
     console.log(USAGE);
     return 0;
   }
-  const path = positionals[0];
-  if (!path) throw new UsageError('no folder or file to ingest');
+  if (positionals.length === 0) throw new UsageError('no folder or file to ingest');
   const waitSeconds = Number(values.wait);
   if (!Number.isFinite(waitSeconds) || waitSeconds < 0)
     throw new UsageError(`--wait takes seconds (0 or more), not "${values.wait}"`);
@@ -114,11 +114,13 @@ runCommand(USAGE, async () => {
 
   // pnpm runs scripts in the repository root; a relative path means the folder pnpm was run in.
   const workingFolder = process.env.INIT_CWD ?? '.';
-  const folder = resolve(workingFolder, path);
-  const files = listDocumentFiles(folder);
+  // Several paths (docs/*.md) are one run: each file is named relative to the folder given, or
+  // by its own name.
+  const paths = positionals.map((path) => resolve(workingFolder, path));
+  const files = listDocumentFiles(...paths);
   const journal = IngestJournal.open(
     resolve(workingFolder, '.data'),
-    { folder, kb: values.kb, url: url.href, apiKey },
+    { paths, kb: values.kb, url: url.href, apiKey },
     values.restart,
   );
 

@@ -305,6 +305,38 @@ describe('cli commands', () => {
     }
   });
 
+  it('ingest - several paths (a shell glob: pnpm ingest docs/*.md) all go in, in one run', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'hopline-ingest-'));
+    mkdirSync(join(folder, 'docs'));
+    mkdirSync(join(folder, 'more'));
+    writeFileSync(join(folder, 'docs', 'one.md'), '# One\n\nAlpha.');
+    writeFileSync(join(folder, 'docs', 'two.md'), '# Two\n\nBeta.');
+    writeFileSync(join(folder, 'more', 'three.txt'), 'Gamma.');
+    writeFileSync(join(folder, 'more', 'one.txt'), 'Alpha again.');
+    const gateway = await standInGateway();
+    try {
+      const paths = ['docs/one.md', 'docs/two.md', 'more'];
+      // more/one.txt would give the id of docs/one.md: refused, as within one folder, before anything is sent.
+      const clashing = await run('ingest', [...paths, '--url', gateway.url, '--wait', '0'], { INIT_CWD: folder });
+      expect(clashing.status).toBe(1);
+      expect(clashing.stderr.trim()).toBe('error: document id "one" comes from both one.md and one.txt: rename one');
+      expect(gateway.posted).toEqual([]);
+
+      rmSync(join(folder, 'more', 'one.txt'));
+      const first = await run('ingest', [...paths, '--url', gateway.url, '--wait', '0'], { INIT_CWD: folder });
+      expect(first.status).toBe(0);
+      expect(first.stdout).toContain('queued 3 documents for kb "demo"');
+      expect(gateway.posted.flatMap((post) => post.docIds)).toEqual(['one', 'two', 'three']);
+
+      gateway.posted.length = 0;
+      const again = await run('ingest', [...paths, '--url', gateway.url, '--wait', '0'], { INIT_CWD: folder });
+      expect(again.stdout).toContain('3 file(s) skipped, accepted by an earlier run');
+      expect(gateway.posted).toEqual([]);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  }, 60_000);
+
   it('ingest - a folder of 10,000 files, PDF, HTML and DOCX among them, goes in batches; bad files are reported at the end, the rest go in, and a second run sends nothing again', async () => {
     const folder = mkdtempSync(join(tmpdir(), 'hopline-ingest-'));
     mkdirSync(join(folder, 'notes'));
