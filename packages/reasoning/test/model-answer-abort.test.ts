@@ -4,7 +4,7 @@ import { startScriptedOpenAiServer, type ScriptedOpenAiServer } from '@hopline/t
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createHopReasoner } from '../src/index.js';
 import { analysis, ask, corpus, eventLog, fixedAnalyzer, keepOrder, overlapRetriever } from './support/fixtures.js';
-import { hopReply, isExtraction, isSynthesis, labelOf, numberOf } from './support/scripted-model.js';
+import { bridgeHopsFound, isExtraction, isSynthesis, numberOf } from './support/scripted-model.js';
 
 let server: ScriptedOpenAiServer;
 beforeEach(async () => {
@@ -16,19 +16,9 @@ afterEach(async () => {
 
 describe('model answer: no token after the asker cancels', () => {
   it('model answer - a model stream whose deltas were already received sends no token after the caller aborts, and done records the answer as far as it was sent', async () => {
-    let extractions = 0;
+    const bridgeHops = bridgeHopsFound();
     server.setRule((body) => {
-      if (isExtraction(body)) {
-        extractions += 1;
-        return extractions === 1
-          ? hopReply({
-              answer: 'Mirela Dunstan',
-              nextQuery: 'Mirela Dunstan husband wife',
-              cited: [labelOf(body, 'No Harbour (1936 film)')],
-              bridgeEntities: ['Mirela Dunstan'],
-            })
-          : hopReply({ answer: 'Tobias Wrenfield', done: true, cited: [labelOf(body, 'Mirela Dunstan')] });
-      }
+      if (isExtraction(body)) return bridgeHops(body);
       if (isSynthesis(body)) {
         const star = numberOf(body, 'Mirela Dunstan');
         const film = numberOf(body, 'No Harbour (1936 film)');

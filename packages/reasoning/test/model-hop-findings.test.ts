@@ -10,7 +10,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createHopReasoner } from '../src/index.js';
 import { declines } from '../src/reasoner/model-reasoner.js';
 import { analysis, ask, corpus, eventLog, fixedAnalyzer, keepOrder, overlapRetriever } from './support/fixtures.js';
-import { hopReply, isExtraction, isSynthesis, labelOf, numberOf } from './support/scripted-model.js';
+import { bridgeHopsFound, hopReply, isExtraction, isSynthesis, labelOf, numberOf } from './support/scripted-model.js';
 
 let server: ScriptedOpenAiServer;
 beforeEach(async () => {
@@ -19,6 +19,16 @@ beforeEach(async () => {
 afterEach(async () => {
   await server.close();
 });
+
+/** The hop loop with the scripted model, over the fixtures' corpus. */
+const modelReasoner = (result = analysis()) =>
+  createHopReasoner({
+    analyzer: fixedAnalyzer(result),
+    retriever: overlapRetriever(corpus),
+    reranker: keepOrder,
+    chat: createOpenAiChatModel({ baseURL: server.baseURL, model: 'scripted', attempts: 1 }),
+    config: { topK: 4 },
+  });
 
 describe('model hop findings: what drives the next hop is stated by the evidence', () => {
   it('model hop - bridge entities no cited chunk states do not fill a dependent sub-question', async () => {
@@ -72,13 +82,7 @@ describe('model hop findings: what drives the next hop is stated by the evidence
       if (isSynthesis(body)) return { content: 'The answer is not known.' };
       return undefined;
     });
-    const reasoner = createHopReasoner({
-      analyzer: fixedAnalyzer(analysis()),
-      retriever: overlapRetriever(corpus),
-      reranker: keepOrder,
-      chat: createOpenAiChatModel({ baseURL: server.baseURL, model: 'scripted', attempts: 1 }),
-      config: { topK: 4 },
-    });
+    const reasoner = modelReasoner();
     const log = eventLog();
     const { done } = await reasoner.answer(ask(), { emit: log.emit });
     // Every chunk "states" an empty claim: such an answer cannot be checked, so it is not taken.
@@ -130,14 +134,7 @@ describe('model hop findings: what drives the next hop is stated by the evidence
   });
 
   const JUDGED = 'Was No Harbour directed by Osric Vell?';
-  const judgingReasoner = () =>
-    createHopReasoner({
-      analyzer: fixedAnalyzer(analysis({ route: Route.SINGLE, complexity: 1, signals: [] })),
-      retriever: overlapRetriever(corpus),
-      reranker: keepOrder,
-      chat: createOpenAiChatModel({ baseURL: server.baseURL, model: 'scripted', attempts: 1 }),
-      config: { topK: 4 },
-    });
+  const judgingReasoner = () => modelReasoner(analysis({ route: Route.SINGLE, complexity: 1, signals: [] }));
 
   it("model hop - a yes-or-no answer citing what the question asks about is the hop's answer", async () => {
     server.setRule((body) => {
@@ -169,19 +166,9 @@ describe('model hop findings: what drives the next hop is stated by the evidence
   });
 
   it('model synthesis - a complete chain whose answer opens as the prompt asks a declined one to is an abstention', async () => {
-    let extractions = 0;
+    const bridgeHops = bridgeHopsFound();
     server.setRule((body) => {
-      if (isExtraction(body)) {
-        extractions += 1;
-        return extractions === 1
-          ? hopReply({
-              answer: 'Mirela Dunstan',
-              nextQuery: 'Mirela Dunstan husband wife',
-              cited: [labelOf(body, 'No Harbour (1936 film)')],
-              bridgeEntities: ['Mirela Dunstan'],
-            })
-          : hopReply({ answer: 'Tobias Wrenfield', done: true, cited: [labelOf(body, 'Mirela Dunstan')] });
-      }
+      if (isExtraction(body)) return bridgeHops(body);
       if (isSynthesis(body)) {
         // The prompt tells a model how to open an answer it declines to give.
         expect(systemPrompt(body)).toMatch(/begin with "I cannot answer"/);
@@ -189,13 +176,7 @@ describe('model hop findings: what drives the next hop is stated by the evidence
       }
       return undefined;
     });
-    const reasoner = createHopReasoner({
-      analyzer: fixedAnalyzer(analysis()),
-      retriever: overlapRetriever(corpus),
-      reranker: keepOrder,
-      chat: createOpenAiChatModel({ baseURL: server.baseURL, model: 'scripted', attempts: 1 }),
-      config: { topK: 4 },
-    });
+    const reasoner = modelReasoner();
     const { done } = await reasoner.answer(ask(), { emit: () => undefined });
     // The model's own words, not the offline reasoner's abstention.
     expect(done.degradedReasons).toEqual([]);

@@ -29,6 +29,25 @@ export const hopReply = (fields: Record<string, unknown>): ScriptedReply => ({
   }),
 });
 
+/**
+ * The two hops of the fixtures' bridge question as a model finds them, one reply per extraction
+ * in turn: the film's star (with the next search), then whom she married.
+ */
+export function bridgeHopsFound(): (body: ChatRequestBody) => ScriptedReply {
+  let extractions = 0;
+  return (body) => {
+    extractions += 1;
+    return extractions === 1
+      ? hopReply({
+          answer: 'Mirela Dunstan',
+          nextQuery: 'Mirela Dunstan husband wife',
+          cited: [labelOf(body, 'No Harbour (1936 film)')],
+          bridgeEntities: ['Mirela Dunstan'],
+        })
+      : hopReply({ answer: 'Tobias Wrenfield', done: true, cited: [labelOf(body, 'Mirela Dunstan')] });
+  };
+}
+
 /** Whether `text` sits inside one fenced block of the prompt (between its nonce markers). */
 export function insideFence(prompt: string, text: string): boolean {
   const at = prompt.indexOf(text);
