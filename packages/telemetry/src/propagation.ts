@@ -15,9 +15,11 @@ const setter = {
   },
 };
 
+// Header names are case-insensitive: a producer outside Hopline may write "Traceparent".
 const getter = {
   keys: (carrier: Readonly<HeaderCarrier>) => Object.keys(carrier),
-  get: (carrier: Readonly<HeaderCarrier>, key: string) => carrier[key],
+  get: (carrier: Readonly<HeaderCarrier>, key: string) =>
+    carrier[key] ?? Object.entries(carrier).find(([name]) => name.toLowerCase() === key)?.[1],
 };
 
 /** Writes the active (or given) context into the headers and returns them. */

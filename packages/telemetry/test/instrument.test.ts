@@ -76,6 +76,12 @@ describe('propagation', () => {
     expect(propagation.getBaggage(extracted)?.getEntry('hopline.tenant')?.value).toBe('acme');
   });
 
+  it('propagation - header names are read whatever their case', () => {
+    const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+    const extracted = extractContext({ Traceparent: `00-${traceId}-00f067aa0ba902b7-01` });
+    expect(trace.getSpanContext(extracted)?.traceId).toBe(traceId);
+  });
+
   it('propagation - headers without traceparent extract to no span context', () => {
     expect(trace.getSpanContext(extractContext({ 'content-type': 'application/x-protobuf' }))).toBeUndefined();
   });
