@@ -43,9 +43,13 @@ describe('answer-gateway errors are problem+json with a stable type', () => {
       'invalid-request',
     );
     expect(long.detail).toContain('longer than 50 characters');
+    // Characters, not UTF-16 units: 50 emoji are 50 characters.
+    const emoji = await askJson(t.baseUrl, t.keys.alice, { question: '🔥'.repeat(50) });
+    expect(emoji.status).toBe(200);
+    await emoji.text();
     await expectProblem(await askJson(t.baseUrl, t.keys.alice, { question: 42 }), 400, 'invalid-request');
     await expectProblem(await askJson(t.baseUrl, t.keys.alice, {}), 400, 'invalid-request');
-    expect(t.reasoner.asks).toHaveLength(0);
+    expect(t.reasoner.asks).toHaveLength(1);
   });
 
   it('400 for malformed JSON, an empty body and a body that is not an object', async () => {
