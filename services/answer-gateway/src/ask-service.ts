@@ -55,7 +55,7 @@ export class AskService {
 
   /**
    * Refuses a new question while the gateway drains. Both transports call it before they
-   * validate the body, so that a draining gateway answers 503 / UNAVAILABLE whatever the body:
+   * read or validate the body, so that a draining gateway answers 503 / UNAVAILABLE whatever the body:
    * the client retries elsewhere, where an invalid body gets its 400 / INVALID_ARGUMENT.
    */
   refuseWhileDraining(): void {

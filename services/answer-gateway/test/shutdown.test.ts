@@ -63,7 +63,10 @@ describe('answer-gateway graceful shutdown', () => {
     }
   });
 
-  it('a draining gateway answers 503 before it validates the body over HTTP, as a valid one', async () => {
+  it.each([
+    ['an invalid question', JSON.stringify({ question: '' })],
+    ['malformed JSON', '{"question": "Who'],
+  ])('a draining gateway answers 503 before it reads the body over HTTP: %s, as a valid one', async (_what, body) => {
     await using t = await startTestGateway({ script: twoHopScript({ gated: true }) });
     const running = await askSse(t.baseUrl, t.keys.alice, { question: 'Which bridge did the ferry replace?' });
     await waitFor(() => running.events.length >= 1);
@@ -79,10 +82,9 @@ describe('answer-gateway graceful shutdown', () => {
     socket.write('POST /v1/ask HTTP/1.1\r\n');
 
     const stopped = t.gateway.stop({ graceMs: 1_000 });
-    const invalidBody = JSON.stringify({ question: '' });
     socket.end(
       `Host: 127.0.0.1\r\nAuthorization: Bearer ${t.keys.bob.key}\r\nContent-Type: application/json\r\n` +
-        `Content-Length: ${Buffer.byteLength(invalidBody)}\r\nConnection: close\r\n\r\n${invalidBody}`,
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
     );
     expect(await reply).toMatch(/^HTTP\/1\.1 503 [^]*urn:hopline:problem:shutting-down/);
     t.reasoner.releaseAll();

@@ -36,8 +36,8 @@ export const questionRoutes: FastifyPluginAsyncZod<QuestionRoutesOptions> = asyn
   app.post(
     '/v1/ask',
     {
-      // After authentication, before the body is validated: as over gRPC.
-      preValidation: (_request, _reply, done) => {
+      // After authentication, before the body is read or validated: as over gRPC.
+      onRequest: (_request, _reply, done) => {
         try {
           asks.refuseWhileDraining();
           done();
