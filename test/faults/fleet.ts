@@ -97,14 +97,7 @@ export async function startFleet(options: FleetOptions = {}): Promise<Fleet> {
 
   try {
     const apiKey = 'fault-suite-key';
-    const [quPort, rerankPort, ...gatewayPorts] = await Promise.all([
-      freePort(),
-      freePort(),
-      freePort(),
-      freePort(),
-      freePort(),
-      freePort(),
-    ]);
+    const [quPort, rerankPort] = await Promise.all([freePort(), freePort()]);
     const bus = { NATS_URL: nats.url };
     const [queryUnderstanding, reranker, ...workers] = await Promise.all([
       start('query-understanding', { GRPC_HOST: '127.0.0.1', GRPC_PORT: String(quPort) }),
@@ -134,7 +127,9 @@ export async function startFleet(options: FleetOptions = {}): Promise<Fleet> {
     const gatewayUrls: string[] = [];
     const gateways: ServiceProcess[] = [];
     for (let i = 0; i < 2; i += 1) {
-      const httpPort = gatewayPorts[2 * i] as number;
+      // Taken just before the gateway binds them: picked with the others, seconds of the fleet's
+      // start-up earlier, an outgoing connection meanwhile could take one (EADDRINUSE).
+      const [httpPort, grpcPort] = await Promise.all([freePort(), freePort()]);
       gatewayUrls.push(`http://127.0.0.1:${httpPort}`);
       gateways.push(
         await start('answer-gateway', {
@@ -142,7 +137,7 @@ export async function startFleet(options: FleetOptions = {}): Promise<Fleet> {
           HTTP_HOST: '127.0.0.1',
           HTTP_PORT: String(httpPort),
           GRPC_HOST: '127.0.0.1',
-          GRPC_PORT: String(gatewayPorts[2 * i + 1]),
+          GRPC_PORT: String(grpcPort),
           API_KEYS: keys,
           RATE_PER_KEY_PER_SECOND: '1000',
           RATE_BURST_PER_KEY: '1000',
