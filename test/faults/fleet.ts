@@ -125,12 +125,14 @@ export async function startFleet(options: FleetOptions = {}): Promise<Fleet> {
       ],
     });
     const gatewayUrls: string[] = [];
+    const gatewayGrpc: string[] = [];
     const gateways: ServiceProcess[] = [];
     for (let i = 0; i < 2; i += 1) {
       // Taken just before the gateway binds them: picked with the others, seconds of the fleet's
       // start-up earlier, an outgoing connection meanwhile could take one (EADDRINUSE).
       const [httpPort, grpcPort] = await Promise.all([freePort(), freePort()]);
       gatewayUrls.push(`http://127.0.0.1:${httpPort}`);
+      gatewayGrpc.push(`127.0.0.1:${grpcPort}`);
       gateways.push(
         await start('answer-gateway', {
           ...bus,
@@ -167,7 +169,7 @@ export async function startFleet(options: FleetOptions = {}): Promise<Fleet> {
       gateways,
       gatewayUrls,
       grpc: {
-        gateways: [1, 3].map((index) => `127.0.0.1:${gatewayPorts[index]}`),
+        gateways: gatewayGrpc,
         queryUnderstanding: `127.0.0.1:${quPort}`,
         reranker: `127.0.0.1:${rerankPort}`,
       },
