@@ -9,7 +9,7 @@ import {
 } from '@hopline/contracts';
 import { createMetrics } from '@hopline/telemetry';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createGuard, type BreakerState, type Guard, type GuardOptions } from '../src/index.js';
+import { createGuard, DEFAULT_BREAKER, type BreakerState, type Guard, type GuardOptions } from '../src/index.js';
 
 const guards: Guard[] = [];
 afterEach(() => {
@@ -399,13 +399,7 @@ describe('guard - breaker', () => {
 
   it('guard - failures in a row open it even when earlier successes keep their share under the threshold', async () => {
     const consecutive = guardFor({
-      breaker: {
-        errorThresholdPercentage: 50,
-        volumeThreshold: 5,
-        resetTimeoutMs: 60_000,
-        rollingCountTimeoutMs: 10_000,
-        consecutiveFailures: 2,
-      },
+      breaker: { ...DEFAULT_BREAKER, resetTimeoutMs: 60_000, consecutiveFailures: 2 },
     });
     const shareOnly = guardFor();
     for (const guard of [consecutive, shareOnly]) {

@@ -1,7 +1,7 @@
 import { createMemoryBroker } from '@hopline/bus';
 import { codecs, subjects } from '@hopline/contracts';
 import type { CallContext } from '@hopline/reasoning';
-import { createGuard } from '@hopline/resilience';
+import { createGuard, DEFAULT_BREAKER } from '@hopline/resilience';
 import { waitFor } from '@hopline/test-support';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createRetrieverClient } from '../src/clients/retriever-client.js';
@@ -50,13 +50,7 @@ describe('retriever client: workers that fail are passed over', () => {
     await waitFor(() => workers.live.length === 3);
     const guard = createGuard({
       downstream: 'retrieval-worker',
-      breaker: {
-        errorThresholdPercentage: 50,
-        volumeThreshold: 5,
-        resetTimeoutMs: 60_000,
-        rollingCountTimeoutMs: 10_000,
-        consecutiveFailures: 2,
-      },
+      breaker: { ...DEFAULT_BREAKER, resetTimeoutMs: 60_000, consecutiveFailures: 2 },
     });
     const retriever = createRetrieverClient({ bus, guard, workers, budgetMs: 2_000, minHedgeDelayMs: 20 });
     // Ties between idle workers are broken at random: take the first each time, for a repeatable run.
