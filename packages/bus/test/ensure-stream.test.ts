@@ -20,7 +20,7 @@ const clash = (errCode: number, description: string) => {
  * A stream manager whose look finds no stream the first time, and whose add is refused with
  * `refusal`: what a process sees when another created the stream between its look and its add.
  */
-function managerRacedBy(refusal: NatsError, createdByOther: boolean) {
+function managerRacedBy(refusal: NatsError, createdByOther: boolean, staleLooks = 1) {
   const calls: string[] = [];
   let looks = 0;
   const info = (name: string): StreamInfo =>
@@ -32,7 +32,7 @@ function managerRacedBy(refusal: NatsError, createdByOther: boolean) {
       info: async (name: string) => {
         calls.push('info');
         looks += 1;
-        if (looks === 1 || !createdByOther) throw notFound();
+        if (looks <= staleLooks || !createdByOther) throw notFound();
         return info(name);
       },
       add: async () => {
@@ -48,8 +48,8 @@ function managerRacedBy(refusal: NatsError, createdByOther: boolean) {
   return { jsm, calls };
 }
 
-const ensure = (jsm: JetStreamManager) =>
-  ensureStream(jsm, 'RACE', { subjects: ['test.race.*'] }, 'keep', DEFAULT_JETSTREAM_POLICY);
+const ensure = (jsm: JetStreamManager, clashSettleMs?: number) =>
+  ensureStream(jsm, 'RACE', { subjects: ['test.race.*'] }, 'keep', DEFAULT_JETSTREAM_POLICY, clashSettleMs);
 
 describe('ensureStream - two processes creating one stream at once', () => {
   it.each([
@@ -65,10 +65,17 @@ describe('ensureStream - two processes creating one stream at once', () => {
     },
   );
 
+  it('ensure stream - looks after a clash that still find no stream (a rejoined cluster node behind the add) look again until it shows', async () => {
+    const { jsm, calls } = managerRacedBy(clash(10065, 'subjects overlap with an existing stream'), true, 3);
+    const info = await ensure(jsm);
+    expect(calls).toEqual(['info', 'add', 'info', 'info', 'info', 'update']);
+    expect(info.config.name).toBe('RACE');
+  });
+
   it("ensure stream - a clash with no such stream afterwards (another stream holds the subjects) is the add's own error", async () => {
     const refusal = clash(10065, 'subjects overlap with an existing stream');
     const { jsm, calls } = managerRacedBy(refusal, false);
-    await expect(ensure(jsm)).rejects.toBe(refusal);
+    await expect(ensure(jsm, 0)).rejects.toBe(refusal);
     expect(calls).toEqual(['info', 'add', 'info']);
   });
 

@@ -95,6 +95,14 @@ function isCreationClash(error: unknown): boolean {
   return code === STREAM_NAME_IN_USE || code === SUBJECTS_OVERLAP;
 }
 
+/**
+ * How long a look after a clash keeps finding no stream before the clash is taken as another
+ * stream's: a cluster node that has just rejoined answers looks from a view of the streams a
+ * few seconds behind the add that was refused.
+ */
+const CLASH_SETTLE_MS = 5_000;
+const CLASH_LOOK_PAUSE_MS = 250;
+
 function isNotFound(error: unknown): boolean {
   return error instanceof NatsError && error.code === '404';
 }
@@ -121,6 +129,7 @@ export async function ensureStream(
   config: Partial<StreamConfig>,
   retention: RetentionClass,
   policy: JetStreamPolicy,
+  clashSettleMs = CLASH_SETTLE_MS,
 ): Promise<StreamInfo> {
   const limits = limitsOf(policy, retention);
   const wanted: Partial<StreamConfig> = {
@@ -139,7 +148,12 @@ export async function ensureStream(
       // together; a cluster node may answer the look before it has applied the creation): the
       // add is refused as a clash, and the stream is now there to update like any existing one.
       if (!isCreationClash(error)) throw error;
+      const until = Date.now() + clashSettleMs;
       existing = await orUndefinedWhenMissing(jsm.streams.info(name));
+      while (existing === undefined && Date.now() < until) {
+        await new Promise((resolve) => setTimeout(resolve, CLASH_LOOK_PAUSE_MS));
+        existing = await orUndefinedWhenMissing(jsm.streams.info(name));
+      }
       if (existing === undefined) throw error;
     }
   }
