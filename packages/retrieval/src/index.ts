@@ -53,7 +53,7 @@ export { rerankText } from './rerank/relevance-scorer.js';
 export type { RelevanceScorer } from './rerank/relevance-scorer.js';
 export { createLexicalScorer } from './rerank/lexical-scorer.js';
 export type { LexicalScorerOptions } from './rerank/lexical-scorer.js';
-export { createCrossEncoderClient } from './rerank/cross-encoder-client.js';
+export { createCrossEncoderClient, DEFAULT_RERANK_MAX_BATCH } from './rerank/cross-encoder-client.js';
 export type { CrossEncoderClientOptions, RerankApi } from './rerank/cross-encoder-client.js';
 export { jaccard, minMaxScale, selectByMmr } from './rerank/mmr.js';
 export type { MmrOptions } from './rerank/mmr.js';

@@ -153,6 +153,101 @@ describe('createCrossEncoderClient', () => {
     await expect(second).rejects.toBeInstanceOf(CancelledError);
   });
 
+  // Passage n scores n / 100, so that every score says which text it belongs to.
+  const passages = (count: number): string[] => Array.from({ length: count }, (_, n) => `passage ${n}`);
+  const scoreOf = (text: string): number => Number(text.split(' ')[1]) / 100;
+  const refused = (count: number, cap: number) => ({
+    status: 413,
+    body: { error: `batch size ${count} > maximum allowed batch size ${cap}`, error_type: 'Validation' },
+  });
+  /** Answers as TEI does, best first, and refuses more texts than its `--max-client-batch-size`. */
+  const teiCapped = (cap: number) => (body: Record<string, unknown>) => {
+    const texts = body.texts as string[];
+    if (texts.length > cap) return refused(texts.length, cap);
+    const pairs = texts.map((text, index) => ({ index, score: scoreOf(text) }));
+    return { status: 200, body: pairs.sort((a, b) => b.score - a.score) };
+  };
+  const sentSince = (before: number) => seen.slice(before).map((request) => request.body);
+
+  it('cross-encoder - TEI: 70 texts to a server that takes at most 32 go in 3 requests, and the 70 scores come back in input order', async () => {
+    reply = teiCapped(32);
+    const before = seen.length;
+    const texts = passages(70);
+    const client = createCrossEncoderClient({ url, api: 'tei', maxBatch: 32 });
+    expect(await client.score('q', texts, never)).toEqual(texts.map(scoreOf));
+    const sent = sentSince(before).map((body) => body.texts as string[]);
+    expect(sent).toHaveLength(3);
+    expect(sent.every((batch) => batch.length <= 32)).toBe(true);
+    expect(sent.flat().sort()).toEqual([...texts].sort());
+  });
+
+  it('cross-encoder - Cohere: each request asks for the top_n of its own documents, and the scores come back in input order', async () => {
+    reply = (body) => {
+      const documents = body.documents as string[];
+      if (documents.length > 10) return refused(documents.length, 10);
+      const results = documents.map((text, index) => ({ index, relevance_score: scoreOf(text) }));
+      return { status: 200, body: { results: results.reverse().slice(0, body.top_n as number) } };
+    };
+    const before = seen.length;
+    const texts = passages(25);
+    const client = createCrossEncoderClient({ url, api: 'cohere', model: 'rerank-v3', maxBatch: 10 });
+    expect(await client.score('q', texts, never)).toEqual(texts.map(scoreOf));
+    const sent = sentSince(before);
+    expect(sent).toHaveLength(3);
+    for (const body of sent) {
+      expect((body.documents as string[]).length).toBeLessThanOrEqual(10);
+      expect(body).toMatchObject({ model: 'rerank-v3', top_n: (body.documents as string[]).length });
+    }
+  });
+
+  it('cross-encoder - one batch refused or failing fails the whole call with its error, and the batches still out are aborted', async () => {
+    const texts = passages(70);
+    const pending: AbortSignal[] = [];
+    // The batch holding passage 40 answers at once; the others only end when aborted.
+    const answering =
+      (status: number, detail: string): typeof fetch =>
+      (_input, init) => {
+        const batch = (JSON.parse(init?.body as string) as { texts: string[] }).texts;
+        if (batch.includes('passage 40')) return Promise.resolve(new Response(detail, { status }));
+        const signal = init?.signal as AbortSignal;
+        pending.push(signal);
+        return new Promise((_resolve, reject) => signal.addEventListener('abort', () => reject(signal.reason)));
+      };
+    const client = (status: number, detail: string) =>
+      createCrossEncoderClient({ url, api: 'tei', maxBatch: 32, fetch: answering(status, detail) });
+    await expect(client(503, 'overloaded').score('q', texts, never)).rejects.toBeInstanceOf(UnavailableError);
+    expect(pending).toHaveLength(2);
+    expect(pending.every((signal) => signal.aborted)).toBe(true);
+    await expect(client(429, 'slow down').score('q', texts, never)).rejects.toMatchObject({
+      code: 'resource_exhausted',
+    });
+    await expect(client(413, 'batch size too large').score('q', texts, never)).rejects.toBeInstanceOf(ValidationError);
+  });
+
+  it('cross-encoder - a batch is held to its own indexes: a server numbering a later batch from the call start fails the call', async () => {
+    const texts = passages(70);
+    const offsets = new Map(texts.map((text, index) => [text, index]));
+    reply = (body) => ({
+      status: 200,
+      body: (body.texts as string[]).map((text) => ({ index: offsets.get(text), score: scoreOf(text) })),
+    });
+    const client = createCrossEncoderClient({ url, api: 'tei', maxBatch: 32 });
+    await expect(client.score('q', texts, never)).rejects.toThrow(/scored index \d+ of \d+ texts/);
+    // A text left unscored is named by its place in the call, not in its batch.
+    reply = (body) => ({
+      status: 200,
+      body: (body.texts as string[])
+        .map((text, index) => ({ index, score: scoreOf(text), text }))
+        .filter(({ text }) => text !== 'passage 50')
+        .map(({ index, score }) => ({ index, score })),
+    });
+    await expect(client.score('q', texts, never)).rejects.toThrow(/no score for text 50$/);
+  });
+
+  it('cross-encoder - a batch cap below one text is refused when the client is made', () => {
+    expect(() => createCrossEncoderClient({ url, api: 'tei', maxBatch: 0 })).toThrow(RangeError);
+  });
+
   it('cross-encoder - no texts, no call', async () => {
     const before = seen.length;
     expect(await createCrossEncoderClient({ url, api: 'tei' }).score('q', [], never)).toEqual([]);
