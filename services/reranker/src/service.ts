@@ -25,6 +25,7 @@ export interface RerankerServiceDeps {
     | 'RERANK_API'
     | 'RERANK_API_KEY'
     | 'RERANK_MODEL'
+    | 'RERANK_MAX_BATCH'
     | 'RERANK_KEEP'
     | 'MMR_KEEP'
     | 'MMR_LAMBDA'
@@ -96,6 +97,7 @@ export async function startRerankerService({ config, logger, metrics }: Reranker
             api: config.RERANK_API,
             ...(config.RERANK_API_KEY ? { apiKey: config.RERANK_API_KEY } : {}),
             ...(config.RERANK_MODEL ? { model: config.RERANK_MODEL } : {}),
+            maxBatch: config.RERANK_MAX_BATCH,
           }),
           guard,
           fallback: lexical,

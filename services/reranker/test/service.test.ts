@@ -1,6 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
+import { loadConfig } from '@hopline/config';
 import { loadHoplineGrpc, type Chunk__Output, type RerankResponse__Output } from '@hopline/contracts';
 import { createClient, unaryCall } from '@hopline/grpc';
 import { createLogger, createMetrics } from '@hopline/telemetry';
@@ -43,6 +44,54 @@ describe('reranker service', () => {
       expect(ranked.fallback).toBe(false);
     } finally {
       await Promise.all([lexical.service.stop(), crossEncoder.service.stop()]);
+    }
+  });
+
+  it("config - RERANK_MAX_BATCH defaults to 32, TEI's own cap, and takes only a positive whole number", () => {
+    expect(loadConfig('reranker', configSchema, {}).RERANK_MAX_BATCH).toBe(32);
+    expect(loadConfig('reranker', configSchema, { RERANK_MAX_BATCH: '100' }).RERANK_MAX_BATCH).toBe(100);
+    for (const value of ['0', '1.5', 'many'])
+      expect(() => loadConfig('reranker', configSchema, { RERANK_MAX_BATCH: value })).toThrow(/RERANK_MAX_BATCH/);
+  });
+
+  it('batches - RERANK_MAX_BATCH reaches the cross-encoder: a server taking 2 texts a request scores all 5 chunks', async () => {
+    const batches: number[] = [];
+    // Refuses more than two texts, as TEI does past its --max-client-batch-size.
+    const crossEncoder = createServer((request, response) => {
+      let raw = '';
+      request.on('data', (part: Buffer) => (raw += part.toString()));
+      request.on('end', () => {
+        const { texts } = JSON.parse(raw) as { texts: string[] };
+        batches.push(texts.length);
+        const ok = texts.length <= 2;
+        response.writeHead(ok ? 200 : 413, { 'content-type': 'application/json' });
+        response.end(
+          JSON.stringify(ok ? texts.map((_text, index) => ({ index, score: 0.5 })) : { error: 'batch size too large' }),
+        );
+      });
+    });
+    await new Promise<void>((resolve) => crossEncoder.listen(0, '127.0.0.1', resolve));
+    const { service } = await started({
+      RERANK_URL: `http://127.0.0.1:${(crossEncoder.address() as AddressInfo).port}`,
+      RERANK_MAX_BATCH: '2',
+    });
+    try {
+      const result = await service.rerank({
+        query: 'alpha',
+        chunks: ['a', 'b', 'c', 'd', 'e'].map((id) => ({
+          chunkId: id,
+          docId: id,
+          title: '',
+          text: `Alpha ${id}.`,
+        })) as never,
+        deadlineUnixMs: Date.now() + 5_000,
+      });
+      expect(result).toMatchObject({ scorer: 'cross-encoder:tei', fallback: false });
+      expect(batches.sort()).toEqual([1, 2, 2]);
+    } finally {
+      await service.stop();
+      crossEncoder.closeAllConnections();
+      crossEncoder.close();
     }
   });
 
