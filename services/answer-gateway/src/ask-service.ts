@@ -12,6 +12,7 @@ import type { Admission } from './admission.js';
 import type { Principal } from './api-keys.js';
 import { resolveKbScope, type AskBody } from './ask-request.js';
 import type { AnswerCache } from './cache/answer-cache.js';
+import type { Drain } from './drain.js';
 import { problems, toProblem, type Problem } from './problem.js';
 import type { QuestionHandle, QuestionRegistry } from './question-registry.js';
 import type { QuestionRun } from './question-run.js';
@@ -32,6 +33,7 @@ export interface AskServiceDeps {
   registry: QuestionRegistry;
   cache: AnswerCache;
   admission: Admission;
+  drain: Drain;
   /** The operators' controls in force now (multi-hop, hop cap): part of an answer's cache key. */
   controls: () => OperatorControls__Output;
   settings: AskSettings;
@@ -44,31 +46,15 @@ export interface AskServiceDeps {
  * maps to its own status codes.
  */
 export class AskService {
-  private draining = false;
-
   constructor(private readonly deps: AskServiceDeps) {}
-
-  /** After this, new questions are refused; running ones continue. */
-  stopAccepting(): void {
-    this.draining = true;
-  }
-
-  /**
-   * Refuses a new question while the gateway drains. Both transports call it before they
-   * read or validate the body, so that a draining gateway answers 503 / UNAVAILABLE whatever the body:
-   * the client retries elsewhere, where an invalid body gets its 400 / INVALID_ARGUMENT.
-   */
-  refuseWhileDraining(): void {
-    if (this.draining) throw problems.shuttingDown();
-  }
 
   /**
    * Checks the request against the key's scope and starts the question, or replays its cached
    * answer. The body is validated once, by the transport that received it (`parseAskBody`).
    */
   async ask(principal: Principal, body: AskBody): Promise<QuestionStream> {
-    this.refuseWhileDraining();
-    const { settings, cache, admission, registry } = this.deps;
+    const { settings, cache, admission, registry, drain } = this.deps;
+    drain.refuseNewWork();
     const kbIds = resolveKbScope(principal, body.kbIds);
     await admission.chargeKey(principal.keyId);
     const maxHops = body.maxHops ?? settings.defaultMaxHops;
@@ -113,7 +99,7 @@ export class AskService {
     // No await between the capacity check and the registration: concurrent asks cannot both slip
     // in, and one that was waiting on the key's rate or the cache when the gateway began to drain
     // is refused here, not registered after the drain found no question to cancel.
-    this.refuseWhileDraining();
+    drain.refuseNewWork();
     admission.checkCapacity(scope.tenantId);
     let run: QuestionRun;
     try {

@@ -22,6 +22,7 @@ import { AnswerCache } from './cache/answer-cache.js';
 import { MemoryCacheStore } from './cache/memory-store.js';
 import { RedisCacheStore } from './cache/redis-store.js';
 import type { Config } from './config.js';
+import { Drain } from './drain.js';
 import { createGatewayMetrics } from './gateway-metrics.js';
 import { answerGatewayHandlers, knowledgeBaseHandlers } from './grpc-service.js';
 import { createHttpApp } from './http/app.js';
@@ -190,10 +191,12 @@ export async function startAnswerGateway(options: AnswerGatewayOptions): Promise
   });
   // The controls the hop-reasoners reason under change their answers: cached answers are keyed by them.
   const controls = await watchOperatorControls({ bus, logger });
+  const drain = new Drain();
   const asks = new AskService({
     registry,
     cache,
     admission,
+    drain,
     controls: controls.current,
     settings: {
       questionTimeoutMs: config.QUESTION_TIMEOUT_MS,
@@ -231,6 +234,7 @@ export async function startAnswerGateway(options: AnswerGatewayOptions): Promise
   const documentBodies = await bus.durableStream(documentBodyStream);
   const http = await createHttpApp({
     asks,
+    drain,
     kbs,
     keys: options.keys,
     traces: new QuestionTraces(options.traces, options.questions.log),
@@ -273,9 +277,14 @@ export async function startAnswerGateway(options: AnswerGatewayOptions): Promise
   const { AnswerGateway, KnowledgeBases } = loadHoplineGrpc().hopline.v1;
   grpcServer.addService(
     AnswerGateway,
-    answerGatewayHandlers({ asks, keys: options.keys, askLimits: { maxQuestionChars: config.MAX_QUESTION_CHARS } }),
+    answerGatewayHandlers({
+      asks,
+      drain,
+      keys: options.keys,
+      askLimits: { maxQuestionChars: config.MAX_QUESTION_CHARS },
+    }),
   );
-  grpcServer.addService(KnowledgeBases, knowledgeBaseHandlers({ kbs, keys: options.keys }));
+  grpcServer.addService(KnowledgeBases, knowledgeBaseHandlers({ kbs, drain, keys: options.keys }));
 
   const health = (): HealthReport => {
     const busState = busHealth(bus);
@@ -319,7 +328,7 @@ export async function startAnswerGateway(options: AnswerGatewayOptions): Promise
     health,
     stop({ graceMs = config.SHUTDOWN_GRACE_MS } = {}) {
       stopping ??= (async () => {
-        asks.stopAccepting();
+        drain.begin();
         const httpClosed = http.close();
         closeConnectionsWhenQuiet();
         // The gRPC server's own grace outlasts ours, so its streams get their terminal event before it forces them down.

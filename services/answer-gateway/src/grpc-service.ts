@@ -11,17 +11,20 @@ import type { CallContext, StreamWriter } from '@hopline/grpc';
 import { bearerToken, type ApiKeyStore, type Principal } from './api-keys.js';
 import { parseAskBody, type AskLimits } from './ask-request.js';
 import type { AskService } from './ask-service.js';
+import type { Drain } from './drain.js';
 import type { KbService } from './kb-service.js';
 import { Problem, problems, toProblem } from './problem.js';
 
 export interface AnswerGatewayHandlerDeps {
   asks: AskService;
+  drain: Drain;
   keys: ApiKeyStore;
   askLimits: AskLimits;
 }
 
 export interface KnowledgeBaseHandlerDeps {
   kbs: KbService;
+  drain: Drain;
   keys: ApiKeyStore;
 }
 
@@ -101,8 +104,8 @@ export function answerGatewayHandlers(deps: AnswerGatewayHandlerDeps) {
     async Ask(request: AskRequest__Output, stream: StreamWriter<QaEvent>): Promise<void> {
       try {
         const principal = authenticate(deps.keys, stream);
-        // Before the body is validated, as over HTTP.
-        if (!request.resumeQuestionId) deps.asks.refuseWhileDraining();
+        // Before the body is validated, as over HTTP; a resume reads a question under way.
+        if (!request.resumeQuestionId) deps.drain.refuseNewWork();
         const question = request.resumeQuestionId
           ? await deps.asks.resume(principal, request.resumeQuestionId, request.lastEventId, 'grpc')
           : await deps.asks.ask(
@@ -127,18 +130,20 @@ export function answerGatewayHandlers(deps: AnswerGatewayHandlerDeps) {
   };
 }
 
-/** `KnowledgeBases`: the kb resource, as over HTTP. */
+/** `KnowledgeBases`: the kb resource, as over HTTP; a draining gateway refuses its writes, not its reads. */
 export function knowledgeBaseHandlers(deps: KnowledgeBaseHandlerDeps) {
   return {
     CreateKb: unary(deps.keys, async (principal, request: KbRequest__Output): Promise<Kb> => {
+      deps.drain.refuseNewWork();
       return (await deps.kbs.create(principal, request.kbId)).kb;
     }),
     GetKb: unary(deps.keys, (principal, request: KbRequest__Output): Promise<Kb> =>
       deps.kbs.get(principal, request.kbId),
     ),
     ListKbs: unary(deps.keys, (principal): Promise<KbList> => deps.kbs.list(principal)),
-    DeleteKb: unary(deps.keys, (principal, request: KbRequest__Output): Promise<Kb> =>
-      deps.kbs.delete(principal, request.kbId),
-    ),
+    DeleteKb: unary(deps.keys, async (principal, request: KbRequest__Output): Promise<Kb> => {
+      deps.drain.refuseNewWork();
+      return deps.kbs.delete(principal, request.kbId);
+    }),
   };
 }

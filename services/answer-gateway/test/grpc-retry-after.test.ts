@@ -4,6 +4,7 @@ import { RETRY_AFTER_METADATA_KEY, toGrpcStatus, type StreamWriter } from '@hopl
 import { describe, expect, it } from 'vitest';
 import { ApiKeyStore, generateApiKey, hashApiKey } from '../src/api-keys.js';
 import type { AskService } from '../src/ask-service.js';
+import { Drain } from '../src/drain.js';
 import { answerGatewayHandlers, knowledgeBaseHandlers } from '../src/grpc-service.js';
 import type { KbService } from '../src/kb-service.js';
 import { toProblem } from '../src/problem.js';
@@ -37,11 +38,8 @@ describe('answer-gateway - gRPC statuses carry the Retry-After HTTP sends for th
   });
 
   it('retry-after - gRPC Ask resume while the bus is down: UNAVAILABLE with retry-after 2', async () => {
-    const asks = {
-      refuseWhileDraining: () => undefined,
-      resume: () => Promise.reject(busDown()),
-    } as unknown as AskService;
-    const handlers = answerGatewayHandlers({ asks, keys, askLimits: { maxQuestionChars: 2000 } });
+    const asks = { resume: () => Promise.reject(busDown()) } as unknown as AskService;
+    const handlers = answerGatewayHandlers({ asks, drain: new Drain(), keys, askLimits: { maxQuestionChars: 2000 } });
     const stream = {
       metadata: metadata(),
       signal: new AbortController().signal,
@@ -58,7 +56,7 @@ describe('answer-gateway - gRPC statuses carry the Retry-After HTTP sends for th
 
   it('retry-after - gRPC KnowledgeBases.GetKb while the bus is down: UNAVAILABLE with retry-after 2', async () => {
     const kbs = { get: () => Promise.reject(busDown()) } as unknown as KbService;
-    const handlers = knowledgeBaseHandlers({ kbs, keys });
+    const handlers = knowledgeBaseHandlers({ kbs, drain: new Drain(), keys });
     const call = { metadata: metadata(), signal: new AbortController().signal, deadlineUnixMs: Infinity, peer: 'test' };
     const status = await grpcStatusOf(() => handlers.GetKb({ kbId: 'kb1' }, call));
     expect(status.code).toBe(grpc.status.UNAVAILABLE);

@@ -4,7 +4,7 @@ import { loadHoplineGrpc, type QaEvent__Output } from '@hopline/contracts';
 import { waitFor } from '@hopline/test-support';
 import { describe, expect, it } from 'vitest';
 import { twoHopScript } from './support/fake-reasoner.js';
-import { askJson, askSse, startTestGateway } from './support/harness.js';
+import { askJson, askSse, bearer, startTestGateway, type TestGateway } from './support/harness.js';
 
 describe('answer-gateway graceful shutdown', () => {
   it('refuses new questions but lets running ones finish within the grace period', async () => {
@@ -68,26 +68,145 @@ describe('answer-gateway graceful shutdown', () => {
     ['malformed JSON', '{"question": "Who'],
   ])('a draining gateway answers 503 before it reads the body over HTTP: %s, as a valid one', async (_what, body) => {
     await using t = await startTestGateway({ script: twoHopScript({ gated: true }) });
-    const running = await askSse(t.baseUrl, t.keys.alice, { question: 'Which bridge did the ferry replace?' });
-    await waitFor(() => running.events.length >= 1);
-    // A request whose first line arrived before the drain: its connection is in use, so it is not
-    // closed (a new connection would be refused by the closed listener).
-    const socket = connect(Number(new URL(t.baseUrl).port), '127.0.0.1');
-    await new Promise((resolve) => socket.once('connect', resolve));
-    const reply = new Promise<string>((resolve) => {
-      let text = '';
-      socket.on('data', (chunk: Buffer) => (text += chunk.toString()));
-      socket.once('close', () => resolve(text));
-    });
-    socket.write('POST /v1/ask HTTP/1.1\r\n');
+    const reply = await sendWhileDraining(t, () => ({
+      method: 'POST',
+      path: '/v1/ask',
+      headers: { ...bearer(t.keys.bob), 'Content-Type': 'application/json' },
+      body,
+    }));
+    expect(reply).toMatch(/^HTTP\/1\.1 503 [^]*urn:hopline:problem:shutting-down/);
+  });
 
-    const stopped = t.gateway.stop({ graceMs: 1_000 });
-    socket.end(
-      `Host: 127.0.0.1\r\nAuthorization: Bearer ${t.keys.bob.key}\r\nContent-Type: application/json\r\n` +
-        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-    );
-    expect(await reply).toMatch(/^HTTP\/1\.1 503 [^]*urn:hopline:problem:shutting-down/);
-    t.reasoner.releaseAll();
-    await stopped;
+  const document = JSON.stringify({ docId: 'guide', title: 'Guide', text: 'Dana Reyes owns project Atlas.' });
+  const boundary = 'hopline-test-boundary';
+  it.each<[string, RawRequest]>([
+    ['creating a kb', { method: 'PUT', path: '/v1/kbs/projects', headers: {} }],
+    ['deleting a kb', { method: 'DELETE', path: '/v1/kbs/projects', headers: {} }],
+    [
+      'a JSON upload',
+      {
+        method: 'POST',
+        path: '/v1/kbs/projects/documents',
+        headers: { 'Content-Type': 'application/json' },
+        body: document,
+      },
+    ],
+    [
+      'an NDJSON upload',
+      {
+        method: 'POST',
+        path: '/v1/kbs/projects/documents',
+        headers: { 'Content-Type': 'application/x-ndjson' },
+        body: `${document}\n${document.replace('guide', 'guide-2')}\n`,
+      },
+    ],
+    [
+      'a file upload',
+      {
+        method: 'POST',
+        path: '/v1/kbs/projects/documents',
+        headers: { 'Content-Type': `multipart/form-data; boundary=${boundary}` },
+        body:
+          `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="guide.txt"\r\n` +
+          `Content-Type: text/plain\r\n\r\nDana Reyes owns project Atlas.\r\n--${boundary}--\r\n`,
+      },
+    ],
+    [
+      'an upload whose body has not arrived',
+      {
+        method: 'POST',
+        path: '/v1/kbs/projects/documents',
+        headers: { 'Content-Type': 'application/json', 'Content-Length': '1048576' },
+        body: '{"docId": "guide", ',
+      },
+    ],
+    ['deleting a document', { method: 'DELETE', path: '/v1/kbs/projects/documents/guide', headers: {} }],
+  ])(
+    'a draining gateway refuses a write that would start work, before it reads the body: %s',
+    async (_what, request) => {
+      await using t = await startTestGateway({ script: twoHopScript({ gated: true }) });
+      const reply = await sendWhileDraining(t, () => ({
+        ...request,
+        headers: { ...bearer(t.keys.alice), ...request.headers },
+      }));
+      expect(reply).toMatch(/^HTTP\/1\.1 503 /);
+      expect(reply).toMatch(/\r\nretry-after: 1\r\n/i);
+      expect(reply).toContain('urn:hopline:problem:shutting-down');
+    },
+  );
+
+  it.each<[string, (questionId: string) => RawRequest, RegExp]>([
+    [
+      "resuming the running question's events",
+      (questionId) => ({
+        method: 'GET',
+        path: `/v1/questions/${questionId}/events`,
+        headers: { Accept: 'text/event-stream', 'Last-Event-ID': '1' },
+      }),
+      /^HTTP\/1\.1 200 [^]*\r\nid: 2\r?\n/,
+    ],
+    [
+      'cancelling the running question',
+      (questionId) => ({ method: 'DELETE', path: `/v1/questions/${questionId}`, headers: {} }),
+      /^HTTP\/1\.1 200 [^]*"cancelled":true/,
+    ],
+  ])('a draining gateway still serves what reads or ends work under way: %s', async (_what, request, expected) => {
+    await using t = await startTestGateway({ script: twoHopScript({ gated: true }) });
+    const reply = await sendWhileDraining(t, (questionId) => {
+      const sent = request(questionId);
+      return { ...sent, headers: { ...bearer(t.keys.alice), ...sent.headers } };
+    });
+    expect(reply).toMatch(expected);
   });
 });
+
+interface RawRequest {
+  method: string;
+  path: string;
+  headers: Record<string, string>;
+  body?: string;
+}
+
+/**
+ * Sends a request to a draining gateway while a question of alice's runs, and resolves with the
+ * raw response. The request line arrives before the drain begins, so its connection is in use
+ * and stays open (a new connection would be refused by the closed listener); the headers and
+ * body after. The question is let finish once the response has begun, so the drain lasts
+ * at least until the request was answered.
+ */
+async function sendWhileDraining(t: TestGateway, request: (questionId: string) => RawRequest): Promise<string> {
+  const running = await askSse(t.baseUrl, t.keys.alice, { question: 'Which bridge did the ferry replace?' });
+  await waitFor(() => running.events.length >= 1);
+  const { method, path, headers, body = '' } = request(running.response.headers.get('hopline-question-id') ?? '');
+  const socket = connect(Number(new URL(t.baseUrl).port), '127.0.0.1');
+  await new Promise((resolve) => socket.once('connect', resolve));
+  let reply = '';
+  socket.on('data', (chunk: Buffer) => (reply += chunk.toString()));
+  const closed = new Promise((resolve) => socket.once('close', resolve));
+  socket.write(`${method} ${path} HTTP/1.1\r\n`);
+
+  const stopped = t.gateway.stop({ graceMs: 10_000 });
+  const head = {
+    Host: '127.0.0.1',
+    'Content-Length': String(Buffer.byteLength(body)),
+    Connection: 'close',
+    ...headers,
+  };
+  // Not ended: a body shorter than its Content-Length is still awaited by the gateway.
+  socket.write(
+    `${Object.entries(head)
+      .map(([name, value]) => `${name}: ${value}\r\n`)
+      .join('')}\r\n${body}`,
+  );
+  await waitFor(() => reply.startsWith('HTTP/1.1 '), { description: 'the response began' });
+  let done = false;
+  void Promise.all([closed, stopped]).then(() => (done = true));
+  await waitFor(
+    () => {
+      t.reasoner.releaseAll();
+      return done;
+    },
+    { description: 'the response ended and the gateway stopped' },
+  );
+  return reply;
+}

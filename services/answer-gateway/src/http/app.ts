@@ -133,6 +133,7 @@ export async function createHttpApp(deps: HttpAppDeps): Promise<FastifyInstance>
     api.addHook('onRequest', authenticateWith(deps.keys));
     await api.register(questionRoutes, {
       asks: deps.asks,
+      drain: deps.drain,
       traces: deps.traces,
       logger,
       maxQuestionChars: settings.maxQuestionChars,

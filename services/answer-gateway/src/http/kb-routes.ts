@@ -7,6 +7,7 @@ import { codecs, ingestMessageId, subjects } from '@hopline/contracts';
 import type { Logger } from '@hopline/telemetry';
 import type { Principal } from '../api-keys.js';
 import { docIdSchema } from '../document-id.js';
+import type { Drain } from '../drain.js';
 import {
   acceptJsonDocuments,
   acceptNdjsonDocuments,
@@ -21,7 +22,7 @@ import { versionNow } from '../ingestion/version-clock.js';
 import type { KbService } from '../kb-service.js';
 import { problems } from '../problem.js';
 import { hasOnlyUtf8Charset } from './media-type.js';
-import { principalOf, tracedWith } from './request-context.js';
+import { principalOf, refuseWhileDraining, tracedWith } from './request-context.js';
 import {
   acceptedSchema,
   documentParams,
@@ -33,6 +34,8 @@ import {
 
 export interface KbRoutesOptions {
   kbs: KbService;
+  /** Refuses the routes that write (create, delete, ingest) while the gateway drains; reads go on. */
+  drain: Drain;
   ingest: DurableStream;
   /** Where bodies too large for one bus message go ahead of their ingest command. */
   documentBodies: DurableStream;
@@ -96,6 +99,7 @@ export const kbRoutes: FastifyPluginAsyncZod<KbRoutesOptions> = async (app, opti
   app.put(
     '/v1/kbs/:kb',
     {
+      onRequest: refuseWhileDraining(options.drain),
       schema: {
         summary: 'Create a knowledge base (keys with the ingest right)',
         params: kbParams,
@@ -112,6 +116,7 @@ export const kbRoutes: FastifyPluginAsyncZod<KbRoutesOptions> = async (app, opti
   app.delete(
     '/v1/kbs/:kb',
     {
+      onRequest: refuseWhileDraining(options.drain),
       schema: {
         summary: 'Delete an empty knowledge base (keys with the ingest right)',
         description: '409 while it holds documents; 404 when it does not exist.',
@@ -144,6 +149,7 @@ export const kbRoutes: FastifyPluginAsyncZod<KbRoutesOptions> = async (app, opti
       {
         bodyLimit: options.maxDocumentBytes,
         config: { bodyLimitSetting: 'INGEST_MAX_DOCUMENT_BYTES', accepts: INGEST_ACCEPTS },
+        onRequest: refuseWhileDraining(options.drain),
         // Before the body is read: a key that may not ingest here does not get up to
         // INGEST_MAX_DOCUMENT_BYTES read and parsed first.
         preParsing: async (request) => {
@@ -196,6 +202,7 @@ export const kbRoutes: FastifyPluginAsyncZod<KbRoutesOptions> = async (app, opti
   app.delete(
     '/v1/kbs/:kb/documents/:doc',
     {
+      onRequest: refuseWhileDraining(options.drain),
       schema: {
         summary: 'Delete a document',
         params: documentParams,

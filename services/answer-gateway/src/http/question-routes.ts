@@ -7,16 +7,18 @@ import { subjectToken, type QaEvent__Output } from '@hopline/contracts';
 import { markSpanFailed, type Logger } from '@hopline/telemetry';
 import { askBodySchema } from '../ask-request.js';
 import type { AskService, QuestionStream } from '../ask-service.js';
+import type { Drain } from '../drain.js';
 import { EVENT_SCHEMA, renderEvent } from '../event-json.js';
 import type { QuestionTraces } from '../question-traces.js';
 import { problemFromErrorEvent, problemFromPartialDone, problems } from '../problem.js';
 import { acceptsEventStream, SseWriter } from './sse.js';
-import { principalOf, tracedWith } from './request-context.js';
+import { principalOf, refuseWhileDraining, tracedWith } from './request-context.js';
 import { replyProblem } from './problem-reply.js';
 import { doneSchema, eventStreamSchema, problemResponses, questionIdParams } from './schemas.js';
 
 export interface QuestionRoutesOptions {
   asks: AskService;
+  drain: Drain;
   /** The reasoning traces the hop-reasoner stores, as their askers read them. */
   traces: QuestionTraces;
   logger: Logger;
@@ -36,15 +38,7 @@ export const questionRoutes: FastifyPluginAsyncZod<QuestionRoutesOptions> = asyn
   app.post(
     '/v1/ask',
     {
-      // After authentication, before the body is read or validated: as over gRPC.
-      onRequest: (_request, _reply, done) => {
-        try {
-          asks.refuseWhileDraining();
-          done();
-        } catch (error) {
-          done(error as Error);
-        }
-      },
+      onRequest: refuseWhileDraining(options.drain),
       schema: {
         summary: 'Ask a question',
         description:

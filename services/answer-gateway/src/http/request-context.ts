@@ -2,6 +2,7 @@ import { SpanKind } from '@opentelemetry/api';
 import type { FastifyReply, FastifyRequest, onRequestHookHandler, onResponseHookHandler } from 'fastify';
 import { extractContext, instrument, markSpanFailed, recordSpan, type Logger } from '@hopline/telemetry';
 import { bearerToken, type ApiKeyStore, type Principal } from '../api-keys.js';
+import type { Drain } from '../drain.js';
 import { problems, toProblem } from '../problem.js';
 import { logProblem, replyProblem, routeName } from './problem-reply.js';
 
@@ -26,6 +27,21 @@ export function authenticateWith(keys: ApiKeyStore): onRequestHookHandler {
     if (!principal) return done(problems.unauthenticated('the API key is not known'));
     request.principal = principal;
     done();
+  };
+}
+
+/**
+ * A route's own hook for a request that starts work: while the gateway drains it is refused after
+ * authentication, before its body is read or validated, as over gRPC.
+ */
+export function refuseWhileDraining(drain: Drain): onRequestHookHandler {
+  return (_request, _reply, done) => {
+    try {
+      drain.refuseNewWork();
+      done();
+    } catch (error) {
+      done(error as Error);
+    }
   };
 }
 
