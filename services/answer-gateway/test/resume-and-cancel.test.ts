@@ -306,6 +306,32 @@ describe('answer-gateway resumption and cancellation', () => {
     expect(tail.events.map((event) => event.name)).toEqual(['done']);
   });
 
+  it("refuses an ask sent again with Last-Event-ID (an SSE client's retry of its POST) with 400 naming the resume route, and asks nothing", async () => {
+    await using t = await startTestGateway({ script: twoHopScript({ gated: true }) });
+    const body = { question: 'Which department does the owner of project Atlas belong to?' };
+    const first = await askSse(t.baseUrl, t.keys.alice, body);
+    const questionId = first.response.headers.get('hopline-question-id') ?? '';
+    await waitFor(() => first.events.length >= 1);
+    first.abort();
+
+    const retried = await fetch(`${t.baseUrl}/v1/ask`, {
+      method: 'POST',
+      headers: {
+        ...bearer(t.keys.alice),
+        'Content-Type': 'application/json',
+        Accept: 'text/event-stream',
+        'Last-Event-ID': String(first.events.at(-1)?.id ?? 0),
+      },
+      body: JSON.stringify(body),
+    });
+    expect(retried.status).toBe(400);
+    expect(await retried.json()).toMatchObject({
+      type: 'urn:hopline:problem:invalid-request',
+      detail: expect.stringContaining('GET /v1/questions/{id}/events'),
+    });
+    expect(t.reasoner.asks.map((ask) => ask.ctx?.questionId)).toEqual([questionId]);
+  });
+
   it('a question read through a replica that did not accept it gets an end there after its deadline when no hop-reasoner is left to write one: the log stays as it was', async () => {
     await using t = await startTestGateway();
     // A question accepted elsewhere, whose gateway and hop-reasoner are gone: only its log is left.

@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { trace } from '@opentelemetry/api';
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, onRequestHookHandler } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { subjectToken, type QaEvent__Output } from '@hopline/contracts';
@@ -38,12 +38,14 @@ export const questionRoutes: FastifyPluginAsyncZod<QuestionRoutesOptions> = asyn
   app.post(
     '/v1/ask',
     {
-      onRequest: refuseWhileDraining(options.drain),
+      onRequest: [refuseWhileDraining(options.drain), refuseResumeByAskingAgain],
       schema: {
         summary: 'Ask a question',
         description:
           'Answers as Server-Sent Events with `Accept: text/event-stream`, else as the `done` event in JSON once ' +
-          'the question ended. The Hopline-Question-Id header names the question for resume, cancel and trace.',
+          'the question ended. The Hopline-Question-Id header names the question for resume, cancel and trace. ' +
+          'A stream is resumed with `GET /v1/questions/{id}/events`: an ask sent again with `Last-Event-ID` is ' +
+          'refused (400 `invalid-request`) rather than asked anew.',
         body: askBodySchema({ maxQuestionChars: options.maxQuestionChars }),
         response: {
           200: {
@@ -132,6 +134,22 @@ export const questionRoutes: FastifyPluginAsyncZod<QuestionRoutesOptions> = asyn
         if (!reasoning) throw problems.notFound('no such question');
         return reply.send({ ...reasoning });
       }),
+  );
+};
+
+/**
+ * An SSE client whose stream dropped may send its POST again with the last event id it saw
+ * (@microsoft/fetch-event-source does): taken as an ask, it would start and bill a second
+ * question, whose event ids follow the first's. It is refused before the body is read, with the
+ * route that resumes. An empty Last-Event-ID names no event seen, so it is an ordinary ask.
+ */
+const refuseResumeByAskingAgain: onRequestHookHandler = (request, _reply, done) => {
+  if (!request.headers['last-event-id']) return done();
+  done(
+    problems.invalidRequest(
+      'Last-Event-ID resumes a question: send it on GET /v1/questions/{id}/events, with the id from the ' +
+        'Hopline-Question-Id header or any event; POST /v1/ask asks a new question',
+    ),
   );
 };
 
