@@ -183,6 +183,91 @@ describe('cli commands', () => {
     expect(resumes.map((resume) => resume.lastEventId)).toEqual(['2', '2', '2']);
   });
 
+  it('ask - a connection reset mid-stream is resumed like a stream cut short: each event printed once, in order, then the answer', async () => {
+    const lastEventIds: unknown[] = [];
+    const url = await listen(
+      createServer((request, response) => {
+        request.resume();
+        // As a gateway killed mid-stream, or a proxy dropping the connection: reset after what was written.
+        const resetAfter = (written: string) => {
+          response.writeHead(200, { 'Content-Type': 'text/event-stream', 'Hopline-Question-Id': 'q-1' });
+          response.write(written, () => response.socket?.destroy());
+        };
+        if (request.method === 'POST') {
+          resetAfter(sse(1, 'route', { seq: 1 }) + sse(2, 'hop_started', { seq: 2 }));
+          return;
+        }
+        lastEventIds.push(request.headers['last-event-id']);
+        if (lastEventIds.length === 1) {
+          // The gateway still away: the connection closes before any answer.
+          request.socket.destroy();
+          return;
+        }
+        if (lastEventIds.length === 2) {
+          // Cut in the middle of event 4, which the next resume sends whole.
+          resetAfter(`${sse(3, 'retrieval', { seq: 3 })}id: 4\nevent: hop_answer\ndata: {"se`);
+          return;
+        }
+        response.writeHead(200, { 'Content-Type': 'text/event-stream' });
+        response.end(sse(4, 'hop_answer', { seq: 4 }) + sse(5, 'done', { seq: 5, answer: 'Mira Chen owns it.' }));
+      }),
+    );
+    const result = await run('ask', ['--url', url, '--json', 'Who owns Atlas?']);
+    expect(result.stderr).toBe('');
+    expect(result.status).toBe(0);
+    const printed = result.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { event: string; data: { seq: number } });
+    expect(printed.map((line) => `${line.data.seq} ${line.event}`)).toEqual([
+      '1 route',
+      '2 hop_started',
+      '3 retrieval',
+      '4 hop_answer',
+      '5 done',
+    ]);
+    expect(lastEventIds).toEqual(['2', '2', '3']);
+  });
+
+  it('ask - resumes that cannot reach the gateway give up after 3 with the reason; Ctrl-C while waiting to resume is cancelled; a failed ask is not sent again', async () => {
+    let requests = 0;
+    let resumed = () => {};
+    const url = await listen(
+      createServer((request, response) => {
+        request.resume();
+        requests += 1;
+        if (request.method === 'POST') {
+          response.writeHead(200, { 'Content-Type': 'text/event-stream', 'Hopline-Question-Id': 'q-1' });
+          response.write(sse(1, 'route', { seq: 1 }), () => response.socket?.destroy());
+          return;
+        }
+        resumed();
+        // No gateway behind the proxy, then no connection at all.
+        if (requests === 2) {
+          response.writeHead(502, { 'Content-Type': 'text/plain' });
+          response.end('Bad Gateway');
+        } else request.socket.destroy();
+      }),
+    );
+    const givenUp = await run('ask', ['--url', url, 'Who owns Atlas?']);
+    expect(givenUp.status).toBe(1);
+    expect(givenUp.stderr.trim()).toBe(
+      `error: the stream ended before the answer 3 times without a new event (question q-1); the last time: cannot reach the gateway at ${url}: other side closed`,
+    );
+    expect(requests).toBe(4);
+
+    const waiting = await interruptedAsk(url, new Promise<void>((resolve) => (resumed = resolve)));
+    expect(waiting.stderr.trim()).toBe('cancelled');
+    expect(waiting.status).toBe(130);
+
+    const hungUp = await listen(createServer((request) => ((requests += 1), request.socket.destroy())));
+    requests = 0;
+    const notAsked = await run('ask', ['--url', hungUp, 'Who owns Atlas?']);
+    expect(notAsked.status).toBe(1);
+    expect(notAsked.stderr.trim()).toBe(`error: cannot reach the gateway at ${hungUp}: other side closed`);
+    expect(requests).toBe(1);
+  });
+
   it('ask - a gateway that cannot be reached at HOPLINE_URL is named in one line', async () => {
     const closed = createServer();
     const url = await listen(closed);
