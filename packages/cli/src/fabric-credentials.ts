@@ -1,15 +1,26 @@
-// `pnpm fabric:credentials [--out deploy/fabric] [--namespace hopline]`: makes the fabric's
-// credentials in one go (a private CA, NATS's and each service's certificates, one nkey user per
-// NATS service with its permissions, also as operator-mode `.creds` files) in the files
-// docker-compose.yml, the NATS chart and the Kubernetes overlay read. The folder holds secrets: it is never committed (.gitignore).
+// `pnpm fabric:credentials [--out deploy/fabric] [--namespace hopline] [--new-ca] [--new-nats-keys]`:
+// makes the fabric's credentials in one go (a private CA, NATS's and each service's certificates,
+// one nkey user per NATS service with its permissions, also as operator-mode `.creds` files) in
+// the files docker-compose.yml, the NATS chart and the Kubernetes overlay read. Run again, it
+// keeps the CA, the NATS issuers and users it finds there and issues the rest again with them.
+// The folder holds secrets: it is never committed (.gitignore).
 import { resolve } from 'node:path';
 import { parseCommandLine, UsageError } from './command.js';
 import { fabricLayout, writeFabric } from './fabric/write-fabric.js';
 
-const USAGE = `usage: pnpm fabric:credentials [--out dir] [--namespace ns]
+const USAGE = `usage: pnpm fabric:credentials [--out dir] [--namespace ns] [--new-ca] [--new-nats-keys]
 
-  --out        where to write (default deploy/fabric, which docker-compose.yml mounts)
-  --namespace  the Kubernetes namespace the certificates name services in (default hopline)`;
+  --out            where to write (default deploy/fabric, which docker-compose.yml mounts)
+  --namespace      the Kubernetes namespace the certificates name services in (default hopline)
+  --new-ca         make a new CA even where the folder holds one (a compromised CA key): every
+                   certificate the old one issued stops being trusted
+  --new-nats-keys  make new NATS operator, accounts and user nkeys even where the folder holds
+                   them (a leaked seed): every .creds and nkey deployed before is refused
+
+Run again over the same folder, it keeps the CA, the NATS operator and accounts and the users'
+nkeys it finds there, and issues the certificates, .creds and configuration again with them:
+what is deployed stays valid while the new files roll out. A CA or NATS issuers found only in
+part (ca.key kept offline, say) is refused: put the missing files back, or ask for new ones.`;
 
 /**
  * What Kubernetes takes as a namespace: the certificates name services in it
@@ -22,6 +33,8 @@ try {
     options: {
       out: { type: 'string', default: 'deploy/fabric' },
       namespace: { type: 'string', default: 'hopline' },
+      'new-ca': { type: 'boolean', default: false },
+      'new-nats-keys': { type: 'boolean', default: false },
     },
   });
   if (!DNS_LABEL.test(values.namespace)) {
@@ -29,14 +42,21 @@ try {
   }
   // pnpm runs scripts in the repository root; a relative path means the folder pnpm was run in.
   const dir = resolve(process.env.INIT_CWD ?? '.', values.out);
-  await writeFabric(dir, { namespace: values.namespace });
+  const report = await writeFabric(dir, {
+    namespace: values.namespace,
+    newCa: values['new-ca'],
+    newNatsKeys: values['new-nats-keys'],
+  });
   console.error(
     [
       `wrote the fabric's credentials to ${dir}:`,
+      ...report.kept.map((line) => `  kept: ${line}`),
+      ...report.made.map((line) => `  made: ${line}`),
+      'deploy them with:',
       `  compose:    docker compose up (mounts ${values.out})`,
       `  NATS chart: helm upgrade --install nats nats/nats -f deploy/charts/nats.values.yaml -f ${values.out}/${fabricLayout.chartValues}`,
       `  Kubernetes: kubectl apply -n ${values.namespace} -f ${values.out}/${fabricLayout.kubernetesSecrets}`,
-      `Keep ${fabricLayout.caKey} offline; the running fabric never reads it.`,
+      `Keep ${fabricLayout.caKey} and ${Object.values(fabricLayout.natsIssuers).join(', ')} offline; the running fabric never reads them. Put them back before running this again, to keep the CA and the NATS issuers.`,
     ].join('\n'),
   );
 } catch (error) {

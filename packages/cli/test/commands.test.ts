@@ -1,7 +1,8 @@
 // `pnpm ask`, `pnpm ingest` and `pnpm fabric:credentials` as a user runs them: real processes,
 // against a stand-in gateway that speaks the documented wire format.
 import { execFile, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { X509Certificate } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -671,6 +672,67 @@ describe('cli commands', () => {
       const unknown = await run('fabric-credentials', ['--bogus'], { INIT_CWD: folder });
       expect(unknown.status).toBe(2);
       expect(unknown.stderr).toContain('usage: pnpm fabric:credentials');
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+
+  it('fabric:credentials - run again, it keeps the CA and the NATS keys and issues with them; --new-ca and --new-nats-keys replace them; a CA found in part is refused', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'hopline-fabric-'));
+    const file = (relative: string) => readFileSync(join(folder, 'fabric', relative), 'utf8');
+    const certificate = (relative: string) => new X509Certificate(file(relative));
+    // The operator and accounts NATS is configured to trust.
+    const natsTrust = () => {
+      const { config } = JSON.parse(file('nats.values.yaml').replace(/^#.*\n/, '')) as {
+        config: { merge: { operator: string; resolver_preload: Record<string, string> } };
+      };
+      const operator = JSON.parse(Buffer.from(config.merge.operator.split('.')[1] ?? '', 'base64url').toString()) as {
+        sub: string;
+      };
+      return { operator: operator.sub, accounts: Object.keys(config.merge.resolver_preload).sort() };
+    };
+    const fabric = (...options: string[]) =>
+      run('fabric-credentials', ['--out', 'fabric', ...options], { INIT_CWD: folder });
+    try {
+      expect((await fabric()).status).toBe(0);
+      const first = {
+        ca: file('ca.crt'),
+        gateway: file('answer-gateway/tls.crt'),
+        seed: file('answer-gateway/nats.nk'),
+        trust: natsTrust(),
+      };
+
+      const again = await fabric();
+      expect(again.status).toBe(0);
+      expect(again.stderr).toContain('kept: the CA (ca.crt, ca.key)');
+      expect(again.stderr).toContain('kept: the NATS operator and accounts');
+      expect(again.stderr).toContain('made: certificates for NATS and the 5 services');
+      expect(file('ca.crt')).toBe(first.ca);
+      expect(file('answer-gateway/tls.crt')).not.toBe(first.gateway);
+      const ca = new X509Certificate(first.ca);
+      for (const leaf of ['nats/tls.crt', 'answer-gateway/tls.crt', 'reranker/tls.crt']) {
+        expect(certificate(leaf).verify(ca.publicKey)).toBe(true);
+        expect(certificate(leaf).checkIssued(ca)).toBe(true);
+      }
+      expect(file('answer-gateway/nats.nk')).toBe(first.seed);
+      expect(natsTrust()).toEqual(first.trust);
+
+      const reissued = file('answer-gateway/tls.crt');
+      renameSync(join(folder, 'fabric', 'ca.key'), join(folder, 'ca.key'));
+      const partial = await fabric();
+      expect(partial.status).toBe(1);
+      expect(partial.stderr).toContain('ca.key is missing while the rest of the CA is there');
+      expect(partial.stderr).toContain('--new-ca');
+      expect(file('answer-gateway/tls.crt')).toBe(reissued);
+
+      const renewed = await fabric('--new-ca', '--new-nats-keys');
+      expect(renewed.status).toBe(0);
+      expect(renewed.stderr).toContain('made: a new CA (ca.crt, ca.key): certificates issued by the one it replaces');
+      expect(file('ca.crt')).not.toBe(first.ca);
+      expect(certificate('answer-gateway/tls.crt').verify(ca.publicKey)).toBe(false);
+      expect(certificate('answer-gateway/tls.crt').verify(certificate('ca.crt').publicKey)).toBe(true);
+      expect(file('answer-gateway/nats.nk')).not.toBe(first.seed);
+      expect(natsTrust().operator).not.toBe(first.trust.operator);
     } finally {
       rmSync(folder, { recursive: true, force: true });
     }

@@ -47,6 +47,15 @@ export async function createCertificateAuthority(files: CertificateFiles): Promi
     'keyUsage=critical,keyCertSign,cRLSign',
   ]);
   await chmod(files.key, 0o600);
+  return certificateAuthority(files);
+}
+
+/**
+ * The CA whose certificate and key are already in these files (made by an earlier run), issuing
+ * with them: certificates it issues verify wherever the earlier ones did. openssl refuses a key
+ * that does not match the certificate.
+ */
+export function certificateAuthority(files: CertificateFiles): CertificateAuthority {
   return {
     ...files,
     async issue(name, altNames, leaf) {

@@ -1,6 +1,7 @@
 import {
   createAccount,
   createOperator,
+  type KeyPair,
   encodeAccount,
   encodeOperator,
   encodeUser,
@@ -35,18 +36,37 @@ const UNLIMITED = -1;
 const MAX_CONTROL_LINE = 16_384;
 
 /**
- * The same users and permissions as the nkey `authorization` block, in operator mode: a fresh
+ * The seeds of the keys that sign in operator mode: the operator, which the server trusts; the
+ * account the users are in, which signs their JWTs; and the server's system account. Kept from
+ * one run to the next, a user JWT issued again is still trusted by a server that has not reloaded
+ * yet, and the other way round.
+ */
+export interface NatsIssuers {
+  operator: string;
+  account: string;
+  system: string;
+}
+
+/** Fresh issuers: a server configured with them trusts none of the users signed before. */
+export function createNatsIssuers(): NatsIssuers {
+  const seed = (pair: KeyPair) => new TextDecoder().decode(pair.getSeed());
+  return { operator: seed(createOperator()), account: seed(createAccount()), system: seed(createAccount()) };
+}
+
+/**
+ * The same users and permissions as the nkey `authorization` block, in operator mode: the
  * operator signs one account (JetStream enabled) and the server's system account; the account
  * signs a JWT per user carrying its permissions from @hopline/contracts. The server trusts the
  * operator and resolves the accounts from memory; a client proves itself with its `.creds` file.
- * The account's key is not kept: nobody can issue another user, so a new user means running
- * `pnpm fabric:credentials` again.
+ * A new user, or new permissions, means running `pnpm fabric:credentials` again, which signs
+ * them with the issuers it kept.
  */
-export async function operatorFabric(users: readonly NatsUser[]): Promise<OperatorFabric> {
-  const operator = createOperator();
-  const account = createAccount();
+export async function operatorFabric(users: readonly NatsUser[], issuers: NatsIssuers): Promise<OperatorFabric> {
+  const pair = (seed: string) => fromSeed(new TextEncoder().encode(seed));
+  const operator = pair(issuers.operator);
+  const account = pair(issuers.account);
   // The server's own account, which JetStream needs in operator mode; no user of ours is in it.
-  const system = createAccount();
+  const system = pair(issuers.system);
   const operatorJwt = await encodeOperator('hopline', operator, { system_account: system.getPublicKey() });
   const systemJwt = await encodeAccount('SYS', system, {}, { signer: operator });
   const accountJwt = await encodeAccount(
@@ -84,8 +104,7 @@ export async function operatorFabric(users: readonly NatsUser[]): Promise<Operat
         // block's `allow_responses: true` allows.
         ...(permissions.allowResponses ? { resp: { max: 1, ttl: 120_000_000_000 } } : {}),
       });
-      const pair = fromSeed(new TextEncoder().encode(user.seed));
-      return { user: user.name, creds: new TextDecoder().decode(fmtCreds(jwt, pair)) };
+      return { user: user.name, creds: new TextDecoder().decode(fmtCreds(jwt, pair(user.seed))) };
     }),
   );
   const serverSettings = {

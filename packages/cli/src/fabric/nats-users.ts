@@ -10,10 +10,14 @@ export interface NatsUser {
   seed: string;
 }
 
-/** A fresh nkey user for every service that connects to NATS, the embedded mode and the operators' tools. */
-export function createNatsUsers(): NatsUser[] {
+/**
+ * An nkey user for every service that connects to NATS, the embedded mode and the operators'
+ * tools: the one whose seed is in `keptSeeds` (an earlier run's), else a fresh one.
+ */
+export function createNatsUsers(keptSeeds: Partial<Record<NatsUserName, string>> = {}): NatsUser[] {
   return natsUsers.map((name) => {
-    const pair = nkeys.createUser();
+    const kept = keptSeeds[name];
+    const pair = kept === undefined ? nkeys.createUser() : nkeys.fromSeed(new TextEncoder().encode(kept));
     return {
       name,
       publicKey: pair.getPublicKey(),
