@@ -738,6 +738,54 @@ describe('cli commands', () => {
     }
   });
 
+  it('fabric:credentials - kept keys that cannot sign (a mangled seed, a CA key of another CA) are refused, and the certificates there stay as they were', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'hopline-fabric-'));
+    const path = (relative: string) => join(folder, 'fabric', relative);
+    const fabric = () => run('fabric-credentials', ['--out', 'fabric'], { INIT_CWD: folder });
+    try {
+      expect((await fabric()).status).toBe(0);
+      const issued = {
+        cert: readFileSync(path('nats/tls.crt'), 'utf8'),
+        key: readFileSync(path('nats/tls.key'), 'utf8'),
+      };
+      const seed = readFileSync(path('embedded/nats.nk'), 'utf8');
+
+      writeFileSync(path('embedded/nats.nk'), 'SUNOTASEED\n');
+      const mangled = await fabric();
+      expect(mangled.status).toBe(1);
+      expect(mangled.stderr).toContain(
+        "the seed kept for NATS user embedded (embedded/nats.nk) is not a user's nkey seed",
+      );
+      writeFileSync(path('embedded/nats.nk'), seed);
+
+      writeFileSync(path('nats-account.nk'), readFileSync(path('nats-operator.nk')));
+      const misplaced = await fabric();
+      expect(misplaced.status).toBe(1);
+      expect(misplaced.stderr).toContain('the NATS operator and accounts kept in');
+      expect(misplaced.stderr).toContain('cannot sign');
+
+      rmSync(path('nats-account.nk'));
+      rmSync(path('nats-operator.nk'));
+      rmSync(path('nats-system-account.nk'));
+      const otherCa = mkdtempSync(join(tmpdir(), 'hopline-fabric-'));
+      try {
+        expect((await run('fabric-credentials', ['--out', 'fabric'], { INIT_CWD: otherCa })).status).toBe(0);
+        writeFileSync(path('ca.key'), readFileSync(join(otherCa, 'fabric', 'ca.key')));
+      } finally {
+        rmSync(otherCa, { recursive: true, force: true });
+      }
+      const mismatched = await fabric();
+      expect(mismatched.status).toBe(1);
+      expect(mismatched.stderr).toContain('CA certificate and CA private key do not match');
+      expect({
+        cert: readFileSync(path('nats/tls.crt'), 'utf8'),
+        key: readFileSync(path('nats/tls.key'), 'utf8'),
+      }).toEqual(issued);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+
   it('fabric:credentials - a --namespace that is not a DNS label is a usage error, and nothing is written', async () => {
     const folder = mkdtempSync(join(tmpdir(), 'hopline-fabric-'));
     try {

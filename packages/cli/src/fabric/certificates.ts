@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, copyFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -61,6 +61,10 @@ export function certificateAuthority(files: CertificateFiles): CertificateAuthor
     async issue(name, altNames, leaf) {
       const work = await mkdtemp(join(tmpdir(), 'hopline-cert-'));
       try {
+        // Made aside and copied over the files once signed: a CA that cannot sign (a key that
+        // does not match its certificate) leaves the certificate and key there as they were.
+        const key = join(work, 'tls.key');
+        const cert = join(work, 'tls.crt');
         const request = join(work, 'request.csr');
         const extensions = join(work, 'extensions.cnf');
         const san = altNames.map((alt) => (/^[\d.]+$|:/.test(alt) ? `IP:${alt}` : `DNS:${alt}`)).join(',');
@@ -73,7 +77,7 @@ export function certificateAuthority(files: CertificateFiles): CertificateAuthor
             `subjectAltName=${san}`,
           ].join('\n'),
         );
-        await openssl(['req', '-new', ...EC_KEY, '-keyout', leaf.key, '-out', request, '-subj', `/CN=${name}`]);
+        await openssl(['req', '-new', ...EC_KEY, '-keyout', key, '-out', request, '-subj', `/CN=${name}`]);
         await openssl([
           'x509',
           '-req',
@@ -90,9 +94,11 @@ export function certificateAuthority(files: CertificateFiles): CertificateAuthor
           '-extfile',
           extensions,
           '-out',
-          leaf.cert,
+          cert,
         ]);
+        await copyFile(key, leaf.key);
         await chmod(leaf.key, 0o600);
+        await copyFile(cert, leaf.cert);
       } finally {
         await rm(work, { recursive: true, force: true });
       }

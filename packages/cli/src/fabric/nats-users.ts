@@ -17,13 +17,35 @@ export interface NatsUser {
 export function createNatsUsers(keptSeeds: Partial<Record<NatsUserName, string>> = {}): NatsUser[] {
   return natsUsers.map((name) => {
     const kept = keptSeeds[name];
-    const pair = kept === undefined ? nkeys.createUser() : nkeys.fromSeed(new TextEncoder().encode(kept));
+    const pair = kept === undefined ? nkeys.createUser() : keptUser(name, kept);
     return {
       name,
       publicKey: pair.getPublicKey(),
       seed: new TextDecoder().decode(pair.getSeed()),
     };
   });
+}
+
+type UserKeyPair = ReturnType<typeof nkeys.createUser>;
+
+/**
+ * The key pair of a user's kept seed. One mangled, or another key's seed put in its place, is
+ * refused here: it would otherwise show only as NATS refusing that service.
+ */
+function keptUser(name: NatsUserName, seed: string): UserKeyPair {
+  const refused = (cause?: unknown) =>
+    new Error(
+      `the seed kept for NATS user ${name} (${name}/nats.nk) is not a user's nkey seed: remove it to make a new one`,
+      { cause },
+    );
+  let pair: UserKeyPair;
+  try {
+    pair = nkeys.fromSeed(new TextEncoder().encode(seed));
+  } catch (error) {
+    throw refused(error);
+  }
+  if (!pair.getPublicKey().startsWith('U')) throw refused();
+  return pair;
 }
 
 /**

@@ -110,6 +110,15 @@ export async function writeFabric(dir: string, options: FabricOptions): Promise<
     }
   }
   const users = createNatsUsers(keptSeeds);
+  // Signed before anything is written: kept seeds that cannot sign leave the folder as it was.
+  const issuers = keptIssuers ?? createNatsIssuers();
+  const operatorMode = await operatorFabric(users, issuers).catch((error: unknown) => {
+    if (!keptIssuers) throw error;
+    throw new Error(
+      `the NATS operator and accounts kept in ${Object.values(fabricLayout.natsIssuers).join(', ')} cannot sign (${(error as Error).message}): put their seeds back as they were made, or pass --new-nats-keys`,
+      { cause: error },
+    );
+  });
   for (const folder of ['nats', 'kubernetes', ...fabricServices, ...users.map((user) => user.name)]) {
     await mkdir(path(folder), { recursive: true });
   }
@@ -149,7 +158,6 @@ export async function writeFabric(dir: string, options: FabricOptions): Promise<
   }
   await writeFile(path(fabricLayout.natsAuthConf), natsAuthorizationConf(users));
 
-  const issuers = keptIssuers ?? createNatsIssuers();
   if (keptIssuers) {
     report.kept.push('the NATS operator and accounts: users signed before stay trusted');
   } else {
@@ -160,7 +168,6 @@ export async function writeFabric(dir: string, options: FabricOptions): Promise<
       `a new NATS operator and accounts (${Object.values(fabricLayout.natsIssuers).join(', ')})${replacesIssuers ? ': NATS refuses the users signed by the ones they replace once it has the new configuration, and the new users until then; deploy everything together' : ''}`,
     );
   }
-  const operatorMode = await operatorFabric(users, issuers);
   await writeFile(path(fabricLayout.natsOperatorConf), operatorMode.serverConf);
   for (const { user, creds } of operatorMode.creds) {
     await writeFile(path(fabricLayout.userCreds(user)), creds, { mode: 0o600 });
