@@ -100,6 +100,20 @@ describe('OpenAiEmbedder', () => {
     await expect(embedder.embed(['a'], never)).rejects.toBeInstanceOf(ValidationError);
   });
 
+  it('openai embedder - only a refusal of what the texts hold is a ValidationError: a timeout or a missing model is retried', async () => {
+    const embedder = new OpenAiEmbedder({ baseURL, model: 'm', dimensions: 3 });
+    for (const status of [413, 422]) {
+      reply = () => ({ status, body: { error: { message: 'input too long' } } });
+      await expect(embedder.embed(['a'], never)).rejects.toBeInstanceOf(ValidationError);
+    }
+    reply = () => ({ status: 408, body: { error: { message: 'request timeout' } } });
+    await expect(embedder.embed(['a'], never)).rejects.toMatchObject({ code: 'deadline_exceeded', retryable: true });
+    for (const status of [404, 409]) {
+      reply = () => ({ status, body: { error: { message: 'model not found' } } });
+      await expect(embedder.embed(['a'], never)).rejects.toMatchObject({ code: 'unavailable', retryable: true });
+    }
+  });
+
   it('openai embedder - a malformed body or a missing vector is UnavailableError', async () => {
     const embedder = new OpenAiEmbedder({ baseURL, model: 'm', dimensions: 3 });
     reply = () => ({ status: 200, body: { data: 'nope' } });

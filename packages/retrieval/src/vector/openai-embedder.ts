@@ -99,6 +99,9 @@ export class OpenAiEmbedder implements Embedder {
   }
 }
 
+/** Bad request, payload too large, unprocessable entity: the texts sent, not the server, are at fault. */
+const TEXT_REFUSED: ReadonlySet<number> = new Set([400, 413, 422]);
+
 function mapError(error: unknown, signal: AbortSignal, model: string): HoplineError {
   if (signal.aborted) {
     const reason: unknown = signal.reason;
@@ -115,7 +118,11 @@ function mapError(error: unknown, signal: AbortSignal, model: string): HoplineEr
     if (error.status === 429) return new HoplineError('resource_exhausted', message, { cause: error });
     if (error.status === 401) return new HoplineError('unauthenticated', message, { cause: error });
     if (error.status === 403) return new HoplineError('permission_denied', message, { cause: error });
-    if (error.status !== undefined && error.status >= 400 && error.status < 500)
+    if (error.status === 408) return new DeadlineExceededError(message, { cause: error });
+    // Only these refuse what the texts hold, which no retry mends: the ingest consumer
+    // dead-letters the command at once and a retrieval fails rather than degrades. Any other
+    // answer (a model or route not found, a conflict) is the server's state, and passes.
+    if (error.status !== undefined && TEXT_REFUSED.has(error.status))
       return new ValidationError(message, { cause: error });
     return new UnavailableError(message, { cause: error });
   }
