@@ -71,6 +71,27 @@ describe('chunkDocument', () => {
     for (const chunk of chunks) expect(chunk.text.endsWith('。')).toBe(true);
   });
 
+  it('chunker - text it counts few words in (no spaces, letters outside the BMP, punctuation) is still cut to size', () => {
+    const texts = {
+      unbroken: 'deadbeef'.repeat(2_000),
+      astral: '𠀀𠀁𠀂𡈽𢌱'.repeat(2_000),
+      punctuation: '-=~ '.repeat(5_000),
+    };
+    for (const [kind, text] of Object.entries(texts)) {
+      const chunks = chunkDocument({ ...base, text }, { chunkTokens: 100, lexicalWindowTokens: 250 });
+      expect(chunks.length, kind).toBeGreaterThan(1);
+      for (const chunk of chunks) {
+        expect(text.slice(chunk.span.start, chunk.span.end)).toBe(chunk.text);
+        expect(chunk.text.length, kind).toBeLessThanOrEqual(100 * 16);
+        expect((chunk.lexicalText ?? chunk.text).length, kind).toBeLessThanOrEqual(250 * 16);
+        // No character is cut in two.
+        expect(chunk.text, kind).not.toMatch(/^[\uDC00-\uDFFF]|[\uD800-\uDBFF]$/);
+      }
+      const words = (value: string) => value.replace(/\s+/g, '');
+      expect(words(chunks.map((chunk) => chunk.text).join('')), kind).toBe(words(text));
+    }
+  });
+
   it('chunker - an empty document still yields its one (title-only) chunk', () => {
     expect(chunkDocument({ ...base, text: '' })).toHaveLength(1);
   });

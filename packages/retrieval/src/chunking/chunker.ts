@@ -46,10 +46,20 @@ interface Piece extends TextRange {
 // line break; Chinese terminators need no following space.
 const SENTENCE_END = /[.!?](?:["'”’)\]]*)(?=\s)|[。！？；]["'”’）]*|\n+/g;
 const WORD = /[\u3400-\u9fff\uf900-\ufaff]|[\p{L}\p{N}]+/gu;
+/**
+ * approximateTokens counts a run of letters as one token however long it is, and letters outside
+ * the BMP or punctuation as none: a run with no break in it (a hex dump, a PDF whose text layer
+ * lost its spaces), a script it reads no words in, or a page of punctuation would be one chunk of any
+ * length, too long to embed and, once retrieved, to fit a reply. No chunk or lexical window is
+ * longer than this many characters for each token it may hold (6,144 for a chunk of 384 tokens;
+ * prose averages about 6).
+ */
+const MAX_CHARS_PER_TOKEN = 16;
 
 export function chunkDocument(doc: ChunkableDocument, options: ChunkerOptions = {}): IndexedChunk[] {
   const maxTokens = options.chunkTokens ?? 384;
   const windowTokens = options.lexicalWindowTokens ?? 800;
+  const maxChars = maxTokens * MAX_CHARS_PER_TOKEN;
   // Most documents are one chunk: counting once and skipping the sentence split halves the
   // chunker's share of ingest time.
   // A chunk never spans two pages or sections, so that the one it cites holds all of it.
@@ -57,9 +67,9 @@ export function chunkDocument(doc: ChunkableDocument, options: ChunkerOptions = 
     const text = doc.text.slice(start, end);
     const tokens = approximateTokens(text);
     const pieces =
-      tokens <= maxTokens
+      tokens <= maxTokens && text.length <= maxChars
         ? [{ start: 0, end: text.length, tokens }]
-        : packPieces(splitPieces(text, maxTokens), maxTokens);
+        : packPieces(splitPieces(text, maxTokens, maxChars), maxTokens, maxChars);
     return pieces.map((piece) => ({ ...piece, start: piece.start + start, end: piece.end + start }));
   });
   const trimmed = ranges.map((range) => trimRange(doc.text, range)).filter((range) => range.end > range.start);
@@ -68,7 +78,7 @@ export function chunkDocument(doc: ChunkableDocument, options: ChunkerOptions = 
   return trimmed.map((range, index) => {
     const chunkId = `${doc.docId}#${index}`;
     const text = doc.text.slice(range.start, range.end);
-    const window = lexicalWindow(trimmed, index, windowTokens);
+    const window = lexicalWindow(trimmed, index, windowTokens, windowTokens * MAX_CHARS_PER_TOKEN);
     const chunk: IndexedChunk = {
       chunkId,
       tenantId: doc.tenantId,
@@ -106,15 +116,19 @@ function sourceOf(doc: ChunkableDocument, offset: number): string {
   return fragment ? `${doc.sourceUri}#${fragment}` : doc.sourceUri;
 }
 
-/** Sentences, each no longer than `maxTokens` (an over-long sentence is cut at word edges). */
-function splitPieces(text: string, maxTokens: number): Piece[] {
+/**
+ * Sentences, each no longer than `maxTokens` and `maxChars` (an over-long sentence is cut at word
+ * edges, a word or a stretch without words longer than `maxChars` at its length).
+ */
+function splitPieces(text: string, maxTokens: number, maxChars: number): Piece[] {
   const pieces: Piece[] = [];
   let start = 0;
   const push = (end: number): void => {
     if (end <= start) return;
     const tokens = approximateTokens(text.slice(start, end));
-    if (tokens <= maxTokens) pieces.push({ start, end, tokens });
-    else pieces.push(...cutByWords(text, start, end, maxTokens));
+    if (tokens <= maxTokens && end - start <= maxChars) pieces.push({ start, end, tokens });
+    else
+      for (const piece of cutByWords(text, start, end, maxTokens)) pieces.push(...cutByLength(text, piece, maxChars));
     start = end;
   };
   for (const match of text.matchAll(SENTENCE_END)) push(match.index + match[0].length);
@@ -140,12 +154,30 @@ function cutByWords(text: string, from: number, to: number, maxTokens: number): 
   return pieces;
 }
 
-/** Greedily packs consecutive sentences into chunks of at most `maxTokens`. */
-function packPieces(pieces: Piece[], maxTokens: number): Piece[] {
+/** A piece longer than `maxChars`, cut at the last space within it, else at that length. */
+function cutByLength(text: string, piece: Piece, maxChars: number): Piece[] {
+  const pieces: Piece[] = [];
+  let { start } = piece;
+  while (piece.end - start > maxChars) {
+    // Looked for within the piece only: a search of the whole text back from there would
+    // cost a long text without spaces time quadratic in its length.
+    const space = text.slice(start + 1, start + maxChars + 1).lastIndexOf(' ');
+    let end = space < 0 ? start + maxChars : start + 1 + space;
+    // Never between the two halves of a character outside the BMP.
+    if (/[\uD800-\uDBFF]/.test(text[end - 1] as string)) end--;
+    pieces.push({ start, end, tokens: approximateTokens(text.slice(start, end)) });
+    start = end;
+  }
+  pieces.push({ start, end: piece.end, tokens: approximateTokens(text.slice(start, piece.end)) });
+  return pieces;
+}
+
+/** Greedily packs consecutive sentences into chunks of at most `maxTokens` and `maxChars`. */
+function packPieces(pieces: Piece[], maxTokens: number, maxChars: number): Piece[] {
   const chunks: Piece[] = [];
   let current: Piece | undefined;
   for (const piece of pieces) {
-    if (current && current.tokens + piece.tokens <= maxTokens) {
+    if (current && current.tokens + piece.tokens <= maxTokens && piece.end - current.start <= maxChars) {
       current.end = piece.end;
       current.tokens += piece.tokens;
       continue;
@@ -164,8 +196,8 @@ function trimRange(text: string, range: Piece): Piece {
   return { start, end, tokens: range.tokens };
 }
 
-/** The chunk grown by whole neighbours, alternating after/before, up to `windowTokens`. */
-function lexicalWindow(chunks: Piece[], index: number, windowTokens: number): TextRange {
+/** The chunk grown by whole neighbours, alternating after/before, up to `windowTokens` and `windowChars`. */
+function lexicalWindow(chunks: Piece[], index: number, windowTokens: number, windowChars: number): TextRange {
   const self = chunks[index] as Piece;
   let first = index;
   let last = index;
@@ -174,8 +206,11 @@ function lexicalWindow(chunks: Piece[], index: number, windowTokens: number): Te
   for (;;) {
     const next = chunks[last + 1];
     const previous = chunks[first - 1];
-    const canGrowAfter = next !== undefined && tokens + next.tokens <= windowTokens;
-    const canGrowBefore = previous !== undefined && tokens + previous.tokens <= windowTokens;
+    const start = (chunks[first] as Piece).start;
+    const end = (chunks[last] as Piece).end;
+    const canGrowAfter = next !== undefined && tokens + next.tokens <= windowTokens && next.end - start <= windowChars;
+    const canGrowBefore =
+      previous !== undefined && tokens + previous.tokens <= windowTokens && end - previous.start <= windowChars;
     if (!canGrowAfter && !canGrowBefore) break;
     if (canGrowAfter && (preferNext || !canGrowBefore)) {
       last++;
