@@ -125,6 +125,20 @@ describe('createCrossEncoderClient', () => {
     await expect(client.score('q', ['a'], never)).rejects.toBeInstanceOf(ValidationError);
   });
 
+  it('cross-encoder - a timeout or a route not found counts against the breaker; only a refused text does not', async () => {
+    const client = createCrossEncoderClient({ url, api: 'tei' });
+    reply = () => ({ status: 408, body: 'request timeout' });
+    await expect(client.score('q', ['a'], never)).rejects.toBeInstanceOf(DeadlineExceededError);
+    for (const status of [404, 409]) {
+      reply = () => ({ status, body: 'not found' });
+      await expect(client.score('q', ['a'], never)).rejects.toBeInstanceOf(UnavailableError);
+    }
+    for (const status of [413, 422]) {
+      reply = () => ({ status, body: 'too long' });
+      await expect(client.score('q', ['a'], never)).rejects.toBeInstanceOf(ValidationError);
+    }
+  });
+
   it('cross-encoder - a malformed body or a missing score is UnavailableError', async () => {
     const client = createCrossEncoderClient({ url, api: 'tei' });
     reply = () => ({ status: 200, body: { unexpected: true } });

@@ -1,11 +1,6 @@
-import {
-  CancelledError,
-  DeadlineExceededError,
-  HoplineError,
-  UnavailableError,
-  ValidationError,
-} from '@hopline/contracts';
+import { CancelledError, DeadlineExceededError, HoplineError, UnavailableError } from '@hopline/contracts';
 import { z } from 'zod';
+import { modelServerError } from '../util/model-server-status.js';
 import type { RelevanceScorer } from './relevance-scorer.js';
 
 /**
@@ -176,13 +171,9 @@ function transportError(error: unknown, signal: AbortSignal, endpoint: string): 
   return new UnavailableError(`rerank API ${endpoint} unreachable: ${(error as Error).message}`, { cause: error });
 }
 
-/** Server trouble and rate limits count against the dependency; a rejected request does not. */
+/** Server trouble and rate limits count against the dependency; a refused text does not (see modelServerError). */
 async function statusError(response: Response, endpoint: string): Promise<HoplineError> {
   const detail = (await response.text().catch(() => '')).slice(0, 200);
   const message = `rerank API ${endpoint} answered ${response.status}${detail ? `: ${detail}` : ''}`;
-  if (response.status === 429) return new HoplineError('resource_exhausted', message);
-  if (response.status === 401) return new HoplineError('unauthenticated', message);
-  if (response.status === 403) return new HoplineError('permission_denied', message);
-  if (response.status >= 500) return new UnavailableError(message);
-  return new ValidationError(message);
+  return modelServerError(response.status, message, undefined);
 }

@@ -9,6 +9,7 @@ import OpenAI from 'openai';
 import { z } from 'zod';
 import type { Embedder } from './embedder.js';
 import { normalizeInPlace } from './embedder.js';
+import { modelServerError } from '../util/model-server-status.js';
 
 export interface OpenAiEmbedderOptions {
   /** Any OpenAI-compatible server: OpenAI, vLLM, Ollama, TEI (`…/v1`). */
@@ -99,9 +100,6 @@ export class OpenAiEmbedder implements Embedder {
   }
 }
 
-/** Bad request, payload too large, unprocessable entity: the texts sent, not the server, are at fault. */
-const TEXT_REFUSED: ReadonlySet<number> = new Set([400, 413, 422]);
-
 function mapError(error: unknown, signal: AbortSignal, model: string): HoplineError {
   if (signal.aborted) {
     const reason: unknown = signal.reason;
@@ -115,16 +113,9 @@ function mapError(error: unknown, signal: AbortSignal, model: string): HoplineEr
     return new UnavailableError(`embedding server unreachable: ${error.message}`, { cause: error });
   if (error instanceof OpenAI.APIError) {
     const message = `embedding server answered ${error.status ?? 'an error'} for ${model}: ${error.message}`;
-    if (error.status === 429) return new HoplineError('resource_exhausted', message, { cause: error });
-    if (error.status === 401) return new HoplineError('unauthenticated', message, { cause: error });
-    if (error.status === 403) return new HoplineError('permission_denied', message, { cause: error });
-    if (error.status === 408) return new DeadlineExceededError(message, { cause: error });
-    // Only these refuse what the texts hold, which no retry mends: the ingest consumer
-    // dead-letters the command at once and a retrieval fails rather than degrades. Any other
-    // answer (a model or route not found, a conflict) is the server's state, and passes.
-    if (error.status !== undefined && TEXT_REFUSED.has(error.status))
-      return new ValidationError(message, { cause: error });
-    return new UnavailableError(message, { cause: error });
+    return error.status === undefined
+      ? new UnavailableError(message, { cause: error })
+      : modelServerError(error.status, message, error);
   }
   return new UnavailableError(`embedding call for ${model} failed: ${(error as Error).message}`, { cause: error });
 }
