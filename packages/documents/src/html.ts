@@ -5,6 +5,9 @@ import { headingAnchor, UnreadableFileError, type ParsedFile } from './parsed-fi
 const SKIPPED = new Set(['script', 'style', 'noscript', 'template', 'nav', 'header', 'footer', 'aside', 'form', 'svg']);
 const BLOCK = /^(p|div|section|article|main|li|ul|ol|table|tr|blockquote|pre|h[1-6]|dd|dt|figcaption|br|hr)$/;
 const HEADING = /^h([1-6])$/;
+// A table cell ends its text with a space: a row stays one line (its cells read together, as
+// a row says one thing), and no cell runs into the next ("P-100" and "40" are not "P-10040").
+const CELL = /^(td|th)$/;
 
 /**
  * An HTML page's title and main text: the <main> (else <article>, else <body>) without
@@ -51,6 +54,7 @@ function readPage(html: string): ParsedFile {
       if (fragment) sections.push({ start: text === '' ? 0 : text.length + 1, fragment });
     }
     element.childNodes.forEach(walk);
+    if (CELL.test(tag)) line += ' ';
     if (block) endLine();
   };
   walk(main);

@@ -89,6 +89,16 @@ describe('document parsers', () => {
     ]);
   });
 
+  it('parse - an HTML table keeps its cells apart: a row is one line, its cells never run into one word', async () => {
+    const parsed = await parseFile(
+      file(
+        'pumps.html',
+        `<body><table><tr><th>Pump</th><th>Flow</th></tr><tr><td>P-100</td><td>40 l/min</td></tr></table></body>`,
+      ),
+    );
+    expect(parsed.text).toBe('Pump Flow\nP-100 40 l/min');
+  });
+
   it('parse - a DOCX gives its text, its title and its headings as sections', async () => {
     const parsed = await parseFile(
       file(
