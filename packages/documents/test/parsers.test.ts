@@ -131,6 +131,28 @@ describe('document parsers', () => {
     });
   });
 
+  it('parse - markdown: a "#" comment in a fenced code block is code, not a section', async () => {
+    const text = [
+      '## Install',
+      '```bash',
+      '# fetch the dependencies',
+      'pnpm install',
+      '```',
+      '~~~~python',
+      '# a comment',
+      '~~~',
+      '## Still code',
+      '~~~~',
+      '## Run',
+      'pnpm start',
+    ].join('\n');
+    const parsed = await parseFile(file('guide.md', text));
+    expect(parsed.sections).toEqual([
+      { start: 0, fragment: 'install' },
+      { start: text.indexOf('## Run'), fragment: 'run' },
+    ]);
+  });
+
   it('parse - markdown: lines of millions of spaces after a "#" are read in one pass, not backtracked over for hours', async () => {
     const spaces = ' '.repeat(4_000_000);
     // Patterns with overlapping quantifiers took cubic time on the first (days at this size)
