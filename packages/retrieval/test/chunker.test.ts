@@ -92,6 +92,18 @@ describe('chunkDocument', () => {
     }
   });
 
+  it('chunker - a lone high surrogate (JSON lets one through) before the only space in reach is cut past, not looped on', () => {
+    const text = `\uD83D ${'x'.repeat(5_000)}`;
+    const chunks = chunkDocument({ ...base, text }, { chunkTokens: 100 });
+    expect(chunks.length).toBeGreaterThan(1);
+    expect(
+      chunks
+        .map((chunk) => chunk.text)
+        .join('')
+        .replace(/\s+/g, ''),
+    ).toBe(text.replace(/\s+/g, ''));
+  });
+
   it('chunker - an empty document still yields its one (title-only) chunk', () => {
     expect(chunkDocument({ ...base, text: '' })).toHaveLength(1);
   });

@@ -163,8 +163,9 @@ function cutByLength(text: string, piece: Piece, maxChars: number): Piece[] {
     // cost a long text without spaces time quadratic in its length.
     const space = text.slice(start + 1, start + maxChars + 1).lastIndexOf(' ');
     let end = space < 0 ? start + maxChars : start + 1 + space;
-    // Never between the two halves of a character outside the BMP.
-    if (/[\uD800-\uDBFF]/.test(text[end - 1] as string)) end--;
+    // Never between the two halves of a character outside the BMP; a lone half (which JSON lets
+    // through) at the piece's start stays with it, or the cut would not move on.
+    if (end - 1 > start && /[\uD800-\uDBFF]/.test(text[end - 1] as string)) end--;
     pieces.push({ start, end, tokens: approximateTokens(text.slice(start, end)) });
     start = end;
   }
