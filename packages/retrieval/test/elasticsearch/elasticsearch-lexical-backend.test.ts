@@ -688,6 +688,12 @@ describe('elasticsearch lexical backend - failures', () => {
       true,
     ],
     [
+      'a 500 (a node lost mid-request) becomes UnavailableError, counted by the breaker and retried',
+      () => responseError(500, 'node_disconnected_exception', 'node left the cluster during the request'),
+      UnavailableError,
+      true,
+    ],
+    [
       'a 429 becomes UnavailableError, counted by the breaker',
       () => responseError(429, 'es_rejected_execution_exception', 'queue full'),
       UnavailableError,

@@ -38,7 +38,11 @@ export function statusError(status: number | undefined, message: string, cause?:
   if (status === 401) return new HoplineError('unauthenticated', message, options);
   if (status === 403) return new HoplineError('permission_denied', message, options);
   if (status === 408) return new DeadlineExceededError(message, options);
-  if (status === 429 || (status !== undefined && status >= 502)) return new UnavailableError(message, options);
+  // A 500 is as often a node lost mid-request (node_disconnected_exception, a shard failing over)
+  // as a fault of the request: retried like an outage, it loses no document to a cluster that
+  // heals within the ingest retries' hour. 501 says the cluster lacks the feature: no retry mends it.
+  if (status === 429 || status === 500 || (status !== undefined && status >= 502))
+    return new UnavailableError(message, options);
   return new HoplineError('internal', message, options);
 }
 
