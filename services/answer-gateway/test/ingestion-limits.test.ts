@@ -111,8 +111,16 @@ describe('answer-gateway ingestion - limits and streamed uploads', () => {
     const refused = await post(t.baseUrl, t.keys.alice, body, 'application/x-ndjson');
     expect(refused.status).toBe(400);
     expect((await problemOf(refused)).detail).toBe(
-      'line 3: text: text is empty; the 1 document(s) before it were accepted, the rest was not read',
+      'line 3: text: text is empty or only whitespace; the 1 document(s) before it were accepted, the rest was not read',
     );
+    const blank = await post(
+      t.baseUrl,
+      t.keys.alice,
+      ndjson([{ docId: 'blank', text: ' \n\t ' }]),
+      'application/x-ndjson',
+    );
+    expect(blank.status).toBe(400);
+    expect((await problemOf(blank)).detail).toMatch(/^line 1: text: text is empty or only whitespace;/);
     const notJson = await post(t.baseUrl, t.keys.alice, '{"docId": \n', 'application/x-ndjson');
     expect(notJson.status).toBe(400);
     expect((await problemOf(notJson)).detail).toMatch(/^line 1: /);

@@ -11,7 +11,8 @@ export const documentSchema = z
   .object({
     docId: docIdSchema,
     title: z.string().max(1_000).default(''),
-    text: z.string().min(1, 'text is empty'),
+    // Text of whitespace alone would be indexed as a chunk no query finds, as a file without text is refused.
+    text: z.string().regex(/\S/, 'text is empty or only whitespace'),
     version: z.number().int().positive().optional(),
     effectiveDate: z.string().date().optional(),
     sourceUri: z.string().max(2_000).optional(),
