@@ -26,6 +26,7 @@ import { Drain } from './drain.js';
 import { createGatewayMetrics } from './gateway-metrics.js';
 import { answerGatewayHandlers, knowledgeBaseHandlers } from './grpc-service.js';
 import { createHttpApp } from './http/app.js';
+import { ResponsesInFlight } from './http/responses-in-flight.js';
 import { KbService } from './kb-service.js';
 import { QuestionRegistry } from './question-registry.js';
 import { QuestionTraces } from './question-traces.js';
@@ -83,7 +84,10 @@ export interface AnswerGatewayOptions {
 }
 
 export interface StopOptions {
-  /** How long running questions may take to finish before they end with an error event. Default SHUTDOWN_GRACE_MS. */
+  /**
+   * How long running questions may take to finish before they end with an error event, and
+   * requests under way (uploads, kb writes) before their connections are closed. Default SHUTDOWN_GRACE_MS.
+   */
   graceMs?: number;
 }
 
@@ -93,9 +97,10 @@ export interface AnswerGateway {
   /** For the ops server's /healthz. */
   health(): HealthReport;
   /**
-   * Stops taking questions, lets running ones finish within the grace period, ends the rest
-   * with a retryable `unavailable` error event (cancelling them downstream), then closes the
-   * servers. The bus is the caller's to drain.
+   * Stops taking questions and writes, lets running questions and requests under way finish
+   * within the grace period, ends the questions left with a retryable `unavailable` error event
+   * (cancelling them downstream), then closes the servers, and with them the connections of
+   * requests still unanswered. The bus is the caller's to drain.
    */
   stop(options?: StopOptions): Promise<void>;
 }
@@ -261,17 +266,14 @@ export async function startAnswerGateway(options: AnswerGatewayOptions): Promise
   let stopping: Promise<void> | undefined;
   // While stopping, connections are closed as soon as no response is in flight, rather than
   // left open in keep-alive (or opened by a client and never used) until the flush bound.
-  let activeResponses = 0;
+  const responses = new ResponsesInFlight();
   const closeConnectionsWhenQuiet = () => {
-    if (activeResponses === 0) httpServer.closeAllConnections();
+    if (responses.none) httpServer.closeAllConnections();
     else httpServer.closeIdleConnections();
   };
-  httpServer.on('request', (_request, response: ServerResponse) => {
-    activeResponses += 1;
-    response.once('close', () => {
-      activeResponses -= 1;
-      if (stopping) setImmediate(closeConnectionsWhenQuiet);
-    });
+  httpServer.on('request', (_request, response: ServerResponse) => responses.track(response));
+  responses.onClose(() => {
+    if (stopping) setImmediate(closeConnectionsWhenQuiet);
   });
   const grpcServer = createGrpcServer({ logger, metrics, edge: true, streamStallMs: config.STREAM_STALL_MS });
   const { AnswerGateway, KnowledgeBases } = loadHoplineGrpc().hopline.v1;
@@ -333,13 +335,23 @@ export async function startAnswerGateway(options: AnswerGatewayOptions): Promise
         closeConnectionsWhenQuiet();
         // The gRPC server's own grace outlasts ours, so its streams get their terminal event before it forces them down.
         const grpcClosed = grpcServer.shutdown({ graceMs: graceMs + CLOSE_FLUSH_MS });
-        if (!(await registry.whenIdle(graceMs))) {
+        // Uploads and kb writes under way share the questions' grace: closing their connections
+        // mid-body would leave a client not knowing which of its documents went in.
+        const questionsEnded = async () => {
+          if (await registry.whenIdle(graceMs)) return;
           logger.warn('questions still running after the shutdown grace period; ending them', {
             inFlight: registry.inFlight,
             graceMs,
           });
           await registry.cancelAll('shutdown');
-        }
+        };
+        const requestsAnswered = async () => {
+          if (await responses.whenAnswered(graceMs)) return;
+          logger.warn('requests still unanswered after the shutdown grace period; closing their connections', {
+            graceMs,
+          });
+        };
+        await Promise.all([questionsEnded(), requestsAnswered()]);
         clearInterval(grpcHealthSync);
         kbChanges.unsubscribe();
         stopWatchingReconnects();

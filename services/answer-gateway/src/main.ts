@@ -59,7 +59,7 @@ logger.info('answer-gateway listening', {
   cache: cache.kind,
 });
 
-// Running streams get SHUTDOWN_GRACE_MS to finish; the watchdog allows a little more for the rest.
+// Running streams and requests under way get SHUTDOWN_GRACE_MS to finish; the watchdog allows a little more for the rest.
 stopOnSignals(
   {
     stop: () =>

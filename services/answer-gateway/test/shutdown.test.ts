@@ -1,10 +1,16 @@
-import { connect } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import * as grpc from '@grpc/grpc-js';
-import { loadHoplineGrpc, type QaEvent__Output } from '@hopline/contracts';
+import {
+  codecs,
+  loadHoplineGrpc,
+  subjects,
+  type IngestCommand__Output,
+  type QaEvent__Output,
+} from '@hopline/contracts';
 import { waitFor } from '@hopline/test-support';
 import { describe, expect, it } from 'vitest';
 import { twoHopScript } from './support/fake-reasoner.js';
-import { askJson, askSse, bearer, startTestGateway, type TestGateway } from './support/harness.js';
+import { askJson, askSse, bearer, startTestGateway, type TestGateway, type TestKey } from './support/harness.js';
 
 describe('answer-gateway graceful shutdown', () => {
   it('refuses new questions but lets running ones finish within the grace period', async () => {
@@ -135,6 +141,55 @@ describe('answer-gateway graceful shutdown', () => {
     },
   );
 
+  it('an upload whose body is still arriving when the drain begins is read to its end and accepted, while a new upload is refused and an idle connection closed', async () => {
+    await using t = await startTestGateway();
+    const upload = await rawConnection(t);
+    upload.socket.write(
+      ndjsonUploadHead(t.keys.alice, [ndjsonLine('first'), ndjsonLine('second')]) + ndjsonLine('first'),
+    );
+    await storedCommands(t, 1);
+    const idle = await rawConnection(t);
+    idle.socket.write('GET /openapi.json HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+    await waitFor(() => idle.reply.startsWith('HTTP/1.1 200 '), { description: 'the idle connection was answered' });
+    const late = await rawConnection(t);
+    // The request line before the drain, so that the connection is in use and kept open.
+    late.socket.write('POST /v1/kbs/projects/documents HTTP/1.1\r\n');
+
+    const stopped = t.gateway.stop({ graceMs: 10_000 });
+    const lateHead = ndjsonUploadHead(t.keys.alice, [ndjsonLine('late')]);
+    late.socket.write(lateHead.slice(lateHead.indexOf('\r\n') + 2) + ndjsonLine('late'));
+    await late.closed;
+    expect(late.reply).toMatch(/^HTTP\/1\.1 503 [^]*urn:hopline:problem:shutting-down/);
+    await idle.closed;
+    // The last line comes after the second the gateway leaves finished responses to flush once
+    // no question runs: what closed such an upload's connection mid-body.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    upload.socket.write(ndjsonLine('second'));
+    await upload.closed;
+    await stopped;
+
+    expect(upload.reply).toMatch(/^HTTP\/1\.1 202 /);
+    const { accepted } = JSON.parse(upload.reply.slice(upload.reply.indexOf('\r\n\r\n') + 4)) as {
+      accepted: Array<{ docId: string }>;
+    };
+    expect(accepted.map((entry) => entry.docId)).toEqual(['first', 'second']);
+    expect((await storedCommands(t, 2)).map((command) => command.upsert?.docId)).toEqual(['first', 'second']);
+  });
+
+  it('an upload still arriving when the grace period ends has its connection closed unanswered, the documents read before it accepted', async () => {
+    await using t = await startTestGateway();
+    const upload = await rawConnection(t);
+    upload.socket.write(
+      ndjsonUploadHead(t.keys.alice, [ndjsonLine('first'), ndjsonLine('second')]) + ndjsonLine('first'),
+    );
+    // The first document went in; the client is not told so.
+    await storedCommands(t, 1);
+
+    await t.gateway.stop({ graceMs: 50 });
+    await upload.closed;
+    expect(upload.reply).toBe('');
+  });
+
   it.each<[string, (questionId: string) => RawRequest, RegExp]>([
     [
       "resuming the running question's events",
@@ -209,4 +264,48 @@ async function sendWhileDraining(t: TestGateway, request: (questionId: string) =
     { description: 'the response ended and the gateway stopped' },
   );
   return reply;
+}
+
+const ndjsonLine = (docId: string) => `${JSON.stringify({ docId, text: `${docId} is a document about Atlas.` })}\n`;
+
+/** The request line and headers of an NDJSON upload to the kb `projects` whose body will be `lines`. */
+function ndjsonUploadHead(key: TestKey, lines: string[]): string {
+  const headers = {
+    Host: '127.0.0.1',
+    ...bearer(key),
+    'Content-Type': 'application/x-ndjson',
+    'Content-Length': String(Buffer.byteLength(lines.join(''))),
+  };
+  return `POST /v1/kbs/projects/documents HTTP/1.1\r\n${Object.entries(headers)
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join('')}\r\n`;
+}
+
+/** A connection to the gateway's HTTP port: what came back on it so far, and when it closed. */
+async function rawConnection(t: TestGateway): Promise<{ socket: Socket; reply: string; closed: Promise<void> }> {
+  const socket = connect(Number(new URL(t.baseUrl).port), '127.0.0.1');
+  await new Promise((resolve) => socket.once('connect', resolve));
+  // A connection closed under a request in flight is reset: that is what these tests look at.
+  socket.on('error', () => {});
+  const connection = {
+    socket,
+    reply: '',
+    closed: new Promise<void>((resolve) => socket.once('close', () => resolve())),
+  };
+  socket.on('data', (chunk: Buffer) => (connection.reply += chunk.toString()));
+  return connection;
+}
+
+/** The first `count` ingest commands stored for alice's kb `projects`, oldest first. */
+async function storedCommands(t: TestGateway, count: number): Promise<IngestCommand__Output[]> {
+  const stream = await t.bus.durableStream();
+  const reading = new AbortController();
+  const commands: IngestCommand__Output[] = [];
+  for await (const message of stream.follow(subjects.ingest(t.keys.alice.tenantId, 'projects'), {
+    signal: reading.signal,
+  })) {
+    commands.push(codecs.ingestCommand.decode(message.data));
+    if (commands.length === count) reading.abort();
+  }
+  return commands;
 }
