@@ -306,30 +306,49 @@ describe('answer-gateway resumption and cancellation', () => {
     expect(tail.events.map((event) => event.name)).toEqual(['done']);
   });
 
-  it("refuses an ask sent again with Last-Event-ID (an SSE client's retry of its POST) with 400 naming the resume route, and asks nothing", async () => {
-    await using t = await startTestGateway({ script: twoHopScript({ gated: true }) });
-    const body = { question: 'Which department does the owner of project Atlas belong to?' };
-    const first = await askSse(t.baseUrl, t.keys.alice, body);
-    const questionId = first.response.headers.get('hopline-question-id') ?? '';
-    await waitFor(() => first.events.length >= 1);
-    first.abort();
+  it.each<[string, (lastEventId: string) => { query: string; headers: Record<string, string> }]>([
+    ['the Last-Event-ID header', (lastEventId) => ({ query: '', headers: { 'Last-Event-ID': lastEventId } })],
+    ['the lastEventId query parameter', (lastEventId) => ({ query: `?lastEventId=${lastEventId}`, headers: {} })],
+  ])(
+    "refuses an ask sent again with %s (an SSE client's retry of its POST) with 400 naming the resume route, and asks nothing",
+    async (_form, resumeFrom) => {
+      await using t = await startTestGateway({ script: twoHopScript({ gated: true }) });
+      const body = { question: 'Which department does the owner of project Atlas belong to?' };
+      const first = await askSse(t.baseUrl, t.keys.alice, body);
+      const questionId = first.response.headers.get('hopline-question-id') ?? '';
+      await waitFor(() => first.events.length >= 1);
+      first.abort();
 
-    const retried = await fetch(`${t.baseUrl}/v1/ask`, {
+      const { query, headers } = resumeFrom(String(first.events.at(-1)?.id ?? 0));
+      const retried = await fetch(`${t.baseUrl}/v1/ask${query}`, {
+        method: 'POST',
+        headers: {
+          ...bearer(t.keys.alice),
+          'Content-Type': 'application/json',
+          Accept: 'text/event-stream',
+          ...headers,
+        },
+        body: JSON.stringify(body),
+      });
+      expect(retried.status).toBe(400);
+      expect(await retried.json()).toMatchObject({
+        type: 'urn:hopline:problem:invalid-request',
+        detail: expect.stringContaining('GET /v1/questions/{id}/events'),
+      });
+      expect(t.reasoner.asks.map((ask) => ask.ctx?.questionId)).toEqual([questionId]);
+    },
+  );
+
+  it('takes an ask with an empty Last-Event-ID, which names no event seen, as an ordinary ask', async () => {
+    await using t = await startTestGateway();
+    const answered = await fetch(`${t.baseUrl}/v1/ask`, {
       method: 'POST',
-      headers: {
-        ...bearer(t.keys.alice),
-        'Content-Type': 'application/json',
-        Accept: 'text/event-stream',
-        'Last-Event-ID': String(first.events.at(-1)?.id ?? 0),
-      },
-      body: JSON.stringify(body),
+      headers: { ...bearer(t.keys.alice), 'Content-Type': 'application/json', 'Last-Event-ID': '' },
+      body: JSON.stringify({ question: 'Which department does the owner of project Atlas belong to?' }),
     });
-    expect(retried.status).toBe(400);
-    expect(await retried.json()).toMatchObject({
-      type: 'urn:hopline:problem:invalid-request',
-      detail: expect.stringContaining('GET /v1/questions/{id}/events'),
-    });
-    expect(t.reasoner.asks.map((ask) => ask.ctx?.questionId)).toEqual([questionId]);
+    expect(answered.status).toBe(200);
+    expect(await answered.json()).toMatchObject({ answer: expect.any(String) });
+    expect(t.reasoner.asks).toHaveLength(1);
   });
 
   it('a question read through a replica that did not accept it gets an end there after its deadline when no hop-reasoner is left to write one: the log stays as it was', async () => {

@@ -44,8 +44,8 @@ export const questionRoutes: FastifyPluginAsyncZod<QuestionRoutesOptions> = asyn
         description:
           'Answers as Server-Sent Events with `Accept: text/event-stream`, else as the `done` event in JSON once ' +
           'the question ended. The Hopline-Question-Id header names the question for resume, cancel and trace. ' +
-          'A stream is resumed with `GET /v1/questions/{id}/events`: an ask sent again with `Last-Event-ID` is ' +
-          'refused (400 `invalid-request`) rather than asked anew.',
+          'A stream is resumed with `GET /v1/questions/{id}/events`: an ask sent again with `Last-Event-ID` ' +
+          '(or `?lastEventId=`) is refused (400 `invalid-request`) rather than asked anew.',
         body: askBodySchema({ maxQuestionChars: options.maxQuestionChars }),
         response: {
           200: {
@@ -141,14 +141,17 @@ export const questionRoutes: FastifyPluginAsyncZod<QuestionRoutesOptions> = asyn
  * An SSE client whose stream dropped may send its POST again with the last event id it saw
  * (@microsoft/fetch-event-source does): taken as an ask, it would start and bill a second
  * question, whose event ids follow the first's. It is refused before the body is read, with the
- * route that resumes. An empty Last-Event-ID names no event seen, so it is an ordinary ask.
+ * route that resumes. Both forms the events route takes are refused: the header, and the query
+ * parameter a client that cannot set headers sends. An empty one names no event seen, so it is an
+ * ordinary ask.
  */
 const refuseResumeByAskingAgain: onRequestHookHandler = (request, _reply, done) => {
-  if (!request.headers['last-event-id']) return done();
+  const { lastEventId } = request.query as { lastEventId?: unknown };
+  if (!request.headers['last-event-id'] && !lastEventId) return done();
   done(
     problems.invalidRequest(
-      'Last-Event-ID resumes a question: send it on GET /v1/questions/{id}/events, with the id from the ' +
-        'Hopline-Question-Id header or any event; POST /v1/ask asks a new question',
+      'Last-Event-ID (or lastEventId) resumes a question: send it on GET /v1/questions/{id}/events, with the id ' +
+        'from the Hopline-Question-Id header or any event; POST /v1/ask asks a new question',
     ),
   );
 };
