@@ -6,6 +6,7 @@ export * from './events.js';
 export * from './proto.js';
 export * from './proto-options.js';
 export * from './request-context.js';
+export * from './retrieval-limits.js';
 export * from './subjects.js';
 export * from './types.js';
 export * from './versions.js';

@@ -1,5 +1,5 @@
 import { getEventListeners } from 'node:events';
-import { StopReason } from '@hopline/contracts';
+import { RETRIEVE_QUERY_MAX_CHARS, StopReason } from '@hopline/contracts';
 import { createOpenAiChatModel } from '@hopline/models';
 import { createGuard, type Guard } from '@hopline/resilience';
 import {
@@ -154,6 +154,24 @@ describe('hop loop with a model - the chain and the stream', () => {
     expect(server.requests.filter(isExtraction).every((body) => body.temperature === 0)).toBe(true);
     // The second hop searched for what the first found.
     expect(log.of('hopStarted')[1]?.hopStarted.subQuestion).toBe('Mirela Dunstan husband wife');
+  });
+
+  it('hop loop (model) - a next query the model wrote past what a worker accepts is sent cut to the bound', async () => {
+    const rambling = `Mirela Dunstan husband wife ${'and more '.repeat(RETRIEVE_QUERY_MAX_CHARS)}`;
+    chainModel({
+      hop1: (body) =>
+        hopReply({ answer: 'Mirela Dunstan', nextQuery: rambling, cited: [labelOf(body, 'No Harbour (1936 film)')] }),
+    });
+    const retriever = overlapRetriever(corpus);
+    const hops = createHopReasoner({
+      analyzer: fixedAnalyzer(analysis()),
+      retriever,
+      reranker: keepOrder,
+      chat: createOpenAiChatModel({ baseURL: server.baseURL, model: 'scripted', attempts: 1 }),
+      config: { topK: 4 },
+    });
+    await hops.answer(ask(), { emit: () => undefined });
+    expect(retriever.calls[1]?.query).toBe(rambling.slice(0, RETRIEVE_QUERY_MAX_CHARS));
   });
 
   it('hop loop (model) - retrieved text reaches the model fenced as data, between markers a document cannot forge', async () => {

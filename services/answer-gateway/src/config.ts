@@ -1,3 +1,4 @@
+import { RETRIEVE_QUERY_MAX_CHARS } from '@hopline/contracts';
 import { env, jetstreamEnv, natsSecurityEnv, serviceEnv } from '@hopline/config';
 import { z } from 'zod';
 
@@ -26,7 +27,8 @@ export const configSchema = z.object({
   /** How long the breaker in front of the hop-reasoners stays open before it lets one ask through. */
   ASK_BREAKER_RESET_MS: env.positiveInt(5_000),
   DEFAULT_MAX_HOPS: z.coerce.number().int().min(1).max(5).default(3),
-  MAX_QUESTION_CHARS: env.positiveInt(2_000),
+  /** At most RETRIEVE_QUERY_MAX_CHARS: the question goes to the retrieval-workers as a query of its own. */
+  MAX_QUESTION_CHARS: z.coerce.number().int().positive().max(RETRIEVE_QUERY_MAX_CHARS).default(2_000),
   /** The largest body of an ask or any other request but ingestion. */
   MAX_BODY_BYTES: env.positiveInt(65_536),
   /** A client must have sent its request headers within this; else 408 and the connection closes. */

@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { RETRIEVE_QUERY_MAX_CHARS } from '@hopline/contracts';
+import { configSchema } from '../src/config.js';
 import { askJson, bearer, startTestGateway } from './support/harness.js';
 
 async function expectProblem(response: Response, status: number, slug: string): Promise<Record<string, unknown>> {
@@ -29,6 +31,12 @@ describe('answer-gateway errors are problem+json with a stable type', () => {
     );
     expect((await expectProblem(unknown, 401, 'unauthenticated')).detail).toBe('the API key is not known');
     expect(t.reasoner.asks).toHaveLength(0);
+  });
+
+  it('MAX_QUESTION_CHARS cannot be set past the query a retrieval-worker accepts, which the question is sent as', () => {
+    const limit = configSchema.shape.MAX_QUESTION_CHARS;
+    expect(limit.safeParse(String(RETRIEVE_QUERY_MAX_CHARS)).success).toBe(true);
+    expect(limit.safeParse(String(RETRIEVE_QUERY_MAX_CHARS + 1)).success).toBe(false);
   });
 
   it('400 for an empty, blank or oversized question, naming the field', async () => {

@@ -1,5 +1,9 @@
 import type { Endpoint } from '@hopline/bus';
 import {
+  RETRIEVE_HYDE_MAX_CHARS,
+  RETRIEVE_QUERY_MAX_CHARS,
+  ValidationError,
+  clipToChars,
   codecs,
   requireRequestContext,
   type Chunk__Output,
@@ -48,6 +52,7 @@ export type Retrieved = Omit<RetrieveResponse, 'chunks'> & {
  * flagged degraded, never a plain "nothing found": the answer may be in a document not indexed yet, and a
  * degraded answer is neither trusted nor cached. The endpoint decodes into it and encodes what
  * it answers; a caller in the same process (the embedded mode) calls it directly.
+ * The query and HyDE text are bounded here (see RETRIEVE_QUERY_MAX_CHARS), before any is tokenized.
  */
 export function retrieveHandler({
   retriever,
@@ -57,9 +62,15 @@ export function retrieveHandler({
 }: Omit<RetrieveEndpointDeps, 'name' | 'subject'>): (request: VerifiedRetrieveRequest) => Promise<Retrieved> {
   return async (request) => {
     const { ctx } = request;
+    if (request.query.length > RETRIEVE_QUERY_MAX_CHARS) {
+      throw new ValidationError(
+        `retrieval query has ${request.query.length} characters, over the ${RETRIEVE_QUERY_MAX_CHARS} a retrieve request may carry`,
+      );
+    }
+    const hydeText = clipToChars(request.hydeText, RETRIEVE_HYDE_MAX_CHARS);
     const result = await retriever.retrieve({
       query: request.query,
-      ...(request.hydeText ? { hydeText: request.hydeText } : {}),
+      ...(hydeText ? { hydeText } : {}),
       scope: { tenantId: ctx.scope.tenantId, kbIds: ctx.scope.kbIds, docIds: ctx.scope.docIds },
       topK: request.topK,
       hop: request.hop,

@@ -1,5 +1,5 @@
 import type { Chunk__Output, Grade__Output, StopReason__Output } from '@hopline/contracts';
-import { isHoplineError, StopReason, toHoplineError } from '@hopline/contracts';
+import { clipToChars, isHoplineError, RETRIEVE_QUERY_MAX_CHARS, StopReason, toHoplineError } from '@hopline/contracts';
 import type { HopExtractionInput, HopFinding, PreviousHop } from '../reasoner/reasoner.js';
 import { BudgetExhaustedError } from '@hopline/models';
 import { claimOf, isEmptyClaim, isJudgement, supports } from '../offline/claims.js';
@@ -218,7 +218,9 @@ export function retrieveInput(
 ): RetrieveInput {
   const { settings } = run;
   const topK = step.hopInChain === 1 ? Math.ceil(settings.topK * settings.firstHopFactor) : settings.topK;
-  return { query: step.query, hydeText: step.hydeText, topK, hop, seeds: graphSeeds(run, step) };
+  // A next query the model wrote may run past what a worker accepts; its head still searches.
+  const query = clipToChars(step.query, RETRIEVE_QUERY_MAX_CHARS);
+  return { query, hydeText: step.hydeText, topK, hop, seeds: graphSeeds(run, step) };
 }
 
 /**

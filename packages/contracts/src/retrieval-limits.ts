@@ -1,0 +1,24 @@
+/**
+ * The most characters (UTF-16 code units, as JavaScript counts a string) of a retrieve request's
+ * query. A worker tokenizes and scores the query on its event loop, where no deadline can cut
+ * it short, so one query as large as a bus message would stall every other question on that
+ * worker. Hopline's own queries are far shorter: the question (the gateway's MAX_QUESTION_CHARS
+ * is held under this), a planned sub-question, or a next query made of a bridge answer and the
+ * question's words; the reasoner clips a model-written one to this.
+ */
+export const RETRIEVE_QUERY_MAX_CHARS = 8_000;
+
+/**
+ * The most characters of a retrieve request's HyDE text a worker embeds. Beyond it the text is
+ * cut, not refused: it is the model's guess at an answer, an aid to the vector path only, and
+ * an embedding model reads no more than its context window of it anyway, so failing the
+ * question for a verbose guess would cost the user an answer for nothing.
+ */
+export const RETRIEVE_HYDE_MAX_CHARS = 4_000;
+
+/** `text` cut to at most `maxChars` code units, never between the two halves of a surrogate pair. */
+export function clipToChars(text: string, maxChars: number): string {
+  if (text.length <= maxChars) return text;
+  const end = /[\uD800-\uDBFF]/.test(text.charAt(maxChars - 1)) ? maxChars - 1 : maxChars;
+  return text.slice(0, end);
+}
