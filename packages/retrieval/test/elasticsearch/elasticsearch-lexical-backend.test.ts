@@ -632,11 +632,27 @@ describe('elasticsearch lexical backend - state and counts', () => {
     expect(await backend.documentState(doc)).toBeUndefined();
   });
 
-  it('elasticsearch - a missing records index is an error, not an empty state', async () => {
+  it('elasticsearch - a missing records index is an outage retried until a restart creates it, not an empty state', async () => {
     const es = esMock();
     const backend = await started(es);
     es.on('GET', `/${RECORDS}/_doc/*`, () => responseError(404, 'index_not_found_exception', 'no such index'));
-    await expect(backend.documentState(doc)).rejects.toBeInstanceOf(HoplineError);
+    const failure = await backend.documentState(doc).catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(UnavailableError);
+    expect((failure as Error).message).toContain('restart the worker');
+  });
+
+  it('elasticsearch - a chunks index deleted under a running worker (404) fails a write as an outage, retried, not as internal', async () => {
+    const es = esMock();
+    const backend = await started(es);
+    es.on('GET', `/${RECORDS}/_doc/*`, recordReply({ doc_version: 6, deleted: false, chunks: 5 }));
+    es.on('POST', '/_bulk', () => ({ errors: false, items: [] }));
+    es.on('GET', `/${INDEX}/_refresh`, () =>
+      responseError(404, 'index_not_found_exception', `no such index [${INDEX}]`),
+    );
+    const failure = await backend.upsertDocument(doc, chunks, never).catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(UnavailableError);
+    expect((failure as UnavailableError).retryable).toBe(true);
+    expect(es.sent('PUT', recordPath)).toEqual([]);
   });
 
   it('elasticsearch - counts chunks per knowledge base through every page of a composite aggregation', async () => {

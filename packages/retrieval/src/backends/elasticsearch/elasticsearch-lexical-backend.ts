@@ -247,11 +247,7 @@ export class ElasticsearchLexicalBackend implements LexicalBackend, SharedGraphS
       ),
     );
     // A missing record answers `found: false`; a missing index answers an error body instead.
-    if (response.found === undefined)
-      throw new HoplineError(
-        'internal',
-        `elasticsearch: index ${this.documentsIndex} is missing; restart the worker to create it`,
-      );
+    if (response.found === undefined) throw statusError(404, `elasticsearch: index ${this.documentsIndex} is missing`);
     if (!response.found) return undefined;
     const record = parseOrThrow(documentSourceSchema, response._source, `document record ${response._id}`);
     return { version: record.doc_version, deleted: record.deleted, chunks: record.chunks };

@@ -38,6 +38,11 @@ export function statusError(status: number | undefined, message: string, cause?:
   if (status === 401) return new HoplineError('unauthenticated', message, options);
   if (status === 403) return new HoplineError('permission_denied', message, options);
   if (status === 408) return new DeadlineExceededError(message, options);
+  // Every call that names a document ignores its 404, so a 404 left is an index missing
+  // (index_not_found_exception): deleted under a running worker, which creates its indexes when
+  // it starts. That is an outage of the store, not a fault of the command: retried as one, an
+  // ingest command waits out the restart that mends it instead of being dead-lettered.
+  if (status === 404) return new UnavailableError(`${message}; restart the worker to create the index`, options);
   // A 500 is as often a node lost mid-request (node_disconnected_exception, a shard failing over)
   // as a fault of the request: retried like an outage, it loses no document to a cluster that
   // heals within the ingest retries' hour. 501 says the cluster lacks the feature: no retry mends it.
