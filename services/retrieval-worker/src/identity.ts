@@ -19,7 +19,9 @@ export async function workerIdentity(configured: string | undefined, dataDir: st
   const file = join(dataDir, ID_FILE);
   try {
     const kept = (await readFile(file, 'utf8')).trim();
-    if (kept) return kept;
+    // The file may be edited by hand: held to WORKER_ID's rule, so bad content is named here
+    // rather than failing start-up later as a NATS subject error.
+    if (kept) return subjectToken(kept, `the worker id in ${file}`);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
   }
