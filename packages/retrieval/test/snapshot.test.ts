@@ -32,7 +32,11 @@ const WORDS = [
   'falcon',
 ];
 
-/** Upserts over two kbs (one past the flat limit, one under it), new versions and deletes, in a fixed order. */
+/**
+ * Upserts over two kbs (one past the flat limit, one under it), new versions and deletes, in a
+ * fixed order; first, the delete of a document never indexed, the only one of its kb, and of
+ * one indexed before, the only one of another.
+ */
 function commands(): IngestCommand__Output[] {
   const out: IngestCommand__Output[] = [];
   const text = (i: number, version: number) =>
@@ -51,6 +55,9 @@ function commands(): IngestCommand__Output[] {
       metadata: {},
     },
   });
+  out.push({ op: 'delete', delete: { tenantId: 't1', kbId: 'ghost', docId: 'd0', version: 1 } });
+  out.push(upsert('emptied', 0, 1));
+  out.push({ op: 'delete', delete: { tenantId: 't1', kbId: 'emptied', docId: 'd0', version: 2 } });
   for (let i = 0; i < 120; i++) out.push(upsert('big', i, 1));
   for (let i = 0; i < 20; i++) out.push(upsert('small', i, 1));
   for (let i = 0; i < 120; i += 5) out.push(upsert('big', i, 2));
@@ -136,6 +143,14 @@ describe('index snapshots', () => {
 
     expect(await snapshotted.lexical.countChunks()).toEqual(await replayed.lexical.countChunks());
     expect(await snapshotted.vector.countChunks()).toEqual(await replayed.vector.countChunks());
+    // A kb whose only document was deleted before it was indexed never held anything: not listed;
+    // one whose only document was deleted after is, as empty.
+    const listed = await snapshotted.lexical.countChunks();
+    expect(listed.map((count) => count.kbId)).not.toContain('ghost');
+    expect(listed).toContainEqual({ tenantId: 't1', kbId: 'emptied', documents: 0, chunks: 0 });
+    const ghost = { tenantId: 't1', kbId: 'ghost', docId: 'd0' };
+    expect(await snapshotted.lexical.documentState(ghost)).toEqual(await replayed.lexical.documentState(ghost));
+    expect(await snapshotted.lexical.documentState(ghost)).toMatchObject({ deleted: true });
     for (const kbId of ['big', 'small']) {
       for (let i = 0; i < 150; i++) {
         const key = { tenantId: 't1', kbId, docId: `d${i}` };

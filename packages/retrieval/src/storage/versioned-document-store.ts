@@ -76,15 +76,18 @@ const logEntrySchema = z.discriminatedUnion('op', [
 ]);
 type LogEntry = z.infer<typeof logEntrySchema>;
 
-// A snapshot entry of format 5: [tenantId, kbId, docId, version, items] (items null for a
+// A snapshot entry of format 5: [tenantId, kbId, docId, version, items, listed] (items null for a
 // tombstone). Arrays rather than a log entry's objects: half the bytes, and a start parses a
-// hundred thousand of them on each side (older snapshots' entries are log entries).
+// hundred thousand of them on each side (older snapshots' entries are log entries). `listed`
+// is written only as false, on a document without items whose kb no document ever gave items
+// to: a replay never lists such a kb, so its restore must not either.
 const snapshotEntrySchema = z.tuple([
   z.string().min(1),
   z.string().min(1),
   z.string().min(1),
   z.number().int().nonnegative(),
   z.array(z.unknown()).nullable(),
+  z.literal(false).optional(),
 ]);
 type SnapshotEntry = z.infer<typeof snapshotEntrySchema>;
 
@@ -140,14 +143,14 @@ export class VersionedDocumentStore<Item> {
             const entry = verified.entries
               ? (raw as SnapshotEntry)
               : parseEntry(snapshotEntrySchema, 'document', raw, files.snapshot, at);
-            const [tenantId, kbId, docId, version, items] = entry;
-            store.restoreEntry({ tenantId, kbId, docId, version }, items, itemBlobs, verified);
+            const [tenantId, kbId, docId, version, items, listed = true] = entry;
+            store.restoreEntry({ tenantId, kbId, docId, version }, items, itemBlobs, verified, listed);
             return;
           }
           const entry = verified.entries
             ? (raw as LogEntry)
             : parseEntry(logEntrySchema, 'write', raw, files.snapshot, at);
-          store.restoreEntry(pickKey(entry.doc), entry.op === 'upsert' ? entry.items : null, itemBlobs, verified);
+          store.restoreEntry(pickKey(entry.doc), entry.op === 'upsert' ? entry.items : null, itemBlobs, verified, true);
         });
         store.olderSnapshot = older;
       }
@@ -244,12 +247,17 @@ export class VersionedDocumentStore<Item> {
     });
   }
 
-  /** A snapshot's document (`items` null for a tombstone): state and counts only, as the index part of the snapshot has it indexed. */
+  /**
+   * A snapshot's document (`items` null for a tombstone): state and counts only, as the index
+   * part of the snapshot has it indexed. `listed`: whether its kb is listed on its account when
+   * it has no items, as it is after a replay once a document of the kb had items.
+   */
   private restoreEntry(
     doc: VersionedDocumentKey,
     stored: readonly unknown[] | null,
     itemBlobs: Buffer,
     verified: Verified,
+    listed: boolean,
   ): void {
     const items = stored === null ? [] : stored.map((item) => this.codec.decode(item, itemBlobs, verified, doc));
     this.documents.set(documentId(doc), {
@@ -259,8 +267,9 @@ export class VersionedDocumentStore<Item> {
       chunks: items.length,
       items,
     });
-    // A tombstone counts nothing, but its kb is listed, as after the delete that made it.
-    if (items.length === 0) return this.count(doc, 0, 0);
+    // A tombstone counts nothing; its kb is listed, as after the delete that made it, unless
+    // no document of the kb ever had items (a replay lists a kb only once one had).
+    if (items.length === 0) return listed ? this.count(doc, 0, 0) : undefined;
     this.count(doc, 1, items.length);
     this.listener.restored(doc, items);
   }
@@ -333,19 +342,22 @@ export class VersionedDocumentStore<Item> {
     if (!this.persisted) return;
     const { files, log, durable } = this.persisted;
     const live = this.documents;
+    const listedKbs = new Set(this.perKb.keys());
     const itemBlobs = new BlobWriter();
     const encode = this.codec.encodeForSnapshot?.bind(this.codec) ?? ((item: Item) => this.codec.encode(item));
     await writeSnapshot(
       files.snapshot,
       (function* (): Generator<SnapshotEntry> {
         for (const { key, deleted, items } of live.values()) {
-          yield [
+          const entry: SnapshotEntry = [
             key.tenantId,
             key.kbId,
             key.docId,
             key.version,
             deleted ? null : items.map((item) => encode(item, itemBlobs, key)),
           ];
+          if (items.length === 0 && !listedKbs.has(partitionKey(key.tenantId, key.kbId))) entry.push(false);
+          yield entry;
         }
       })(),
       itemBlobs,
