@@ -1,5 +1,5 @@
 /**
- * The most characters (UTF-16 code units, as JavaScript counts a string) of a retrieve request's
+ * The most characters (code points, as the gateway counts a question's) of a retrieve request's
  * query. A worker tokenizes and scores the query on its event loop, where no deadline can cut
  * it short, so one query as large as a bus message would stall every other question on that
  * worker. Hopline's own queries are far shorter: the question (the gateway's MAX_QUESTION_CHARS
@@ -21,4 +21,18 @@ export function clipToChars(text: string, maxChars: number): string {
   if (text.length <= maxChars) return text;
   const end = /[\uD800-\uDBFF]/.test(text.charAt(maxChars - 1)) ? maxChars - 1 : maxChars;
   return text.slice(0, end);
+}
+
+/**
+ * Whether `text` has more than `maxChars` characters, counted as code points (an emoji is one)
+ * as the gateway counts a question's: a question at the gateway's bound, sent on as a query,
+ * is within this one whatever its script.
+ */
+export function longerThanChars(text: string, maxChars: number): boolean {
+  // Code units bound the count both ways: no more characters than units, no fewer than half.
+  if (text.length <= maxChars) return false;
+  if (text.length > 2 * maxChars) return true;
+  let characters = 0;
+  for (const _ of text) if (++characters > maxChars) return true;
+  return false;
 }

@@ -5,6 +5,7 @@ import {
   ValidationError,
   clipToChars,
   codecs,
+  longerThanChars,
   requireRequestContext,
   type Chunk__Output,
   type RetrieveRequest__Output,
@@ -62,9 +63,9 @@ export function retrieveHandler({
 }: Omit<RetrieveEndpointDeps, 'name' | 'subject'>): (request: VerifiedRetrieveRequest) => Promise<Retrieved> {
   return async (request) => {
     const { ctx } = request;
-    if (request.query.length > RETRIEVE_QUERY_MAX_CHARS) {
+    if (longerThanChars(request.query, RETRIEVE_QUERY_MAX_CHARS)) {
       throw new ValidationError(
-        `retrieval query has ${request.query.length} characters, over the ${RETRIEVE_QUERY_MAX_CHARS} a retrieve request may carry`,
+        `retrieval query is longer than the ${RETRIEVE_QUERY_MAX_CHARS} characters a retrieve request may carry`,
       );
     }
     const hydeText = clipToChars(request.hydeText, RETRIEVE_HYDE_MAX_CHARS);

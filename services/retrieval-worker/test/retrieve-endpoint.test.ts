@@ -57,6 +57,16 @@ describe('retrieval-worker - the bounds of a retrieve request', () => {
     expect(asked).toHaveLength(1);
   });
 
+  it("retrieve - characters are counted as the gateway counts a question's: a question at its bound in emoji is a query within this one", async () => {
+    const asked: SeededRetrieveInput[] = [];
+    const retrieve = handlerRecording(asked);
+    await retrieve(request({ query: '😀'.repeat(RETRIEVE_QUERY_MAX_CHARS), hydeText: '' }));
+    expect(asked).toHaveLength(1);
+    await expect(
+      retrieve(request({ query: '😀'.repeat(RETRIEVE_QUERY_MAX_CHARS + 1), hydeText: '' })),
+    ).rejects.toBeInstanceOf(ValidationError);
+  });
+
   it('retrieve - a HyDE text over the bound is cut to it, never inside a surrogate pair, and the question still answered', async () => {
     const asked: SeededRetrieveInput[] = [];
     const retrieve = handlerRecording(asked);
