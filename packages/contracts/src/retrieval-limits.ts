@@ -9,6 +9,13 @@
 export const RETRIEVE_QUERY_MAX_CHARS = 8_000;
 
 /**
+ * The most seeds a retrieve request carries, each held to RETRIEVE_QUERY_MAX_CHARS: the worker
+ * reads names out of every one on its event loop. Hopline sends the hop's query, its bridge and
+ * one answer per earlier hop: at most seven under the hop cap of five.
+ */
+export const RETRIEVE_MAX_SEEDS = 16;
+
+/**
  * The most characters of a retrieve request's HyDE text a worker embeds. Beyond it the text is
  * cut, not refused: it is the model's guess at an answer, an aid to the vector path only, and
  * an embedding model reads no more than its context window of it anyway, so failing the

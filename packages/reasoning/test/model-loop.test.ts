@@ -172,6 +172,8 @@ describe('hop loop with a model - the chain and the stream', () => {
     });
     await hops.answer(ask(), { emit: () => undefined });
     expect(retriever.calls[1]?.query).toBe(rambling.slice(0, RETRIEVE_QUERY_MAX_CHARS));
+    // So are the entity graph's seeds, which the worker holds to the same bound.
+    expect(retriever.calls[1]?.seeds?.[0]).toBe(rambling.slice(0, RETRIEVE_QUERY_MAX_CHARS));
   });
 
   it('hop loop (model) - retrieved text reaches the model fenced as data, between markers a document cannot forge', async () => {

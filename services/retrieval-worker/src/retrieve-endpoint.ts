@@ -1,6 +1,7 @@
 import type { Endpoint } from '@hopline/bus';
 import {
   RETRIEVE_HYDE_MAX_CHARS,
+  RETRIEVE_MAX_SEEDS,
   RETRIEVE_QUERY_MAX_CHARS,
   ValidationError,
   clipToChars,
@@ -53,7 +54,7 @@ export type Retrieved = Omit<RetrieveResponse, 'chunks'> & {
  * flagged degraded, never a plain "nothing found": the answer may be in a document not indexed yet, and a
  * degraded answer is neither trusted nor cached. The endpoint decodes into it and encodes what
  * it answers; a caller in the same process (the embedded mode) calls it directly.
- * The query and HyDE text are bounded here (see RETRIEVE_QUERY_MAX_CHARS), before any is tokenized.
+ * The query, HyDE text and seeds are bounded here (see RETRIEVE_QUERY_MAX_CHARS), before any is tokenized.
  */
 export function retrieveHandler({
   retriever,
@@ -66,6 +67,16 @@ export function retrieveHandler({
     if (longerThanChars(request.query, RETRIEVE_QUERY_MAX_CHARS)) {
       throw new ValidationError(
         `retrieval query is longer than the ${RETRIEVE_QUERY_MAX_CHARS} characters a retrieve request may carry`,
+      );
+    }
+    if (request.seeds.length > RETRIEVE_MAX_SEEDS) {
+      throw new ValidationError(
+        `a retrieve request carries ${request.seeds.length} seeds, over the ${RETRIEVE_MAX_SEEDS} it may`,
+      );
+    }
+    if (request.seeds.some((seed) => longerThanChars(seed, RETRIEVE_QUERY_MAX_CHARS))) {
+      throw new ValidationError(
+        `a retrieval seed is longer than the ${RETRIEVE_QUERY_MAX_CHARS} characters a query may be`,
       );
     }
     const hydeText = clipToChars(request.hydeText, RETRIEVE_HYDE_MAX_CHARS);

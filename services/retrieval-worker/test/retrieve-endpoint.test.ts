@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { RETRIEVE_HYDE_MAX_CHARS, RETRIEVE_QUERY_MAX_CHARS, ValidationError } from '@hopline/contracts';
+import {
+  RETRIEVE_HYDE_MAX_CHARS,
+  RETRIEVE_MAX_SEEDS,
+  RETRIEVE_QUERY_MAX_CHARS,
+  ValidationError,
+} from '@hopline/contracts';
 import type { SeededRetrieveInput } from '@hopline/retrieval';
 import { retrieveHandler, type RetrieveEndpointDeps, type VerifiedRetrieveRequest } from '../src/retrieve-endpoint.js';
 
@@ -32,8 +37,9 @@ function handlerRecording(asked: SeededRetrieveInput[]) {
   });
 }
 
-const request = (fields: Pick<VerifiedRetrieveRequest, 'query' | 'hydeText'>): VerifiedRetrieveRequest => ({
-  ...fields,
+const request = (
+  fields: Pick<VerifiedRetrieveRequest, 'query' | 'hydeText'> & Partial<Pick<VerifiedRetrieveRequest, 'seeds'>>,
+): VerifiedRetrieveRequest => ({
   ctx: {
     questionId: 'q1',
     scope: { tenantId: 'acme', userId: '', kbIds: ['kb'], docIds: [] },
@@ -42,6 +48,7 @@ const request = (fields: Pick<VerifiedRetrieveRequest, 'query' | 'hydeText'>): V
   topK: 5,
   hop: 1,
   seeds: [],
+  ...fields,
 });
 
 describe('retrieval-worker - the bounds of a retrieve request', () => {
@@ -65,6 +72,24 @@ describe('retrieval-worker - the bounds of a retrieve request', () => {
     await expect(
       retrieve(request({ query: '😀'.repeat(RETRIEVE_QUERY_MAX_CHARS + 1), hydeText: '' })),
     ).rejects.toBeInstanceOf(ValidationError);
+  });
+
+  it('retrieve - too many seeds, or a seed longer than a query may be, is refused before the graph reads names from any', async () => {
+    const asked: SeededRetrieveInput[] = [];
+    const retrieve = handlerRecording(asked);
+    await expect(
+      retrieve(
+        request({ query: 'q', hydeText: '', seeds: Array.from({ length: RETRIEVE_MAX_SEEDS + 1 }, () => 'Atlas') }),
+      ),
+    ).rejects.toThrow(String(RETRIEVE_MAX_SEEDS));
+    await expect(
+      retrieve(request({ query: 'q', hydeText: '', seeds: ['Atlas', 'a'.repeat(RETRIEVE_QUERY_MAX_CHARS + 1)] })),
+    ).rejects.toBeInstanceOf(ValidationError);
+    expect(asked).toEqual([]);
+    await retrieve(
+      request({ query: 'q', hydeText: '', seeds: Array.from({ length: RETRIEVE_MAX_SEEDS }, () => 'Atlas') }),
+    );
+    expect(asked).toHaveLength(1);
   });
 
   it('retrieve - a HyDE text over the bound is cut to it, never inside a surrogate pair, and the question still answered', async () => {

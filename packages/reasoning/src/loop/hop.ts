@@ -230,9 +230,10 @@ export function retrieveInput(
  */
 function graphSeeds(run: QuestionRun, step: Pick<HopStep, 'query' | 'bridgeEntity' | 'previous'>): string[] {
   if (!isOn(run.settings.switchedOff, 'entityGraph')) return [];
-  return [step.query, step.bridgeEntity, ...step.previous.map((previous) => previous.finding.answer)].filter(
-    (seed) => seed.trim() !== '',
-  );
+  // Held to the query's bound, as the worker holds them: a model's answer may run long.
+  return [step.query, step.bridgeEntity, ...step.previous.map((previous) => previous.finding.answer)]
+    .filter((seed) => seed.trim() !== '')
+    .map((seed) => clipToChars(seed, RETRIEVE_QUERY_MAX_CHARS));
 }
 
 const pickAnswer = (finding: HopFinding) => ({
