@@ -3,6 +3,7 @@ import { questionOfReaders, subjects, type QaEvent__Output } from '@hopline/cont
 import { mayRead, type QuestionReader } from './question-access.js';
 import type { CancelReason } from './question-end.js';
 import { QuestionRun, type QuestionRunOptions, type QuestionSpec } from './question-run.js';
+import { waitUntil } from './wait-until.js';
 import { RemoteQuestion, type RemoteQuestionOptions } from './remote-question.js';
 
 export interface QuestionRegistryOptions extends QuestionRunOptions, RemoteQuestionOptions {
@@ -110,18 +111,7 @@ export class QuestionRegistry {
 
   /** Resolves true once nothing is in flight, or false when `timeoutMs` passed first. */
   whenIdle(timeoutMs: number): Promise<boolean> {
-    if (this.running === 0) return Promise.resolve(true);
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        this.idleWaiters.delete(wake);
-        resolve(false);
-      }, timeoutMs);
-      const wake = () => {
-        clearTimeout(timer);
-        resolve(true);
-      };
-      this.idleWaiters.add(wake);
-    });
+    return waitUntil(() => this.running === 0, this.idleWaiters, timeoutMs);
   }
 
   /** Forgets finished questions at once, and stops hearing remote readers (shutdown). */
@@ -138,8 +128,8 @@ export class QuestionRegistry {
     if (tenantRunning === 0) this.runningByTenant.delete(tenantId);
     else this.runningByTenant.set(tenantId, tenantRunning);
     if (this.running === 0) {
+      // Each waiter leaves the set as it wakes.
       for (const wake of this.idleWaiters) wake();
-      this.idleWaiters.clear();
     }
   }
 }

@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import { waitUntil } from '../wait-until.js';
 
 /**
  * The HTTP responses an instance has in flight, for its shutdown: whether a connection may be
@@ -32,22 +33,9 @@ export class ResponsesInFlight {
    * work; an event stream has begun its answer, and ends with its question.
    */
   whenAnswered(timeoutMs: number): Promise<boolean> {
-    if (this.allAnswered()) return Promise.resolve(true);
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        this.closeListeners.delete(check);
-        resolve(false);
-      }, timeoutMs);
-      // Checked as responses close: an upload or a kb write closes as soon as its answer is sent.
-      // A stream that began after the wait did is waited for until it ends, with its question.
-      const check = () => {
-        if (!this.allAnswered()) return;
-        this.closeListeners.delete(check);
-        clearTimeout(timer);
-        resolve(true);
-      };
-      this.closeListeners.add(check);
-    });
+    // Checked as responses close: an upload or a kb write closes as soon as its answer is sent.
+    // A stream that began after the wait did is waited for until it ends, with its question.
+    return waitUntil(() => this.allAnswered(), this.closeListeners, timeoutMs);
   }
 
   private allAnswered(): boolean {
